@@ -1,0 +1,120 @@
+// agentstream: the command-line entry point.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "cli/demo.h"
+#include "core/event_codec.h"
+#include "store/log_factory.h"
+
+namespace {
+
+// $XDG_DATA_HOME/agentstream, else ~/.local/share/agentstream.
+std::string DefaultDataDir() {
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/agentstream";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : ".") + "/.local/share/agentstream";
+}
+
+std::string StoreUrl(const std::string& store, const std::string& data) {
+  if (!store.empty()) return store;
+  std::string cmd = "mkdir -p '" + data + "'";
+  if (std::system(cmd.c_str()) != 0) fmt::print(stderr, "agentstream: cannot create {}\n", data);
+  return "sqlite:" + data + "/agentstream.db";
+}
+
+int PrintEvents(const std::string& url, const std::string& session, const std::string& from, int limit, bool json) {
+  auto log = agentstream::OpenEventLog(agentstream::StoreConfig{url});
+  if (!log.ok()) {
+    fmt::print(stderr, "agentstream: {}\n", log.status().ToString());
+    return 1;
+  }
+  agentstream::ReadRequest request;
+  request.session = agentstream::SessionId(session);
+  request.max_items = static_cast<std::size_t>(limit);
+  if (!from.empty()) {
+    agentstream::Cursor cursor;
+    if (!agentstream::ParseCursor(from, &cursor)) {
+      fmt::print(stderr, "agentstream: --from takes EPOCH:SEQ\n");
+      return 2;
+    }
+    request.epoch = cursor.epoch;
+    request.from = cursor.seq;
+  }
+  auto page = (*log)->Read(request);
+  if (!page.ok()) {
+    fmt::print(stderr, "agentstream: {}\n", page.status().ToString());
+    return 1;
+  }
+  for (const auto& record : page->events) {
+    if (json) {
+      fmt::print("{}\n", agentstream::EncodeEnvelope(record));
+    } else {
+      fmt::print("{}:{}  {}  {}\n", record.epoch.value(), record.seq.value(),
+                 agentstream::EventKindName(agentstream::EventKind(record.kind)), record.payload);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"agentstream: runs coding agents and keeps every event in a durable session log"};
+  app.require_subcommand(1);
+  std::string data = DefaultDataDir();
+  std::string store;
+  app.add_option("--data", data, "data directory")->capture_default_str();
+  app.add_option("--store", store, "store URL (memory:, sqlite:PATH); default: SQLite in the data directory");
+
+  agentstream::cli::DemoOptions demo;
+  auto* demo_cmd = app.add_subcommand("demo", "play a scripted agent session into the log and follow it live");
+  demo_cmd->add_option("--turns", demo.turns, "scripted turns to play")->check(CLI::Range(1, 1000));
+  demo_cmd->add_option("--delay-ms", demo.delay_ms, "pause between streamed deltas")->check(CLI::Range(0, 10000));
+  demo_cmd->add_flag("--json", demo.json, "print JSON envelopes");
+
+  std::string session, from;
+  int limit = 100;
+  bool json = false;
+  auto* events_cmd = app.add_subcommand("events", "print stored events of a session");
+  events_cmd->add_option("session", session, "session id")->required();
+  events_cmd->add_option("--from", from, "first cursor EPOCH:SEQ");
+  events_cmd->add_option("--limit", limit, "events to print")->check(CLI::Range(1, 10000));
+  events_cmd->add_flag("--json", json, "print JSON envelopes");
+
+  auto* sessions_cmd = app.add_subcommand("sessions", "list stored sessions");
+  sessions_cmd->add_flag("--json", json, "print JSON");
+
+  CLI11_PARSE(app, argc, argv);
+  const std::string url = StoreUrl(store, data);
+  if (*demo_cmd) {
+    demo.store_url = url;
+    return agentstream::cli::RunDemo(demo);
+  }
+  if (*events_cmd) return PrintEvents(url, session, from, limit, json);
+  if (*sessions_cmd) {
+    auto log = agentstream::OpenEventLog(agentstream::StoreConfig{url});
+    if (!log.ok()) {
+      fmt::print(stderr, "agentstream: {}\n", log.status().ToString());
+      return 1;
+    }
+    auto list = (*log)->ListSessions("", 10000);
+    if (!list.ok()) {
+      fmt::print(stderr, "agentstream: {}\n", list.status().ToString());
+      return 1;
+    }
+    for (const auto& info : *list) {
+      if (json) {
+        fmt::print("{{\"id\":\"{}\",\"provider\":\"{}\",\"epoch\":{},\"tail\":{}}}\n", info.id.str(),
+                   info.meta.provider, info.epoch.value(), info.tail.value());
+      } else {
+        fmt::print("{}  {:<10} {}:{}  {}\n", info.id.str(), info.meta.provider, info.epoch.value(),
+                   info.tail.value(), info.meta.title);
+      }
+    }
+    return 0;
+  }
+  return 0;
+}

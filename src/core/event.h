@@ -1,0 +1,381 @@
+// The event model: the envelope of every record in a session log and the typed payload of each
+// event kind.
+//
+// Kinds carry explicit numbers that are stored on disk and never reused; a retired kind keeps its
+// number forever. The JSON field names of every payload are the wire and disk format described in
+// docs/event-log-format.md. Changing a field's meaning needs a new format version (event_codec.h).
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/ids.h"
+
+namespace agentstream {
+
+enum class EventKind : std::uint16_t {
+  kSessionCreated = 1,
+  kSessionForked = 2,
+  kSessionRewound = 3,
+  kTurnStarted = 10,
+  kTurnCompleted = 11,
+  kTurnCanceled = 12,
+  kTurnFailed = 13,
+  kUserMessage = 20,
+  kAssistantMessageStart = 21,
+  kAssistantMessageDelta = 22,
+  kAssistantMessageEnd = 23,
+  kReasoning = 24,
+  kToolCallStart = 30,
+  kToolCallOutput = 31,
+  kToolCallEnd = 32,
+  kPermissionRequested = 40,
+  kPermissionResolved = 41,
+  kPlan = 50,
+  kModeChanged = 51,
+  kModelChanged = 52,
+  kThinkingOptionChanged = 53,
+  kUsage = 60,
+  kError = 61,
+  kNotice = 62,
+  kProviderMetadata = 63,
+  kAuthorizationRequired = 70,
+  kAuthorizationCompleted = 71,
+  kSubagentEvent = 80,
+};
+
+// "turn.started" for kTurnStarted; empty for a number this build does not know.
+std::string_view EventKindName(EventKind kind);
+// The kind named `name`, or nullopt.
+std::optional<EventKind> EventKindFromName(std::string_view name);
+// True when `number` is a kind this build knows.
+bool IsKnownEventKind(std::uint16_t number);
+
+// ---- Enumerations used inside payloads (stored as their names) ----
+
+enum class TurnOrigin { kForeground, kAutonomous };
+enum class ToolCallStatus { kCompleted, kFailed, kCanceled };
+enum class PermissionDecision { kAllow, kDeny };
+enum class PermissionOptionKind { kAllowOnce, kAllowAlways, kRejectOnce, kRejectAlways };
+enum class PlanEntryStatus { kPending, kInProgress, kCompleted };
+enum class NoticeLevel { kInfo, kWarning };
+
+// ---- Payloads. Each names its kind and lists its fields once, in Fields(). ----
+// Fields() calls v(name, member) for every member; the codec derives encoding and decoding from
+// it. std::optional members may be absent; vectors may be absent (empty); others are required.
+
+struct SessionCreated {
+  static constexpr EventKind kKind = EventKind::kSessionCreated;
+  std::string provider;
+  std::string cwd;
+  std::optional<std::string> title;
+  std::optional<std::string> model;
+  std::optional<std::string> mode;
+  template <class V> void Fields(V& v) {
+    v("provider", provider), v("cwd", cwd), v("title", title), v("model", model), v("mode", mode);
+  }
+};
+
+struct SessionForked {
+  static constexpr EventKind kKind = EventKind::kSessionForked;
+  SessionId parent;
+  Epoch parent_epoch;
+  Seq parent_seq;
+  template <class V> void Fields(V& v) {
+    v("parent", parent), v("parentEpoch", parent_epoch), v("parentSeq", parent_seq);
+  }
+};
+
+struct SessionRewound {
+  static constexpr EventKind kKind = EventKind::kSessionRewound;
+  Epoch from_epoch;  // the epoch the rewind left
+  Epoch to_epoch;    // the epoch whose prefix the new epoch continues
+  Seq to_seq;        // the last seq kept from that prefix
+  template <class V> void Fields(V& v) {
+    v("fromEpoch", from_epoch), v("toEpoch", to_epoch), v("toSeq", to_seq);
+  }
+};
+
+struct TurnStarted {
+  static constexpr EventKind kKind = EventKind::kTurnStarted;
+  TurnOrigin origin = TurnOrigin::kForeground;
+  std::optional<std::string> client_message_id;  // the prompt that started a foreground turn
+  std::optional<std::string> task_id;            // the background task that woke the agent
+  template <class V> void Fields(V& v) {
+    v("origin", origin), v("clientMessageId", client_message_id), v("taskId", task_id);
+  }
+};
+
+struct TurnCompleted {
+  static constexpr EventKind kKind = EventKind::kTurnCompleted;
+  std::optional<std::string> stop_reason;
+  template <class V> void Fields(V& v) { v("stopReason", stop_reason); }
+};
+
+struct TurnCanceled {
+  static constexpr EventKind kKind = EventKind::kTurnCanceled;
+  std::string reason;
+  template <class V> void Fields(V& v) { v("reason", reason); }
+};
+
+struct TurnFailed {
+  static constexpr EventKind kKind = EventKind::kTurnFailed;
+  std::string code;     // short machine-readable cause: "provider_exited", "daemon_restarted", ...
+  std::string message;  // for a person
+  template <class V> void Fields(V& v) { v("code", code), v("message", message); }
+};
+
+struct Attachment {
+  std::string kind;  // "image", "file", ...
+  std::string mime_type;
+  std::optional<std::string> name;
+  std::optional<std::string> uri;   // a reference the provider can resolve
+  std::optional<std::string> data;  // base64 content, bounded by the event size limit
+  template <class V> void Fields(V& v) {
+    v("kind", kind), v("mimeType", mime_type), v("name", name), v("uri", uri), v("data", data);
+  }
+};
+
+struct UserMessage {
+  static constexpr EventKind kKind = EventKind::kUserMessage;
+  MessageId message_id;
+  std::string client_message_id;
+  std::string text;
+  std::vector<Attachment> attachments;
+  template <class V> void Fields(V& v) {
+    v("messageId", message_id), v("clientMessageId", client_message_id), v("text", text),
+        v("attachments", attachments);
+  }
+};
+
+struct AssistantMessageStart {
+  static constexpr EventKind kKind = EventKind::kAssistantMessageStart;
+  MessageId message_id;
+  std::optional<MessageId> parent_message_id;
+  template <class V> void Fields(V& v) {
+    v("messageId", message_id), v("parentMessageId", parent_message_id);
+  }
+};
+
+struct AssistantMessageDelta {
+  static constexpr EventKind kKind = EventKind::kAssistantMessageDelta;
+  MessageId message_id;
+  std::string text;
+  template <class V> void Fields(V& v) { v("messageId", message_id), v("text", text); }
+};
+
+struct AssistantMessageEnd {
+  static constexpr EventKind kKind = EventKind::kAssistantMessageEnd;
+  MessageId message_id;
+  std::optional<std::string> stop_reason;
+  template <class V> void Fields(V& v) { v("messageId", message_id), v("stopReason", stop_reason); }
+};
+
+struct Reasoning {
+  static constexpr EventKind kKind = EventKind::kReasoning;
+  MessageId message_id;  // reasoning deltas of one block share an id
+  std::string text;
+  template <class V> void Fields(V& v) { v("messageId", message_id), v("text", text); }
+};
+
+struct ToolCallStart {
+  static constexpr EventKind kKind = EventKind::kToolCallStart;
+  ToolCallId call_id;
+  std::string name;
+  std::optional<std::string> title;
+  boost::json::value input;  // the tool's arguments as the provider gave them
+  std::optional<MessageId> parent_message_id;
+  template <class V> void Fields(V& v) {
+    v("callId", call_id), v("name", name), v("title", title), v("input", input),
+        v("parentMessageId", parent_message_id);
+  }
+};
+
+// Output text is bounded (R-SYNC-5, 64 KiB by default, cut on a UTF-8 boundary) before it is
+// appended; `truncated` says the producer cut it.
+struct ToolCallOutput {
+  static constexpr EventKind kKind = EventKind::kToolCallOutput;
+  ToolCallId call_id;
+  std::string text;
+  bool truncated = false;
+  template <class V> void Fields(V& v) { v("callId", call_id), v("text", text), v("truncated", truncated); }
+};
+
+struct ToolCallEnd {
+  static constexpr EventKind kKind = EventKind::kToolCallEnd;
+  ToolCallId call_id;
+  ToolCallStatus status = ToolCallStatus::kCompleted;
+  std::optional<std::string> output;  // final result text, bounded like ToolCallOutput
+  bool truncated = false;
+  std::optional<std::string> error;
+  template <class V> void Fields(V& v) {
+    v("callId", call_id), v("status", status), v("output", output), v("truncated", truncated),
+        v("error", error);
+  }
+};
+
+struct PermissionOption {
+  std::string id;
+  PermissionOptionKind kind = PermissionOptionKind::kAllowOnce;
+  std::string label;
+  template <class V> void Fields(V& v) { v("id", id), v("kind", kind), v("label", label); }
+};
+
+struct PermissionRequested {
+  static constexpr EventKind kKind = EventKind::kPermissionRequested;
+  RequestId request_id;
+  std::optional<ToolCallId> call_id;
+  std::string title;
+  std::optional<std::string> tool_name;
+  boost::json::value input;
+  std::vector<PermissionOption> options;
+  template <class V> void Fields(V& v) {
+    v("requestId", request_id), v("callId", call_id), v("title", title), v("toolName", tool_name),
+        v("input", input), v("options", options);
+  }
+};
+
+struct PermissionResolved {
+  static constexpr EventKind kKind = EventKind::kPermissionResolved;
+  RequestId request_id;
+  PermissionDecision decision = PermissionDecision::kDeny;
+  std::optional<std::string> option_id;
+  std::optional<std::string> message;
+  template <class V> void Fields(V& v) {
+    v("requestId", request_id), v("decision", decision), v("optionId", option_id),
+        v("message", message);
+  }
+};
+
+struct PlanEntry {
+  std::string content;
+  PlanEntryStatus status = PlanEntryStatus::kPending;
+  std::optional<std::string> priority;
+  template <class V> void Fields(V& v) { v("content", content), v("status", status), v("priority", priority); }
+};
+
+struct Plan {
+  static constexpr EventKind kKind = EventKind::kPlan;
+  std::vector<PlanEntry> entries;  // the whole plan; each Plan event replaces the previous one
+  template <class V> void Fields(V& v) { v("entries", entries); }
+};
+
+struct ModeChanged {
+  static constexpr EventKind kKind = EventKind::kModeChanged;
+  std::string mode;
+  template <class V> void Fields(V& v) { v("mode", mode); }
+};
+
+struct ModelChanged {
+  static constexpr EventKind kKind = EventKind::kModelChanged;
+  std::string model;
+  template <class V> void Fields(V& v) { v("model", model); }
+};
+
+struct ThinkingOptionChanged {
+  static constexpr EventKind kKind = EventKind::kThinkingOptionChanged;
+  std::optional<std::string> option;  // absent: the provider's default
+  template <class V> void Fields(V& v) { v("option", option); }
+};
+
+struct Usage {
+  static constexpr EventKind kKind = EventKind::kUsage;
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::int64_t cache_read_tokens = 0;
+  std::int64_t cache_write_tokens = 0;
+  std::optional<double> cost_usd;
+  template <class V> void Fields(V& v) {
+    v("inputTokens", input_tokens), v("outputTokens", output_tokens),
+        v("cacheReadTokens", cache_read_tokens), v("cacheWriteTokens", cache_write_tokens),
+        v("costUsd", cost_usd);
+  }
+};
+
+struct ErrorEvent {
+  static constexpr EventKind kKind = EventKind::kError;
+  std::string code;
+  std::string message;
+  bool fatal = false;  // the session cannot continue without a restart
+  template <class V> void Fields(V& v) { v("code", code), v("message", message), v("fatal", fatal); }
+};
+
+struct Notice {
+  static constexpr EventKind kKind = EventKind::kNotice;
+  NoticeLevel level = NoticeLevel::kInfo;
+  std::string text;
+  template <class V> void Fields(V& v) { v("level", level), v("text", text); }
+};
+
+// A provider message this build does not map: kept, never dropped silently.
+struct ProviderMetadata {
+  static constexpr EventKind kKind = EventKind::kProviderMetadata;
+  std::string provider;
+  std::string type;
+  boost::json::value data;
+  template <class V> void Fields(V& v) { v("provider", provider), v("type", type), v("data", data); }
+};
+
+struct AuthorizationRequired {
+  static constexpr EventKind kKind = EventKind::kAuthorizationRequired;
+  RequestId request_id;
+  std::string message;
+  std::optional<std::string> url;
+  template <class V> void Fields(V& v) { v("requestId", request_id), v("message", message), v("url", url); }
+};
+
+struct AuthorizationCompleted {
+  static constexpr EventKind kKind = EventKind::kAuthorizationCompleted;
+  RequestId request_id;
+  bool granted = false;
+  template <class V> void Fields(V& v) { v("requestId", request_id), v("granted", granted); }
+};
+
+// A child session's event, wrapped into its parent's log.
+struct SubagentEvent {
+  static constexpr EventKind kKind = EventKind::kSubagentEvent;
+  SessionId child;
+  Epoch child_epoch;
+  Seq child_seq;
+  std::string child_kind;  // the child's kind name
+  std::optional<TurnId> child_turn;
+  boost::json::value payload;  // the child's payload as stored
+  template <class V> void Fields(V& v) {
+    v("child", child), v("childEpoch", child_epoch), v("childSeq", child_seq),
+        v("childKind", child_kind), v("childTurn", child_turn), v("payload", payload);
+  }
+};
+
+using Payload = std::variant<SessionCreated, SessionForked, SessionRewound, TurnStarted,
+                             TurnCompleted, TurnCanceled, TurnFailed, UserMessage,
+                             AssistantMessageStart, AssistantMessageDelta, AssistantMessageEnd,
+                             Reasoning, ToolCallStart, ToolCallOutput, ToolCallEnd,
+                             PermissionRequested, PermissionResolved, Plan, ModeChanged,
+                             ModelChanged, ThinkingOptionChanged, Usage, ErrorEvent, Notice,
+                             ProviderMetadata, AuthorizationRequired, AuthorizationCompleted,
+                             SubagentEvent>;
+
+EventKind KindOf(const Payload& payload);
+
+// Milliseconds since the Unix epoch, as stamped by the log when the event was committed.
+using TimestampMs = std::int64_t;
+
+// One decoded event of a session log.
+struct Event {
+  SessionId session;
+  Epoch epoch;
+  Seq seq;
+  TimestampMs time = 0;
+  std::optional<TurnId> turn;  // set when the event belongs to a turn
+  Payload payload;
+
+  EventKind kind() const { return KindOf(payload); }
+  Cursor cursor() const { return {epoch, seq}; }
+};
+
+}  // namespace agentstream

@@ -1,0 +1,72 @@
+// The versioned codec of session-log events: typed payloads <-> JSON text, the stored record, and
+// the JSON envelope used on the wire. Pure functions: no I/O, no clock, thread-safe.
+//
+// Format version 1 is described in docs/event-log-format.md. Every stored record carries the
+// format version it was written with; reading a newer version than kEventFormatVersion is a
+// kUnsupportedVersion error, never a crash or a guess.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/event.h"
+#include "core/status.h"
+
+namespace agentstream {
+
+inline constexpr std::uint32_t kEventFormatVersion = 1;
+
+// An event as stored and transported: the envelope plus the payload as JSON text. The payload
+// text is exactly what was appended (readers can forward it without re-encoding).
+struct EventRecord {
+  SessionId session;
+  Epoch epoch;
+  Seq seq;
+  TimestampMs time = 0;
+  std::uint16_t kind = 0;  // an EventKind number
+  std::optional<TurnId> turn;
+  std::uint32_t format = kEventFormatVersion;
+  std::string payload;  // a JSON object
+
+  Cursor cursor() const { return {epoch, seq}; }
+};
+
+// An event to append. The log assigns session, epoch, seq and time.
+struct NewEvent {
+  EventKind kind = EventKind::kNotice;
+  std::optional<TurnId> turn;
+  std::string payload;  // a JSON object valid for `kind`
+};
+
+// Encodes a typed payload as a JSON object text.
+std::string EncodePayload(const Payload& payload);
+// Builds the NewEvent for a typed payload.
+NewEvent MakeNewEvent(const Payload& payload, std::optional<TurnId> turn = std::nullopt);
+
+// Decodes payload text of `kind` written with `format`. Errors: kUnsupportedVersion for a format
+// newer than this build, kInvalidArgument for an unknown kind, text that is not a JSON object,
+// or a field that is missing or of the wrong type (the message names the field).
+Result<Payload> DecodePayload(std::uint16_t kind, std::uint32_t format, std::string_view json);
+
+// Checks an event before it is appended: known kind, size within `max_payload_bytes`, payload
+// valid for its kind. kTooLarge or kInvalidArgument with a message that names the problem.
+Status ValidateNewEvent(const NewEvent& event, std::size_t max_payload_bytes);
+
+// Decodes a stored record. Errors as DecodePayload, except that a payload or kind that does not
+// decode is reported as kCorruption (the bytes were accepted once, so the store is damaged).
+Result<Event> DecodeRecord(const EventRecord& record);
+
+// The JSON envelope of the wire format:
+// {"v":1,"session":"s","epoch":1,"seq":7,"time":1700000000000,"kind":"turn.started",
+//  "turn":"t1","payload":{...}}   ("turn" absent when the event belongs to no turn).
+boost::json::object EnvelopeToJson(const EventRecord& record);
+std::string EncodeEnvelope(const EventRecord& record);
+// Parses an envelope. kUnsupportedVersion when "v" is newer than this build; kInvalidArgument
+// for anything malformed.
+Result<EventRecord> DecodeEnvelope(std::string_view json);
+
+}  // namespace agentstream

@@ -1,0 +1,32 @@
+#include "store/event_log.h"
+
+#include <future>
+
+namespace agentstream {
+
+Subscription& Subscription::operator=(Subscription&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    cancel_ = std::move(other.cancel_);
+    other.cancel_ = nullptr;
+  }
+  return *this;
+}
+
+void Subscription::Reset() {
+  if (cancel_) {
+    auto cancel = std::move(cancel_);
+    cancel_ = nullptr;
+    cancel();
+  }
+}
+
+Result<AppendResult> EventLog::Append(AppendRequest request) {
+  std::promise<Result<AppendResult>> promise;
+  auto future = promise.get_future();
+  AppendAsync(std::move(request),
+              [&promise](Result<AppendResult> result) { promise.set_value(std::move(result)); });
+  return future.get();
+}
+
+}  // namespace agentstream

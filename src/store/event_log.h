@@ -1,0 +1,236 @@
+// EventLog: the durable session log, the single source of truth of agentstream.
+//
+// One append-only log per agent session. Within an epoch of a session, seqs are dense and start
+// at 1. A rewind starts a new epoch whose history is a prefix of an older epoch plus new events;
+// a fork creates a new session whose history is a prefix of another session's. Neither copies
+// events: the prefix is read from where it was first written. Old epochs stay readable.
+//
+// Durability. An append is *acknowledged* when its callback runs with an OK result (or Append()
+// returns OK). With Durability::kFsync (the default) an acknowledged event has been written and
+// fsynced, and survives kill -9 of the process and loss of power. With Durability::kOs it has
+// been handed to the operating system, and survives kill -9 of the process but not a power loss.
+// A commit or sync failure of unknown outcome is sticky: the log fails the writes in flight with
+// kIoError and refuses every later write with kUnavailable until it is reopened. Reads keep
+// working.
+//
+// Thread safety: every method may be called from any thread. Callbacks and commit listeners run on
+// an internal thread of the log; they must return quickly, must not block, and must not call
+// Append() (AppendAsync() is allowed).
+//
+// Implementations: MemoryEventLog (tests), SqliteEventLog (embedded default); a PostgreSQL
+// backend shares this interface. OpenEventLog() in log_factory.h is the one place that picks one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/event_codec.h"
+#include "core/ids.h"
+#include "core/status.h"
+
+namespace agentstream {
+
+// Limits applied by every backend. Each one is checked before anything is written.
+struct LogLimits {
+  std::size_t max_payload_bytes = 1 << 20;   // one event's payload (1 MiB)
+  std::size_t max_batch_events = 4096;       // events in one append
+  std::size_t max_batch_bytes = 16 << 20;    // payload bytes in one append (16 MiB)
+  std::size_t max_read_items = 10000;        // events one read may return
+  std::size_t max_read_bytes = 16 << 20;     // payload bytes one read may return
+};
+
+// Idempotent producer stamp, as in the Durable Streams protocol and Kafka. Per session, a
+// producer's epoch never goes back and its seq counts appends from 0 within an epoch:
+// - a lower epoch than the stored one is refused with kFenced;
+// - a higher epoch must start at seq 0 (else kInvalidArgument) and replaces the stored state;
+// - within the epoch, seq <= the last accepted seq is a duplicate: acknowledged, nothing appended;
+//   seq == last + 1 is appended; a larger seq is refused with kSequenceGap.
+// The producer's state is committed in the same transaction as the events it appended.
+struct ProducerStamp {
+  ProducerId id;
+  std::uint64_t epoch = 0;
+  std::uint64_t seq = 0;
+};
+
+struct AppendRequest {
+  SessionId session;
+  // The epoch the writer believes is current; absent means "the current one". An epoch that a
+  // rewind replaced is refused with kFenced.
+  std::optional<Epoch> epoch;
+  // Optimistic concurrency: the seq of the last event the writer saw. Refused with kConflict
+  // when the tail differs.
+  std::optional<Seq> expected_tail;
+  std::optional<ProducerStamp> producer;
+  std::vector<NewEvent> events;  // 1 to LogLimits::max_batch_events, each validated for its kind
+};
+
+struct AppendResult {
+  Epoch epoch;
+  Seq first_seq;  // the seqs the events received; for a duplicate, those of the last batch the
+  Seq last_seq;   // producer appended
+  bool duplicate = false;
+};
+
+using AppendCallback = std::function<void(Result<AppendResult>)>;
+
+// Descriptive data about a session; not part of its history.
+struct SessionMeta {
+  std::string provider;
+  std::string cwd;
+  std::string title;
+  TimestampMs created_ms = 0;       // set by the log at creation when 0
+  std::string persistence_handle;   // opaque provider handle (JSON text) to resume the session
+  std::string status_snapshot;      // cached lifecycle status (JSON text); recomputable from the log
+};
+
+struct SessionMetaUpdate {
+  std::optional<std::string> title;
+  std::optional<std::string> persistence_handle;
+  std::optional<std::string> status_snapshot;
+};
+
+// Where a history begins: the prefix [1, seq] of another (session, epoch).
+struct HistoryBase {
+  SessionId session;
+  Epoch epoch;
+  Seq seq;
+  friend bool operator==(const HistoryBase&, const HistoryBase&) = default;
+};
+
+struct SessionInfo {
+  SessionId id;
+  SessionMeta meta;
+  Epoch epoch;                        // the current epoch
+  Seq tail;                           // the last seq of the current epoch (0 when empty)
+  std::optional<HistoryBase> forked_from;  // set for a fork: the parent prefix it started from
+};
+
+enum class ReadDirection {
+  kForward,   // events with seq >= from, oldest first
+  kBackward,  // the newest events with seq < from (from = 0 means "through the tail"), returned
+              // oldest first
+};
+
+struct ReadRequest {
+  SessionId session;
+  std::optional<Epoch> epoch;  // absent: the current epoch
+  ReadDirection direction = ReadDirection::kForward;
+  Seq from;                    // see ReadDirection
+  std::size_t max_items = 100;
+  // Stops before the event that would take the page over this many payload bytes; a page always
+  // holds at least one event when one is available, so every read makes progress.
+  std::size_t max_bytes = 1 << 20;
+};
+
+struct ReadResult {
+  std::vector<EventRecord> events;  // addressed in the requested session and epoch
+  Epoch epoch;                      // the epoch read
+  Seq tail;                         // that epoch's tail when the read ran
+  bool has_older = false;           // events exist before the first one returned
+  bool has_newer = false;           // events exist after the last one returned
+};
+
+// Sent to commit listeners after a commit made events durable.
+struct CommitNotice {
+  SessionId session;
+  Epoch epoch;
+  Seq tail;
+};
+using CommitListener = std::function<void(const CommitNotice&)>;
+
+// Keeps a commit listener registered; destroying it unregisters (never from inside a listener).
+class Subscription {
+ public:
+  Subscription() = default;
+  explicit Subscription(std::function<void()> cancel) : cancel_(std::move(cancel)) {}
+  Subscription(Subscription&& other) noexcept : cancel_(std::move(other.cancel_)) { other.cancel_ = nullptr; }
+  Subscription& operator=(Subscription&& other) noexcept;
+  Subscription(const Subscription&) = delete;
+  Subscription& operator=(const Subscription&) = delete;
+  ~Subscription() { Reset(); }
+  void Reset();
+
+ private:
+  std::function<void()> cancel_;
+};
+
+// A durable consumer's position in one session, with its lease. At most one holder per
+// (consumer, session): a holder's writes carry the generation it was granted, and writes with any
+// other generation, or after the lease expired, are refused with kFenced.
+struct ConsumerPosition {
+  ConsumerId consumer;
+  SessionId session;
+  Cursor position;            // the last event the consumer acknowledged ({1, 0}: none yet)
+  std::string lease_owner;    // empty when no lease is held
+  std::uint64_t generation = 0;
+  TimestampMs lease_expires_ms = 0;
+  std::string adapter_state;  // the sink's own state, committed with the position
+};
+
+class EventLog {
+ public:
+  virtual ~EventLog() = default;
+
+  // ---- Sessions ----
+  // Creates a session at epoch 1 and appends `initial` atomically with it. kAlreadyExists.
+  virtual Result<AppendResult> CreateSession(const SessionId& id, SessionMeta meta,
+                                             std::vector<NewEvent> initial) = 0;
+  // Creates `child` whose history is `parent`'s prefix through `at` (validated: the epoch exists
+  // and at.seq <= its tail), then appends `initial` to it, atomically. Nothing is copied.
+  virtual Result<AppendResult> Fork(const SessionId& parent, Cursor at, const SessionId& child,
+                                    SessionMeta meta, std::vector<NewEvent> initial) = 0;
+  // Starts a new epoch of `session` whose history is the prefix through `to` (any existing epoch
+  // of this session), then appends `initial` to it, atomically. The old epochs stay readable.
+  virtual Result<AppendResult> Rewind(const SessionId& session, Cursor to,
+                                      std::vector<NewEvent> initial) = 0;
+  virtual Result<SessionInfo> GetSession(const SessionId& id) = 0;
+  // Sessions ordered by id, after `after` (exclusive), at most `limit`.
+  virtual Result<std::vector<SessionInfo>> ListSessions(const std::string& after, std::size_t limit) = 0;
+  virtual Status UpdateSessionMeta(const SessionId& id, const SessionMetaUpdate& update) = 0;
+
+  // ---- Appends ----
+  // Queues an append; `done` runs once, after the batch is durable or has failed. Blocks while
+  // the log's bounded queue is full (back-pressure). Errors as documented on AppendRequest and
+  // ProducerStamp, plus kNotFound for an unknown session, kTooLarge / kInvalidArgument for
+  // events that break LogLimits or their kind's schema, kIoError / kUnavailable as above.
+  virtual void AppendAsync(AppendRequest request, AppendCallback done) = 0;
+  // AppendAsync, waiting for the result.
+  Result<AppendResult> Append(AppendRequest request);
+
+  // ---- Reads ----
+  // Reads committed events. Checks every stored record on the way out: kUnsupportedVersion for
+  // a newer format, kCorruption for bytes that fail their checksum. kNotFound for an unknown
+  // session or epoch.
+  virtual Result<ReadResult> Read(const ReadRequest& request) = 0;
+  // The current epoch and last seq of a session.
+  virtual Result<Cursor> Tail(const SessionId& session) = 0;
+  // Registers `listener` for every commit of any session.
+  virtual Subscription SubscribeCommits(CommitListener listener) = 0;
+
+  // ---- Consumer positions ----
+  // Grants or renews the lease of (consumer, session) to `owner` until now_ms + ttl_ms. A free or
+  // expired lease is granted with the next generation; the current owner renews with the same
+  // generation; a lease held by another owner is refused with kConflict.
+  virtual Result<ConsumerPosition> AcquireLease(const ConsumerId& consumer, const SessionId& session,
+                                                const std::string& owner, TimestampMs now_ms,
+                                                std::int64_t ttl_ms) = 0;
+  // Stores the position (and adapter state when given) if `generation` holds an unexpired lease.
+  virtual Status CommitConsumerPosition(const ConsumerId& consumer, const SessionId& session,
+                                        std::uint64_t generation, Cursor position,
+                                        std::optional<std::string> adapter_state,
+                                        TimestampMs now_ms) = 0;
+  virtual Status ReleaseLease(const ConsumerId& consumer, const SessionId& session,
+                              std::uint64_t generation) = 0;
+  virtual Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer) = 0;
+  virtual Status DeleteConsumerPositions(const ConsumerId& consumer) = 0;
+
+  // OK while the log accepts writes; the sticky error after a failure of unknown outcome.
+  virtual Status Health() = 0;
+};
+
+}  // namespace agentstream

@@ -1,0 +1,24 @@
+#include "store/log_factory.h"
+
+#include "store/memory_log.h"
+
+namespace agentstream {
+
+Result<std::unique_ptr<EventLog>> OpenEventLog(const StoreConfig& config) {
+  const std::string& url = config.url;
+  if (url == "memory:") return std::unique_ptr<EventLog>(std::make_unique<MemoryEventLog>(config.limits));
+  if (url.rfind("postgres://", 0) == 0 || url.rfind("postgresql://", 0) == 0) {
+    return Error(ErrorCode::kInvalidArgument, "the PostgreSQL store is not available in this build");
+  }
+  std::string path = url.rfind("sqlite:", 0) == 0 ? url.substr(7) : url;
+  if (path.empty() || path.find("://") != std::string::npos) {
+    return Error(ErrorCode::kInvalidArgument, "unknown store URL '" + url + "'");
+  }
+  SqliteLogOptions options;
+  options.path = path;
+  options.durability = config.durability;
+  options.limits = config.limits;
+  return OpenSqliteEventLog(std::move(options));
+}
+
+}  // namespace agentstream

@@ -1,0 +1,24 @@
+// The one place that picks an EventLog backend from configuration.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "store/event_log.h"
+#include "store/sqlite_log.h"
+
+namespace agentstream {
+
+struct StoreConfig {
+  // "memory:" for the in-memory log; "sqlite:PATH" or a plain PATH for SQLite;
+  // "postgres://..." is reserved for the PostgreSQL backend.
+  std::string url;
+  Durability durability = Durability::kFsync;
+  LogLimits limits;
+};
+
+// Opens the configured backend. kInvalidArgument for an unknown scheme; otherwise the backend's
+// own open errors.
+Result<std::unique_ptr<EventLog>> OpenEventLog(const StoreConfig& config);
+
+}  // namespace agentstream

@@ -1,0 +1,335 @@
+#include "store/memory_log.h"
+
+#include <chrono>
+#include <map>
+
+#include "store/commit_listeners.h"
+#include "store/log_state.h"
+
+namespace agentstream {
+
+using store_internal::AppendPlan;
+using store_internal::SessionState;
+using store_internal::StoredRow;
+
+namespace {
+TimestampMs NowMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+struct MemoryEventLog::State {
+  explicit State(LogLimits l) : limits(l) {}
+  const LogLimits limits;
+  std::mutex mu;  // guards everything below
+  std::map<std::string, SessionState> sessions;
+  // Rows of each (session, epoch), indexed by seq - base_seq - 1.
+  std::map<std::pair<std::string, std::uint64_t>, std::vector<StoredRow>> rows;
+  std::map<std::pair<std::string, std::string>, ConsumerPosition> positions;  // (consumer, session)
+  Status sticky;
+  bool fail_next_commit = false;
+  std::shared_ptr<store_internal::CommitListeners> listeners =
+      std::make_shared<store_internal::CommitListeners>();
+
+  Status CheckWritable() {
+    if (!sticky.ok()) return Error(ErrorCode::kUnavailable, "the log refuses writes after: " + sticky.message());
+    return Status::Ok();
+  }
+
+  // Models the commit point: either the batch becomes durable, or the log turns sticky.
+  Status Commit() {
+    if (fail_next_commit) {
+      fail_next_commit = false;
+      sticky = Error(ErrorCode::kIoError, "injected sync failure");
+      return sticky;
+    }
+    return Status::Ok();
+  }
+
+  void StoreEvents(const std::string& session, Epoch epoch, Seq first, std::vector<NewEvent>& events) {
+    auto& vec = rows[{session, epoch.value()}];
+    const TimestampMs now = NowMs();
+    Seq seq = first;
+    for (auto& e : events) {
+      EventRecord r{SessionId(session), epoch, seq, now, static_cast<std::uint16_t>(e.kind),
+                    std::move(e.turn), kEventFormatVersion, std::move(e.payload)};
+      const auto checksum = store_internal::RecordChecksum(r);
+      vec.push_back(StoredRow{std::move(r), checksum});
+      seq = seq.next();
+    }
+  }
+
+  void Notify(const CommitNotice& notice) { listeners->Notify(notice); }
+
+  SessionInfo Info(const std::string& id, const SessionState& s) const {
+    return SessionInfo{SessionId(id), s.meta, s.current(), s.epochs.back().tail, s.forked_from};
+  }
+};
+
+MemoryEventLog::MemoryEventLog(LogLimits limits) : state_(std::make_unique<State>(limits)) {}
+MemoryEventLog::~MemoryEventLog() = default;
+
+Result<AppendResult> MemoryEventLog::CreateSession(const SessionId& id, SessionMeta meta,
+                                                   std::vector<NewEvent> initial) {
+  if (id.empty()) return Error(ErrorCode::kInvalidArgument, "a session id must not be empty");
+  AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, state_->limits, true));
+  CommitNotice notice;
+  AppendResult result;
+  {
+    std::lock_guard lock(state_->mu);
+    AS_RETURN_IF_ERROR(state_->CheckWritable());
+    if (state_->sessions.count(id.str())) {
+      return Error(ErrorCode::kAlreadyExists, "session " + id.str() + " exists");
+    }
+    AS_RETURN_IF_ERROR(state_->Commit());
+    if (meta.created_ms == 0) meta.created_ms = NowMs();
+    SessionState& s = state_->sessions[id.str()];
+    s.meta = std::move(meta);
+    s.epochs.push_back({});
+    result = AppendResult{Epoch(1), Seq(1), Seq(initial.size()), false};
+    s.epochs.back().tail = Seq(initial.size());
+    state_->StoreEvents(id.str(), Epoch(1), Seq(1), initial);
+    notice = CommitNotice{id, Epoch(1), s.epochs.back().tail};
+  }
+  state_->Notify(notice);
+  return result;
+}
+
+Result<AppendResult> MemoryEventLog::Fork(const SessionId& parent, Cursor at, const SessionId& child,
+                                          SessionMeta meta, std::vector<NewEvent> initial) {
+  if (child.empty()) return Error(ErrorCode::kInvalidArgument, "a session id must not be empty");
+  AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, state_->limits, true));
+  CommitNotice notice;
+  AppendResult result;
+  {
+    std::lock_guard lock(state_->mu);
+    AS_RETURN_IF_ERROR(state_->CheckWritable());
+    auto it = state_->sessions.find(parent.str());
+    if (it == state_->sessions.end()) return Error(ErrorCode::kNotFound, "no session " + parent.str());
+    AS_RETURN_IF_ERROR(store_internal::CheckPrefix(it->second, parent, at));
+    if (state_->sessions.count(child.str())) {
+      return Error(ErrorCode::kAlreadyExists, "session " + child.str() + " exists");
+    }
+    AS_RETURN_IF_ERROR(state_->Commit());
+    if (meta.created_ms == 0) meta.created_ms = NowMs();
+    SessionState& s = state_->sessions[child.str()];
+    HistoryBase base{parent, at.epoch, at.seq};
+    s.meta = std::move(meta);
+    s.forked_from = base;
+    s.epochs.push_back(store_internal::ContinueFrom(base));
+    result = AppendResult{Epoch(1), at.seq.next(), Seq(at.seq.value() + initial.size()), false};
+    s.epochs.back().tail = result.last_seq;
+    state_->StoreEvents(child.str(), Epoch(1), result.first_seq, initial);
+    notice = CommitNotice{child, Epoch(1), result.last_seq};
+  }
+  state_->Notify(notice);
+  return result;
+}
+
+Result<AppendResult> MemoryEventLog::Rewind(const SessionId& session, Cursor to,
+                                            std::vector<NewEvent> initial) {
+  AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, state_->limits, true));
+  CommitNotice notice;
+  AppendResult result;
+  {
+    std::lock_guard lock(state_->mu);
+    AS_RETURN_IF_ERROR(state_->CheckWritable());
+    auto it = state_->sessions.find(session.str());
+    if (it == state_->sessions.end()) return Error(ErrorCode::kNotFound, "no session " + session.str());
+    SessionState& s = it->second;
+    AS_RETURN_IF_ERROR(store_internal::CheckPrefix(s, session, to));
+    AS_RETURN_IF_ERROR(state_->Commit());
+    s.epochs.push_back(store_internal::ContinueFrom(HistoryBase{session, to.epoch, to.seq}));
+    s.producers.clear();  // producers are per epoch of history
+    const Epoch epoch = s.current();
+    result = AppendResult{epoch, to.seq.next(), Seq(to.seq.value() + initial.size()), false};
+    s.epochs.back().tail = result.last_seq;
+    state_->StoreEvents(session.str(), epoch, result.first_seq, initial);
+    notice = CommitNotice{session, epoch, result.last_seq};
+  }
+  state_->Notify(notice);
+  return result;
+}
+
+Result<SessionInfo> MemoryEventLog::GetSession(const SessionId& id) {
+  std::lock_guard lock(state_->mu);
+  auto it = state_->sessions.find(id.str());
+  if (it == state_->sessions.end()) return Error(ErrorCode::kNotFound, "no session " + id.str());
+  return state_->Info(it->first, it->second);
+}
+
+Result<std::vector<SessionInfo>> MemoryEventLog::ListSessions(const std::string& after, std::size_t limit) {
+  std::lock_guard lock(state_->mu);
+  std::vector<SessionInfo> out;
+  for (auto it = state_->sessions.upper_bound(after); it != state_->sessions.end() && out.size() < limit; ++it) {
+    out.push_back(state_->Info(it->first, it->second));
+  }
+  return out;
+}
+
+Status MemoryEventLog::UpdateSessionMeta(const SessionId& id, const SessionMetaUpdate& update) {
+  std::lock_guard lock(state_->mu);
+  AS_RETURN_IF_ERROR(state_->CheckWritable());
+  auto it = state_->sessions.find(id.str());
+  if (it == state_->sessions.end()) return Error(ErrorCode::kNotFound, "no session " + id.str());
+  SessionMeta& meta = it->second.meta;
+  if (update.title) meta.title = *update.title;
+  if (update.persistence_handle) meta.persistence_handle = *update.persistence_handle;
+  if (update.status_snapshot) meta.status_snapshot = *update.status_snapshot;
+  return Status::Ok();
+}
+
+void MemoryEventLog::AppendAsync(AppendRequest request, AppendCallback done) {
+  Status checked = store_internal::CheckBatch(request.events, state_->limits, false);
+  if (!checked.ok()) return done(checked);
+  CommitNotice notice;
+  AppendResult result;
+  {
+    std::lock_guard lock(state_->mu);
+    if (Status s = state_->CheckWritable(); !s.ok()) return done(s);
+    auto it = state_->sessions.find(request.session.str());
+    if (it == state_->sessions.end()) {
+      return done(Error(ErrorCode::kNotFound, "no session " + request.session.str()));
+    }
+    auto plan = store_internal::PlanAppend(it->second, request);
+    if (!plan.ok()) return done(plan.status());
+    result = plan->result;
+    if (!result.duplicate) {
+      if (Status s = state_->Commit(); !s.ok()) return done(s);
+      store_internal::ApplyAppend(it->second, *plan);
+      state_->StoreEvents(request.session.str(), result.epoch, result.first_seq, request.events);
+    }
+    notice = CommitNotice{request.session, result.epoch, it->second.epochs.back().tail};
+  }
+  if (!result.duplicate) state_->Notify(notice);
+  done(result);
+}
+
+Result<ReadResult> MemoryEventLog::Read(const ReadRequest& request) {
+  std::lock_guard lock(state_->mu);
+  auto it = state_->sessions.find(request.session.str());
+  if (it == state_->sessions.end()) return Error(ErrorCode::kNotFound, "no session " + request.session.str());
+  const Epoch epoch = request.epoch.value_or(it->second.current());
+  const auto* es = it->second.epoch(epoch);
+  if (es == nullptr) {
+    return Error(ErrorCode::kNotFound, request.session.str() + " has no epoch " + std::to_string(epoch.value()));
+  }
+  auto lookup = [&](const SessionId& s, Epoch e) -> Result<std::optional<HistoryBase>> {
+    auto found = state_->sessions.find(s.str());
+    const auto* ep = found == state_->sessions.end() ? nullptr : found->second.epoch(e);
+    if (ep == nullptr) return Error(ErrorCode::kCorruption, "history refers to a missing epoch of " + s.str());
+    return ep->base;
+  };
+  AS_ASSIGN_OR_RETURN(auto segments, store_internal::ResolveSegments(request.session, epoch, es->tail, lookup));
+  auto reader = [&](const store_internal::Segment& seg, Seq lo, Seq hi, bool backward, std::size_t limit,
+                    std::vector<StoredRow>& out) -> Status {
+    const auto& vec = state_->rows[{seg.session.str(), seg.epoch.value()}];
+    const std::uint64_t base = seg.lo.value() - 1;  // rows[0] holds seq base + 1
+    std::uint64_t a = lo.value(), b = hi.value();
+    if (backward && b - a + 1 > limit) a = b - limit + 1;
+    if (!backward && b - a + 1 > limit) b = a + limit - 1;
+    for (std::uint64_t seq = a; seq <= b; ++seq) {
+      const std::uint64_t index = seq - base - 1;
+      if (index >= vec.size()) break;
+      out.push_back(vec[index]);
+    }
+    return Status::Ok();
+  };
+  return store_internal::ReadSegments(request, request.session, epoch, es->tail, segments,
+                                      state_->limits, reader);
+}
+
+Result<Cursor> MemoryEventLog::Tail(const SessionId& session) {
+  std::lock_guard lock(state_->mu);
+  auto it = state_->sessions.find(session.str());
+  if (it == state_->sessions.end()) return Error(ErrorCode::kNotFound, "no session " + session.str());
+  return Cursor{it->second.current(), it->second.epochs.back().tail};
+}
+
+Subscription MemoryEventLog::SubscribeCommits(CommitListener listener) {
+  return state_->listeners->Add(std::move(listener));
+}
+
+Result<ConsumerPosition> MemoryEventLog::AcquireLease(const ConsumerId& consumer, const SessionId& session,
+                                                      const std::string& owner, TimestampMs now_ms,
+                                                      std::int64_t ttl_ms) {
+  std::lock_guard lock(state_->mu);
+  AS_RETURN_IF_ERROR(state_->CheckWritable());
+  auto key = std::make_pair(consumer.str(), session.str());
+  auto it = state_->positions.find(key);
+  std::optional<ConsumerPosition> row;
+  if (it != state_->positions.end()) row = it->second;
+  AS_ASSIGN_OR_RETURN(ConsumerPosition granted,
+                      store_internal::GrantLease(row, consumer, session, owner, now_ms, ttl_ms));
+  state_->positions[key] = granted;
+  return granted;
+}
+
+Status MemoryEventLog::CommitConsumerPosition(const ConsumerId& consumer, const SessionId& session,
+                                              std::uint64_t generation, Cursor position,
+                                              std::optional<std::string> adapter_state,
+                                              TimestampMs now_ms) {
+  std::lock_guard lock(state_->mu);
+  AS_RETURN_IF_ERROR(state_->CheckWritable());
+  auto it = state_->positions.find({consumer.str(), session.str()});
+  std::optional<ConsumerPosition> row;
+  if (it != state_->positions.end()) row = it->second;
+  AS_RETURN_IF_ERROR(store_internal::CheckLeaseHolder(row, generation, now_ms));
+  it->second.position = position;
+  if (adapter_state) it->second.adapter_state = std::move(*adapter_state);
+  return Status::Ok();
+}
+
+Status MemoryEventLog::ReleaseLease(const ConsumerId& consumer, const SessionId& session,
+                                    std::uint64_t generation) {
+  std::lock_guard lock(state_->mu);
+  AS_RETURN_IF_ERROR(state_->CheckWritable());
+  auto it = state_->positions.find({consumer.str(), session.str()});
+  if (it == state_->positions.end() || it->second.generation != generation) {
+    return Error(ErrorCode::kFenced, "lease generation " + std::to_string(generation) + " is not current");
+  }
+  it->second.lease_owner.clear();
+  it->second.lease_expires_ms = 0;
+  return Status::Ok();
+}
+
+Result<std::vector<ConsumerPosition>> MemoryEventLog::ListConsumerPositions(const ConsumerId& consumer) {
+  std::lock_guard lock(state_->mu);
+  std::vector<ConsumerPosition> out;
+  for (const auto& [key, pos] : state_->positions)
+    if (key.first == consumer.str()) out.push_back(pos);
+  return out;
+}
+
+Status MemoryEventLog::DeleteConsumerPositions(const ConsumerId& consumer) {
+  std::lock_guard lock(state_->mu);
+  AS_RETURN_IF_ERROR(state_->CheckWritable());
+  std::erase_if(state_->positions, [&](const auto& entry) { return entry.first.first == consumer.str(); });
+  return Status::Ok();
+}
+
+Status MemoryEventLog::Health() {
+  std::lock_guard lock(state_->mu);
+  return state_->CheckWritable();
+}
+
+void MemoryEventLog::FailNextCommit() {
+  std::lock_guard lock(state_->mu);
+  state_->fail_next_commit = true;
+}
+
+void MemoryEventLog::InjectRawRecord(const EventRecord& record, std::optional<std::uint64_t> checksum) {
+  std::lock_guard lock(state_->mu);
+  auto& s = state_->sessions[record.session.str()];
+  while (s.epochs.size() < record.epoch.value()) s.epochs.push_back({});
+  auto& es = s.epochs[record.epoch.value() - 1];
+  if (record.seq > es.tail) es.tail = record.seq;
+  auto& vec = state_->rows[{record.session.str(), record.epoch.value()}];
+  StoredRow row{record, checksum.value_or(store_internal::RecordChecksum(record))};
+  const std::uint64_t index = record.seq.value() - es.base_seq().value() - 1;
+  if (index < vec.size()) vec[index] = row;
+  else vec.push_back(row);
+}
+
+}  // namespace agentstream

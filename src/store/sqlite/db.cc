@@ -1,0 +1,128 @@
+#include "store/sqlite/db.h"
+
+#include <string>
+
+namespace agentstream::sqlite {
+
+Status FromSqlite(int rc, sqlite3* db, std::string_view what) {
+  if (rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW) return Status::Ok();
+  std::string message = std::string(what) + ": " + sqlite3_errstr(rc);
+  if (db != nullptr && sqlite3_errmsg(db) != nullptr) {
+    std::string detail = sqlite3_errmsg(db);
+    if (detail != sqlite3_errstr(rc)) message += " (" + detail + ")";
+  }
+  const int primary = rc & 0xff;
+  ErrorCode code = ErrorCode::kIoError;
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) code = ErrorCode::kCorruption;
+  else if (primary == SQLITE_CONSTRAINT || primary == SQLITE_MISMATCH) code = ErrorCode::kInternal;
+  else if (primary == SQLITE_TOOBIG) code = ErrorCode::kTooLarge;
+  else if (primary == SQLITE_CANTOPEN || primary == SQLITE_READONLY || primary == SQLITE_PERM) code = ErrorCode::kUnavailable;
+  return Error(code, message);
+}
+
+Stmt& Stmt::operator=(Stmt&& other) noexcept {
+  if (this != &other) {
+    sqlite3_finalize(stmt_);
+    db_ = other.db_;
+    stmt_ = other.stmt_;
+    other.stmt_ = nullptr;
+  }
+  return *this;
+}
+
+Stmt::~Stmt() { sqlite3_finalize(stmt_); }
+
+Stmt& Stmt::Bind(int index, std::int64_t value) {
+  sqlite3_bind_int64(stmt_, index, value);
+  return *this;
+}
+
+Stmt& Stmt::Bind(int index, std::string_view text, bool copy) {
+  sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()),
+                    copy ? SQLITE_TRANSIENT : SQLITE_STATIC);
+  return *this;
+}
+
+Stmt& Stmt::BindBlob(int index, std::string_view bytes, bool copy) {
+  sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()),
+                    copy ? SQLITE_TRANSIENT : SQLITE_STATIC);
+  return *this;
+}
+
+Stmt& Stmt::BindNull(int index) {
+  sqlite3_bind_null(stmt_, index);
+  return *this;
+}
+
+Result<bool> Stmt::Step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  Status status = FromSqlite(rc, db_, "sqlite step");
+  sqlite3_reset(stmt_);
+  return status;
+}
+
+Status Stmt::Exec() {
+  auto step = Step();
+  Reset();
+  if (!step.ok()) return step.status();
+  return Status::Ok();
+}
+
+void Stmt::Reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+std::string Stmt::Text(int column) const {
+  const void* data = sqlite3_column_blob(stmt_, column);
+  const int size = sqlite3_column_bytes(stmt_, column);
+  return data == nullptr ? std::string() : std::string(static_cast<const char*>(data), size);
+}
+
+Db& Db::operator=(Db&& other) noexcept {
+  if (this != &other) {
+    sqlite3_close_v2(db_);
+    db_ = other.db_;
+    other.db_ = nullptr;
+  }
+  return *this;
+}
+
+Db::~Db() { sqlite3_close_v2(db_); }
+
+Result<Db> Db::Open(const std::string& path, bool create, bool read_only, const std::string& vfs) {
+  sqlite3* db = nullptr;
+  int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
+  flags |= read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  if (create && !read_only) flags |= SQLITE_OPEN_CREATE;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, vfs.empty() ? nullptr : vfs.c_str());
+  if (rc != SQLITE_OK) {
+    Status status = FromSqlite(rc, db, "open " + path);
+    sqlite3_close_v2(db);
+    return status;
+  }
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, 5000);
+  return Db(db);
+}
+
+Status Db::Exec(const std::string& sql) {
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+  sqlite3_free(err);
+  return FromSqlite(rc, db_, "exec");
+}
+
+Result<Stmt> Db::Prepare(std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (rc != SQLITE_OK) return FromSqlite(rc, db_, "prepare");
+  return Stmt(db_, stmt);
+}
+
+std::string Db::LastError() const { return db_ ? sqlite3_errmsg(db_) : "no connection"; }
+
+}  // namespace agentstream::sqlite

@@ -1,0 +1,615 @@
+#include "store/sqlite_log.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <variant>
+
+#include "store/commit_listeners.h"
+#include "store/log_state.h"
+#include "store/sqlite/db.h"
+#include "store/sqlite_schema.h"
+#include "store/sqlite_reader.h"
+
+namespace agentstream {
+
+namespace {
+
+using sqlite::Db;
+using sqlite::Stmt;
+using store_internal::AppendPlan;
+using store_internal::SessionState;
+
+TimestampMs NowMs() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+std::int64_t I64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+
+// A queued append and where its outcome goes.
+struct PendingAppend {
+  AppendRequest request;
+  AppendCallback done;
+};
+
+// Any other write: runs inside the batch transaction on the writer thread. It returns its own
+// outcome; SQL failures are recorded on the Writer and fail the whole batch.
+class Writer;
+struct PendingControl {
+  std::function<Status(Writer&)> run;
+  std::function<void(Status)> done;
+};
+
+using Op = std::variant<PendingAppend, PendingControl>;
+
+// The writer thread's state: the write connection, its statements, and the session cache.
+// Used only on the writer thread.
+class Writer {
+ public:
+  struct Cached {
+    std::int64_t key = 0;
+    SessionState state;
+  };
+
+  Writer(Db db, LogLimits limits, std::size_t max_cached)
+      : db_(std::move(db)), limits_(limits), max_cached_(max_cached) {}
+
+  Status Prepare() {
+    AS_ASSIGN_OR_RETURN(insert_event_, db_.Prepare(
+        "INSERT INTO events(session, epoch, seq, time, kind, format, turn, payload, checksum) "
+        "VALUES(?,?,?,?,?,?,?,?,?)"));
+    AS_ASSIGN_OR_RETURN(upsert_producer_, db_.Prepare(
+        "INSERT INTO producers(session, producer, epoch, seq, first_seq, last_seq) VALUES(?,?,?,?,?,?) "
+        "ON CONFLICT(session, producer) DO UPDATE SET epoch=excluded.epoch, seq=excluded.seq, "
+        "first_seq=excluded.first_seq, last_seq=excluded.last_seq"));
+    AS_ASSIGN_OR_RETURN(select_session_, db_.Prepare(
+        "SELECT key, provider, cwd, title, created_ms, persistence, status, forked_session, "
+        "forked_epoch, forked_seq FROM sessions WHERE id=?"));
+    AS_ASSIGN_OR_RETURN(select_epochs_, db_.Prepare(
+        "SELECT epoch, base_session, base_epoch, base_seq FROM epochs WHERE session=? ORDER BY epoch"));
+    AS_ASSIGN_OR_RETURN(max_seq_, db_.Prepare("SELECT max(seq) FROM events WHERE session=? AND epoch=?"));
+    AS_ASSIGN_OR_RETURN(select_producers_, db_.Prepare(
+        "SELECT producer, epoch, seq, first_seq, last_seq FROM producers WHERE session=?"));
+    AS_ASSIGN_OR_RETURN(insert_session_, db_.Prepare(
+        "INSERT INTO sessions(id, provider, cwd, title, created_ms, persistence, status, "
+        "forked_session, forked_epoch, forked_seq, current_epoch) VALUES(?,?,?,?,?,?,?,?,?,?,?) "
+        "RETURNING key"));
+    AS_ASSIGN_OR_RETURN(insert_epoch_, db_.Prepare(
+        "INSERT INTO epochs(session, epoch, base_session, base_epoch, base_seq) VALUES(?,?,?,?,?)"));
+    AS_ASSIGN_OR_RETURN(set_current_epoch_, db_.Prepare("UPDATE sessions SET current_epoch=? WHERE key=?"));
+    AS_ASSIGN_OR_RETURN(delete_producers_, db_.Prepare("DELETE FROM producers WHERE session=?"));
+    return Status::Ok();
+  }
+
+  Db& db() { return db_; }
+  const LogLimits& limits() const { return limits_; }
+  TimestampMs now() const { return now_; }
+
+  // The SQL failure that ends the current batch, if any.
+  const Status& io() const { return io_; }
+  // Records `status` as the batch's failure when it is one; returns it.
+  Status Check(Status status) {
+    if (!status.ok() && io_.ok()) io_ = status;
+    return status;
+  }
+
+  void BeginBatch() {
+    now_ = NowMs();
+    io_ = Status::Ok();
+    touched_.clear();
+  }
+
+  // The cached picture of a session, loaded on first use. nullptr with kNotFound when unknown.
+  Result<Cached*> Load(const SessionId& id) {
+    if (auto it = cache_.find(id.str()); it != cache_.end()) return &it->second;
+    if (cache_.size() >= max_cached_) cache_.clear();  // bounded; entries reload on demand
+    Stmt& s = select_session_;
+    s.Bind(1, id.str());
+    auto row = s.Step();
+    if (!row.ok()) return Check(row.status());
+    if (!row.value()) {
+      s.Reset();
+      return Error(ErrorCode::kNotFound, "no session " + id.str());
+    }
+    Cached cached;
+    cached.key = s.Int(0);
+    SessionMeta& meta = cached.state.meta;
+    meta.provider = s.Text(1);
+    meta.cwd = s.Text(2);
+    meta.title = s.Text(3);
+    meta.created_ms = s.Int(4);
+    meta.persistence_handle = s.Text(5);
+    meta.status_snapshot = s.Text(6);
+    if (!s.IsNull(7)) {
+      cached.state.forked_from = HistoryBase{SessionId(s.Text(7)), Epoch(s.Int(8)), Seq(s.Int(9))};
+    }
+    s.Reset();
+    AS_RETURN_IF_ERROR(LoadEpochs(cached));
+    AS_RETURN_IF_ERROR(LoadProducers(cached));
+    return &cache_.emplace(id.str(), std::move(cached)).first->second;
+  }
+
+  // Inserts `events` at seqs starting from `first` of (key, epoch).
+  Status InsertEvents(std::int64_t key, Epoch epoch, Seq first, const std::vector<NewEvent>& events) {
+    Seq seq = first;
+    EventRecord record;
+    for (const NewEvent& e : events) {
+      record.seq = seq;
+      record.kind = static_cast<std::uint16_t>(e.kind);
+      record.turn = e.turn;
+      record.payload = e.payload;
+      const std::uint64_t checksum = store_internal::RecordChecksum(record);
+      Stmt& s = insert_event_;
+      s.Bind(1, key).Bind(2, I64(epoch.value())).Bind(3, I64(seq.value())).Bind(4, now_);
+      s.Bind(5, static_cast<std::int64_t>(e.kind)).Bind(6, kEventFormatVersion);
+      if (e.turn) s.Bind(7, e.turn->str());
+      else s.BindNull(7);
+      s.BindBlob(8, e.payload).Bind(9, I64(checksum));
+      AS_RETURN_IF_ERROR(Check(s.Exec()));
+      seq = seq.next();
+    }
+    return Status::Ok();
+  }
+
+  Status StoreProducer(std::int64_t key, const AppendPlan& plan) {
+    if (!plan.producer) return Status::Ok();
+    const auto& p = *plan.producer;
+    Stmt& s = upsert_producer_;
+    s.Bind(1, key).Bind(2, plan.producer_id).Bind(3, I64(p.epoch)).Bind(4, I64(p.seq));
+    s.Bind(5, I64(p.first_seq.value())).Bind(6, I64(p.last_seq.value()));
+    return Check(s.Exec());
+  }
+
+  // Inserts a new session row with its first epoch; returns the cache entry.
+  Result<Cached*> InsertSession(const SessionId& id, SessionMeta meta,
+                                std::optional<HistoryBase> base) {
+    if (meta.created_ms == 0) meta.created_ms = now_;
+    Stmt& s = insert_session_;
+    s.Bind(1, id.str()).Bind(2, meta.provider).Bind(3, meta.cwd).Bind(4, meta.title);
+    s.Bind(5, meta.created_ms).Bind(6, meta.persistence_handle).Bind(7, meta.status_snapshot);
+    if (base) {
+      s.Bind(8, base->session.str()).Bind(9, I64(base->epoch.value())).Bind(10, I64(base->seq.value()));
+    } else {
+      s.BindNull(8).BindNull(9).BindNull(10);
+    }
+    s.Bind(11, 1);
+    auto row = s.Step();
+    if (!row.ok() || !row.value()) {
+      s.Reset();
+      return Check(row.ok() ? Error(ErrorCode::kInternal, "insert session returned no key") : row.status());
+    }
+    Cached cached;
+    cached.key = s.Int(0);
+    s.Reset();
+    cached.state.meta = std::move(meta);
+    cached.state.forked_from = base;
+    cached.state.epochs.push_back(base ? store_internal::ContinueFrom(*base) : store_internal::EpochState{});
+    AS_RETURN_IF_ERROR(InsertEpoch(cached.key, Epoch(1), base));
+    return &(cache_[id.str()] = std::move(cached));
+  }
+
+  Status InsertEpoch(std::int64_t key, Epoch epoch, const std::optional<HistoryBase>& base) {
+    Stmt& s = insert_epoch_;
+    s.Bind(1, key).Bind(2, I64(epoch.value()));
+    if (base) {
+      s.Bind(3, base->session.str()).Bind(4, I64(base->epoch.value())).Bind(5, I64(base->seq.value()));
+    } else {
+      s.BindNull(3).BindNull(4).BindNull(5);
+    }
+    return Check(s.Exec());
+  }
+
+  // Starts epoch current+1 of a cached session continuing `base`.
+  Status StartEpoch(Cached& cached, const HistoryBase& base) {
+    const Epoch epoch = cached.state.current().next();
+    AS_RETURN_IF_ERROR(InsertEpoch(cached.key, epoch, base));
+    Stmt& s = set_current_epoch_;
+    s.Bind(1, I64(epoch.value())).Bind(2, cached.key);
+    AS_RETURN_IF_ERROR(Check(s.Exec()));
+    Stmt& d = delete_producers_;
+    d.Bind(1, cached.key);
+    AS_RETURN_IF_ERROR(Check(d.Exec()));
+    cached.state.epochs.push_back(store_internal::ContinueFrom(base));
+    cached.state.producers.clear();
+    return Status::Ok();
+  }
+
+  void Touch(const SessionId& id, Epoch epoch, Seq tail) { touched_[id.str()] = {epoch, tail}; }
+  const std::map<std::string, std::pair<Epoch, Seq>>& touched() const { return touched_; }
+  void DropCache() { cache_.clear(); }
+
+ private:
+  Status LoadEpochs(Cached& cached) {
+    Stmt& s = select_epochs_;
+    s.Bind(1, cached.key);
+    while (true) {
+      auto row = s.Step();
+      if (!row.ok()) return Check(row.status());
+      if (!row.value()) break;
+      store_internal::EpochState epoch;
+      if (!s.IsNull(1)) epoch.base = HistoryBase{SessionId(s.Text(1)), Epoch(s.Int(2)), Seq(s.Int(3))};
+      cached.state.epochs.push_back(std::move(epoch));
+    }
+    s.Reset();
+    for (std::size_t i = 0; i < cached.state.epochs.size(); ++i) {
+      auto& epoch = cached.state.epochs[i];
+      Stmt& m = max_seq_;
+      m.Bind(1, cached.key).Bind(2, static_cast<std::int64_t>(i + 1));
+      auto row = m.Step();
+      if (!row.ok()) return Check(row.status());
+      epoch.tail = m.IsNull(0) ? epoch.base_seq() : Seq(m.Int(0));
+      m.Reset();
+    }
+    if (cached.state.epochs.empty()) {
+      return Error(ErrorCode::kCorruption, "a stored session has no epochs");
+    }
+    return Status::Ok();
+  }
+
+  Status LoadProducers(Cached& cached) {
+    Stmt& s = select_producers_;
+    s.Bind(1, cached.key);
+    while (true) {
+      auto row = s.Step();
+      if (!row.ok()) return Check(row.status());
+      if (!row.value()) break;
+      cached.state.producers[s.Text(0)] = store_internal::ProducerState{
+          static_cast<std::uint64_t>(s.Int(1)), static_cast<std::uint64_t>(s.Int(2)),
+          Seq(s.Int(3)), Seq(s.Int(4))};
+    }
+    s.Reset();
+    return Status::Ok();
+  }
+
+  Db db_;
+  LogLimits limits_;
+  std::size_t max_cached_;
+  TimestampMs now_ = 0;
+  Status io_;
+  std::unordered_map<std::string, Cached> cache_;
+  std::map<std::string, std::pair<Epoch, Seq>> touched_;
+  Stmt insert_event_, upsert_producer_, select_session_, select_epochs_, max_seq_,
+      select_producers_, insert_session_, insert_epoch_, set_current_epoch_, delete_producers_;
+};
+
+class SqliteEventLog final : public EventLog {
+ public:
+  SqliteEventLog(SqliteLogOptions options, Db write_db)
+      : options_(std::move(options)),
+        writer_state_(std::move(write_db), options_.limits, options_.max_cached_sessions),
+        readers_(options_.path, options_.vfs, options_.max_reader_connections, options_.limits) {}
+
+  Status Start() {
+    AS_RETURN_IF_ERROR(writer_state_.Prepare());
+    writer_ = std::thread([this] { WriterLoop(); });
+    return Status::Ok();
+  }
+
+  ~SqliteEventLog() override {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    work_cv_.notify_all();
+    if (writer_.joinable()) writer_.join();
+  }
+
+  Result<AppendResult> CreateSession(const SessionId& id, SessionMeta meta,
+                                     std::vector<NewEvent> initial) override {
+    if (id.empty()) return Error(ErrorCode::kInvalidArgument, "a session id must not be empty");
+    AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
+    return RunControl<AppendResult>([&, meta = std::move(meta)](Writer& w, AppendResult& out) mutable -> Status {
+      auto existing = w.Load(id);
+      if (existing.ok()) return Error(ErrorCode::kAlreadyExists, "session " + id.str() + " exists");
+      if (existing.status().code() != ErrorCode::kNotFound) return existing.status();
+      AS_ASSIGN_OR_RETURN(Writer::Cached * cached, w.InsertSession(id, std::move(meta), std::nullopt));
+      return AppendInitial(w, id, *cached, initial, out);
+    });
+  }
+
+  Result<AppendResult> Fork(const SessionId& parent, Cursor at, const SessionId& child,
+                            SessionMeta meta, std::vector<NewEvent> initial) override {
+    if (child.empty()) return Error(ErrorCode::kInvalidArgument, "a session id must not be empty");
+    AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
+    return RunControl<AppendResult>([&, meta = std::move(meta)](Writer& w, AppendResult& out) mutable -> Status {
+      AS_ASSIGN_OR_RETURN(Writer::Cached * p, w.Load(parent));
+      AS_RETURN_IF_ERROR(store_internal::CheckPrefix(p->state, parent, at));
+      auto existing = w.Load(child);
+      if (existing.ok()) return Error(ErrorCode::kAlreadyExists, "session " + child.str() + " exists");
+      if (existing.status().code() != ErrorCode::kNotFound) return existing.status();
+      AS_ASSIGN_OR_RETURN(Writer::Cached * cached,
+                          w.InsertSession(child, std::move(meta), HistoryBase{parent, at.epoch, at.seq}));
+      return AppendInitial(w, child, *cached, initial, out);
+    });
+  }
+
+  Result<AppendResult> Rewind(const SessionId& session, Cursor to,
+                              std::vector<NewEvent> initial) override {
+    AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
+    return RunControl<AppendResult>([&](Writer& w, AppendResult& out) -> Status {
+      AS_ASSIGN_OR_RETURN(Writer::Cached * cached, w.Load(session));
+      AS_RETURN_IF_ERROR(store_internal::CheckPrefix(cached->state, session, to));
+      AS_RETURN_IF_ERROR(w.StartEpoch(*cached, HistoryBase{session, to.epoch, to.seq}));
+      return AppendInitial(w, session, *cached, initial, out);
+    });
+  }
+
+  Result<SessionInfo> GetSession(const SessionId& id) override { return readers_.GetSession(id); }
+
+  Result<std::vector<SessionInfo>> ListSessions(const std::string& after, std::size_t limit) override {
+    return readers_.ListSessions(after, limit);
+  }
+
+  Status UpdateSessionMeta(const SessionId& id, const SessionMetaUpdate& update) override {
+    return RunControl<bool>([&](Writer& w, bool&) -> Status {
+      AS_ASSIGN_OR_RETURN(Writer::Cached * cached, w.Load(id));
+      AS_ASSIGN_OR_RETURN(Stmt s, w.db().Prepare(
+          "UPDATE sessions SET title=coalesce(?, title), persistence=coalesce(?, persistence), "
+          "status=coalesce(?, status) WHERE key=?"));
+      auto bind = [&](int i, const std::optional<std::string>& v) {
+        if (v) s.Bind(i, *v);
+        else s.BindNull(i);
+      };
+      bind(1, update.title);
+      bind(2, update.persistence_handle);
+      bind(3, update.status_snapshot);
+      s.Bind(4, cached->key);
+      AS_RETURN_IF_ERROR(w.Check(s.Exec()));
+      SessionMeta& meta = cached->state.meta;
+      if (update.title) meta.title = *update.title;
+      if (update.persistence_handle) meta.persistence_handle = *update.persistence_handle;
+      if (update.status_snapshot) meta.status_snapshot = *update.status_snapshot;
+      return Status::Ok();
+    }).status();
+  }
+
+  void AppendAsync(AppendRequest request, AppendCallback done) override {
+    Status checked = store_internal::CheckBatch(request.events, options_.limits, false);
+    if (!checked.ok()) return done(checked);
+    Status queued = Enqueue(PendingAppend{std::move(request), std::move(done)});
+    (void)queued;  // Enqueue completes the op itself when it cannot be queued
+  }
+
+  Result<ReadResult> Read(const ReadRequest& request) override { return readers_.Read(request); }
+  Result<Cursor> Tail(const SessionId& session) override { return readers_.Tail(session); }
+
+  Subscription SubscribeCommits(CommitListener listener) override {
+    return listeners_->Add(std::move(listener));
+  }
+
+  Result<ConsumerPosition> AcquireLease(const ConsumerId& consumer, const SessionId& session,
+                                        const std::string& owner, TimestampMs now_ms,
+                                        std::int64_t ttl_ms) override {
+    return RunControl<ConsumerPosition>([&](Writer& w, ConsumerPosition& out) -> Status {
+      AS_ASSIGN_OR_RETURN(auto row, sqlite::LoadPosition(w.db(), consumer, session));
+      AS_ASSIGN_OR_RETURN(out, store_internal::GrantLease(row, consumer, session, owner, now_ms, ttl_ms));
+      return w.Check(sqlite::StorePosition(w.db(), out));
+    });
+  }
+
+  Status CommitConsumerPosition(const ConsumerId& consumer, const SessionId& session,
+                                std::uint64_t generation, Cursor position,
+                                std::optional<std::string> adapter_state,
+                                TimestampMs now_ms) override {
+    return RunControl<bool>([&](Writer& w, bool&) -> Status {
+      AS_ASSIGN_OR_RETURN(auto row, sqlite::LoadPosition(w.db(), consumer, session));
+      AS_RETURN_IF_ERROR(store_internal::CheckLeaseHolder(row, generation, now_ms));
+      row->position = position;
+      if (adapter_state) row->adapter_state = std::move(*adapter_state);
+      return w.Check(sqlite::StorePosition(w.db(), *row));
+    }).status();
+  }
+
+  Status ReleaseLease(const ConsumerId& consumer, const SessionId& session,
+                      std::uint64_t generation) override {
+    return RunControl<bool>([&](Writer& w, bool&) -> Status {
+      AS_ASSIGN_OR_RETURN(auto row, sqlite::LoadPosition(w.db(), consumer, session));
+      if (!row || row->generation != generation) {
+        return Error(ErrorCode::kFenced, "lease generation " + std::to_string(generation) + " is not current");
+      }
+      row->lease_owner.clear();
+      row->lease_expires_ms = 0;
+      return w.Check(sqlite::StorePosition(w.db(), *row));
+    }).status();
+  }
+
+  Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer) override {
+    return readers_.ListConsumerPositions(consumer);
+  }
+
+  Status DeleteConsumerPositions(const ConsumerId& consumer) override {
+    return RunControl<bool>([&](Writer& w, bool&) -> Status {
+      AS_ASSIGN_OR_RETURN(Stmt s, w.db().Prepare("DELETE FROM consumer_positions WHERE consumer=?"));
+      s.Bind(1, consumer.str());
+      return w.Check(s.Exec());
+    }).status();
+  }
+
+  Status Health() override {
+    std::lock_guard lock(mu_);
+    return WritableLocked();
+  }
+
+ private:
+  // Appends the initial events of a create, fork or rewind.
+  static Status AppendInitial(Writer& w, const SessionId& id, Writer::Cached& cached,
+                              const std::vector<NewEvent>& initial, AppendResult& out) {
+    auto& epoch = cached.state.epochs.back();
+    out = AppendResult{cached.state.current(), epoch.tail.next(), Seq(epoch.tail.value() + initial.size()), false};
+    AS_RETURN_IF_ERROR(w.InsertEvents(cached.key, out.epoch, out.first_seq, initial));
+    epoch.tail = out.last_seq;
+    w.Touch(id, out.epoch, epoch.tail);
+    return Status::Ok();
+  }
+
+  Status WritableLocked() const {
+    if (!sticky_.ok()) {
+      return Error(ErrorCode::kUnavailable, "the log refuses writes until reopened, after: " + sticky_.ToString());
+    }
+    if (stopping_) return Error(ErrorCode::kUnavailable, "the log is closing");
+    return Status::Ok();
+  }
+
+  // Runs `body` on the writer thread inside a batch transaction and waits for the commit.
+  template <class T, class Body>
+  Result<T> RunControl(Body body) {
+    std::promise<Status> promise;
+    auto future = promise.get_future();
+    T out{};
+    PendingControl op{[&](Writer& w) { return body(w, out); },
+                      [&promise](Status s) { promise.set_value(std::move(s)); }};
+    if (std::this_thread::get_id() == writer_.get_id()) {
+      return Error(ErrorCode::kInternal, "a log callback may not wait for the log");
+    }
+    (void)Enqueue(std::move(op));
+    Status status = future.get();
+    if (!status.ok()) return status;
+    return out;
+  }
+
+  // Queues an op, blocking while the queue is full. When the op cannot be queued it is completed
+  // here with the reason.
+  Status Enqueue(Op op) {
+    std::unique_lock lock(mu_);
+    const bool on_writer = std::this_thread::get_id() == writer_.get_id();
+    if (!on_writer) {
+      space_cv_.wait(lock, [&] { return queue_.size() < options_.max_queued_requests || !WritableLocked().ok(); });
+    }
+    Status status = WritableLocked();
+    if (status.ok() && queue_.size() >= options_.max_queued_requests) {
+      status = Error(ErrorCode::kResourceExhausted, "the append queue is full");
+    }
+    if (!status.ok()) {
+      lock.unlock();
+      Complete(op, status);
+      return status;
+    }
+    queue_.push_back(std::move(op));
+    lock.unlock();
+    work_cv_.notify_one();
+    return Status::Ok();
+  }
+
+  static void Complete(Op& op, const Status& status) {
+    if (auto* a = std::get_if<PendingAppend>(&op)) a->done(status);
+    else std::get<PendingControl>(op).done(status);
+  }
+
+  void WriterLoop() {
+    std::vector<Op> batch;
+    while (true) {
+      {
+        std::unique_lock lock(mu_);
+        work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+        if (queue_.empty() && stopping_) return;
+        const std::size_t n = std::min(queue_.size(), options_.max_batch_requests);
+        batch.clear();
+        for (std::size_t i = 0; i < n; ++i) {
+          batch.push_back(std::move(queue_.front()));
+          queue_.pop_front();
+        }
+      }
+      space_cv_.notify_all();
+      RunBatch(batch);
+    }
+  }
+
+  void RunBatch(std::vector<Op>& batch) {
+    Status sticky;
+    {
+      std::lock_guard lock(mu_);
+      sticky = sticky_;
+    }
+    if (!sticky.ok()) {
+      Status refused = Error(ErrorCode::kUnavailable, "the log refuses writes until reopened, after: " + sticky.ToString());
+      for (Op& op : batch) Complete(op, refused);
+      return;
+    }
+    Writer& w = writer_state_;
+    w.BeginBatch();
+    std::vector<Status> outcomes(batch.size());
+    std::vector<AppendResult> results(batch.size());
+    Status begun = w.Check(w.db().Exec("BEGIN IMMEDIATE"));
+    for (std::size_t i = 0; i < batch.size() && begun.ok() && w.io().ok(); ++i) {
+      if (auto* a = std::get_if<PendingAppend>(&batch[i])) {
+        outcomes[i] = ApplyAppend(w, a->request, results[i]);
+      } else {
+        outcomes[i] = std::get<PendingControl>(batch[i]).run(w);
+      }
+    }
+    Status committed = w.io().ok() ? w.Check(w.db().Exec("COMMIT")) : w.io();
+    if (!committed.ok()) {
+      (void)w.db().Exec("ROLLBACK");
+      w.DropCache();
+      const Status failed = Error(ErrorCode::kIoError, "commit failed, outcome unknown: " + committed.ToString());
+      {
+        std::lock_guard lock(mu_);
+        sticky_ = failed;
+      }
+      space_cv_.notify_all();
+      for (Op& op : batch) Complete(op, failed);
+      return;
+    }
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (auto* a = std::get_if<PendingAppend>(&batch[i])) {
+        if (outcomes[i].ok()) a->done(results[i]);
+        else a->done(outcomes[i]);
+      } else {
+        std::get<PendingControl>(batch[i]).done(outcomes[i]);
+      }
+    }
+    for (const auto& [id, cursor] : w.touched()) {
+      listeners_->Notify(CommitNotice{SessionId(id), cursor.first, cursor.second});
+    }
+  }
+
+  static Status ApplyAppend(Writer& w, const AppendRequest& request, AppendResult& result) {
+    AS_ASSIGN_OR_RETURN(Writer::Cached * cached, w.Load(request.session));
+    AS_ASSIGN_OR_RETURN(AppendPlan plan, store_internal::PlanAppend(cached->state, request));
+    result = plan.result;
+    if (plan.result.duplicate) return Status::Ok();
+    AS_RETURN_IF_ERROR(w.InsertEvents(cached->key, plan.result.epoch, plan.result.first_seq, request.events));
+    AS_RETURN_IF_ERROR(w.StoreProducer(cached->key, plan));
+    store_internal::ApplyAppend(cached->state, plan);
+    w.Touch(request.session, plan.result.epoch, plan.result.last_seq);
+    return Status::Ok();
+  }
+
+  const SqliteLogOptions options_;
+  Writer writer_state_;  // writer thread only
+  sqlite::ReaderPool readers_;
+  std::shared_ptr<store_internal::CommitListeners> listeners_ =
+      std::make_shared<store_internal::CommitListeners>();
+
+  std::mutex mu_;  // guards queue_, stopping_, sticky_
+  std::condition_variable work_cv_;   // the writer waits for work
+  std::condition_variable space_cv_;  // producers wait for queue space
+  std::deque<Op> queue_;
+  bool stopping_ = false;
+  Status sticky_;
+  std::thread writer_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<EventLog>> OpenSqliteEventLog(SqliteLogOptions options) {
+  if (options.path.empty()) return Error(ErrorCode::kInvalidArgument, "the SQLite log needs a path");
+  AS_ASSIGN_OR_RETURN(Db db, Db::Open(options.path, true, false, options.vfs));
+  AS_RETURN_IF_ERROR(db.Exec("PRAGMA journal_mode=WAL"));
+  AS_RETURN_IF_ERROR(db.Exec(options.durability == Durability::kFsync ? "PRAGMA synchronous=FULL"
+                                                                      : "PRAGMA synchronous=NORMAL"));
+  AS_RETURN_IF_ERROR(db.Exec("PRAGMA wal_autocheckpoint=16384"));
+  AS_RETURN_IF_ERROR(db.Exec("PRAGMA cache_size=-65536"));
+  AS_RETURN_IF_ERROR(sqlite::EnsureSchema(db));
+  auto log = std::make_unique<SqliteEventLog>(std::move(options), std::move(db));
+  AS_RETURN_IF_ERROR(log->Start());
+  return std::unique_ptr<EventLog>(std::move(log));
+}
+
+}  // namespace agentstream

@@ -1,0 +1,49 @@
+// SqliteEventLog: the embedded, durable EventLog (the default store).
+//
+// One database file in WAL mode. A single writer thread owns the write connection and commits
+// group-wise: it takes every request queued since its last commit (up to a bound), checks each
+// against the log's rules, writes the accepted ones in one transaction, commits once, and only
+// then acknowledges them. One fsync thus covers many appends from many sessions. Readers use
+// their own connections and see only committed events.
+//
+// Durability::kFsync (default): SQLite `synchronous=FULL`; the WAL is fsynced before an append is
+// acknowledged; acknowledged events survive kill -9 and power loss.
+// Durability::kOs: `synchronous=NORMAL`; acknowledged events are in the OS page cache; they
+// survive kill -9 of the daemon but a power loss may lose the most recent ones.
+//
+// A failed COMMIT (for example an fsync error) has an unknown outcome: the appends of that batch
+// fail with kIoError and the log refuses further writes with kUnavailable until it is reopened.
+// Reopening reads the file as it is; everything acknowledged before the failure is there.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "store/event_log.h"
+
+namespace agentstream {
+
+enum class Durability { kFsync, kOs };
+
+struct SqliteLogOptions {
+  std::string path;  // the database file; created when missing
+  Durability durability = Durability::kFsync;
+  LogLimits limits;
+  std::string vfs;                          // SQLite VFS name; empty for the default
+  std::size_t max_queued_requests = 16384;  // AppendAsync blocks while this many wait
+  std::size_t max_batch_requests = 4096;    // requests committed in one transaction
+  std::size_t max_cached_sessions = 100000; // writer's session cache; reloaded on demand
+  std::size_t max_reader_connections = 4;   // concurrent reads beyond this wait
+};
+
+
+// Opens (creating when missing) the log at options.path. Errors: kUnavailable when the file
+// cannot be opened, kUnsupportedVersion when its schema is newer than this build, kCorruption
+// when it is not a database.
+Result<std::unique_ptr<EventLog>> OpenSqliteEventLog(SqliteLogOptions options);
+
+// The schema version this build writes (PRAGMA user_version).
+inline constexpr int kSqliteSchemaVersion = 1;
+
+}  // namespace agentstream

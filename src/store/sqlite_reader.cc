@@ -1,0 +1,277 @@
+#include "store/sqlite_reader.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "store/log_state.h"
+
+namespace agentstream::sqlite {
+
+namespace {
+
+std::int64_t I64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+
+// Reads of one snapshot: the queries a read needs, on one connection inside BEGIN ... COMMIT.
+class Snapshot {
+ public:
+  explicit Snapshot(Db& db) : db_(db) {}
+  ~Snapshot() {
+    if (open_) (void)db_.Exec("COMMIT");
+  }
+
+  Status Begin() {
+    AS_RETURN_IF_ERROR(db_.Exec("BEGIN"));
+    open_ = true;
+    return Status::Ok();
+  }
+
+  struct SessionRow {
+    std::int64_t key = 0;
+    Epoch current;
+    SessionMeta meta;
+    std::optional<HistoryBase> forked_from;
+  };
+
+  Result<SessionRow> Session(const SessionId& id) {
+    AS_ASSIGN_OR_RETURN(Stmt s, db_.Prepare(
+        "SELECT key, current_epoch, provider, cwd, title, created_ms, persistence, status, "
+        "forked_session, forked_epoch, forked_seq FROM sessions WHERE id=?"));
+    s.Bind(1, id.str());
+    AS_ASSIGN_OR_RETURN(bool found, s.Step());
+    if (!found) return Error(ErrorCode::kNotFound, "no session " + id.str());
+    SessionRow row;
+    row.key = s.Int(0);
+    row.current = Epoch(s.Int(1));
+    row.meta = SessionMeta{s.Text(2), s.Text(3), s.Text(4), s.Int(5), s.Text(6), s.Text(7)};
+    if (!s.IsNull(8)) row.forked_from = HistoryBase{SessionId(s.Text(8)), Epoch(s.Int(9)), Seq(s.Int(10))};
+    return row;
+  }
+
+  Result<std::int64_t> Key(const SessionId& id) {
+    AS_ASSIGN_OR_RETURN(Stmt s, db_.Prepare("SELECT key FROM sessions WHERE id=?"));
+    s.Bind(1, id.str());
+    AS_ASSIGN_OR_RETURN(bool found, s.Step());
+    if (!found) return Error(ErrorCode::kCorruption, "history refers to a missing session " + id.str());
+    return s.Int(0);
+  }
+
+  // The base of (key, epoch); kNotFound when the epoch does not exist.
+  Result<std::optional<HistoryBase>> Base(std::int64_t key, Epoch epoch) {
+    AS_ASSIGN_OR_RETURN(Stmt s, db_.Prepare(
+        "SELECT base_session, base_epoch, base_seq FROM epochs WHERE session=? AND epoch=?"));
+    s.Bind(1, key).Bind(2, I64(epoch.value()));
+    AS_ASSIGN_OR_RETURN(bool found, s.Step());
+    if (!found) return Error(ErrorCode::kNotFound, "no epoch " + std::to_string(epoch.value()));
+    if (s.IsNull(0)) return std::optional<HistoryBase>();
+    return std::optional<HistoryBase>(HistoryBase{SessionId(s.Text(0)), Epoch(s.Int(1)), Seq(s.Int(2))});
+  }
+
+  Result<Seq> TailOf(std::int64_t key, Epoch epoch, Seq base_seq) {
+    AS_ASSIGN_OR_RETURN(Stmt s, db_.Prepare("SELECT max(seq) FROM events WHERE session=? AND epoch=?"));
+    s.Bind(1, key).Bind(2, I64(epoch.value()));
+    AS_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row || s.IsNull(0)) return base_seq;
+    return Seq(s.Int(0));
+  }
+
+  Status Rows(std::int64_t key, Epoch epoch, Seq lo, Seq hi, bool backward, std::size_t limit,
+              std::vector<store_internal::StoredRow>& out) {
+    Stmt& s = backward ? backward_ : forward_;
+    if (!s.IsPrepared()) {
+      AS_ASSIGN_OR_RETURN(s, db_.Prepare(std::string(
+          "SELECT seq, time, kind, format, turn, payload, checksum FROM events "
+          "WHERE session=? AND epoch=? AND seq BETWEEN ? AND ? ORDER BY seq ") +
+          (backward ? "DESC" : "ASC") + " LIMIT ?"));
+    }
+    s.Bind(1, key).Bind(2, I64(epoch.value())).Bind(3, I64(lo.value())).Bind(4, I64(hi.value()));
+    s.Bind(5, static_cast<std::int64_t>(limit));
+    while (true) {
+      auto row = s.Step();
+      if (!row.ok()) return row.status();
+      if (!row.value()) break;
+      store_internal::StoredRow r;
+      r.record.seq = Seq(s.Int(0));
+      r.record.time = s.Int(1);
+      r.record.kind = static_cast<std::uint16_t>(s.Int(2));
+      r.record.format = static_cast<std::uint32_t>(s.Int(3));
+      if (!s.IsNull(4)) r.record.turn = TurnId(s.Text(4));
+      r.record.payload = s.Text(5);
+      r.checksum = static_cast<std::uint64_t>(s.Int(6));
+      // The stored kind and format are checked before use (VerifyRow); out-of-range values
+      // become "unknown" rather than wrapping into a valid one.
+      if (s.Int(2) < 0 || s.Int(2) > 0xffff) r.record.kind = 0;
+      if (s.Int(3) < 0 || s.Int(3) > 0xffffffffLL) r.record.format = 0xffffffffU;
+      out.push_back(std::move(r));
+    }
+    s.Reset();
+    if (backward) std::reverse(out.begin(), out.end());
+    return Status::Ok();
+  }
+
+ private:
+  Db& db_;
+  bool open_ = false;
+  Stmt forward_, backward_;
+};
+
+}  // namespace
+
+class ReaderPool::Lease {
+ public:
+  Lease(ReaderPool& pool, Db db) : pool_(pool), db_(std::move(db)) {}
+  ~Lease() { pool_.Release(std::move(db_)); }
+  Db& db() { return db_; }
+
+ private:
+  ReaderPool& pool_;
+  Db db_;
+};
+
+ReaderPool::ReaderPool(std::string path, std::string vfs, std::size_t max_connections, LogLimits limits)
+    : path_(std::move(path)), vfs_(std::move(vfs)), max_connections_(std::max<std::size_t>(1, max_connections)),
+      limits_(limits) {}
+
+ReaderPool::~ReaderPool() = default;
+
+Result<Db> ReaderPool::Acquire() {
+  std::unique_lock lock(mu_);
+  idle_cv_.wait(lock, [&] { return !idle_.empty() || open_ < max_connections_; });
+  if (!idle_.empty()) {
+    Db db = std::move(idle_.back());
+    idle_.pop_back();
+    return db;
+  }
+  ++open_;
+  lock.unlock();
+  auto db = Db::Open(path_, false, true, vfs_);
+  if (!db.ok()) {
+    std::lock_guard relock(mu_);
+    --open_;
+    idle_cv_.notify_one();
+  }
+  return db;
+}
+
+void ReaderPool::Release(Db db) {
+  {
+    std::lock_guard lock(mu_);
+    idle_.push_back(std::move(db));
+  }
+  idle_cv_.notify_one();
+}
+
+Result<ReadResult> ReaderPool::Read(const ReadRequest& request) {
+  AS_ASSIGN_OR_RETURN(Db db, Acquire());
+  Lease lease(*this, std::move(db));
+  Snapshot snap(lease.db());
+  AS_RETURN_IF_ERROR(snap.Begin());
+  AS_ASSIGN_OR_RETURN(auto session, snap.Session(request.session));
+  const Epoch epoch = request.epoch.value_or(session.current);
+  auto base = snap.Base(session.key, epoch);
+  if (!base.ok()) {
+    return Error(base.status().code(), request.session.str() + ": " + base.status().message());
+  }
+  const Seq base_seq = base.value() ? base.value()->seq : Seq(0);
+  AS_ASSIGN_OR_RETURN(Seq tail, snap.TailOf(session.key, epoch, base_seq));
+  std::map<std::string, std::int64_t> keys{{request.session.str(), session.key}};
+  auto key_of = [&](const SessionId& id) -> Result<std::int64_t> {
+    if (auto it = keys.find(id.str()); it != keys.end()) return it->second;
+    AS_ASSIGN_OR_RETURN(std::int64_t key, snap.Key(id));
+    keys[id.str()] = key;
+    return key;
+  };
+  auto lookup = [&](const SessionId& s, Epoch e) -> Result<std::optional<HistoryBase>> {
+    AS_ASSIGN_OR_RETURN(std::int64_t key, key_of(s));
+    auto found = snap.Base(key, e);
+    if (!found.ok() && found.status().code() == ErrorCode::kNotFound) {
+      return Error(ErrorCode::kCorruption, "history refers to a missing epoch of " + s.str());
+    }
+    return found;
+  };
+  AS_ASSIGN_OR_RETURN(auto segments, store_internal::ResolveSegments(request.session, epoch, tail, lookup));
+  auto reader = [&](const store_internal::Segment& seg, Seq lo, Seq hi, bool backward, std::size_t limit,
+                    std::vector<store_internal::StoredRow>& out) -> Status {
+    AS_ASSIGN_OR_RETURN(std::int64_t key, key_of(seg.session));
+    return snap.Rows(key, seg.epoch, lo, hi, backward, limit, out);
+  };
+  return store_internal::ReadSegments(request, request.session, epoch, tail, segments, limits_, reader);
+}
+
+Result<Cursor> ReaderPool::Tail(const SessionId& id) {
+  AS_ASSIGN_OR_RETURN(SessionInfo info, GetSession(id));
+  return Cursor{info.epoch, info.tail};
+}
+
+Result<SessionInfo> ReaderPool::GetSession(const SessionId& id) {
+  AS_ASSIGN_OR_RETURN(Db db, Acquire());
+  Lease lease(*this, std::move(db));
+  Snapshot snap(lease.db());
+  AS_RETURN_IF_ERROR(snap.Begin());
+  AS_ASSIGN_OR_RETURN(auto session, snap.Session(id));
+  AS_ASSIGN_OR_RETURN(auto base, snap.Base(session.key, session.current));
+  AS_ASSIGN_OR_RETURN(Seq tail, snap.TailOf(session.key, session.current, base ? base->seq : Seq(0)));
+  return SessionInfo{id, std::move(session.meta), session.current, tail, session.forked_from};
+}
+
+Result<std::vector<SessionInfo>> ReaderPool::ListSessions(const std::string& after, std::size_t limit) {
+  std::vector<std::string> ids;
+  {
+    AS_ASSIGN_OR_RETURN(Db db, Acquire());
+    Lease lease(*this, std::move(db));
+    AS_ASSIGN_OR_RETURN(Stmt s, lease.db().Prepare("SELECT id FROM sessions WHERE id > ? ORDER BY id LIMIT ?"));
+    s.Bind(1, after).Bind(2, static_cast<std::int64_t>(std::min<std::size_t>(limit, 100000)));
+    while (true) {
+      AS_ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      ids.push_back(s.Text(0));
+    }
+  }
+  std::vector<SessionInfo> out;
+  for (const auto& id : ids) {
+    AS_ASSIGN_OR_RETURN(SessionInfo info, GetSession(SessionId(id)));
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+Result<std::vector<ConsumerPosition>> ReaderPool::ListConsumerPositions(const ConsumerId& consumer) {
+  AS_ASSIGN_OR_RETURN(Db db, Acquire());
+  Lease lease(*this, std::move(db));
+  AS_ASSIGN_OR_RETURN(Stmt s, lease.db().Prepare(
+      "SELECT session FROM consumer_positions WHERE consumer=? ORDER BY session"));
+  s.Bind(1, consumer.str());
+  std::vector<ConsumerPosition> out;
+  while (true) {
+    AS_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    AS_ASSIGN_OR_RETURN(auto pos, LoadPosition(lease.db(), consumer, SessionId(s.Text(0))));
+    if (pos) out.push_back(std::move(*pos));
+  }
+  return out;
+}
+
+Result<std::optional<ConsumerPosition>> LoadPosition(Db& db, const ConsumerId& consumer,
+                                                     const SessionId& session) {
+  AS_ASSIGN_OR_RETURN(Stmt s, db.Prepare(
+      "SELECT epoch, seq, lease_owner, generation, lease_expires_ms, adapter_state "
+      "FROM consumer_positions WHERE consumer=? AND session=?"));
+  s.Bind(1, consumer.str()).Bind(2, session.str());
+  AS_ASSIGN_OR_RETURN(bool found, s.Step());
+  if (!found) return std::optional<ConsumerPosition>();
+  return std::optional<ConsumerPosition>(ConsumerPosition{
+      consumer, session, Cursor{Epoch(s.Int(0)), Seq(s.Int(1))}, s.Text(2),
+      static_cast<std::uint64_t>(s.Int(3)), s.Int(4), s.Text(5)});
+}
+
+Status StorePosition(Db& db, const ConsumerPosition& p) {
+  AS_ASSIGN_OR_RETURN(Stmt s, db.Prepare(
+      "INSERT OR REPLACE INTO consumer_positions(consumer, session, epoch, seq, lease_owner, "
+      "generation, lease_expires_ms, adapter_state) VALUES(?,?,?,?,?,?,?,?)"));
+  s.Bind(1, p.consumer.str()).Bind(2, p.session.str()).Bind(3, I64(p.position.epoch.value()));
+  s.Bind(4, I64(p.position.seq.value())).Bind(5, p.lease_owner).Bind(6, I64(p.generation));
+  s.Bind(7, p.lease_expires_ms).Bind(8, p.adapter_state);
+  return s.Exec();
+}
+
+}  // namespace agentstream::sqlite

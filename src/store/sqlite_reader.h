@@ -1,0 +1,50 @@
+// Internal to the store module: the read side of SqliteEventLog, and the consumer-position rows
+// shared by both sides.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/event_log.h"
+#include "store/sqlite/db.h"
+
+namespace agentstream::sqlite {
+
+// A bounded pool of read-only connections. Each read runs in its own read transaction, so it sees
+// one committed snapshot. Thread-safe; a read waits when all connections are busy.
+class ReaderPool {
+ public:
+  ReaderPool(std::string path, std::string vfs, std::size_t max_connections, LogLimits limits);
+  ~ReaderPool();
+
+  Result<ReadResult> Read(const ReadRequest& request);
+  Result<Cursor> Tail(const SessionId& session);
+  Result<SessionInfo> GetSession(const SessionId& id);
+  Result<std::vector<SessionInfo>> ListSessions(const std::string& after, std::size_t limit);
+  Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer);
+
+ private:
+  class Lease;
+  Result<Db> Acquire();
+  void Release(Db db);
+
+  const std::string path_;
+  const std::string vfs_;
+  const std::size_t max_connections_;
+  const LogLimits limits_;
+  std::mutex mu_;  // guards idle_ and open_
+  std::condition_variable idle_cv_;
+  std::vector<Db> idle_;
+  std::size_t open_ = 0;
+};
+
+// The stored position of (consumer, session), or nullopt.
+Result<std::optional<ConsumerPosition>> LoadPosition(Db& db, const ConsumerId& consumer,
+                                                     const SessionId& session);
+// Inserts or replaces a position row.
+Status StorePosition(Db& db, const ConsumerPosition& position);
+
+}  // namespace agentstream::sqlite

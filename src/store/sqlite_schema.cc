@@ -1,0 +1,93 @@
+#include "store/sqlite_schema.h"
+
+#include <string>
+
+#include "store/sqlite_log.h"
+
+namespace agentstream::sqlite {
+
+namespace {
+
+// Version 1. Seqs and epochs are stored as INTEGER (int64). Payloads are BLOBs so that damaged
+// bytes can be stored and then reported on read rather than refused by a type check.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE sessions(
+  key INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  provider TEXT NOT NULL,
+  cwd TEXT NOT NULL,
+  title TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  persistence TEXT NOT NULL,
+  status TEXT NOT NULL,
+  forked_session TEXT,
+  forked_epoch INTEGER,
+  forked_seq INTEGER,
+  current_epoch INTEGER NOT NULL
+) STRICT;
+CREATE TABLE epochs(
+  session INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  base_session TEXT,
+  base_epoch INTEGER,
+  base_seq INTEGER,
+  PRIMARY KEY(session, epoch)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE events(
+  session INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  time INTEGER NOT NULL,
+  kind INTEGER NOT NULL,
+  format INTEGER NOT NULL,
+  turn TEXT,
+  payload BLOB NOT NULL,
+  checksum INTEGER NOT NULL,
+  PRIMARY KEY(session, epoch, seq)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE producers(
+  session INTEGER NOT NULL,
+  producer TEXT NOT NULL,
+  epoch INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  first_seq INTEGER NOT NULL,
+  last_seq INTEGER NOT NULL,
+  PRIMARY KEY(session, producer)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE consumer_positions(
+  consumer TEXT NOT NULL,
+  session TEXT NOT NULL,
+  epoch INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  lease_owner TEXT NOT NULL,
+  generation INTEGER NOT NULL,
+  lease_expires_ms INTEGER NOT NULL,
+  adapter_state TEXT NOT NULL,
+  PRIMARY KEY(consumer, session)
+) STRICT, WITHOUT ROWID;
+)sql";
+
+}  // namespace
+
+Status EnsureSchema(Db& db) {
+  AS_ASSIGN_OR_RETURN(Stmt version, db.Prepare("PRAGMA user_version"));
+  AS_ASSIGN_OR_RETURN(bool row, version.Step());
+  const std::int64_t found = row ? version.Int(0) : 0;
+  version.Reset();
+  if (found > kSqliteSchemaVersion) {
+    return Error(ErrorCode::kUnsupportedVersion,
+                 "the database has schema version " + std::to_string(found) +
+                     "; this build reads up to " + std::to_string(kSqliteSchemaVersion));
+  }
+  if (found == kSqliteSchemaVersion) return Status::Ok();
+  AS_RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
+  Status created = db.Exec(kSchemaV1);
+  if (created.ok()) created = db.Exec("PRAGMA user_version = " + std::to_string(kSqliteSchemaVersion));
+  if (!created.ok()) {
+    (void)db.Exec("ROLLBACK");
+    return created;
+  }
+  return db.Exec("COMMIT");
+}
+
+}  // namespace agentstream::sqlite
