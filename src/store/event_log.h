@@ -14,7 +14,7 @@
 // working.
 //
 // Thread safety: every method may be called from any thread. Callbacks and commit listeners run on
-// an internal thread of the log; they must return quickly, must not block, and must not call
+// an internal thread of the log (listeners of a commit before its callbacks); they must return quickly, must not block, and must not call
 // Append() (AppendAsync() is allowed).
 //
 // Implementations: MemoryEventLog (tests), SqliteEventLog (embedded default); a PostgreSQL

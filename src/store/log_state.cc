@@ -224,11 +224,11 @@ Result<ReadResult> ReadSegments(const ReadRequest& request, const SessionId& ses
       return Error(ErrorCode::kCorruption, session.str() + " epoch " + Num(epoch.value()) +
                                                " is missing seq " + Num(expect.value()));
     }
+    row.record.session = session;
+    row.record.epoch = epoch;
     AS_RETURN_IF_ERROR(VerifyRow(row));
     if (!result.events.empty() && bytes + row.record.payload.size() > max_bytes) break;
     bytes += row.record.payload.size();
-    row.record.session = session;
-    row.record.epoch = epoch;
     result.events.push_back(std::move(row.record));
     expect = backward ? Seq(expect.value() - 1) : expect.next();
   }

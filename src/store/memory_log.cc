@@ -319,6 +319,12 @@ void MemoryEventLog::FailNextCommit() {
   state_->fail_next_commit = true;
 }
 
+void MemoryEventLog::SimulateReopen() {
+  std::lock_guard lock(state_->mu);
+  state_->sticky = Status::Ok();
+  state_->fail_next_commit = false;
+}
+
 void MemoryEventLog::InjectRawRecord(const EventRecord& record, std::optional<std::uint64_t> checksum) {
   std::lock_guard lock(state_->mu);
   auto& s = state_->sessions[record.session.str()];

@@ -49,6 +49,8 @@ class MemoryEventLog final : public EventLog {
   // sticky). A raw record is stored as given, with `checksum` (nullopt: the correct one), to
   // model damaged storage.
   void FailNextCommit();
+  // What reopening a durable log does to its failure state: writes are accepted again.
+  void SimulateReopen();
   void InjectRawRecord(const EventRecord& record, std::optional<std::uint64_t> checksum);
 
  private:

@@ -556,6 +556,10 @@ class SqliteEventLog final : public EventLog {
       for (Op& op : batch) Complete(op, failed);
       return;
     }
+    // Listeners hear of a commit before any of its appends is acknowledged.
+    for (const auto& [id, cursor] : w.touched()) {
+      listeners_->Notify(CommitNotice{SessionId(id), cursor.first, cursor.second});
+    }
     for (std::size_t i = 0; i < batch.size(); ++i) {
       if (auto* a = std::get_if<PendingAppend>(&batch[i])) {
         if (outcomes[i].ok()) a->done(results[i]);
@@ -563,9 +567,6 @@ class SqliteEventLog final : public EventLog {
       } else {
         std::get<PendingControl>(batch[i]).done(outcomes[i]);
       }
-    }
-    for (const auto& [id, cursor] : w.touched()) {
-      listeners_->Notify(CommitNotice{SessionId(id), cursor.first, cursor.second});
     }
   }
 

@@ -1,0 +1,31 @@
+// Test support: each EventLog backend behind one handle, with the hooks the conformance suite
+// needs (reopen, injected sync failures, raw damaged rows). Only test binaries link this.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/event_log.h"
+
+namespace agentstream::testing {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual EventLog& log() = 0;
+  // Closes and opens the log again on the same storage (a no-op for memory).
+  virtual void Reopen() = 0;
+  virtual bool CanFailSyncs() const { return true; }
+  // While set, the storage's syncs (or the commit point) fail.
+  virtual void FailSyncs(bool fail) = 0;
+  // Stores `record` as it is, bypassing every check, with `checksum` (nullopt: the right one).
+  virtual void InjectRaw(const EventRecord& record, std::optional<std::uint64_t> checksum) = 0;
+};
+
+// "memory", "sqlite".
+std::vector<std::string> BackendNames();
+std::unique_ptr<Backend> MakeBackend(const std::string& name);
+
+}  // namespace agentstream::testing
