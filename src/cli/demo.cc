@@ -1,7 +1,7 @@
 #include "cli/demo.h"
 
-#include <boost/json/serialize.hpp>
 #include <fmt/core.h>
+#include <boost/json/serialize.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -37,12 +37,18 @@ void PrintEvent(const EventRecord& record, bool json) {
   std::visit(
       [&](const auto& p) {
         using T = std::decay_t<decltype(p)>;
-        if constexpr (std::is_same_v<T, UserMessage>) detail = "user: " + p.text;
-        else if constexpr (std::is_same_v<T, AssistantMessageDelta>) detail = "\"" + p.text + "\"";
-        else if constexpr (std::is_same_v<T, ToolCallStart>) detail = p.name + " " + boost::json::serialize(p.input);
-        else if constexpr (std::is_same_v<T, ToolCallOutput>) detail = p.text;
-        else if constexpr (std::is_same_v<T, TurnStarted>) detail = p.origin == TurnOrigin::kForeground ? "foreground" : "autonomous";
-        else if constexpr (std::is_same_v<T, SessionCreated>) detail = p.provider + " in " + p.cwd;
+        if constexpr (std::is_same_v<T, UserMessage>)
+          detail = "user: " + p.text;
+        else if constexpr (std::is_same_v<T, AssistantMessageDelta>)
+          detail = "\"" + p.text + "\"";
+        else if constexpr (std::is_same_v<T, ToolCallStart>)
+          detail = p.name + " " + boost::json::serialize(p.input);
+        else if constexpr (std::is_same_v<T, ToolCallOutput>)
+          detail = p.text;
+        else if constexpr (std::is_same_v<T, TurnStarted>)
+          detail = p.origin == TurnOrigin::kForeground ? "foreground" : "autonomous";
+        else if constexpr (std::is_same_v<T, SessionCreated>)
+          detail = p.provider + " in " + p.cwd;
       },
       event->payload);
   fmt::print("{:>5}  {:<24} {:<10} {}\n", record.seq.value(), EventKindName(event->kind()),
@@ -53,7 +59,8 @@ void PrintEvent(const EventRecord& record, bool json) {
 // Plays a few scripted turns into `session`, each event appended durably.
 Status PlayScript(EventLog& log, const SessionId& session, const DemoOptions& options) {
   auto append = [&](const Payload& payload, const std::optional<TurnId>& turn) -> Status {
-    AppendRequest request{session, std::nullopt, std::nullopt, std::nullopt, {MakeNewEvent(payload, turn)}};
+    AppendRequest request{
+        session, std::nullopt, std::nullopt, std::nullopt, {MakeNewEvent(payload, turn)}};
     return log.Append(std::move(request)).status();
   };
   const char* prompts[] = {"List the files in this directory", "Summarize the README",
@@ -63,14 +70,19 @@ Status PlayScript(EventLog& log, const SessionId& session, const DemoOptions& op
     const std::string client_id = RandomId("cm");
     const char* prompt = prompts[t % 3];
     AS_RETURN_IF_ERROR(append(TurnStarted{TurnOrigin::kForeground, client_id, std::nullopt}, turn));
-    AS_RETURN_IF_ERROR(append(UserMessage{MessageId(RandomId("msg")), client_id, prompt, {}}, turn));
+    AS_RETURN_IF_ERROR(
+        append(UserMessage{MessageId(RandomId("msg")), client_id, prompt, {}}, turn));
     const ToolCallId call(RandomId("call"));
-    AS_RETURN_IF_ERROR(append(ToolCallStart{call, "shell", "ls", boost::json::object{{"command", "ls"}}, std::nullopt}, turn));
+    AS_RETURN_IF_ERROR(append(
+        ToolCallStart{call, "shell", "ls", boost::json::object{{"command", "ls"}}, std::nullopt},
+        turn));
     AS_RETURN_IF_ERROR(append(ToolCallOutput{call, "README.md\nsrc\ntests\n", false}, turn));
-    AS_RETURN_IF_ERROR(append(ToolCallEnd{call, ToolCallStatus::kCompleted, std::nullopt, false, std::nullopt}, turn));
+    AS_RETURN_IF_ERROR(append(
+        ToolCallEnd{call, ToolCallStatus::kCompleted, std::nullopt, false, std::nullopt}, turn));
     const MessageId reply(RandomId("msg"));
     AS_RETURN_IF_ERROR(append(AssistantMessageStart{reply, std::nullopt}, turn));
-    for (const char* word : {"Here ", "is ", "what ", "I ", "found: ", "a ", "small ", "project."}) {
+    for (const char* word :
+         {"Here ", "is ", "what ", "I ", "found: ", "a ", "small ", "project."}) {
       std::this_thread::sleep_for(std::chrono::milliseconds(options.delay_ms));
       AS_RETURN_IF_ERROR(append(AssistantMessageDelta{reply, word}, turn));
     }
@@ -113,7 +125,8 @@ int RunDemo(const DemoOptions& options) {
         dirty = false;
       }
       while (true) {
-        auto page = log.Read(ReadRequest{session, std::nullopt, ReadDirection::kForward, next, 100, 1 << 20});
+        auto page = log.Read(
+            ReadRequest{session, std::nullopt, ReadDirection::kForward, next, 100, 1 << 20});
         if (!page.ok() || page->events.empty()) break;
         for (const auto& record : page->events) PrintEvent(record, options.json);
         next = page->events.back().seq.next();
@@ -125,9 +138,11 @@ int RunDemo(const DemoOptions& options) {
     }
   });
 
-  Status played = log.CreateSession(session, SessionMeta{"scripted", "/demo", "demo session"},
-                                    {MakeNewEvent(SessionCreated{"scripted", "/demo", "demo session", std::nullopt, std::nullopt})})
-                      .status();
+  Status played =
+      log.CreateSession(session, SessionMeta{"scripted", "/demo", "demo session"},
+                        {MakeNewEvent(SessionCreated{"scripted", "/demo", "demo session",
+                                                     std::nullopt, std::nullopt})})
+          .status();
   if (played.ok()) played = PlayScript(log, session, options);
   done = true;
   cv.notify_one();

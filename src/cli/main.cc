@@ -1,6 +1,6 @@
 // agentstream: the command-line entry point.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdlib>
 #include <string>
@@ -13,7 +13,8 @@ namespace {
 
 // $XDG_DATA_HOME/agentstream, else ~/.local/share/agentstream.
 std::string DefaultDataDir() {
-  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/agentstream";
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/agentstream";
   const char* home = std::getenv("HOME");
   return std::string(home && *home ? home : ".") + "/.local/share/agentstream";
 }
@@ -25,7 +26,8 @@ std::string StoreUrl(const std::string& store, const std::string& data) {
   return "sqlite:" + data + "/agentstream.db";
 }
 
-int PrintEvents(const std::string& url, const std::string& session, const std::string& from, int limit, bool json) {
+int PrintEvents(const std::string& url, const std::string& session, const std::string& from,
+                int limit, bool json) {
   auto log = agentstream::OpenEventLog(agentstream::StoreConfig{url});
   if (!log.ok()) {
     fmt::print(stderr, "agentstream: {}\n", log.status().ToString());
@@ -67,12 +69,15 @@ int main(int argc, char** argv) {
   std::string data = DefaultDataDir();
   std::string store;
   app.add_option("--data", data, "data directory")->capture_default_str();
-  app.add_option("--store", store, "store URL (memory:, sqlite:PATH); default: SQLite in the data directory");
+  app.add_option("--store", store,
+                 "store URL (memory:, sqlite:PATH); default: SQLite in the data directory");
 
   agentstream::cli::DemoOptions demo;
-  auto* demo_cmd = app.add_subcommand("demo", "play a scripted agent session into the log and follow it live");
+  auto* demo_cmd =
+      app.add_subcommand("demo", "play a scripted agent session into the log and follow it live");
   demo_cmd->add_option("--turns", demo.turns, "scripted turns to play")->check(CLI::Range(1, 1000));
-  demo_cmd->add_option("--delay-ms", demo.delay_ms, "pause between streamed deltas")->check(CLI::Range(0, 10000));
+  demo_cmd->add_option("--delay-ms", demo.delay_ms, "pause between streamed deltas")
+      ->check(CLI::Range(0, 10000));
   demo_cmd->add_flag("--json", demo.json, "print JSON envelopes");
 
   std::string session, from;
@@ -107,8 +112,8 @@ int main(int argc, char** argv) {
     }
     for (const auto& info : *list) {
       if (json) {
-        fmt::print("{{\"id\":\"{}\",\"provider\":\"{}\",\"epoch\":{},\"tail\":{}}}\n", info.id.str(),
-                   info.meta.provider, info.epoch.value(), info.tail.value());
+        fmt::print("{{\"id\":\"{}\",\"provider\":\"{}\",\"epoch\":{},\"tail\":{}}}\n",
+                   info.id.str(), info.meta.provider, info.epoch.value(), info.tail.value());
       } else {
         fmt::print("{}  {:<10} {}:{}  {}\n", info.id.str(), info.meta.provider, info.epoch.value(),
                    info.tail.value(), info.meta.title);

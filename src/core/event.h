@@ -76,7 +76,8 @@ struct SessionCreated {
   std::optional<std::string> title;
   std::optional<std::string> model;
   std::optional<std::string> mode;
-  template <class V> void Fields(V& v) {
+  template <class V>
+  void Fields(V& v) {
     v("provider", provider), v("cwd", cwd), v("title", title), v("model", model), v("mode", mode);
   }
 };
@@ -86,7 +87,8 @@ struct SessionForked {
   SessionId parent;
   Epoch parent_epoch;
   Seq parent_seq;
-  template <class V> void Fields(V& v) {
+  template <class V>
+  void Fields(V& v) {
     v("parent", parent), v("parentEpoch", parent_epoch), v("parentSeq", parent_seq);
   }
 };
@@ -96,7 +98,8 @@ struct SessionRewound {
   Epoch from_epoch;  // the epoch the rewind left
   Epoch to_epoch;    // the epoch whose prefix the new epoch continues
   Seq to_seq;        // the last seq kept from that prefix
-  template <class V> void Fields(V& v) {
+  template <class V>
+  void Fields(V& v) {
     v("fromEpoch", from_epoch), v("toEpoch", to_epoch), v("toSeq", to_seq);
   }
 };
@@ -106,7 +109,8 @@ struct TurnStarted {
   TurnOrigin origin = TurnOrigin::kForeground;
   std::optional<std::string> client_message_id;  // the prompt that started a foreground turn
   std::optional<std::string> task_id;            // the background task that woke the agent
-  template <class V> void Fields(V& v) {
+  template <class V>
+  void Fields(V& v) {
     v("origin", origin), v("clientMessageId", client_message_id), v("taskId", task_id);
   }
 };
@@ -114,20 +118,29 @@ struct TurnStarted {
 struct TurnCompleted {
   static constexpr EventKind kKind = EventKind::kTurnCompleted;
   std::optional<std::string> stop_reason;
-  template <class V> void Fields(V& v) { v("stopReason", stop_reason); }
+  template <class V>
+  void Fields(V& v) {
+    v("stopReason", stop_reason);
+  }
 };
 
 struct TurnCanceled {
   static constexpr EventKind kKind = EventKind::kTurnCanceled;
   std::string reason;
-  template <class V> void Fields(V& v) { v("reason", reason); }
+  template <class V>
+  void Fields(V& v) {
+    v("reason", reason);
+  }
 };
 
 struct TurnFailed {
   static constexpr EventKind kKind = EventKind::kTurnFailed;
   std::string code;     // short machine-readable cause: "provider_exited", "daemon_restarted", ...
   std::string message;  // for a person
-  template <class V> void Fields(V& v) { v("code", code), v("message", message); }
+  template <class V>
+  void Fields(V& v) {
+    v("code", code), v("message", message);
+  }
 };
 
 struct Attachment {
@@ -136,7 +149,8 @@ struct Attachment {
   std::optional<std::string> name;
   std::optional<std::string> uri;   // a reference the provider can resolve
   std::optional<std::string> data;  // base64 content, bounded by the event size limit
-  template <class V> void Fields(V& v) {
+  template <class V>
+  void Fields(V& v) {
     v("kind", kind), v("mimeType", mime_type), v("name", name), v("uri", uri), v("data", data);
   }
 };
@@ -147,7 +161,8 @@ struct UserMessage {
   std::string client_message_id;
   std::string text;
   std::vector<Attachment> attachments;
-  template <class V> void Fields(V& v) {
+  template <class V>
+  void Fields(V& v) {
     v("messageId", message_id), v("clientMessageId", client_message_id), v("text", text),
         v("attachments", attachments);
   }
@@ -157,7 +172,8 @@ struct AssistantMessageStart {
   static constexpr EventKind kKind = EventKind::kAssistantMessageStart;
   MessageId message_id;
   std::optional<MessageId> parent_message_id;
-  template <class V> void Fields(V& v) {
+  template <class V>
+  void Fields(V& v) {
     v("messageId", message_id), v("parentMessageId", parent_message_id);
   }
 };
@@ -166,21 +182,30 @@ struct AssistantMessageDelta {
   static constexpr EventKind kKind = EventKind::kAssistantMessageDelta;
   MessageId message_id;
   std::string text;
-  template <class V> void Fields(V& v) { v("messageId", message_id), v("text", text); }
+  template <class V>
+  void Fields(V& v) {
+    v("messageId", message_id), v("text", text);
+  }
 };
 
 struct AssistantMessageEnd {
   static constexpr EventKind kKind = EventKind::kAssistantMessageEnd;
   MessageId message_id;
   std::optional<std::string> stop_reason;
-  template <class V> void Fields(V& v) { v("messageId", message_id), v("stopReason", stop_reason); }
+  template <class V>
+  void Fields(V& v) {
+    v("messageId", message_id), v("stopReason", stop_reason);
+  }
 };
 
 struct Reasoning {
   static constexpr EventKind kKind = EventKind::kReasoning;
   MessageId message_id;  // reasoning deltas of one block share an id
   std::string text;
-  template <class V> void Fields(V& v) { v("messageId", message_id), v("text", text); }
+  template <class V>
+  void Fields(V& v) {
+    v("messageId", message_id), v("text", text);
+  }
 };
 
 struct ToolCallStart {
@@ -190,7 +215,8 @@ struct ToolCallStart {
   std::optional<std::string> title;
   boost::json::value input;  // the tool's arguments as the provider gave them
   std::optional<MessageId> parent_message_id;
-  template <class V> void Fields(V& v) {
+  template <class V>
+  void Fields(V& v) {
     v("callId", call_id), v("name", name), v("title", title), v("input", input),
         v("parentMessageId", parent_message_id);
   }
@@ -203,7 +229,10 @@ struct ToolCallOutput {
   ToolCallId call_id;
   std::string text;
   bool truncated = false;
-  template <class V> void Fields(V& v) { v("callId", call_id), v("text", text), v("truncated", truncated); }
+  template <class V>
+  void Fields(V& v) {
+    v("callId", call_id), v("text", text), v("truncated", truncated);
+  }
 };
 
 struct ToolCallEnd {
@@ -213,7 +242,8 @@ struct ToolCallEnd {
   std::optional<std::string> output;  // final result text, bounded like ToolCallOutput
   bool truncated = false;
   std::optional<std::string> error;
-  template <class V> void Fields(V& v) {
+  template <class V>
+  void Fields(V& v) {
     v("callId", call_id), v("status", status), v("output", output), v("truncated", truncated),
         v("error", error);
   }
@@ -223,7 +253,10 @@ struct PermissionOption {
   std::string id;
   PermissionOptionKind kind = PermissionOptionKind::kAllowOnce;
   std::string label;
-  template <class V> void Fields(V& v) { v("id", id), v("kind", kind), v("label", label); }
+  template <class V>
+  void Fields(V& v) {
+    v("id", id), v("kind", kind), v("label", label);
+  }
 };
 
 struct PermissionRequested {
@@ -234,7 +267,8 @@ struct PermissionRequested {
   std::optional<std::string> tool_name;
   boost::json::value input;
   std::vector<PermissionOption> options;
-  template <class V> void Fields(V& v) {
+  template <class V>
+  void Fields(V& v) {
     v("requestId", request_id), v("callId", call_id), v("title", title), v("toolName", tool_name),
         v("input", input), v("options", options);
   }
@@ -246,7 +280,8 @@ struct PermissionResolved {
   PermissionDecision decision = PermissionDecision::kDeny;
   std::optional<std::string> option_id;
   std::optional<std::string> message;
-  template <class V> void Fields(V& v) {
+  template <class V>
+  void Fields(V& v) {
     v("requestId", request_id), v("decision", decision), v("optionId", option_id),
         v("message", message);
   }
@@ -256,31 +291,46 @@ struct PlanEntry {
   std::string content;
   PlanEntryStatus status = PlanEntryStatus::kPending;
   std::optional<std::string> priority;
-  template <class V> void Fields(V& v) { v("content", content), v("status", status), v("priority", priority); }
+  template <class V>
+  void Fields(V& v) {
+    v("content", content), v("status", status), v("priority", priority);
+  }
 };
 
 struct Plan {
   static constexpr EventKind kKind = EventKind::kPlan;
   std::vector<PlanEntry> entries;  // the whole plan; each Plan event replaces the previous one
-  template <class V> void Fields(V& v) { v("entries", entries); }
+  template <class V>
+  void Fields(V& v) {
+    v("entries", entries);
+  }
 };
 
 struct ModeChanged {
   static constexpr EventKind kKind = EventKind::kModeChanged;
   std::string mode;
-  template <class V> void Fields(V& v) { v("mode", mode); }
+  template <class V>
+  void Fields(V& v) {
+    v("mode", mode);
+  }
 };
 
 struct ModelChanged {
   static constexpr EventKind kKind = EventKind::kModelChanged;
   std::string model;
-  template <class V> void Fields(V& v) { v("model", model); }
+  template <class V>
+  void Fields(V& v) {
+    v("model", model);
+  }
 };
 
 struct ThinkingOptionChanged {
   static constexpr EventKind kKind = EventKind::kThinkingOptionChanged;
   std::optional<std::string> option;  // absent: the provider's default
-  template <class V> void Fields(V& v) { v("option", option); }
+  template <class V>
+  void Fields(V& v) {
+    v("option", option);
+  }
 };
 
 struct Usage {
@@ -290,7 +340,8 @@ struct Usage {
   std::int64_t cache_read_tokens = 0;
   std::int64_t cache_write_tokens = 0;
   std::optional<double> cost_usd;
-  template <class V> void Fields(V& v) {
+  template <class V>
+  void Fields(V& v) {
     v("inputTokens", input_tokens), v("outputTokens", output_tokens),
         v("cacheReadTokens", cache_read_tokens), v("cacheWriteTokens", cache_write_tokens),
         v("costUsd", cost_usd);
@@ -302,14 +353,20 @@ struct ErrorEvent {
   std::string code;
   std::string message;
   bool fatal = false;  // the session cannot continue without a restart
-  template <class V> void Fields(V& v) { v("code", code), v("message", message), v("fatal", fatal); }
+  template <class V>
+  void Fields(V& v) {
+    v("code", code), v("message", message), v("fatal", fatal);
+  }
 };
 
 struct Notice {
   static constexpr EventKind kKind = EventKind::kNotice;
   NoticeLevel level = NoticeLevel::kInfo;
   std::string text;
-  template <class V> void Fields(V& v) { v("level", level), v("text", text); }
+  template <class V>
+  void Fields(V& v) {
+    v("level", level), v("text", text);
+  }
 };
 
 // A provider message this build does not map: kept, never dropped silently.
@@ -318,7 +375,10 @@ struct ProviderMetadata {
   std::string provider;
   std::string type;
   boost::json::value data;
-  template <class V> void Fields(V& v) { v("provider", provider), v("type", type), v("data", data); }
+  template <class V>
+  void Fields(V& v) {
+    v("provider", provider), v("type", type), v("data", data);
+  }
 };
 
 struct AuthorizationRequired {
@@ -326,14 +386,20 @@ struct AuthorizationRequired {
   RequestId request_id;
   std::string message;
   std::optional<std::string> url;
-  template <class V> void Fields(V& v) { v("requestId", request_id), v("message", message), v("url", url); }
+  template <class V>
+  void Fields(V& v) {
+    v("requestId", request_id), v("message", message), v("url", url);
+  }
 };
 
 struct AuthorizationCompleted {
   static constexpr EventKind kKind = EventKind::kAuthorizationCompleted;
   RequestId request_id;
   bool granted = false;
-  template <class V> void Fields(V& v) { v("requestId", request_id), v("granted", granted); }
+  template <class V>
+  void Fields(V& v) {
+    v("requestId", request_id), v("granted", granted);
+  }
 };
 
 // A child session's event, wrapped into its parent's log.
@@ -345,20 +411,20 @@ struct SubagentEvent {
   std::string child_kind;  // the child's kind name
   std::optional<TurnId> child_turn;
   boost::json::value payload;  // the child's payload as stored
-  template <class V> void Fields(V& v) {
+  template <class V>
+  void Fields(V& v) {
     v("child", child), v("childEpoch", child_epoch), v("childSeq", child_seq),
         v("childKind", child_kind), v("childTurn", child_turn), v("payload", payload);
   }
 };
 
-using Payload = std::variant<SessionCreated, SessionForked, SessionRewound, TurnStarted,
-                             TurnCompleted, TurnCanceled, TurnFailed, UserMessage,
-                             AssistantMessageStart, AssistantMessageDelta, AssistantMessageEnd,
-                             Reasoning, ToolCallStart, ToolCallOutput, ToolCallEnd,
-                             PermissionRequested, PermissionResolved, Plan, ModeChanged,
-                             ModelChanged, ThinkingOptionChanged, Usage, ErrorEvent, Notice,
-                             ProviderMetadata, AuthorizationRequired, AuthorizationCompleted,
-                             SubagentEvent>;
+using Payload =
+    std::variant<SessionCreated, SessionForked, SessionRewound, TurnStarted, TurnCompleted,
+                 TurnCanceled, TurnFailed, UserMessage, AssistantMessageStart,
+                 AssistantMessageDelta, AssistantMessageEnd, Reasoning, ToolCallStart,
+                 ToolCallOutput, ToolCallEnd, PermissionRequested, PermissionResolved, Plan,
+                 ModeChanged, ModelChanged, ThinkingOptionChanged, Usage, ErrorEvent, Notice,
+                 ProviderMetadata, AuthorizationRequired, AuthorizationCompleted, SubagentEvent>;
 
 EventKind KindOf(const Payload& payload);
 

@@ -66,9 +66,9 @@ bool DecodeAlternative(EventKind kind, const json::value& value, Payload& out,
 
 Status InvalidPayload(std::uint16_t kind, const json_fields::DecodeError& err) {
   std::string where = err.path.empty() ? "payload" : "field '" + err.path + "'";
-  return Error(ErrorCode::kInvalidArgument, "payload of " +
-                                                std::string(EventKindName(EventKind(kind))) + ": " +
-                                                where + " " + err.what);
+  return Error(
+      ErrorCode::kInvalidArgument,
+      "payload of " + std::string(EventKindName(EventKind(kind))) + ": " + where + " " + err.what);
 }
 
 }  // namespace
@@ -103,9 +103,9 @@ NewEvent MakeNewEvent(const Payload& payload, std::optional<TurnId> turn) {
 
 Result<Payload> DecodePayload(std::uint16_t kind, std::uint32_t format, std::string_view text) {
   if (format > kEventFormatVersion) {
-    return Error(ErrorCode::kUnsupportedVersion,
-                 "event format " + std::to_string(format) + " is newer than this build reads (" +
-                     std::to_string(kEventFormatVersion) + ")");
+    return Error(ErrorCode::kUnsupportedVersion, "event format " + std::to_string(format) +
+                                                     " is newer than this build reads (" +
+                                                     std::to_string(kEventFormatVersion) + ")");
   }
   if (format == 0) return Error(ErrorCode::kInvalidArgument, "event format 0 does not exist");
   if (!IsKnownEventKind(kind)) {
@@ -133,8 +133,8 @@ Status ValidateNewEvent(const NewEvent& event, std::size_t max_payload_bytes) {
   if (event.turn && event.turn->empty()) {
     return Error(ErrorCode::kInvalidArgument, "turn id must not be empty");
   }
-  auto decoded = DecodePayload(static_cast<std::uint16_t>(event.kind), kEventFormatVersion,
-                               event.payload);
+  auto decoded =
+      DecodePayload(static_cast<std::uint16_t>(event.kind), kEventFormatVersion, event.payload);
   return decoded.status();
 }
 
@@ -146,8 +146,8 @@ Result<Event> DecodeRecord(const EventRecord& record) {
                                              FormatCursor(record.cursor()) + ": " +
                                              payload.status().message());
   }
-  return Event{record.session, record.epoch, record.seq, record.time, record.turn,
-               std::move(payload).value()};
+  return Event{record.session, record.epoch, record.seq,
+               record.time,    record.turn,  std::move(payload).value()};
 }
 
 json::object EnvelopeToJson(const EventRecord& record) {
@@ -191,7 +191,8 @@ Result<EventRecord> DecodeEnvelope(std::string_view text) {
   EventRecord record;
   record.format = static_cast<std::uint32_t>(format);
   const json::value* session = obj.if_contains("session");
-  if (session == nullptr || !session->is_string() || session->get_string().empty()) return bad("session");
+  if (session == nullptr || !session->is_string() || session->get_string().empty())
+    return bad("session");
   record.session = SessionId(std::string(session->get_string()));
   for (auto [name, target] : {std::pair{"epoch", 0}, std::pair{"seq", 1}, std::pair{"time", 2}}) {
     const json::value* n = obj.if_contains(name);

@@ -20,15 +20,23 @@ std::vector<Payload> EveryKind() {
       TurnCompleted{"end_turn"},
       TurnCanceled{"interrupted"},
       TurnFailed{"provider_exited", "exit 1"},
-      UserMessage{MessageId("m1"), "cm1", "hello", {Attachment{"image", "image/png", "a.png", std::nullopt, "iVBOR"}}},
+      UserMessage{MessageId("m1"),
+                  "cm1",
+                  "hello",
+                  {Attachment{"image", "image/png", "a.png", std::nullopt, "iVBOR"}}},
       AssistantMessageStart{MessageId("m2"), MessageId("m1")},
       AssistantMessageDelta{MessageId("m2"), "Hel"},
       AssistantMessageEnd{MessageId("m2"), "end_turn"},
       Reasoning{MessageId("r1"), "thinking"},
-      ToolCallStart{ToolCallId("c1"), "shell", "ls", boost::json::object{{"cmd", "ls"}}, MessageId("m2")},
+      ToolCallStart{ToolCallId("c1"), "shell", "ls", boost::json::object{{"cmd", "ls"}},
+                    MessageId("m2")},
       ToolCallOutput{ToolCallId("c1"), "a\nb\n", true},
       ToolCallEnd{ToolCallId("c1"), ToolCallStatus::kFailed, "out", false, "boom"},
-      PermissionRequested{RequestId("p1"), ToolCallId("c1"), "Run ls?", "shell", boost::json::object{},
+      PermissionRequested{RequestId("p1"),
+                          ToolCallId("c1"),
+                          "Run ls?",
+                          "shell",
+                          boost::json::object{},
                           {PermissionOption{"o1", PermissionOptionKind::kAllowOnce, "Allow"},
                            PermissionOption{"o2", PermissionOptionKind::kRejectAlways, "Never"}}},
       PermissionResolved{RequestId("p1"), PermissionDecision::kAllow, "o1", std::nullopt},
@@ -75,12 +83,13 @@ TEST(EventCodecTest, KindNumbersAreFixed) {
 
 TEST(EventCodecTest, OmitsAbsentOptionalFields) {
   EXPECT_EQ(EncodePayload(TurnCompleted{}), "{}");
-  EXPECT_EQ(EncodePayload(AssistantMessageStart{MessageId("m"), std::nullopt}), R"({"messageId":"m"})");
+  EXPECT_EQ(EncodePayload(AssistantMessageStart{MessageId("m"), std::nullopt}),
+            R"({"messageId":"m"})");
 }
 
 TEST(EventCodecTest, RejectsNewerFormatVersion) {
-  auto decoded = DecodePayload(static_cast<std::uint16_t>(EventKind::kNotice), kEventFormatVersion + 1,
-                               R"({"level":"info","text":"x"})");
+  auto decoded = DecodePayload(static_cast<std::uint16_t>(EventKind::kNotice),
+                               kEventFormatVersion + 1, R"({"level":"info","text":"x"})");
   ASSERT_FALSE(decoded.ok());
   EXPECT_EQ(decoded.status().code(), ErrorCode::kUnsupportedVersion);
 }
@@ -89,13 +98,17 @@ TEST(EventCodecTest, NamesTheBadField) {
   const auto kind = static_cast<std::uint16_t>(EventKind::kPermissionRequested);
   auto missing = DecodePayload(kind, 1, R"({"requestId":"p","title":"t","input":{}})");
   EXPECT_TRUE(missing.ok()) << "options may be absent";
-  auto bad_enum = DecodePayload(kind, 1, R"({"requestId":"p","title":"t","input":{},"options":[{"id":"a","kind":"allow_once","label":"A"},{"id":"b","kind":"maybe","label":"B"}]})");
+  auto bad_enum = DecodePayload(
+      kind, 1,
+      R"({"requestId":"p","title":"t","input":{},"options":[{"id":"a","kind":"allow_once","label":"A"},{"id":"b","kind":"maybe","label":"B"}]})");
   ASSERT_FALSE(bad_enum.ok());
   EXPECT_EQ(bad_enum.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(bad_enum.status().message().find("options[1].kind"), std::string::npos) << bad_enum.status().message();
+  EXPECT_NE(bad_enum.status().message().find("options[1].kind"), std::string::npos)
+      << bad_enum.status().message();
   auto no_title = DecodePayload(kind, 1, R"({"requestId":"p","input":{}})");
   ASSERT_FALSE(no_title.ok());
-  EXPECT_NE(no_title.status().message().find("'title' is missing"), std::string::npos) << no_title.status().message();
+  EXPECT_NE(no_title.status().message().find("'title' is missing"), std::string::npos)
+      << no_title.status().message();
 }
 
 TEST(EventCodecTest, ValidateNewEventChecksSizeKindAndJson) {
@@ -113,8 +126,14 @@ TEST(EventCodecTest, ValidateNewEventChecksSizeKindAndJson) {
 }
 
 TEST(EventCodecTest, EnvelopeRoundTrips) {
-  EventRecord record{SessionId("s1"), Epoch(2), Seq(9), 1700000000123, static_cast<std::uint16_t>(EventKind::kTurnStarted),
-                     TurnId("t1"), kEventFormatVersion, EncodePayload(TurnStarted{TurnOrigin::kForeground, "cm", std::nullopt})};
+  EventRecord record{SessionId("s1"),
+                     Epoch(2),
+                     Seq(9),
+                     1700000000123,
+                     static_cast<std::uint16_t>(EventKind::kTurnStarted),
+                     TurnId("t1"),
+                     kEventFormatVersion,
+                     EncodePayload(TurnStarted{TurnOrigin::kForeground, "cm", std::nullopt})};
   const std::string text = EncodeEnvelope(record);
   auto back = DecodeEnvelope(text);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
@@ -130,11 +149,14 @@ TEST(EventCodecTest, EnvelopeRoundTrips) {
 }
 
 TEST(EventCodecTest, EnvelopeRejectsNewerVersionAndGarbage) {
-  auto newer = DecodeEnvelope(R"({"v":2,"session":"s","epoch":1,"seq":1,"time":0,"kind":"notice","payload":{}})");
+  auto newer = DecodeEnvelope(
+      R"({"v":2,"session":"s","epoch":1,"seq":1,"time":0,"kind":"notice","payload":{}})");
   ASSERT_FALSE(newer.ok());
   EXPECT_EQ(newer.status().code(), ErrorCode::kUnsupportedVersion);
-  for (const char* bad : {"", "[]", "{}", R"({"v":1})", R"({"v":1,"session":"s","epoch":1,"seq":1,"time":0,"kind":"nope","payload":{}})",
-                          R"({"v":1,"session":"s","epoch":-1,"seq":1,"time":0,"kind":"notice","payload":{}})"}) {
+  for (const char* bad :
+       {"", "[]", "{}", R"({"v":1})",
+        R"({"v":1,"session":"s","epoch":1,"seq":1,"time":0,"kind":"nope","payload":{}})",
+        R"({"v":1,"session":"s","epoch":-1,"seq":1,"time":0,"kind":"notice","payload":{}})"}) {
     auto decoded = DecodeEnvelope(bad);
     ASSERT_FALSE(decoded.ok()) << bad;
     EXPECT_EQ(decoded.status().code(), ErrorCode::kInvalidArgument) << bad;
@@ -142,8 +164,14 @@ TEST(EventCodecTest, EnvelopeRejectsNewerVersionAndGarbage) {
 }
 
 TEST(EventCodecTest, DecodeRecordReportsDamageAsCorruption) {
-  EventRecord record{SessionId("s"), Epoch(1), Seq(1), 0, static_cast<std::uint16_t>(EventKind::kNotice),
-                     std::nullopt, kEventFormatVersion, "{\"level\":\"info\""};
+  EventRecord record{SessionId("s"),
+                     Epoch(1),
+                     Seq(1),
+                     0,
+                     static_cast<std::uint16_t>(EventKind::kNotice),
+                     std::nullopt,
+                     kEventFormatVersion,
+                     "{\"level\":\"info\""};
   auto decoded = DecodeRecord(record);
   ASSERT_FALSE(decoded.ok());
   EXPECT_EQ(decoded.status().code(), ErrorCode::kCorruption);
@@ -153,7 +181,8 @@ TEST(EventCodecTest, DecodeRecordReportsDamageAsCorruption) {
 RC_GTEST_PROP(EventCodecProperty, SanitizedTextRoundTrips, (const std::string& bytes)) {
   const std::string text = SanitizeUtf8(bytes);
   Payload payload = AssistantMessageDelta{MessageId("m"), text};
-  auto decoded = DecodePayload(static_cast<std::uint16_t>(EventKind::kAssistantMessageDelta), 1, EncodePayload(payload));
+  auto decoded = DecodePayload(static_cast<std::uint16_t>(EventKind::kAssistantMessageDelta), 1,
+                               EncodePayload(payload));
   RC_ASSERT(decoded.ok());
   RC_ASSERT(std::get<AssistantMessageDelta>(*decoded).text == text);
 }

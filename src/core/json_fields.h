@@ -16,9 +16,11 @@
 
 namespace agentstream::json_fields {
 
-template <class E> struct EnumNames;
-#define AS_ENUM_NAMES(E, ...)                                           \
-  template <> struct EnumNames<E> {                                     \
+template <class E>
+struct EnumNames;
+#define AS_ENUM_NAMES(E, ...)                                                 \
+  template <>                                                                 \
+  struct EnumNames<E> {                                                       \
     static constexpr std::pair<E, std::string_view> kNames[] = {__VA_ARGS__}; \
   }
 AS_ENUM_NAMES(TurnOrigin, {TurnOrigin::kForeground, "foreground"},
@@ -37,23 +39,35 @@ AS_ENUM_NAMES(PlanEntryStatus, {PlanEntryStatus::kPending, "pending"},
 AS_ENUM_NAMES(NoticeLevel, {NoticeLevel::kInfo, "info"}, {NoticeLevel::kWarning, "warning"});
 #undef AS_ENUM_NAMES
 
-template <class T> struct IsOptional : std::false_type {};
-template <class T> struct IsOptional<std::optional<T>> : std::true_type {};
-template <class T> struct IsVector : std::false_type {};
-template <class T> struct IsVector<std::vector<T>> : std::true_type {};
-template <class T> struct IsStringId : std::false_type {};
-template <class Tag> struct IsStringId<StringId<Tag>> : std::true_type {};
-template <class T> struct IsCounter : std::false_type {};
-template <class Tag> struct IsCounter<Counter<Tag>> : std::true_type {};
-template <class T, class = void> struct HasEnumNames : std::false_type {};
-template <class T> struct HasEnumNames<T, std::void_t<decltype(EnumNames<T>::kNames)>> : std::true_type {};
+template <class T>
+struct IsOptional : std::false_type {};
+template <class T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+template <class T>
+struct IsVector : std::false_type {};
+template <class T>
+struct IsVector<std::vector<T>> : std::true_type {};
+template <class T>
+struct IsStringId : std::false_type {};
+template <class Tag>
+struct IsStringId<StringId<Tag>> : std::true_type {};
+template <class T>
+struct IsCounter : std::false_type {};
+template <class Tag>
+struct IsCounter<Counter<Tag>> : std::true_type {};
+template <class T, class = void>
+struct HasEnumNames : std::false_type {};
+template <class T>
+struct HasEnumNames<T, std::void_t<decltype(EnumNames<T>::kNames)>> : std::true_type {};
 
-template <class T> boost::json::value ToJson(const T& field);
+template <class T>
+boost::json::value ToJson(const T& field);
 
 class Encoder {
  public:
   explicit Encoder(boost::json::object& out) : out_(out) {}
-  template <class T> void operator()(std::string_view name, const T& field) {
+  template <class T>
+  void operator()(std::string_view name, const T& field) {
     if constexpr (IsOptional<T>::value) {
       if (field) out_[name] = ToJson(*field);
     } else {
@@ -65,7 +79,8 @@ class Encoder {
   boost::json::object& out_;
 };
 
-template <class T> boost::json::value ToJson(const T& field) {
+template <class T>
+boost::json::value ToJson(const T& field) {
   if constexpr (std::is_same_v<T, std::string>) {
     return boost::json::string(field);
   } else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::int64_t> ||
@@ -101,14 +116,16 @@ struct DecodeError {
   std::string what;
 };
 
-template <class T> bool FromJson(const boost::json::value& json, T& out, DecodeError& err);
+template <class T>
+bool FromJson(const boost::json::value& json, T& out, DecodeError& err);
 
 class Decoder {
  public:
   Decoder(const boost::json::object& in, DecodeError& err) : in_(in), err_(err) {}
   bool ok() const { return ok_; }
 
-  template <class T> void operator()(std::string_view name, T& field) {
+  template <class T>
+  void operator()(std::string_view name, T& field) {
     if (!ok_) return;
     const boost::json::value* json = in_.if_contains(name);
     if constexpr (IsOptional<T>::value) {
@@ -149,7 +166,8 @@ inline bool Fail(DecodeError& err, std::string what) {
   return false;
 }
 
-template <class T> bool FromJson(const boost::json::value& json, T& out, DecodeError& err) {
+template <class T>
+bool FromJson(const boost::json::value& json, T& out, DecodeError& err) {
   if constexpr (std::is_same_v<T, std::string>) {
     if (!json.is_string()) return Fail(err, "must be a string");
     out.assign(json.get_string().data(), json.get_string().size());
@@ -159,9 +177,12 @@ template <class T> bool FromJson(const boost::json::value& json, T& out, DecodeE
     out = json.get_bool();
     return true;
   } else if constexpr (std::is_same_v<T, std::int64_t>) {
-    if (json.is_int64()) out = json.get_int64();
-    else if (json.is_uint64() && json.get_uint64() <= INT64_MAX) out = static_cast<std::int64_t>(json.get_uint64());
-    else return Fail(err, "must be an integer");
+    if (json.is_int64())
+      out = json.get_int64();
+    else if (json.is_uint64() && json.get_uint64() <= INT64_MAX)
+      out = static_cast<std::int64_t>(json.get_uint64());
+    else
+      return Fail(err, "must be an integer");
     return true;
   } else if constexpr (std::is_same_v<T, double>) {
     if (!json.is_number()) return Fail(err, "must be a number");
@@ -171,13 +192,17 @@ template <class T> bool FromJson(const boost::json::value& json, T& out, DecodeE
     out = json;
     return true;
   } else if constexpr (IsStringId<T>::value) {
-    if (!json.is_string() || json.get_string().empty()) return Fail(err, "must be a non-empty string");
+    if (!json.is_string() || json.get_string().empty())
+      return Fail(err, "must be a non-empty string");
     out = T(std::string(json.get_string()));
     return true;
   } else if constexpr (IsCounter<T>::value) {
-    if (json.is_uint64()) out = T(json.get_uint64());
-    else if (json.is_int64() && json.get_int64() >= 0) out = T(static_cast<std::uint64_t>(json.get_int64()));
-    else return Fail(err, "must be a non-negative integer");
+    if (json.is_uint64())
+      out = T(json.get_uint64());
+    else if (json.is_int64() && json.get_int64() >= 0)
+      out = T(static_cast<std::uint64_t>(json.get_int64()));
+    else
+      return Fail(err, "must be a non-negative integer");
     return true;
   } else if constexpr (HasEnumNames<T>::value) {
     if (json.is_string()) {
@@ -189,7 +214,8 @@ template <class T> bool FromJson(const boost::json::value& json, T& out, DecodeE
       }
     }
     std::string names;
-    for (const auto& entry : EnumNames<T>::kNames) names += (names.empty() ? "" : ", ") + std::string(entry.second);
+    for (const auto& entry : EnumNames<T>::kNames)
+      names += (names.empty() ? "" : ", ") + std::string(entry.second);
     return Fail(err, "must be one of " + names);
   } else if constexpr (IsVector<T>::value) {
     if (!json.is_array()) return Fail(err, "must be an array");

@@ -60,7 +60,7 @@ inline Status Error(ErrorCode code, std::string message) { return {code, std::mo
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : state_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(state_).ok() && "a Result holding a Status must hold an error");
   }
@@ -96,17 +96,20 @@ class [[nodiscard]] Result {
 }  // namespace agentstream
 
 // Returns early with the Status of an expression that yields a non-OK Status.
-#define AS_RETURN_IF_ERROR(expr)            \
-  do {                                      \
+#define AS_RETURN_IF_ERROR(expr)               \
+  do {                                         \
     ::agentstream::Status as_status_ = (expr); \
-    if (!as_status_.ok()) return as_status_; \
+    if (!as_status_.ok()) return as_status_;   \
   } while (false)
 
 #define AS_CONCAT_INNER(a, b) a##b
 #define AS_CONCAT(a, b) AS_CONCAT_INNER(a, b)
 // Declares `lhs` from a Result, or returns its error Status.
-#define AS_ASSIGN_OR_RETURN(lhs, expr) AS_ASSIGN_OR_RETURN_IMPL(AS_CONCAT(as_result_, __LINE__), lhs, expr)
+#define AS_ASSIGN_OR_RETURN(lhs, expr) \
+  AS_ASSIGN_OR_RETURN_IMPL(AS_CONCAT(as_result_, __LINE__), lhs, expr)
+// NOLINTBEGIN(bugprone-macro-parentheses): `lhs` is a declaration.
 #define AS_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                             \
   if (!tmp.ok()) return tmp.status();            \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)

@@ -10,7 +10,7 @@
 namespace agentstream {
 
 // The default bound of tool output entering the log (R-SYNC-5).
-inline constexpr std::size_t kMaxToolOutputBytes = 64 * 1024;
+inline constexpr std::size_t kMaxToolOutputBytes = std::size_t{64} * 1024;
 
 // True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points > U+10FFFF).
 bool IsValidUtf8(std::string_view text);

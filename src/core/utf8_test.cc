@@ -12,15 +12,18 @@ TEST(Utf8Test, AcceptsWellFormedText) {
 }
 
 TEST(Utf8Test, RejectsIllFormedSequences) {
-  EXPECT_FALSE(IsValidUtf8("\xC5"));                 // truncated
-  EXPECT_FALSE(IsValidUtf8("\xC0\xAF"));             // overlong
-  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));         // surrogate
-  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));     // above U+10FFFF
+  EXPECT_FALSE(IsValidUtf8("\xC5"));              // truncated
+  EXPECT_FALSE(IsValidUtf8("\xC0\xAF"));          // overlong
+  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));      // surrogate
+  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));  // above U+10FFFF
   EXPECT_FALSE(IsValidUtf8("\xFF"));
 }
 
 TEST(Utf8Test, SanitizeReplacesEachBadByte) {
-  EXPECT_EQ(SanitizeUtf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(SanitizeUtf8("a\xFF"
+                         "b"),
+            "a\xEF\xBF\xBD"
+            "b");
   EXPECT_EQ(SanitizeUtf8("ok"), "ok");
 }
 
@@ -41,7 +44,8 @@ TEST(Utf8Test, DefaultBoundIs64KiB) {
   EXPECT_TRUE(out.truncated);
 }
 
-RC_GTEST_PROP(Utf8Property, SanitizedAndBoundedTextIsValid, (const std::string& bytes, unsigned bound)) {
+RC_GTEST_PROP(Utf8Property, SanitizedAndBoundedTextIsValid,
+              (const std::string& bytes, unsigned bound)) {
   const std::size_t max = bound % 64;
   const std::string clean = SanitizeUtf8(bytes);
   RC_ASSERT(IsValidUtf8(clean));

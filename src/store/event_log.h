@@ -14,8 +14,8 @@
 // working.
 //
 // Thread safety: every method may be called from any thread. Callbacks and commit listeners run on
-// an internal thread of the log (listeners of a commit before its callbacks); they must return quickly, must not block, and must not call
-// Append() (AppendAsync() is allowed).
+// an internal thread of the log (listeners of a commit before its callbacks); they must return
+// quickly, must not block, and must not call Append() (AppendAsync() is allowed).
 //
 // Implementations: MemoryEventLog (tests), SqliteEventLog (embedded default); a PostgreSQL
 // backend shares this interface. OpenEventLog() in log_factory.h is the one place that picks one.
@@ -37,11 +37,11 @@ namespace agentstream {
 
 // Limits applied by every backend. Each one is checked before anything is written.
 struct LogLimits {
-  std::size_t max_payload_bytes = 1 << 20;   // one event's payload (1 MiB)
-  std::size_t max_batch_events = 4096;       // events in one append
-  std::size_t max_batch_bytes = 16 << 20;    // payload bytes in one append (16 MiB)
-  std::size_t max_read_items = 10000;        // events one read may return
-  std::size_t max_read_bytes = 16 << 20;     // payload bytes one read may return
+  std::size_t max_payload_bytes = 1 << 20;  // one event's payload (1 MiB)
+  std::size_t max_batch_events = 4096;      // events in one append
+  std::size_t max_batch_bytes = 16 << 20;   // payload bytes in one append (16 MiB)
+  std::size_t max_read_items = 10000;       // events one read may return
+  std::size_t max_read_bytes = 16 << 20;    // payload bytes one read may return
 };
 
 // Idempotent producer stamp, as in the Durable Streams protocol and Kafka. Per session, a
@@ -83,9 +83,9 @@ struct SessionMeta {
   std::string provider;
   std::string cwd;
   std::string title;
-  TimestampMs created_ms = 0;       // set by the log at creation when 0
-  std::string persistence_handle;   // opaque provider handle (JSON text) to resume the session
-  std::string status_snapshot;      // cached lifecycle status (JSON text); recomputable from the log
+  TimestampMs created_ms = 0;      // set by the log at creation when 0
+  std::string persistence_handle;  // opaque provider handle (JSON text) to resume the session
+  std::string status_snapshot;     // cached lifecycle status (JSON text); recomputable from the log
 };
 
 struct SessionMetaUpdate {
@@ -105,8 +105,8 @@ struct HistoryBase {
 struct SessionInfo {
   SessionId id;
   SessionMeta meta;
-  Epoch epoch;                        // the current epoch
-  Seq tail;                           // the last seq of the current epoch (0 when empty)
+  Epoch epoch;                             // the current epoch
+  Seq tail;                                // the last seq of the current epoch (0 when empty)
   std::optional<HistoryBase> forked_from;  // set for a fork: the parent prefix it started from
 };
 
@@ -120,7 +120,7 @@ struct ReadRequest {
   SessionId session;
   std::optional<Epoch> epoch;  // absent: the current epoch
   ReadDirection direction = ReadDirection::kForward;
-  Seq from;                    // see ReadDirection
+  Seq from;  // see ReadDirection
   std::size_t max_items = 100;
   // Stops before the event that would take the page over this many payload bytes; a page always
   // holds at least one event when one is available, so every read makes progress.
@@ -148,7 +148,9 @@ class Subscription {
  public:
   Subscription() = default;
   explicit Subscription(std::function<void()> cancel) : cancel_(std::move(cancel)) {}
-  Subscription(Subscription&& other) noexcept : cancel_(std::move(other.cancel_)) { other.cancel_ = nullptr; }
+  Subscription(Subscription&& other) noexcept : cancel_(std::move(other.cancel_)) {
+    other.cancel_ = nullptr;
+  }
   Subscription& operator=(Subscription&& other) noexcept;
   Subscription(const Subscription&) = delete;
   Subscription& operator=(const Subscription&) = delete;
@@ -165,11 +167,19 @@ class Subscription {
 struct ConsumerPosition {
   ConsumerId consumer;
   SessionId session;
-  Cursor position;            // the last event the consumer acknowledged ({1, 0}: none yet)
-  std::string lease_owner;    // empty when no lease is held
+  Cursor position;          // the last event the consumer acknowledged ({1, 0}: none yet)
+  std::string lease_owner;  // empty when no lease is held
   std::uint64_t generation = 0;
   TimestampMs lease_expires_ms = 0;
   std::string adapter_state;  // the sink's own state, committed with the position
+};
+
+// Counters since the log was opened, for metrics and benchmarks.
+struct LogStats {
+  std::uint64_t commits = 0;        // transactions committed
+  std::uint64_t appends = 0;        // append requests acknowledged (duplicates included)
+  std::uint64_t events = 0;         // events made durable
+  std::uint64_t commit_micros = 0;  // time spent writing and committing batches
 };
 
 class EventLog {
@@ -190,7 +200,8 @@ class EventLog {
                                       std::vector<NewEvent> initial) = 0;
   virtual Result<SessionInfo> GetSession(const SessionId& id) = 0;
   // Sessions ordered by id, after `after` (exclusive), at most `limit`.
-  virtual Result<std::vector<SessionInfo>> ListSessions(const std::string& after, std::size_t limit) = 0;
+  virtual Result<std::vector<SessionInfo>> ListSessions(const std::string& after,
+                                                        std::size_t limit) = 0;
   virtual Status UpdateSessionMeta(const SessionId& id, const SessionMetaUpdate& update) = 0;
 
   // ---- Appends ----
@@ -216,9 +227,9 @@ class EventLog {
   // Grants or renews the lease of (consumer, session) to `owner` until now_ms + ttl_ms. A free or
   // expired lease is granted with the next generation; the current owner renews with the same
   // generation; a lease held by another owner is refused with kConflict.
-  virtual Result<ConsumerPosition> AcquireLease(const ConsumerId& consumer, const SessionId& session,
-                                                const std::string& owner, TimestampMs now_ms,
-                                                std::int64_t ttl_ms) = 0;
+  virtual Result<ConsumerPosition> AcquireLease(const ConsumerId& consumer,
+                                                const SessionId& session, const std::string& owner,
+                                                TimestampMs now_ms, std::int64_t ttl_ms) = 0;
   // Stores the position (and adapter state when given) if `generation` holds an unexpired lease.
   virtual Status CommitConsumerPosition(const ConsumerId& consumer, const SessionId& session,
                                         std::uint64_t generation, Cursor position,
@@ -226,11 +237,13 @@ class EventLog {
                                         TimestampMs now_ms) = 0;
   virtual Status ReleaseLease(const ConsumerId& consumer, const SessionId& session,
                               std::uint64_t generation) = 0;
-  virtual Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer) = 0;
+  virtual Result<std::vector<ConsumerPosition>> ListConsumerPositions(
+      const ConsumerId& consumer) = 0;
   virtual Status DeleteConsumerPositions(const ConsumerId& consumer) = 0;
 
   // OK while the log accepts writes; the sticky error after a failure of unknown outcome.
   virtual Status Health() = 0;
+  virtual LogStats Stats() = 0;
 };
 
 }  // namespace agentstream

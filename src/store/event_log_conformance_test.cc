@@ -42,16 +42,19 @@ class EventLogConformance : public ::testing::TestWithParam<std::string> {
   SessionId NewSession(const std::string& id, int events = 0) {
     std::vector<NewEvent> initial;
     for (int i = 1; i <= events; ++i) initial.push_back(Note(id + "#" + std::to_string(i)));
-    auto created = log().CreateSession(SessionId(id), SessionMeta{"scripted", "/w", id}, std::move(initial));
+    auto created =
+        log().CreateSession(SessionId(id), SessionMeta{"scripted", "/w", id}, std::move(initial));
     EXPECT_TRUE(created.ok()) << created.status().ToString();
     return SessionId(id);
   }
 
-  std::vector<EventRecord> ReadAll(const SessionId& session, std::optional<Epoch> epoch = std::nullopt) {
+  std::vector<EventRecord> ReadAll(const SessionId& session,
+                                   std::optional<Epoch> epoch = std::nullopt) {
     std::vector<EventRecord> out;
     Seq from(1);
     while (true) {
-      auto page = log().Read(ReadRequest{session, epoch, ReadDirection::kForward, from, 1000, 1 << 20});
+      auto page =
+          log().Read(ReadRequest{session, epoch, ReadDirection::kForward, from, 1000, 1 << 20});
       EXPECT_TRUE(page.ok()) << page.status().ToString();
       if (!page.ok() || page->events.empty()) return out;
       for (auto& e : page->events) out.push_back(e);
@@ -97,7 +100,8 @@ TEST_P(EventLogConformance, UnknownAndDuplicateSessions) {
   NewSession("s1");
   auto again = log().CreateSession(SessionId("s1"), {}, {});
   EXPECT_EQ(again.status().code(), ErrorCode::kAlreadyExists);
-  EXPECT_EQ(log().Append(Batch(SessionId("nope"), {Note("x")})).status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(log().Append(Batch(SessionId("nope"), {Note("x")})).status().code(),
+            ErrorCode::kNotFound);
   EXPECT_EQ(log().Read(ReadRequest{SessionId("nope")}).status().code(), ErrorCode::kNotFound);
   EXPECT_EQ(log().Tail(SessionId("nope")).status().code(), ErrorCode::kNotFound);
 }
@@ -109,7 +113,8 @@ TEST_P(EventLogConformance, ExpectedSeqConflict) {
   auto refused = log().Append(stale);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), ErrorCode::kConflict);
-  EXPECT_NE(refused.status().message().find("is at 4"), std::string::npos) << refused.status().message();
+  EXPECT_NE(refused.status().message().find("is at 4"), std::string::npos)
+      << refused.status().message();
   AppendRequest current = Batch(s, {Note("next")});
   current.expected_tail = Seq(4);
   auto ok = log().Append(current);
@@ -153,7 +158,8 @@ TEST_P(EventLogConformance, ProducerDedupSurvivesReopen) {
 
 TEST_P(EventLogConformance, ForkReadsTheParentPrefixWithoutCopying) {
   const SessionId parent = NewSession("parent", 10);
-  auto forked = log().Fork(parent, Cursor{Epoch(1), Seq(6)}, SessionId("child"), SessionMeta{"scripted", "/w", "child"},
+  auto forked = log().Fork(parent, Cursor{Epoch(1), Seq(6)}, SessionId("child"),
+                           SessionMeta{"scripted", "/w", "child"},
                            {MakeNewEvent(SessionForked{parent, Epoch(1), Seq(6)})});
   ASSERT_TRUE(forked.ok()) << forked.status().ToString();
   EXPECT_EQ(forked->epoch, Epoch(1));
@@ -171,7 +177,8 @@ TEST_P(EventLogConformance, ForkReadsTheParentPrefixWithoutCopying) {
   EXPECT_EQ(TextOf(child[7]), "child#8");
   EXPECT_EQ(ReadAll(parent).size(), 11u);
 
-  auto grandchild = log().Fork(SessionId("child"), Cursor{Epoch(1), Seq(7)}, SessionId("grandchild"), {}, {Note("gc")});
+  auto grandchild = log().Fork(SessionId("child"), Cursor{Epoch(1), Seq(7)},
+                               SessionId("grandchild"), {}, {Note("gc")});
   ASSERT_TRUE(grandchild.ok());
   auto gc = ReadAll(SessionId("grandchild"));
   ASSERT_EQ(gc.size(), 8u);
@@ -182,14 +189,19 @@ TEST_P(EventLogConformance, ForkReadsTheParentPrefixWithoutCopying) {
   ASSERT_TRUE(info.ok());
   ASSERT_TRUE(info->forked_from.has_value());
   EXPECT_EQ(*info->forked_from, (HistoryBase{parent, Epoch(1), Seq(6)}));
-  EXPECT_EQ(log().Fork(parent, Cursor{Epoch(1), Seq(99)}, SessionId("x"), {}, {}).status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(log().Fork(parent, Cursor{Epoch(7), Seq(1)}, SessionId("x"), {}, {}).status().code(), ErrorCode::kNotFound);
-  EXPECT_EQ(log().Fork(parent, Cursor{Epoch(1), Seq(1)}, SessionId("child"), {}, {}).status().code(), ErrorCode::kAlreadyExists);
+  EXPECT_EQ(log().Fork(parent, Cursor{Epoch(1), Seq(99)}, SessionId("x"), {}, {}).status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(log().Fork(parent, Cursor{Epoch(7), Seq(1)}, SessionId("x"), {}, {}).status().code(),
+            ErrorCode::kNotFound);
+  EXPECT_EQ(
+      log().Fork(parent, Cursor{Epoch(1), Seq(1)}, SessionId("child"), {}, {}).status().code(),
+      ErrorCode::kAlreadyExists);
 }
 
 TEST_P(EventLogConformance, RewindStartsANewEpochAndKeepsOldOnes) {
   const SessionId s = NewSession("s1", 10);
-  auto rewound = log().Rewind(s, Cursor{Epoch(1), Seq(4)}, {MakeNewEvent(SessionRewound{Epoch(1), Epoch(1), Seq(4)})});
+  auto rewound = log().Rewind(s, Cursor{Epoch(1), Seq(4)},
+                              {MakeNewEvent(SessionRewound{Epoch(1), Epoch(1), Seq(4)})});
   ASSERT_TRUE(rewound.ok()) << rewound.status().ToString();
   EXPECT_EQ(rewound->epoch, Epoch(2));
   EXPECT_EQ(rewound->first_seq, Seq(5));
@@ -227,7 +239,8 @@ TEST_P(EventLogConformance, RewindStartsANewEpochAndKeepsOldOnes) {
 TEST_P(EventLogConformance, PagesReassembleExactlyInBothDirections) {
   const SessionId parent = NewSession("p", 0);
   std::vector<NewEvent> events;
-  for (int i = 1; i <= 300; ++i) events.push_back(Note(std::string(i % 17 * 7, 'x') + std::to_string(i)));
+  for (int i = 1; i <= 300; ++i)
+    events.push_back(Note(std::string(i % 17 * 7, 'x') + std::to_string(i)));
   ASSERT_TRUE(log().Append(Batch(parent, std::move(events))).ok());
   ASSERT_TRUE(log().Fork(parent, Cursor{Epoch(1), Seq(200)}, SessionId("c"), {}, {}).ok());
   std::vector<NewEvent> more;
@@ -255,7 +268,8 @@ TEST_P(EventLogConformance, PagesReassembleExactlyInBothDirections) {
     Seq before(0);
     bool has_older = true;
     while (has_older) {
-      auto page = log().Read(ReadRequest{s, std::nullopt, ReadDirection::kBackward, before, 41, 700});
+      auto page =
+          log().Read(ReadRequest{s, std::nullopt, ReadDirection::kBackward, before, 41, 700});
       ASSERT_TRUE(page.ok()) << page.status().ToString();
       ASSERT_FALSE(page->events.empty());
       backward.insert(backward.begin(), page->events.begin(), page->events.end());
@@ -280,7 +294,8 @@ TEST_P(EventLogConformance, ByteBudgetAlwaysMakesProgress) {
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->events.size(), 1u);
   EXPECT_TRUE(page->has_newer);
-  auto beyond = log().Read(ReadRequest{s, std::nullopt, ReadDirection::kForward, Seq(10), 100, 1 << 20});
+  auto beyond =
+      log().Read(ReadRequest{s, std::nullopt, ReadDirection::kForward, Seq(10), 100, 1 << 20});
   ASSERT_TRUE(beyond.ok());
   EXPECT_TRUE(beyond->events.empty());
   EXPECT_FALSE(beyond->has_newer);
@@ -292,17 +307,20 @@ TEST_P(EventLogConformance, BadInputIsRefusedAndStoresNothing) {
   NewEvent huge = Note(std::string(2 << 20, 'x'));
   EXPECT_EQ(log().Append(Batch(s, {huge})).status().code(), ErrorCode::kTooLarge);
   NewEvent garbage{EventKind::kNotice, std::nullopt, "{\"level\":"};
-  EXPECT_EQ(log().Append(Batch(s, {Note("fine"), garbage})).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(log().Append(Batch(s, {Note("fine"), garbage})).status().code(),
+            ErrorCode::kInvalidArgument);
   NewEvent wrong_schema{EventKind::kUserMessage, std::nullopt, R"({"text":"no ids"})"};
   auto schema = log().Append(Batch(s, {wrong_schema}));
   EXPECT_EQ(schema.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(schema.status().message().find("messageId"), std::string::npos) << schema.status().message();
+  EXPECT_NE(schema.status().message().find("messageId"), std::string::npos)
+      << schema.status().message();
   NewEvent unknown_kind{static_cast<EventKind>(4242), std::nullopt, "{}"};
   EXPECT_EQ(log().Append(Batch(s, {unknown_kind})).status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(log().Append(Batch(s, {})).status().code(), ErrorCode::kInvalidArgument);
   std::vector<NewEvent> too_many(5000, Note("x"));
   EXPECT_EQ(log().Append(Batch(s, too_many)).status().code(), ErrorCode::kTooLarge);
-  EXPECT_EQ(log().CreateSession(SessionId(""), {}, {}).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(log().CreateSession(SessionId(""), {}, {}).status().code(),
+            ErrorCode::kInvalidArgument);
   EXPECT_EQ(ReadAll(s).size(), 2u);
   EXPECT_TRUE(log().Health().ok());
   ASSERT_TRUE(log().Append(Batch(s, {Note("after")})).ok());
@@ -316,11 +334,13 @@ TEST_P(EventLogConformance, CorruptRowsAndNewerVersionsAreReportedNotServed) {
   EventRecord damaged = all[2];  // seq 3
   damaged.payload = "{\"level\":\"info\",\"text\":\"tampered\"}";
   backend_->InjectRaw(damaged, /*checksum=*/12345);
-  auto read = log().Read(ReadRequest{s, std::nullopt, ReadDirection::kForward, Seq(1), 10, 1 << 20});
+  auto read =
+      log().Read(ReadRequest{s, std::nullopt, ReadDirection::kForward, Seq(1), 10, 1 << 20});
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().code(), ErrorCode::kCorruption);
   EXPECT_NE(read.status().message().find("1:3"), std::string::npos) << read.status().message();
-  auto before = log().Read(ReadRequest{s, std::nullopt, ReadDirection::kForward, Seq(1), 2, 1 << 20});
+  auto before =
+      log().Read(ReadRequest{s, std::nullopt, ReadDirection::kForward, Seq(1), 2, 1 << 20});
   ASSERT_TRUE(before.ok()) << "rows before the damage stay readable";
   EXPECT_EQ(before->events.size(), 2u);
   EXPECT_EQ(ReadAll(other).size(), 2u);
@@ -328,7 +348,8 @@ TEST_P(EventLogConformance, CorruptRowsAndNewerVersionsAreReportedNotServed) {
   EventRecord newer = all[3];  // seq 4
   newer.format = kEventFormatVersion + 1;
   backend_->InjectRaw(newer, std::nullopt);
-  auto version = log().Read(ReadRequest{s, std::nullopt, ReadDirection::kForward, Seq(4), 10, 1 << 20});
+  auto version =
+      log().Read(ReadRequest{s, std::nullopt, ReadDirection::kForward, Seq(4), 10, 1 << 20});
   ASSERT_FALSE(version.ok());
   EXPECT_EQ(version.status().code(), ErrorCode::kUnsupportedVersion);
   EXPECT_TRUE(log().Health().ok()) << "bad rows do not stop writes";
@@ -392,17 +413,25 @@ TEST_P(EventLogConformance, ConsumerLeasesFenceStaleHolders) {
   auto renewed = log().AcquireLease(c, s, "worker-a", 1200, 500);
   ASSERT_TRUE(renewed.ok());
   EXPECT_EQ(renewed->generation, 1u);
-  ASSERT_TRUE(log().CommitConsumerPosition(c, s, 1, Cursor{Epoch(1), Seq(2)}, "{\"msg\":\"m1\"}", 1300).ok());
+  ASSERT_TRUE(
+      log()
+          .CommitConsumerPosition(c, s, 1, Cursor{Epoch(1), Seq(2)}, "{\"msg\":\"m1\"}", 1300)
+          .ok());
   // worker-a stalls past its lease; worker-b takes over with the next generation.
   auto b = log().AcquireLease(c, s, "worker-b", 1800, 500);
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->generation, 2u);
   EXPECT_EQ(b->position, (Cursor{Epoch(1), Seq(2)}));
   EXPECT_EQ(b->adapter_state, "{\"msg\":\"m1\"}");
-  EXPECT_EQ(log().CommitConsumerPosition(c, s, 1, Cursor{Epoch(1), Seq(3)}, std::nullopt, 1810).code(), ErrorCode::kFenced);
-  EXPECT_EQ(log().CommitConsumerPosition(c, s, 2, Cursor{Epoch(1), Seq(3)}, std::nullopt, 2400).code(), ErrorCode::kFenced)
+  EXPECT_EQ(
+      log().CommitConsumerPosition(c, s, 1, Cursor{Epoch(1), Seq(3)}, std::nullopt, 1810).code(),
+      ErrorCode::kFenced);
+  EXPECT_EQ(
+      log().CommitConsumerPosition(c, s, 2, Cursor{Epoch(1), Seq(3)}, std::nullopt, 2400).code(),
+      ErrorCode::kFenced)
       << "an expired lease cannot write";
-  ASSERT_TRUE(log().CommitConsumerPosition(c, s, 2, Cursor{Epoch(1), Seq(3)}, std::nullopt, 1900).ok());
+  ASSERT_TRUE(
+      log().CommitConsumerPosition(c, s, 2, Cursor{Epoch(1), Seq(3)}, std::nullopt, 1900).ok());
 
   backend_->Reopen();
   auto list = log().ListConsumerPositions(c);
@@ -421,7 +450,11 @@ TEST_P(EventLogConformance, ConsumerLeasesFenceStaleHolders) {
 
 TEST_P(EventLogConformance, SessionMetadataAndListing) {
   for (const char* id : {"b", "a", "c"}) NewSession(id, 1);
-  ASSERT_TRUE(log().UpdateSessionMeta(SessionId("b"), SessionMetaUpdate{"renamed", "{\"resume\":\"x\"}", "{\"status\":\"idle\"}"}).ok());
+  ASSERT_TRUE(log()
+                  .UpdateSessionMeta(
+                      SessionId("b"),
+                      SessionMetaUpdate{"renamed", "{\"resume\":\"x\"}", "{\"status\":\"idle\"}"})
+                  .ok());
   EXPECT_EQ(log().UpdateSessionMeta(SessionId("zz"), {}).code(), ErrorCode::kNotFound);
   backend_->Reopen();
   auto b = log().GetSession(SessionId("b"));
@@ -453,7 +486,8 @@ TEST_P(EventLogConformance, ConcurrentAppendersKeepEachSessionDense) {
       std::atomic<int> pending{0};
       for (int i = 0; i < kPerThread; ++i) {
         ++pending;
-        log().AppendAsync(Batch(SessionId("s" + std::to_string(t % kSessions)), {Note(std::to_string(t) + ":" + std::to_string(i))}),
+        log().AppendAsync(Batch(SessionId("s" + std::to_string(t % kSessions)),
+                                {Note(std::to_string(t) + ":" + std::to_string(i))}),
                           [&](Result<AppendResult> r) {
                             if (!r.ok()) ++failures;
                             --pending;
@@ -482,7 +516,8 @@ TEST_P(EventLogConformance, ConcurrentAppendersKeepEachSessionDense) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, EventLogConformance, ::testing::ValuesIn(testing::BackendNames()),
+INSTANTIATE_TEST_SUITE_P(Backends, EventLogConformance,
+                         ::testing::ValuesIn(testing::BackendNames()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -6,9 +6,11 @@ namespace agentstream {
 
 Result<std::unique_ptr<EventLog>> OpenEventLog(const StoreConfig& config) {
   const std::string& url = config.url;
-  if (url == "memory:") return std::unique_ptr<EventLog>(std::make_unique<MemoryEventLog>(config.limits));
+  if (url == "memory:")
+    return std::unique_ptr<EventLog>(std::make_unique<MemoryEventLog>(config.limits));
   if (url.rfind("postgres://", 0) == 0 || url.rfind("postgresql://", 0) == 0) {
-    return Error(ErrorCode::kInvalidArgument, "the PostgreSQL store is not available in this build");
+    return Error(ErrorCode::kInvalidArgument,
+                 "the PostgreSQL store is not available in this build");
   }
   std::string path = url.rfind("sqlite:", 0) == 0 ? url.substr(7) : url;
   if (path.empty() || path.find("://") != std::string::npos) {

@@ -47,7 +47,8 @@ Result<AppendPlan> PlanAppend(const SessionState& session, const AppendRequest& 
   AppendPlan plan;
   if (request.producer) {
     const ProducerStamp& stamp = *request.producer;
-    if (stamp.id.empty()) return Error(ErrorCode::kInvalidArgument, "producer id must not be empty");
+    if (stamp.id.empty())
+      return Error(ErrorCode::kInvalidArgument, "producer id must not be empty");
     auto it = session.producers.find(stamp.id.str());
     if (it != session.producers.end()) {
       const ProducerState& known = it->second;
@@ -81,7 +82,8 @@ Result<AppendPlan> PlanAppend(const SessionState& session, const AppendRequest& 
                                            Num(epoch.tail.value()));
   }
   const Seq first = epoch.tail.next();
-  plan.result = AppendResult{current, first, Seq(epoch.tail.value() + request.events.size()), false};
+  plan.result =
+      AppendResult{current, first, Seq(epoch.tail.value() + request.events.size()), false};
   if (request.producer) {
     plan.producer_id = request.producer->id.str();
     plan.producer = ProducerState{request.producer->epoch, request.producer->seq,
@@ -99,11 +101,11 @@ void ApplyAppend(SessionState& session, const AppendPlan& plan) {
 Status CheckPrefix(const SessionState& session, const SessionId& id, Cursor at) {
   const EpochState* epoch = session.epoch(at.epoch);
   if (epoch == nullptr) {
-    return Error(ErrorCode::kNotFound,
-                 id.str() + " has no epoch " + Num(at.epoch.value()));
+    return Error(ErrorCode::kNotFound, id.str() + " has no epoch " + Num(at.epoch.value()));
   }
   if (at.seq > epoch->tail) {
-    return Error(ErrorCode::kInvalidArgument, "cursor " + FormatCursor(at) + " is beyond the tail " +
+    return Error(ErrorCode::kInvalidArgument, "cursor " + FormatCursor(at) +
+                                                  " is beyond the tail " +
                                                   Num(epoch->tail.value()) + " of " + id.str());
   }
   return Status::Ok();
@@ -112,18 +114,24 @@ Status CheckPrefix(const SessionState& session, const SessionId& id, Cursor at) 
 EpochState ContinueFrom(const HistoryBase& base) { return EpochState{base, base.seq}; }
 
 std::uint64_t RecordChecksum(const EventRecord& record) {
+  return RecordChecksum(record.seq, record.time, record.kind, record.format, record.turn,
+                        record.payload);
+}
+
+std::uint64_t RecordChecksum(Seq seq, TimestampMs time, std::uint16_t kind, std::uint32_t format,
+                             const std::optional<TurnId>& turn, std::string_view payload) {
   XXH3_state_t state;
   XXH3_64bits_reset(&state);
-  const std::uint64_t seq = record.seq.value();
-  const std::uint32_t kind = record.kind;
-  XXH3_64bits_update(&state, &seq, sizeof seq);
-  XXH3_64bits_update(&state, &kind, sizeof kind);
-  XXH3_64bits_update(&state, &record.format, sizeof record.format);
-  const std::string& turn = record.turn ? record.turn->str() : std::string();
-  const std::uint64_t turn_size = record.turn ? turn.size() + 1 : 0;
+  const std::uint64_t seq_value = seq.value();
+  const std::uint32_t kind_value = kind;
+  XXH3_64bits_update(&state, &seq_value, sizeof seq_value);
+  XXH3_64bits_update(&state, &time, sizeof time);
+  XXH3_64bits_update(&state, &kind_value, sizeof kind_value);
+  XXH3_64bits_update(&state, &format, sizeof format);
+  const std::uint64_t turn_size = turn ? turn->str().size() + 1 : 0;
   XXH3_64bits_update(&state, &turn_size, sizeof turn_size);
-  XXH3_64bits_update(&state, turn.data(), turn.size());
-  XXH3_64bits_update(&state, record.payload.data(), record.payload.size());
+  if (turn) XXH3_64bits_update(&state, turn->str().data(), turn->str().size());
+  XXH3_64bits_update(&state, payload.data(), payload.size());
   // Stored in a signed 64-bit column; keep it positive-stable across backends.
   return XXH3_64bits_digest(&state) & 0x7fffffffffffffffULL;
 }
@@ -137,9 +145,9 @@ Status VerifyRow(const StoredRow& row) {
                                                      Num(kEventFormatVersion) + ")");
   }
   if (r.format == 0 || !IsKnownEventKind(r.kind) || RecordChecksum(r) != row.checksum) {
-    return Error(ErrorCode::kCorruption,
-                 "stored event " + where + " fails its check (format " + Num(r.format) +
-                     ", kind " + Num(r.kind) + "); the stored bytes are damaged");
+    return Error(ErrorCode::kCorruption, "stored event " + where + " fails its check (format " +
+                                             Num(r.format) + ", kind " + Num(r.kind) +
+                                             "); the stored bytes are damaged");
   }
   return Status::Ok();
 }
@@ -198,8 +206,10 @@ Result<ReadResult> ReadSegments(const ReadRequest& request, const SessionId& ses
   ReadResult result;
   result.epoch = epoch;
   result.tail = tail;
-  const std::size_t max_items = std::clamp<std::size_t>(request.max_items, 1, limits.max_read_items);
-  const std::size_t max_bytes = std::clamp<std::size_t>(request.max_bytes, 1, limits.max_read_bytes);
+  const std::size_t max_items =
+      std::clamp<std::size_t>(request.max_items, 1, limits.max_read_items);
+  const std::size_t max_bytes =
+      std::clamp<std::size_t>(request.max_bytes, 1, limits.max_read_bytes);
   const bool backward = request.direction == ReadDirection::kBackward;
   Seq lo, hi;
   if (backward) {
@@ -247,8 +257,9 @@ Result<ConsumerPosition> GrantLease(std::optional<ConsumerPosition> row, const C
                                     TimestampMs now_ms, std::int64_t ttl_ms) {
   if (owner.empty()) return Error(ErrorCode::kInvalidArgument, "a lease owner must be named");
   if (ttl_ms <= 0) return Error(ErrorCode::kInvalidArgument, "a lease needs a positive ttl");
-  ConsumerPosition pos = row ? std::move(*row)
-                             : ConsumerPosition{consumer, session, Cursor{Epoch(1), Seq(0)}, "", 0, 0, ""};
+  ConsumerPosition pos =
+      row ? std::move(*row)
+          : ConsumerPosition{consumer, session, Cursor{Epoch(1), Seq(0)}, "", 0, 0, ""};
   const bool held = !pos.lease_owner.empty() && pos.lease_expires_ms > now_ms;
   if (held && pos.lease_owner != owner) {
     return Error(ErrorCode::kConflict, "the lease of " + consumer.str() + " on " + session.str() +

@@ -63,8 +63,10 @@ Status CheckPrefix(const SessionState& session, const SessionId& id, Cursor at);
 // The state of a new epoch that continues the prefix `base`.
 EpochState ContinueFrom(const HistoryBase& base);
 
-// A checksum over what a stored row says (seq, kind, format, turn, payload).
+// A checksum over what a stored row says (seq, time, kind, format, turn, payload).
 std::uint64_t RecordChecksum(const EventRecord& record);
+std::uint64_t RecordChecksum(Seq seq, TimestampMs time, std::uint16_t kind, std::uint32_t format,
+                             const std::optional<TurnId>& turn, std::string_view payload);
 
 // A stored row as a backend returns it, before it is checked.
 struct StoredRow {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 
+#include "store/clock.h"
 #include "store/commit_listeners.h"
 #include "store/log_state.h"
 
@@ -12,12 +13,7 @@ using store_internal::AppendPlan;
 using store_internal::SessionState;
 using store_internal::StoredRow;
 
-namespace {
-TimestampMs NowMs() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-}  // namespace
+namespace {}  // namespace
 
 struct MemoryEventLog::State {
   explicit State(LogLimits l) : limits(l) {}
@@ -28,12 +24,14 @@ struct MemoryEventLog::State {
   std::map<std::pair<std::string, std::uint64_t>, std::vector<StoredRow>> rows;
   std::map<std::pair<std::string, std::string>, ConsumerPosition> positions;  // (consumer, session)
   Status sticky;
+  LogStats stats;
   bool fail_next_commit = false;
   std::shared_ptr<store_internal::CommitListeners> listeners =
       std::make_shared<store_internal::CommitListeners>();
 
   Status CheckWritable() {
-    if (!sticky.ok()) return Error(ErrorCode::kUnavailable, "the log refuses writes after: " + sticky.message());
+    if (!sticky.ok())
+      return Error(ErrorCode::kUnavailable, "the log refuses writes after: " + sticky.message());
     return Status::Ok();
   }
 
@@ -44,16 +42,25 @@ struct MemoryEventLog::State {
       sticky = Error(ErrorCode::kIoError, "injected sync failure");
       return sticky;
     }
+    ++stats.commits;
     return Status::Ok();
   }
 
-  void StoreEvents(const std::string& session, Epoch epoch, Seq first, std::vector<NewEvent>& events) {
+  void StoreEvents(const std::string& session, Epoch epoch, Seq first,
+                   std::vector<NewEvent>& events) {
+    stats.events += events.size();
     auto& vec = rows[{session, epoch.value()}];
-    const TimestampMs now = NowMs();
+    const TimestampMs now = store_internal::WallClockMs();
     Seq seq = first;
     for (auto& e : events) {
-      EventRecord r{SessionId(session), epoch, seq, now, static_cast<std::uint16_t>(e.kind),
-                    std::move(e.turn), kEventFormatVersion, std::move(e.payload)};
+      EventRecord r{SessionId(session),
+                    epoch,
+                    seq,
+                    now,
+                    static_cast<std::uint16_t>(e.kind),
+                    std::move(e.turn),
+                    kEventFormatVersion,
+                    std::move(e.payload)};
       const auto checksum = store_internal::RecordChecksum(r);
       vec.push_back(StoredRow{std::move(r), checksum});
       seq = seq.next();
@@ -83,7 +90,7 @@ Result<AppendResult> MemoryEventLog::CreateSession(const SessionId& id, SessionM
       return Error(ErrorCode::kAlreadyExists, "session " + id.str() + " exists");
     }
     AS_RETURN_IF_ERROR(state_->Commit());
-    if (meta.created_ms == 0) meta.created_ms = NowMs();
+    if (meta.created_ms == 0) meta.created_ms = store_internal::WallClockMs();
     SessionState& s = state_->sessions[id.str()];
     s.meta = std::move(meta);
     s.epochs.push_back({});
@@ -96,8 +103,9 @@ Result<AppendResult> MemoryEventLog::CreateSession(const SessionId& id, SessionM
   return result;
 }
 
-Result<AppendResult> MemoryEventLog::Fork(const SessionId& parent, Cursor at, const SessionId& child,
-                                          SessionMeta meta, std::vector<NewEvent> initial) {
+Result<AppendResult> MemoryEventLog::Fork(const SessionId& parent, Cursor at,
+                                          const SessionId& child, SessionMeta meta,
+                                          std::vector<NewEvent> initial) {
   if (child.empty()) return Error(ErrorCode::kInvalidArgument, "a session id must not be empty");
   AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, state_->limits, true));
   CommitNotice notice;
@@ -106,13 +114,14 @@ Result<AppendResult> MemoryEventLog::Fork(const SessionId& parent, Cursor at, co
     std::lock_guard lock(state_->mu);
     AS_RETURN_IF_ERROR(state_->CheckWritable());
     auto it = state_->sessions.find(parent.str());
-    if (it == state_->sessions.end()) return Error(ErrorCode::kNotFound, "no session " + parent.str());
+    if (it == state_->sessions.end())
+      return Error(ErrorCode::kNotFound, "no session " + parent.str());
     AS_RETURN_IF_ERROR(store_internal::CheckPrefix(it->second, parent, at));
     if (state_->sessions.count(child.str())) {
       return Error(ErrorCode::kAlreadyExists, "session " + child.str() + " exists");
     }
     AS_RETURN_IF_ERROR(state_->Commit());
-    if (meta.created_ms == 0) meta.created_ms = NowMs();
+    if (meta.created_ms == 0) meta.created_ms = store_internal::WallClockMs();
     SessionState& s = state_->sessions[child.str()];
     HistoryBase base{parent, at.epoch, at.seq};
     s.meta = std::move(meta);
@@ -136,7 +145,8 @@ Result<AppendResult> MemoryEventLog::Rewind(const SessionId& session, Cursor to,
     std::lock_guard lock(state_->mu);
     AS_RETURN_IF_ERROR(state_->CheckWritable());
     auto it = state_->sessions.find(session.str());
-    if (it == state_->sessions.end()) return Error(ErrorCode::kNotFound, "no session " + session.str());
+    if (it == state_->sessions.end())
+      return Error(ErrorCode::kNotFound, "no session " + session.str());
     SessionState& s = it->second;
     AS_RETURN_IF_ERROR(store_internal::CheckPrefix(s, session, to));
     AS_RETURN_IF_ERROR(state_->Commit());
@@ -159,10 +169,12 @@ Result<SessionInfo> MemoryEventLog::GetSession(const SessionId& id) {
   return state_->Info(it->first, it->second);
 }
 
-Result<std::vector<SessionInfo>> MemoryEventLog::ListSessions(const std::string& after, std::size_t limit) {
+Result<std::vector<SessionInfo>> MemoryEventLog::ListSessions(const std::string& after,
+                                                              std::size_t limit) {
   std::lock_guard lock(state_->mu);
   std::vector<SessionInfo> out;
-  for (auto it = state_->sessions.upper_bound(after); it != state_->sessions.end() && out.size() < limit; ++it) {
+  for (auto it = state_->sessions.upper_bound(after);
+       it != state_->sessions.end() && out.size() < limit; ++it) {
     out.push_back(state_->Info(it->first, it->second));
   }
   return out;
@@ -203,27 +215,35 @@ void MemoryEventLog::AppendAsync(AppendRequest request, AppendCallback done) {
     notice = CommitNotice{request.session, result.epoch, it->second.epochs.back().tail};
   }
   if (!result.duplicate) state_->Notify(notice);
+  {
+    std::lock_guard lock(state_->mu);
+    ++state_->stats.appends;
+  }
   done(result);
 }
 
 Result<ReadResult> MemoryEventLog::Read(const ReadRequest& request) {
   std::lock_guard lock(state_->mu);
   auto it = state_->sessions.find(request.session.str());
-  if (it == state_->sessions.end()) return Error(ErrorCode::kNotFound, "no session " + request.session.str());
+  if (it == state_->sessions.end())
+    return Error(ErrorCode::kNotFound, "no session " + request.session.str());
   const Epoch epoch = request.epoch.value_or(it->second.current());
   const auto* es = it->second.epoch(epoch);
   if (es == nullptr) {
-    return Error(ErrorCode::kNotFound, request.session.str() + " has no epoch " + std::to_string(epoch.value()));
+    return Error(ErrorCode::kNotFound,
+                 request.session.str() + " has no epoch " + std::to_string(epoch.value()));
   }
   auto lookup = [&](const SessionId& s, Epoch e) -> Result<std::optional<HistoryBase>> {
     auto found = state_->sessions.find(s.str());
     const auto* ep = found == state_->sessions.end() ? nullptr : found->second.epoch(e);
-    if (ep == nullptr) return Error(ErrorCode::kCorruption, "history refers to a missing epoch of " + s.str());
+    if (ep == nullptr)
+      return Error(ErrorCode::kCorruption, "history refers to a missing epoch of " + s.str());
     return ep->base;
   };
-  AS_ASSIGN_OR_RETURN(auto segments, store_internal::ResolveSegments(request.session, epoch, es->tail, lookup));
-  auto reader = [&](const store_internal::Segment& seg, Seq lo, Seq hi, bool backward, std::size_t limit,
-                    std::vector<StoredRow>& out) -> Status {
+  AS_ASSIGN_OR_RETURN(auto segments,
+                      store_internal::ResolveSegments(request.session, epoch, es->tail, lookup));
+  auto reader = [&](const store_internal::Segment& seg, Seq lo, Seq hi, bool backward,
+                    std::size_t limit, std::vector<StoredRow>& out) -> Status {
     const auto& vec = state_->rows[{seg.session.str(), seg.epoch.value()}];
     const std::uint64_t base = seg.lo.value() - 1;  // rows[0] holds seq base + 1
     std::uint64_t a = lo.value(), b = hi.value();
@@ -243,7 +263,8 @@ Result<ReadResult> MemoryEventLog::Read(const ReadRequest& request) {
 Result<Cursor> MemoryEventLog::Tail(const SessionId& session) {
   std::lock_guard lock(state_->mu);
   auto it = state_->sessions.find(session.str());
-  if (it == state_->sessions.end()) return Error(ErrorCode::kNotFound, "no session " + session.str());
+  if (it == state_->sessions.end())
+    return Error(ErrorCode::kNotFound, "no session " + session.str());
   return Cursor{it->second.current(), it->second.epochs.back().tail};
 }
 
@@ -251,7 +272,8 @@ Subscription MemoryEventLog::SubscribeCommits(CommitListener listener) {
   return state_->listeners->Add(std::move(listener));
 }
 
-Result<ConsumerPosition> MemoryEventLog::AcquireLease(const ConsumerId& consumer, const SessionId& session,
+Result<ConsumerPosition> MemoryEventLog::AcquireLease(const ConsumerId& consumer,
+                                                      const SessionId& session,
                                                       const std::string& owner, TimestampMs now_ms,
                                                       std::int64_t ttl_ms) {
   std::lock_guard lock(state_->mu);
@@ -287,14 +309,16 @@ Status MemoryEventLog::ReleaseLease(const ConsumerId& consumer, const SessionId&
   AS_RETURN_IF_ERROR(state_->CheckWritable());
   auto it = state_->positions.find({consumer.str(), session.str()});
   if (it == state_->positions.end() || it->second.generation != generation) {
-    return Error(ErrorCode::kFenced, "lease generation " + std::to_string(generation) + " is not current");
+    return Error(ErrorCode::kFenced,
+                 "lease generation " + std::to_string(generation) + " is not current");
   }
   it->second.lease_owner.clear();
   it->second.lease_expires_ms = 0;
   return Status::Ok();
 }
 
-Result<std::vector<ConsumerPosition>> MemoryEventLog::ListConsumerPositions(const ConsumerId& consumer) {
+Result<std::vector<ConsumerPosition>> MemoryEventLog::ListConsumerPositions(
+    const ConsumerId& consumer) {
   std::lock_guard lock(state_->mu);
   std::vector<ConsumerPosition> out;
   for (const auto& [key, pos] : state_->positions)
@@ -305,13 +329,19 @@ Result<std::vector<ConsumerPosition>> MemoryEventLog::ListConsumerPositions(cons
 Status MemoryEventLog::DeleteConsumerPositions(const ConsumerId& consumer) {
   std::lock_guard lock(state_->mu);
   AS_RETURN_IF_ERROR(state_->CheckWritable());
-  std::erase_if(state_->positions, [&](const auto& entry) { return entry.first.first == consumer.str(); });
+  std::erase_if(state_->positions,
+                [&](const auto& entry) { return entry.first.first == consumer.str(); });
   return Status::Ok();
 }
 
 Status MemoryEventLog::Health() {
   std::lock_guard lock(state_->mu);
   return state_->CheckWritable();
+}
+
+LogStats MemoryEventLog::Stats() {
+  std::lock_guard lock(state_->mu);
+  return state_->stats;
 }
 
 void MemoryEventLog::FailNextCommit() {
@@ -325,7 +355,8 @@ void MemoryEventLog::SimulateReopen() {
   state_->fail_next_commit = false;
 }
 
-void MemoryEventLog::InjectRawRecord(const EventRecord& record, std::optional<std::uint64_t> checksum) {
+void MemoryEventLog::InjectRawRecord(const EventRecord& record,
+                                     std::optional<std::uint64_t> checksum) {
   std::lock_guard lock(state_->mu);
   auto& s = state_->sessions[record.session.str()];
   while (s.epochs.size() < record.epoch.value()) s.epochs.push_back({});
@@ -334,8 +365,10 @@ void MemoryEventLog::InjectRawRecord(const EventRecord& record, std::optional<st
   auto& vec = state_->rows[{record.session.str(), record.epoch.value()}];
   StoredRow row{record, checksum.value_or(store_internal::RecordChecksum(record))};
   const std::uint64_t index = record.seq.value() - es.base_seq().value() - 1;
-  if (index < vec.size()) vec[index] = row;
-  else vec.push_back(row);
+  if (index < vec.size())
+    vec[index] = row;
+  else
+    vec.push_back(row);
 }
 
 }  // namespace agentstream

@@ -26,7 +26,8 @@ class MemoryEventLog final : public EventLog {
   Result<AppendResult> Rewind(const SessionId& session, Cursor to,
                               std::vector<NewEvent> initial) override;
   Result<SessionInfo> GetSession(const SessionId& id) override;
-  Result<std::vector<SessionInfo>> ListSessions(const std::string& after, std::size_t limit) override;
+  Result<std::vector<SessionInfo>> ListSessions(const std::string& after,
+                                                std::size_t limit) override;
   Status UpdateSessionMeta(const SessionId& id, const SessionMetaUpdate& update) override;
   void AppendAsync(AppendRequest request, AppendCallback done) override;
   Result<ReadResult> Read(const ReadRequest& request) override;
@@ -44,6 +45,7 @@ class MemoryEventLog final : public EventLog {
   Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer) override;
   Status DeleteConsumerPositions(const ConsumerId& consumer) override;
   Status Health() override;
+  LogStats Stats() override;
 
   // Test hooks. The next commit fails as a sync failure of unknown outcome would (the log turns
   // sticky). A raw record is stored as given, with `checksum` (nullopt: the correct one), to

@@ -10,11 +10,13 @@
 #include <unordered_map>
 #include <variant>
 
+#include "store/clock.h"
 #include "store/commit_listeners.h"
 #include "store/log_state.h"
+#include "store/record_batch.h"
 #include "store/sqlite/db.h"
-#include "store/sqlite_schema.h"
 #include "store/sqlite_reader.h"
+#include "store/sqlite_schema.h"
 
 namespace agentstream {
 
@@ -24,11 +26,6 @@ using sqlite::Db;
 using sqlite::Stmt;
 using store_internal::AppendPlan;
 using store_internal::SessionState;
-
-TimestampMs NowMs() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 std::int64_t I64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 
@@ -61,28 +58,41 @@ class Writer {
       : db_(std::move(db)), limits_(limits), max_cached_(max_cached) {}
 
   Status Prepare() {
-    AS_ASSIGN_OR_RETURN(insert_event_, db_.Prepare(
-        "INSERT INTO events(session, epoch, seq, time, kind, format, turn, payload, checksum) "
-        "VALUES(?,?,?,?,?,?,?,?,?)"));
-    AS_ASSIGN_OR_RETURN(upsert_producer_, db_.Prepare(
-        "INSERT INTO producers(session, producer, epoch, seq, first_seq, last_seq) VALUES(?,?,?,?,?,?) "
-        "ON CONFLICT(session, producer) DO UPDATE SET epoch=excluded.epoch, seq=excluded.seq, "
-        "first_seq=excluded.first_seq, last_seq=excluded.last_seq"));
-    AS_ASSIGN_OR_RETURN(select_session_, db_.Prepare(
-        "SELECT key, provider, cwd, title, created_ms, persistence, status, forked_session, "
-        "forked_epoch, forked_seq FROM sessions WHERE id=?"));
-    AS_ASSIGN_OR_RETURN(select_epochs_, db_.Prepare(
-        "SELECT epoch, base_session, base_epoch, base_seq FROM epochs WHERE session=? ORDER BY epoch"));
-    AS_ASSIGN_OR_RETURN(max_seq_, db_.Prepare("SELECT max(seq) FROM events WHERE session=? AND epoch=?"));
-    AS_ASSIGN_OR_RETURN(select_producers_, db_.Prepare(
-        "SELECT producer, epoch, seq, first_seq, last_seq FROM producers WHERE session=?"));
-    AS_ASSIGN_OR_RETURN(insert_session_, db_.Prepare(
-        "INSERT INTO sessions(id, provider, cwd, title, created_ms, persistence, status, "
-        "forked_session, forked_epoch, forked_seq, current_epoch) VALUES(?,?,?,?,?,?,?,?,?,?,?) "
-        "RETURNING key"));
-    AS_ASSIGN_OR_RETURN(insert_epoch_, db_.Prepare(
-        "INSERT INTO epochs(session, epoch, base_session, base_epoch, base_seq) VALUES(?,?,?,?,?)"));
-    AS_ASSIGN_OR_RETURN(set_current_epoch_, db_.Prepare("UPDATE sessions SET current_epoch=? WHERE key=?"));
+    AS_ASSIGN_OR_RETURN(insert_batch_, db_.Prepare("INSERT INTO events(session, epoch, first_seq, "
+                                                   "last_seq, format, data) VALUES(?,?,?,?,?,?)"));
+    AS_ASSIGN_OR_RETURN(
+        upsert_producer_,
+        db_.Prepare(
+            "INSERT INTO producers(session, producer, epoch, seq, first_seq, last_seq) "
+            "VALUES(?,?,?,?,?,?) "
+            "ON CONFLICT(session, producer) DO UPDATE SET epoch=excluded.epoch, seq=excluded.seq, "
+            "first_seq=excluded.first_seq, last_seq=excluded.last_seq"));
+    AS_ASSIGN_OR_RETURN(
+        select_session_,
+        db_.Prepare(
+            "SELECT key, provider, cwd, title, created_ms, persistence, status, forked_session, "
+            "forked_epoch, forked_seq FROM sessions WHERE id=?"));
+    AS_ASSIGN_OR_RETURN(select_epochs_,
+                        db_.Prepare("SELECT epoch, base_session, base_epoch, base_seq FROM epochs "
+                                    "WHERE session=? ORDER BY epoch"));
+    AS_ASSIGN_OR_RETURN(max_seq_, db_.Prepare("SELECT last_seq FROM events WHERE session=? AND "
+                                              "epoch=? ORDER BY first_seq DESC LIMIT 1"));
+    AS_ASSIGN_OR_RETURN(
+        select_producers_,
+        db_.Prepare(
+            "SELECT producer, epoch, seq, first_seq, last_seq FROM producers WHERE session=?"));
+    AS_ASSIGN_OR_RETURN(
+        insert_session_,
+        db_.Prepare(
+            "INSERT INTO sessions(id, provider, cwd, title, created_ms, persistence, status, "
+            "forked_session, forked_epoch, forked_seq, current_epoch) "
+            "VALUES(?,?,?,?,?,?,?,?,?,?,?) "
+            "RETURNING key"));
+    AS_ASSIGN_OR_RETURN(insert_epoch_,
+                        db_.Prepare("INSERT INTO epochs(session, epoch, base_session, base_epoch, "
+                                    "base_seq) VALUES(?,?,?,?,?)"));
+    AS_ASSIGN_OR_RETURN(set_current_epoch_,
+                        db_.Prepare("UPDATE sessions SET current_epoch=? WHERE key=?"));
     AS_ASSIGN_OR_RETURN(delete_producers_, db_.Prepare("DELETE FROM producers WHERE session=?"));
     return Status::Ok();
   }
@@ -100,9 +110,10 @@ class Writer {
   }
 
   void BeginBatch() {
-    now_ = NowMs();
+    now_ = store_internal::WallClockMs();
     io_ = Status::Ok();
     touched_.clear();
+    batches_.clear();
   }
 
   // The cached picture of a session, loaded on first use. nullptr with kNotFound when unknown.
@@ -135,25 +146,36 @@ class Writer {
     return &cache_.emplace(id.str(), std::move(cached)).first->second;
   }
 
-  // Inserts `events` at seqs starting from `first` of (key, epoch).
-  Status InsertEvents(std::int64_t key, Epoch epoch, Seq first, const std::vector<NewEvent>& events) {
+  // Adds `events`, seqs from `first`, to the record batch of (key, epoch) that this commit
+  // writes; a batch is written when it is full or at FlushBatches().
+  Status InsertEvents(std::int64_t key, Epoch epoch, Seq first,
+                      const std::vector<NewEvent>& events) {
+    PendingBatch& batch = batches_[{key, epoch.value()}];
     Seq seq = first;
-    EventRecord record;
     for (const NewEvent& e : events) {
-      record.seq = seq;
-      record.kind = static_cast<std::uint16_t>(e.kind);
-      record.turn = e.turn;
-      record.payload = e.payload;
-      const std::uint64_t checksum = store_internal::RecordChecksum(record);
-      Stmt& s = insert_event_;
-      s.Bind(1, key).Bind(2, I64(epoch.value())).Bind(3, I64(seq.value())).Bind(4, now_);
-      s.Bind(5, static_cast<std::int64_t>(e.kind)).Bind(6, kEventFormatVersion);
-      if (e.turn) s.Bind(7, e.turn->str());
-      else s.BindNull(7);
-      s.BindBlob(8, e.payload).Bind(9, I64(checksum));
-      AS_RETURN_IF_ERROR(Check(s.Exec()));
+      if (batch.count > 0 && (batch.last.next() != seq || batch.count >= kMaxBatchRecords ||
+                              batch.data.size() >= kMaxBatchBytes)) {
+        AS_RETURN_IF_ERROR(WriteBatch(key, epoch, batch));
+      }
+      if (batch.count == 0) batch.first = seq;
+      const auto kind = static_cast<std::uint16_t>(e.kind);
+      const std::uint64_t checksum =
+          store_internal::RecordChecksum(seq, now_, kind, kEventFormatVersion, e.turn, e.payload);
+      store_internal::EncodeRecord(now_, kind, kEventFormatVersion, e.turn, e.payload, checksum,
+                                   batch.data);
+      batch.last = seq;
+      ++batch.count;
       seq = seq.next();
     }
+    return Status::Ok();
+  }
+
+  // Writes every record batch this commit still holds.
+  Status FlushBatches() {
+    for (auto& [where, batch] : batches_) {
+      if (batch.count > 0) AS_RETURN_IF_ERROR(WriteBatch(where.first, Epoch(where.second), batch));
+    }
+    batches_.clear();
     return Status::Ok();
   }
 
@@ -174,7 +196,9 @@ class Writer {
     s.Bind(1, id.str()).Bind(2, meta.provider).Bind(3, meta.cwd).Bind(4, meta.title);
     s.Bind(5, meta.created_ms).Bind(6, meta.persistence_handle).Bind(7, meta.status_snapshot);
     if (base) {
-      s.Bind(8, base->session.str()).Bind(9, I64(base->epoch.value())).Bind(10, I64(base->seq.value()));
+      s.Bind(8, base->session.str())
+          .Bind(9, I64(base->epoch.value()))
+          .Bind(10, I64(base->seq.value()));
     } else {
       s.BindNull(8).BindNull(9).BindNull(10);
     }
@@ -182,14 +206,16 @@ class Writer {
     auto row = s.Step();
     if (!row.ok() || !row.value()) {
       s.Reset();
-      return Check(row.ok() ? Error(ErrorCode::kInternal, "insert session returned no key") : row.status());
+      return Check(row.ok() ? Error(ErrorCode::kInternal, "insert session returned no key")
+                            : row.status());
     }
     Cached cached;
     cached.key = s.Int(0);
     s.Reset();
     cached.state.meta = std::move(meta);
     cached.state.forked_from = base;
-    cached.state.epochs.push_back(base ? store_internal::ContinueFrom(*base) : store_internal::EpochState{});
+    cached.state.epochs.push_back(base ? store_internal::ContinueFrom(*base)
+                                       : store_internal::EpochState{});
     AS_RETURN_IF_ERROR(InsertEpoch(cached.key, Epoch(1), base));
     return &(cache_[id.str()] = std::move(cached));
   }
@@ -198,7 +224,9 @@ class Writer {
     Stmt& s = insert_epoch_;
     s.Bind(1, key).Bind(2, I64(epoch.value()));
     if (base) {
-      s.Bind(3, base->session.str()).Bind(4, I64(base->epoch.value())).Bind(5, I64(base->seq.value()));
+      s.Bind(3, base->session.str())
+          .Bind(4, I64(base->epoch.value()))
+          .Bind(5, I64(base->seq.value()));
     } else {
       s.BindNull(3).BindNull(4).BindNull(5);
     }
@@ -233,7 +261,8 @@ class Writer {
       if (!row.ok()) return Check(row.status());
       if (!row.value()) break;
       store_internal::EpochState epoch;
-      if (!s.IsNull(1)) epoch.base = HistoryBase{SessionId(s.Text(1)), Epoch(s.Int(2)), Seq(s.Int(3))};
+      if (!s.IsNull(1))
+        epoch.base = HistoryBase{SessionId(s.Text(1)), Epoch(s.Int(2)), Seq(s.Int(3))};
       cached.state.epochs.push_back(std::move(epoch));
     }
     s.Reset();
@@ -260,11 +289,35 @@ class Writer {
       if (!row.ok()) return Check(row.status());
       if (!row.value()) break;
       cached.state.producers[s.Text(0)] = store_internal::ProducerState{
-          static_cast<std::uint64_t>(s.Int(1)), static_cast<std::uint64_t>(s.Int(2)),
-          Seq(s.Int(3)), Seq(s.Int(4))};
+          static_cast<std::uint64_t>(s.Int(1)), static_cast<std::uint64_t>(s.Int(2)), Seq(s.Int(3)),
+          Seq(s.Int(4))};
     }
     s.Reset();
     return Status::Ok();
+  }
+
+  // Record batches are cut at this many events or bytes, so reading one event never decodes more
+  // than a bounded batch.
+  static constexpr std::size_t kMaxBatchRecords = 128;
+  static constexpr std::size_t kMaxBatchBytes = std::size_t{64} * 1024;
+
+  struct PendingBatch {
+    Seq first, last;
+    std::size_t count = 0;
+    std::string data;
+  };
+
+  Status WriteBatch(std::int64_t key, Epoch epoch, PendingBatch& batch) {
+    Stmt& s = insert_batch_;
+    s.Bind(1, key)
+        .Bind(2, I64(epoch.value()))
+        .Bind(3, I64(batch.first.value()))
+        .Bind(4, I64(batch.last.value()));
+    s.Bind(5, store_internal::kRecordBatchFormat).BindBlob(6, batch.data);
+    Status written = Check(s.Exec());
+    batch.count = 0;
+    batch.data.clear();
+    return written;
   }
 
   Db db_;
@@ -274,7 +327,8 @@ class Writer {
   Status io_;
   std::unordered_map<std::string, Cached> cache_;
   std::map<std::string, std::pair<Epoch, Seq>> touched_;
-  Stmt insert_event_, upsert_producer_, select_session_, select_epochs_, max_seq_,
+  std::map<std::pair<std::int64_t, std::uint64_t>, PendingBatch> batches_;  // (key, epoch)
+  Stmt insert_batch_, upsert_producer_, select_session_, select_epochs_, max_seq_,
       select_producers_, insert_session_, insert_epoch_, set_current_epoch_, delete_producers_;
 };
 
@@ -304,29 +358,35 @@ class SqliteEventLog final : public EventLog {
                                      std::vector<NewEvent> initial) override {
     if (id.empty()) return Error(ErrorCode::kInvalidArgument, "a session id must not be empty");
     AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
-    return RunControl<AppendResult>([&, meta = std::move(meta)](Writer& w, AppendResult& out) mutable -> Status {
-      auto existing = w.Load(id);
-      if (existing.ok()) return Error(ErrorCode::kAlreadyExists, "session " + id.str() + " exists");
-      if (existing.status().code() != ErrorCode::kNotFound) return existing.status();
-      AS_ASSIGN_OR_RETURN(Writer::Cached * cached, w.InsertSession(id, std::move(meta), std::nullopt));
-      return AppendInitial(w, id, *cached, initial, out);
-    });
+    return RunControl<AppendResult>(
+        [&, meta = std::move(meta)](Writer& w, AppendResult& out) mutable -> Status {
+          auto existing = w.Load(id);
+          if (existing.ok())
+            return Error(ErrorCode::kAlreadyExists, "session " + id.str() + " exists");
+          if (existing.status().code() != ErrorCode::kNotFound) return existing.status();
+          AS_ASSIGN_OR_RETURN(Writer::Cached * cached,
+                              w.InsertSession(id, std::move(meta), std::nullopt));
+          return AppendInitial(w, id, *cached, initial, out);
+        });
   }
 
   Result<AppendResult> Fork(const SessionId& parent, Cursor at, const SessionId& child,
                             SessionMeta meta, std::vector<NewEvent> initial) override {
     if (child.empty()) return Error(ErrorCode::kInvalidArgument, "a session id must not be empty");
     AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
-    return RunControl<AppendResult>([&, meta = std::move(meta)](Writer& w, AppendResult& out) mutable -> Status {
-      AS_ASSIGN_OR_RETURN(Writer::Cached * p, w.Load(parent));
-      AS_RETURN_IF_ERROR(store_internal::CheckPrefix(p->state, parent, at));
-      auto existing = w.Load(child);
-      if (existing.ok()) return Error(ErrorCode::kAlreadyExists, "session " + child.str() + " exists");
-      if (existing.status().code() != ErrorCode::kNotFound) return existing.status();
-      AS_ASSIGN_OR_RETURN(Writer::Cached * cached,
-                          w.InsertSession(child, std::move(meta), HistoryBase{parent, at.epoch, at.seq}));
-      return AppendInitial(w, child, *cached, initial, out);
-    });
+    return RunControl<AppendResult>(
+        [&, meta = std::move(meta)](Writer& w, AppendResult& out) mutable -> Status {
+          AS_ASSIGN_OR_RETURN(Writer::Cached * p, w.Load(parent));
+          AS_RETURN_IF_ERROR(store_internal::CheckPrefix(p->state, parent, at));
+          auto existing = w.Load(child);
+          if (existing.ok())
+            return Error(ErrorCode::kAlreadyExists, "session " + child.str() + " exists");
+          if (existing.status().code() != ErrorCode::kNotFound) return existing.status();
+          AS_ASSIGN_OR_RETURN(
+              Writer::Cached * cached,
+              w.InsertSession(child, std::move(meta), HistoryBase{parent, at.epoch, at.seq}));
+          return AppendInitial(w, child, *cached, initial, out);
+        });
   }
 
   Result<AppendResult> Rewind(const SessionId& session, Cursor to,
@@ -342,31 +402,36 @@ class SqliteEventLog final : public EventLog {
 
   Result<SessionInfo> GetSession(const SessionId& id) override { return readers_.GetSession(id); }
 
-  Result<std::vector<SessionInfo>> ListSessions(const std::string& after, std::size_t limit) override {
+  Result<std::vector<SessionInfo>> ListSessions(const std::string& after,
+                                                std::size_t limit) override {
     return readers_.ListSessions(after, limit);
   }
 
   Status UpdateSessionMeta(const SessionId& id, const SessionMetaUpdate& update) override {
     return RunControl<bool>([&](Writer& w, bool&) -> Status {
-      AS_ASSIGN_OR_RETURN(Writer::Cached * cached, w.Load(id));
-      AS_ASSIGN_OR_RETURN(Stmt s, w.db().Prepare(
-          "UPDATE sessions SET title=coalesce(?, title), persistence=coalesce(?, persistence), "
-          "status=coalesce(?, status) WHERE key=?"));
-      auto bind = [&](int i, const std::optional<std::string>& v) {
-        if (v) s.Bind(i, *v);
-        else s.BindNull(i);
-      };
-      bind(1, update.title);
-      bind(2, update.persistence_handle);
-      bind(3, update.status_snapshot);
-      s.Bind(4, cached->key);
-      AS_RETURN_IF_ERROR(w.Check(s.Exec()));
-      SessionMeta& meta = cached->state.meta;
-      if (update.title) meta.title = *update.title;
-      if (update.persistence_handle) meta.persistence_handle = *update.persistence_handle;
-      if (update.status_snapshot) meta.status_snapshot = *update.status_snapshot;
-      return Status::Ok();
-    }).status();
+             AS_ASSIGN_OR_RETURN(Writer::Cached * cached, w.Load(id));
+             AS_ASSIGN_OR_RETURN(Stmt s,
+                                 w.db().Prepare("UPDATE sessions SET title=coalesce(?, title), "
+                                                "persistence=coalesce(?, persistence), "
+                                                "status=coalesce(?, status) WHERE key=?"));
+             auto bind = [&](int i, const std::optional<std::string>& v) {
+               if (v)
+                 s.Bind(i, *v);
+               else
+                 s.BindNull(i);
+             };
+             bind(1, update.title);
+             bind(2, update.persistence_handle);
+             bind(3, update.status_snapshot);
+             s.Bind(4, cached->key);
+             AS_RETURN_IF_ERROR(w.Check(s.Exec()));
+             SessionMeta& meta = cached->state.meta;
+             if (update.title) meta.title = *update.title;
+             if (update.persistence_handle) meta.persistence_handle = *update.persistence_handle;
+             if (update.status_snapshot) meta.status_snapshot = *update.status_snapshot;
+             return Status::Ok();
+           })
+        .status();
   }
 
   void AppendAsync(AppendRequest request, AppendCallback done) override {
@@ -388,7 +453,8 @@ class SqliteEventLog final : public EventLog {
                                         std::int64_t ttl_ms) override {
     return RunControl<ConsumerPosition>([&](Writer& w, ConsumerPosition& out) -> Status {
       AS_ASSIGN_OR_RETURN(auto row, sqlite::LoadPosition(w.db(), consumer, session));
-      AS_ASSIGN_OR_RETURN(out, store_internal::GrantLease(row, consumer, session, owner, now_ms, ttl_ms));
+      AS_ASSIGN_OR_RETURN(
+          out, store_internal::GrantLease(row, consumer, session, owner, now_ms, ttl_ms));
       return w.Check(sqlite::StorePosition(w.db(), out));
     });
   }
@@ -398,25 +464,28 @@ class SqliteEventLog final : public EventLog {
                                 std::optional<std::string> adapter_state,
                                 TimestampMs now_ms) override {
     return RunControl<bool>([&](Writer& w, bool&) -> Status {
-      AS_ASSIGN_OR_RETURN(auto row, sqlite::LoadPosition(w.db(), consumer, session));
-      AS_RETURN_IF_ERROR(store_internal::CheckLeaseHolder(row, generation, now_ms));
-      row->position = position;
-      if (adapter_state) row->adapter_state = std::move(*adapter_state);
-      return w.Check(sqlite::StorePosition(w.db(), *row));
-    }).status();
+             AS_ASSIGN_OR_RETURN(auto row, sqlite::LoadPosition(w.db(), consumer, session));
+             AS_RETURN_IF_ERROR(store_internal::CheckLeaseHolder(row, generation, now_ms));
+             row->position = position;
+             if (adapter_state) row->adapter_state = std::move(*adapter_state);
+             return w.Check(sqlite::StorePosition(w.db(), *row));
+           })
+        .status();
   }
 
   Status ReleaseLease(const ConsumerId& consumer, const SessionId& session,
                       std::uint64_t generation) override {
     return RunControl<bool>([&](Writer& w, bool&) -> Status {
-      AS_ASSIGN_OR_RETURN(auto row, sqlite::LoadPosition(w.db(), consumer, session));
-      if (!row || row->generation != generation) {
-        return Error(ErrorCode::kFenced, "lease generation " + std::to_string(generation) + " is not current");
-      }
-      row->lease_owner.clear();
-      row->lease_expires_ms = 0;
-      return w.Check(sqlite::StorePosition(w.db(), *row));
-    }).status();
+             AS_ASSIGN_OR_RETURN(auto row, sqlite::LoadPosition(w.db(), consumer, session));
+             if (!row || row->generation != generation) {
+               return Error(ErrorCode::kFenced,
+                            "lease generation " + std::to_string(generation) + " is not current");
+             }
+             row->lease_owner.clear();
+             row->lease_expires_ms = 0;
+             return w.Check(sqlite::StorePosition(w.db(), *row));
+           })
+        .status();
   }
 
   Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer) override {
@@ -425,10 +494,12 @@ class SqliteEventLog final : public EventLog {
 
   Status DeleteConsumerPositions(const ConsumerId& consumer) override {
     return RunControl<bool>([&](Writer& w, bool&) -> Status {
-      AS_ASSIGN_OR_RETURN(Stmt s, w.db().Prepare("DELETE FROM consumer_positions WHERE consumer=?"));
-      s.Bind(1, consumer.str());
-      return w.Check(s.Exec());
-    }).status();
+             AS_ASSIGN_OR_RETURN(Stmt s,
+                                 w.db().Prepare("DELETE FROM consumer_positions WHERE consumer=?"));
+             s.Bind(1, consumer.str());
+             return w.Check(s.Exec());
+           })
+        .status();
   }
 
   Status Health() override {
@@ -436,12 +507,18 @@ class SqliteEventLog final : public EventLog {
     return WritableLocked();
   }
 
+  LogStats Stats() override {
+    std::lock_guard lock(mu_);
+    return stats_;
+  }
+
  private:
   // Appends the initial events of a create, fork or rewind.
   static Status AppendInitial(Writer& w, const SessionId& id, Writer::Cached& cached,
                               const std::vector<NewEvent>& initial, AppendResult& out) {
     auto& epoch = cached.state.epochs.back();
-    out = AppendResult{cached.state.current(), epoch.tail.next(), Seq(epoch.tail.value() + initial.size()), false};
+    out = AppendResult{cached.state.current(), epoch.tail.next(),
+                       Seq(epoch.tail.value() + initial.size()), false};
     AS_RETURN_IF_ERROR(w.InsertEvents(cached.key, out.epoch, out.first_seq, initial));
     epoch.tail = out.last_seq;
     w.Touch(id, out.epoch, epoch.tail);
@@ -450,7 +527,8 @@ class SqliteEventLog final : public EventLog {
 
   Status WritableLocked() const {
     if (!sticky_.ok()) {
-      return Error(ErrorCode::kUnavailable, "the log refuses writes until reopened, after: " + sticky_.ToString());
+      return Error(ErrorCode::kUnavailable,
+                   "the log refuses writes until reopened, after: " + sticky_.ToString());
     }
     if (stopping_) return Error(ErrorCode::kUnavailable, "the log is closing");
     return Status::Ok();
@@ -479,7 +557,9 @@ class SqliteEventLog final : public EventLog {
     std::unique_lock lock(mu_);
     const bool on_writer = std::this_thread::get_id() == writer_.get_id();
     if (!on_writer) {
-      space_cv_.wait(lock, [&] { return queue_.size() < options_.max_queued_requests || !WritableLocked().ok(); });
+      space_cv_.wait(lock, [&] {
+        return queue_.size() < options_.max_queued_requests || !WritableLocked().ok();
+      });
     }
     Status status = WritableLocked();
     if (status.ok() && queue_.size() >= options_.max_queued_requests) {
@@ -497,8 +577,10 @@ class SqliteEventLog final : public EventLog {
   }
 
   static void Complete(Op& op, const Status& status) {
-    if (auto* a = std::get_if<PendingAppend>(&op)) a->done(status);
-    else std::get<PendingControl>(op).done(status);
+    if (auto* a = std::get_if<PendingAppend>(&op))
+      a->done(status);
+    else
+      std::get<PendingControl>(op).done(status);
   }
 
   void WriterLoop() {
@@ -527,11 +609,13 @@ class SqliteEventLog final : public EventLog {
       sticky = sticky_;
     }
     if (!sticky.ok()) {
-      Status refused = Error(ErrorCode::kUnavailable, "the log refuses writes until reopened, after: " + sticky.ToString());
+      Status refused = Error(ErrorCode::kUnavailable,
+                             "the log refuses writes until reopened, after: " + sticky.ToString());
       for (Op& op : batch) Complete(op, refused);
       return;
     }
     Writer& w = writer_state_;
+    const auto started = std::chrono::steady_clock::now();
     w.BeginBatch();
     std::vector<Status> outcomes(batch.size());
     std::vector<AppendResult> results(batch.size());
@@ -543,11 +627,13 @@ class SqliteEventLog final : public EventLog {
         outcomes[i] = std::get<PendingControl>(batch[i]).run(w);
       }
     }
+    if (w.io().ok()) (void)w.FlushBatches();
     Status committed = w.io().ok() ? w.Check(w.db().Exec("COMMIT")) : w.io();
     if (!committed.ok()) {
       (void)w.db().Exec("ROLLBACK");
       w.DropCache();
-      const Status failed = Error(ErrorCode::kIoError, "commit failed, outcome unknown: " + committed.ToString());
+      const Status failed =
+          Error(ErrorCode::kIoError, "commit failed, outcome unknown: " + committed.ToString());
       {
         std::lock_guard lock(mu_);
         sticky_ = failed;
@@ -556,14 +642,29 @@ class SqliteEventLog final : public EventLog {
       for (Op& op : batch) Complete(op, failed);
       return;
     }
+    {
+      std::lock_guard lock(mu_);
+      ++stats_.commits;
+      stats_.commit_micros += std::chrono::duration_cast<std::chrono::microseconds>(
+                                  std::chrono::steady_clock::now() - started)
+                                  .count();
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        if (!outcomes[i].ok() || !std::holds_alternative<PendingAppend>(batch[i])) continue;
+        ++stats_.appends;
+        if (!results[i].duplicate)
+          stats_.events += results[i].last_seq.value() - results[i].first_seq.value() + 1;
+      }
+    }
     // Listeners hear of a commit before any of its appends is acknowledged.
     for (const auto& [id, cursor] : w.touched()) {
       listeners_->Notify(CommitNotice{SessionId(id), cursor.first, cursor.second});
     }
     for (std::size_t i = 0; i < batch.size(); ++i) {
       if (auto* a = std::get_if<PendingAppend>(&batch[i])) {
-        if (outcomes[i].ok()) a->done(results[i]);
-        else a->done(outcomes[i]);
+        if (outcomes[i].ok())
+          a->done(results[i]);
+        else
+          a->done(outcomes[i]);
       } else {
         std::get<PendingControl>(batch[i]).done(outcomes[i]);
       }
@@ -575,7 +676,8 @@ class SqliteEventLog final : public EventLog {
     AS_ASSIGN_OR_RETURN(AppendPlan plan, store_internal::PlanAppend(cached->state, request));
     result = plan.result;
     if (plan.result.duplicate) return Status::Ok();
-    AS_RETURN_IF_ERROR(w.InsertEvents(cached->key, plan.result.epoch, plan.result.first_seq, request.events));
+    AS_RETURN_IF_ERROR(
+        w.InsertEvents(cached->key, plan.result.epoch, plan.result.first_seq, request.events));
     AS_RETURN_IF_ERROR(w.StoreProducer(cached->key, plan));
     store_internal::ApplyAppend(cached->state, plan);
     w.Touch(request.session, plan.result.epoch, plan.result.last_seq);
@@ -588,23 +690,26 @@ class SqliteEventLog final : public EventLog {
   std::shared_ptr<store_internal::CommitListeners> listeners_ =
       std::make_shared<store_internal::CommitListeners>();
 
-  std::mutex mu_;  // guards queue_, stopping_, sticky_
+  std::mutex mu_;                     // guards queue_, stopping_, sticky_, stats_
   std::condition_variable work_cv_;   // the writer waits for work
   std::condition_variable space_cv_;  // producers wait for queue space
   std::deque<Op> queue_;
   bool stopping_ = false;
   Status sticky_;
+  LogStats stats_;
   std::thread writer_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<EventLog>> OpenSqliteEventLog(SqliteLogOptions options) {
-  if (options.path.empty()) return Error(ErrorCode::kInvalidArgument, "the SQLite log needs a path");
+  if (options.path.empty())
+    return Error(ErrorCode::kInvalidArgument, "the SQLite log needs a path");
   AS_ASSIGN_OR_RETURN(Db db, Db::Open(options.path, true, false, options.vfs));
   AS_RETURN_IF_ERROR(db.Exec("PRAGMA journal_mode=WAL"));
-  AS_RETURN_IF_ERROR(db.Exec(options.durability == Durability::kFsync ? "PRAGMA synchronous=FULL"
-                                                                      : "PRAGMA synchronous=NORMAL"));
+  AS_RETURN_IF_ERROR(db.Exec(options.durability == Durability::kFsync
+                                 ? "PRAGMA synchronous=FULL"
+                                 : "PRAGMA synchronous=NORMAL"));
   AS_RETURN_IF_ERROR(db.Exec("PRAGMA wal_autocheckpoint=16384"));
   AS_RETURN_IF_ERROR(db.Exec("PRAGMA cache_size=-65536"));
   AS_RETURN_IF_ERROR(sqlite::EnsureSchema(db));

@@ -30,13 +30,12 @@ struct SqliteLogOptions {
   std::string path;  // the database file; created when missing
   Durability durability = Durability::kFsync;
   LogLimits limits;
-  std::string vfs;                          // SQLite VFS name; empty for the default
-  std::size_t max_queued_requests = 16384;  // AppendAsync blocks while this many wait
-  std::size_t max_batch_requests = 4096;    // requests committed in one transaction
-  std::size_t max_cached_sessions = 100000; // writer's session cache; reloaded on demand
-  std::size_t max_reader_connections = 4;   // concurrent reads beyond this wait
+  std::string vfs;                           // SQLite VFS name; empty for the default
+  std::size_t max_queued_requests = 16384;   // AppendAsync blocks while this many wait
+  std::size_t max_batch_requests = 4096;     // requests committed in one transaction
+  std::size_t max_cached_sessions = 100000;  // writer's session cache; reloaded on demand
+  std::size_t max_reader_connections = 4;    // concurrent reads beyond this wait
 };
-
 
 // Opens (creating when missing) the log at options.path. Errors: kUnavailable when the file
 // cannot be opened, kUnsupportedVersion when its schema is newer than this build, kCorruption

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "store/log_state.h"
+#include "store/record_batch.h"
 
 namespace agentstream::sqlite {
 
@@ -34,9 +35,11 @@ class Snapshot {
   };
 
   Result<SessionRow> Session(const SessionId& id) {
-    AS_ASSIGN_OR_RETURN(Stmt s, db_.Prepare(
-        "SELECT key, current_epoch, provider, cwd, title, created_ms, persistence, status, "
-        "forked_session, forked_epoch, forked_seq FROM sessions WHERE id=?"));
+    AS_ASSIGN_OR_RETURN(
+        Stmt s,
+        db_.Prepare(
+            "SELECT key, current_epoch, provider, cwd, title, created_ms, persistence, status, "
+            "forked_session, forked_epoch, forked_seq FROM sessions WHERE id=?"));
     s.Bind(1, id.str());
     AS_ASSIGN_OR_RETURN(bool found, s.Step());
     if (!found) return Error(ErrorCode::kNotFound, "no session " + id.str());
@@ -44,7 +47,8 @@ class Snapshot {
     row.key = s.Int(0);
     row.current = Epoch(s.Int(1));
     row.meta = SessionMeta{s.Text(2), s.Text(3), s.Text(4), s.Int(5), s.Text(6), s.Text(7)};
-    if (!s.IsNull(8)) row.forked_from = HistoryBase{SessionId(s.Text(8)), Epoch(s.Int(9)), Seq(s.Int(10))};
+    if (!s.IsNull(8))
+      row.forked_from = HistoryBase{SessionId(s.Text(8)), Epoch(s.Int(9)), Seq(s.Int(10))};
     return row;
   }
 
@@ -52,67 +56,91 @@ class Snapshot {
     AS_ASSIGN_OR_RETURN(Stmt s, db_.Prepare("SELECT key FROM sessions WHERE id=?"));
     s.Bind(1, id.str());
     AS_ASSIGN_OR_RETURN(bool found, s.Step());
-    if (!found) return Error(ErrorCode::kCorruption, "history refers to a missing session " + id.str());
+    if (!found)
+      return Error(ErrorCode::kCorruption, "history refers to a missing session " + id.str());
     return s.Int(0);
   }
 
   // The base of (key, epoch); kNotFound when the epoch does not exist.
   Result<std::optional<HistoryBase>> Base(std::int64_t key, Epoch epoch) {
-    AS_ASSIGN_OR_RETURN(Stmt s, db_.Prepare(
-        "SELECT base_session, base_epoch, base_seq FROM epochs WHERE session=? AND epoch=?"));
+    AS_ASSIGN_OR_RETURN(
+        Stmt s,
+        db_.Prepare(
+            "SELECT base_session, base_epoch, base_seq FROM epochs WHERE session=? AND epoch=?"));
     s.Bind(1, key).Bind(2, I64(epoch.value()));
     AS_ASSIGN_OR_RETURN(bool found, s.Step());
     if (!found) return Error(ErrorCode::kNotFound, "no epoch " + std::to_string(epoch.value()));
     if (s.IsNull(0)) return std::optional<HistoryBase>();
-    return std::optional<HistoryBase>(HistoryBase{SessionId(s.Text(0)), Epoch(s.Int(1)), Seq(s.Int(2))});
+    return std::optional<HistoryBase>(
+        HistoryBase{SessionId(s.Text(0)), Epoch(s.Int(1)), Seq(s.Int(2))});
   }
 
   Result<Seq> TailOf(std::int64_t key, Epoch epoch, Seq base_seq) {
-    AS_ASSIGN_OR_RETURN(Stmt s, db_.Prepare("SELECT max(seq) FROM events WHERE session=? AND epoch=?"));
+    AS_ASSIGN_OR_RETURN(Stmt s, db_.Prepare("SELECT last_seq FROM events WHERE session=? AND "
+                                            "epoch=? ORDER BY first_seq DESC LIMIT 1"));
     s.Bind(1, key).Bind(2, I64(epoch.value()));
     AS_ASSIGN_OR_RETURN(bool row, s.Step());
     if (!row || s.IsNull(0)) return base_seq;
     return Seq(s.Int(0));
   }
 
+  // Appends the rows of (key, epoch) with seqs in [lo, hi], ascending, at most `limit` (the
+  // lowest ones reading forward, the highest ones reading backward). Touches only the record
+  // batches that overlap the range, found through the index.
   Status Rows(std::int64_t key, Epoch epoch, Seq lo, Seq hi, bool backward, std::size_t limit,
               std::vector<store_internal::StoredRow>& out) {
-    Stmt& s = backward ? backward_ : forward_;
-    if (!s.IsPrepared()) {
-      AS_ASSIGN_OR_RETURN(s, db_.Prepare(std::string(
-          "SELECT seq, time, kind, format, turn, payload, checksum FROM events "
-          "WHERE session=? AND epoch=? AND seq BETWEEN ? AND ? ORDER BY seq ") +
-          (backward ? "DESC" : "ASC") + " LIMIT ?"));
+    Seq start = lo;
+    if (!backward) {
+      AS_ASSIGN_OR_RETURN(
+          Stmt first,
+          db_.Prepare(
+              "SELECT max(first_seq) FROM events WHERE session=? AND epoch=? AND first_seq <= ?"));
+      first.Bind(1, key).Bind(2, I64(epoch.value())).Bind(3, I64(lo.value()));
+      AS_ASSIGN_OR_RETURN(bool row, first.Step());
+      if (row && !first.IsNull(0)) start = Seq(first.Int(0));
     }
-    s.Bind(1, key).Bind(2, I64(epoch.value())).Bind(3, I64(lo.value())).Bind(4, I64(hi.value()));
-    s.Bind(5, static_cast<std::int64_t>(limit));
-    while (true) {
-      auto row = s.Step();
-      if (!row.ok()) return row.status();
-      if (!row.value()) break;
-      store_internal::StoredRow r;
-      r.record.seq = Seq(s.Int(0));
-      r.record.time = s.Int(1);
-      r.record.kind = static_cast<std::uint16_t>(s.Int(2));
-      r.record.format = static_cast<std::uint32_t>(s.Int(3));
-      if (!s.IsNull(4)) r.record.turn = TurnId(s.Text(4));
-      r.record.payload = s.Text(5);
-      r.checksum = static_cast<std::uint64_t>(s.Int(6));
-      // The stored kind and format are checked before use (VerifyRow); out-of-range values
-      // become "unknown" rather than wrapping into a valid one.
-      if (s.Int(2) < 0 || s.Int(2) > 0xffff) r.record.kind = 0;
-      if (s.Int(3) < 0 || s.Int(3) > 0xffffffffLL) r.record.format = 0xffffffffU;
-      out.push_back(std::move(r));
+    AS_ASSIGN_OR_RETURN(
+        Stmt s,
+        db_.Prepare(backward
+                        ? "SELECT first_seq, last_seq, format, data FROM events "
+                          "WHERE session=? AND epoch=? AND first_seq <= ? ORDER BY first_seq DESC"
+                        : "SELECT first_seq, last_seq, format, data FROM events "
+                          "WHERE session=? AND epoch=? AND first_seq >= ? AND first_seq <= ? ORDER "
+                          "BY first_seq"));
+    s.Bind(1, key).Bind(2, I64(epoch.value()));
+    if (backward)
+      s.Bind(3, I64(hi.value()));
+    else
+      s.Bind(3, I64(start.value())).Bind(4, I64(hi.value()));
+    std::vector<std::vector<store_internal::StoredRow>> chunks;  // backward: newest batch first
+    std::size_t collected = 0;
+    while (collected < limit) {
+      AS_ASSIGN_OR_RETURN(bool row, s.Step());
+      if (!row) break;
+      const Seq first(s.Int(0)), last(s.Int(1));
+      const auto format =
+          static_cast<std::uint32_t>(std::clamp<std::int64_t>(s.Int(2), 0, 0xffffffffLL));
+      const void* blob = sqlite3_column_blob(s.raw(), 3);
+      const std::string_view data(static_cast<const char*>(blob), sqlite3_column_bytes(s.raw(), 3));
+      std::vector<store_internal::StoredRow> rows;
+      AS_RETURN_IF_ERROR(store_internal::DecodeBatch(data, format, first, last, lo, hi, rows));
+      collected += rows.size();
+      chunks.push_back(std::move(rows));
+      if (backward && first <= lo) break;
     }
-    s.Reset();
-    if (backward) std::reverse(out.begin(), out.end());
+    if (backward) std::reverse(chunks.begin(), chunks.end());
+    std::vector<store_internal::StoredRow> all;
+    for (auto& chunk : chunks)
+      for (auto& row : chunk) all.push_back(std::move(row));
+    const std::size_t skip = backward && all.size() > limit ? all.size() - limit : 0;
+    for (std::size_t i = skip; i < all.size() && i - skip < limit; ++i)
+      out.push_back(std::move(all[i]));
     return Status::Ok();
   }
 
  private:
   Db& db_;
   bool open_ = false;
-  Stmt forward_, backward_;
 };
 
 }  // namespace
@@ -128,8 +156,11 @@ class ReaderPool::Lease {
   Db db_;
 };
 
-ReaderPool::ReaderPool(std::string path, std::string vfs, std::size_t max_connections, LogLimits limits)
-    : path_(std::move(path)), vfs_(std::move(vfs)), max_connections_(std::max<std::size_t>(1, max_connections)),
+ReaderPool::ReaderPool(std::string path, std::string vfs, std::size_t max_connections,
+                       LogLimits limits)
+    : path_(std::move(path)),
+      vfs_(std::move(vfs)),
+      max_connections_(std::max<std::size_t>(1, max_connections)),
       limits_(limits) {}
 
 ReaderPool::~ReaderPool() = default;
@@ -189,13 +220,15 @@ Result<ReadResult> ReaderPool::Read(const ReadRequest& request) {
     }
     return found;
   };
-  AS_ASSIGN_OR_RETURN(auto segments, store_internal::ResolveSegments(request.session, epoch, tail, lookup));
-  auto reader = [&](const store_internal::Segment& seg, Seq lo, Seq hi, bool backward, std::size_t limit,
-                    std::vector<store_internal::StoredRow>& out) -> Status {
+  AS_ASSIGN_OR_RETURN(auto segments,
+                      store_internal::ResolveSegments(request.session, epoch, tail, lookup));
+  auto reader = [&](const store_internal::Segment& seg, Seq lo, Seq hi, bool backward,
+                    std::size_t limit, std::vector<store_internal::StoredRow>& out) -> Status {
     AS_ASSIGN_OR_RETURN(std::int64_t key, key_of(seg.session));
     return snap.Rows(key, seg.epoch, lo, hi, backward, limit, out);
   };
-  return store_internal::ReadSegments(request, request.session, epoch, tail, segments, limits_, reader);
+  return store_internal::ReadSegments(request, request.session, epoch, tail, segments, limits_,
+                                      reader);
 }
 
 Result<Cursor> ReaderPool::Tail(const SessionId& id) {
@@ -210,16 +243,19 @@ Result<SessionInfo> ReaderPool::GetSession(const SessionId& id) {
   AS_RETURN_IF_ERROR(snap.Begin());
   AS_ASSIGN_OR_RETURN(auto session, snap.Session(id));
   AS_ASSIGN_OR_RETURN(auto base, snap.Base(session.key, session.current));
-  AS_ASSIGN_OR_RETURN(Seq tail, snap.TailOf(session.key, session.current, base ? base->seq : Seq(0)));
+  AS_ASSIGN_OR_RETURN(Seq tail,
+                      snap.TailOf(session.key, session.current, base ? base->seq : Seq(0)));
   return SessionInfo{id, std::move(session.meta), session.current, tail, session.forked_from};
 }
 
-Result<std::vector<SessionInfo>> ReaderPool::ListSessions(const std::string& after, std::size_t limit) {
+Result<std::vector<SessionInfo>> ReaderPool::ListSessions(const std::string& after,
+                                                          std::size_t limit) {
   std::vector<std::string> ids;
   {
     AS_ASSIGN_OR_RETURN(Db db, Acquire());
     Lease lease(*this, std::move(db));
-    AS_ASSIGN_OR_RETURN(Stmt s, lease.db().Prepare("SELECT id FROM sessions WHERE id > ? ORDER BY id LIMIT ?"));
+    AS_ASSIGN_OR_RETURN(
+        Stmt s, lease.db().Prepare("SELECT id FROM sessions WHERE id > ? ORDER BY id LIMIT ?"));
     s.Bind(1, after).Bind(2, static_cast<std::int64_t>(std::min<std::size_t>(limit, 100000)));
     while (true) {
       AS_ASSIGN_OR_RETURN(bool row, s.Step());
@@ -235,11 +271,13 @@ Result<std::vector<SessionInfo>> ReaderPool::ListSessions(const std::string& aft
   return out;
 }
 
-Result<std::vector<ConsumerPosition>> ReaderPool::ListConsumerPositions(const ConsumerId& consumer) {
+Result<std::vector<ConsumerPosition>> ReaderPool::ListConsumerPositions(
+    const ConsumerId& consumer) {
   AS_ASSIGN_OR_RETURN(Db db, Acquire());
   Lease lease(*this, std::move(db));
-  AS_ASSIGN_OR_RETURN(Stmt s, lease.db().Prepare(
-      "SELECT session FROM consumer_positions WHERE consumer=? ORDER BY session"));
+  AS_ASSIGN_OR_RETURN(
+      Stmt s, lease.db().Prepare(
+                  "SELECT session FROM consumer_positions WHERE consumer=? ORDER BY session"));
   s.Bind(1, consumer.str());
   std::vector<ConsumerPosition> out;
   while (true) {
@@ -253,21 +291,24 @@ Result<std::vector<ConsumerPosition>> ReaderPool::ListConsumerPositions(const Co
 
 Result<std::optional<ConsumerPosition>> LoadPosition(Db& db, const ConsumerId& consumer,
                                                      const SessionId& session) {
-  AS_ASSIGN_OR_RETURN(Stmt s, db.Prepare(
-      "SELECT epoch, seq, lease_owner, generation, lease_expires_ms, adapter_state "
-      "FROM consumer_positions WHERE consumer=? AND session=?"));
+  AS_ASSIGN_OR_RETURN(
+      Stmt s,
+      db.Prepare("SELECT epoch, seq, lease_owner, generation, lease_expires_ms, adapter_state "
+                 "FROM consumer_positions WHERE consumer=? AND session=?"));
   s.Bind(1, consumer.str()).Bind(2, session.str());
   AS_ASSIGN_OR_RETURN(bool found, s.Step());
   if (!found) return std::optional<ConsumerPosition>();
-  return std::optional<ConsumerPosition>(ConsumerPosition{
-      consumer, session, Cursor{Epoch(s.Int(0)), Seq(s.Int(1))}, s.Text(2),
-      static_cast<std::uint64_t>(s.Int(3)), s.Int(4), s.Text(5)});
+  return std::optional<ConsumerPosition>(
+      ConsumerPosition{consumer, session, Cursor{Epoch(s.Int(0)), Seq(s.Int(1))}, s.Text(2),
+                       static_cast<std::uint64_t>(s.Int(3)), s.Int(4), s.Text(5)});
 }
 
 Status StorePosition(Db& db, const ConsumerPosition& p) {
-  AS_ASSIGN_OR_RETURN(Stmt s, db.Prepare(
-      "INSERT OR REPLACE INTO consumer_positions(consumer, session, epoch, seq, lease_owner, "
-      "generation, lease_expires_ms, adapter_state) VALUES(?,?,?,?,?,?,?,?)"));
+  AS_ASSIGN_OR_RETURN(
+      Stmt s,
+      db.Prepare(
+          "INSERT OR REPLACE INTO consumer_positions(consumer, session, epoch, seq, lease_owner, "
+          "generation, lease_expires_ms, adapter_state) VALUES(?,?,?,?,?,?,?,?)"));
   s.Bind(1, p.consumer.str()).Bind(2, p.session.str()).Bind(3, I64(p.position.epoch.value()));
   s.Bind(4, I64(p.position.seq.value())).Bind(5, p.lease_owner).Bind(6, I64(p.generation));
   s.Bind(7, p.lease_expires_ms).Bind(8, p.adapter_state);

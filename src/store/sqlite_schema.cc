@@ -8,8 +8,9 @@ namespace agentstream::sqlite {
 
 namespace {
 
-// Version 1. Seqs and epochs are stored as INTEGER (int64). Payloads are BLOBs so that damaged
-// bytes can be stored and then reported on read rather than refused by a type check.
+// Version 1. Seqs and epochs are stored as INTEGER (int64). Events are stored as record batches
+// (store/record_batch.h): one row holds consecutive events of one (session, epoch), appended in
+// commit order, found through the index on (session, epoch, first_seq).
 constexpr const char* kSchemaV1 = R"sql(
 CREATE TABLE sessions(
   key INTEGER PRIMARY KEY,
@@ -36,15 +37,12 @@ CREATE TABLE epochs(
 CREATE TABLE events(
   session INTEGER NOT NULL,
   epoch INTEGER NOT NULL,
-  seq INTEGER NOT NULL,
-  time INTEGER NOT NULL,
-  kind INTEGER NOT NULL,
+  first_seq INTEGER NOT NULL,
+  last_seq INTEGER NOT NULL,
   format INTEGER NOT NULL,
-  turn TEXT,
-  payload BLOB NOT NULL,
-  checksum INTEGER NOT NULL,
-  PRIMARY KEY(session, epoch, seq)
-) STRICT, WITHOUT ROWID;
+  data BLOB NOT NULL
+) STRICT;
+CREATE UNIQUE INDEX events_by_seq ON events(session, epoch, first_seq);
 CREATE TABLE producers(
   session INTEGER NOT NULL,
   producer TEXT NOT NULL,
@@ -82,7 +80,8 @@ Status EnsureSchema(Db& db) {
   if (found == kSqliteSchemaVersion) return Status::Ok();
   AS_RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
   Status created = db.Exec(kSchemaV1);
-  if (created.ok()) created = db.Exec("PRAGMA user_version = " + std::to_string(kSqliteSchemaVersion));
+  if (created.ok())
+    created = db.Exec("PRAGMA user_version = " + std::to_string(kSqliteSchemaVersion));
   if (!created.ok()) {
     (void)db.Exec("ROLLBACK");
     return created;

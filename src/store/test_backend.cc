@@ -9,6 +9,7 @@
 
 #include "store/log_state.h"
 #include "store/memory_log.h"
+#include "store/record_batch.h"
 #include "store/sqlite/fault_vfs.h"
 #include "store/sqlite_log.h"
 
@@ -50,28 +51,49 @@ class SqliteBackend final : public Backend {
     Open();
   }
   void FailSyncs(bool fail) override { sqlite::SetFailSyncs(fail); }
+  // Rewrites the record batch that holds record.seq with `record` in place of the stored one.
   void InjectRaw(const EventRecord& record, std::optional<std::uint64_t> checksum) override {
     sqlite3* db = nullptr;
     sqlite3_open((dir_ + "/log.db").c_str(), &db);
     sqlite3_busy_timeout(db, 5000);
-    sqlite3_stmt* stmt = nullptr;
-    sqlite3_prepare_v2(db,
-                       "INSERT OR REPLACE INTO events(session, epoch, seq, time, kind, format, turn, payload, checksum) "
-                       "SELECT key, ?, ?, ?, ?, ?, ?, ?, ? FROM sessions WHERE id = ?",
-                       -1, &stmt, nullptr);
-    sqlite3_bind_int64(stmt, 1, static_cast<sqlite3_int64>(record.epoch.value()));
-    sqlite3_bind_int64(stmt, 2, static_cast<sqlite3_int64>(record.seq.value()));
-    sqlite3_bind_int64(stmt, 3, record.time);
-    sqlite3_bind_int64(stmt, 4, record.kind);
-    sqlite3_bind_int64(stmt, 5, record.format);
-    if (record.turn) sqlite3_bind_text(stmt, 6, record.turn->str().c_str(), -1, SQLITE_TRANSIENT);
-    sqlite3_bind_blob(stmt, 7, record.payload.data(), static_cast<int>(record.payload.size()), SQLITE_TRANSIENT);
-    sqlite3_bind_int64(stmt, 8, static_cast<sqlite3_int64>(checksum.value_or(store_internal::RecordChecksum(record))));
-    sqlite3_bind_text(stmt, 9, record.session.str().c_str(), -1, SQLITE_TRANSIENT);
-    const int rc = sqlite3_step(stmt);
-    sqlite3_finalize(stmt);
+    sqlite3_stmt* find = nullptr;
+    sqlite3_prepare_v2(
+        db,
+        "SELECT e.rowid, e.first_seq, e.last_seq, e.format, e.data FROM events e "
+        "JOIN sessions s ON s.key = e.session WHERE s.id = ? AND e.epoch = ? AND e.first_seq <= ? "
+        "ORDER BY e.first_seq DESC LIMIT 1",
+        -1, &find, nullptr);
+    sqlite3_bind_text(find, 1, record.session.str().c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(find, 2, static_cast<sqlite3_int64>(record.epoch.value()));
+    sqlite3_bind_int64(find, 3, static_cast<sqlite3_int64>(record.seq.value()));
+    if (sqlite3_step(find) != SQLITE_ROW) throw std::runtime_error("no batch holds the record");
+    const sqlite3_int64 rowid = sqlite3_column_int64(find, 0);
+    const Seq first(sqlite3_column_int64(find, 1)), last(sqlite3_column_int64(find, 2));
+    const std::string data(static_cast<const char*>(sqlite3_column_blob(find, 4)),
+                           sqlite3_column_bytes(find, 4));
+    std::vector<store_internal::StoredRow> rows;
+    Status decoded =
+        store_internal::DecodeBatch(data, static_cast<std::uint32_t>(sqlite3_column_int64(find, 3)),
+                                    first, last, first, last, rows);
+    sqlite3_finalize(find);
+    if (!decoded.ok()) throw std::runtime_error(decoded.ToString());
+    std::string rewritten;
+    for (auto& row : rows) {
+      if (row.record.seq == record.seq) {
+        row.record = record;
+        row.checksum = checksum.value_or(store_internal::RecordChecksum(record));
+      }
+      store_internal::EncodeRecord(row, rewritten);
+    }
+    sqlite3_stmt* update = nullptr;
+    sqlite3_prepare_v2(db, "UPDATE events SET data = ? WHERE rowid = ?", -1, &update, nullptr);
+    sqlite3_bind_blob(update, 1, rewritten.data(), static_cast<int>(rewritten.size()),
+                      SQLITE_TRANSIENT);
+    sqlite3_bind_int64(update, 2, rowid);
+    const int rc = sqlite3_step(update);
+    sqlite3_finalize(update);
     sqlite3_close(db);
-    if (rc != SQLITE_DONE) throw std::runtime_error("raw insert failed");
+    if (rc != SQLITE_DONE) throw std::runtime_error("raw update failed");
   }
 
  private:

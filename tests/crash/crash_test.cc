@@ -40,7 +40,8 @@ Child Spawn(const std::string& db) {
     dup2(fds[1], STDOUT_FILENO);
     close(fds[0]);
     close(fds[1]);
-    execl(CRASH_CHILD_PATH, CRASH_CHILD_PATH, db.c_str(), std::to_string(kSessions).c_str(), nullptr);
+    execl(CRASH_CHILD_PATH, CRASH_CHILD_PATH, db.c_str(), std::to_string(kSessions).c_str(),
+          nullptr);
     _exit(127);
   }
   close(fds[1]);
@@ -66,8 +67,10 @@ void Collect(int fd, std::string& buffer, std::map<std::string, std::uint64_t>& 
       std::string session;
       std::uint64_t seq = 0;
       line >> session;
-      if (session == "ready") ready = true;
-      else if (line >> seq) acked[session] = std::max(acked[session], seq);
+      if (session == "ready")
+        ready = true;
+      else if (line >> seq)
+        acked[session] = std::max(acked[session], seq);
       start = end + 1;
     }
     buffer.erase(0, start);
@@ -89,14 +92,17 @@ TEST(CrashTest, AcknowledgedAppendsSurviveKill9) {
     std::map<std::string, std::uint64_t> this_cycle = acked;
     const auto start = std::chrono::steady_clock::now();
     Collect(child.out, buffer, this_cycle, ready, start + std::chrono::milliseconds(5));
-    const auto kill_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(rng() % 120 + 1);
+    const auto kill_at =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(rng() % 120 + 1);
     Collect(child.out, buffer, this_cycle, ready, kill_at);
     ASSERT_EQ(kill(child.pid, SIGKILL), 0);
     // Lines already in the pipe were acknowledged before the kill: read them all.
-    Collect(child.out, buffer, this_cycle, ready, std::chrono::steady_clock::now() + std::chrono::milliseconds(20));
+    Collect(child.out, buffer, this_cycle, ready,
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(20));
     int status = 0;
     ASSERT_EQ(waitpid(child.pid, &status, 0), child.pid);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "the child exited by itself (status " << status << ") in cycle " << cycle;
+    ASSERT_TRUE(WIFSIGNALED(status))
+        << "the child exited by itself (status " << status << ") in cycle " << cycle;
     close(child.out);
     acked = this_cycle;
 
@@ -109,11 +115,13 @@ TEST(CrashTest, AcknowledgedAppendsSurviveKill9) {
     for (const auto& [session, seq] : acked) {
       auto tail = (*log)->Tail(SessionId(session));
       ASSERT_TRUE(tail.ok()) << session << ": " << tail.status().ToString();
-      ASSERT_GE(tail->seq.value(), seq) << "cycle " << cycle << ": " << session << " lost acknowledged events";
+      ASSERT_GE(tail->seq.value(), seq)
+          << "cycle " << cycle << ": " << session << " lost acknowledged events";
       total_acked_events += seq;
       Seq from(1);
       while (from <= tail->seq) {
-        auto page = (*log)->Read(ReadRequest{SessionId(session), std::nullopt, ReadDirection::kForward, from, 5000, 16 << 20});
+        auto page = (*log)->Read(ReadRequest{SessionId(session), std::nullopt,
+                                             ReadDirection::kForward, from, 5000, 16 << 20});
         ASSERT_TRUE(page.ok()) << page.status().ToString();
         ASSERT_FALSE(page->events.empty());
         for (const auto& record : page->events) {

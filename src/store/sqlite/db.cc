@@ -13,10 +13,14 @@ Status FromSqlite(int rc, sqlite3* db, std::string_view what) {
   }
   const int primary = rc & 0xff;
   ErrorCode code = ErrorCode::kIoError;
-  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) code = ErrorCode::kCorruption;
-  else if (primary == SQLITE_CONSTRAINT || primary == SQLITE_MISMATCH) code = ErrorCode::kInternal;
-  else if (primary == SQLITE_TOOBIG) code = ErrorCode::kTooLarge;
-  else if (primary == SQLITE_CANTOPEN || primary == SQLITE_READONLY || primary == SQLITE_PERM) code = ErrorCode::kUnavailable;
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
+    code = ErrorCode::kCorruption;
+  else if (primary == SQLITE_CONSTRAINT || primary == SQLITE_MISMATCH)
+    code = ErrorCode::kInternal;
+  else if (primary == SQLITE_TOOBIG)
+    code = ErrorCode::kTooLarge;
+  else if (primary == SQLITE_CANTOPEN || primary == SQLITE_READONLY || primary == SQLITE_PERM)
+    code = ErrorCode::kUnavailable;
   return Error(code, message);
 }
 

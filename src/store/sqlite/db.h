@@ -37,6 +37,7 @@ class Stmt {
   Status Exec();
   void Reset();
   bool IsPrepared() const { return stmt_ != nullptr; }
+  sqlite3_stmt* raw() const { return stmt_; }
 
   std::int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
   bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
@@ -58,7 +59,8 @@ class Db {
   ~Db();
 
   // Opens `path` (created when `create` is set) through the VFS named `vfs` (empty: default).
-  static Result<Db> Open(const std::string& path, bool create, bool read_only, const std::string& vfs);
+  static Result<Db> Open(const std::string& path, bool create, bool read_only,
+                         const std::string& vfs);
 
   Status Exec(const std::string& sql);
   Result<Stmt> Prepare(std::string_view sql);

@@ -1,0 +1,129 @@
+// In-process figures of the SQLite EventLog:
+//   - the time to read a 100-event page from a session of 1,000,000 events against one of 1,000
+//     (forward from a random seq, and the tail page backward);
+//   - the bytes of memory per open idle session (the writer's session cache).
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+#include <sqlite3.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "core/event_codec.h"
+#include "store/sqlite_log.h"
+
+using namespace agentstream;
+
+namespace {
+
+const std::string kDir = "/tmp/agentstream-log-bench";
+
+NewEvent Event256(std::uint64_t n) {
+  std::string text = "event " + std::to_string(n) + " ";
+  text.resize(256 - 27, 'x');
+  return MakeNewEvent(Notice{NoticeLevel::kInfo, text});
+}
+
+// One log holding a small and a large session, built once per process.
+EventLog& SharedLog() {
+  static std::unique_ptr<EventLog> log = [] {
+    std::filesystem::remove_all(kDir);
+    std::filesystem::create_directories(kDir);
+    SqliteLogOptions options;
+    options.path = kDir + "/bench.db";
+    options.durability = Durability::kOs;  // setup speed only; reads do not depend on it
+    auto opened = OpenSqliteEventLog(options);
+    if (!opened.ok()) std::abort();
+    std::unique_ptr<EventLog> l = std::move(opened).value();
+    for (auto [name, count] : {std::pair{"small", 1000}, std::pair{"large", 1000000}}) {
+      if (!l->CreateSession(SessionId(name), SessionMeta{"scripted", "/bench"}, {}).ok())
+        std::abort();
+      std::atomic<int> pending{0};
+      for (int done = 0; done < count;) {
+        AppendRequest request;
+        request.session = SessionId(name);
+        for (int i = 0; i < 1000 && done < count; ++i, ++done)
+          request.events.push_back(Event256(done));
+        while (pending.load() > 64) std::this_thread::yield();
+        ++pending;
+        l->AppendAsync(std::move(request), [&](Result<AppendResult> r) {
+          if (!r.ok()) std::abort();
+          --pending;
+        });
+      }
+      while (pending.load() > 0) std::this_thread::yield();
+    }
+    return l;
+  }();
+  return *log;
+}
+
+void BM_ReadPageForward(benchmark::State& state) {
+  EventLog& log = SharedLog();
+  const std::uint64_t events = static_cast<std::uint64_t>(state.range(0));
+  const SessionId session(events == 1000 ? "small" : "large");
+  std::mt19937_64 rng(42);
+  for (auto _ : state) {
+    const Seq from(rng() % (events - 100) + 1);
+    auto page =
+        log.Read(ReadRequest{session, std::nullopt, ReadDirection::kForward, from, 100, 1 << 20});
+    if (!page.ok() || page->events.size() != 100) state.SkipWithError("short page");
+    benchmark::DoNotOptimize(page);
+  }
+  state.SetItemsProcessed(state.iterations() * 100);
+}
+BENCHMARK(BM_ReadPageForward)->Arg(1000)->Arg(1000000)->Unit(benchmark::kMicrosecond);
+
+void BM_ReadTailPage(benchmark::State& state) {
+  EventLog& log = SharedLog();
+  const SessionId session(state.range(0) == 1000 ? "small" : "large");
+  for (auto _ : state) {
+    auto page = log.Read(
+        ReadRequest{session, std::nullopt, ReadDirection::kBackward, Seq(0), 100, 1 << 20});
+    if (!page.ok() || page->events.size() != 100) state.SkipWithError("short page");
+    benchmark::DoNotOptimize(page);
+  }
+  state.SetItemsProcessed(state.iterations() * 100);
+}
+BENCHMARK(BM_ReadTailPage)->Arg(1000)->Arg(1000000)->Unit(benchmark::kMicrosecond);
+
+// Heap bytes per open idle session, not counting SQLite's own (bounded) page cache.
+void BM_IdleSessionMemory(benchmark::State& state) {
+  const int sessions = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    const std::string dir = kDir + "-idle";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    SqliteLogOptions options;
+    options.path = dir + "/idle.db";
+    options.durability = Durability::kOs;
+    auto opened = OpenSqliteEventLog(options);
+    if (!opened.ok()) std::abort();
+    EventLog& log = **opened;
+    auto measure = [] {
+      sqlite3_int64 sqlite_now = 0, sqlite_peak = 0;
+      sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &sqlite_now, &sqlite_peak, 0);
+      return static_cast<double>(mallinfo2().uordblks) - static_cast<double>(sqlite_now);
+    };
+    const double before = measure();
+    for (int i = 0; i < sessions; ++i) {
+      const SessionId id("idle-" + std::to_string(i));
+      if (!log.CreateSession(id, SessionMeta{"claude", "/home/user/project", "a title"},
+                             {Event256(i)})
+               .ok())
+        std::abort();
+    }
+    const double after = measure();
+    state.counters["bytes_per_session"] = (after - before) / sessions;
+  }
+}
+BENCHMARK(BM_IdleSessionMemory)->Arg(20000)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,166 @@
+// log_load: whole-log throughput of the SQLite EventLog under concurrent appenders.
+//
+// For 1, 16 and 64 appenders writing 256-byte events across 100 sessions it measures
+//   - pipelined appends: each appender keeps up to --in-flight (64) appends outstanding;
+//   - synchronous appends: each appender waits for every acknowledgement;
+// and, in the same run, the machine's own fsync rate on the same filesystem, so the synchronous
+// figures can be compared with what group commit allows (appenders / fsync latency).
+//
+//   log_load --dir /tmp/x [--seconds 3] [--durability fsync|os]
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/event_codec.h"
+#include "store/sqlite_log.h"
+
+using namespace agentstream;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int kSessions = 100;
+
+NewEvent Event256(std::uint64_t n) {
+  std::string text = "event " + std::to_string(n) + " ";
+  // {"level":"info","text":"..."} is 27 bytes of frame; fill to 256 bytes of payload.
+  text.resize(256 - 27, 'x');
+  NewEvent e = MakeNewEvent(Notice{NoticeLevel::kInfo, text});
+  return e;
+}
+
+// fsyncs per second of a small file on `dir`'s filesystem (write 4 KiB, fdatasync), like a WAL.
+double FsyncRate(const std::string& dir, double seconds) {
+  const std::string path = dir + "/fsync-probe";
+  const int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  if (fd < 0) return 0;
+  char block[4096] = {};
+  std::uint64_t n = 0;
+  const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+  auto start = Clock::now();
+  while (Clock::now() < end) {
+    if (pwrite(fd, block, sizeof block, static_cast<off_t>((n % 256) * sizeof block)) < 0) break;
+    if (fdatasync(fd) != 0) break;
+    ++n;
+  }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  close(fd);
+  std::filesystem::remove(path);
+  return n / elapsed;
+}
+
+struct RunResult {
+  double appends_per_second = 0;
+  std::uint64_t failures = 0;
+};
+
+RunResult Run(EventLog& log, int appenders, int in_flight, double seconds) {
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> done{0}, failures{0};
+  std::vector<std::thread> threads;
+  const auto start = Clock::now();
+  for (int a = 0; a < appenders; ++a) {
+    threads.emplace_back([&, a] {
+      std::mutex mu;
+      std::condition_variable cv;
+      int outstanding = 0;
+      std::uint64_t n = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        {
+          std::unique_lock lock(mu);
+          cv.wait(lock, [&] { return outstanding < in_flight; });
+          ++outstanding;
+        }
+        AppendRequest request;
+        request.session = SessionId("load-" + std::to_string((a + n * appenders) % kSessions));
+        request.events.push_back(Event256(n++));
+        log.AppendAsync(std::move(request), [&](Result<AppendResult> r) {
+          if (r.ok())
+            done.fetch_add(1, std::memory_order_relaxed);
+          else
+            failures.fetch_add(1, std::memory_order_relaxed);
+          std::lock_guard lock(mu);
+          --outstanding;
+          cv.notify_one();
+        });
+      }
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return outstanding == 0; });
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  const std::uint64_t counted = done.load();
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  stop = true;
+  for (auto& t : threads) t.join();
+  return RunResult{counted / elapsed, failures.load()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"log_load: EventLog append throughput"};
+  std::string dir = "/tmp/agentstream-load";
+  double seconds = 3;
+  std::string durability = "fsync";
+  int in_flight = 64;
+  app.add_option("--dir", dir, "directory for the database (on the filesystem to measure)");
+  app.add_option("--seconds", seconds, "duration of each measurement");
+  app.add_option("--durability", durability, "fsync or os")->check(CLI::IsMember({"fsync", "os"}));
+  app.add_option("--in-flight", in_flight, "appends each pipelined appender keeps outstanding");
+  std::string only;
+  app.add_option("--only", only, "run one configuration, e.g. pipelined:64");
+  CLI11_PARSE(app, argc, argv);
+
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  SqliteLogOptions options;
+  options.path = dir + "/load.db";
+  options.durability = durability == "fsync" ? Durability::kFsync : Durability::kOs;
+  auto opened = OpenSqliteEventLog(options);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "open: %s\n", opened.status().ToString().c_str());
+    return 1;
+  }
+  EventLog& log = **opened;
+  for (int s = 0; s < kSessions; ++s) {
+    auto created = log.CreateSession(SessionId("load-" + std::to_string(s)),
+                                     SessionMeta{"scripted", "/load"}, {});
+    if (!created.ok()) return 1;
+  }
+  const double fsync_rate = FsyncRate(dir, seconds);
+  std::printf("durability=%s sessions=%d payload=256B seconds=%.1f\n", durability.c_str(),
+              kSessions, seconds);
+  std::printf("machine fsync rate: %.0f/s (latency %.3f ms)\n\n", fsync_rate, 1000.0 / fsync_rate);
+  std::printf("%-12s %9s %14s %16s %8s %10s %10s\n", "mode", "appenders", "appends/s",
+              "group bound/s", "ratio", "per commit", "commit ms");
+  for (const char* mode : {"pipelined", "synchronous"}) {
+    const bool pipelined = std::string(mode) == "pipelined";
+    for (int appenders : {1, 16, 64}) {
+      if (!only.empty() && only != std::string(mode) + ":" + std::to_string(appenders)) continue;
+      const LogStats before = log.Stats();
+      RunResult r = Run(log, appenders, pipelined ? in_flight : 1, seconds);
+      const LogStats after = log.Stats();
+      const double commits = static_cast<double>(after.commits - before.commits);
+      // With one fsync per commit, a commit can acknowledge every append outstanding when it began.
+      const double bound = fsync_rate * appenders * (pipelined ? in_flight : 1);
+      std::printf("%-12s %9d %14.0f %16.0f %7.0f%% %10.1f %10.3f%s\n", mode, appenders,
+                  r.appends_per_second, bound, 100.0 * r.appends_per_second / bound,
+                  (after.appends - before.appends) / commits,
+                  (after.commit_micros - before.commit_micros) / commits / 1000.0,
+                  r.failures ? "  FAILURES" : "");
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

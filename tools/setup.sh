@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages agentstream builds and tests with. Safe to run again.
+set -euo pipefail
+PACKAGES=(
+  g++ cmake ninja-build pkg-config ccache
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
+  libsqlite3-dev sqlite3 libpq-dev postgresql-15
+  libcli11-dev libfmt-dev libspdlog-dev libxxhash-dev libsodium-dev
+  libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
+  clang-14 libclang-rt-14-dev clang-format clang-tidy
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+echo "setup: all packages present"

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds everything and runs every check: formatting and clang-tidy, the unit, conformance and
+# crash tests (debug build), and the same tests under AddressSanitizer + UBSan (clang-14).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/setup.sh
+export CTEST_PARALLEL_LEVEL=${CTEST_PARALLEL_LEVEL:-2}
+
+echo "== build (debug)"
+cmake --preset debug -DAGENTSTREAM_BUILD_TESTS=ON -DAGENTSTREAM_BUILD_BENCHMARKS=ON >/dev/null
+cmake --build build/debug -j2
+
+echo "== lint"
+tools/lint.sh build/debug
+
+echo "== tests under AddressSanitizer + UBSan"
+cmake --preset asan -DAGENTSTREAM_BUILD_TESTS=ON >/dev/null
+cmake --build build/asan -j2
+AGENTSTREAM_CRASH_CYCLES=10 ctest --test-dir build/asan --output-on-failure
+
+echo "== tests (debug)"
+ctest --test-dir build/debug --output-on-failure
