@@ -1,0 +1,113 @@
+#include "core/timeline/assembler.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "core/utf8.h"
+
+#include "core/timeline/projection.h"
+#include "core/timeline/test_events.h"
+
+namespace agentstream::timeline::testing {
+namespace {
+
+const MessageId kM("m1");
+const ToolCallId kT("t1");
+
+TEST(Assembler, DeltaBeforeStartIsAPlaceholderThatReconciles) {
+  LogBuilder b;
+  b.Add(AssistantMessageDelta{kM, "He"}).Add(AssistantMessageEnd{kM, "end_turn"});
+  b.Add(AssistantMessageStart{kM, MessageId("parent")}).Add(AssistantMessageDelta{kM, "llo"});
+  Projection p = Project(b.events);
+  ASSERT_EQ(p.items().size(), 1u);
+  const auto& body = std::get<AssistantMessageBody>(p.items()[0].body);
+  EXPECT_EQ(body.text, "Hello");
+  EXPECT_TRUE(body.started);
+  EXPECT_TRUE(body.finished);
+  EXPECT_EQ(body.parent_message_id, MessageId("parent"));
+  EXPECT_EQ(p.items()[0].seq_start, Seq(1));
+  EXPECT_EQ(p.items()[0].seq_end, Seq(4));
+}
+
+TEST(Assembler, ToolCallLifecycleCollapsesAtItsFirstPosition) {
+  LogBuilder b;
+  b.Add(ToolCallStart{kT, "Bash", std::string("ls")});
+  b.Add(AssistantMessageDelta{kM, "meanwhile"});
+  b.Add(ToolCallOutput{kT, "a\n"}).Add(ToolCallOutput{kT, "b\n"});
+  b.Add(ToolCallEnd{kT, ToolCallStatus::kFailed, std::nullopt, false, std::string("exit 1")});
+  Projection p = Project(b.events);
+  ASSERT_EQ(p.items().size(), 2u);
+  const ProjectedItem& tool = p.items()[0];
+  EXPECT_EQ(tool.kind, ItemKind::kToolCall);
+  EXPECT_EQ(tool.seq_start, Seq(1));
+  EXPECT_EQ(tool.seq_end, Seq(5));
+  EXPECT_EQ(tool.source_seq_ranges, (std::vector<SeqRange>{{Seq(1), Seq(1)}, {Seq(3), Seq(5)}}));
+  EXPECT_TRUE(tool.collapsed);
+  const auto& body = std::get<ToolCallBody>(tool.body);
+  EXPECT_EQ(body.output, "a\nb\n");
+  EXPECT_EQ(body.state, ToolCallState::kFailed);
+  EXPECT_EQ(body.error, "exit 1");
+  EXPECT_FALSE(p.items()[1].collapsed);
+}
+
+TEST(Assembler, EndBeforeStartKeepsTheFinalState) {
+  LogBuilder b;
+  b.Add(ToolCallEnd{kT, ToolCallStatus::kCompleted, std::string("out")})
+      .Add(ToolCallStart{kT, "Read"});
+  const Projection p = Project(b.events);
+  const auto& body = std::get<ToolCallBody>(p.items()[0].body);
+  EXPECT_EQ(body.state, ToolCallState::kCompleted);
+  EXPECT_EQ(body.name, "Read");
+  EXPECT_EQ(body.output, "out");
+}
+
+TEST(Assembler, AccumulatedToolOutputStaysBounded) {
+  LogBuilder b;
+  b.Add(ToolCallStart{kT, "Bash"});
+  for (int i = 0; i < 3; ++i) b.Add(ToolCallOutput{kT, std::string(40 * 1024, 'x')});
+  const Projection p = Project(b.events);
+  const auto& body = std::get<ToolCallBody>(p.items()[0].body);
+  EXPECT_EQ(body.output.size(), kMaxToolOutputBytes);
+  EXPECT_TRUE(body.truncated);
+}
+
+TEST(Assembler, PermissionPlanSubagentAndUnprojectedKinds) {
+  LogBuilder b;
+  const TurnId turn("turn_1");
+  b.Add(TurnStarted{}, turn).Add(PermissionRequested{RequestId("r"), kT, "allow?"}, turn);
+  b.Add(Plan{{PlanEntry{"a"}}}, turn)
+      .Add(Usage{})
+      .Add(Plan{{PlanEntry{"a"}, PlanEntry{"b"}}}, turn);
+  b.Add(PermissionResolved{RequestId("r"), PermissionDecision::kAllow}, turn);
+  b.Add(SubagentEvent{SessionId("child"), Epoch(1), Seq(1), "assistant.message.delta", std::nullopt,
+                      boost::json::object{{"text", "hi"}}});
+  b.Add(SubagentEvent{SessionId("child"), Epoch(1), Seq(2), "turn.completed"});
+  b.Add(TurnCompleted{}, turn);
+  Projection p = Project(b.events);
+  ASSERT_EQ(p.items().size(), 3u);
+  EXPECT_EQ(std::get<PermissionBody>(p.items()[0].body).decision, PermissionDecision::kAllow);
+  EXPECT_EQ(std::get<PlanBody>(p.items()[1].body).entries.size(), 2u);
+  const auto& sub = std::get<SubagentBody>(p.items()[2].body);
+  EXPECT_EQ(sub.event_count, 2);
+  EXPECT_EQ(sub.last_kind, "turn.completed");
+  EXPECT_EQ(sub.last_text, "hi");
+}
+
+TEST(Assembler, ItemJsonCarriesPositions) {
+  LogBuilder b;
+  b.Add(AssistantMessageDelta{kM, "a"}, TurnId("t"))
+      .Add(Usage{})
+      .Add(AssistantMessageDelta{kM, "b"});
+  boost::json::object j = ItemToJson(Project(b.events).items()[0]);
+  EXPECT_EQ(j.at("kind"), "assistant_message");
+  EXPECT_EQ(j.at("seqStart"), 1);
+  EXPECT_EQ(j.at("seqEnd"), 3);
+  EXPECT_EQ(boost::json::serialize(j.at("sourceSeqRanges")), "[[1,1],[3,3]]");
+  EXPECT_EQ(j.at("collapsed"), true);
+  EXPECT_EQ(j.at("text"), "ab");
+  EXPECT_EQ(j.at("turn"), "t");
+}
+
+}  // namespace
+}  // namespace agentstream::timeline::testing

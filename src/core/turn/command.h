@@ -1,0 +1,72 @@
+// Daemon-side inputs of the turn engine: what clients ask for (submit, interrupt, permission
+// reply, cancel a queued prompt) and what the provider layer reports about the effects the engine
+// asked for (turn accepted or rejected by the provider, interrupt teardown finished), plus restart
+// recovery. Plain values.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/event.h"
+#include "core/ids.h"
+#include "core/turn/provider_event.h"
+
+namespace agentstream::turn {
+
+// What to do with a prompt that arrives while a turn runs (R-SYNC-6).
+enum class WhileRunning {
+  kQueue,      // start it when the session is next free; visible to every client while queued
+  kInterrupt,  // interrupt the running turn, await its teardown, then start this prompt
+  kSteer,      // replace the running turn: handled as kInterrupt (see docs/timeline.md)
+};
+
+struct SubmitPrompt {
+  std::string client_message_id;  // required; a retry with the same id is recorded once
+  std::string text;
+  std::vector<Attachment> attachments;
+  WhileRunning while_running = WhileRunning::kQueue;
+};
+
+// The provider accepted the prompt of `turn` (its startTurn resolved).
+struct ProviderAcceptedTurn {
+  TurnId turn;
+};
+// The provider refused the prompt of `turn` (not connected, runtime rejected, ...).
+struct ProviderRejectedTurn {
+  TurnId turn;
+  std::string message;
+};
+
+// Interrupts the foreground turn, else the most recent autonomous turn (R-TURN-6).
+struct RequestInterrupt {};
+
+// The provider layer finished interrupting (protocol cancel, then signals): whatever is still open
+// of the interrupted turns is canceled, so an interrupt always ends in a terminal.
+struct InterruptTeardownDone {};
+
+struct ReplyPermission {
+  RequestId request_id;
+  PermissionDecision decision = PermissionDecision::kDeny;
+  std::optional<std::string> option_id;
+  std::optional<std::string> message;
+};
+
+// Removes a queued prompt before it entered the log.
+struct CancelQueuedPrompt {
+  std::string client_message_id;
+};
+
+// The daemon restarted with this state restored from the log: every turn left open fails with
+// code "daemon_restarted".
+struct RecoverAfterRestart {};
+
+using Command =
+    std::variant<SubmitPrompt, ProviderAcceptedTurn, ProviderRejectedTurn, RequestInterrupt,
+                 InterruptTeardownDone, ReplyPermission, CancelQueuedPrompt, RecoverAfterRestart>;
+
+// Everything the engine consumes, in the order the session's owner serializes it.
+using EngineInput = std::variant<Command, ProviderEvent>;
+
+}  // namespace agentstream::turn
