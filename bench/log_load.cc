@@ -120,6 +120,8 @@ int main(int argc, char** argv) {
   app.add_option("--in-flight", in_flight, "appends each pipelined appender keeps outstanding");
   std::string only;
   app.add_option("--only", only, "run one configuration, e.g. pipelined:64");
+  int linger = 200;
+  app.add_option("--linger-us", linger, "SqliteLogOptions::commit_linger_micros");
   CLI11_PARSE(app, argc, argv);
 
   std::filesystem::remove_all(dir);
@@ -127,6 +129,7 @@ int main(int argc, char** argv) {
   SqliteLogOptions options;
   options.path = dir + "/load.db";
   options.durability = durability == "fsync" ? Durability::kFsync : Durability::kOs;
+  options.commit_linger_micros = linger;
   auto opened = OpenSqliteEventLog(options);
   if (!opened.ok()) {
     std::fprintf(stderr, "open: %s\n", opened.status().ToString().c_str());

@@ -585,11 +585,18 @@ class SqliteEventLog final : public EventLog {
 
   void WriterLoop() {
     std::vector<Op> batch;
+    std::size_t last_batch = 0;
+    const auto linger = std::chrono::microseconds(options_.commit_linger_micros);
     while (true) {
       {
         std::unique_lock lock(mu_);
         work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
         if (queue_.empty() && stopping_) return;
+        // The writers acknowledged by the last commit usually come straight back: give them a
+        // moment to join this commit rather than leaving them for the next one.
+        if (last_batch > 1 && queue_.size() < last_batch && linger.count() > 0) {
+          work_cv_.wait_for(lock, linger, [&] { return queue_.size() >= last_batch || stopping_; });
+        }
         const std::size_t n = std::min(queue_.size(), options_.max_batch_requests);
         batch.clear();
         for (std::size_t i = 0; i < n; ++i) {
@@ -598,6 +605,7 @@ class SqliteEventLog final : public EventLog {
         }
       }
       space_cv_.notify_all();
+      last_batch = batch.size();
       RunBatch(batch);
     }
   }

@@ -33,6 +33,9 @@ struct SqliteLogOptions {
   std::string vfs;                           // SQLite VFS name; empty for the default
   std::size_t max_queued_requests = 16384;   // AppendAsync blocks while this many wait
   std::size_t max_batch_requests = 4096;     // requests committed in one transaction
+  // When fewer requests wait than the last commit took, the writer waits up to this long for the
+  // writers it just acknowledged to come back, so that they share one commit (0: never wait).
+  int commit_linger_micros = 200;
   std::size_t max_cached_sessions = 100000;  // writer's session cache; reloaded on demand
   std::size_t max_reader_connections = 4;    // concurrent reads beyond this wait
 };

@@ -11,6 +11,8 @@ namespace agentstream::sqlite {
 
 namespace {
 
+constexpr std::int64_t kReaderMmapBytes = std::int64_t{1} << 30;  // 1 GiB of address space
+
 std::int64_t I64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 
 // Reads of one snapshot: the queries a read needs, on one connection inside BEGIN ... COMMIT.
@@ -36,52 +38,52 @@ class Snapshot {
 
   Result<SessionRow> Session(const SessionId& id) {
     AS_ASSIGN_OR_RETURN(
-        Stmt s,
-        db_.Prepare(
+        auto s,
+        db_.Cached(
             "SELECT key, current_epoch, provider, cwd, title, created_ms, persistence, status, "
             "forked_session, forked_epoch, forked_seq FROM sessions WHERE id=?"));
-    s.Bind(1, id.str());
-    AS_ASSIGN_OR_RETURN(bool found, s.Step());
+    s->Bind(1, id.str());
+    AS_ASSIGN_OR_RETURN(bool found, s->Step());
     if (!found) return Error(ErrorCode::kNotFound, "no session " + id.str());
     SessionRow row;
-    row.key = s.Int(0);
-    row.current = Epoch(s.Int(1));
-    row.meta = SessionMeta{s.Text(2), s.Text(3), s.Text(4), s.Int(5), s.Text(6), s.Text(7)};
-    if (!s.IsNull(8))
-      row.forked_from = HistoryBase{SessionId(s.Text(8)), Epoch(s.Int(9)), Seq(s.Int(10))};
+    row.key = s->Int(0);
+    row.current = Epoch(s->Int(1));
+    row.meta = SessionMeta{s->Text(2), s->Text(3), s->Text(4), s->Int(5), s->Text(6), s->Text(7)};
+    if (!s->IsNull(8))
+      row.forked_from = HistoryBase{SessionId(s->Text(8)), Epoch(s->Int(9)), Seq(s->Int(10))};
     return row;
   }
 
   Result<std::int64_t> Key(const SessionId& id) {
-    AS_ASSIGN_OR_RETURN(Stmt s, db_.Prepare("SELECT key FROM sessions WHERE id=?"));
-    s.Bind(1, id.str());
-    AS_ASSIGN_OR_RETURN(bool found, s.Step());
+    AS_ASSIGN_OR_RETURN(auto s, db_.Cached("SELECT key FROM sessions WHERE id=?"));
+    s->Bind(1, id.str());
+    AS_ASSIGN_OR_RETURN(bool found, s->Step());
     if (!found)
       return Error(ErrorCode::kCorruption, "history refers to a missing session " + id.str());
-    return s.Int(0);
+    return s->Int(0);
   }
 
   // The base of (key, epoch); kNotFound when the epoch does not exist.
   Result<std::optional<HistoryBase>> Base(std::int64_t key, Epoch epoch) {
     AS_ASSIGN_OR_RETURN(
-        Stmt s,
-        db_.Prepare(
+        auto s,
+        db_.Cached(
             "SELECT base_session, base_epoch, base_seq FROM epochs WHERE session=? AND epoch=?"));
-    s.Bind(1, key).Bind(2, I64(epoch.value()));
-    AS_ASSIGN_OR_RETURN(bool found, s.Step());
+    s->Bind(1, key).Bind(2, I64(epoch.value()));
+    AS_ASSIGN_OR_RETURN(bool found, s->Step());
     if (!found) return Error(ErrorCode::kNotFound, "no epoch " + std::to_string(epoch.value()));
-    if (s.IsNull(0)) return std::optional<HistoryBase>();
+    if (s->IsNull(0)) return std::optional<HistoryBase>();
     return std::optional<HistoryBase>(
-        HistoryBase{SessionId(s.Text(0)), Epoch(s.Int(1)), Seq(s.Int(2))});
+        HistoryBase{SessionId(s->Text(0)), Epoch(s->Int(1)), Seq(s->Int(2))});
   }
 
   Result<Seq> TailOf(std::int64_t key, Epoch epoch, Seq base_seq) {
-    AS_ASSIGN_OR_RETURN(Stmt s, db_.Prepare("SELECT last_seq FROM events WHERE session=? AND "
-                                            "epoch=? ORDER BY first_seq DESC LIMIT 1"));
-    s.Bind(1, key).Bind(2, I64(epoch.value()));
-    AS_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row || s.IsNull(0)) return base_seq;
-    return Seq(s.Int(0));
+    AS_ASSIGN_OR_RETURN(auto s, db_.Cached("SELECT last_seq FROM events WHERE session=? AND "
+                                           "epoch=? ORDER BY first_seq DESC LIMIT 1"));
+    s->Bind(1, key).Bind(2, I64(epoch.value()));
+    AS_ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row || s->IsNull(0)) return base_seq;
+    return Seq(s->Int(0));
   }
 
   // Appends the rows of (key, epoch) with seqs in [lo, hi], ascending, at most `limit` (the
@@ -92,36 +94,37 @@ class Snapshot {
     Seq start = lo;
     if (!backward) {
       AS_ASSIGN_OR_RETURN(
-          Stmt first,
-          db_.Prepare(
+          auto first,
+          db_.Cached(
               "SELECT max(first_seq) FROM events WHERE session=? AND epoch=? AND first_seq <= ?"));
-      first.Bind(1, key).Bind(2, I64(epoch.value())).Bind(3, I64(lo.value()));
-      AS_ASSIGN_OR_RETURN(bool row, first.Step());
-      if (row && !first.IsNull(0)) start = Seq(first.Int(0));
+      first->Bind(1, key).Bind(2, I64(epoch.value())).Bind(3, I64(lo.value()));
+      AS_ASSIGN_OR_RETURN(bool row, first->Step());
+      if (row && !first->IsNull(0)) start = Seq(first->Int(0));
     }
     AS_ASSIGN_OR_RETURN(
-        Stmt s,
-        db_.Prepare(backward
-                        ? "SELECT first_seq, last_seq, format, data FROM events "
-                          "WHERE session=? AND epoch=? AND first_seq <= ? ORDER BY first_seq DESC"
-                        : "SELECT first_seq, last_seq, format, data FROM events "
-                          "WHERE session=? AND epoch=? AND first_seq >= ? AND first_seq <= ? ORDER "
-                          "BY first_seq"));
-    s.Bind(1, key).Bind(2, I64(epoch.value()));
+        auto s,
+        db_.Cached(backward
+                       ? "SELECT first_seq, last_seq, format, data FROM events "
+                         "WHERE session=? AND epoch=? AND first_seq <= ? ORDER BY first_seq DESC"
+                       : "SELECT first_seq, last_seq, format, data FROM events "
+                         "WHERE session=? AND epoch=? AND first_seq >= ? AND first_seq <= ? ORDER "
+                         "BY first_seq"));
+    s->Bind(1, key).Bind(2, I64(epoch.value()));
     if (backward)
-      s.Bind(3, I64(hi.value()));
+      s->Bind(3, I64(hi.value()));
     else
-      s.Bind(3, I64(start.value())).Bind(4, I64(hi.value()));
+      s->Bind(3, I64(start.value())).Bind(4, I64(hi.value()));
     std::vector<std::vector<store_internal::StoredRow>> chunks;  // backward: newest batch first
     std::size_t collected = 0;
     while (collected < limit) {
-      AS_ASSIGN_OR_RETURN(bool row, s.Step());
+      AS_ASSIGN_OR_RETURN(bool row, s->Step());
       if (!row) break;
-      const Seq first(s.Int(0)), last(s.Int(1));
+      const Seq first(s->Int(0)), last(s->Int(1));
       const auto format =
-          static_cast<std::uint32_t>(std::clamp<std::int64_t>(s.Int(2), 0, 0xffffffffLL));
-      const void* blob = sqlite3_column_blob(s.raw(), 3);
-      const std::string_view data(static_cast<const char*>(blob), sqlite3_column_bytes(s.raw(), 3));
+          static_cast<std::uint32_t>(std::clamp<std::int64_t>(s->Int(2), 0, 0xffffffffLL));
+      const void* blob = sqlite3_column_blob(s->raw(), 3);
+      const std::string_view data(static_cast<const char*>(blob),
+                                  sqlite3_column_bytes(s->raw(), 3));
       std::vector<store_internal::StoredRow> rows;
       AS_RETURN_IF_ERROR(store_internal::DecodeBatch(data, format, first, last, lo, hi, rows));
       collected += rows.size();
@@ -176,6 +179,13 @@ Result<Db> ReaderPool::Acquire() {
   ++open_;
   lock.unlock();
   auto db = Db::Open(path_, false, true, vfs_);
+  if (db.ok()) {
+    // Reads map the file rather than copy pages through read(2); each reader keeps a small
+    // page cache of its own (the OS page cache is shared).
+    Status tuned = db->Exec("PRAGMA mmap_size=" + std::to_string(kReaderMmapBytes));
+    if (tuned.ok()) tuned = db->Exec("PRAGMA cache_size=-8192");
+    if (!tuned.ok()) db = tuned;
+  }
   if (!db.ok()) {
     std::lock_guard relock(mu_);
     --open_;

@@ -87,14 +87,19 @@ std::string Stmt::Text(int column) const {
 
 Db& Db::operator=(Db&& other) noexcept {
   if (this != &other) {
+    cache_.clear();
     sqlite3_close_v2(db_);
     db_ = other.db_;
+    cache_ = std::move(other.cache_);
     other.db_ = nullptr;
   }
   return *this;
 }
 
-Db::~Db() { sqlite3_close_v2(db_); }
+Db::~Db() {
+  cache_.clear();
+  sqlite3_close_v2(db_);
+}
 
 Result<Db> Db::Open(const std::string& path, bool create, bool read_only, const std::string& vfs) {
   sqlite3* db = nullptr;
@@ -125,6 +130,15 @@ Result<Stmt> Db::Prepare(std::string_view sql) {
                                     SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
   if (rc != SQLITE_OK) return FromSqlite(rc, db_, "prepare");
   return Stmt(db_, stmt);
+}
+
+Result<Db::CachedStmt> Db::Cached(const std::string& sql) {
+  auto it = cache_.find(sql);
+  if (it == cache_.end()) {
+    AS_ASSIGN_OR_RETURN(Stmt stmt, Prepare(sql));
+    it = cache_.emplace(sql, std::make_unique<Stmt>(std::move(stmt))).first;
+  }
+  return CachedStmt(it->second.get());
 }
 
 std::string Db::LastError() const { return db_ ? sqlite3_errmsg(db_) : "no connection"; }

@@ -5,6 +5,8 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,7 +54,7 @@ class Stmt {
 class Db {
  public:
   Db() = default;
-  Db(Db&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  Db(Db&& other) noexcept : db_(other.db_), cache_(std::move(other.cache_)) { other.db_ = nullptr; }
   Db& operator=(Db&& other) noexcept;
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
@@ -64,12 +66,31 @@ class Db {
 
   Status Exec(const std::string& sql);
   Result<Stmt> Prepare(std::string_view sql);
+  // A statement prepared once per connection and kept; the handle resets it when it goes out of
+  // scope. At most one handle per SQL text may be alive at a time.
+  class CachedStmt {
+   public:
+    explicit CachedStmt(Stmt* stmt) : stmt_(stmt) {}
+    CachedStmt(CachedStmt&& other) noexcept : stmt_(other.stmt_) { other.stmt_ = nullptr; }
+    CachedStmt& operator=(CachedStmt&&) = delete;
+    ~CachedStmt() {
+      if (stmt_) stmt_->Reset();
+    }
+    Stmt* operator->() const { return stmt_; }
+    Stmt& operator*() const { return *stmt_; }
+
+   private:
+    Stmt* stmt_;
+  };
+  Result<CachedStmt> Cached(const std::string& sql);
   sqlite3* raw() const { return db_; }
   std::string LastError() const;
 
  private:
   explicit Db(sqlite3* db) : db_(db) {}
   sqlite3* db_ = nullptr;
+  // Declared after db_ so that statements are finalized before the connection closes.
+  std::map<std::string, std::unique_ptr<Stmt>> cache_;
 };
 
 // Maps a SQLite result code to a Status; `what` says what was attempted.
