@@ -179,7 +179,8 @@ struct LogStats {
   std::uint64_t commits = 0;        // transactions committed
   std::uint64_t appends = 0;        // append requests acknowledged (duplicates included)
   std::uint64_t events = 0;         // events made durable
-  std::uint64_t commit_micros = 0;  // time spent writing and committing batches
+  std::uint64_t commit_micros = 0;  // time spent writing and committing batches, of which
+  std::uint64_t sync_micros = 0;    //   the final COMMIT (write-ahead log write and sync)
 };
 
 class EventLog {

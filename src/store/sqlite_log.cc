@@ -1,5 +1,7 @@
 #include "store/sqlite_log.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -14,7 +16,11 @@
 #include "store/commit_listeners.h"
 #include "store/log_state.h"
 #include "store/record_batch.h"
+#include "store/sqlite/checkpointer.h"
 #include "store/sqlite/db.h"
+#include "store/sqlite/durable_floor.h"
+#include "store/sqlite/fault_vfs.h"
+#include "store/sqlite/wal_syncer.h"
 #include "store/sqlite_reader.h"
 #include "store/sqlite_schema.h"
 
@@ -44,6 +50,13 @@ struct PendingControl {
 };
 
 using Op = std::variant<PendingAppend, PendingControl>;
+
+// What one commit did to one session.
+struct Touched {
+  Epoch epoch;
+  Seq before;  // the tail before the commit
+  Seq after;   // the tail after it
+};
 
 // The writer thread's state: the write connection, its statements, and the session cache.
 // Used only on the writer thread.
@@ -248,8 +261,13 @@ class Writer {
     return Status::Ok();
   }
 
-  void Touch(const SessionId& id, Epoch epoch, Seq tail) { touched_[id.str()] = {epoch, tail}; }
-  const std::map<std::string, std::pair<Epoch, Seq>>& touched() const { return touched_; }
+  // Records that this commit moved `id`'s epoch `epoch` from tail `before` to `after`.
+  void Touch(const SessionId& id, Epoch epoch, Seq before, Seq after) {
+    auto [it, fresh] = touched_.try_emplace(id.str(), Touched{epoch, before, after});
+    if (!fresh)
+      it->second = Touched{epoch, it->second.epoch == epoch ? it->second.before : before, after};
+  }
+  const std::map<std::string, Touched>& touched() const { return touched_; }
   void DropCache() { cache_.clear(); }
 
  private:
@@ -326,7 +344,7 @@ class Writer {
   TimestampMs now_ = 0;
   Status io_;
   std::unordered_map<std::string, Cached> cache_;
-  std::map<std::string, std::pair<Epoch, Seq>> touched_;
+  std::map<std::string, Touched> touched_;
   std::map<std::pair<std::int64_t, std::uint64_t>, PendingBatch> batches_;  // (key, epoch)
   Stmt insert_batch_, upsert_producer_, select_session_, select_epochs_, max_seq_,
       select_producers_, insert_session_, insert_epoch_, set_current_epoch_, delete_producers_;
@@ -337,10 +355,19 @@ class SqliteEventLog final : public EventLog {
   SqliteEventLog(SqliteLogOptions options, Db write_db)
       : options_(std::move(options)),
         writer_state_(std::move(write_db), options_.limits, options_.max_cached_sessions),
-        readers_(options_.path, options_.vfs, options_.max_reader_connections, options_.limits) {}
+        readers_(options_.path, options_.vfs, options_.max_reader_connections, options_.limits,
+                 &floor_) {}
 
   Status Start() {
     AS_RETURN_IF_ERROR(writer_state_.Prepare());
+    if (Overlapped(options_)) {
+      AS_ASSIGN_OR_RETURN(checkpointer_, sqlite::Checkpointer::Start(options_.path, options_.vfs));
+      syncer_ = std::make_unique<sqlite::WalSyncer>(
+          options_.path + "-wal", options_.vfs == sqlite::kFaultVfsName, kMaxCommitsInSync,
+          std::chrono::microseconds(options_.commit_linger_micros));
+      // A WAL hook replaces SQLite's own checkpoints on the writer's connection.
+      sqlite3_wal_hook(writer_state_.db().raw(), &SqliteEventLog::OnWalCommit, this);
+    }
     writer_ = std::thread([this] { WriterLoop(); });
     return Status::Ok();
   }
@@ -352,6 +379,13 @@ class SqliteEventLog final : public EventLog {
     }
     work_cv_.notify_all();
     if (writer_.joinable()) writer_.join();
+    syncer_.reset();  // completes every commit still waiting for its sync
+    checkpointer_.reset();
+  }
+
+  // Whether commits are synced by the WalSyncer rather than inside COMMIT.
+  static bool Overlapped(const SqliteLogOptions& options) {
+    return options.durability == Durability::kFsync && options.overlap_syncs;
   }
 
   Result<AppendResult> CreateSession(const SessionId& id, SessionMeta meta,
@@ -509,7 +543,9 @@ class SqliteEventLog final : public EventLog {
 
   LogStats Stats() override {
     std::lock_guard lock(mu_);
-    return stats_;
+    LogStats stats = stats_;
+    if (syncer_) stats.sync_micros = syncer_->sync_micros();
+    return stats;
   }
 
  private:
@@ -521,7 +557,7 @@ class SqliteEventLog final : public EventLog {
                        Seq(epoch.tail.value() + initial.size()), false};
     AS_RETURN_IF_ERROR(w.InsertEvents(cached.key, out.epoch, out.first_seq, initial));
     epoch.tail = out.last_seq;
-    w.Touch(id, out.epoch, epoch.tail);
+    w.Touch(id, out.epoch, Seq(out.first_seq.value() - 1), epoch.tail);
     return Status::Ok();
   }
 
@@ -610,6 +646,15 @@ class SqliteEventLog final : public EventLog {
     }
   }
 
+  // One commit's ops and outcomes, waiting for the sync that makes it durable.
+  struct Committed {
+    std::vector<Op> ops;
+    std::vector<Status> outcomes;
+    std::vector<AppendResult> results;
+    std::map<std::string, Touched> touched;
+    std::uint64_t number = 0;
+  };
+
   void RunBatch(std::vector<Op>& batch) {
     Status sticky;
     {
@@ -625,28 +670,41 @@ class SqliteEventLog final : public EventLog {
     Writer& w = writer_state_;
     const auto started = std::chrono::steady_clock::now();
     w.BeginBatch();
-    std::vector<Status> outcomes(batch.size());
-    std::vector<AppendResult> results(batch.size());
-    Status begun = w.Check(w.db().Exec("BEGIN IMMEDIATE"));
+    auto committed = std::make_shared<Committed>();
+    committed->outcomes.resize(batch.size());
+    committed->results.resize(batch.size());
+    committed->number = ++commit_number_;
+    // Sessions, forks, rewinds, metadata and positions commit with a full sync inside COMMIT:
+    // they are rare, and then no reader can see them before they are durable.
+    const bool overlapped = syncer_ != nullptr;
+    const bool sync_inline =
+        overlapped && std::any_of(batch.begin(), batch.end(), [](const Op& op) {
+          return std::holds_alternative<PendingControl>(op);
+        });
+    if (sync_inline) (void)w.Check(w.db().Exec("PRAGMA synchronous=FULL"));
+    Status begun = w.io().ok() ? w.Check(w.db().Exec("BEGIN IMMEDIATE")) : w.io();
     for (std::size_t i = 0; i < batch.size() && begun.ok() && w.io().ok(); ++i) {
       if (auto* a = std::get_if<PendingAppend>(&batch[i])) {
-        outcomes[i] = ApplyAppend(w, a->request, results[i]);
+        committed->outcomes[i] = ApplyAppend(w, a->request, committed->results[i]);
       } else {
-        outcomes[i] = std::get<PendingControl>(batch[i]).run(w);
+        committed->outcomes[i] = std::get<PendingControl>(batch[i]).run(w);
       }
     }
     if (w.io().ok()) (void)w.FlushBatches();
-    Status committed = w.io().ok() ? w.Check(w.db().Exec("COMMIT")) : w.io();
-    if (!committed.ok()) {
+    if (overlapped && !sync_inline) {
+      for (const auto& [id, t] : w.touched()) floor_.Hold(id, t.epoch, t.before, committed->number);
+    }
+    Status status = w.io().ok() ? w.Check(w.db().Exec("COMMIT")) : w.io();
+    if (sync_inline) {
+      floor_.Clear();  // the full sync covered every earlier commit too
+      if (status.ok()) status = w.Check(w.db().Exec("PRAGMA synchronous=OFF"));
+    }
+    if (!status.ok()) {
       (void)w.db().Exec("ROLLBACK");
       w.DropCache();
       const Status failed =
-          Error(ErrorCode::kIoError, "commit failed, outcome unknown: " + committed.ToString());
-      {
-        std::lock_guard lock(mu_);
-        sticky_ = failed;
-      }
-      space_cv_.notify_all();
+          Error(ErrorCode::kIoError, "commit failed, outcome unknown: " + status.ToString());
+      SetSticky(failed);
       for (Op& op : batch) Complete(op, failed);
       return;
     }
@@ -656,27 +714,72 @@ class SqliteEventLog final : public EventLog {
       stats_.commit_micros += std::chrono::duration_cast<std::chrono::microseconds>(
                                   std::chrono::steady_clock::now() - started)
                                   .count();
-      for (std::size_t i = 0; i < batch.size(); ++i) {
-        if (!outcomes[i].ok() || !std::holds_alternative<PendingAppend>(batch[i])) continue;
+    }
+    committed->ops = std::move(batch);
+    batch.clear();
+    committed->touched = w.touched();
+    if (!overlapped) return Finish(*committed, Status::Ok());
+    const auto appends = static_cast<std::size_t>(
+        std::count_if(committed->ops.begin(), committed->ops.end(),
+                      [](const Op& op) { return std::holds_alternative<PendingAppend>(op); }));
+    syncer_->Submit([this, committed](const Status& synced) { Finish(*committed, synced); },
+                    appends);
+    if (wal_frames_.load() > kMaxWalFrames) {
+      // The checkpointer is not keeping up: wait for it rather than let the WAL grow.
+      syncer_->Drain();
+      (void)checkpointer_->RunNow();
+    }
+  }
+
+  // Acknowledges a commit once it is durable (or fails it when its sync failed). Runs in commit
+  // order, on the syncer thread (or the writer's when commits sync inside COMMIT).
+  void Finish(Committed& c, const Status& synced) {
+    if (!synced.ok()) {
+      const Status failed =
+          Error(ErrorCode::kIoError, "sync failed, outcome unknown: " + synced.ToString());
+      SetSticky(failed);
+      for (Op& op : c.ops) Complete(op, failed);
+      return;
+    }
+    {
+      std::lock_guard lock(mu_);
+      for (std::size_t i = 0; i < c.ops.size(); ++i) {
+        if (!c.outcomes[i].ok() || !std::holds_alternative<PendingAppend>(c.ops[i])) continue;
         ++stats_.appends;
-        if (!results[i].duplicate)
-          stats_.events += results[i].last_seq.value() - results[i].first_seq.value() + 1;
+        if (!c.results[i].duplicate)
+          stats_.events += c.results[i].last_seq.value() - c.results[i].first_seq.value() + 1;
       }
     }
+    for (const auto& [id, t] : c.touched) floor_.Release(id, t.after, c.number);
     // Listeners hear of a commit before any of its appends is acknowledged.
-    for (const auto& [id, cursor] : w.touched()) {
-      listeners_->Notify(CommitNotice{SessionId(id), cursor.first, cursor.second});
+    for (const auto& [id, t] : c.touched) {
+      listeners_->Notify(CommitNotice{SessionId(id), t.epoch, t.after});
     }
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      if (auto* a = std::get_if<PendingAppend>(&batch[i])) {
-        if (outcomes[i].ok())
-          a->done(results[i]);
+    for (std::size_t i = 0; i < c.ops.size(); ++i) {
+      if (auto* a = std::get_if<PendingAppend>(&c.ops[i])) {
+        if (c.outcomes[i].ok())
+          a->done(c.results[i]);
         else
-          a->done(outcomes[i]);
+          a->done(c.outcomes[i]);
       } else {
-        std::get<PendingControl>(batch[i]).done(outcomes[i]);
+        std::get<PendingControl>(c.ops[i]).done(c.outcomes[i]);
       }
     }
+  }
+
+  void SetSticky(const Status& failed) {
+    {
+      std::lock_guard lock(mu_);
+      if (sticky_.ok()) sticky_ = failed;
+    }
+    space_cv_.notify_all();
+  }
+
+  static int OnWalCommit(void* self, sqlite3* /*db*/, const char* /*name*/, int frames) {
+    auto* log = static_cast<SqliteEventLog*>(self);
+    log->wal_frames_.store(frames);
+    if (frames >= kCheckpointFrames) log->checkpointer_->Poke();
+    return SQLITE_OK;
   }
 
   static Status ApplyAppend(Writer& w, const AppendRequest& request, AppendResult& result) {
@@ -688,13 +791,25 @@ class SqliteEventLog final : public EventLog {
         w.InsertEvents(cached->key, plan.result.epoch, plan.result.first_seq, request.events));
     AS_RETURN_IF_ERROR(w.StoreProducer(cached->key, plan));
     store_internal::ApplyAppend(cached->state, plan);
-    w.Touch(request.session, plan.result.epoch, plan.result.last_seq);
+    w.Touch(request.session, plan.result.epoch, Seq(plan.result.first_seq.value() - 1),
+            plan.result.last_seq);
     return Status::Ok();
   }
 
+  // A checkpoint is asked for at this many WAL frames (pages), and the writer waits for one
+  // beyond kMaxWalFrames. Commits waiting for their sync are bounded by kMaxCommitsInSync.
+  static constexpr int kCheckpointFrames = 4096;  // 16 MiB with 4 KiB pages
+  static constexpr int kMaxWalFrames = 65536;     // 256 MiB
+  static constexpr std::size_t kMaxCommitsInSync = 8;
+
   const SqliteLogOptions options_;
+  sqlite::DurableFloor floor_;
   Writer writer_state_;  // writer thread only
   sqlite::ReaderPool readers_;
+  std::unique_ptr<sqlite::Checkpointer> checkpointer_;
+  std::unique_ptr<sqlite::WalSyncer> syncer_;
+  std::uint64_t commit_number_ = 0;  // writer thread only
+  std::atomic<int> wal_frames_{0};
   std::shared_ptr<store_internal::CommitListeners> listeners_ =
       std::make_shared<store_internal::CommitListeners>();
 
@@ -715,9 +830,11 @@ Result<std::unique_ptr<EventLog>> OpenSqliteEventLog(SqliteLogOptions options) {
     return Error(ErrorCode::kInvalidArgument, "the SQLite log needs a path");
   AS_ASSIGN_OR_RETURN(Db db, Db::Open(options.path, true, false, options.vfs));
   AS_RETURN_IF_ERROR(db.Exec("PRAGMA journal_mode=WAL"));
-  AS_RETURN_IF_ERROR(db.Exec(options.durability == Durability::kFsync
-                                 ? "PRAGMA synchronous=FULL"
-                                 : "PRAGMA synchronous=NORMAL"));
+  // Overlapped fsync commits run unsynced and are synced by the WalSyncer (see sqlite_log.h).
+  const char* sync = options.durability == Durability::kOs ? "PRAGMA synchronous=NORMAL"
+                     : options.overlap_syncs               ? "PRAGMA synchronous=OFF"
+                                                           : "PRAGMA synchronous=FULL";
+  AS_RETURN_IF_ERROR(db.Exec(sync));
   AS_RETURN_IF_ERROR(db.Exec("PRAGMA wal_autocheckpoint=16384"));
   AS_RETURN_IF_ERROR(db.Exec("PRAGMA cache_size=-65536"));
   AS_RETURN_IF_ERROR(sqlite::EnsureSchema(db));

@@ -6,8 +6,9 @@
 // then acknowledges them. One fsync thus covers many appends from many sessions. Readers use
 // their own connections and see only committed events.
 //
-// Durability::kFsync (default): SQLite `synchronous=FULL`; the WAL is fsynced before an append is
-// acknowledged; acknowledged events survive kill -9 and power loss.
+// Durability::kFsync (default): the WAL is fsynced before an append is acknowledged or readable;
+// acknowledged events survive kill -9 and power loss. Syncs overlap the next commit's writes
+// (SqliteLogOptions::overlap_syncs).
 // Durability::kOs: `synchronous=NORMAL`; acknowledged events are in the OS page cache; they
 // survive kill -9 of the daemon but a power loss may lose the most recent ones.
 //
@@ -30,12 +31,17 @@ struct SqliteLogOptions {
   std::string path;  // the database file; created when missing
   Durability durability = Durability::kFsync;
   LogLimits limits;
-  std::string vfs;                           // SQLite VFS name; empty for the default
-  std::size_t max_queued_requests = 16384;   // AppendAsync blocks while this many wait
-  std::size_t max_batch_requests = 4096;     // requests committed in one transaction
+  std::string vfs;                          // SQLite VFS name; empty for the default
+  std::size_t max_queued_requests = 16384;  // AppendAsync blocks while this many wait
+  std::size_t max_batch_requests = 4096;    // requests committed in one transaction
   // When fewer requests wait than the last commit took, the writer waits up to this long for the
   // writers it just acknowledged to come back, so that they share one commit (0: never wait).
   int commit_linger_micros = 200;
+  // With Durability::kFsync: sync each commit on a second thread while the writer prepares the
+  // next one (SQLite commits with synchronous=OFF; WalSyncer fdatasyncs the WAL before any append
+  // of the commit is acknowledged or visible to readers). false: sync inside COMMIT
+  // (synchronous=FULL), one commit at a time.
+  bool overlap_syncs = true;
   std::size_t max_cached_sessions = 100000;  // writer's session cache; reloaded on demand
   std::size_t max_reader_connections = 4;    // concurrent reads beyond this wait
 };

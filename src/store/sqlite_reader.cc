@@ -160,13 +160,18 @@ class ReaderPool::Lease {
 };
 
 ReaderPool::ReaderPool(std::string path, std::string vfs, std::size_t max_connections,
-                       LogLimits limits)
+                       LogLimits limits, const DurableFloor* floor)
     : path_(std::move(path)),
       vfs_(std::move(vfs)),
       max_connections_(std::max<std::size_t>(1, max_connections)),
-      limits_(limits) {}
+      limits_(limits),
+      floor_(floor) {}
 
 ReaderPool::~ReaderPool() = default;
+
+Seq ReaderPool::Visible(const SessionId& session, Epoch epoch, Seq committed) const {
+  return floor_ == nullptr ? committed : floor_->Clamp(session.str(), epoch, committed);
+}
 
 Result<Db> ReaderPool::Acquire() {
   std::unique_lock lock(mu_);
@@ -214,7 +219,8 @@ Result<ReadResult> ReaderPool::Read(const ReadRequest& request) {
     return Error(base.status().code(), request.session.str() + ": " + base.status().message());
   }
   const Seq base_seq = base.value() ? base.value()->seq : Seq(0);
-  AS_ASSIGN_OR_RETURN(Seq tail, snap.TailOf(session.key, epoch, base_seq));
+  AS_ASSIGN_OR_RETURN(Seq committed, snap.TailOf(session.key, epoch, base_seq));
+  const Seq tail = Visible(request.session, epoch, committed);
   std::map<std::string, std::int64_t> keys{{request.session.str(), session.key}};
   auto key_of = [&](const SessionId& id) -> Result<std::int64_t> {
     if (auto it = keys.find(id.str()); it != keys.end()) return it->second;
@@ -253,8 +259,9 @@ Result<SessionInfo> ReaderPool::GetSession(const SessionId& id) {
   AS_RETURN_IF_ERROR(snap.Begin());
   AS_ASSIGN_OR_RETURN(auto session, snap.Session(id));
   AS_ASSIGN_OR_RETURN(auto base, snap.Base(session.key, session.current));
-  AS_ASSIGN_OR_RETURN(Seq tail,
+  AS_ASSIGN_OR_RETURN(Seq committed,
                       snap.TailOf(session.key, session.current, base ? base->seq : Seq(0)));
+  const Seq tail = Visible(id, session.current, committed);
   return SessionInfo{id, std::move(session.meta), session.current, tail, session.forked_from};
 }
 

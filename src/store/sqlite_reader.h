@@ -10,6 +10,7 @@
 
 #include "store/event_log.h"
 #include "store/sqlite/db.h"
+#include "store/sqlite/durable_floor.h"
 
 namespace agentstream::sqlite {
 
@@ -17,7 +18,9 @@ namespace agentstream::sqlite {
 // one committed snapshot. Thread-safe; a read waits when all connections are busy.
 class ReaderPool {
  public:
-  ReaderPool(std::string path, std::string vfs, std::size_t max_connections, LogLimits limits);
+  // `floor` (may be null, else must outlive the pool) hides events not yet durable.
+  ReaderPool(std::string path, std::string vfs, std::size_t max_connections, LogLimits limits,
+             const DurableFloor* floor);
   ~ReaderPool();
 
   Result<ReadResult> Read(const ReadRequest& request);
@@ -28,6 +31,8 @@ class ReaderPool {
 
  private:
   class Lease;
+  // The part of a committed tail that is durable, and so readable.
+  Seq Visible(const SessionId& session, Epoch epoch, Seq committed) const;
   Result<Db> Acquire();
   void Release(Db db);
 
@@ -35,6 +40,7 @@ class ReaderPool {
   const std::string vfs_;
   const std::size_t max_connections_;
   const LogLimits limits_;
+  const DurableFloor* const floor_;
   std::mutex mu_;  // guards idle_ and open_
   std::condition_variable idle_cv_;
   std::vector<Db> idle_;

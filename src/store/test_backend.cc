@@ -34,7 +34,7 @@ class MemoryBackend final : public Backend {
 
 class SqliteBackend final : public Backend {
  public:
-  SqliteBackend() {
+  explicit SqliteBackend(bool overlap_syncs) : overlap_syncs_(overlap_syncs) {
     char tmpl[] = "/tmp/agentstream-test-XXXXXX";
     dir_ = mkdtemp(tmpl);
     sqlite::RegisterFaultVfs();
@@ -101,22 +101,27 @@ class SqliteBackend final : public Backend {
     SqliteLogOptions options;
     options.path = dir_ + "/log.db";
     options.vfs = sqlite::kFaultVfsName;
+    options.overlap_syncs = overlap_syncs_;
     auto opened = OpenSqliteEventLog(options);
     if (!opened.ok()) throw std::runtime_error(opened.status().ToString());
     log_ = std::move(opened).value();
   }
 
+  const bool overlap_syncs_;
   std::string dir_;
   std::unique_ptr<EventLog> log_;
 };
 
 }  // namespace
 
-std::vector<std::string> BackendNames() { return {"memory", "sqlite"}; }
+// "sqlite" syncs commits on the WalSyncer thread (the default); "sqlite_serial" syncs inside
+// COMMIT.
+std::vector<std::string> BackendNames() { return {"memory", "sqlite", "sqlite_serial"}; }
 
 std::unique_ptr<Backend> MakeBackend(const std::string& name) {
   if (name == "memory") return std::make_unique<MemoryBackend>();
-  if (name == "sqlite") return std::make_unique<SqliteBackend>();
+  if (name == "sqlite") return std::make_unique<SqliteBackend>(true);
+  if (name == "sqlite_serial") return std::make_unique<SqliteBackend>(false);
   throw std::invalid_argument("unknown backend " + name);
 }
 

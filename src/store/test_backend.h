@@ -24,7 +24,7 @@ class Backend {
   virtual void InjectRaw(const EventRecord& record, std::optional<std::uint64_t> checksum) = 0;
 };
 
-// "memory", "sqlite".
+// "memory", "sqlite", "sqlite_serial".
 std::vector<std::string> BackendNames();
 std::unique_ptr<Backend> MakeBackend(const std::string& name);
 

@@ -12,5 +12,6 @@ void RegisterFaultVfs();
 
 // While set, every xSync of a file opened through the fault VFS returns SQLITE_IOERR_FSYNC.
 void SetFailSyncs(bool fail);
+bool SyncsFailing();
 
 }  // namespace agentstream::sqlite
