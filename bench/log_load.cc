@@ -122,7 +122,8 @@ int main(int argc, char** argv) {
   app.add_option("--only", only, "run one configuration, e.g. pipelined:64");
   int linger = 200;
   bool serial = false;
-  app.add_flag("--serial-syncs", serial, "sync inside COMMIT (SqliteLogOptions::overlap_syncs=false)");
+  app.add_flag("--serial-syncs", serial,
+               "sync inside COMMIT (SqliteLogOptions::overlap_syncs=false)");
   app.add_option("--linger-us", linger, "SqliteLogOptions::commit_linger_micros");
   CLI11_PARSE(app, argc, argv);
 
