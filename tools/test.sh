@@ -18,5 +18,18 @@ cmake --preset asan -DAGENTSTREAM_BUILD_TESTS=ON >/dev/null
 cmake --build build/asan -j2
 AGENTSTREAM_CRASH_CYCLES=10 ctest --test-dir build/asan --output-on-failure
 
+echo "== fuzzing (${FUZZ_SECONDS:=20} s per target)"
+for target in fuzz_record_batch fuzz_event_codec; do
+  log=$(mktemp)
+  if ! build/asan/fuzz/$target -max_total_time="$FUZZ_SECONDS" -max_len=4096 \
+       -print_final_stats=1 >"$log" 2>&1; then
+    tail -40 "$log"
+    echo "fuzzing $target found a failure"
+    exit 1
+  fi
+  echo "$target: $(grep -m1 'stat::number_of_executed_units' "$log")"
+  rm -f "$log"
+done
+
 echo "== tests (debug)"
 ctest --test-dir build/debug --output-on-failure
