@@ -30,12 +30,15 @@ WalSyncer::~WalSyncer() {
   if (fd_ >= 0) close(fd_);
 }
 
-void WalSyncer::Submit(Completion done, std::size_t appends) {
+void WalSyncer::Submit(Completion done, std::size_t appends, bool needs_sync) {
   {
     std::unique_lock lock(mu_);
     space_cv_.wait(lock, [&] { return pending_.size() < max_pending_; });
     pending_.push_back(std::move(done));
-    pending_appends_ += appends;
+    if (needs_sync) {
+      pending_appends_ += appends;
+      ++pending_unsynced_;
+    }
     ++submitted_;
   }
   work_cv_.notify_one();
@@ -45,6 +48,11 @@ void WalSyncer::Drain() {
   std::unique_lock lock(mu_);
   const std::uint64_t target = submitted_;
   drained_cv_.wait(lock, [&] { return completed_ >= target; });
+}
+
+bool WalSyncer::Idle() const {
+  std::lock_guard lock(mu_);
+  return pending_.empty() && !syncing_;
 }
 
 std::uint64_t WalSyncer::sync_micros() const {
@@ -73,16 +81,21 @@ void WalSyncer::Loop() {
   std::size_t last_appends = 0;
   while (true) {
     Status failed;
+    bool needs_sync = false;
     {
       std::unique_lock lock(mu_);
       work_cv_.wait(lock, [&] { return !pending_.empty() || stopping_; });
       if (pending_.empty()) return;  // stopping, and everything completed
-      if (last_appends > 1 && pending_appends_ < last_appends && linger_.count() > 0) {
+      if (pending_unsynced_ > 0 && last_appends > 1 && pending_appends_ < last_appends &&
+          linger_.count() > 0) {
         work_cv_.wait_for(lock, linger_,
                           [&] { return pending_appends_ >= last_appends || stopping_; });
       }
       last_appends = pending_appends_;
       pending_appends_ = 0;
+      needs_sync = pending_unsynced_ > 0;
+      pending_unsynced_ = 0;
+      syncing_ = true;
       batch.assign(std::make_move_iterator(pending_.begin()),
                    std::make_move_iterator(pending_.end()));
       pending_.clear();
@@ -90,7 +103,7 @@ void WalSyncer::Loop() {
     }
     space_cv_.notify_all();
     Status status = failed;
-    if (status.ok()) {
+    if (status.ok() && needs_sync) {
       const auto start = std::chrono::steady_clock::now();
       status = SyncOnce();
       const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -104,6 +117,7 @@ void WalSyncer::Loop() {
     {
       std::lock_guard lock(mu_);
       completed_ += batch.size();
+      syncing_ = false;
     }
     drained_cv_.notify_all();
     batch.clear();

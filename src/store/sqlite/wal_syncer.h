@@ -36,8 +36,11 @@ class WalSyncer {
   WalSyncer(const WalSyncer&) = delete;
   WalSyncer& operator=(const WalSyncer&) = delete;
 
-  // Queues `done`, a commit of `appends` appends, to run after a sync that starts after this call.
-  void Submit(Completion done, std::size_t appends);
+  // Queues `done`, a commit of `appends` appends, to run after a sync that starts after this call
+  // (`needs_sync`), or, for a commit that was synced inside COMMIT, in its turn without one.
+  void Submit(Completion done, std::size_t appends, bool needs_sync);
+  // No completion waits and no sync runs.
+  bool Idle() const;
   // Returns once every completion submitted before the call has run.
   void Drain();
   // Microseconds spent in fdatasync so far.
@@ -55,7 +58,9 @@ class WalSyncer {
   std::condition_variable work_cv_, space_cv_, drained_cv_;
   std::deque<Completion> pending_;
   std::uint64_t submitted_ = 0, completed_ = 0, sync_micros_ = 0;
-  std::size_t pending_appends_ = 0;
+  std::size_t pending_appends_ = 0;   // appends of commits that need a sync
+  std::size_t pending_unsynced_ = 0;  // commits that need a sync
+  bool syncing_ = false;
   bool stopping_ = false;
   Status failed_;
   int fd_ = -1;
