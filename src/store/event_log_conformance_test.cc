@@ -383,6 +383,34 @@ TEST_P(EventLogConformance, SyncFailureIsStickyUntilReopen) {
   EXPECT_EQ(resumed->first_seq, Seq(kept.size() + 1));
 }
 
+TEST_P(EventLogConformance, SyncFailureDuringABurstAcknowledgesNothing) {
+  if (!backend_->CanFailSyncs()) GTEST_SKIP() << "backend has no sync to fail";
+  const SessionId s = NewSession("s", 2);
+  constexpr int kBurst = 600;  // large commits, synced off the writer thread where a backend can
+  std::atomic<int> ok{0}, failed{0}, pending{kBurst};
+  backend_->FailSyncs(true);
+  for (int i = 0; i < kBurst; ++i) {
+    log().AppendAsync(Batch(s, {Note("burst")}), [&](Result<AppendResult> r) {
+      const ErrorCode code = r.status().code();
+      if (r.ok())
+        ++ok;
+      else if (code == ErrorCode::kIoError || code == ErrorCode::kUnavailable)
+        ++failed;
+      --pending;
+    });
+  }
+  while (pending.load() > 0) std::this_thread::yield();
+  backend_->FailSyncs(false);
+  EXPECT_EQ(ok.load(), 0) << "nothing is acknowledged without a successful sync";
+  EXPECT_EQ(failed.load(), kBurst);
+  EXPECT_FALSE(log().Health().ok());
+  EXPECT_EQ(ReadAll(s).size(), 2u) << "events in doubt are not served";
+  backend_->Reopen();
+  EXPECT_TRUE(log().Health().ok());
+  EXPECT_GE(ReadAll(s).size(), 2u);
+  ASSERT_TRUE(log().Append(Batch(s, {Note("after")})).ok());
+}
+
 TEST_P(EventLogConformance, CommitListenersSeeEveryCommit) {
   const SessionId s = NewSession("s");
   std::mutex mu;

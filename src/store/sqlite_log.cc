@@ -680,7 +680,7 @@ class SqliteEventLog final : public EventLog {
     // Sessions, forks, rewinds, metadata and positions always sync inside COMMIT.
     const bool overlapped = syncer_ != nullptr;
     const bool sync_inline =
-        overlapped && ((batch.size() < kOverlapMinRequests && syncer_->Idle()) ||
+        overlapped && ((batch.size() < options_.min_overlapped_requests && syncer_->Idle()) ||
                        std::any_of(batch.begin(), batch.end(), [](const Op& op) {
                          return std::holds_alternative<PendingControl>(op);
                        }));
@@ -806,8 +806,6 @@ class SqliteEventLog final : public EventLog {
   static constexpr int kCheckpointFrames = 4096;  // 16 MiB with 4 KiB pages
   static constexpr int kMaxWalFrames = 65536;     // 256 MiB
   static constexpr std::size_t kMaxCommitsInSync = 8;
-  // Commits of fewer requests sync inside COMMIT when no other sync is running.
-  static constexpr std::size_t kOverlapMinRequests = 128;
 
   const SqliteLogOptions options_;
   sqlite::DurableFloor floor_;

@@ -42,6 +42,9 @@ struct SqliteLogOptions {
   // of the commit is acknowledged or visible to readers). false: sync inside COMMIT
   // (synchronous=FULL), one commit at a time.
   bool overlap_syncs = true;
+  // With overlap_syncs: a commit of fewer requests than this syncs inside COMMIT when no other
+  // sync is running (a few appends gain nothing from the overlap and would pay a thread hop).
+  std::size_t min_overlapped_requests = 128;
   std::size_t max_cached_sessions = 100000;  // writer's session cache; reloaded on demand
   std::size_t max_reader_connections = 4;    // concurrent reads beyond this wait
 };

@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
       std::uint64_t next = tail->seq.value() + 1;
       std::atomic<int> in_flight{0};
       while (true) {
-        while (in_flight.load() >= 16) std::this_thread::yield();
+        while (in_flight.load() >= 64) std::this_thread::yield();
         ++in_flight;
         AppendRequest request;
         request.session = id;
