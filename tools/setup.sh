@@ -21,3 +21,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 echo "setup: all packages present"
+
+# Test peers: the real agent CLIs the integration tests drive offline, pinned by the committed
+# lock file (tests/peers/package-lock.json). Needs node >= 18 and npm; only the npm registry is
+# contacted, and only when the pinned version is not installed yet.
+PEERS="$(cd "$(dirname "$0")/.." && pwd)/tests/peers"
+want=$(sed -n 's/.*"@anthropic-ai\/claude-code": "\([^"]*\)".*/\1/p' "$PEERS/package.json")
+have=$("$PEERS/node_modules/.bin/claude" --version 2>/dev/null | awk '{print $1}' || true)
+if [ "$have" != "$want" ]; then
+  command -v npm >/dev/null || { echo "setup: npm is required (Node 20)" >&2; exit 1; }
+  echo "setup: npm ci in tests/peers (claude-code $want)"
+  (cd "$PEERS" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+echo "setup: test peers present (claude-code $want)"

@@ -1,0 +1,68 @@
+// What the daemon writes to the `claude` CLI (stdin lines of the stream-json control protocol,
+// AGENT-CLIS.md 1.3), how it starts it (argv, environment), and where and how it reads the CLI's
+// transcript file (1.6). Pure functions.
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/turn/provider_event.h"
+
+namespace agentstream::providers::claude {
+
+struct LaunchOptions {
+  std::string program = "claude";  // path or name of the CLI
+  std::string cwd;                 // the agent's working directory (required)
+  std::string session_id;          // pinned with --session-id (a new session)
+  bool resume = false;             // --resume session_id instead (an existing session)
+  std::optional<std::string> model;
+  std::optional<std::string> permission_mode;  // default | acceptEdits | bypassPermissions | plan
+  std::vector<std::string> extra_args;
+  // Environment of the CLI: exactly these entries ("KEY=value"), plus the offline-safety
+  // entries of OfflineSafetyEnv() unless already present. Empty: the daemon's environment.
+  std::vector<std::string> env;
+};
+
+// `claude --output-format stream-json --verbose --input-format stream-json
+//  --permission-prompt-tool stdio --include-partial-messages --replay-user-messages
+//  (--session-id|--resume) ID ...`
+std::vector<std::string> BuildArgv(const LaunchOptions& options);
+
+// The environment: options.env (or the daemon's) plus CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC,
+// DISABLE_TELEMETRY, DISABLE_ERROR_REPORTING, DISABLE_AUTOUPDATER (set to 1 unless given), and
+// without NODE_OPTIONS.
+std::vector<std::string> BuildEnv(const LaunchOptions& options);
+
+// A prompt. `uuid` (optional) comes back in the CLI's replay of the message
+// (--replay-user-messages) when the CLI takes the prompt into its conversation.
+std::string UserMessageLine(std::string_view text, std::string_view uuid = {});
+std::string InitializeLine(std::string_view request_id);
+std::string InterruptLine(std::string_view request_id);
+std::string SetPermissionModeLine(std::string_view request_id, std::string_view mode);
+std::string SetModelLine(std::string_view request_id, std::string_view model);
+std::string SetThinkingLine(std::string_view request_id, std::optional<int> max_tokens);
+// The answer to a can_use_tool request: allow (with the tool's original input) or deny.
+std::string PermissionAllowLine(std::string_view request_id, const boost::json::value& input,
+                                std::string_view tool_use_id);
+std::string PermissionDenyLine(std::string_view request_id, std::string_view message);
+// An error answer to a control request we do not support.
+std::string ControlErrorLine(std::string_view request_id, std::string_view error);
+
+// $HOME/.claude/projects/<cwd with every non-alphanumeric byte as '-'>/<session_id>.jsonl
+std::string TranscriptPath(std::string_view home, std::string_view cwd,
+                           std::string_view session_id);
+
+// The history in a transcript file's text (one JSON object per line): user prompts as
+// ProviderUserEcho (tool results as ProviderToolEnd), assistant messages as start, one delta with
+// all their text, stop; tool_use blocks as ProviderToolStart. Other line types (queue-operation,
+// attachment, last-prompt, ...) carry no history and are skipped; unparseable lines too (a
+// transcript being written may end in a partial line).
+std::vector<turn::ProviderEvent> ParseTranscript(std::string_view text);
+
+// A fresh random (version 4) UUID, for --session-id.
+std::string NewSessionUuid();
+
+}  // namespace agentstream::providers::claude

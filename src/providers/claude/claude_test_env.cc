@@ -1,0 +1,212 @@
+#include "providers/claude/claude_test_env.h"
+
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <map>
+
+#include "core/event_codec.h"
+#include "core/timeline/invariants.h"
+
+namespace agentstream::providers::claude::testing {
+
+namespace fs = std::filesystem;
+using namespace agentstream::turn;  // NOLINT(google-build-using-namespace)
+using process::Millis;
+
+std::string ClaudeProgram() {
+  return std::string(AGENTSTREAM_SOURCE_DIR) + "/tests/peers/node_modules/.bin/claude";
+}
+std::string FakeClaudeProgram() {
+  return std::string(AGENTSTREAM_SOURCE_DIR) + "/src/providers/claude/testdata/fake_claude.sh";
+}
+
+ModelServer::ModelServer(process::EventLoop& loop, std::vector<std::string> extra_env) {
+  process::SpawnOptions o;
+  o.argv = {"node", std::string(AGENTSTREAM_SOURCE_DIR) + "/tests/model_server/server.mjs"};
+  for (char** e = environ; *e; ++e) o.env.emplace_back(*e);
+  o.env.insert(o.env.end(), extra_env.begin(), extra_env.end());
+  auto child = process::ChildProcess::Spawn(loop, o,
+                                            {[this](const process::Frame& f) {
+                                               if (f.text.rfind("listening ", 0) == 0)
+                                                 port_ = std::stoi(f.text.substr(10));
+                                               if (f.text.rfind("request ", 0) == 0) ++requests_;
+                                             },
+                                             [](const process::ExitInfo&) {}});
+  if (!child.ok()) {
+    ADD_FAILURE() << "cannot start node: " << child.status().ToString();
+    return;
+  }
+  child_ = std::move(child).value();
+  if (!loop.RunUntil([this] { return port_ != 0; }, Millis(10000)))
+    ADD_FAILURE() << "model server did not start: " << child_->StderrTail();
+}
+
+Session::Session(process::EventLoop& loop, int port, const Options& options) : loop_(loop) {
+  if (options.root.empty()) {
+    char tmpl[] = "/tmp/agentstream-claude-XXXXXX";
+    root_ = ::mkdtemp(tmpl);
+    fs::create_directories(root_ + "/home");
+    fs::create_directories(root_ + "/work");
+  } else {
+    root_ = options.root;
+    owns_root_ = false;
+  }
+  ClaudeOptions co;
+  co.launch.program = options.program.empty() ? ClaudeProgram() : options.program;
+  co.launch.cwd = root_ + "/work";
+  if (!options.resume_session_id.empty()) {
+    co.launch.session_id = options.resume_session_id;
+    co.launch.resume = true;
+  }
+  const char* path = ::getenv("PATH");
+  co.launch.env = {"HOME=" + root_ + "/home", "PATH=" + std::string(path ? path : "/usr/bin:/bin"),
+                   "ANTHROPIC_BASE_URL=http://127.0.0.1:" + std::to_string(port),
+                   "ANTHROPIC_API_KEY=sk-ant-offline-test", "IS_SANDBOX=1"};
+  co.stall_timeout = options.stall_timeout;
+  co.interrupt_timeout = options.interrupt_timeout;
+  co.kill_plan = {Millis(500), Millis(500)};
+  co.close_grace = Millis(2000);
+  co.max_line_bytes = options.max_line_bytes;
+  provider_ = std::make_unique<ClaudeProvider>(loop_, std::move(co));
+  runner_ = std::make_unique<SessionRunner>(
+      *provider_, "claude", ids_, [this](const std::vector<NewEvent>& batch) {
+        for (const NewEvent& ne : batch) {
+          EventRecord r{SessionId("s"),
+                        Epoch(1),
+                        Seq(log_.size() + 1),
+                        0,
+                        static_cast<std::uint16_t>(ne.kind),
+                        ne.turn,
+                        kEventFormatVersion,
+                        ne.payload};
+          Result<Event> e = DecodeRecord(r);
+          if (!e.ok()) {
+            ADD_FAILURE() << "event does not decode: " << e.status().ToString();
+            continue;
+          }
+          log_.push_back(std::move(e).value());
+        }
+      });
+}
+
+void Session::Close() {
+  bool closed = false;
+  provider_->Close([&](const Status&) { closed = true; });
+  loop_.RunUntil([&] { return closed; }, Millis(10000));
+}
+
+Session::~Session() {
+  Close();
+  runner_.reset();
+  provider_.reset();
+  std::error_code ec;
+  if (owns_root_) fs::remove_all(root_, ec);
+}
+
+void Session::Start() {
+  std::optional<Status> started;
+  provider_->Start([&](const Status& s) { started = s; });
+  ASSERT_TRUE(WaitFor([&] { return started.has_value(); }, Millis(60000)))
+      << "no answer to initialize; stderr: " << provider_->StderrTail();
+  ASSERT_TRUE(started->ok()) << started->ToString() << "; stderr: " << provider_->StderrTail();
+}
+
+void Session::Submit(const std::string& text, WhileRunning while_running) {
+  const std::string id = "client_" + std::to_string(next_client_id_++);
+  const Status s = runner_->Command(SubmitPrompt{id, text, {}, while_running});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+}
+
+void Session::Interrupt() { ASSERT_TRUE(runner_->Command(RequestInterrupt{}).ok()); }
+
+bool Session::WaitFor(const std::function<bool()>& pred, Millis timeout) {
+  return loop_.RunUntil(pred, timeout);
+}
+
+bool Session::WaitIdle(Millis timeout) {
+  return WaitFor(
+      [&] {
+        const SessionStatus st = runner_->status();
+        return (st == SessionStatus::kIdle || st == SessionStatus::kError) &&
+               runner_->state().queue.empty() && !runner_->state().pending_after_teardown;
+      },
+      timeout);
+}
+
+// Tasks started and not yet finished. A task finishes with a task_notification, or, when the
+// CLI folds the notification into a running turn instead, with a task_updated to a final status.
+std::set<std::string> Session::RunningTasks() const {
+  std::set<std::string> running;
+  for (const Event& e : log_) {
+    const auto* m = std::get_if<ProviderMetadata>(&e.payload);
+    if (!m || !m->data.is_object()) continue;
+    const boost::json::object& d = m->data.as_object();
+    if (m->type == "task.started")
+      running.insert(boost::json::value_to<std::string>(d.at("taskId")));
+    if (m->type == "task.notification")
+      running.erase(boost::json::value_to<std::string>(d.at("taskId")));
+    if (m->type == "system/task_updated" && d.contains("patch") && d.at("patch").is_object()) {
+      const boost::json::value* status = d.at("patch").as_object().if_contains("status");
+      if (status && status->is_string() && status->as_string() != "running")
+        running.erase(boost::json::value_to<std::string>(d.at("task_id")));
+    }
+  }
+  return running;
+}
+
+bool Session::WaitQuiet(Millis quiet, Millis timeout) {
+  std::size_t size = log_.size();
+  auto changed = process::Clock::now();
+  return WaitFor(
+      [&] {
+        if (log_.size() != size) size = log_.size(), changed = process::Clock::now();
+        const SessionStatus st = runner_->status();
+        return RunningTasks().empty() &&
+               (st == SessionStatus::kIdle || st == SessionStatus::kError) &&
+               runner_->state().queue.empty() && process::Clock::now() - changed >= quiet;
+      },
+      timeout);
+}
+
+std::string Session::DumpLog() const {
+  std::string out;
+  for (const Event& e : log_) {
+    const std::string payload = EncodePayload(e.payload);
+    out += std::to_string(e.seq.value()) + " " + std::string(EventKindName(e.kind())) + " " +
+           (e.turn ? e.turn->str() : "-") + " " + payload.substr(0, 160) + "\n";
+  }
+  return out;
+}
+
+std::string Session::TextOfTurn(const TurnId& turn) const {
+  std::string text;
+  for (const Event& e : log_)
+    if (const auto* d = std::get_if<AssistantMessageDelta>(&e.payload); d && e.turn == turn)
+      text += d->text;
+  return text;
+}
+
+void Session::CheckInvariants(bool with_transcript) {
+  timeline::CheckOptions options;
+  if (with_transcript) {
+    Close();
+    Result<std::vector<ProviderEvent>> history = provider_->StreamHistory();
+    ASSERT_TRUE(history.ok()) << history.status().ToString();
+    std::map<std::string, std::string> texts;
+    std::vector<std::string> order;
+    for (const ProviderEvent& e : *history) {
+      if (const auto* d = std::get_if<ProviderTextDelta>(&e)) {
+        if (!texts.count(d->message_id.str())) order.push_back(d->message_id.str());
+        texts[d->message_id.str()] += d->text;
+      }
+    }
+    EXPECT_FALSE(order.empty()) << "the transcript holds no assistant message";
+    for (const std::string& id : order) options.transcript.push_back({MessageId(id), texts[id]});
+  }
+  for (const auto& v : timeline::CheckInvariants(log_, options))
+    ADD_FAILURE() << "invariant " << timeline::FormatViolation(v);
+}
+
+}  // namespace agentstream::providers::claude::testing

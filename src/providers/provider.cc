@@ -1,0 +1,44 @@
+#include "providers/provider.h"
+
+#include <memory>
+
+namespace agentstream::providers {
+
+void AgentProvider::Run(const TurnRequest& request, std::function<void(Result<RunResult>)> done) {
+  struct State {
+    Subscription sub;
+    RunResult result;
+    bool accepted = false, finished = false;
+    std::function<void(Result<RunResult>)> done;
+  };
+  auto state = std::make_shared<State>();
+  state->done = std::move(done);
+  state->sub = Subscribe([state](const turn::ProviderEvent& event) {
+    if (state->finished) return;
+    if (const auto* delta = std::get_if<turn::ProviderTextDelta>(&event)) {
+      state->result.text += delta->text;
+    } else if (const auto* r = std::get_if<turn::ProviderTurnResult>(&event)) {
+      if (!state->accepted) return;
+      state->finished = true;
+      state->result.outcome = r->outcome;
+      state->result.message = r->message;
+      state->sub.Cancel();
+      state->done(state->result);
+    } else if (const auto* exited = std::get_if<turn::ProviderExited>(&event)) {
+      state->finished = true;
+      state->sub.Cancel();
+      state->done(Error(ErrorCode::kUnavailable, "provider exited: " + exited->message));
+    }
+  });
+  StartTurn(request, [state](const Status& status) {
+    if (state->finished) return;
+    if (!status.ok()) {
+      state->finished = true;
+      state->sub.Cancel();
+      return state->done(status);
+    }
+    state->accepted = true;
+  });
+}
+
+}  // namespace agentstream::providers

@@ -1,0 +1,147 @@
+// The provider contract (seed 000, SPEC R-TURN-1/2): what the daemon needs from an agent runtime
+// (the real `claude` CLI, the built-in scripted agent, later ACP / codex / opencode). A provider
+// runs ONE agent session; one pump inside it owns the runtime's output and turns it into
+// normalized provider events (core/turn/provider_event.h) for the turn engine.
+//
+// Threading and lifetime: a provider lives on one EventLoop (process/event_loop.h). Every method
+// must be called on that loop's thread, and every callback (subscribers and completion callbacks)
+// runs on it. Completion callbacks never run inside the call that registered them. Do not destroy
+// a provider from inside one of its callbacks: Close() it and destroy it afterwards.
+//
+// The five guarantees every implementation keeps (tested in scripted_provider_test.cc and
+// claude_integration_test.cc):
+//   1. Ordering: subscribers see events in the order the runtime produced them.
+//   2. Serialized delivery: no two subscriber callbacks run at once, and a callback that calls
+//      back into the provider does not re-enter another callback (events are queued).
+//   3. Subscribe-before-start safety: a subscription made before Start()/StartTurn() misses
+//      nothing; events are never buffered for subscribers that may come later.
+//   4. Subscriber error isolation: a subscriber that throws is logged and skipped; the others and
+//      the provider go on.
+//   5. Deterministic cleanup: after Close() completes (and after an unsubscribe) no callback of
+//      that subscription runs again, and the runtime process and its process group are gone.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/turn/provider_event.h"
+#include "providers/subscribers.h"
+
+namespace agentstream::providers {
+
+using Done = std::function<void(Status)>;
+
+struct TurnRequest {
+  TurnId turn;  // assigned by the turn engine; providers echo nothing of it into events
+  std::string client_message_id;
+  std::string text;
+};
+
+struct ModeInfo {
+  std::string id;
+  std::string label;
+};
+struct ModelInfo {
+  std::string id;
+  std::string label;
+};
+struct ThinkingOption {
+  std::string id;
+  std::string label;
+};
+struct SlashCommand {
+  std::string name;
+  std::string description;
+};
+
+struct RuntimeInfo {
+  std::string provider;    // "claude", "scripted"
+  std::string session_id;  // the runtime's own session id, once known
+  std::string model;       // current model, once known
+  std::string mode;        // current permission mode
+  std::string version;     // runtime version, once known
+  int pid = 0;             // the runtime process, 0 when none
+  bool connected = false;  // Start() succeeded and the runtime has not exited
+};
+
+struct PendingPermission {
+  RequestId request_id;
+  std::optional<ToolCallId> call_id;
+  std::string tool_name;
+  boost::json::value input;
+};
+
+struct PermissionReply {
+  PermissionDecision decision = PermissionDecision::kDeny;
+  std::optional<std::string> message;  // shown to the agent on deny
+};
+
+// Enough to reopen the same runtime session later (stored with the session in the log).
+struct PersistenceHandle {
+  std::string provider;
+  std::string session_id;
+  std::string cwd;
+};
+
+// What Run() reports: the outcome of the first turn result after the prompt was accepted.
+struct RunResult {
+  turn::TurnOutcome outcome = turn::TurnOutcome::kCompleted;
+  std::string text;     // assistant text of the turn, concatenated
+  std::string message;  // error message for kFailed
+};
+
+class AgentProvider {
+ public:
+  virtual ~AgentProvider() = default;
+
+  // Every provider event, foreground and autonomous, in provider order (guarantees 1-4).
+  // Drop the returned Subscription (or call Cancel) to unsubscribe.
+  [[nodiscard]] virtual Subscription Subscribe(EventCallback callback) = 0;
+
+  // Starts the runtime (spawn + handshake). `done` gets OK once prompts can be sent, else
+  // kUnavailable (cannot start, handshake failed or timed out).
+  virtual void Start(Done done) = 0;
+
+  // Sends the prompt of `request.turn`. `done` gets OK when the runtime accepted it (not when the
+  // turn ended); kUnavailable when not connected; kConflict while a foreground turn is active;
+  // another error when the runtime rejects it. The turn's events arrive through Subscribe().
+  virtual void StartTurn(const TurnRequest& request, Done done) = 0;
+
+  // Cancels the running turn (foreground or autonomous) with escalation: the protocol's cancel,
+  // then signals. `done` runs once the turn ended or the runtime is gone (then the turn engine
+  // gets InterruptTeardownDone). OK at once when nothing runs.
+  virtual void Interrupt(Done done) = 0;
+
+  // The runtime's persisted history of this session, for hydration only (never live events):
+  // user prompts as ProviderUserEcho, assistant messages as start/delta/stop, tool calls.
+  virtual Result<std::vector<turn::ProviderEvent>> StreamHistory() = 0;
+
+  virtual RuntimeInfo GetRuntimeInfo() const = 0;
+  virtual std::vector<ModeInfo> AvailableModes() const = 0;
+  virtual void SetMode(const std::string& mode, Done done) = 0;
+  virtual std::vector<ModelInfo> AvailableModels() const = 0;
+  virtual void SetModel(const std::string& model, Done done) = 0;
+  virtual std::vector<ThinkingOption> ThinkingOptions() const = 0;
+  virtual void SetThinkingOption(const std::string& option, Done done) = 0;
+  virtual std::vector<SlashCommand> ListCommands() const = 0;
+
+  virtual std::vector<PendingPermission> PendingPermissions() const = 0;
+  // Answers a permission request the runtime is waiting on. kNotFound when it is not pending.
+  virtual void RespondToPermission(const RequestId& request, const PermissionReply& reply,
+                                   Done done) = 0;
+
+  virtual std::optional<PersistenceHandle> DescribePersistence() const = 0;
+
+  // Stops the runtime (graceful, then escalating signals) and every subscription (guarantee 5).
+  // Idempotent; `done` runs when the process is gone.
+  virtual void Close(Done done) = 0;
+
+  // StartTurn + Subscribe: sends `request` and reports the first turn result that follows, with
+  // the assistant text streamed before it. For one-shot use without the turn engine.
+  void Run(const TurnRequest& request, std::function<void(Result<RunResult>)> done);
+};
+
+}  // namespace agentstream::providers

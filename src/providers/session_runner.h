@@ -1,0 +1,56 @@
+// SessionRunner: one agent session driven end to end, as the daemon's per-session actor does it:
+// ONE subscription to the provider (R-TURN-2), every provider event and every command fed through
+// the pure turn engine (core/turn/engine.h) one at a time, the engine's events handed to an append
+// sink in order, then its effects executed against the provider (start a turn, interrupt with
+// escalation, answer a permission), whose outcomes come back as commands.
+//
+// Threading: the provider's EventLoop thread. Inputs that arrive while a step runs (a provider
+// callback fired from inside an effect) are queued and fed after it, so steps never nest.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "core/event_codec.h"
+#include "core/turn/engine.h"
+#include "providers/provider.h"
+
+namespace agentstream::providers {
+
+class SessionRunner {
+ public:
+  // Receives each step's events, in order, as one batch (the daemon appends them to the log).
+  using AppendSink = std::function<void(const std::vector<NewEvent>&)>;
+
+  // `provider` and `ids` must outlive the runner. Subscribes at once (before any turn starts).
+  SessionRunner(AgentProvider& provider, std::string provider_name, turn::TurnIdSource& ids,
+                AppendSink sink);
+
+  // Feeds a command (submit, interrupt, permission reply, ...). Returns the engine's verdict
+  // (non-OK: refused, nothing changed); OK when it was queued behind a running step.
+  Status Command(const turn::Command& command);
+
+  const turn::TurnState& state() const { return state_; }
+  turn::SessionStatus status() const { return turn::SessionStatusOf(state_); }
+  // Every ReplySubmission and StatusChanged effect so far, in order.
+  const std::vector<turn::ReplySubmission>& replies() const { return replies_; }
+  const std::vector<turn::SessionStatus>& status_changes() const { return status_changes_; }
+
+ private:
+  Status Feed(turn::EngineInput input);
+  void Execute(const turn::Effect& effect);
+
+  AgentProvider& provider_;
+  turn::TurnIdSource& ids_;
+  AppendSink sink_;
+  turn::TurnState state_;
+  Subscription subscription_;
+  bool stepping_ = false;
+  std::deque<turn::EngineInput> pending_;
+  std::vector<turn::ReplySubmission> replies_;
+  std::vector<turn::SessionStatus> status_changes_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace agentstream::providers
