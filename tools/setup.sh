@@ -9,13 +9,13 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   clang-14 libclang-rt-14-dev clang-format clang-tidy
 )
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO=sudo
   echo "setup: installing ${missing[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -29,7 +29,11 @@ PEERS="$(cd "$(dirname "$0")/.." && pwd)/tests/peers"
 want=$(sed -n 's/.*"@anthropic-ai\/claude-code": "\([^"]*\)".*/\1/p' "$PEERS/package.json")
 have=$("$PEERS/node_modules/.bin/claude" --version 2>/dev/null | awk '{print $1}' || true)
 if [ "$have" != "$want" ]; then
-  command -v npm >/dev/null || { echo "setup: npm is required (Node 20)" >&2; exit 1; }
+  if ! command -v npm >/dev/null; then
+    echo "setup: installing Debian's nodejs and npm"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
+  fi
   echo "setup: npm ci in tests/peers (claude-code $want)"
   (cd "$PEERS" && npm ci --no-audit --no-fund --loglevel=error)
 fi
