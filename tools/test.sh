@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 export CTEST_PARALLEL_LEVEL=${CTEST_PARALLEL_LEVEL:-2}
+# ccache: hash paths relative to the checkout, so clones in other folders share the cache.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 
 echo "== build (debug)"
 cmake --preset debug -DAGENTSTREAM_BUILD_TESTS=ON -DAGENTSTREAM_BUILD_BENCHMARKS=ON >/dev/null
