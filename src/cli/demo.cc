@@ -87,6 +87,7 @@ Status PlayScript(EventLog& log, const SessionId& session, const DemoOptions& op
       AS_RETURN_IF_ERROR(append(AssistantMessageDelta{reply, word}, turn));
     }
     AS_RETURN_IF_ERROR(append(AssistantMessageEnd{reply, "end_turn"}, turn));
+    if (options.stop_mid_turn && t + 1 == options.turns) break;
     AS_RETURN_IF_ERROR(append(Usage{1200, 85, 0, 0, std::nullopt}, turn));
     AS_RETURN_IF_ERROR(append(TurnCompleted{"end_turn"}, turn));
   }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "cli/check.h"
 #include "cli/demo.h"
 #include "core/event_codec.h"
 #include "store/log_factory.h"
@@ -79,6 +80,8 @@ int main(int argc, char** argv) {
   demo_cmd->add_option("--delay-ms", demo.delay_ms, "pause between streamed deltas")
       ->check(CLI::Range(0, 10000));
   demo_cmd->add_flag("--json", demo.json, "print JSON envelopes");
+  demo_cmd->add_flag("--stop-mid-turn", demo.stop_mid_turn,
+                     "leave the last turn open, as a crash would (for `check`)");
 
   std::string session, from;
   int limit = 100;
@@ -88,6 +91,14 @@ int main(int argc, char** argv) {
   events_cmd->add_option("--from", from, "first cursor EPOCH:SEQ");
   events_cmd->add_option("--limit", limit, "events to print")->check(CLI::Range(1, 10000));
   events_cmd->add_flag("--json", json, "print JSON envelopes");
+
+  agentstream::cli::CheckCommand check;
+  auto* check_cmd = app.add_subcommand(
+      "check", "check the turn invariants (R-TURN-5) of stored sessions; exit 1 on any violation");
+  check_cmd->add_option("session", check.session, "session id (default: every session)");
+  check_cmd->add_flag("--allow-open", check.allow_open,
+                      "a turn still running at a session's tail is not a violation");
+  check_cmd->add_flag("--json", check.json, "print violations as JSON lines");
 
   auto* sessions_cmd = app.add_subcommand("sessions", "list stored sessions");
   sessions_cmd->add_flag("--json", json, "print JSON");
@@ -99,6 +110,10 @@ int main(int argc, char** argv) {
     return agentstream::cli::RunDemo(demo);
   }
   if (*events_cmd) return PrintEvents(url, session, from, limit, json);
+  if (*check_cmd) {
+    check.store_url = url;
+    return agentstream::cli::RunCheck(check);
+  }
   if (*sessions_cmd) {
     auto log = agentstream::OpenEventLog(agentstream::StoreConfig{url});
     if (!log.ok()) {
