@@ -138,6 +138,13 @@ Status ValidateNewEvent(const NewEvent& event, std::size_t max_payload_bytes) {
   return decoded.status();
 }
 
+Result<Event> ToEvent(const NewEvent& event, const SessionId& session, Cursor at,
+                      TimestampMs time) {
+  AS_ASSIGN_OR_RETURN(Payload payload, DecodePayload(static_cast<std::uint16_t>(event.kind),
+                                                     kEventFormatVersion, event.payload));
+  return Event{session, at.epoch, at.seq, time, event.turn, std::move(payload)};
+}
+
 Result<Event> DecodeRecord(const EventRecord& record) {
   auto payload = DecodePayload(record.kind, record.format, record.payload);
   if (!payload.ok()) {

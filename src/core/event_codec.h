@@ -56,6 +56,11 @@ Result<Payload> DecodePayload(std::uint16_t kind, std::uint32_t format, std::str
 // valid for its kind. kTooLarge or kInvalidArgument with a message that names the problem.
 Status ValidateNewEvent(const NewEvent& event, std::size_t max_payload_bytes);
 
+// The event `event` becomes once stored at `at` of `session` with commit time `time`, for code
+// that keeps a log in memory (tests, replays). Errors as ValidateNewEvent's schema check.
+Result<Event> ToEvent(const NewEvent& event, const SessionId& session, Cursor at,
+                      TimestampMs time = 0);
+
 // Decodes a stored record. Errors as DecodePayload, except that a payload or kind that does not
 // decode is reported as kCorruption (the bytes were accepted once, so the store is damaged).
 Result<Event> DecodeRecord(const EventRecord& record);

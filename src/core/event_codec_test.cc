@@ -163,6 +163,19 @@ TEST(EventCodecTest, EnvelopeRejectsNewerVersionAndGarbage) {
   }
 }
 
+TEST(EventCodecTest, ToEventPlacesANewEventAtItsCursor) {
+  auto event = ToEvent(MakeNewEvent(ModeChanged{"plan"}, TurnId("t")), SessionId("s"),
+                       Cursor{Epoch(2), Seq(5)}, 42);
+  ASSERT_TRUE(event.ok());
+  EXPECT_EQ(event->cursor(), (Cursor{Epoch(2), Seq(5)}));
+  EXPECT_EQ(event->turn, TurnId("t"));
+  EXPECT_EQ(event->time, 42);
+  EXPECT_EQ(std::get<ModeChanged>(event->payload).mode, "plan");
+  NewEvent bad{EventKind::kModeChanged, std::nullopt, "{}"};
+  EXPECT_EQ(ToEvent(bad, SessionId("s"), Cursor{Epoch(1), Seq(1)}).status().code(),
+            ErrorCode::kInvalidArgument);
+}
+
 TEST(EventCodecTest, DecodeRecordReportsDamageAsCorruption) {
   EventRecord record{SessionId("s"),
                      Epoch(1),

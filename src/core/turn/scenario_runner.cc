@@ -180,15 +180,7 @@ Result<EngineInput> ParseInput(const json::object& input) {
 
 void AppendToLog(const std::vector<NewEvent>& events, std::vector<Event>& log) {
   for (const NewEvent& ne : events) {
-    EventRecord record{SessionId("s"),
-                       Epoch(1),
-                       Seq(log.size() + 1),
-                       0,
-                       static_cast<std::uint16_t>(ne.kind),
-                       ne.turn,
-                       kEventFormatVersion,
-                       ne.payload};
-    Result<Event> event = DecodeRecord(record);
+    Result<Event> event = ToEvent(ne, SessionId("s"), Cursor{Epoch(1), Seq(log.size() + 1)});
     if (event.ok()) log.push_back(std::move(event).value());
   }
 }

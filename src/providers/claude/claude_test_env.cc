@@ -73,15 +73,7 @@ Session::Session(process::EventLoop& loop, int port, const Options& options) : l
   runner_ = std::make_unique<SessionRunner>(
       *provider_, "claude", ids_, [this](const std::vector<NewEvent>& batch) {
         for (const NewEvent& ne : batch) {
-          EventRecord r{SessionId("s"),
-                        Epoch(1),
-                        Seq(log_.size() + 1),
-                        0,
-                        static_cast<std::uint16_t>(ne.kind),
-                        ne.turn,
-                        kEventFormatVersion,
-                        ne.payload};
-          Result<Event> e = DecodeRecord(r);
+          Result<Event> e = ToEvent(ne, SessionId("s"), Cursor{Epoch(1), Seq(log_.size() + 1)});
           if (!e.ok()) {
             ADD_FAILURE() << "event does not decode: " << e.status().ToString();
             continue;

@@ -22,15 +22,7 @@ class ScriptedSession : public ::testing::Test {
     runner_ = std::make_unique<providers::SessionRunner>(
         *provider_, "scripted", ids_, [this](const std::vector<NewEvent>& batch) {
           for (const NewEvent& ne : batch) {
-            EventRecord r{SessionId("s"),
-                          Epoch(1),
-                          Seq(log_.size() + 1),
-                          0,
-                          static_cast<std::uint16_t>(ne.kind),
-                          ne.turn,
-                          kEventFormatVersion,
-                          ne.payload};
-            Result<Event> e = DecodeRecord(r);
+            Result<Event> e = ToEvent(ne, SessionId("s"), Cursor{Epoch(1), Seq(log_.size() + 1)});
             ASSERT_TRUE(e.ok()) << e.status().ToString();
             log_.push_back(std::move(e).value());
           }
