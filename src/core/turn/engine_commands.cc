@@ -114,12 +114,10 @@ void Stepper::TeardownDone() {
 }
 
 void Stepper::Permission(const ReplyPermission& c) {
-  for (auto& [id, run] : s_.open) {
-    if (!run.pending_permissions.erase(c.request_id)) continue;
-    Emit(PermissionResolved{c.request_id, c.decision, c.option_id, c.message}, id);
-    Do(SendPermissionReply{c.request_id, c.decision, c.option_id, c.message});
-    return;
-  }
+  const std::optional<TurnId> holder = ResolvePermission(s_, c.request_id);
+  if (!holder) return;
+  Emit(PermissionResolved{c.request_id, c.decision, c.option_id, c.message}, *holder);
+  Do(SendPermissionReply{c.request_id, c.decision, c.option_id, c.message});
 }
 
 void Stepper::CancelQueued(const CancelQueuedPrompt& c) {

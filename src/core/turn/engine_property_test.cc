@@ -17,6 +17,11 @@ struct Op {
   int b = 0;
 };
 
+// Lets rapidcheck print a shrunk counterexample as "{kind,a,b}".
+void showValue(const Op& op, std::ostream& os) {
+  os << "{" << op.kind << "," << op.a << "," << op.b << "}";
+}
+
 constexpr int kOpKinds = 20;
 
 std::string Pick(const char* prefix, int n) { return std::string(prefix) + std::to_string(n); }
@@ -103,7 +108,11 @@ RC_GTEST_PROP(EngineProperty, InvariantsHoldAndStatusEqualsReplay, ()) {
           r && r->outcome == SubmissionOutcome::kAccepted)
         accepted_prompts.insert(r->client_message_id);
     RC_ASSERT(StatusFromLog(h.log) == SessionStatusOf(h.state));
-    RC_ASSERT(!h.state.foreground || h.state.open.count(*h.state.foreground) == 1);
+    // RC_ASSERT captures `||` as an overloaded operator that evaluates both sides, so the
+    // condition is computed first: dereferencing an empty foreground is undefined.
+    const bool foreground_is_open =
+        !h.state.foreground || h.state.open.count(*h.state.foreground) == 1;
+    RC_ASSERT(foreground_is_open);
   }
   // Settle: interrupt everything and tear it down; queued prompts may start and stay open.
   h.Cmd(RequestInterrupt{}).Cmd(InterruptTeardownDone{});

@@ -152,7 +152,7 @@ void Stepper::OnContent(const ProviderEvent& event, const std::optional<TurnId>&
                                    e.input, e.options},
                turn);
         } else if constexpr (std::is_same_v<T, ProviderPermissionResolved>) {
-          if (Run* run = Open(turn)) run->pending_permissions.erase(e.request_id);
+          ResolvePermission(s_, e.request_id);
           Emit(PermissionResolved{e.request_id, e.decision, e.option_id, e.message}, turn);
         } else if constexpr (std::is_same_v<T, ProviderPlan>) {
           Emit(Plan{e.entries}, turn);

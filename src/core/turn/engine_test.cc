@@ -141,6 +141,22 @@ TEST(Engine, PermissionMakesStatusPermissionUntilReplied) {
   EXPECT_EQ(h.Payloads<PermissionResolved>().size(), 1u);
 }
 
+// A provider that repeats a request id in a second autonomous turn: one reply answers it in
+// both, and the live status agrees with a replay of the log (found by the property test).
+TEST(Engine, RepeatedPermissionRequestIsAnsweredEverywhere) {
+  Harness h;
+  h.Prov(ProviderMessageStart{MessageId("m0"), std::nullopt, std::string("task0")});
+  h.Prov(ProviderPermissionRequest{RequestId("r"), ToolCallId("c"), "ok?"});
+  h.Prov(ProviderToolStart{
+      ToolCallId("c"), "Bash", std::nullopt, {}, MessageId("m1"), std::string("task1")});
+  h.Prov(ProviderPermissionRequest{RequestId("r"), ToolCallId("c"), "ok?"});
+  ASSERT_EQ(h.state.open.size(), 2u);
+  h.Cmd(ReplyPermission{RequestId("r"), PermissionDecision::kAllow});
+  EXPECT_EQ(h.EffectsOf<SendPermissionReply>().size(), 1u);
+  EXPECT_EQ(SessionStatusOf(h.state), SessionStatus::kRunning);
+  EXPECT_EQ(StatusFromLog(h.log), SessionStatusOf(h.state));
+}
+
 TEST(Engine, FatalErrorFailsEveryOpenTurn) {
   Harness h;
   h.Cmd(Prompt("c1", "x"));

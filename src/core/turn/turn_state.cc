@@ -80,6 +80,13 @@ void EraseIfOwned(Map& map, const std::vector<Key>& keys, const TurnId& owner) {
 
 }  // namespace
 
+std::optional<TurnId> ResolvePermission(TurnState& state, const RequestId& request) {
+  std::optional<TurnId> holder;
+  for (auto& [id, run] : state.open)
+    if (run.pending_permissions.erase(request) && !holder) holder = id;
+  return holder;
+}
+
 void RetireRun(TurnState& state, const TurnId& turn, RunPhase phase) {
   auto it = state.open.find(turn);
   if (it == state.open.end()) return;
@@ -172,7 +179,7 @@ class Restorer {
     if (Run* r = OpenRun(t)) r->pending_permissions.insert(p.request_id);
   }
   void On(const PermissionResolved& p, const std::optional<TurnId>&) {
-    for (auto& [id, run] : s_.open) run.pending_permissions.erase(p.request_id);
+    ResolvePermission(s_, p.request_id);
   }
   void On(const TurnCompleted&, const std::optional<TurnId>& t) {
     Close(t, RunPhase::kCompleted, false);

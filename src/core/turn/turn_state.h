@@ -123,6 +123,11 @@ const Run* NewestAutonomous(const TurnState& state);
 // No-op when `turn` is not open.
 void RetireRun(TurnState& state, const TurnId& turn, RunPhase phase);
 
+// Clears the pending permission `request` from every open run; request ids name one request per
+// session, so a resolution answers it wherever a provider repeated it. Returns the open run that
+// held it first (in turn-id order), or nullopt when none did.
+std::optional<TurnId> ResolvePermission(TurnState& state, const RequestId& request);
+
 // Rebuilds the engine state from a stored log (oldest first): open runs, routing keys, queue-free
 // state, known client ids, errored. Events of other sessions or epochs must not be mixed in.
 TurnState RestoreTurnState(std::span<const Event> events, std::string provider);
