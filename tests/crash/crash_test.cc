@@ -77,6 +77,12 @@ void Collect(int fd, std::string& buffer, std::map<std::string, std::uint64_t>& 
   }
 }
 
+std::uint64_t Total(const std::map<std::string, std::uint64_t>& acked) {
+  std::uint64_t total = 0;
+  for (const auto& [session, seq] : acked) total += seq;
+  return total;
+}
+
 TEST(CrashTest, AcknowledgedAppendsSurviveKill9) {
   char tmpl[] = "/tmp/agentstream-crash-XXXXXX";
   const std::string dir = mkdtemp(tmpl);
@@ -90,8 +96,15 @@ TEST(CrashTest, AcknowledgedAppendsSurviveKill9) {
     std::string buffer;
     bool ready = false;
     std::map<std::string, std::uint64_t> this_cycle = acked;
-    const auto start = std::chrono::steady_clock::now();
-    Collect(child.out, buffer, this_cycle, ready, start + std::chrono::milliseconds(5));
+    // Under load the child may take a while to open the log: the kill timer starts once it has
+    // acknowledged an append in this cycle, so every cycle kills a writer in mid-stream.
+    const std::uint64_t acked_before = Total(this_cycle);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!(ready && Total(this_cycle) > acked_before) &&
+           std::chrono::steady_clock::now() < give_up)
+      Collect(child.out, buffer, this_cycle, ready,
+              std::chrono::steady_clock::now() + std::chrono::milliseconds(5));
+    ASSERT_GT(Total(this_cycle), acked_before) << "no append acknowledged in cycle " << cycle;
     const auto kill_at =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(rng() % 120 + 1);
     Collect(child.out, buffer, this_cycle, ready, kill_at);
