@@ -6,7 +6,9 @@
 #include <string>
 
 #include "cli/check.h"
+#include "cli/client/client_cli.h"
 #include "cli/demo.h"
+#include "cli/serve.h"
 #include "core/event_codec.h"
 #include "store/log_factory.h"
 
@@ -67,6 +69,9 @@ int PrintEvents(const std::string& url, const std::string& session, const std::s
 int main(int argc, char** argv) {
   CLI::App app{"agentstream: runs coding agents and keeps every event in a durable session log"};
   app.require_subcommand(1);
+  // Global options (--data, --store, --url, ...) may also follow the subcommand:
+  // `agentstream serve --data DIR` as well as `agentstream --data DIR serve`.
+  app.fallthrough();
   std::string data = DefaultDataDir();
   std::string store;
   app.add_option("--data", data, "data directory")->capture_default_str();
@@ -100,14 +105,33 @@ int main(int argc, char** argv) {
                       "a turn still running at a session's tail is not a violation");
   check_cmd->add_flag("--json", check.json, "print violations as JSON lines");
 
+  agentstream::cli::ServeOptions serve;
+  auto* serve_cmd = app.add_subcommand("serve", "run the daemon: HTTP and WebSocket on --listen");
+  serve_cmd->add_option("--listen", serve.listen, "HOST:PORT")->capture_default_str();
+  serve_cmd->add_option("--token", serve.token, "bearer token (required off loopback)")
+      ->envname("AGENTSTREAM_TOKEN");
+  serve_cmd->add_option("--allow-origin", serve.allow_origins,
+                        "browser origin allowed to connect (repeatable; default: this server)");
+
   auto* sessions_cmd = app.add_subcommand("sessions", "list stored sessions");
   sessions_cmd->add_flag("--json", json, "print JSON");
 
-  CLI11_PARSE(app, argc, argv);
+  agentstream::cli::client::ClientCommands client_commands(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // 2: usage
+  }
+  if (auto code = client_commands.Run()) return *code;
   const std::string url = StoreUrl(store, data);
   if (*demo_cmd) {
     demo.store_url = url;
     return agentstream::cli::RunDemo(demo);
+  }
+  if (*serve_cmd) {
+    serve.store_url = url;
+    return agentstream::cli::RunServe(serve);
   }
   if (*events_cmd) return PrintEvents(url, session, from, limit, json);
   if (*check_cmd) {

@@ -11,6 +11,16 @@ SessionRunner::SessionRunner(AgentProvider& provider, std::string provider_name,
   subscription_ = provider_.Subscribe([this](const ProviderEvent& e) { (void)Feed(e); });
 }
 
+SessionRunner::SessionRunner(AgentProvider& provider, TurnState initial, TurnIdSource& ids,
+                             AppendSink sink, EffectObserver observer)
+    : provider_(provider),
+      ids_(ids),
+      sink_(std::move(sink)),
+      observer_(std::move(observer)),
+      state_(std::move(initial)) {
+  subscription_ = provider_.Subscribe([this](const ProviderEvent& e) { (void)Feed(e); });
+}
+
 Status SessionRunner::Command(const turn::Command& command) { return Feed(command); }
 
 Status SessionRunner::Feed(EngineInput input) {
@@ -55,6 +65,8 @@ void SessionRunner::Execute(const Effect& effect) {
   } else if (const auto* reply = std::get_if<SendPermissionReply>(&effect)) {
     provider_.RespondToPermission(
         reply->request_id, PermissionReply{reply->decision, reply->message}, [](const Status&) {});
+  } else if (observer_) {
+    observer_(effect);  // ReplySubmission or StatusChanged
   } else if (const auto* r = std::get_if<ReplySubmission>(&effect)) {
     replies_.push_back(*r);
   } else if (const auto* c = std::get_if<StatusChanged>(&effect)) {

@@ -23,9 +23,19 @@ class SessionRunner {
   // Receives each step's events, in order, as one batch (the daemon appends them to the log).
   using AppendSink = std::function<void(const std::vector<NewEvent>&)>;
 
+  // Receives each ReplySubmission and StatusChanged effect, in order, after the step's events
+  // went to the sink. It may call Command() (the input is queued behind the running step).
+  using EffectObserver = std::function<void(const turn::Effect&)>;
+
   // `provider` and `ids` must outlive the runner. Subscribes at once (before any turn starts).
+  // Without an observer, replies and status changes are kept in replies() / status_changes()
+  // (for tests; they grow with the session).
   SessionRunner(AgentProvider& provider, std::string provider_name, turn::TurnIdSource& ids,
                 AppendSink sink);
+  // Starts from `initial` (a state restored from the log, RestoreTurnState) and reports replies
+  // and status changes to `observer` instead of keeping them.
+  SessionRunner(AgentProvider& provider, turn::TurnState initial, turn::TurnIdSource& ids,
+                AppendSink sink, EffectObserver observer);
 
   // Feeds a command (submit, interrupt, permission reply, ...). Returns the engine's verdict
   // (non-OK: refused, nothing changed); OK when it was queued behind a running step.
@@ -33,7 +43,7 @@ class SessionRunner {
 
   const turn::TurnState& state() const { return state_; }
   turn::SessionStatus status() const { return turn::SessionStatusOf(state_); }
-  // Every ReplySubmission and StatusChanged effect so far, in order.
+  // Every ReplySubmission and StatusChanged effect so far, in order (empty with an observer).
   const std::vector<turn::ReplySubmission>& replies() const { return replies_; }
   const std::vector<turn::SessionStatus>& status_changes() const { return status_changes_; }
 
@@ -44,6 +54,7 @@ class SessionRunner {
   AgentProvider& provider_;
   turn::TurnIdSource& ids_;
   AppendSink sink_;
+  EffectObserver observer_;
   turn::TurnState state_;
   Subscription subscription_;
   bool stepping_ = false;

@@ -1,6 +1,9 @@
 #include "providers/scripted/scripted_provider.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <random>
 
 namespace agentstream::providers::scripted {
 
@@ -51,7 +54,14 @@ std::vector<ScriptStep> EchoResponder(const std::string& prompt) {
 }
 
 ScriptedProvider::ScriptedProvider(process::Timers& timers, Responder responder)
-    : timers_(timers), responder_(std::move(responder)) {}
+    : timers_(timers), responder_(std::move(responder)) {
+  static std::atomic<std::uint64_t> instances{0};
+  std::uint64_t seed = std::random_device{}();
+  seed = seed << 32 ^ std::random_device{}() ^ ++instances;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(seed));
+  instance_ = hex;
+}
 
 ScriptedProvider::~ScriptedProvider() {
   *alive_ = false;

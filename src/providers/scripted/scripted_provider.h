@@ -97,7 +97,11 @@ class ScriptedProvider final : public AgentProvider {
   void RunText(const ScriptStep& step, int chunk, const MessageId& id);
   void EndTurn(turn::TurnOutcome outcome, std::string code, std::string message);
   void Wake(const std::string& task_id, std::vector<ScriptStep> steps);
-  std::string Next(const char* prefix) { return prefix + std::to_string(++counter_); }
+  // Ids are unique per instance: a session whose runtime restarts (after a daemon restart, a
+  // rewind or an idle stop) never sees an id of an earlier runtime again.
+  std::string Next(const char* prefix) {
+    return prefix + instance_ + "_" + std::to_string(++counter_);
+  }
 
   process::Timers& timers_;
   Responder responder_;
@@ -117,6 +121,7 @@ class ScriptedProvider final : public AgentProvider {
   std::optional<Waiting> permission_;
   std::string mode_ = "default", model_ = "scripted-1", thinking_ = "off";
   std::uint64_t counter_ = 0;
+  std::string instance_;                      // random hex, set at construction
   std::vector<turn::ProviderEvent> history_;  // every event played, for StreamHistory
 };
 

@@ -1,0 +1,96 @@
+// The JSON shapes of the HTTP and WebSocket surface (docs/protocol.md), shared by the server and
+// the CLI client: agent configs and snapshots, submissions and their replies, permission replies,
+// errors and timeline pages.
+//
+// Pure functions over Boost.JSON values: no I/O, thread-safe. Encoders never fail. Decoders
+// validate every field they read and return kInvalidArgument with a message that names the field
+// ("whileRunning must be one of queue, interrupt, steer"); unknown fields are ignored so that
+// newer clients and servers stay compatible.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "core/ids.h"
+#include "core/status.h"
+#include "core/timeline/pager.h"
+#include "core/turn/command.h"
+#include "runtime/agent_manager.h"
+
+namespace agentstream::api {
+
+// Request bodies larger than this are refused before they are parsed (HTTP and WebSocket).
+inline constexpr std::size_t kMaxRequestJsonBytes = std::size_t{1} << 20;
+
+// Parses `text` as one JSON value. kInvalidArgument for malformed JSON or text over `max_bytes`.
+Result<boost::json::value> ParseJson(std::string_view text,
+                                     std::size_t max_bytes = kMaxRequestJsonBytes);
+
+// ---- Agents ----
+
+// {provider, cwd, model?, mode?, title?}. provider and cwd are required, non-empty strings.
+boost::json::object AgentConfigToJson(const runtime::AgentConfig& config);
+Result<runtime::AgentConfig> AgentConfigFromJson(const boost::json::value& json);
+
+// {id, provider, cwd, title, model, mode, status: idle|running|permission|error,
+//  activeTurn: string|null, cursor: "E:S", queue: [{clientMessageId, text}],
+//  permissions: [{requestId, callId, toolName}], createdAt (ms since the epoch),
+//  forkedFrom: {agent, cursor}|null, loaded, closed}.
+boost::json::object AgentSnapshotToJson(const runtime::AgentSnapshot& snapshot);
+Result<runtime::AgentSnapshot> AgentSnapshotFromJson(const boost::json::value& json);
+
+// "idle", "running", "permission", "error".
+std::string_view StatusName(turn::SessionStatus status);
+
+// ---- Submissions ----
+
+// {text, clientMessageId, attachments?, whileRunning?: queue|interrupt|steer}. clientMessageId
+// is required and non-empty; text may be empty when attachments are given.
+boost::json::object SendRequestToJson(const runtime::SendRequest& request);
+Result<runtime::SendRequest> SendRequestFromJson(const boost::json::value& json);
+
+// {accepted, outcome: accepted|queued|duplicate|rejected|canceled, turnId: string|null,
+//  cursor: "E:S", message}.
+boost::json::object SendReplyToJson(const runtime::SendReply& reply);
+Result<runtime::SendReply> SendReplyFromJson(const boost::json::value& json);
+
+std::string_view OutcomeName(turn::SubmissionOutcome outcome);
+std::string_view WhileRunningName(turn::WhileRunning mode);
+
+// ---- Permissions ----
+
+// {decision: allow|deny, optionId?, message?}. The request id is not part of the body (it is in
+// the URL, or the WebSocket message's "requestId"), so the decoder takes it.
+boost::json::object PermissionReplyToJson(const turn::ReplyPermission& reply);
+Result<turn::ReplyPermission> PermissionReplyFromJson(const boost::json::value& json,
+                                                      RequestId request_id);
+
+// ---- Small bodies ----
+
+// The non-empty string member `name` of the object `json` ({mode}, {model}, ...).
+Result<std::string> StringMember(const boost::json::value& json, std::string_view name);
+// The cursor member `name` ("EPOCH:SEQ") of the object `json` ({cursor} of fork and rewind).
+Result<Cursor> CursorMember(const boost::json::value& json, std::string_view name);
+
+// ---- Errors ----
+
+// {"error":{"code":"not_found","message":"..."}} for a non-OK status.
+boost::json::object ErrorToJson(const Status& status);
+// The HTTP status that fits an error code (400, 404, 409, 413, 429, 500, 503, ...); 200 for OK.
+int HttpStatusFor(ErrorCode code);
+// The Status an error body describes, for clients. A body that is not an error object yields
+// a Status with the code that fits `http_status` and the body text as message.
+Status ErrorFromJson(const boost::json::value& json, int http_status);
+// The ErrorCode named `name` ("not_found"), or kInternal for a name this build does not know.
+ErrorCode ErrorCodeFromName(std::string_view name);
+
+// ---- Timeline pages ----
+
+// {epoch, tail, items: [item...], hasOlder, hasNewer, startCursor: "E:S", endCursor: "E:S",
+//  reset, bytes}; items as timeline::ItemToJson (docs/timeline.md).
+boost::json::object PageToJson(const timeline::Page& page);
+
+}  // namespace agentstream::api

@@ -1,0 +1,158 @@
+#include "cli/client/client_cli.h"
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <tuple>
+
+#include "cli/client/commands.h"
+
+namespace agentstream::cli::client {
+
+struct ClientCommands::State {
+  ClientContext context;
+  CLI::App* agents = nullptr;
+  CLI::App *ls = nullptr, *add = nullptr, *rm = nullptr, *show = nullptr;
+  CLI::App *send = nullptr, *follow = nullptr, *history = nullptr, *interrupt = nullptr;
+  CLI::App *approve = nullptr, *deny = nullptr, *fork = nullptr, *rewind = nullptr;
+  CLI::App *mode = nullptr, *model = nullptr;
+  bool include_closed = false;
+  NewAgentOptions new_agent;
+  SendOptions send_options;
+  HistoryOptions history_options;
+  FollowOptions follow_options;
+  std::string agent, request, message, cursor, value;
+
+  void AddAgents(CLI::App& app);        // agents ls|new|show|rm
+  void AddTurnCommands(CLI::App& app);  // send, follow, history
+  void AddSteering(CLI::App& app);      // interrupt, approve, deny, fork, rewind, mode, model
+};
+
+namespace {
+
+// A client subcommand: global options given after it reach the app; --json when it prints data.
+CLI::App* Command(CLI::App& parent, const char* name, const char* help, bool* json) {
+  CLI::App* command = parent.add_subcommand(name, help);
+  command->fallthrough();
+  if (json != nullptr) command->add_flag("--json", *json, "print the daemon's JSON");
+  return command;
+}
+
+}  // namespace
+
+void ClientCommands::State::AddAgents(CLI::App& app) {
+  State& s = *this;
+  bool* json = &s.context.json;
+  s.agents = Command(app, "agents", "list, create, show or close agents (default: ls)", json);
+  s.agents->require_subcommand(0, 1);
+  s.ls = Command(*s.agents, "ls", "list agents", nullptr);
+  s.ls->add_flag("--all", s.include_closed, "include closed agents");
+  s.add = Command(*s.agents, "new", "create an agent and print its id", nullptr);
+  s.add->add_option("--provider", s.new_agent.provider, "claude, codex, acp, opencode, scripted")
+      ->required();
+  s.add->add_option("--cwd", s.new_agent.cwd, "working directory (default: the current one)");
+  s.add->add_option("--model", s.new_agent.model, "model");
+  s.add->add_option("--mode", s.new_agent.mode, "mode");
+  s.add->add_option("--title", s.new_agent.title, "title");
+  s.show = Command(*s.agents, "show", "show an agent's status", nullptr);
+  s.show->add_option("agent", s.agent, "agent id")->required();
+  s.rm = Command(*s.agents, "rm", "close an agent (its log stays readable)", nullptr);
+  s.rm->add_option("agent", s.agent, "agent id")->required();
+}
+
+void ClientCommands::State::AddTurnCommands(CLI::App& app) {
+  State& s = *this;
+  bool* json = &s.context.json;
+  s.send = Command(app, "send", "send a prompt to an agent", json);
+  s.send->add_option("agent", s.send_options.agent, "agent id")->required();
+  s.send->add_option("text", s.send_options.text, "the prompt")->required();
+  s.send->add_flag("--wait", s.send_options.wait, "wait until the started turn ends");
+  s.send
+      ->add_option("--while-running", s.send_options.while_running,
+                   "when a turn runs: queue, interrupt or steer")
+      ->check(CLI::IsMember({"queue", "interrupt", "steer"}))
+      ->capture_default_str();
+  s.send->add_option("--client-id", s.send_options.client_id,
+                     "client message id (a retry with the same id is recorded once)");
+
+  s.follow = Command(app, "follow", "follow an agent's timeline live", json);
+  s.follow->add_option("agent", s.follow_options.agent, "agent id")->required();
+  s.follow->add_option("--from", s.follow_options.from, "start at this cursor EPOCH:SEQ");
+  s.follow->add_flag("--plain", s.follow_options.plain, "no colors, no inline answers");
+
+  s.history = Command(app, "history", "print a page of an agent's timeline", json);
+  s.history->add_option("agent", s.history_options.agent, "agent id")->required();
+  auto* before = s.history->add_option("--before", s.history_options.before,
+                                       "items before this cursor EPOCH:SEQ");
+  s.history->add_option("--after", s.history_options.after, "changes after this cursor EPOCH:SEQ")
+      ->excludes(before);
+  s.history->add_option("--limit", s.history_options.limit, "items per page")
+      ->check(CLI::Range(1, 500))
+      ->capture_default_str();
+}
+
+void ClientCommands::State::AddSteering(CLI::App& app) {
+  State& s = *this;
+  bool* json = &s.context.json;
+  s.interrupt = Command(app, "interrupt", "interrupt an agent's running turn", json);
+  s.interrupt->add_option("agent", s.agent, "agent id")->required();
+  for (auto [command, name, help] :
+       {std::tuple{&s.approve, "approve", "allow a pending permission request"},
+        std::tuple{&s.deny, "deny", "deny a pending permission request"}}) {
+    *command = Command(app, name, help, json);
+    (*command)->add_option("agent", s.agent, "agent id")->required();
+    (*command)->add_option("request", s.request, "permission request id")->required();
+    (*command)->add_option("--message", s.message, "a message for the agent");
+  }
+  s.fork = Command(app, "fork", "fork an agent at a cursor; prints the new agent's id", json);
+  s.fork->add_option("agent", s.agent, "agent id")->required();
+  s.fork->add_option("--at", s.cursor, "cursor EPOCH:SEQ (a history item's seqEnd)")->required();
+  s.rewind = Command(app, "rewind", "rewind an agent's history to a cursor (a new epoch)", json);
+  s.rewind->add_option("agent", s.agent, "agent id")->required();
+  s.rewind->add_option("--to", s.cursor, "cursor EPOCH:SEQ")->required();
+  s.mode = Command(app, "mode", "set an agent's mode", json);
+  s.mode->add_option("agent", s.agent, "agent id")->required();
+  s.mode->add_option("mode", s.value, "mode")->required();
+  s.model = Command(app, "model", "set an agent's model", json);
+  s.model->add_option("agent", s.agent, "agent id")->required();
+  s.model->add_option("model", s.value, "model")->required();
+}
+
+ClientCommands::ClientCommands(CLI::App& app) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  app.add_option("--url", s.context.http.url, "the daemon's URL (client commands)")
+      ->envname("AGENTSTREAM_URL")
+      ->capture_default_str();
+  app.add_option("--token", s.context.http.token, "bearer token for the daemon (client commands)")
+      ->envname("AGENTSTREAM_TOKEN");
+
+  s.AddAgents(app);
+  s.AddTurnCommands(app);
+  s.AddSteering(app);
+}
+
+ClientCommands::~ClientCommands() = default;
+
+std::optional<int> ClientCommands::Run() const {
+  const State& s = *state_;
+  const ClientContext& c = s.context;
+  if (*s.agents) {
+    if (*s.add) return NewAgent(c, s.new_agent);
+    if (*s.show) return ShowAgent(c, s.agent);
+    if (*s.rm) return RemoveAgent(c, s.agent);
+    return ListAgents(c, s.include_closed);
+  }
+  if (*s.send) return Send(c, s.send_options);
+  if (*s.follow) return Follow(c, s.follow_options);
+  if (*s.history) return History(c, s.history_options);
+  if (*s.interrupt) return Interrupt(c, s.agent);
+  if (*s.approve) return AnswerPermission(c, s.agent, s.request, true, s.message);
+  if (*s.deny) return AnswerPermission(c, s.agent, s.request, false, s.message);
+  if (*s.fork) return Fork(c, s.agent, s.cursor);
+  if (*s.rewind) return Rewind(c, s.agent, s.cursor);
+  if (*s.mode) return SetMode(c, s.agent, s.value);
+  if (*s.model) return SetModel(c, s.agent, s.value);
+  return std::nullopt;
+}
+
+}  // namespace agentstream::cli::client

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The client commands against a real daemon: `agentstream serve` on a free loopback port with a
+# fresh data directory. A scripted agent gets prompts (send --wait, a permission answered with
+# approve), history and agents ls are checked, and `follow --json` runs in the background while
+# the daemon is killed with SIGKILL mid-stream and restarted: follow's output must then be exactly
+# the stored log (`events --json`), every seq once, no gap, no duplicate. Last, a token is enforced.
+set -u
+bin=$1
+dir=$(mktemp -d)
+serve_pid=""
+follow_pid=""
+cleanup() {
+  [ -n "$follow_pid" ] && kill -9 "$follow_pid" 2>/dev/null
+  [ -n "$serve_pid" ] && kill -9 "$serve_pid" 2>/dev/null
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*"
+  echo "--- serve log"; tail -n 30 "$dir"/serve*.log 2>/dev/null
+  echo "--- follow stderr"; tail -n 20 "$dir/follow.err" 2>/dev/null
+  exit 1
+}
+
+# A port nothing listens on (bash's /dev/tcp connect fails).
+port=""
+for candidate in $(shuf -i 20000-60000 -n 50); do
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then port=$candidate; break; fi
+done
+[ -n "$port" ] || fail "no free port"
+url="http://127.0.0.1:$port"
+export AGENTSTREAM_URL=$url
+unset AGENTSTREAM_TOKEN
+
+# until_true SECONDS COMMAND...: polls COMMAND every 0.1 s until it succeeds or time is up.
+until_true() {
+  local deadline=$((SECONDS + $1)); shift
+  until "$@"; do
+    [ $SECONDS -ge $deadline ] && return 1
+    sleep 0.1
+  done
+}
+
+start_daemon() {  # start_daemon [serve options...]
+  "$bin" --data "$dir/data" serve --listen "127.0.0.1:$port" "$@" >>"$dir/serve.log" 2>&1 &
+  serve_pid=$!
+  daemon_up() {
+    kill -0 "$serve_pid" 2>/dev/null || fail "the daemon exited"
+    "$bin" agents ls "${token_args[@]}" >/dev/null 2>&1
+  }
+  until_true 30 daemon_up || fail "the daemon did not start"
+}
+token_args=()
+
+# ---- a turn with --wait, history, agents ls ----
+start_daemon
+"$bin" agents ls >/dev/null 2>&1 || fail "agents ls on an empty daemon"
+agent=$("$bin" agents new --provider scripted --cwd "$dir" --title e2e) || fail "agents new"
+[ -n "$agent" ] || fail "agents new printed no id"
+
+"$bin" send "$agent" "hello there" --wait --json >"$dir/send.json" || fail "send --wait: $(cat "$dir/send.json")"
+grep -q '"turnOutcome":"completed"' "$dir/send.json" || fail "send --wait outcome: $(cat "$dir/send.json")"
+grep -q '"accepted":true' "$dir/send.json" || fail "send --wait not accepted: $(cat "$dir/send.json")"
+
+"$bin" history "$agent" --json >"$dir/history.json" || fail "history"
+grep -q '"kind":"user_message"' "$dir/history.json" || fail "history has no user message"
+grep -q '"text":"hello there"' "$dir/history.json" || fail "history lacks the prompt"
+grep -q '"kind":"assistant_message"' "$dir/history.json" || fail "history has no assistant message"
+"$bin" history "$agent" --limit 1 >"$dir/history.txt" || fail "history (text)"
+grep -q -- "--before" "$dir/history.txt" || fail "a one-item page offers older items: $(cat "$dir/history.txt")"
+
+"$bin" agents ls --json >"$dir/agents.json" || fail "agents ls --json"
+grep -q "\"id\":\"$agent\"" "$dir/agents.json" || fail "agents ls lacks $agent: $(cat "$dir/agents.json")"
+grep -q '"status":"idle"' "$dir/agents.json" || fail "the agent is not idle: $(cat "$dir/agents.json")"
+
+# ---- a permission answered with approve ----
+"$bin" send "$agent" "ask permission first" >/dev/null || fail "send (permission)"
+request=""
+find_request() {
+  request=$("$bin" agents show "$agent" --json | grep -o '"requestId":"[^"]*"' | head -n 1 | cut -d'"' -f4)
+  [ -n "$request" ]
+}
+until_true 20 find_request || fail "no permission request appeared"
+"$bin" approve "$agent" "$request" >/dev/null || fail "approve"
+is_idle() { "$bin" agents show "$agent" --json | grep -q '"status":"idle"'; }
+until_true 20 is_idle || fail "the turn did not end after approve"
+"$bin" history "$agent" --json | grep -q '"decision":"allow"' || fail "history lacks the allowed permission"
+
+# ---- follow across a daemon crash ----
+"$bin" follow "$agent" --json >"$dir/follow.out" 2>"$dir/follow.err" &
+follow_pid=$!
+for i in 1 2 3 4 5; do
+  "$bin" send "$agent" "queued prompt $i" --while-running queue >/dev/null || fail "send $i"
+done
+before=$(wc -l <"$dir/follow.out")
+grew() { [ "$(wc -l <"$dir/follow.out")" -gt $((before + 5)) ]; }
+until_true 20 grew || fail "follow shows no new events"
+{ kill -9 "$serve_pid"; wait "$serve_pid"; } 2>/dev/null
+start_daemon
+"$bin" send "$agent" "after the crash" --wait >/dev/null || fail "send --wait after the restart"
+
+tail_seq() { "$bin" agents show "$agent" --json | grep -o '"cursor":"[0-9]*:[0-9]*"' | cut -d'"' -f4 | cut -d: -f2; }
+last=$(tail_seq)
+[ -n "$last" ] || fail "no cursor"
+caught_up() { grep -q "\"seq\":$last," "$dir/follow.out"; }
+until_true 30 caught_up || fail "follow did not reach seq $last"
+kill "$follow_pid"; wait "$follow_pid" 2>/dev/null; follow_pid=""
+grep -q "reconnecting" "$dir/follow.err" || fail "follow did not see the daemon go away"
+
+kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null; serve_pid=""
+"$bin" --data "$dir/data" events "$agent" --json --limit 10000 >"$dir/events.out" || fail "events"
+[ "$(wc -l <"$dir/events.out")" -eq "$last" ] || fail "events: $(wc -l <"$dir/events.out") lines, tail $last"
+seqs=$(grep -o '"seq":[0-9]*' "$dir/follow.out" | cut -d: -f2 | tr '\n' ' ')
+[ "$seqs" = "$(seq 1 "$last" | tr '\n' ' ')" ] || fail "follow seqs are not 1..$last once each: $seqs"
+diff "$dir/events.out" "$dir/follow.out" >/dev/null || fail "follow output differs from the log"
+"$bin" --data "$dir/data" check "$agent" >/dev/null 2>&1 || fail "turn invariants after the crash"
+
+# ---- a token is enforced ----
+token_args=(--token s3cret)
+start_daemon --token s3cret
+"$bin" agents ls >/dev/null 2>&1
+[ $? -eq 1 ] || fail "a request without the token must fail with exit 1"
+AGENTSTREAM_TOKEN=s3cret "$bin" agents ls >/dev/null || fail "AGENTSTREAM_TOKEN is not sent"
+"$bin" history "$agent" --before nonsense >/dev/null 2>&1
+[ $? -eq 2 ] || fail "a bad cursor is a usage error (exit 2)"
+
+kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null; serve_pid=""
+echo "cli client e2e: $last events followed across a daemon crash; all checks passed"

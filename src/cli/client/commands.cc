@@ -1,0 +1,196 @@
+#include "cli/client/commands.h"
+
+#include <fmt/core.h>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include <filesystem>
+#include <functional>
+
+#include "api/api_json.h"
+#include "cli/client/command_util.h"
+#include "cli/client/daemon_api.h"
+#include "cli/client/endpoint.h"
+
+namespace agentstream::cli::client {
+
+namespace json = boost::json;
+
+namespace {
+
+void PrintSnapshot(const runtime::AgentSnapshot& s) {
+  fmt::print("id           {}\n", s.id.str());
+  fmt::print("provider     {}\n", s.provider);
+  fmt::print("cwd          {}\n", s.cwd);
+  if (!s.title.empty()) fmt::print("title        {}\n", s.title);
+  if (!s.model.empty()) fmt::print("model        {}\n", s.model);
+  if (!s.mode.empty()) fmt::print("mode         {}\n", s.mode);
+  fmt::print("status       {}{}\n", api::StatusName(s.status),
+             s.active_turn ? " (turn " + s.active_turn->str() + ")" : "");
+  fmt::print("cursor       {}\n", FormatCursor(s.cursor));
+  for (const auto& queued : s.queue)
+    fmt::print("queued       {}: {}\n", queued.client_message_id, queued.text);
+  for (const auto& p : s.permissions)
+    fmt::print("permission   {} {}\n", p.request_id.str(), p.tool_name);
+  if (s.forked_from) {
+    fmt::print("forked from  {} at {}\n", s.forked_from->session.str(),
+               FormatCursor({s.forked_from->epoch, s.forked_from->seq}));
+  }
+  if (s.closed) fmt::print("closed       yes\n");
+}
+
+// Decodes a snapshot reply; prints it (JSON or text) with `print_text` for the text form.
+Status PrintAgentReply(const ClientContext& context, const json::value& reply,
+                       const std::function<void(const runtime::AgentSnapshot&)>& print_text) {
+  if (context.json) {
+    PrintJson(reply);
+    return Status::Ok();
+  }
+  AS_ASSIGN_OR_RETURN(runtime::AgentSnapshot snapshot, api::AgentSnapshotFromJson(reply));
+  print_text(snapshot);
+  return Status::Ok();
+}
+
+}  // namespace
+
+int ListAgents(const ClientContext& context, bool include_closed) {
+  return RunCall(context, [&](DaemonApi& api) -> Status {
+    AS_ASSIGN_OR_RETURN(json::value reply,
+                        api.Call("GET", include_closed ? "/v1/agents?closed=true" : "/v1/agents"));
+    if (context.json) {
+      PrintJson(reply);
+      return Status::Ok();
+    }
+    const json::array* agents = reply.if_array();
+    if (agents == nullptr && reply.is_object()) {
+      if (const json::value* inner = reply.get_object().if_contains("agents"))
+        agents = inner->if_array();
+    }
+    if (agents == nullptr) return Error(ErrorCode::kInvalidArgument, "daemon: agents: not a list");
+    for (const json::value& element : *agents) {
+      AS_ASSIGN_OR_RETURN(runtime::AgentSnapshot s, api::AgentSnapshotFromJson(element));
+      fmt::print("{}  {:<10} {:<10} {:<8} {}\n", s.id.str(), api::StatusName(s.status), s.provider,
+                 FormatCursor(s.cursor), s.title);
+    }
+    return Status::Ok();
+  });
+}
+
+int NewAgent(const ClientContext& context, const NewAgentOptions& options) {
+  runtime::AgentConfig config{options.provider, options.cwd, options.model, options.mode,
+                              options.title};
+  if (config.cwd.empty()) {
+    std::error_code ec;
+    config.cwd = std::filesystem::current_path(ec).string();
+  }
+  const json::value body = api::AgentConfigToJson(config);
+  return RunCall(context, [&](DaemonApi& api) -> Status {
+    AS_ASSIGN_OR_RETURN(json::value reply, api.Call("POST", "/v1/agents", &body));
+    return PrintAgentReply(context, reply,
+                           [](const runtime::AgentSnapshot& s) { fmt::print("{}\n", s.id.str()); });
+  });
+}
+
+int ShowAgent(const ClientContext& context, const std::string& agent) {
+  return RunCall(context, [&](DaemonApi& api) -> Status {
+    AS_ASSIGN_OR_RETURN(json::value reply, api.Call("GET", DaemonApi::AgentPath(agent)));
+    return PrintAgentReply(context, reply, PrintSnapshot);
+  });
+}
+
+int RemoveAgent(const ClientContext& context, const std::string& agent) {
+  return RunCall(context, [&](DaemonApi& api) -> Status {
+    AS_ASSIGN_OR_RETURN(json::value reply, api.Call("DELETE", DaemonApi::AgentPath(agent)));
+    if (context.json) {
+      PrintJson(reply.is_null() ? json::value(json::object{{"closed", agent}}) : reply);
+    } else {
+      fmt::print("closed {}\n", agent);
+    }
+    return Status::Ok();
+  });
+}
+
+int Interrupt(const ClientContext& context, const std::string& agent) {
+  return RunCall(context, [&](DaemonApi& api) -> Status {
+    AS_ASSIGN_OR_RETURN(json::value reply,
+                        api.Call("POST", DaemonApi::AgentPath(agent, "/interrupt")));
+    if (context.json) {
+      PrintJson(reply.is_null() ? json::value(json::object{{"interrupted", agent}}) : reply);
+    } else {
+      fmt::print("interrupt sent to {}\n", agent);
+    }
+    return Status::Ok();
+  });
+}
+
+int AnswerPermission(const ClientContext& context, const std::string& agent,
+                     const std::string& request, bool allow, const std::string& message) {
+  json::object body{{"decision", allow ? "allow" : "deny"}};
+  if (!message.empty()) body["message"] = message;
+  const json::value value = std::move(body);
+  return RunCall(context, [&](DaemonApi& api) -> Status {
+    AS_ASSIGN_OR_RETURN(
+        json::value reply,
+        api.Call("POST", DaemonApi::AgentPath(agent, "/permissions/" + PercentEncode(request)),
+                 &value));
+    if (context.json) {
+      PrintJson(reply.is_null() ? value : reply);
+    } else {
+      fmt::print("{} {}\n", allow ? "allowed" : "denied", request);
+    }
+    return Status::Ok();
+  });
+}
+
+int Fork(const ClientContext& context, const std::string& agent, const std::string& cursor) {
+  if (!ValidCursor(cursor, "--at")) return kExitUsage;
+  const json::value body = json::object{{"cursor", cursor}};
+  return RunCall(context, [&](DaemonApi& api) -> Status {
+    AS_ASSIGN_OR_RETURN(json::value reply,
+                        api.Call("POST", DaemonApi::AgentPath(agent, "/fork"), &body));
+    return PrintAgentReply(context, reply,
+                           [](const runtime::AgentSnapshot& s) { fmt::print("{}\n", s.id.str()); });
+  });
+}
+
+int Rewind(const ClientContext& context, const std::string& agent, const std::string& cursor) {
+  if (!ValidCursor(cursor, "--to")) return kExitUsage;
+  const json::value body = json::object{{"cursor", cursor}};
+  return RunCall(context, [&](DaemonApi& api) -> Status {
+    AS_ASSIGN_OR_RETURN(json::value reply,
+                        api.Call("POST", DaemonApi::AgentPath(agent, "/rewind"), &body));
+    return PrintAgentReply(context, reply, [](const runtime::AgentSnapshot& s) {
+      fmt::print("rewound {}: now at {}\n", s.id.str(), FormatCursor(s.cursor));
+    });
+  });
+}
+
+namespace {
+
+int SetSetting(const ClientContext& context, const std::string& agent, const char* name,
+               const std::string& value) {
+  const json::value body = json::object{{name, value}};
+  return RunCall(context, [&](DaemonApi& api) -> Status {
+    AS_ASSIGN_OR_RETURN(
+        json::value reply,
+        api.Call("POST", DaemonApi::AgentPath(agent, std::string("/") + name), &body));
+    if (context.json) {
+      PrintJson(reply.is_null() ? body : reply);
+    } else {
+      fmt::print("{}: {}\n", name, value);
+    }
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+int SetMode(const ClientContext& context, const std::string& agent, const std::string& mode) {
+  return SetSetting(context, agent, "mode", mode);
+}
+
+int SetModel(const ClientContext& context, const std::string& agent, const std::string& model) {
+  return SetSetting(context, agent, "model", model);
+}
+
+}  // namespace agentstream::cli::client

@@ -1,0 +1,69 @@
+// The client commands of `agentstream` (docs/cli.md): each talks to a running daemon over HTTP
+// (`--url`, `--token`), prints what a person needs (or the daemon's JSON with `--json`) and
+// returns the process exit code: kExitOk, kExitError (an error from the daemon or the
+// connection, or a turn that did not complete for `send --wait`), kExitUsage (bad arguments).
+//
+// Errors are printed to stderr as one line "agentstream: ..."; data goes to stdout.
+// Threading: each function runs on the calling thread and returns when the command is done
+// (`follow` runs until interrupted).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cli/client/http_client.h"
+
+namespace agentstream::cli::client {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+
+struct ClientContext {
+  HttpClientOptions http;  // the daemon's URL and token, time limits
+  bool json = false;       // print the daemon's JSON (one value per line)
+};
+
+struct NewAgentOptions {
+  std::string provider;
+  std::string cwd;  // empty: the current directory
+  std::optional<std::string> model, mode, title;
+};
+
+struct SendOptions {
+  std::string agent;
+  std::string text;
+  bool wait = false;                    // follow the started turn until it ends
+  std::string while_running = "queue";  // queue | interrupt | steer
+  std::string client_id;                // empty: a fresh random id
+};
+
+struct HistoryOptions {
+  std::string agent;
+  std::string before, after;  // at most one: a cursor EPOCH:SEQ
+  int limit = 50;
+};
+
+struct FollowOptions {
+  std::string agent;
+  std::string from;    // empty: from the beginning of the session
+  bool plain = false;  // no ANSI and no inline prompt, even on a terminal
+};
+
+int ListAgents(const ClientContext& context, bool include_closed);
+int NewAgent(const ClientContext& context, const NewAgentOptions& options);
+int ShowAgent(const ClientContext& context, const std::string& agent);
+int RemoveAgent(const ClientContext& context, const std::string& agent);
+int Send(const ClientContext& context, const SendOptions& options);
+int History(const ClientContext& context, const HistoryOptions& options);
+int Interrupt(const ClientContext& context, const std::string& agent);
+// approve (allow = true) or deny.
+int AnswerPermission(const ClientContext& context, const std::string& agent,
+                     const std::string& request, bool allow, const std::string& message);
+int Fork(const ClientContext& context, const std::string& agent, const std::string& cursor);
+int Rewind(const ClientContext& context, const std::string& agent, const std::string& cursor);
+int SetMode(const ClientContext& context, const std::string& agent, const std::string& mode);
+int SetModel(const ClientContext& context, const std::string& agent, const std::string& model);
+int Follow(const ClientContext& context, const FollowOptions& options);
+
+}  // namespace agentstream::cli::client

@@ -1,0 +1,38 @@
+// DaemonApi: the daemon's /v1 JSON endpoints as calls that return parsed JSON or a Status. It
+// builds the targets (ids and cursors percent-encoded), sends JSON bodies, and turns an HTTP
+// error reply ({"error":{"code","message"}}) into a Status with the daemon's code and message.
+//
+// Threading: as the HttpClient it uses (one thread at a time).
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <string>
+#include <string_view>
+
+#include "cli/client/http_client.h"
+#include "core/status.h"
+
+namespace agentstream::cli::client {
+
+class DaemonApi {
+ public:
+  // `http` must outlive the DaemonApi.
+  explicit DaemonApi(HttpClient& http) : http_(http) {}
+
+  // `method target` with `body` (none when null). The parsed reply of a 2xx answer (null for an
+  // empty body). Errors: the transport's (kUnavailable, ...); for an HTTP error status, the
+  // daemon's error code and a message "daemon: CODE: MESSAGE"; kInvalidArgument when a 2xx
+  // body is not JSON.
+  Result<boost::json::value> Call(std::string_view method, const std::string& target,
+                                  const boost::json::value* body = nullptr);
+
+  // "/v1/agents/ID" (ID percent-encoded), plus `suffix` ("/messages", ...).
+  static std::string AgentPath(std::string_view agent, std::string_view suffix = {});
+
+  HttpClient& http() { return http_; }
+
+ private:
+  HttpClient& http_;
+};
+
+}  // namespace agentstream::cli::client

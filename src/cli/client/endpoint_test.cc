@@ -1,0 +1,43 @@
+#include "cli/client/endpoint.h"
+
+#include <gtest/gtest.h>
+
+namespace agentstream::cli::client {
+namespace {
+
+TEST(EndpointTest, ParsesHostPortAndPrefix) {
+  auto endpoint = ParseEndpoint("http://127.0.0.1:7600");
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status().ToString();
+  EXPECT_EQ(endpoint->host, "127.0.0.1");
+  EXPECT_EQ(endpoint->port, 7600);
+  EXPECT_EQ(endpoint->base_path, "");
+
+  endpoint = ParseEndpoint("http://daemon.local/agentstream/");
+  ASSERT_TRUE(endpoint.ok());
+  EXPECT_EQ(endpoint->host, "daemon.local");
+  EXPECT_EQ(endpoint->port, 80);
+  EXPECT_EQ(endpoint->base_path, "/agentstream");
+
+  endpoint = ParseEndpoint("http://[::1]:9000");
+  ASSERT_TRUE(endpoint.ok());
+  EXPECT_EQ(endpoint->host, "::1");
+  EXPECT_EQ(endpoint->port, 9000);
+}
+
+TEST(EndpointTest, RefusesWhatItCannotReach) {
+  for (const char* url :
+       {"https://127.0.0.1:7600", "127.0.0.1:7600", "http://", "http://:7600", "http://host:0",
+        "http://host:70000", "http://host:12ab", "http://host:", "http://[::1"}) {
+    EXPECT_EQ(ParseEndpoint(url).status().code(), ErrorCode::kInvalidArgument) << url;
+  }
+}
+
+TEST(EndpointTest, PercentEncodesAllButUnreservedAndColon) {
+  EXPECT_EQ(PercentEncode("ses_AZ-09.~"), "ses_AZ-09.~");
+  EXPECT_EQ(PercentEncode("1:5"), "1:5");
+  EXPECT_EQ(PercentEncode("a b/c?d&e"), "a%20b%2Fc%3Fd%26e");
+  EXPECT_EQ(PercentEncode("\xC3\xA9"), "%C3%A9");
+}
+
+}  // namespace
+}  // namespace agentstream::cli::client

@@ -1,0 +1,200 @@
+#include "cli/client/follow_renderer.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace agentstream::cli::client {
+namespace {
+
+// Builds records of one session in log order.
+class Log {
+ public:
+  EventRecord Add(const Payload& payload, const char* turn = "t1") {
+    EventRecord record;
+    record.session = SessionId("ses_1");
+    record.epoch = Epoch(1);
+    record.seq = Seq(++seq_);
+    record.kind = static_cast<std::uint16_t>(KindOf(payload));
+    if (turn != nullptr) record.turn = TurnId(turn);
+    record.payload = EncodePayload(payload);
+    return record;
+  }
+
+ private:
+  std::uint64_t seq_ = 0;
+};
+
+std::string RenderAll(FollowRenderer& renderer, const std::vector<EventRecord>& records) {
+  std::string out;
+  for (const auto& record : records) out += renderer.Render(record);
+  return out + renderer.CloseLine();
+}
+
+ToolCallStart Shell(const char* id, const char* command) {
+  return ToolCallStart{ToolCallId(id), "shell", std::nullopt,
+                       boost::json::object{{"command", command}}, std::nullopt};
+}
+
+ToolCallEnd End(const char* id, ToolCallStatus status = ToolCallStatus::kCompleted,
+                std::optional<std::string> error = std::nullopt) {
+  return ToolCallEnd{ToolCallId(id), status, std::nullopt, false, std::move(error)};
+}
+
+TEST(FollowRendererTest, StreamsAssistantTextIntoOneParagraph) {
+  Log log;
+  FollowRenderer renderer({});
+  const std::vector<EventRecord> turn = {
+      log.Add(TurnStarted{TurnOrigin::kForeground, "c1", std::nullopt}),
+      log.Add(UserMessage{MessageId("u1"), "c1", "hi", {}}),
+      log.Add(AssistantMessageStart{MessageId("m1"), std::nullopt}),
+      log.Add(AssistantMessageDelta{MessageId("m1"), "Hel"}),
+      log.Add(AssistantMessageDelta{MessageId("m1"), "lo"}),
+      log.Add(AssistantMessageEnd{MessageId("m1"), std::nullopt}),
+      log.Add(TurnCompleted{std::nullopt}),
+  };
+  EXPECT_EQ(RenderAll(renderer, turn),
+            "-- turn t1 started (foreground)\n"
+            "> hi\n"
+            "Hello\n"
+            "-- turn t1 completed\n");
+}
+
+TEST(FollowRendererTest, DeltaIsAppendedWithoutANewline) {
+  Log log;
+  FollowRenderer renderer({});
+  EXPECT_EQ(renderer.Render(log.Add(AssistantMessageDelta{MessageId("m1"), "a"})), "a");
+  EXPECT_EQ(renderer.Render(log.Add(AssistantMessageDelta{MessageId("m1"), "b"})), "b");
+  // Another message starts a new paragraph.
+  EXPECT_EQ(renderer.Render(log.Add(AssistantMessageDelta{MessageId("m2"), "c"})), "\nc");
+  EXPECT_EQ(renderer.CloseLine(), "\n");
+  EXPECT_EQ(renderer.CloseLine(), "");
+}
+
+TEST(FollowRendererTest, ToolCallIsOneLineWhenItEndsWithoutATerminal) {
+  Log log;
+  FollowRenderer renderer({});
+  EXPECT_EQ(renderer.Render(log.Add(Shell("c1", "ls"))), "");
+  EXPECT_EQ(renderer.Render(log.Add(ToolCallOutput{ToolCallId("c1"), "a\nb\n", false})), "");
+  EXPECT_EQ(renderer.Render(log.Add(End("c1"))), "  tool shell (ls): completed\n");
+  EXPECT_EQ(renderer.Render(log.Add(Shell("c2", "rm x"))), "");
+  EXPECT_EQ(renderer.Render(log.Add(End("c2", ToolCallStatus::kFailed, "denied"))),
+            "  tool shell (rm x): failed: denied\n");
+}
+
+TEST(FollowRendererTest, OnATerminalTheRunningLineIsRewrittenInPlace) {
+  Log log;
+  FollowRenderer renderer({.tty = true});
+  EXPECT_EQ(renderer.Render(log.Add(Shell("c1", "ls"))),
+            "\033[2m  tool shell (ls): running\033[0m");
+  EXPECT_EQ(renderer.Render(log.Add(End("c1"))),
+            "\r\033[2K\033[32m  tool shell (ls): completed\033[0m\n");
+}
+
+TEST(FollowRendererTest, OnATerminalOutputBetweenStartAndEndKeepsBothLines) {
+  Log log;
+  FollowRenderer renderer({.tty = true});
+  renderer.Render(log.Add(Shell("c1", "ls")));
+  EXPECT_EQ(renderer.Render(log.Add(AssistantMessageDelta{MessageId("m1"), "x"})), "\nx");
+  EXPECT_EQ(renderer.Render(log.Add(End("c1", ToolCallStatus::kCanceled))),
+            "\n\033[33m  tool shell (ls): canceled\033[0m\n");
+}
+
+TEST(FollowRendererTest, ToolEndWithoutItsStartStillShowsALine) {
+  Log log;
+  FollowRenderer renderer({});
+  EXPECT_EQ(renderer.Render(log.Add(End("c9"))), "  tool ? (c9): completed\n");
+}
+
+TEST(FollowRendererTest, ReasoningIsPrefixedAndDimmedOnATerminal) {
+  Log log;
+  FollowRenderer plain({});
+  FollowRenderer tty({.tty = true});
+  const auto r1 = log.Add(Reasoning{MessageId("r1"), "think"});
+  const auto r2 = log.Add(Reasoning{MessageId("r1"), "ing"});
+  const auto text = log.Add(AssistantMessageDelta{MessageId("m1"), "done"});
+  EXPECT_EQ(RenderAll(plain, {r1, r2, text}), "(thinking) thinking\ndone\n");
+  EXPECT_EQ(RenderAll(tty, {r1, r2, text}),
+            "\033[2m(thinking) \033[0m\033[2mthink\033[0m\033[2ming\033[0m\ndone\n");
+}
+
+TEST(FollowRendererTest, PermissionShowsTheAnswerCommandsAndIsTracked) {
+  Log log;
+  FollowRenderer renderer({.agent = "ses_1"});
+  const std::string text = renderer.Render(
+      log.Add(PermissionRequested{RequestId("p1"), ToolCallId("c1"), "Run rm x", "shell", {}, {}}));
+  EXPECT_EQ(text,
+            "permission p1: Run rm x [shell]\n"
+            "  answer: agentstream approve ses_1 p1   or   agentstream deny ses_1 p1\n");
+  ASSERT_EQ(renderer.pending().size(), 1u);
+  EXPECT_EQ(renderer.pending().front(), (PendingRequest{"p1", "Run rm x"}));
+  EXPECT_EQ(renderer.Render(log.Add(PermissionResolved{RequestId("p1"), PermissionDecision::kDeny,
+                                                       std::nullopt, "not now"})),
+            "permission p1: denied: not now\n");
+  EXPECT_TRUE(renderer.pending().empty());
+}
+
+TEST(FollowRendererTest, ToolNameEqualToTheTitleIsNotRepeated) {
+  Log log;
+  FollowRenderer renderer({.agent = "ses_1"});
+  const std::string text =
+      renderer.Render(log.Add(PermissionRequested{RequestId("p1"), {}, "Bash", "Bash", {}, {}}));
+  EXPECT_TRUE(text.starts_with("permission p1: Bash\n")) << text;
+}
+
+TEST(FollowRendererTest, InteractiveModeOffersTheInlineAnswer) {
+  Log log;
+  FollowRenderer renderer({.agent = "ses_1", .interactive = true});
+  const std::string text =
+      renderer.Render(log.Add(PermissionRequested{RequestId("p1"), {}, "Edit", {}, {}, {}}));
+  EXPECT_NE(text.find("type a (allow) or d (deny)"), std::string::npos) << text;
+}
+
+TEST(FollowRendererTest, PendingRequestsAreBounded) {
+  Log log;
+  FollowRenderer renderer({});
+  for (std::size_t i = 0; i <= FollowRenderer::kMaxPending; ++i) {
+    renderer.Render(
+        log.Add(PermissionRequested{RequestId("p" + std::to_string(i)), {}, "t", {}, {}, {}}));
+  }
+  EXPECT_EQ(renderer.pending().size(), FollowRenderer::kMaxPending);
+  EXPECT_EQ(renderer.pending().front().request_id, "p1");  // the oldest was forgotten
+}
+
+TEST(FollowRendererTest, TurnOutcomesAreShown) {
+  Log log;
+  FollowRenderer renderer({});
+  EXPECT_EQ(renderer.Render(log.Add(TurnStarted{TurnOrigin::kAutonomous, {}, "task7"}, "t2")),
+            "-- turn t2 started (autonomous, task task7)\n");
+  EXPECT_EQ(renderer.Render(log.Add(TurnCanceled{"interrupted"}, "t2")),
+            "-- turn t2 canceled: interrupted\n");
+  EXPECT_EQ(renderer.Render(log.Add(TurnFailed{"daemon_restarted", "the daemon restarted"}, "t3")),
+            "-- turn t3 failed: daemon_restarted: the daemon restarted\n");
+}
+
+TEST(FollowRendererTest, AnUndecodablePayloadIsAWarningNotAStop) {
+  Log log;
+  FollowRenderer renderer({});
+  EventRecord bad = log.Add(Notice{NoticeLevel::kInfo, "x"});
+  bad.payload = "{\"level\":5}";
+  const std::string text = renderer.Render(bad);
+  EXPECT_TRUE(text.starts_with("! 1:1 notice: ")) << text;
+  EXPECT_EQ(renderer.Render(log.Add(Notice{NoticeLevel::kWarning, "careful"}, nullptr)),
+            "warning: careful\n");
+}
+
+TEST(FollowRendererTest, PlainModeWritesNoEscapeSequences) {
+  Log log;
+  FollowRenderer renderer({});
+  const std::string text = RenderAll(
+      renderer, {log.Add(TurnStarted{TurnOrigin::kForeground, "c1", std::nullopt}),
+                 log.Add(Reasoning{MessageId("r"), "hm"}), log.Add(Shell("c1", "ls")),
+                 log.Add(End("c1", ToolCallStatus::kFailed, "x")),
+                 log.Add(ErrorEvent{"boom", "bad", true}), log.Add(TurnFailed{"boom", "bad"})});
+  EXPECT_EQ(text.find('\033'), std::string::npos) << text;
+  EXPECT_NE(text.find("error boom: bad (fatal)\n"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace agentstream::cli::client

@@ -1,0 +1,82 @@
+// HttpClient: the command-line client's HTTP/1.1 transport to the daemon. Synchronous (the
+// calling thread does the I/O), one connection per request (`Connection: close`), JSON bodies,
+// an optional bearer token, and time limits on every step. It is the only file of the client that
+// includes Beast; everything above it sees plain strings.
+//
+// Errors are values: kUnavailable when the daemon cannot be reached or the connection breaks
+// ("cannot reach the daemon at URL: ... (is `agentstream serve` running?)"), also for a step
+// that exceeds its time limit; kTooLarge when a reply body exceeds `max_body_bytes`; kInternal
+// for anything unexpected. An HTTP error status is not an error here: the caller reads it.
+//
+// Threading: an HttpClient may be used by one thread at a time; use one per thread.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "cli/client/endpoint.h"
+#include "core/status.h"
+
+namespace agentstream::cli::client {
+
+struct HttpClientOptions {
+  std::string url = "http://127.0.0.1:7600";  // the daemon (see ParseEndpoint)
+  std::string token;                          // sent as `Authorization: Bearer` when not empty
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds request_timeout{60000};  // a whole request and its reply
+  // A stream that delivers nothing for this long is treated as broken (the daemon sends
+  // keep-alives more often than this, so silence means a dead peer).
+  std::chrono::milliseconds stream_idle_timeout{60000};
+  std::size_t max_body_bytes = 64u << 20;  // 64 MiB: a reply body larger than this is refused
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;  // empty for a stream's head
+
+  // The value of header `name` (case-insensitive), or "".
+  std::string Header(std::string_view name) const;
+};
+
+// Receives a stream: `on_head` once with the status and headers, then `on_data` with body bytes
+// as they arrive (chunk framing removed). Each returns true to keep reading, false to end the
+// stream (Stream then returns OK), or an error, which Stream returns.
+struct StreamHandler {
+  std::function<Result<bool>(const HttpResponse& head)> on_head;
+  std::function<Result<bool>(std::string_view bytes)> on_data;
+};
+
+class HttpClient {
+ public:
+  // kInvalidArgument for a bad URL (see ParseEndpoint).
+  static Result<std::unique_ptr<HttpClient>> Create(HttpClientOptions options);
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // Sends `method target` (the target is appended to the URL's path prefix) with `json_body`
+  // when not empty, and reads the whole reply.
+  Result<HttpResponse> Request(std::string_view method, std::string_view target,
+                               std::string_view json_body = {});
+
+  // GETs `target` with `accept` and feeds the reply to `handler` until the body ends (OK), the
+  // handler ends it (OK) or fails (its error), or the connection breaks or stays silent for
+  // stream_idle_timeout (kUnavailable).
+  Status Stream(std::string_view target, std::string_view accept, const StreamHandler& handler);
+
+  const Endpoint& endpoint() const;
+
+ private:
+  class Impl;
+  explicit HttpClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace agentstream::cli::client

@@ -1,0 +1,101 @@
+#include "cli/client/http_client.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cli/client/canned_server_test_util.h"
+
+namespace agentstream::cli::client {
+namespace {
+
+// A loopback port nobody listens on.
+std::uint16_t ClosedPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  socklen_t size = sizeof address;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+TEST(HttpClientTest, RefusedConnectionSaysTheDaemonIsNotRunning) {
+  const std::string url = "http://127.0.0.1:" + std::to_string(ClosedPort());
+  auto http = HttpClient::Create({.url = url});
+  ASSERT_TRUE(http.ok());
+  auto reply = (*http)->Request("GET", "/v1/agents");
+  EXPECT_EQ(reply.status().code(), ErrorCode::kUnavailable);
+  EXPECT_NE(reply.status().message().find("cannot reach the daemon at " + url), std::string::npos)
+      << reply.status().message();
+  EXPECT_NE(reply.status().message().find("is `agentstream serve` running?"), std::string::npos);
+}
+
+TEST(HttpClientTest, SendsTheTokenAndJsonAndReadsTheReply) {
+  CannedServer server({JsonReply(404, R"({"error":{"code":"not_found","message":"no"}})")});
+  auto http = HttpClient::Create({.url = server.url() + "/prefix", .token = "s3cret"});
+  ASSERT_TRUE(http.ok());
+  auto reply = (*http)->Request("POST", "/v1/agents", R"({"provider":"scripted"})");
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  EXPECT_EQ(reply->status, 404);
+  EXPECT_EQ(reply->body, R"({"error":{"code":"not_found","message":"no"}})");
+  EXPECT_EQ(reply->Header("content-type"), "application/json");
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_TRUE(requests[0].starts_with("POST /prefix/v1/agents HTTP/1.1\r\n")) << requests[0];
+  EXPECT_NE(requests[0].find("Authorization: Bearer s3cret\r\n"), std::string::npos);
+  EXPECT_NE(requests[0].find("Content-Type: application/json\r\n"), std::string::npos);
+}
+
+TEST(HttpClientTest, SilentDaemonTimesOut) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);  // accepts via the backlog, never answers
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  ::listen(listener, 4);
+  socklen_t size = sizeof address;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &size);
+  auto http =
+      HttpClient::Create({.url = "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)),
+                          .request_timeout = std::chrono::milliseconds(200)});
+  ASSERT_TRUE(http.ok());
+  auto reply = (*http)->Request("GET", "/v1/agents");
+  ::close(listener);
+  EXPECT_EQ(reply.status().code(), ErrorCode::kUnavailable);
+  EXPECT_NE(reply.status().message().find("did not answer"), std::string::npos)
+      << reply.status().message();
+}
+
+TEST(HttpClientTest, BodyOverTheLimitIsRefused) {
+  CannedServer server({JsonReply(200, std::string(100, ' ') + "{}")});
+  auto http = HttpClient::Create({.url = server.url(), .max_body_bytes = 10});
+  ASSERT_TRUE(http.ok());
+  EXPECT_EQ((*http)->Request("GET", "/v1/agents").status().code(), ErrorCode::kTooLarge);
+}
+
+TEST(HttpClientTest, StreamDeliversBodyBytesAsTheyCome) {
+  CannedServer server({SseReply("event: data\ndata: []\n\n", true)});
+  auto http = HttpClient::Create({.url = server.url()});
+  ASSERT_TRUE(http.ok());
+  int status = 0;
+  std::string body;
+  const Status result = (*http)->Stream("/v1/x", "text/event-stream",
+                                        {.on_head = [&](const HttpResponse& head) -> Result<bool> {
+                                           status = head.status;
+                                           return true;
+                                         },
+                                         .on_data = [&](std::string_view bytes) -> Result<bool> {
+                                           body.append(bytes);
+                                           return true;
+                                         }});
+  EXPECT_TRUE(result.ok()) << result.ToString();
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(body, "event: data\ndata: []\n\n");
+}
+
+}  // namespace
+}  // namespace agentstream::cli::client

@@ -1,0 +1,197 @@
+// AgentManager: the daemon's agents. It owns every live agent session (a provider driven by a
+// SessionRunner through the turn engine) and is the only writer of session logs while the daemon
+// runs. Every provider event goes through the engine, is appended durably, and only then becomes
+// visible: readers (the server's live streams, history pages, consumers) follow the log through
+// EventLog::SubscribeCommits and never see an event the log has not acknowledged.
+//
+// Sessions are loaded lazily: start-up reads no history except for sessions whose stored status
+// snapshot says a turn was open when the daemon stopped (restart recovery: those turns are closed
+// with a failed terminal whose reason says the daemon restarted, and the status is recomputed
+// from the log). A session's runtime is (re)started through its stored persistence handle when a
+// prompt arrives.
+//
+// Threading: every public method is thread-safe and returns at once; the work runs on the
+// manager's own EventLoop thread (the one that runs every provider), and `done` callbacks and
+// notice watchers run on that thread. They must not block; hand results to your own executor.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/event.h"
+#include "core/ids.h"
+#include "core/status.h"
+#include "core/turn/command.h"
+#include "core/turn/effect.h"
+#include "process/event_loop.h"
+#include "providers/provider.h"
+#include "store/event_log.h"
+
+namespace agentstream::runtime {
+
+template <class T>
+using Callback = std::function<void(Result<T>)>;
+using StatusCallback = std::function<void(Status)>;
+
+// POST /v1/agents.
+struct AgentConfig {
+  std::string provider;  // a name the ProviderFactory knows: "claude", "scripted", ...
+  std::string cwd;
+  std::optional<std::string> model;
+  std::optional<std::string> mode;
+  std::optional<std::string> title;
+};
+
+struct QueuedPrompt {
+  std::string client_message_id;
+  std::string text;
+};
+
+struct PendingPermissionInfo {
+  RequestId request_id;
+  std::optional<ToolCallId> call_id;
+  std::string tool_name;
+};
+
+// What GET /v1/agents/{id} reports. A snapshot: it may be stale by the time it is read.
+struct AgentSnapshot {
+  SessionId id;
+  std::string provider;
+  std::string cwd;
+  std::string title;
+  std::string model;  // empty until known
+  std::string mode;   // empty until known
+  // As of `cursor`: the status the acknowledged log implies (a client that reads the log through
+  // `cursor` sees the same status). The queue, active turn and permissions are the live state.
+  turn::SessionStatus status = turn::SessionStatus::kIdle;
+  std::optional<TurnId> active_turn;  // the open foreground turn, else the newest open turn
+  Cursor cursor;                      // the log's current epoch and acknowledged tail
+  std::vector<QueuedPrompt> queue;    // prompts waiting for the running turn, oldest first
+  std::vector<PendingPermissionInfo> permissions;
+  TimestampMs created_ms = 0;
+  std::optional<HistoryBase> forked_from;
+  bool loaded = false;  // a runtime is attached (the provider process runs, or is starting)
+  bool closed = false;  // DELETE /v1/agents/{id} was called
+};
+
+// POST /v1/agents/{id}/messages.
+struct SendRequest {
+  std::string client_message_id;  // required; a retry with the same id is recorded once
+  std::string text;
+  std::vector<Attachment> attachments;
+  turn::WhileRunning while_running = turn::WhileRunning::kQueue;
+};
+
+// The answer to a send. `accepted` is true only once the correlated turn started and the provider
+// accepted its prompt (R-SYNC-6); a queued prompt answers at once with outcome kQueued.
+struct SendReply {
+  turn::SubmissionOutcome outcome = turn::SubmissionOutcome::kAccepted;
+  bool accepted = false;
+  std::optional<TurnId> turn;
+  Cursor cursor;        // the log's tail when the reply was made
+  std::string message;  // why, for kRejected
+};
+
+// Live-only control notices (never stored): an agent was created, disposed (closed), changed
+// status, failed outside a turn, or a prompt was queued or left the queue.
+struct AgentNotice {
+  enum class Kind { kCreated, kDisposed, kStatus, kError, kQueued };
+  Kind kind = Kind::kStatus;
+  AgentSnapshot agent;  // as of the notice
+  std::string message;  // kError: what failed; kQueued: the client message id
+};
+using NoticeWatcher = std::function<void(const AgentNotice&)>;
+
+// Makes provider instances. The composition root registers the providers this daemon offers.
+class ProviderFactory {
+ public:
+  virtual ~ProviderFactory() = default;
+  // A new, unstarted provider for `config` on `loop`; `resume` names the runtime session to
+  // reopen (from a stored persistence handle). kInvalidArgument for an unknown provider name.
+  virtual Result<std::unique_ptr<providers::AgentProvider>> Make(
+      const AgentConfig& config, const std::optional<providers::PersistenceHandle>& resume,
+      process::EventLoop& loop) = 0;
+  virtual std::vector<std::string> Names() const = 0;
+};
+
+struct AgentManagerOptions {
+  // How long a started runtime may take to become ready before a send fails with kUnavailable.
+  process::Millis start_timeout{60000};
+  // Idle runtimes (no open turn, no client activity) are stopped after this long; the session
+  // stays in the log and restarts on the next prompt. Zero: never.
+  process::Millis idle_stop_after{0};
+  std::size_t max_live_agents = 256;  // attached runtimes; a further start gets kUnavailable
+  // Sends of one session waiting for an answer (for the runtime to start, or for their turn to
+  // start); a further send gets kUnavailable.
+  std::size_t max_pending_sends = 64;
+  // Prompts of one session queued behind its running turn; a further one gets kUnavailable.
+  std::size_t max_queued_prompts = 64;
+  // How long stopping a runtime (Close, Rewind, Shutdown, a broken session) waits for its open
+  // turns to end after the interrupt and for its appends in flight, before closing the provider
+  // anyway (turns still open are then closed by restart recovery when the session next loads).
+  process::Millis stop_timeout{10000};
+};
+
+class AgentManager {
+ public:
+  // `log`, `factory` and `loop` must outlive the manager; `loop` must be run by one thread (the
+  // manager's thread) for as long as the manager exists. Destroy the manager on that thread (or
+  // once the loop no longer runs), normally after Shutdown(): calls still queued are dropped,
+  // sends and starts still waiting are answered kUnavailable, runtimes are destroyed (their
+  // processes killed) and their open turns are closed by restart recovery later.
+  AgentManager(EventLog& log, ProviderFactory& factory, process::EventLoop& loop,
+               AgentManagerOptions options = {});
+  ~AgentManager();
+  AgentManager(const AgentManager&) = delete;
+  AgentManager& operator=(const AgentManager&) = delete;
+
+  // Restart recovery (see the class comment). Call once, before serving; `done` when finished.
+  void Recover(StatusCallback done);
+
+  // Creates a session (SessionCreated first), starts its runtime. kInvalidArgument for an
+  // unknown provider or a bad config; kUnavailable when the runtime cannot start (the session
+  // then exists, with an Error event saying why).
+  void Create(AgentConfig config, Callback<AgentSnapshot> done);
+  // Sessions ordered by id; closed ones only when `include_closed`.
+  void List(bool include_closed, Callback<std::vector<AgentSnapshot>> done);
+  void Get(const SessionId& id, Callback<AgentSnapshot> done);  // kNotFound
+  // Stops the runtime (open turns are interrupted and end canceled) and marks the session closed.
+  // Its log stays readable; a later send reopens it.
+  void Close(const SessionId& id, StatusCallback done);
+
+  // Submits a prompt (R-SYNC-6), (re)starting the session's runtime first when none is attached.
+  // kInvalidArgument without a client message id; kNotFound; kUnavailable when the runtime cannot
+  // start, or max_pending_sends / max_queued_prompts / max_live_agents would be exceeded. The
+  // reply is made once the events of its step are durable (its cursor includes them).
+  void Send(const SessionId& id, SendRequest request, Callback<SendReply> done);
+  void CancelQueued(const SessionId& id, std::string client_message_id, StatusCallback done);
+  // Interrupts the foreground turn, else the autonomous ones (R-TURN-6). OK when nothing runs.
+  void Interrupt(const SessionId& id, StatusCallback done);
+  // kNotFound when the request is not pending.
+  void ReplyPermission(const SessionId& id, turn::ReplyPermission reply, StatusCallback done);
+  void SetMode(const SessionId& id, std::string mode, StatusCallback done);
+  void SetModel(const SessionId& id, std::string model, StatusCallback done);
+
+  // A new session whose history is `id`'s prefix through `at` (R-SYNC-7: the epoch must be the
+  // current one and the seq must exist). Its runtime starts on the first prompt.
+  void Fork(const SessionId& id, Cursor at, Callback<AgentSnapshot> done);
+  // A new epoch of `id` whose history is the prefix through `to`; the runtime restarts.
+  void Rewind(const SessionId& id, Cursor to, Callback<AgentSnapshot> done);
+
+  // Every notice of every agent, until the returned subscription is dropped.
+  [[nodiscard]] Subscription WatchNotices(NoticeWatcher watcher);
+
+  // Stops every runtime (queued prompts are canceled; open turns are interrupted and end
+  // canceled, "interrupted") and waits for their processes to exit; `done` then. Later calls fail
+  // with kUnavailable.
+  void Shutdown(std::function<void()> done);
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace agentstream::runtime

@@ -1,0 +1,732 @@
+// The agent manager over a real SQLite log in a temp dir, with the scripted provider on a real
+// EventLoop driven by the test thread (RunUntil). Every session's log must satisfy the turn
+// invariants at the end of each test.
+#include "runtime/agent_manager.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+
+#include "core/timeline/invariants.h"
+#include "runtime/provider_factory.h"
+#include "runtime/session_records.h"
+#include "store/sqlite_log.h"
+
+namespace agentstream::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+using turn::SessionStatus;
+using turn::SubmissionOutcome;
+using turn::WhileRunning;
+
+// Forwards to a real log, counts reads, and fails appends on demand.
+class CountingLog final : public EventLog {
+ public:
+  explicit CountingLog(EventLog& inner) : inner_(inner) {}
+  std::atomic<int> reads{0};
+  std::atomic<bool> fail_appends{false};
+
+  Result<AppendResult> CreateSession(const SessionId& id, SessionMeta meta,
+                                     std::vector<NewEvent> initial) override {
+    return inner_.CreateSession(id, std::move(meta), std::move(initial));
+  }
+  Result<AppendResult> Fork(const SessionId& parent, Cursor at, const SessionId& child,
+                            SessionMeta meta, std::vector<NewEvent> initial) override {
+    return inner_.Fork(parent, at, child, std::move(meta), std::move(initial));
+  }
+  Result<AppendResult> Rewind(const SessionId& session, Cursor to,
+                              std::vector<NewEvent> initial) override {
+    return inner_.Rewind(session, to, std::move(initial));
+  }
+  Result<SessionInfo> GetSession(const SessionId& id) override { return inner_.GetSession(id); }
+  Result<std::vector<SessionInfo>> ListSessions(const std::string& after,
+                                                std::size_t limit) override {
+    return inner_.ListSessions(after, limit);
+  }
+  Status UpdateSessionMeta(const SessionId& id, const SessionMetaUpdate& update) override {
+    return inner_.UpdateSessionMeta(id, update);
+  }
+  void AppendAsync(AppendRequest request, AppendCallback done) override {
+    if (fail_appends) return done(Error(ErrorCode::kIoError, "injected append failure"));
+    inner_.AppendAsync(std::move(request), std::move(done));
+  }
+  Result<ReadResult> Read(const ReadRequest& request) override {
+    ++reads;
+    return inner_.Read(request);
+  }
+  Result<Cursor> Tail(const SessionId& session) override { return inner_.Tail(session); }
+  Subscription SubscribeCommits(CommitListener listener) override {
+    return inner_.SubscribeCommits(std::move(listener));
+  }
+  Result<ConsumerPosition> AcquireLease(const ConsumerId& c, const SessionId& s,
+                                        const std::string& owner, TimestampMs now,
+                                        std::int64_t ttl) override {
+    return inner_.AcquireLease(c, s, owner, now, ttl);
+  }
+  Status CommitConsumerPosition(const ConsumerId& c, const SessionId& s, std::uint64_t g, Cursor p,
+                                std::optional<std::string> state, TimestampMs now) override {
+    return inner_.CommitConsumerPosition(c, s, g, p, std::move(state), now);
+  }
+  Status ReleaseLease(const ConsumerId& c, const SessionId& s, std::uint64_t g) override {
+    return inner_.ReleaseLease(c, s, g);
+  }
+  Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& c) override {
+    return inner_.ListConsumerPositions(c);
+  }
+  Status DeleteConsumerPositions(const ConsumerId& c) override {
+    return inner_.DeleteConsumerPositions(c);
+  }
+  Status Health() override { return inner_.Health(); }
+  LogStats Stats() override { return inner_.Stats(); }
+
+ private:
+  EventLog& inner_;
+};
+
+template <class T>
+std::vector<const Event*> Of(const std::vector<Event>& events) {
+  std::vector<const Event*> out;
+  for (const Event& e : events)
+    if (std::holds_alternative<T>(e.payload)) out.push_back(&e);
+  return out;
+}
+
+class AgentManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("agentstream_runtime_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    OpenLog();
+  }
+
+  void TearDown() override {
+    if (manager_) {
+      bool done = false;
+      manager_->Shutdown([&] { done = true; });
+      EXPECT_TRUE(loop_.RunUntil([&] { return done; }, 20s)) << "shutdown did not finish";
+    }
+    subscription_.Reset();
+    manager_.reset();
+    CheckEverySession();
+    log_.reset();
+    sqlite_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void OpenLog() {
+    SqliteLogOptions options;
+    options.path = (dir_ / "log.db").string();
+    options.durability = Durability::kOs;
+    auto opened = OpenSqliteEventLog(options);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    sqlite_ = std::move(opened).value();
+    log_ = std::make_unique<CountingLog>(*sqlite_);
+  }
+
+  // A manager whose scripted agent streams its chunks `gap` apart (a turn lasts about 10 gaps).
+  void StartManager(process::Millis gap = 2ms, AgentManagerOptions options = {}) {
+    ProviderFactoryOptions factory_options;
+    factory_options.scripted_chunk_gap = gap;
+    factory_ = std::make_unique<DefaultProviderFactory>(factory_options);
+    manager_ = std::make_unique<AgentManager>(*log_, *factory_, loop_, options);
+    subscription_ = manager_->WatchNotices([this](const AgentNotice& n) { notices_.push_back(n); });
+  }
+
+  template <class T>
+  Result<T> Wait(const std::function<void(const Callback<T>&)>& start) {
+    auto out = std::make_shared<std::optional<Result<T>>>();
+    start([out](Result<T> r) { *out = std::move(r); });
+    if (!loop_.RunUntil([&] { return out->has_value(); }, 20s))
+      return Error(ErrorCode::kInternal, "timed out");
+    return std::move(**out);
+  }
+  Status WaitStatus(const std::function<void(const StatusCallback&)>& start) {
+    auto out = std::make_shared<std::optional<Status>>();
+    start([out](Status s) { *out = std::move(s); });
+    if (!loop_.RunUntil([&] { return out->has_value(); }, 20s))
+      return Error(ErrorCode::kInternal, "timed out");
+    return **out;
+  }
+
+  AgentSnapshot Create(std::optional<std::string> title = std::nullopt) {
+    Result<AgentSnapshot> s = Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& done) {
+      manager_->Create(AgentConfig{"scripted", "/work", std::nullopt, std::nullopt, title}, done);
+    });
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? *s : AgentSnapshot{};
+  }
+  Result<SendReply> Send(const SessionId& id, const std::string& client_id, const std::string& text,
+                         WhileRunning mode = WhileRunning::kQueue) {
+    return Wait<SendReply>([&](const Callback<SendReply>& done) {
+      manager_->Send(id, SendRequest{client_id, text, {}, mode}, done);
+    });
+  }
+  Result<AgentSnapshot> Get(const SessionId& id) {
+    return Wait<AgentSnapshot>(
+        [&](const Callback<AgentSnapshot>& done) { manager_->Get(id, done); });
+  }
+  // Polls the snapshot until `pred` holds (20 s deadline).
+  bool WaitFor(const SessionId& id, const std::function<bool(const AgentSnapshot&)>& pred) {
+    const auto deadline = process::Clock::now() + 20s;
+    while (process::Clock::now() < deadline) {
+      Result<AgentSnapshot> s = Get(id);
+      if (s.ok() && pred(*s)) return true;
+      loop_.RunFor(5ms);
+    }
+    return false;
+  }
+  bool WaitIdle(const SessionId& id) {
+    return WaitFor(id, [](const AgentSnapshot& s) {
+      return s.status == SessionStatus::kIdle && s.queue.empty() && !s.active_turn;
+    });
+  }
+  std::vector<Event> Events(const SessionId& id) {
+    Result<SessionInfo> info = sqlite_->GetSession(id);
+    EXPECT_TRUE(info.ok());
+    if (!info.ok()) return {};
+    Result<std::vector<Event>> events = ReadEpoch(*sqlite_, id, info->epoch);
+    EXPECT_TRUE(events.ok()) << events.status().ToString();
+    return events.ok() ? *events : std::vector<Event>{};
+  }
+  StatusRecord Stored(const SessionId& id) {
+    Result<SessionInfo> info = sqlite_->GetSession(id);
+    EXPECT_TRUE(info.ok());
+    return info.ok() ? DecodeStatusRecord(info->meta.status_snapshot) : StatusRecord{};
+  }
+  std::size_t NoticesOf(AgentNotice::Kind kind) const {
+    std::size_t n = 0;
+    for (const AgentNotice& notice : notices_) n += notice.kind == kind;
+    return n;
+  }
+
+  // R-TURN-5 over the current epoch of every session; seqs dense from 1.
+  void CheckEverySession() {
+    if (!sqlite_) return;
+    Result<std::vector<SessionInfo>> sessions = sqlite_->ListSessions("", 10000);
+    ASSERT_TRUE(sessions.ok());
+    for (const SessionInfo& info : *sessions) {
+      const std::vector<Event> events = Events(info.id);
+      for (std::size_t i = 0; i < events.size(); ++i)
+        ASSERT_EQ(events[i].seq.value(), i + 1) << info.id.str();
+      for (const auto& v : timeline::CheckInvariants(events))
+        ADD_FAILURE() << info.id.str() << ": invariant " << timeline::FormatViolation(v);
+    }
+  }
+
+  std::filesystem::path dir_;
+  process::EventLoop loop_;
+  std::unique_ptr<EventLog> sqlite_;
+  std::unique_ptr<CountingLog> log_;
+  std::unique_ptr<DefaultProviderFactory> factory_;
+  std::unique_ptr<AgentManager> manager_;
+  Subscription subscription_;
+  std::vector<AgentNotice> notices_;
+};
+
+TEST_F(AgentManagerTest, CreateAndSendAcceptsAfterTheTurnStartedAndLogsInOrder) {
+  StartManager();
+  const AgentSnapshot agent = Create(std::string("first"));
+  EXPECT_TRUE(agent.id.str().rfind("ses_", 0) == 0);
+  EXPECT_TRUE(agent.loaded);
+  EXPECT_EQ(agent.title, "first");
+  EXPECT_EQ(agent.model, "scripted-1");
+  EXPECT_EQ(NoticesOf(AgentNotice::Kind::kCreated), 1u);
+
+  // At the moment of the reply, the turn's start is durable at or before the reply's cursor.
+  std::optional<bool> started_in_log;
+  Result<SendReply> reply = Wait<SendReply>([&](const Callback<SendReply>& done) {
+    manager_->Send(agent.id, SendRequest{"c1", "hello", {}, WhileRunning::kQueue},
+                   [&, done](Result<SendReply> r) {
+                     if (r.ok()) {
+                       bool found = false;
+                       for (const Event& e : Events(agent.id)) {
+                         const auto* started = std::get_if<TurnStarted>(&e.payload);
+                         found |= started && e.turn == r->turn && e.seq <= r->cursor.seq &&
+                                  started->client_message_id == "c1";
+                       }
+                       started_in_log = found;
+                     }
+                     done(std::move(r));
+                   });
+  });
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  EXPECT_EQ(reply->outcome, SubmissionOutcome::kAccepted);
+  EXPECT_TRUE(reply->accepted);
+  ASSERT_TRUE(reply->turn.has_value());
+  EXPECT_EQ(reply->turn->str().rfind("turn_", 0), 0u);
+  EXPECT_EQ(started_in_log, true);
+
+  ASSERT_TRUE(WaitIdle(agent.id));
+  const std::vector<Event> events = Events(agent.id);
+  ASSERT_GE(events.size(), 6u);
+  EXPECT_TRUE(std::holds_alternative<SessionCreated>(events[0].payload));
+  EXPECT_TRUE(std::holds_alternative<TurnStarted>(events[1].payload));
+  EXPECT_TRUE(std::holds_alternative<TurnCompleted>(events.back().payload));
+  ASSERT_EQ(Of<UserMessage>(events).size(), 1u);
+  EXPECT_EQ(std::get<UserMessage>(Of<UserMessage>(events)[0]->payload).text, "hello");
+  EXPECT_EQ(Of<ToolCallEnd>(events).size(), 1u);
+  EXPECT_GE(Of<AssistantMessageDelta>(events).size(), 9u);  // streamed in chunks
+  for (const Event& e : events) {
+    if (!std::holds_alternative<SessionCreated>(e.payload)) {
+      EXPECT_EQ(e.turn, reply->turn);
+    }
+  }
+  EXPECT_EQ(Stored(agent.id).status, SessionStatus::kIdle);
+  EXPECT_GE(NoticesOf(AgentNotice::Kind::kStatus), 2u);  // running, idle
+  const Result<AgentSnapshot> after = Get(agent.id);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->cursor.seq, events.back().seq);
+}
+
+TEST_F(AgentManagerTest, ResendWithTheSameClientIdIsRecordedOnce) {
+  StartManager();
+  const AgentSnapshot agent = Create();
+  // Both sends are queued on the loop before either runs.
+  std::optional<Result<SendReply>> first, second;
+  manager_->Send(agent.id, SendRequest{"c1", "hi", {}, WhileRunning::kQueue},
+                 [&](Result<SendReply> r) { first = std::move(r); });
+  manager_->Send(agent.id, SendRequest{"c1", "hi", {}, WhileRunning::kQueue},
+                 [&](Result<SendReply> r) { second = std::move(r); });
+  ASSERT_TRUE(loop_.RunUntil([&] { return first && second; }, 20s));
+  ASSERT_TRUE(first->ok() && second->ok());
+  EXPECT_EQ((*first)->outcome, SubmissionOutcome::kAccepted);
+  EXPECT_EQ((*second)->outcome, SubmissionOutcome::kDuplicate);
+  EXPECT_FALSE((*second)->accepted);
+  ASSERT_TRUE(WaitIdle(agent.id));
+
+  Result<SendReply> again = Send(agent.id, "c1", "hi");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->outcome, SubmissionOutcome::kDuplicate);
+  EXPECT_EQ(again->turn, (*first)->turn);
+  const std::vector<Event> events = Events(agent.id);
+  EXPECT_EQ(Of<TurnStarted>(events).size(), 1u);
+  EXPECT_EQ(Of<UserMessage>(events).size(), 1u);
+
+  Result<SendReply> missing = Send(agent.id, "", "no id");
+  EXPECT_EQ(missing.status().code(), ErrorCode::kInvalidArgument);
+  Result<SendReply> unknown = Send(SessionId("ses_nope"), "c9", "x");
+  EXPECT_EQ(unknown.status().code(), ErrorCode::kNotFound);
+}
+
+TEST_F(AgentManagerTest, QueueCancelInterruptAndSteerWhileRunning) {
+  StartManager(80ms);  // a turn lasts about 0.8 s
+  const AgentSnapshot agent = Create();
+  Result<SendReply> c1 = Send(agent.id, "c1", "long task");
+  ASSERT_TRUE(c1.ok() && c1->accepted);
+
+  Result<SendReply> c2 = Send(agent.id, "c2", "later");
+  ASSERT_TRUE(c2.ok());
+  EXPECT_EQ(c2->outcome, SubmissionOutcome::kQueued);
+  EXPECT_FALSE(c2->accepted);
+  Result<AgentSnapshot> running = Get(agent.id);
+  ASSERT_TRUE(running.ok());
+  EXPECT_EQ(running->status, SessionStatus::kRunning);
+  EXPECT_EQ(running->active_turn, c1->turn);
+  ASSERT_EQ(running->queue.size(), 1u);
+  EXPECT_EQ(running->queue[0].client_message_id, "c2");
+  EXPECT_GE(NoticesOf(AgentNotice::Kind::kQueued), 1u);
+
+  EXPECT_TRUE(
+      WaitStatus([&](const StatusCallback& d) { manager_->CancelQueued(agent.id, "c2", d); }).ok());
+  EXPECT_EQ(WaitStatus([&](const StatusCallback& d) {
+              manager_->CancelQueued(agent.id, "c2", d);
+            }).code(),
+            ErrorCode::kNotFound);
+  ASSERT_TRUE(WaitFor(agent.id, [](const AgentSnapshot& s) { return s.queue.empty(); }));
+
+  Result<SendReply> c3 = Send(agent.id, "c3", "next");
+  ASSERT_TRUE(c3.ok());
+  EXPECT_EQ(c3->outcome, SubmissionOutcome::kQueued);
+  EXPECT_TRUE(WaitStatus([&](const StatusCallback& d) { manager_->Interrupt(agent.id, d); }).ok());
+  // c1 ends canceled; c3 starts by itself.
+  ASSERT_TRUE(WaitFor(agent.id, [&](const AgentSnapshot& s) {
+    return s.active_turn && s.active_turn != c1->turn && s.queue.empty();
+  }));
+  // Steer: replaces the running c3 turn.
+  Result<SendReply> c4 = Send(agent.id, "c4", "do this instead", WhileRunning::kSteer);
+  ASSERT_TRUE(c4.ok());
+  EXPECT_EQ(c4->outcome, SubmissionOutcome::kQueued);
+  ASSERT_TRUE(WaitIdle(agent.id));
+
+  const std::vector<Event> events = Events(agent.id);
+  const auto starts = Of<TurnStarted>(events);
+  ASSERT_EQ(starts.size(), 3u);  // c1, c3, c4; never c2
+  EXPECT_EQ(std::get<TurnStarted>(starts[0]->payload).client_message_id, "c1");
+  EXPECT_EQ(std::get<TurnStarted>(starts[1]->payload).client_message_id, "c3");
+  EXPECT_EQ(std::get<TurnStarted>(starts[2]->payload).client_message_id, "c4");
+  EXPECT_EQ(Of<TurnCanceled>(events).size(), 2u);
+  ASSERT_EQ(Of<TurnCompleted>(events).size(), 1u);
+  EXPECT_EQ(Of<TurnCompleted>(events)[0]->turn, starts[2]->turn);
+}
+
+TEST_F(AgentManagerTest, PermissionRequestIsAnsweredThroughTheManager) {
+  StartManager();
+  const AgentSnapshot agent = Create();
+  Result<SendReply> sent = Send(agent.id, "c1", "this needs permission");
+  ASSERT_TRUE(sent.ok() && sent->accepted);
+  ASSERT_TRUE(WaitFor(agent.id, [](const AgentSnapshot& s) {
+    return s.status == SessionStatus::kPermission && !s.permissions.empty();
+  }));
+  EXPECT_EQ(Stored(agent.id).status, SessionStatus::kPermission);
+  const AgentSnapshot waiting = *Get(agent.id);
+  EXPECT_EQ(waiting.permissions[0].tool_name, "Bash");
+
+  turn::ReplyPermission bogus{RequestId("nope"), PermissionDecision::kAllow, {}, {}};
+  EXPECT_EQ(WaitStatus([&](const StatusCallback& d) {
+              manager_->ReplyPermission(agent.id, bogus, d);
+            }).code(),
+            ErrorCode::kNotFound);
+  turn::ReplyPermission allow{
+      waiting.permissions[0].request_id, PermissionDecision::kAllow, {}, {}};
+  EXPECT_TRUE(WaitStatus([&](const StatusCallback& d) {
+                manager_->ReplyPermission(agent.id, allow, d);
+              }).ok());
+  ASSERT_TRUE(WaitIdle(agent.id));
+  const std::vector<Event> events = Events(agent.id);
+  EXPECT_EQ(Of<PermissionRequested>(events).size(), 1u);
+  ASSERT_EQ(Of<PermissionResolved>(events).size(), 1u);
+  EXPECT_EQ(std::get<PermissionResolved>(Of<PermissionResolved>(events)[0]->payload).decision,
+            PermissionDecision::kAllow);
+  EXPECT_EQ(Of<TurnCompleted>(events).size(), 1u);
+}
+
+TEST_F(AgentManagerTest, ModeAndModelChangesAreLogged) {
+  StartManager();
+  const AgentSnapshot agent = Create();
+  EXPECT_TRUE(WaitStatus([&](const StatusCallback& d) {
+                manager_->SetMode(agent.id, "bypassPermissions", d);
+              }).ok());
+  EXPECT_TRUE(WaitStatus([&](const StatusCallback& d) {
+                manager_->SetModel(agent.id, "scripted-2", d);
+              }).ok());
+  const std::vector<Event> events = Events(agent.id);
+  ASSERT_EQ(Of<ModeChanged>(events).size(), 1u);
+  EXPECT_EQ(std::get<ModeChanged>(Of<ModeChanged>(events)[0]->payload).mode, "bypassPermissions");
+  ASSERT_EQ(Of<ModelChanged>(events).size(), 1u);
+  const Result<AgentSnapshot> s = Get(agent.id);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->mode, "bypassPermissions");
+  EXPECT_EQ(s->model, "scripted-2");
+}
+
+TEST_F(AgentManagerTest, ForkAndRewindValidateTheirCursor) {
+  StartManager();
+  const AgentSnapshot agent = Create();
+  ASSERT_TRUE(Send(agent.id, "c1", "one").ok());
+  ASSERT_TRUE(WaitIdle(agent.id));
+  const Cursor tail = Get(agent.id)->cursor;
+  auto fork = [&](const SessionId& id, Cursor at) {
+    return Wait<AgentSnapshot>(
+        [&](const Callback<AgentSnapshot>& d) { manager_->Fork(id, at, d); });
+  };
+  auto rewind = [&](const SessionId& id, Cursor at) {
+    return Wait<AgentSnapshot>(
+        [&](const Callback<AgentSnapshot>& d) { manager_->Rewind(id, at, d); });
+  };
+  EXPECT_EQ(fork(agent.id, {Epoch(2), Seq(1)}).status().code(), ErrorCode::kConflict);
+  EXPECT_EQ(fork(agent.id, {tail.epoch, tail.seq.next()}).status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(fork(agent.id, {tail.epoch, Seq(0)}).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(fork(SessionId("ses_nope"), tail).status().code(), ErrorCode::kNotFound);
+
+  Result<AgentSnapshot> child = fork(agent.id, tail);
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  EXPECT_NE(child->id, agent.id);
+  ASSERT_TRUE(child->forked_from.has_value());
+  EXPECT_EQ(child->forked_from->session, agent.id);
+  EXPECT_EQ(child->forked_from->seq, tail.seq);
+  EXPECT_FALSE(child->loaded);
+  std::vector<Event> child_events = Events(child->id);
+  ASSERT_EQ(child_events.size(), tail.seq.value() + 1);
+  EXPECT_TRUE(std::holds_alternative<SessionForked>(child_events.back().payload));
+  Result<SendReply> in_child = Send(child->id, "c1-child", "in the fork");
+  ASSERT_TRUE(in_child.ok() && in_child->accepted);
+  ASSERT_TRUE(WaitIdle(child->id));
+
+  // Rewind to just after SessionCreated: a new epoch; cursors of the old one are refused.
+  Result<AgentSnapshot> rewound = rewind(agent.id, {tail.epoch, Seq(1)});
+  ASSERT_TRUE(rewound.ok()) << rewound.status().ToString();
+  EXPECT_EQ(rewound->cursor.epoch, Epoch(2));
+  EXPECT_EQ(rewound->cursor.seq, Seq(2));
+  EXPECT_EQ(rewind(agent.id, {tail.epoch, Seq(1)}).status().code(), ErrorCode::kConflict);
+  EXPECT_EQ(rewind(agent.id, {Epoch(2), Seq(3)}).status().code(), ErrorCode::kInvalidArgument);
+  Result<SendReply> after = Send(agent.id, "c2", "after the rewind");
+  ASSERT_TRUE(after.ok() && after->accepted);
+  EXPECT_EQ(after->cursor.epoch, Epoch(2));
+  ASSERT_TRUE(WaitIdle(agent.id));
+  const std::vector<Event> events = Events(agent.id);
+  EXPECT_TRUE(std::holds_alternative<SessionRewound>(events[1].payload));
+  EXPECT_EQ(Of<TurnStarted>(events).size(), 1u);
+  // c1 belonged to the history the rewind dropped: the same id is a new prompt again.
+  Result<SendReply> c1_again = Send(agent.id, "c1", "one");
+  ASSERT_TRUE(c1_again.ok());
+  EXPECT_EQ(c1_again->outcome, SubmissionOutcome::kAccepted);
+  ASSERT_TRUE(WaitIdle(agent.id));
+}
+
+TEST_F(AgentManagerTest, ForkInsideATurnClosesItInTheChild) {
+  StartManager(50ms);
+  const AgentSnapshot agent = Create();
+  ASSERT_TRUE(Send(agent.id, "c1", "long").ok());
+  const Cursor mid = Get(agent.id)->cursor;  // the turn is open here
+  Result<AgentSnapshot> child = Wait<AgentSnapshot>(
+      [&](const Callback<AgentSnapshot>& d) { manager_->Fork(agent.id, mid, d); });
+  ASSERT_TRUE(child.ok()) << child.status().ToString();
+  EXPECT_EQ(child->status, SessionStatus::kIdle);
+  const std::vector<Event> events = Events(child->id);
+  ASSERT_EQ(Of<TurnCanceled>(events).size(), 1u);
+  ASSERT_TRUE(WaitIdle(agent.id));
+}
+
+TEST_F(AgentManagerTest, CloseStopsTheRuntimeAndASendReopens) {
+  StartManager(40ms);
+  const AgentSnapshot agent = Create();
+  const AgentSnapshot other = Create();
+  ASSERT_TRUE(Send(agent.id, "c1", "work").ok());
+  EXPECT_TRUE(WaitStatus([&](const StatusCallback& d) { manager_->Close(agent.id, d); }).ok());
+  EXPECT_EQ(NoticesOf(AgentNotice::Kind::kDisposed), 1u);
+  Result<AgentSnapshot> closed = Get(agent.id);
+  ASSERT_TRUE(closed.ok());
+  EXPECT_TRUE(closed->closed);
+  EXPECT_FALSE(closed->loaded);
+  EXPECT_EQ(closed->status, SessionStatus::kIdle);
+  const std::vector<Event> events = Events(agent.id);
+  EXPECT_EQ(Of<TurnCanceled>(events).size(), 1u);  // the open turn was interrupted
+
+  auto list = [&](bool include_closed) {
+    return Wait<std::vector<AgentSnapshot>>(
+        [&](const Callback<std::vector<AgentSnapshot>>& d) { manager_->List(include_closed, d); });
+  };
+  Result<std::vector<AgentSnapshot>> open_only = list(false);
+  ASSERT_TRUE(open_only.ok());
+  ASSERT_EQ(open_only->size(), 1u);
+  EXPECT_EQ((*open_only)[0].id, other.id);
+  EXPECT_EQ(list(true)->size(), 2u);
+  EXPECT_EQ(
+      WaitStatus([&](const StatusCallback& d) { manager_->Close(SessionId("ses_x"), d); }).code(),
+      ErrorCode::kNotFound);
+
+  Result<SendReply> reopened = Send(agent.id, "c2", "again");
+  ASSERT_TRUE(reopened.ok() && reopened->accepted);
+  EXPECT_FALSE(Get(agent.id)->closed);
+  ASSERT_TRUE(WaitIdle(agent.id));
+}
+
+TEST_F(AgentManagerTest, RestartRecoveryFailsOpenTurnsAndTheSessionResumes) {
+  StartManager(100ms);
+  const AgentSnapshot agent = Create();
+  Result<SendReply> sent = Send(agent.id, "c1", "long work");
+  ASSERT_TRUE(sent.ok() && sent->accepted);
+  EXPECT_EQ(Stored(agent.id).status, SessionStatus::kRunning);
+  // The daemon dies: no Shutdown, the log is closed and reopened.
+  subscription_.Reset();
+  manager_.reset();
+  log_.reset();
+  sqlite_.reset();
+  OpenLog();
+  EXPECT_EQ(Stored(agent.id).status, SessionStatus::kRunning);
+
+  StartManager(2ms);
+  EXPECT_TRUE(WaitStatus([&](const StatusCallback& d) { manager_->Recover(d); }).ok());
+  std::vector<Event> events = Events(agent.id);
+  const auto failed = Of<TurnFailed>(events);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0]->turn, sent->turn);
+  EXPECT_EQ(std::get<TurnFailed>(failed[0]->payload).code, "daemon_restarted");
+  EXPECT_NE(std::get<TurnFailed>(failed[0]->payload).message.find("restarted"), std::string::npos);
+  const StatusRecord stored = Stored(agent.id);
+  ASSERT_TRUE(stored.status.has_value());
+  EXPECT_NE(*stored.status, SessionStatus::kRunning);
+  Result<AgentSnapshot> snapshot = Get(agent.id);
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_FALSE(snapshot->loaded);
+  EXPECT_EQ(snapshot->status, *stored.status);
+
+  // Resumable: a retry of c1 is recognised, a new prompt runs.
+  Result<SendReply> retry = Send(agent.id, "c1", "long work");
+  ASSERT_TRUE(retry.ok());
+  EXPECT_EQ(retry->outcome, SubmissionOutcome::kDuplicate);
+  Result<SendReply> next = Send(agent.id, "c2", "go on");
+  ASSERT_TRUE(next.ok() && next->accepted);
+  ASSERT_TRUE(WaitIdle(agent.id));
+  events = Events(agent.id);
+  EXPECT_EQ(Of<TurnCompleted>(events).size(), 1u);
+}
+
+TEST_F(AgentManagerTest, ASessionLeftOpenIsClosedWhenItLoadsWithoutRecover) {
+  StartManager(100ms);
+  const AgentSnapshot agent = Create();
+  ASSERT_TRUE(Send(agent.id, "c1", "long work").ok());
+  subscription_.Reset();
+  manager_.reset();
+  StartManager(2ms);  // no Recover(): the next prompt loads the session
+  Result<SendReply> next = Send(agent.id, "c2", "go on");
+  ASSERT_TRUE(next.ok() && next->accepted) << next.status().ToString();
+  ASSERT_TRUE(WaitIdle(agent.id));
+  const std::vector<Event> events = Events(agent.id);
+  EXPECT_EQ(Of<TurnFailed>(events).size(), 1u);
+  EXPECT_EQ(Of<TurnCompleted>(events).size(), 1u);
+}
+
+TEST_F(AgentManagerTest, RecoverDoesNotReadIdleSessions) {
+  StartManager();
+  std::vector<SessionId> ids;
+  ids.reserve(20);
+  for (int i = 0; i < 20; ++i) ids.push_back(Create().id);
+  ASSERT_TRUE(Send(ids[0], "c1", "hello").ok());
+  ASSERT_TRUE(WaitIdle(ids[0]));
+  // A session another tool wrote, with no status snapshot: read once, then known.
+  ASSERT_TRUE(sqlite_
+                  ->CreateSession(SessionId("ses_raw"), SessionMeta{"scripted", "/w", "raw"},
+                                  {MakeNewEvent(SessionCreated{"scripted", "/w", std::nullopt,
+                                                               std::nullopt, std::nullopt})})
+                  .ok());
+  bool done = false;
+  manager_->Shutdown([&] { done = true; });
+  ASSERT_TRUE(loop_.RunUntil([&] { return done; }, 20s));
+  subscription_.Reset();
+  manager_.reset();
+
+  StartManager();
+  log_->reads = 0;
+  EXPECT_TRUE(WaitStatus([&](const StatusCallback& d) { manager_->Recover(d); }).ok());
+  EXPECT_EQ(log_->reads.load(), 1);  // ses_raw only
+  EXPECT_EQ(Stored(SessionId("ses_raw")).status, SessionStatus::kIdle);
+  log_->reads = 0;
+  EXPECT_TRUE(WaitStatus([&](const StatusCallback& d) { manager_->Recover(d); }).ok());
+  Result<std::vector<AgentSnapshot>> all = Wait<std::vector<AgentSnapshot>>(
+      [&](const Callback<std::vector<AgentSnapshot>>& d) { manager_->List(true, d); });
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 21u);
+  Result<AgentSnapshot> one = Get(ids[0]);
+  ASSERT_TRUE(one.ok());
+  EXPECT_GE(one->cursor.seq.value(), 6u);
+  EXPECT_EQ(log_->reads.load(), 0);
+}
+
+TEST_F(AgentManagerTest, AFailedAppendIsReportedAndTheSessionRecovers) {
+  StartManager();
+  const AgentSnapshot agent = Create();
+  log_->fail_appends = true;
+  Result<SendReply> lost = Send(agent.id, "c1", "hello");
+  EXPECT_FALSE(lost.ok());
+  ASSERT_TRUE(loop_.RunUntil([&] { return NoticesOf(AgentNotice::Kind::kError) > 0; }, 20s));
+  log_->fail_appends = false;
+  // The broken runtime is still stopping: this prompt waits for that, then reloads the session.
+  Result<SendReply> next = Send(agent.id, "c2", "again");
+  ASSERT_TRUE(next.ok() && next->accepted) << next.status().ToString();
+  ASSERT_TRUE(WaitIdle(agent.id));
+  const std::vector<Event> events = Events(agent.id);
+  EXPECT_EQ(Of<TurnStarted>(events).size(), 1u);  // c1 never reached the log
+  EXPECT_EQ(Of<UserMessage>(events).size(), 1u);
+}
+
+TEST_F(AgentManagerTest, PendingSendsAreBounded) {
+  AgentManagerOptions options;
+  options.max_pending_sends = 2;
+  StartManager(2ms, options);
+  const AgentSnapshot agent = Create();
+  std::vector<std::optional<Result<SendReply>>> replies(4);
+  for (int i = 0; i < 4; ++i) {
+    manager_->Send(agent.id, SendRequest{"b" + std::to_string(i), "x", {}, WhileRunning::kQueue},
+                   [&replies, i](Result<SendReply> r) { replies[i] = std::move(r); });
+  }
+  ASSERT_TRUE(loop_.RunUntil(
+      [&] { return std::all_of(replies.begin(), replies.end(), [](const auto& r) { return r; }); },
+      20s));
+  // All four run before any log acknowledgement: b0 waits for its turn to start, b1 is queued
+  // (its answer waits for b0's events to be durable), b2 and b3 find two sends open.
+  ASSERT_TRUE(replies[0]->ok());
+  EXPECT_EQ((*replies[0])->outcome, SubmissionOutcome::kAccepted);
+  ASSERT_TRUE(replies[1]->ok());
+  EXPECT_EQ((*replies[1])->outcome, SubmissionOutcome::kQueued);
+  EXPECT_EQ(replies[2]->status().code(), ErrorCode::kUnavailable);
+  EXPECT_EQ(replies[3]->status().code(), ErrorCode::kUnavailable);
+  ASSERT_TRUE(WaitIdle(agent.id));
+  // Answered sends free their slots.
+  Result<SendReply> later = Send(agent.id, "b4", "x");
+  ASSERT_TRUE(later.ok()) << later.status().ToString();
+  ASSERT_TRUE(WaitIdle(agent.id));
+}
+
+TEST_F(AgentManagerTest, QueuedPromptsAreBounded) {
+  AgentManagerOptions options;
+  options.max_queued_prompts = 2;
+  StartManager(50ms, options);
+  const AgentSnapshot agent = Create();
+  ASSERT_TRUE(Send(agent.id, "q0", "running").ok());
+  EXPECT_EQ(Send(agent.id, "q1", "x")->outcome, SubmissionOutcome::kQueued);
+  EXPECT_EQ(Send(agent.id, "q2", "x")->outcome, SubmissionOutcome::kQueued);
+  EXPECT_EQ(Send(agent.id, "q3", "x").status().code(), ErrorCode::kUnavailable);
+  EXPECT_EQ(Send(agent.id, "q1", "x")->outcome, SubmissionOutcome::kDuplicate);
+  EXPECT_TRUE(WaitStatus([&](const StatusCallback& d) { manager_->Interrupt(agent.id, d); }).ok());
+  ASSERT_TRUE(WaitIdle(agent.id));
+  EXPECT_EQ(Of<TurnStarted>(Events(agent.id)).size(), 3u);
+}
+
+TEST_F(AgentManagerTest, IdleRuntimesStopAndRestartOnTheNextPrompt) {
+  AgentManagerOptions options;
+  options.idle_stop_after = 100ms;
+  StartManager(2ms, options);
+  const AgentSnapshot agent = Create();
+  ASSERT_TRUE(Send(agent.id, "c1", "hi").ok());
+  ASSERT_TRUE(WaitFor(agent.id, [](const AgentSnapshot& s) { return !s.loaded; }));
+  EXPECT_EQ(Stored(agent.id).status, SessionStatus::kIdle);
+  EXPECT_EQ(Of<TurnCompleted>(Events(agent.id)).size(), 1u);
+  Result<SendReply> again = Send(agent.id, "c2", "hi again");
+  ASSERT_TRUE(again.ok() && again->accepted);
+  EXPECT_TRUE(Get(agent.id)->loaded);
+  ASSERT_TRUE(WaitFor(agent.id, [](const AgentSnapshot& s) { return !s.loaded; }));
+  EXPECT_EQ(Of<TurnCompleted>(Events(agent.id)).size(), 2u);
+}
+
+TEST_F(AgentManagerTest, ShutdownCancelsOpenTurnsAndRefusesLaterCalls) {
+  StartManager(100ms);
+  const AgentSnapshot agent = Create();
+  ASSERT_TRUE(Send(agent.id, "c1", "long").ok());
+  bool done = false;
+  manager_->Shutdown([&] { done = true; });
+  ASSERT_TRUE(loop_.RunUntil([&] { return done; }, 20s));
+  const std::vector<Event> events = Events(agent.id);
+  EXPECT_EQ(Of<TurnCanceled>(events).size(), 1u);
+  EXPECT_EQ(Stored(agent.id).status, SessionStatus::kIdle);
+  EXPECT_EQ(Send(agent.id, "c2", "x").status().code(), ErrorCode::kUnavailable);
+  Result<AgentSnapshot> created = Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) {
+    manager_->Create(AgentConfig{"scripted", "/w", {}, {}, {}}, d);
+  });
+  EXPECT_EQ(created.status().code(), ErrorCode::kUnavailable);
+}
+
+TEST_F(AgentManagerTest, CreateRejectsBadConfigs) {
+  StartManager();
+  auto create = [&](AgentConfig config) {
+    return Wait<AgentSnapshot>(
+        [&](const Callback<AgentSnapshot>& d) { manager_->Create(std::move(config), d); });
+  };
+  EXPECT_EQ(create(AgentConfig{"nope", "/w", {}, {}, {}}).status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(create(AgentConfig{"scripted", "", {}, {}, {}}).status().code(),
+            ErrorCode::kInvalidArgument);
+  // A runtime that cannot start: the session exists, with an Error event saying why.
+  ProviderFactoryOptions options;
+  options.claude_program = (dir_ / "no-such-claude").string();
+  factory_ = std::make_unique<DefaultProviderFactory>(options);
+  subscription_.Reset();
+  manager_ = std::make_unique<AgentManager>(*log_, *factory_, loop_);
+  Result<AgentSnapshot> failed = create(AgentConfig{"claude", dir_.string(), {}, {}, {}});
+  EXPECT_EQ(failed.status().code(), ErrorCode::kUnavailable);
+  Result<std::vector<SessionInfo>> sessions = sqlite_->ListSessions("", 10);
+  ASSERT_TRUE(sessions.ok());
+  ASSERT_EQ(sessions->size(), 1u);
+  const std::vector<Event> events = Events((*sessions)[0].id);
+  EXPECT_EQ(Of<ErrorEvent>(events).size(), 1u);
+}
+
+}  // namespace
+}  // namespace agentstream::runtime

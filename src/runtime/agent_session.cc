@@ -1,0 +1,468 @@
+#include "runtime/agent_session.h"
+
+#include <algorithm>
+
+namespace agentstream::runtime {
+
+using turn::SessionStatus;
+
+namespace {
+
+constexpr process::Millis kStopPoll{10};
+constexpr process::Millis kReinterruptAfter{500};
+
+bool IsOpenStatus(SessionStatus s) {
+  return s == SessionStatus::kRunning || s == SessionStatus::kPermission;
+}
+
+Status Stopping() { return Error(ErrorCode::kUnavailable, "the session's runtime is stopping"); }
+
+}  // namespace
+
+void LoopGate::Post(std::function<void()> fn) {
+  std::lock_guard lock(mu_);
+  if (loop_) loop_->Post(std::move(fn));
+}
+
+void LoopGate::Close() {
+  std::lock_guard lock(mu_);
+  loop_ = nullptr;
+}
+
+LiveAgent::LiveAgent(AgentEnv env, SessionInfo info)
+    : env_(std::move(env)), info_(std::move(info)) {}
+
+LiveAgent::~LiveAgent() {
+  // The manager went away without stopping this agent: nobody will answer these otherwise.
+  stopping_ = true;
+  for (auto& fn : std::exchange(when_ready_, {})) fn(Stopping());
+  for (auto& [id, done] : std::exchange(awaiting_, {})) done(Stopping());
+  for (Deferred& d : std::exchange(deferred_, {})) d.fn(Stopping());
+}
+
+Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionInfo& info) {
+  AS_ASSIGN_OR_RETURN(std::vector<Event> events, ReadEpoch(*env.log, info.id, info.epoch));
+  std::shared_ptr<LiveAgent> agent(new LiveAgent(std::move(env), info));
+  agent->record_ = DecodeStatusRecord(info.meta.status_snapshot);
+  AgentConfig& config = agent->config_;
+  config.provider = info.meta.provider;
+  config.cwd = info.meta.cwd;
+  config.title = info.meta.title;
+  LastModelAndMode(events, &config.model, &config.mode);
+  const std::optional<providers::PersistenceHandle> resume =
+      DecodeHandle(info.meta.persistence_handle);
+  AS_ASSIGN_OR_RETURN(agent->provider_,
+                      agent->env_.factory->Make(config, resume, *agent->env_.loop));
+  turn::TurnState state = turn::RestoreTurnState(events, info.meta.provider);
+  const bool left_open = !state.open.empty();
+  Seq tail = info.tail;
+  if (!events.empty()) tail = std::max(tail, events.back().seq);
+  agent->expected_tail_ = agent->acked_tail_ = tail;
+  agent->desired_status_ = agent->durable_status_ = turn::SessionStatusOf(state);
+  LiveAgent* self = agent.get();
+  agent->runner_ = std::make_unique<providers::SessionRunner>(
+      *agent->provider_, std::move(state), *agent->env_.ids,
+      [self](const std::vector<NewEvent>& batch) { self->Append(batch); },
+      [self](const turn::Effect& effect) { self->OnEffect(effect); });
+  // A daemon that stopped without closing these turns (or a session whose appends failed).
+  if (left_open) (void)agent->runner_->Command(turn::RecoverAfterRestart{});
+  agent->StartRuntime();
+  return agent;
+}
+
+void LiveAgent::StartRuntime() {
+  std::weak_ptr<bool> alive = alive_;
+  start_timer_ = env_.loop->timers().After(env_.options.start_timeout, [this, alive] {
+    if (!alive.lock()) return;
+    OnStarted(Error(ErrorCode::kUnavailable,
+                    "the runtime did not become ready within " +
+                        std::to_string(env_.options.start_timeout.count()) + " ms"));
+  });
+  provider_->Start([this, alive](const Status& s) {
+    if (alive.lock()) OnStarted(s);
+  });
+}
+
+void LiveAgent::OnStarted(const Status& status) {
+  if (ready_ || start_error_ || stopping_) return;  // the timer or the provider came first
+  start_timer_.reset();
+  if (status.ok()) {
+    ready_ = true;
+    if (std::optional<providers::PersistenceHandle> handle = provider_->DescribePersistence()) {
+      std::string text = EncodeHandle(*handle);
+      if (text != info_.meta.persistence_handle) {
+        Status stored =
+            env_.log->UpdateSessionMeta(info_.id, SessionMetaUpdate{std::nullopt, text, {}});
+        if (stored.ok()) info_.meta.persistence_handle = std::move(text);
+      }
+    }
+  } else {
+    start_error_ = Error(ErrorCode::kUnavailable,
+                         "the " + config_.provider + " runtime did not start: " + status.message());
+    Append({MakeNewEvent(ErrorEvent{"runtime_start_failed", start_error_->message(), true})});
+    env_.notify(AgentNotice::Kind::kError, Snapshot(), start_error_->message());
+  }
+  if (!start_error_) {
+    for (auto& fn : std::exchange(when_ready_, {})) fn(Status::Ok());
+    MaybeArmIdle();
+    return;
+  }
+  // Answered once the Error event is durable (or refused).
+  AfterAppended([this](const Status&) {
+    start_reported_ = true;
+    for (auto& fn : std::exchange(when_ready_, {})) fn(*start_error_);
+    env_.unload(info_.id);
+  });
+}
+
+void LiveAgent::WhenReady(std::function<void(Status)> fn) {
+  if (stopping_) return fn(Stopping());
+  if (start_error_ && start_reported_) return fn(*start_error_);
+  if (ready_) return fn(Status::Ok());
+  when_ready_.push_back(std::move(fn));
+}
+
+// ---- Append pipeline ----
+
+void LiveAgent::Append(const std::vector<NewEvent>& batch) {
+  const std::uint64_t index = ++issued_;
+  if (append_error_) return;  // refused: every later batch would be refused too (see Fail)
+  const SessionStatus status = runner_->status();
+  if (status != desired_status_) {
+    desired_status_ = status;
+    const std::uint64_t generation = ++status_generation_;
+    if (IsOpenStatus(status)) {
+      // Stored before the events that open the turn: restart recovery must find this session.
+      PersistStatus(status);
+    } else {
+      // Stored after the events that close the turn are durable.
+      deferred_.push_back({index, [this, generation, status](const Status& s) {
+                             if (s.ok() && generation == status_generation_) PersistStatus(status);
+                           }});
+    }
+  }
+  deferred_.push_back({index, [this, status](const Status& s) {
+                         if (s.ok()) durable_status_ = status;
+                       }});
+  AppendRequest request{info_.id, info_.epoch, expected_tail_, std::nullopt, batch};
+  expected_tail_ = Seq(expected_tail_.value() + batch.size());
+  std::shared_ptr<LoopGate> gate = env_.gate;
+  std::weak_ptr<LiveAgent> weak = weak_from_this();
+  env_.log->AppendAsync(std::move(request), [gate, weak, index](Result<AppendResult> result) {
+    gate->Post([weak, index, result = std::move(result)] {
+      if (std::shared_ptr<LiveAgent> agent = weak.lock()) agent->OnAppended(index, result);
+    });
+  });
+}
+
+void LiveAgent::OnAppended(std::uint64_t batch, const Result<AppendResult>& result) {
+  if (!result.ok()) return Fail(result.status());
+  acked_ = std::max(acked_, batch);
+  acked_tail_ = std::max(acked_tail_, result->last_seq);
+  RunDeferred();
+}
+
+void LiveAgent::Fail(const Status& status) {
+  if (append_error_) return RunDeferred();
+  append_error_ = Status(status.code(), "the log refused events of session " + info_.id.str() +
+                                            ": " + status.message());
+  RunDeferred();
+  env_.notify(AgentNotice::Kind::kError, Snapshot(), append_error_->message());
+  env_.unload(info_.id);
+}
+
+void LiveAgent::AfterAppended(std::function<void(Status)> fn) {
+  deferred_.push_back({issued_, std::move(fn)});
+  RunDeferred();
+}
+
+void LiveAgent::RunDeferred() {
+  while (!deferred_.empty()) {
+    Deferred& front = deferred_.front();
+    Status status;
+    if (front.batch > acked_) {
+      if (!append_error_) return;
+      status = *append_error_;
+    }
+    std::function<void(Status)> fn = std::move(front.fn);
+    deferred_.pop_front();
+    fn(status);
+  }
+}
+
+void LiveAgent::PersistStatus(SessionStatus status) {
+  StatusRecord record = record_;
+  record.status = status;
+  const providers::RuntimeInfo runtime = provider_->GetRuntimeInfo();
+  if (!runtime.model.empty()) record.model = runtime.model;
+  if (!runtime.mode.empty()) record.mode = runtime.mode;
+  Status stored = env_.log->UpdateSessionMeta(
+      info_.id, SessionMetaUpdate{std::nullopt, std::nullopt, EncodeStatusRecord(record)});
+  if (!stored.ok()) {
+    env_.notify(AgentNotice::Kind::kError, Snapshot(),
+                "cannot store the session's status: " + stored.message());
+    return;
+  }
+  record_ = std::move(record);
+}
+
+Status LiveAgent::SetClosed(bool closed) {
+  StatusRecord record = record_;
+  record.closed = closed;
+  AS_RETURN_IF_ERROR(env_.log->UpdateSessionMeta(
+      info_.id, SessionMetaUpdate{std::nullopt, std::nullopt, EncodeStatusRecord(record)}));
+  record_ = std::move(record);
+  return Status::Ok();
+}
+
+// ---- Engine effects ----
+
+void LiveAgent::OnEffect(const turn::Effect& effect) {
+  if (const auto* reply = std::get_if<turn::ReplySubmission>(&effect)) return OnReply(*reply);
+  if (std::holds_alternative<turn::StatusChanged>(effect)) {
+    AfterAppended([this](const Status& s) {
+      if (!s.ok()) return;
+      env_.notify(AgentNotice::Kind::kStatus, Snapshot(), "");
+      MaybeArmIdle();
+    });
+  }
+}
+
+void LiveAgent::OnReply(const turn::ReplySubmission& reply) {
+  const bool queue_changed = reply.outcome == turn::SubmissionOutcome::kQueued ||
+                             reply.outcome == turn::SubmissionOutcome::kCanceled;
+  auto it = awaiting_.find(reply.client_message_id);
+  const bool immediate = submitting_ == reply.client_message_id && !immediate_;
+  if (queue_changed || (!immediate && it == awaiting_.end() &&
+                        reply.outcome != turn::SubmissionOutcome::kDuplicate)) {
+    // Queued, canceled, or a queued prompt that left the queue for its turn.
+    AfterAppended([this, id = reply.client_message_id](const Status& s) {
+      if (s.ok()) env_.notify(AgentNotice::Kind::kQueued, Snapshot(), id);
+    });
+  }
+  if (immediate) {
+    immediate_ = reply;
+    return;
+  }
+  if (it == awaiting_.end()) return;
+  Callback<SendReply> done = std::move(it->second);
+  awaiting_.erase(it);
+  AfterAppended([this, done = std::move(done), reply](const Status& s) {
+    if (!s.ok()) return done(s);
+    done(MakeReply(reply));
+  });
+}
+
+SendReply LiveAgent::MakeReply(const turn::ReplySubmission& reply) const {
+  return SendReply{reply.outcome, reply.outcome == turn::SubmissionOutcome::kAccepted, reply.turn,
+                   Cursor{info_.epoch, acked_tail_}, reply.message};
+}
+
+// ---- Client commands ----
+
+void LiveAgent::Send(SendRequest request, Callback<SendReply> done) {
+  if (request.client_message_id.empty())
+    return done(Error(ErrorCode::kInvalidArgument, "a prompt needs a client message id"));
+  if (stopping_) return done(Stopping());
+  if (open_sends_ >= env_.options.max_pending_sends) {
+    return done(Error(ErrorCode::kUnavailable, "too many prompts of this session are waiting (" +
+                                                   std::to_string(env_.options.max_pending_sends) +
+                                                   ")"));
+  }
+  ++open_sends_;
+  idle_timer_.reset();
+  std::weak_ptr<bool> alive = alive_;
+  Callback<SendReply> counted = [this, alive, done = std::move(done)](Result<SendReply> r) {
+    if (alive.lock()) {
+      --open_sends_;
+      MaybeArmIdle();
+    }
+    done(std::move(r));
+  };
+  WhenReady([this, request = std::move(request), counted](const Status& s) mutable {
+    if (!s.ok()) return counted(s);
+    Submit(std::move(request), std::move(counted));
+  });
+}
+
+void LiveAgent::Submit(SendRequest request, Callback<SendReply> done) {
+  if (stopping_) return done(Stopping());
+  const std::string id = request.client_message_id;
+  const turn::TurnState& state = runner_->state();
+  if (state.queue.size() >= env_.options.max_queued_prompts && !state.known_client_ids.count(id)) {
+    return done(Error(
+        ErrorCode::kUnavailable,
+        "too many prompts are queued (" + std::to_string(env_.options.max_queued_prompts) + ")"));
+  }
+  submitting_ = id;
+  immediate_.reset();
+  const Status status = runner_->Command(turn::SubmitPrompt{
+      id, std::move(request.text), std::move(request.attachments), request.while_running});
+  submitting_.reset();
+  if (!status.ok()) return done(status);
+  if (std::optional<turn::ReplySubmission> reply = std::exchange(immediate_, std::nullopt)) {
+    return AfterAppended([this, done = std::move(done), reply = *reply](const Status& s) {
+      if (!s.ok()) return done(s);
+      done(MakeReply(reply));
+    });
+  }
+  awaiting_[id] = std::move(done);
+}
+
+void LiveAgent::CancelQueued(const std::string& client_message_id, const StatusCallback& done) {
+  const auto& queue = runner_->state().queue;
+  const bool queued = std::any_of(queue.begin(), queue.end(), [&](const turn::SubmitPrompt& p) {
+    return p.client_message_id == client_message_id;
+  });
+  if (!queued) return done(Error(ErrorCode::kNotFound, "no queued prompt " + client_message_id));
+  done(runner_->Command(turn::CancelQueuedPrompt{client_message_id}));
+}
+
+void LiveAgent::Interrupt(StatusCallback done) {
+  if (!ready_ || runner_->state().open.empty()) return done(Status::Ok());
+  const Status status = runner_->Command(turn::RequestInterrupt{});
+  if (!status.ok()) return done(status);
+  AfterAppended(std::move(done));
+}
+
+void LiveAgent::ReplyPermission(const turn::ReplyPermission& reply, StatusCallback done) {
+  const Status status = runner_->Command(reply);
+  if (!status.ok()) return done(status);
+  AfterAppended(std::move(done));
+}
+
+void LiveAgent::SetMode(const std::string& mode, StatusCallback done) {
+  std::weak_ptr<bool> alive = alive_;
+  WhenReady([this, alive, mode, done = std::move(done)](const Status& s) mutable {
+    if (!s.ok()) return done(s);
+    provider_->SetMode(mode, [this, alive, done = std::move(done)](const Status& set) {
+      if (!alive.lock() || !set.ok()) return done(set);
+      AfterAppended(done);  // the provider's ModeChanged went through the engine
+    });
+  });
+}
+
+void LiveAgent::SetModel(const std::string& model, StatusCallback done) {
+  std::weak_ptr<bool> alive = alive_;
+  WhenReady([this, alive, model, done = std::move(done)](const Status& s) mutable {
+    if (!s.ok()) return done(s);
+    provider_->SetModel(model, [this, alive, done = std::move(done)](const Status& set) {
+      if (!alive.lock() || !set.ok()) return done(set);
+      AfterAppended(done);  // the provider's ModelChanged went through the engine
+    });
+  });
+}
+
+// ---- Stop ----
+
+void LiveAgent::MaybeArmIdle() {
+  const bool idle = ready_ && !stopping_ && !IsOpenStatus(runner_->status()) && open_sends_ == 0 &&
+                    runner_->state().queue.empty() && !runner_->state().pending_after_teardown;
+  if (!idle || env_.options.idle_stop_after.count() == 0) {
+    idle_timer_.reset();
+    return;
+  }
+  std::weak_ptr<bool> alive = alive_;
+  idle_timer_ = env_.loop->timers().After(env_.options.idle_stop_after, [this, alive] {
+    if (!alive.lock()) return;
+    idle_timer_.reset();
+    const bool still_idle = !stopping_ && !IsOpenStatus(runner_->status()) && open_sends_ == 0 &&
+                            runner_->state().queue.empty();
+    if (still_idle) env_.unload(info_.id);
+  });
+}
+
+void LiveAgent::Stop(std::function<void()> done) {
+  stop_waiters_.push_back(std::move(done));
+  if (stopping_) return;
+  stopping_ = true;
+  idle_timer_.reset();
+  start_timer_.reset();
+  for (auto& fn : std::exchange(when_ready_, {})) fn(Stopping());
+  const process::Clock::time_point now = env_.loop->timers().Now();
+  stop_deadline_ = now + env_.options.stop_timeout;
+  if (ready_ && !append_error_) {
+    std::vector<std::string> queued;
+    for (const turn::SubmitPrompt& p : runner_->state().queue)
+      queued.push_back(p.client_message_id);
+    for (const std::string& id : queued) (void)runner_->Command(turn::CancelQueuedPrompt{id});
+    if (!runner_->state().open.empty()) {
+      (void)runner_->Command(turn::RequestInterrupt{});
+      last_interrupt_ = now;
+    }
+  }
+  CheckStop();
+}
+
+void LiveAgent::CheckStop() {
+  if (closing_provider_) return;
+  const process::Clock::time_point now = env_.loop->timers().Now();
+  const bool turns_open = ready_ && !append_error_ && !runner_->state().open.empty();
+  const bool appends_pending = !append_error_ && acked_ < issued_;
+  std::weak_ptr<bool> alive = alive_;
+  if ((turns_open || appends_pending) && now < stop_deadline_) {
+    if (turns_open && now - last_interrupt_ >= kReinterruptAfter) {
+      (void)runner_->Command(turn::RequestInterrupt{});  // a turn that started meanwhile
+      last_interrupt_ = now;
+    }
+    stop_timer_ = env_.loop->timers().After(kStopPoll, [this, alive] {
+      if (alive.lock()) CheckStop();
+    });
+    return;
+  }
+  closing_provider_ = true;
+  provider_->Close([this, alive](const Status&) {
+    if (!alive.lock()) return;
+    // Out of the provider's callback before anyone may destroy this agent.
+    env_.loop->Post([weak = weak_from_this()] {
+      if (std::shared_ptr<LiveAgent> agent = weak.lock()) agent->FinishStop();
+    });
+  });
+}
+
+void LiveAgent::FinishStop() {
+  stop_timer_.reset();
+  for (auto& [id, done] : std::exchange(awaiting_, {}))
+    done(Error(ErrorCode::kUnavailable, "the runtime stopped before the prompt's turn started"));
+  if (!append_error_ && record_.status != runner_->status()) PersistStatus(runner_->status());
+  for (auto& fn : std::exchange(stop_waiters_, {})) fn();
+}
+
+// ---- Snapshot ----
+
+AgentSnapshot LiveAgent::Snapshot() const {
+  AgentSnapshot s;
+  s.id = info_.id;
+  s.provider = info_.meta.provider;
+  s.cwd = info_.meta.cwd;
+  s.title = info_.meta.title;
+  const providers::RuntimeInfo runtime = provider_->GetRuntimeInfo();
+  s.model = !runtime.model.empty() ? runtime.model : config_.model.value_or(record_.model);
+  s.mode = !runtime.mode.empty() ? runtime.mode : config_.mode.value_or(record_.mode);
+  const turn::TurnState& state = runner_->state();
+  s.status = durable_status_;
+  if (state.foreground) {
+    s.active_turn = state.foreground;
+  } else {
+    const turn::Run* newest = nullptr;
+    for (const auto& [id, run] : state.open)
+      if (!newest || run.order > newest->order) newest = &run;
+    if (newest) s.active_turn = newest->id;
+  }
+  s.cursor = Cursor{info_.epoch, acked_tail_};
+  if (state.pending_after_teardown) {
+    s.queue.push_back(QueuedPrompt{state.pending_after_teardown->client_message_id,
+                                   state.pending_after_teardown->text});
+  }
+  for (const turn::SubmitPrompt& p : state.queue)
+    s.queue.push_back(QueuedPrompt{p.client_message_id, p.text});
+  for (const providers::PendingPermission& p : provider_->PendingPermissions())
+    s.permissions.push_back(PendingPermissionInfo{p.request_id, p.call_id, p.tool_name});
+  s.created_ms = info_.meta.created_ms;
+  s.forked_from = info_.forked_from;
+  s.loaded = !closing_provider_;
+  s.closed = record_.closed;
+  return s;
+}
+
+}  // namespace agentstream::runtime

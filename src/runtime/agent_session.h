@@ -1,0 +1,160 @@
+// LiveAgent: one session with a runtime attached: its provider, the SessionRunner that drives it
+// through the turn engine (the session's ONE provider subscription), the ordered append pipeline
+// into the log, the status snapshot kept in SessionMeta, and the sends waiting for their turn.
+// Private to src/runtime/ (the AgentManager owns one per loaded session).
+//
+// Appends: each engine step's events are one AppendAsync with the session's epoch and the tail the
+// previous batch predicted (expected_tail), issued in step order; the log serves one session's
+// requests in order, so batches land in order or not at all. A refused batch makes every later
+// one refused too (its expected tail no longer matches): the log keeps a consistent prefix, the
+// session reports kError, its runtime stops, and the next prompt reloads it from the log.
+//
+// Threading: the manager's loop thread only. Log callbacks are posted back to it through the
+// LoopGate.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "providers/session_runner.h"
+#include "runtime/agent_manager.h"
+#include "runtime/session_records.h"
+
+namespace agentstream::runtime {
+
+// Posts to the loop while the manager lives; a no-op afterwards. Thread-safe.
+class LoopGate {
+ public:
+  explicit LoopGate(process::EventLoop& loop) : loop_(&loop) {}
+  void Post(std::function<void()> fn);
+  void Close();
+
+ private:
+  std::mutex mu_;
+  process::EventLoop* loop_;
+};
+
+// What a LiveAgent needs from its manager. Everything outlives the agent.
+struct AgentEnv {
+  EventLog* log = nullptr;
+  process::EventLoop* loop = nullptr;
+  ProviderFactory* factory = nullptr;
+  turn::TurnIdSource* ids = nullptr;
+  std::shared_ptr<LoopGate> gate;
+  AgentManagerOptions options;
+  // A notice about this agent, for the watchers.
+  std::function<void(AgentNotice::Kind, const AgentSnapshot&, const std::string&)> notify;
+  // The agent cannot go on (its log refused a batch, or its runtime did not start) or was idle
+  // for options.idle_stop_after: the manager stops and drops it (asynchronously).
+  std::function<void(const SessionId&)> unload;
+};
+
+class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
+ public:
+  // Reads the current epoch of `info`'s session, restores its turn state, makes the provider and
+  // the runner, closes turns a stopped daemon left open (RecoverAfterRestart), and starts the
+  // runtime. Prompts wait for the start (bounded by options.start_timeout). Errors: the log's read
+  // errors; the factory's kInvalidArgument.
+  static Result<std::shared_ptr<LiveAgent>> Open(AgentEnv env, const SessionInfo& info);
+  ~LiveAgent();
+  LiveAgent(const LiveAgent&) = delete;
+  LiveAgent& operator=(const LiveAgent&) = delete;
+
+  // Runs `fn` with OK once the runtime is ready, or with the start error (kUnavailable).
+  void WhenReady(std::function<void(Status)> fn);
+
+  void Send(SendRequest request, Callback<SendReply> done);
+  void CancelQueued(const std::string& client_message_id, const StatusCallback& done);
+  void Interrupt(StatusCallback done);
+  void ReplyPermission(const turn::ReplyPermission& reply, StatusCallback done);
+  void SetMode(const std::string& mode, StatusCallback done);
+  void SetModel(const std::string& model, StatusCallback done);
+  // Stores `closed` in the status snapshot.
+  Status SetClosed(bool closed);
+
+  // Cancels queued prompts, interrupts open turns, waits (up to options.stop_timeout) for them to
+  // end and for the appends in flight, then closes the provider. `done` runs once, on the loop,
+  // outside provider callbacks. Idempotent; sends arriving meanwhile get kUnavailable.
+  void Stop(std::function<void()> done);
+
+  // Status and cursor as of the acknowledged log; queue, active turn, permissions live.
+  AgentSnapshot Snapshot() const;
+  const SessionId& id() const { return info_.id; }
+  bool stopping() const { return stopping_; }
+  bool closed() const { return record_.closed; }
+
+ private:
+  struct Deferred {
+    std::uint64_t batch;             // runs once this batch is acknowledged
+    std::function<void(Status)> fn;  // OK, or the append error
+  };
+
+  LiveAgent(AgentEnv env, SessionInfo info);
+  void StartRuntime();
+  void OnStarted(const Status& status);
+  void Append(const std::vector<NewEvent>& batch);
+  void OnAppended(std::uint64_t batch, const Result<AppendResult>& result);
+  void Fail(const Status& status);
+  void AfterAppended(std::function<void(Status)> fn);
+  void RunDeferred();
+  void OnEffect(const turn::Effect& effect);
+  void OnReply(const turn::ReplySubmission& reply);
+  void Submit(SendRequest request, Callback<SendReply> done);
+  void PersistStatus(turn::SessionStatus status);
+  void CheckStop();
+  // (Re)arms the idle stop when the session is idle with nothing waiting; else disarms it.
+  void MaybeArmIdle();
+  void FinishStop();
+  SendReply MakeReply(const turn::ReplySubmission& reply) const;
+
+  AgentEnv env_;
+  SessionInfo info_;
+  AgentConfig config_;
+  StatusRecord record_;  // as stored
+  std::unique_ptr<providers::AgentProvider> provider_;
+  std::unique_ptr<providers::SessionRunner> runner_;  // destroyed before provider_
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+
+  // Runtime start.
+  bool ready_ = false;
+  std::optional<Status> start_error_;
+  bool start_reported_ = false;  // start_error_'s Error event is durable (or refused)
+  std::vector<std::function<void(Status)>> when_ready_;
+  std::unique_ptr<process::TimerHandle> start_timer_;
+
+  // Append pipeline: batches issued and acknowledged (in order), the tail the next batch expects.
+  std::uint64_t issued_ = 0;
+  std::uint64_t acked_ = 0;
+  Seq expected_tail_;
+  Seq acked_tail_;
+  std::optional<Status> append_error_;  // sticky once a batch was refused
+  std::deque<Deferred> deferred_;
+  turn::SessionStatus durable_status_ = turn::SessionStatus::kIdle;  // as of acked_tail_
+  turn::SessionStatus desired_status_ = turn::SessionStatus::kIdle;  // newest decision, and
+  std::uint64_t status_generation_ = 0;                              // its number
+
+  // Sends: the one being submitted (its immediate reply), and those awaiting their turn's start.
+  std::size_t open_sends_ = 0;
+  std::optional<std::string> submitting_;
+  std::optional<turn::ReplySubmission> immediate_;
+  std::map<std::string, Callback<SendReply>> awaiting_;
+
+  std::unique_ptr<process::TimerHandle> idle_timer_;
+
+  // Stop.
+  bool stopping_ = false;
+  bool closing_provider_ = false;
+  std::vector<std::function<void()>> stop_waiters_;
+  std::unique_ptr<process::TimerHandle> stop_timer_;
+  process::Clock::time_point stop_deadline_;
+  process::Clock::time_point last_interrupt_;
+};
+
+}  // namespace agentstream::runtime

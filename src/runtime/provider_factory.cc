@@ -1,0 +1,67 @@
+#include "runtime/provider_factory.h"
+
+#include <boost/json/value.hpp>
+
+#include "providers/claude/claude_provider.h"
+
+namespace agentstream::runtime {
+
+using providers::scripted::ScriptStep;
+
+std::vector<ScriptStep> DemoResponder(const std::string& prompt, process::Millis chunk_gap) {
+  const bool ask = prompt.find("permission") != std::string::npos;
+  const std::string file = prompt.size() % 2 == 0 ? "README.md" : "src/main.cc";
+  std::vector<ScriptStep> steps;
+  steps.push_back(ScriptStep::Text("Let me look at the project first.", 3, chunk_gap));
+  boost::json::object input{{"command", "ls"}};
+  if (ask) {
+    input = boost::json::object{{"command", "touch notes.txt"}};
+    steps.push_back(ScriptStep::Permission("Bash", input, "created notes.txt"));
+  } else {
+    steps.push_back(ScriptStep::Tool("Bash", input, "README.md\nsrc\ntests\n"));
+  }
+  steps.push_back(ScriptStep::Delay(chunk_gap));
+  steps.push_back(ScriptStep::Text("I read " + file + ". Here is what I found: the project " +
+                                       "builds with CMake and its tests sit next to the code. " +
+                                       "You asked: " + prompt,
+                                   6, chunk_gap));
+  return steps;
+}
+
+DefaultProviderFactory::DefaultProviderFactory(ProviderFactoryOptions options)
+    : options_(std::move(options)) {}
+
+Result<std::unique_ptr<providers::AgentProvider>> DefaultProviderFactory::Make(
+    const AgentConfig& config, const std::optional<providers::PersistenceHandle>& resume,
+    process::EventLoop& loop) {
+  if (resume && resume->provider != config.provider) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "the stored runtime handle belongs to provider " + resume->provider);
+  }
+  if (config.provider == "scripted") {
+    const process::Millis gap = options_.scripted_chunk_gap;
+    return std::unique_ptr<providers::AgentProvider>(
+        std::make_unique<providers::scripted::ScriptedProvider>(
+            loop.timers(),
+            [gap](const std::string& prompt) { return DemoResponder(prompt, gap); }));
+  }
+  if (config.provider == "claude") {
+    providers::claude::ClaudeOptions options;
+    options.launch.program = options_.claude_program;
+    options.launch.cwd = config.cwd;
+    options.launch.model = config.model;
+    options.launch.permission_mode = config.mode;
+    options.launch.env = options_.claude_env;
+    options.launch.extra_args = options_.claude_extra_args;
+    if (resume && !resume->session_id.empty()) {
+      options.launch.session_id = resume->session_id;
+      options.launch.resume = true;
+    }
+    options.handshake_timeout = options_.claude_handshake_timeout;
+    return std::unique_ptr<providers::AgentProvider>(
+        std::make_unique<providers::claude::ClaudeProvider>(loop, std::move(options)));
+  }
+  return Error(ErrorCode::kInvalidArgument, "unknown provider \"" + config.provider + "\"");
+}
+
+}  // namespace agentstream::runtime

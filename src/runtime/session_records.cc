@@ -1,0 +1,119 @@
+#include "runtime/session_records.h"
+
+#include <fmt/core.h>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+namespace agentstream::runtime {
+
+namespace json = boost::json;
+
+namespace {
+
+std::optional<json::object> ParseObject(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  return std::move(v.as_object());
+}
+
+std::string StringField(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+}  // namespace
+
+std::string EncodeStatusRecord(const StatusRecord& record) {
+  json::object o;
+  if (record.status) o["status"] = std::string(turn::SessionStatusName(*record.status));
+  o["closed"] = record.closed;
+  if (!record.model.empty()) o["model"] = record.model;
+  if (!record.mode.empty()) o["mode"] = record.mode;
+  return json::serialize(o);
+}
+
+StatusRecord DecodeStatusRecord(std::string_view text) {
+  StatusRecord record;
+  std::optional<json::object> o = ParseObject(text);
+  if (!o) return record;
+  const std::string status = StringField(*o, "status");
+  for (auto s : {turn::SessionStatus::kIdle, turn::SessionStatus::kRunning,
+                 turn::SessionStatus::kPermission, turn::SessionStatus::kError}) {
+    if (turn::SessionStatusName(s) == status) record.status = s;
+  }
+  const json::value* closed = o->if_contains("closed");
+  record.closed = closed && closed->is_bool() && closed->as_bool();
+  record.model = StringField(*o, "model");
+  record.mode = StringField(*o, "mode");
+  return record;
+}
+
+bool MayHaveOpenTurn(const StatusRecord& record) {
+  return !record.status || *record.status == turn::SessionStatus::kRunning ||
+         *record.status == turn::SessionStatus::kPermission;
+}
+
+std::string EncodeHandle(const providers::PersistenceHandle& handle) {
+  return json::serialize(json::object{
+      {"provider", handle.provider}, {"sessionId", handle.session_id}, {"cwd", handle.cwd}});
+}
+
+std::optional<providers::PersistenceHandle> DecodeHandle(std::string_view text) {
+  std::optional<json::object> o = ParseObject(text);
+  if (!o) return std::nullopt;
+  providers::PersistenceHandle handle{StringField(*o, "provider"), StringField(*o, "sessionId"),
+                                      StringField(*o, "cwd")};
+  if (handle.provider.empty()) return std::nullopt;
+  return handle;
+}
+
+Result<std::vector<Event>> ReadEpoch(EventLog& log, const SessionId& session, Epoch epoch,
+                                     Seq through) {
+  std::vector<Event> events;
+  Seq next(1);
+  while (through.value() == 0 || next <= through) {
+    const ReadRequest request{session, epoch,     ReadDirection::kForward,
+                              next,    kReadPage, std::size_t{16} << 20};
+    AS_ASSIGN_OR_RETURN(ReadResult page, log.Read(request));
+    for (const EventRecord& record : page.events) {
+      if (through.value() != 0 && record.seq > through) return events;
+      AS_ASSIGN_OR_RETURN(Event event, DecodeRecord(record));
+      events.push_back(std::move(event));
+    }
+    if (page.events.empty() || !page.has_newer) break;
+    next = page.events.back().seq.next();
+  }
+  return events;
+}
+
+std::vector<NewEvent> CancelOpenTurns(const turn::TurnState& state, const std::string& reason) {
+  std::vector<NewEvent> out;
+  for (const auto& [id, run] : state.open) out.push_back(MakeNewEvent(TurnCanceled{reason}, id));
+  return out;
+}
+
+void LastModelAndMode(const std::vector<Event>& events, std::optional<std::string>* model,
+                      std::optional<std::string>* mode) {
+  for (const Event& e : events) {
+    if (const auto* created = std::get_if<SessionCreated>(&e.payload)) {
+      if (created->model) *model = created->model;
+      if (created->mode) *mode = created->mode;
+    } else if (const auto* m = std::get_if<ModelChanged>(&e.payload)) {
+      *model = m->model;
+    } else if (const auto* m = std::get_if<ModeChanged>(&e.payload)) {
+      *mode = m->mode;
+    }
+  }
+}
+
+RandomIds::RandomIds() : rng_(std::random_device{}()) {}
+
+std::string RandomIds::Next(std::string_view prefix) {
+  return fmt::format("{}_{:016x}", prefix, rng_());
+}
+
+}  // namespace agentstream::runtime

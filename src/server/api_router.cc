@@ -1,0 +1,278 @@
+#include "server/api_router.h"
+
+#include <boost/json/serialize.hpp>
+#include <charconv>
+#include <utility>
+
+#include "api/api_json.h"
+
+namespace agentstream::server {
+
+namespace json = boost::json;
+
+namespace {
+
+HttpResponse Json(const json::value& value, int status = 200) {
+  return JsonResponse(status, json::serialize(value));
+}
+
+Status NotFoundRoute(const HttpRequest& request) {
+  return Error(ErrorCode::kNotFound, "no endpoint " + request.method + " " + request.path);
+}
+
+// Replies with the snapshot or the error.
+runtime::Callback<runtime::AgentSnapshot> SnapshotReply(Reply reply) {
+  return [reply = std::move(reply)](Result<runtime::AgentSnapshot> result) {
+    if (!result.ok()) return reply(ErrorResponse(result.status()));
+    reply(Json(api::AgentSnapshotToJson(*result)));
+  };
+}
+
+runtime::StatusCallback OkReply(Reply reply) {
+  return [reply = std::move(reply)](const Status& status) {
+    if (!status.ok()) return reply(ErrorResponse(status));
+    reply(JsonResponse(200, R"({"ok":true})"));
+  };
+}
+
+bool ParseSize(const std::string& text, std::size_t* out) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+  return ec == std::errc() && ptr == end && !text.empty();
+}
+
+}  // namespace
+
+HttpResponse JsonResponse(int status, std::string body) {
+  HttpResponse response;
+  response.status = status;
+  response.body = std::move(body);
+  return response;
+}
+
+HttpResponse ErrorResponse(const Status& status) {
+  return Json(api::ErrorToJson(status), api::HttpStatusFor(status.code()));
+}
+
+Result<timeline::PageRequest> ParsePageQuery(const std::map<std::string, std::string>& query) {
+  timeline::PageRequest page;
+  if (auto it = query.find("direction"); it != query.end()) {
+    if (it->second == "tail") {
+      page.direction = timeline::PageDirection::kTail;
+    } else if (it->second == "before") {
+      page.direction = timeline::PageDirection::kBefore;
+    } else if (it->second == "after") {
+      page.direction = timeline::PageDirection::kAfter;
+    } else {
+      return Error(ErrorCode::kInvalidArgument, "direction must be one of tail, before, after");
+    }
+  }
+  if (auto it = query.find("cursor"); it != query.end() && !it->second.empty()) {
+    Cursor cursor;
+    if (!ParseCursor(it->second, &cursor))
+      return Error(ErrorCode::kInvalidArgument, "cursor must be EPOCH:SEQ");
+    page.cursor = cursor;
+  }
+  if (page.direction != timeline::PageDirection::kTail && !page.cursor)
+    return Error(ErrorCode::kInvalidArgument, "direction before/after needs a cursor");
+  if (auto it = query.find("limit"); it != query.end()) {
+    if (!ParseSize(it->second, &page.max_items) || page.max_items < 1 ||
+        page.max_items > timeline::kMaxPageItems)
+      return Error(ErrorCode::kInvalidArgument, "limit must be an integer from 1 to 500");
+  }
+  if (auto it = query.find("maxBytes"); it != query.end()) {
+    if (!ParseSize(it->second, &page.max_bytes) || page.max_bytes < 1024 ||
+        page.max_bytes > (std::size_t{4} << 20))
+      return Error(ErrorCode::kInvalidArgument, "maxBytes must be from 1024 to 4194304");
+  }
+  return page;
+}
+
+Result<EventsQuery> ResolveEventsQuery(EventLog& log, const SessionId& session,
+                                       const HttpRequest& request) {
+  EventsQuery q;
+  q.session = session;
+  if (auto it = request.query.find("live"); it != request.query.end()) {
+    if (it->second == "long-poll") {
+      q.live = LiveMode::kLongPoll;
+    } else if (it->second == "sse") {
+      q.live = LiveMode::kSse;
+    } else if (!it->second.empty()) {
+      return Error(ErrorCode::kInvalidArgument, "live must be long-poll or sse");
+    }
+  }
+  AS_ASSIGN_OR_RETURN(Cursor tail, log.Tail(session));
+  const auto it = request.query.find("offset");
+  const std::string offset = it == request.query.end() ? "-1" : it->second;
+  if (offset == "-1" || offset.empty()) {
+    q.after = Cursor{tail.epoch, Seq(0)};
+  } else if (offset == "now") {
+    q.after = tail;
+  } else {
+    Cursor cursor;
+    if (!ParseCursor(offset, &cursor))
+      return Error(ErrorCode::kInvalidArgument, "offset must be -1, now or EPOCH:SEQ");
+    if (cursor.epoch != tail.epoch) {
+      q.after = Cursor{tail.epoch, Seq(0)};
+      q.reset = true;
+    } else if (cursor.seq > tail.seq) {
+      return Error(ErrorCode::kInvalidArgument,
+                   "offset " + offset + " is past the tail " + FormatCursor(tail));
+    } else {
+      q.after = cursor;
+    }
+  }
+  return q;
+}
+
+HttpResponse EventsResponse(const EventsQuery& query, const EventBatch& batch, bool has_newer) {
+  HttpResponse response = JsonResponse(200, *batch.json);
+  const Cursor next = batch.count > 0 ? Cursor{batch.epoch, batch.last} : query.after;
+  response.headers.emplace_back("Stream-Next-Offset", FormatCursor(next));
+  if (!has_newer) response.headers.emplace_back("Stream-Up-To-Date", "true");
+  if (query.reset) response.headers.emplace_back("Stream-Reset", "true");
+  response.headers.emplace_back("Cache-Control", "no-store");
+  return response;
+}
+
+ApiRouter::ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline,
+                     Metrics& metrics, Hub& hub, BatchLimits read_limits)
+    : agents_(agents),
+      log_(log),
+      timeline_(timeline),
+      metrics_(metrics),
+      hub_(hub),
+      read_limits_(read_limits) {}
+
+std::string ApiRouter::RouteOf(const HttpRequest& request) {
+  const std::vector<std::string> seg = PathSegments(request.path);
+  if (seg.size() == 1 && (seg[0] == "healthz" || seg[0] == "metrics" || seg[0] == "ws"))
+    return "/" + seg[0];
+  if (seg.size() < 2 || seg[0] != "v1" || seg[1] != "agents") return "other";
+  if (seg.size() == 2) return "/v1/agents";
+  if (seg.size() == 3) return "/v1/agents/{id}";
+  if (seg.size() == 4) return "/v1/agents/{id}/" + seg[3];
+  if (seg.size() == 5 && (seg[3] == "permissions" || seg[3] == "messages"))
+    return "/v1/agents/{id}/" + seg[3] + "/{key}";
+  return "other";
+}
+
+void ApiRouter::Handle(const HttpRequest& request, Reply reply) {
+  const std::vector<std::string> seg = PathSegments(request.path);
+  if (seg.size() == 1 && seg[0] == "healthz" && request.method == "GET") {
+    const Status health = log_.Health();
+    if (!health.ok())
+      return reply(ErrorResponse(Error(ErrorCode::kUnavailable, health.ToString())));
+    return reply(JsonResponse(200, R"({"status":"ok"})"));
+  }
+  if (seg.size() == 1 && seg[0] == "metrics" && request.method == "GET") {
+    HttpResponse response;
+    response.content_type = "text/plain; version=0.0.4";
+    response.body = metrics_.Render(hub_.Stats(), log_.Stats());
+    return reply(std::move(response));
+  }
+  if (seg.size() >= 2 && seg[0] == "v1" && seg[1] == "agents")
+    return HandleAgents(request, seg, std::move(reply));
+  reply(ErrorResponse(NotFoundRoute(request)));
+}
+
+void ApiRouter::HandleAgents(const HttpRequest& request, const std::vector<std::string>& seg,
+                             Reply reply) {
+  if (seg.size() == 2) {
+    if (request.method == "GET") {
+      const auto it = request.query.find("closed");
+      const bool closed = it != request.query.end() && (it->second == "true" || it->second == "1");
+      return agents_.List(closed, [reply = std::move(reply)](auto result) {
+        if (!result.ok()) return reply(ErrorResponse(result.status()));
+        json::array list;
+        for (const auto& s : *result) list.push_back(api::AgentSnapshotToJson(s));
+        reply(Json(json::object{{"agents", std::move(list)}}));
+      });
+    }
+    if (request.method == "POST") {
+      auto body = api::ParseJson(request.body);
+      if (!body.ok()) return reply(ErrorResponse(body.status()));
+      auto config = api::AgentConfigFromJson(*body);
+      if (!config.ok()) return reply(ErrorResponse(config.status()));
+      return agents_.Create(std::move(*config), SnapshotReply(std::move(reply)));
+    }
+    return reply(ErrorResponse(NotFoundRoute(request)));
+  }
+  const SessionId id(seg[2]);
+  if (seg.size() == 3) {
+    if (request.method == "GET") return agents_.Get(id, SnapshotReply(std::move(reply)));
+    if (request.method == "DELETE") {
+      return agents_.Close(id, [this, id, reply = std::move(reply)](const Status& status) mutable {
+        if (!status.ok()) return reply(ErrorResponse(status));
+        agents_.Get(id, SnapshotReply(std::move(reply)));
+      });
+    }
+    return reply(ErrorResponse(NotFoundRoute(request)));
+  }
+  HandleAgentAction(request, id, seg, std::move(reply));
+}
+
+void ApiRouter::HandleAgentAction(const HttpRequest& request, const SessionId& id,
+                                  const std::vector<std::string>& seg, Reply reply) {
+  const std::string& action = seg[3];
+  if (request.method == "GET" && seg.size() == 4) {
+    if (action == "timeline") return HandleTimeline(request, id, reply);
+    if (action == "events") return HandleEventsRead(request, id, reply);
+    return reply(ErrorResponse(NotFoundRoute(request)));
+  }
+  if (request.method == "DELETE" && seg.size() == 5 && action == "messages")
+    return agents_.CancelQueued(id, seg[4], OkReply(std::move(reply)));
+  if (request.method != "POST") return reply(ErrorResponse(NotFoundRoute(request)));
+  if (action == "interrupt" && seg.size() == 4) return agents_.Interrupt(id, OkReply(reply));
+  auto body = api::ParseJson(request.body.empty() ? "{}" : request.body);
+  if (!body.ok()) return reply(ErrorResponse(body.status()));
+  if (seg.size() == 5 && action == "permissions") {
+    auto answer = api::PermissionReplyFromJson(*body, RequestId(seg[4]));
+    if (!answer.ok()) return reply(ErrorResponse(answer.status()));
+    return agents_.ReplyPermission(id, std::move(*answer), OkReply(std::move(reply)));
+  }
+  if (seg.size() != 4) return reply(ErrorResponse(NotFoundRoute(request)));
+  if (action == "messages") {
+    auto send = api::SendRequestFromJson(*body);
+    if (!send.ok()) return reply(ErrorResponse(send.status()));
+    return agents_.Send(id, std::move(*send), [reply = std::move(reply)](auto result) {
+      if (!result.ok()) return reply(ErrorResponse(result.status()));
+      reply(Json(api::SendReplyToJson(*result)));
+    });
+  }
+  if (action == "mode" || action == "model") {
+    auto value = api::StringMember(*body, action);
+    if (!value.ok()) return reply(ErrorResponse(value.status()));
+    if (action == "mode") return agents_.SetMode(id, std::move(*value), OkReply(std::move(reply)));
+    return agents_.SetModel(id, std::move(*value), OkReply(std::move(reply)));
+  }
+  if (action == "fork" || action == "rewind") {
+    auto cursor = api::CursorMember(*body, "cursor");
+    if (!cursor.ok()) return reply(ErrorResponse(cursor.status()));
+    if (action == "fork") return agents_.Fork(id, *cursor, SnapshotReply(std::move(reply)));
+    return agents_.Rewind(id, *cursor, SnapshotReply(std::move(reply)));
+  }
+  reply(ErrorResponse(NotFoundRoute(request)));
+}
+
+void ApiRouter::HandleTimeline(const HttpRequest& request, const SessionId& id,
+                               const Reply& reply) {
+  auto page_request = ParsePageQuery(request.query);
+  if (!page_request.ok()) return reply(ErrorResponse(page_request.status()));
+  auto page = timeline_.Page(id, *page_request);
+  if (!page.ok()) return reply(ErrorResponse(page.status()));
+  reply(Json(api::PageToJson(*page)));
+}
+
+void ApiRouter::HandleEventsRead(const HttpRequest& request, const SessionId& id,
+                                 const Reply& reply) {
+  auto query = ResolveEventsQuery(log_, id, request);
+  if (!query.ok()) return reply(ErrorResponse(query.status()));
+  bool has_newer = false;
+  auto batch =
+      ReadBatch(log_, id, query->after.epoch, query->after.seq.next(), read_limits_, &has_newer);
+  if (!batch.ok()) return reply(ErrorResponse(batch.status()));
+  reply(EventsResponse(*query, **batch, has_newer));
+}
+
+}  // namespace agentstream::server

@@ -1,0 +1,81 @@
+// ApiRouter: the JSON endpoints of SPEC.md section 4 over AgentManager, the log and the timeline
+// service (docs/protocol.md lists them with their bodies). Transport-free: it takes an
+// HttpRequest and answers through a callback, so the Beast layer stays in http_server.cc.
+//
+// The live reads of GET /v1/agents/{id}/events (long-poll and SSE) need a connection that stays
+// open; the transport does those with ResolveEventsQuery + EventsResponse and the hub.
+//
+// Threading: Handle() may be called from any thread; `reply` runs exactly once, on the calling
+// thread or on the AgentManager's thread, and must only hand the response to its connection.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "runtime/agent_manager.h"
+#include "server/http_types.h"
+#include "server/hub.h"
+#include "server/metrics.h"
+#include "server/timeline_service.h"
+
+namespace agentstream::server {
+
+using Reply = std::function<void(HttpResponse)>;
+
+// JSON response helpers.
+HttpResponse JsonResponse(int status, std::string body);
+HttpResponse ErrorResponse(const Status& status);
+
+enum class LiveMode { kNone, kLongPoll, kSse };
+
+// A parsed `GET /v1/agents/{id}/events?offset=...&live=...`.
+struct EventsQuery {
+  SessionId session;
+  LiveMode live = LiveMode::kNone;
+  Cursor after;        // deliver events after this cursor (resolved from the offset)
+  bool reset = false;  // the offset named a replaced epoch: `after` is the start of the current
+};
+
+// Resolves the offset against the log: "-1" (or absent) is the start of the current epoch,
+// "now" its tail, "E:S" the events after that cursor; a cursor of a replaced epoch resolves to
+// the start of the current one with `reset` set. kInvalidArgument for a malformed offset or live
+// mode, or a cursor past the tail; kNotFound for an unknown session.
+Result<EventsQuery> ResolveEventsQuery(EventLog& log, const SessionId& session,
+                                       const HttpRequest& request);
+
+// A catch-up read (one bounded batch) as the Durable Streams JSON-mode response: the array of
+// envelopes, Stream-Next-Offset, and Stream-Up-To-Date when the read reached the tail.
+HttpResponse EventsResponse(const EventsQuery& query, const EventBatch& batch, bool has_newer);
+
+class ApiRouter {
+ public:
+  // Every reference must outlive the router.
+  ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline,
+            Metrics& metrics, Hub& hub, BatchLimits read_limits = {});
+
+  // The route pattern of a request for metrics ("/v1/agents/{id}/messages"), "other" if none.
+  static std::string RouteOf(const HttpRequest& request);
+
+  void Handle(const HttpRequest& request, Reply reply);
+
+ private:
+  void HandleAgents(const HttpRequest& request, const std::vector<std::string>& seg, Reply reply);
+  void HandleAgentAction(const HttpRequest& request, const SessionId& id,
+                         const std::vector<std::string>& seg, Reply reply);
+  void HandleTimeline(const HttpRequest& request, const SessionId& id, const Reply& reply);
+  void HandleEventsRead(const HttpRequest& request, const SessionId& id, const Reply& reply);
+
+  runtime::AgentManager& agents_;
+  EventLog& log_;
+  TimelineService& timeline_;
+  Metrics& metrics_;
+  Hub& hub_;
+  BatchLimits read_limits_;
+};
+
+// Parses the timeline query: direction (tail|before|after), cursor (E:S), limit (1..500),
+// maxBytes. kInvalidArgument with the parameter named.
+Result<timeline::PageRequest> ParsePageQuery(const std::map<std::string, std::string>& query);
+
+}  // namespace agentstream::server

@@ -1,0 +1,450 @@
+// The Beast transport of the HTTP surface: listener, keep-alive request loop, access control,
+// and the live reads of the events endpoint (long-poll and server-sent events).
+#include "server/http_server.h"
+
+#include <array>
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "server/follower.h"
+#include "server/server_internal.h"
+
+namespace agentstream::server {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using internal::Frame;
+using internal::FrameQueue;
+using internal::ServerContext;
+
+namespace {
+
+std::string Header(const http::request<http::string_body>& req, http::field field) {
+  auto it = req.find(field);
+  return it == req.end() ? std::string() : std::string(it->value());
+}
+
+// Durable Streams' interval cursor for live responses (20 s intervals since 2024-10-09).
+std::string StreamCursor() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  const std::int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(now).count();
+  return std::to_string((seconds - 1728432000) / 20);
+}
+
+class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
+ public:
+  HttpConnection(ServerContext& ctx, tcp::socket socket)
+      : ctx_(ctx), stream_(std::move(socket)), timer_(stream_.get_executor()) {
+    ctx_.metrics.ConnectionOpened();
+  }
+  ~HttpConnection() { ctx_.metrics.ConnectionClosed(); }
+
+  void Run() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->ReadRequest(); });
+  }
+
+ private:
+  void ReadRequest();
+  void OnRequest();
+  void Respond(HttpResponse response, bool keep_alive = true);
+  void Deny(int status, const std::string& code, const std::string& message);
+  void StartLongPoll(const EventsQuery& query);
+  void FinishLongPoll(bool timed_out);
+  void StartSse(const EventsQuery& query);
+  void SseBatch(const std::shared_ptr<const EventBatch>& batch);
+  void SsePump();
+  void SseSendData(const EventBatch& batch);
+  void SseSendControl(bool reset);
+  void SseKeepAlive();
+  void Enqueue(Frame frame);
+  void WriteNext();
+
+  ServerContext& ctx_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::request<http::string_body> request_;
+  std::string route_;
+  asio::steady_timer timer_;
+  // Live reads.
+  std::optional<EventsQuery> live_;
+  Hub::Token token_;
+  std::unique_ptr<Follower> follower_;
+  FrameQueue queue_;
+  bool done_ = false;  // the long-poll answered, or the SSE stream ended
+};
+
+void HttpConnection::ReadRequest() {
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(ctx_.options.max_header_bytes));
+  parser_->body_limit(ctx_.options.max_body_bytes);
+  stream_.expires_after(ctx_.options.idle_timeout);
+  http::async_read(stream_, buffer_, *parser_,
+                   [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                     if (ec == http::error::body_limit || ec == http::error::header_limit) {
+                       self->request_ = {};
+                       return self->Deny(413, "too_large", "request larger than the limit");
+                     }
+                     if (ec) return;  // closed, timed out or malformed: drop the connection
+                     self->request_ = self->parser_->release();
+                     self->OnRequest();
+                   });
+}
+
+void HttpConnection::Deny(int status, const std::string& code, const std::string& message) {
+  HttpResponse response = JsonResponse(
+      status, R"({"error":{"code":")" + code + R"(","message":")" + message + R"("}})");
+  Respond(std::move(response), /*keep_alive=*/false);
+}
+
+void HttpConnection::OnRequest() {
+  HttpRequest req;
+  req.method = std::string(request_.method_string());
+  if (!ParseTarget(request_.target(), &req.path, &req.query))
+    return Deny(400, "invalid_argument", "malformed request target");
+  req.origin = Header(request_, http::field::origin);
+  req.authorization = Header(request_, http::field::authorization);
+  req.host = Header(request_, http::field::host);
+  route_ = ApiRouter::RouteOf(req);
+  const auto token = req.query.find("token");
+  const Access access = CheckAccess(ctx_.options.security, req.authorization,
+                                    token == req.query.end() ? "" : token->second, req.origin);
+  if (access == Access::kForbiddenOrigin)
+    return Deny(403, "forbidden", "origin " + req.origin + " is not allowed");
+  if (access == Access::kUnauthorized)
+    return Deny(401, "unauthorized", "a valid bearer token is required");
+  if (beast::websocket::is_upgrade(request_)) {
+    if (req.path != "/ws") return Deny(404, "not_found", "WebSocket upgrades only at /ws");
+    ctx_.metrics.Request("/ws", 101);
+    stream_.expires_never();
+    return internal::StartWebSocket(ctx_, std::move(stream_), request_);
+  }
+  req.body = std::move(request_.body());
+  const std::vector<std::string> seg = PathSegments(req.path);
+  if (req.method == "GET" && seg.size() == 4 && seg[0] == "v1" && seg[1] == "agents" &&
+      seg[3] == "events") {
+    auto query = ResolveEventsQuery(ctx_.log, SessionId(seg[2]), req);
+    if (!query.ok()) return Respond(ErrorResponse(query.status()));
+    if (query->live == LiveMode::kLongPoll) return StartLongPoll(*query);
+    if (query->live == LiveMode::kSse) return StartSse(*query);
+  }
+  ctx_.router->Handle(req, [self = shared_from_this()](HttpResponse response) {
+    asio::post(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
+      self->Respond(std::move(response));
+    });
+  });
+}
+
+void HttpConnection::Respond(HttpResponse response, bool keep_alive) {
+  ctx_.metrics.Request(route_.empty() ? "other" : route_, response.status);
+  auto res = std::make_shared<http::response<http::string_body>>(
+      static_cast<http::status>(response.status), request_.version() ? request_.version() : 11);
+  res->set(http::field::server, "agentstream");
+  res->set(http::field::content_type, response.content_type);
+  res->set("X-Content-Type-Options", "nosniff");
+  for (const auto& [name, value] : response.headers) res->set(name, value);
+  res->body() = std::move(response.body);
+  res->keep_alive(keep_alive && request_.keep_alive());
+  res->prepare_payload();
+  stream_.expires_after(ctx_.options.idle_timeout);
+  http::async_write(stream_, *res,
+                    [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+                      if (ec || !res->keep_alive()) {
+                        beast::error_code ignored;
+                        self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+                        return;
+                      }
+                      self->ReadRequest();
+                    });
+}
+
+// ---- Long-poll: answer at once when data exists, else wait for a commit or the timeout ----
+
+void HttpConnection::StartLongPoll(const EventsQuery& query) {
+  live_ = query;
+  done_ = false;
+  std::weak_ptr<HttpConnection> weak = weak_from_this();
+  auto executor = stream_.get_executor();
+  // Subscribe before the first read so that a commit in between is not missed.
+  token_ = ctx_.hub->Subscribe(query.session,
+                               [weak, executor](const std::shared_ptr<const EventBatch>&) {
+                                 asio::post(executor, [weak] {
+                                   if (auto self = weak.lock()) self->FinishLongPoll(false);
+                                 });
+                               });
+  if (query.reset) return FinishLongPoll(false);
+  bool has_newer = false;
+  auto batch = ReadBatch(ctx_.log, query.session, query.after.epoch, query.after.seq.next(),
+                         ctx_.options.batch, &has_newer);
+  if (!batch.ok() || (*batch)->count > 0) return FinishLongPoll(false);
+  timer_.expires_after(ctx_.options.long_poll_timeout);
+  // The pending wait keeps the connection alive until it answers.
+  timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (!ec) self->FinishLongPoll(true);
+  });
+}
+
+void HttpConnection::FinishLongPoll(bool timed_out) {
+  if (done_ || !live_) return;
+  const EventsQuery query = *live_;
+  bool has_newer = false;
+  auto batch = ReadBatch(ctx_.log, query.session, query.after.epoch, query.after.seq.next(),
+                         ctx_.options.batch, &has_newer);
+  if (!batch.ok()) {
+    done_ = true;
+    token_.Reset();
+    timer_.cancel();
+    return Respond(ErrorResponse(batch.status()));
+  }
+  if ((*batch)->count == 0 && !timed_out && !query.reset) return;  // keep waiting
+  done_ = true;
+  token_.Reset();
+  timer_.cancel();
+  live_.reset();
+  HttpResponse response = EventsResponse(query, **batch, has_newer);
+  response.headers.emplace_back("Stream-Cursor", StreamCursor());
+  if ((*batch)->count == 0) {
+    response.status = 204;
+    response.body.clear();
+  }
+  Respond(std::move(response));
+}
+
+// ---- Server-sent events: catch up from the log, then live from the hub, until closed ----
+
+void HttpConnection::StartSse(const EventsQuery& query) {
+  ctx_.metrics.Request(route_, 200);
+  live_ = query;
+  stream_.expires_never();
+  Enqueue(Frame{
+      "HTTP/1.1 200 OK\r\nServer: agentstream\r\nContent-Type: text/event-stream\r\n"
+      "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
+      nullptr, ""});
+  follower_ = std::make_unique<Follower>(ctx_.log, query.session, query.after, ctx_.options.batch);
+  std::weak_ptr<HttpConnection> weak = weak_from_this();
+  auto executor = stream_.get_executor();
+  token_ = ctx_.hub->Subscribe(query.session,
+                               [weak, executor](const std::shared_ptr<const EventBatch>& batch) {
+                                 asio::post(executor, [weak, batch] {
+                                   if (auto self = weak.lock()) self->SseBatch(batch);
+                                 });
+                               });
+  if (query.reset) SseSendControl(/*reset=*/true);
+  SsePump();
+  if (!done_ && !follower_->catching_up()) SseSendControl(false);  // first control: up to date
+  SseKeepAlive();
+  // Notice the client going away: a read completes (with an error) when the peer closes.
+  stream_.async_read_some(buffer_.prepare(1),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            self->done_ = true;
+                            self->token_.Reset();
+                            self->timer_.cancel();
+                          });
+}
+
+void HttpConnection::SseBatch(const std::shared_ptr<const EventBatch>& batch) {
+  if (done_) return;
+  if (auto deliver = follower_->OnLive(batch)) {
+    SseSendData(*deliver);
+    SseSendControl(false);
+    if (queue_.bytes > ctx_.options.max_queue_bytes) {
+      ctx_.metrics.SlowClientDropped();
+      done_ = true;
+      token_.Reset();
+      beast::error_code ignored;
+      stream_.socket().close(ignored);  // the client resumes from its last streamNextOffset
+    }
+    return;
+  }
+  SsePump();
+}
+
+void HttpConnection::SsePump() {
+  while (!done_) {
+    if (follower_->reset_needed()) {
+      auto tail = ctx_.log.Tail(follower_->session());
+      if (!tail.ok()) break;
+      live_->after = Cursor{tail->epoch, Seq(0)};
+      follower_ =
+          std::make_unique<Follower>(ctx_.log, live_->session, live_->after, ctx_.options.batch);
+      SseSendControl(/*reset=*/true);
+      continue;
+    }
+    if (!follower_->catching_up() || queue_.bytes > ctx_.options.max_queue_bytes / 2) return;
+    auto batch = follower_->Pull();
+    if (!batch.ok()) {
+      done_ = true;
+      Enqueue(
+          Frame{"event: control\ndata: ",
+                std::make_shared<const std::string>(
+                    R"({"error":")" + std::string(ErrorCodeName(batch.status().code())) + "\"}"),
+                "\n\n"});
+      return;
+    }
+    if (!*batch) {
+      if (!follower_->reset_needed()) SseSendControl(false);
+      continue;
+    }
+    SseSendData(**batch);
+    SseSendControl(false);
+  }
+}
+
+void HttpConnection::SseSendData(const EventBatch& batch) {
+  Enqueue(Frame{"event: data\ndata: ", batch.json, "\n\n"});
+  ctx_.metrics.FramesSent(1);
+}
+
+void HttpConnection::SseSendControl(bool reset) {
+  std::string control = R"({"streamNextOffset":")" +
+                        FormatCursor(follower_ ? follower_->position() : live_->after) +
+                        R"(","streamCursor":")" + StreamCursor() + R"(","upToDate":)" +
+                        (follower_ && !follower_->catching_up() ? "true" : "false");
+  if (reset) control += R"(,"reset":true)";
+  control += "}";
+  Enqueue(Frame{"event: control\ndata: " + control + "\n\n", nullptr, ""});
+}
+
+void HttpConnection::SseKeepAlive() {
+  timer_.expires_after(ctx_.options.sse_keepalive);
+  timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
+    auto self = weak.lock();
+    if (!self || ec || self->done_) return;
+    if (self->queue_.frames.empty()) self->Enqueue(Frame{": keep-alive\n\n", nullptr, ""});
+    self->SseKeepAlive();
+  });
+}
+
+void HttpConnection::Enqueue(Frame frame) {
+  queue_.Push(std::move(frame));
+  if (!queue_.writing) WriteNext();
+}
+
+void HttpConnection::WriteNext() {
+  if (queue_.frames.empty()) {
+    queue_.writing = false;
+    return;
+  }
+  queue_.writing = true;
+  const Frame& f = queue_.frames.front();
+  std::array<asio::const_buffer, 3> buffers{
+      asio::buffer(f.head), f.shared ? asio::buffer(*f.shared) : asio::const_buffer(),
+      asio::buffer(f.tail)};
+  asio::async_write(stream_.socket(), buffers,
+                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                      self->queue_.PopFront();
+                      if (ec) {
+                        self->done_ = true;
+                        self->token_.Reset();
+                        self->timer_.cancel();
+                        return;
+                      }
+                      if (!self->done_) self->SsePump();
+                      self->WriteNext();
+                    });
+}
+
+}  // namespace
+
+struct Server::Impl {
+  explicit Impl(runtime::AgentManager& agents, EventLog& log, ServerOptions options)
+      : ctx{agents, log, std::move(options), {}, nullptr, nullptr, nullptr} {}
+
+  void Accept() {
+    acceptor->async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+      if (!ec && ctx.metrics.connections_open() >= ctx.options.max_connections) {
+        socket.close(ec);  // over the connection bound: refuse at once
+      } else if (!ec) {
+        std::make_shared<HttpConnection>(ctx, std::move(socket))->Run();
+      }
+      Accept();
+    });
+  }
+
+  ServerContext ctx;
+  std::vector<std::thread> threads;
+  std::uint16_t port = 0;
+  bool stopped = false;
+  // Declared last, destroyed first: pending handlers (holding connections, which hold hub
+  // tokens) are destroyed while the hub still exists.
+  asio::io_context io;
+  std::optional<tcp::acceptor> acceptor;
+  std::optional<asio::strand<asio::io_context::executor_type>> hub_strand;
+};
+
+Server::Server(runtime::AgentManager& agents, EventLog& log, ServerOptions options)
+    : impl_(std::make_unique<Impl>(agents, log, std::move(options))) {}
+
+Server::~Server() {
+  Stop();
+  impl_->acceptor.reset();
+}
+
+Status Server::Start() {
+  Impl& s = *impl_;
+  ServerOptions& o = s.ctx.options;
+  AS_RETURN_IF_ERROR(CheckBind(o.host, o.security.token));
+  beast::error_code ec;
+  const auto address = asio::ip::make_address(o.host == "localhost" ? "127.0.0.1" : o.host, ec);
+  if (ec) return Error(ErrorCode::kInvalidArgument, "bad listen address " + o.host);
+  s.acceptor.emplace(s.io);
+  const tcp::endpoint endpoint(address, o.port);
+  s.acceptor->open(endpoint.protocol(), ec);
+  if (!ec) s.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor->bind(endpoint, ec);
+  if (!ec) s.acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec)
+    return Error(ErrorCode::kUnavailable,
+                 "cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " + ec.message());
+  s.port = s.acceptor->local_endpoint().port();
+  if (o.security.allowed_origins.empty()) o.security.allowed_origins = SameHostOrigins(s.port);
+  o.ws.max_queue_bytes = std::min(o.ws.max_queue_bytes, o.max_queue_bytes);
+  Impl* impl = impl_.get();
+  // Commits are processed one at a time (a strand), whatever the number of I/O threads.
+  s.hub_strand.emplace(asio::make_strand(s.io));
+  s.ctx.hub = std::make_unique<Hub>(
+      s.ctx.log, [impl](std::function<void()> fn) { asio::post(*impl->hub_strand, std::move(fn)); },
+      o.batch);
+  s.ctx.timeline = std::make_unique<TimelineService>(s.ctx.log);
+  s.ctx.router = std::make_unique<ApiRouter>(s.ctx.agents, s.ctx.log, *s.ctx.timeline,
+                                             s.ctx.metrics, *s.ctx.hub, o.batch);
+  s.Accept();
+  for (int i = 0; i < std::max(1, o.threads); ++i)
+    s.threads.emplace_back([impl] { impl->io.run(); });
+  return Status::Ok();
+}
+
+std::uint16_t Server::port() const { return impl_->port; }
+
+Metrics& Server::metrics() { return impl_->ctx.metrics; }
+
+void Server::Stop() {
+  Impl& s = *impl_;
+  if (s.stopped) return;
+  s.stopped = true;
+  if (s.ctx.hub) s.ctx.hub->Stop();
+  s.io.stop();
+  for (std::thread& t : s.threads) t.join();
+  s.threads.clear();
+  if (s.acceptor) {
+    beast::error_code ignored;
+    s.acceptor->close(ignored);
+  }
+}
+
+}  // namespace agentstream::server

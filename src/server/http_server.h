@@ -1,0 +1,66 @@
+// Server: the daemon's HTTP and WebSocket listener (Beast over Asio, on its own threads).
+// Routes every endpoint of docs/protocol.md: the /v1 JSON API (ApiRouter), the session event
+// log as a Durable Stream (catch-up, long-poll and SSE reads), /ws (WsApp), /healthz, /metrics.
+// Access control (security.h) runs before routing.
+//
+// Lifetime: the AgentManager and the EventLog must outlive the server. Stop the server, then
+// stop the manager's thread, then destroy the server: AgentManager callbacks post into the
+// server's executor and must not run after it is gone.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "runtime/agent_manager.h"
+#include "server/hub.h"
+#include "server/metrics.h"
+#include "server/security.h"
+#include "server/ws_app.h"
+
+namespace agentstream::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 7600;  // 0 picks a free port (see Server::port())
+  // Token and origin allow-list. An empty allow-list means this server's own origins
+  // (SameHostOrigins of the bound port).
+  SecurityOptions security;
+  int threads = 2;                                        // I/O threads
+  std::size_t max_connections = 1024;                     // further connections are closed at once
+  std::size_t max_header_bytes = std::size_t{16} * 1024;  // request line and headers
+  std::size_t max_body_bytes = std::size_t{1} << 20;      // request body (1 MiB)
+  std::chrono::seconds idle_timeout{120};                 // an idle keep-alive connection closes
+  std::chrono::milliseconds long_poll_timeout{30000};     // then 204 No Content
+  std::chrono::milliseconds sse_keepalive{15000};         // SSE comment line while idle
+  std::size_t max_queue_bytes = std::size_t{4} << 20;     // SSE send queue; WebSocket in `ws`
+  BatchLimits batch;                                      // one read / frame of events
+  WsLimits ws;
+};
+
+class Server {
+ public:
+  Server(runtime::AgentManager& agents, EventLog& log, ServerOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds, listens and starts the I/O threads. kInvalidArgument for a non-loopback host without
+  // a token (R-SEC-1) or a bad address; kUnavailable when the address cannot be bound.
+  Status Start();
+  // The bound port (after Start).
+  std::uint16_t port() const;
+  // Stops accepting, closes every connection and joins the I/O threads. Idempotent.
+  void Stop();
+
+  Metrics& metrics();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace agentstream::server

@@ -1,0 +1,74 @@
+#include "server/http_types.h"
+
+namespace agentstream::server {
+
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+bool PercentDecode(std::string_view in, bool plus_is_space, std::string* out) {
+  out->clear();
+  out->reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    char c = in[i];
+    if (c == '%') {
+      if (i + 2 >= in.size()) return false;
+      const int hi = HexValue(in[i + 1]);
+      const int lo = HexValue(in[i + 2]);
+      if (hi < 0 || lo < 0) return false;
+      c = static_cast<char>(hi * 16 + lo);
+      i += 2;
+    } else if (c == '+' && plus_is_space) {
+      c = ' ';
+    }
+    if (c == '\0') return false;
+    out->push_back(c);
+  }
+  return true;
+}
+
+bool ParseTarget(std::string_view target, std::string* path,
+                 std::map<std::string, std::string>* query) {
+  const std::size_t q = target.find('?');
+  const std::string_view raw_path = target.substr(0, q);
+  if (raw_path.empty() || raw_path.front() != '/') return false;
+  if (!PercentDecode(raw_path, /*plus_is_space=*/false, path)) return false;
+  query->clear();
+  if (q == std::string_view::npos) return true;
+  std::string_view rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    const std::size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    if (pair.empty()) continue;
+    const std::size_t eq = pair.find('=');
+    std::string key, value;
+    if (!PercentDecode(pair.substr(0, eq), true, &key)) return false;
+    if (eq != std::string_view::npos && !PercentDecode(pair.substr(eq + 1), true, &value))
+      return false;
+    (*query)[key] = value;
+  }
+  return true;
+}
+
+std::vector<std::string> PathSegments(std::string_view path) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t slash = path.find('/', start);
+    const std::size_t end = slash == std::string_view::npos ? path.size() : slash;
+    if (end > start) out.emplace_back(path.substr(start, end - start));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return out;
+}
+
+}  // namespace agentstream::server

@@ -1,0 +1,43 @@
+// The server's plain view of an HTTP exchange: a parsed request and the response to write.
+// Beast stays in the transport (http_server.cc); routing and handlers work on these values.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace agentstream::server {
+
+struct HttpRequest {
+  std::string method;                        // "GET", "POST", ...
+  std::string path;                          // percent-decoded path, without the query
+  std::map<std::string, std::string> query;  // percent-decoded; the last value of a repeated key
+  std::string origin;                        // the Origin header, empty when absent
+  std::string authorization;                 // the Authorization header, empty when absent
+  std::string host;                          // the Host header
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;  // extra headers
+  std::string body;
+};
+
+// Splits "/a/b?x=1&y=%20" into a decoded path and query map. False on a malformed
+// percent-escape, a NUL byte, or a path that does not start with '/'.
+bool ParseTarget(std::string_view target, std::string* path,
+                 std::map<std::string, std::string>* query);
+
+// Decodes %XX escapes (and '+' as space when `plus_is_space`). False on a malformed escape or
+// a decoded NUL.
+bool PercentDecode(std::string_view in, bool plus_is_space, std::string* out);
+
+// Splits "/v1/agents/x/events" into {"v1","agents","x","events"} (empty segments dropped).
+std::vector<std::string> PathSegments(std::string_view path);
+
+}  // namespace agentstream::server

@@ -1,0 +1,140 @@
+#include "server/hub.h"
+
+#include <utility>
+#include <vector>
+
+#include "core/event_codec.h"
+
+namespace agentstream::server {
+
+Result<std::shared_ptr<const EventBatch>> ReadBatch(EventLog& log, const SessionId& session,
+                                                    Epoch epoch, Seq from,
+                                                    const BatchLimits& limits, bool* has_newer) {
+  ReadRequest request;
+  request.session = session;
+  request.epoch = epoch;
+  request.direction = ReadDirection::kForward;
+  request.from = from;
+  request.max_items = limits.max_events;
+  request.max_bytes = limits.max_bytes;
+  AS_ASSIGN_OR_RETURN(ReadResult read, log.Read(request));
+  auto batch = std::make_shared<EventBatch>();
+  batch->session = session;
+  batch->epoch = epoch;
+  batch->count = read.events.size();
+  std::string json = "[";
+  for (const EventRecord& record : read.events) {
+    if (json.size() > 1) json += ',';
+    json += EncodeEnvelope(record);
+  }
+  json += ']';
+  if (!read.events.empty()) {
+    batch->first = read.events.front().seq;
+    batch->last = read.events.back().seq;
+  }
+  batch->json = std::make_shared<const std::string>(std::move(json));
+  if (has_newer != nullptr) *has_newer = read.has_newer;
+  return std::shared_ptr<const EventBatch>(std::move(batch));
+}
+
+Hub::Token& Hub::Token::operator=(Token&& o) noexcept {
+  if (this != &o) {
+    Reset();
+    hub_ = std::exchange(o.hub_, nullptr);
+    session_ = std::move(o.session_);
+    id_ = o.id_;
+  }
+  return *this;
+}
+
+void Hub::Token::Reset() {
+  if (hub_ != nullptr) hub_->Remove(session_, id_);
+  hub_ = nullptr;
+}
+
+Hub::Hub(EventLog& log, Poster post, BatchLimits limits)
+    : log_(log), post_(std::move(post)), limits_(limits) {
+  commits_ = log_.SubscribeCommits([this](const CommitNotice& notice) {
+    // On the log's thread: hand the notice over and return at once.
+    post_([this, notice] { OnCommit(notice); });
+  });
+}
+
+Hub::~Hub() { Stop(); }
+
+void Hub::Stop() { commits_.Reset(); }
+
+Hub::Token Hub::Subscribe(const SessionId& session, BatchCallback on_batch) {
+  std::lock_guard lock(mu_);
+  auto [it, created] = sessions_.try_emplace(session);
+  if (created) {
+    // Broadcast from the current tail on; anything earlier is the subscriber's own catch-up.
+    auto tail = log_.Tail(session);
+    it->second.epoch = tail.ok() ? tail->epoch : Epoch(1);
+    it->second.next = tail.ok() ? tail->seq.next() : Seq(1);
+  }
+  const std::uint64_t id = next_id_++;
+  it->second.subscribers.emplace(id, std::make_shared<BatchCallback>(std::move(on_batch)));
+  ++stats_.subscribers;
+  return Token(this, session, id);
+}
+
+void Hub::Remove(const SessionId& session, std::uint64_t id) {
+  std::lock_guard lock(mu_);
+  auto it = sessions_.find(session);
+  if (it == sessions_.end()) return;
+  if (it->second.subscribers.erase(id) > 0) --stats_.subscribers;
+  if (it->second.subscribers.empty()) sessions_.erase(it);
+}
+
+HubStats Hub::Stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void Hub::OnCommit(const CommitNotice& notice) {
+  Epoch epoch;
+  Seq next;
+  {
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(notice.session);
+    if (it == sessions_.end()) return;  // nobody listens: read nothing
+    epoch = it->second.epoch;
+    next = it->second.next;
+  }
+  std::vector<std::shared_ptr<const EventBatch>> batches;
+  if (notice.epoch != epoch) {
+    // History was replaced (rewind): tell subscribers, who re-read what they need.
+    auto marker = std::make_shared<EventBatch>();
+    marker->session = notice.session;
+    marker->epoch = notice.epoch;
+    marker->json = std::make_shared<const std::string>("[]");
+    batches.push_back(std::move(marker));
+    epoch = notice.epoch;
+    next = notice.tail.next();
+  }
+  while (next <= notice.tail) {
+    bool has_newer = false;
+    auto batch = ReadBatch(log_, notice.session, epoch, next, limits_, &has_newer);
+    if (!batch.ok() || (*batch)->count == 0) break;  // subscribers repair from the log
+    next = (*batch)->last.next();
+    batches.push_back(std::move(*batch));
+  }
+  std::vector<std::shared_ptr<BatchCallback>> targets;
+  {
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(notice.session);
+    if (it == sessions_.end()) return;
+    if (it->second.epoch != epoch || it->second.next < next) {
+      it->second.epoch = epoch;
+      it->second.next = next;
+    }
+    for (const auto& [id, cb] : it->second.subscribers) targets.push_back(cb);
+    stats_.batches += batches.size();
+    stats_.deliveries += batches.size() * targets.size();
+  }
+  for (const auto& batch : batches)
+    for (const auto& cb : targets) (*cb)(batch);
+}
+
+}  // namespace agentstream::server

@@ -1,0 +1,58 @@
+// Internal to src/server: what the HTTP and WebSocket connections share. Includes Beast; only
+// http_server.cc and ws_connection.cc include it.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "server/api_router.h"
+#include "server/http_server.h"
+#include "server/timeline_service.h"
+
+namespace agentstream::server::internal {
+
+// Everything a connection needs; owned by Server::Impl, outlives every connection's handlers.
+struct ServerContext {
+  runtime::AgentManager& agents;
+  EventLog& log;
+  ServerOptions options;
+  Metrics metrics;
+  std::unique_ptr<Hub> hub;
+  std::unique_ptr<TimelineService> timeline;
+  std::unique_ptr<ApiRouter> router;
+};
+
+// One outgoing frame: head + *shared + tail, so a batch encoded once is never copied.
+struct Frame {
+  std::string head;
+  std::shared_ptr<const std::string> shared;
+  std::string tail;
+  std::size_t size() const { return head.size() + (shared ? shared->size() : 0) + tail.size(); }
+};
+
+// A bounded queue of frames waiting for the socket; `bytes` counts every queued frame,
+// including the one being written.
+struct FrameQueue {
+  std::deque<Frame> frames;
+  std::size_t bytes = 0;
+  bool writing = false;
+  void Push(Frame f) {
+    bytes += f.size();
+    frames.push_back(std::move(f));
+  }
+  void PopFront() {
+    bytes -= frames.front().size();
+    frames.pop_front();
+  }
+};
+
+// Takes over an upgraded connection and runs the WebSocket app protocol on it.
+void StartWebSocket(ServerContext& ctx, boost::beast::tcp_stream stream,
+                    const boost::beast::http::request<boost::beast::http::string_body>& request);
+
+}  // namespace agentstream::server::internal

@@ -1,0 +1,269 @@
+// The HTTP surface over real sockets: agents, messages, timeline pages, the events endpoint as a
+// Durable Stream (catch-up, long-poll, SSE), access control.
+#include <set>
+
+#include "server/server_test_fixture.h"
+
+namespace agentstream::server::testing {
+namespace {
+
+// Seqs dense from `first` with no duplicate.
+void ExpectDense(const std::vector<std::uint64_t>& seqs, std::uint64_t first = 1) {
+  for (std::size_t i = 0; i < seqs.size(); ++i) ASSERT_EQ(seqs[i], first + i) << "at " << i;
+}
+
+class HttpTest : public ServerFixture {
+ protected:
+  void Configure(ServerOptions& o) override { o.long_poll_timeout = 300ms; }
+};
+
+TEST_F(HttpTest, CreateSendPageAndReadEvents) {
+  const std::string id = CreateAgent();
+  ASSERT_FALSE(id.empty());
+  json::value reply = Call("POST", "/v1/agents/" + id + "/messages",
+                           R"({"text":"hello there","clientMessageId":"c1"})");
+  EXPECT_EQ(reply.at("accepted"), true);
+  EXPECT_EQ(reply.at("outcome"), "accepted");
+  EXPECT_TRUE(reply.at("turnId").is_string());
+  ASSERT_TRUE(WaitIdle(id));
+
+  json::value page = Call("GET", "/v1/agents/" + id + "/timeline?direction=tail&limit=50");
+  const json::array& items = page.at("items").as_array();
+  ASSERT_FALSE(items.empty());
+  EXPECT_EQ(items[0].at("kind"), "user_message");
+  EXPECT_EQ(items[0].at("text"), "hello there");
+  bool assistant = false;
+  for (const auto& item : items) assistant |= item.at("kind") == "assistant_message";
+  EXPECT_TRUE(assistant);
+  EXPECT_EQ(page.at("hasNewer"), false);
+
+  json::array events = AllEvents(id);
+  std::vector<std::uint64_t> seqs;
+  for (const auto& e : events) seqs.push_back(SeqOf(e));
+  ExpectDense(seqs);
+  EXPECT_EQ(Kind(events.front()), "session.created");
+  json::value snapshot = Snapshot(id);
+  EXPECT_EQ(snapshot.at("cursor"), json::value("1:" + std::to_string(seqs.back())));
+
+  TestResponse res = HttpCall(port_, "GET", "/v1/agents/" + id + "/events?offset=now");
+  EXPECT_EQ(res.body, "[]");
+  EXPECT_EQ(res.Header("stream-next-offset"), "1:" + std::to_string(seqs.back()));
+  EXPECT_EQ(res.Header("stream-up-to-date"), "true");
+
+  // Paging before the newest items reaches the first one.
+  json::value older = Call("GET", "/v1/agents/" + id + "/timeline?direction=before&cursor=" +
+                                      std::string(page.at("endCursor").as_string()) + "&limit=1");
+  EXPECT_EQ(older.at("items").as_array().size(), 1u);
+  Call("GET", "/v1/agents/" + id + "/timeline?direction=sideways", "", 400);
+  Call("GET", "/v1/agents/nope/events?offset=-1", "", 404);
+  Call("GET", "/v1/agents/" + id + "/events?offset=9:9:9", "", 400);
+}
+
+TEST_F(HttpTest, ResendWithTheSameClientMessageIdIsRecordedOnce) {
+  const std::string id = CreateAgent();
+  const std::string body = R"({"text":"once","clientMessageId":"same"})";
+  json::value first = Call("POST", "/v1/agents/" + id + "/messages", body);
+  EXPECT_EQ(first.at("accepted"), true);
+  json::value second = Call("POST", "/v1/agents/" + id + "/messages", body);
+  EXPECT_EQ(second.at("outcome"), "duplicate");
+  EXPECT_EQ(second.at("turnId"), first.at("turnId"));
+  ASSERT_TRUE(WaitIdle(id));
+  int user_messages = 0;
+  for (const auto& e : AllEvents(id)) user_messages += Kind(e) == "user.message";
+  EXPECT_EQ(user_messages, 1);
+  Call("POST", "/v1/agents/" + id + "/messages", R"({"text":"no id"})", 400);
+  Call("POST", "/v1/agents/" + id + "/messages", "{not json", 400);
+}
+
+TEST_F(HttpTest, EventsResumeFromOffsetsWithoutGapOrDuplicateWhileStreaming) {
+  const std::string id = CreateAgent();
+  std::atomic<bool> sent{false};
+  std::thread sender([&] {
+    for (int i = 0; i < 3; ++i) {
+      HttpCall(port_, "POST", "/v1/agents/" + id + "/messages",
+               R"({"text":"turn )" + std::to_string(i) + R"(","clientMessageId":"r)" +
+                   std::to_string(i) + R"(","whileRunning":"queue"})");
+    }
+    sent = true;
+  });
+  std::vector<std::uint64_t> seqs;
+  std::string offset = "-1";
+  bool idle_seen = false;
+  for (int i = 0; i < 5000 && !idle_seen; ++i) {
+    TestResponse res = HttpCall(port_, "GET", "/v1/agents/" + id + "/events?offset=" + offset);
+    ASSERT_EQ(res.status, 200);
+    for (auto& e : ArrayOf(res.body)) seqs.push_back(SeqOf(e));
+    offset = res.Header("stream-next-offset");
+    if (sent && res.Header("stream-up-to-date") == "true") {
+      json::value s = Snapshot(id);
+      idle_seen = s.at("status") == "idle" && s.at("queue").as_array().empty() &&
+                  s.at("cursor") == json::value(offset);
+    }
+  }
+  sender.join();
+  ASSERT_TRUE(idle_seen);
+  ExpectDense(seqs);
+  EXPECT_EQ(seqs.size(), AllEvents(id).size());
+}
+
+TEST_F(HttpTest, LongPollWakesOnCommitAndTimesOutWith204) {
+  const std::string id = CreateAgent();
+  const std::string tail = std::string(Snapshot(id).at("cursor").as_string());
+  TestResponse idle =
+      HttpCall(port_, "GET", "/v1/agents/" + id + "/events?offset=now&live=long-poll");
+  EXPECT_EQ(idle.status, 204);
+  EXPECT_EQ(idle.Header("stream-next-offset"), tail);
+  EXPECT_EQ(idle.Header("stream-up-to-date"), "true");
+  EXPECT_FALSE(idle.Header("stream-cursor").empty());
+
+  auto waiting = std::async(std::launch::async, [&] {
+    return HttpCall(port_, "GET", "/v1/agents/" + id + "/events?offset=" + tail + "&live=long-poll",
+                    "", {}, 10s);
+  });
+  // The long-poll is parked; a prompt commits events that wake it (retry: the poll may time
+  // out before the prompt commits, then a 204 is also correct and we poll again).
+  HttpCall(port_, "POST", "/v1/agents/" + id + "/messages",
+           R"({"text":"wake up","clientMessageId":"w1"})");
+  TestResponse woke = waiting.get();
+  if (woke.status == 204) {
+    woke =
+        HttpCall(port_, "GET", "/v1/agents/" + id + "/events?offset=" + tail + "&live=long-poll");
+  }
+  ASSERT_EQ(woke.status, 200);
+  json::value events = ParseOrNull(woke.body);
+  ASSERT_FALSE(events.as_array().empty());
+  Cursor first;
+  ASSERT_TRUE(ParseCursor(tail, &first));
+  EXPECT_EQ(SeqOf(events.as_array()[0]), first.seq.value() + 1);
+}
+
+TEST_F(HttpTest, SseDeliversHistoryThenLiveEvents) {
+  const std::string id = CreateAgent();
+  SseClient sse;
+  ASSERT_EQ(sse.Open(port_, "/v1/agents/" + id + "/events?offset=-1&live=sse"), 200);
+  std::vector<std::uint64_t> seqs;
+  bool up_to_date = false;
+  while (!up_to_date) {
+    auto event = sse.Next();
+    ASSERT_TRUE(event.has_value());
+    if (event->event == "data") {
+      for (auto& e : ArrayOf(event->data)) seqs.push_back(SeqOf(e));
+    } else {
+      ASSERT_EQ(event->event, "control");
+      up_to_date = ParseOrNull(event->data).at("upToDate") == true;
+    }
+  }
+  HttpCall(port_, "POST", "/v1/agents/" + id + "/messages",
+           R"({"text":"live please","clientMessageId":"s1"})");
+  bool completed = false;
+  std::string last_offset;
+  while (!completed) {
+    auto event = sse.Next();
+    ASSERT_TRUE(event.has_value());
+    if (event->event == "data") {
+      for (auto& e : ArrayOf(event->data)) {
+        seqs.push_back(SeqOf(e));
+        completed |= Kind(e) == "turn.completed";
+      }
+    } else {
+      last_offset = std::string(ParseOrNull(event->data).at("streamNextOffset").as_string());
+    }
+  }
+  ExpectDense(seqs);
+  auto control = sse.Next();
+  ASSERT_TRUE(control.has_value());
+  EXPECT_EQ(control->event, "control");
+  EXPECT_EQ(ParseOrNull(control->data).at("streamNextOffset"),
+            json::value("1:" + std::to_string(seqs.back())));
+}
+
+TEST_F(HttpTest, QueueInterruptAndSteerWhileRunning) {
+  const std::string id = CreateAgent();
+  const std::string messages = "/v1/agents/" + id + "/messages";
+  json::value first = Call("POST", messages, R"({"text":"first","clientMessageId":"q1"})");
+  ASSERT_EQ(first.at("accepted"), true);
+  json::value queued =
+      Call("POST", messages, R"({"text":"second","clientMessageId":"q2","whileRunning":"queue"})");
+  // The first turn may already have finished on a fast machine; then the second starts at once.
+  EXPECT_TRUE(queued.at("outcome") == "queued" || queued.at("outcome") == "accepted");
+  ASSERT_TRUE(WaitIdle(id));
+
+  json::value third = Call("POST", messages, R"({"text":"third","clientMessageId":"q3"})");
+  ASSERT_EQ(third.at("accepted"), true);
+  Call("POST", "/v1/agents/" + id + "/interrupt", "{}");
+  json::value steer =
+      Call("POST", messages, R"({"text":"fourth","clientMessageId":"q4","whileRunning":"steer"})");
+  EXPECT_EQ(steer.at("accepted"), true);
+  ASSERT_TRUE(WaitIdle(id));
+
+  std::set<std::string> prompts;
+  int terminals = 0, starts = 0;
+  for (const auto& e : AllEvents(id)) {
+    const std::string kind = Kind(e);
+    if (kind == "user.message") prompts.insert(std::string(e.at("payload").at("text").as_string()));
+    starts += kind == "turn.started";
+    terminals += kind == "turn.completed" || kind == "turn.canceled" || kind == "turn.failed";
+  }
+  EXPECT_EQ(prompts, (std::set<std::string>{"first", "second", "third", "fourth"}));
+  EXPECT_EQ(starts, 4);
+  EXPECT_EQ(terminals, 4);
+}
+
+TEST_F(HttpTest, HealthMetricsAndUnknownRoutes) {
+  EXPECT_EQ(Call("GET", "/healthz").at("status"), "ok");
+  TestResponse metrics = HttpCall(port_, "GET", "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("agentstream_connections_open"), std::string::npos);
+  EXPECT_NE(metrics.body.find("agentstream_http_requests_total{route=\"/healthz\",status=\"200\"}"),
+            std::string::npos);
+  EXPECT_NE(metrics.body.find("agentstream_log_events_total"), std::string::npos);
+  json::value error = Call("GET", "/v2/nothing", "", 404);
+  EXPECT_EQ(error.at("error").at("code"), "not_found");
+  // A body over the limit is refused before it is parsed.
+  // The server answers 413 and closes; a client still writing the body may see the reset
+  // before the answer, so "no response" is accepted too. Either way nothing was created.
+  TestResponse big = HttpCall(port_, "POST", "/v1/agents", std::string(2 << 20, 'x'));
+  EXPECT_TRUE(big.status == 413 || big.status == 0) << big.status;
+  EXPECT_EQ(Call("GET", "/v1/agents", "", 200).at("agents").as_array().size(), 0u);
+}
+
+class TokenTest : public ServerFixture {
+ protected:
+  void Configure(ServerOptions& o) override {
+    o.host = "0.0.0.0";
+    o.security.token = "t0ken";
+  }
+};
+
+TEST_F(TokenTest, ATokenIsRequiredAndAnyOtherBindWithoutOneIsRefused) {
+  EXPECT_EQ(HttpCall(port_, "GET", "/v1/agents").status, 401);
+  EXPECT_EQ(HttpCall(port_, "GET", "/v1/agents", "", {{"Authorization", "Bearer wrong"}}).status,
+            401);
+  EXPECT_EQ(HttpCall(port_, "GET", "/v1/agents", "", {{"Authorization", "Bearer t0ken"}}).status,
+            200);
+  EXPECT_EQ(HttpCall(port_, "GET", "/v1/agents?token=t0ken").status, 200);
+  WsClient ws;
+  EXPECT_EQ(ws.Connect(port_, "/ws"), 401);
+  WsClient ws_ok;
+  EXPECT_EQ(ws_ok.Connect(port_, "/ws?token=t0ken"), 101);
+
+  ServerOptions open;
+  open.host = "0.0.0.0";
+  open.port = 0;
+  Server refused(*manager_, log_, open);
+  EXPECT_EQ(refused.Start().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST_F(HttpTest, CrossOriginRequestsAndWebSocketsAreRefused) {
+  const std::string own = "http://127.0.0.1:" + std::to_string(port_);
+  EXPECT_EQ(HttpCall(port_, "GET", "/v1/agents", "", {{"Origin", "http://evil.example"}}).status,
+            403);
+  EXPECT_EQ(HttpCall(port_, "GET", "/v1/agents", "", {{"Origin", own}}).status, 200);
+  WsClient evil;
+  EXPECT_EQ(evil.Connect(port_, "/ws", {{"Origin", "http://evil.example"}}), 403);
+  WsClient same;
+  EXPECT_EQ(same.Connect(port_, "/ws", {{"Origin", own}}), 101);
+}
+
+}  // namespace
+}  // namespace agentstream::server::testing

@@ -1,0 +1,232 @@
+#include "server/test_client.h"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/websocket/stream.hpp>
+#include <cctype>
+
+namespace agentstream::server::testing {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// Runs `io` until `done` or the deadline; false on timeout.
+bool RunUntil(asio::io_context& io, const bool& done, milliseconds timeout) {
+  io.restart();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done && std::chrono::steady_clock::now() < deadline)
+    io.run_one_for(std::chrono::milliseconds(20));
+  return done;
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+tcp::endpoint Local(std::uint16_t port) {
+  return tcp::endpoint(asio::ip::make_address("127.0.0.1"), port);
+}
+
+}  // namespace
+
+TestResponse HttpCall(std::uint16_t port, const std::string& method, const std::string& target,
+                      const std::string& body, const std::map<std::string, std::string>& headers,
+                      milliseconds timeout) {
+  asio::io_context io;
+  beast::tcp_stream stream(io);
+  TestResponse out;
+  beast::error_code ec;
+  stream.socket().connect(Local(port), ec);
+  if (ec) return out;
+  http::request<http::string_body> req(http::string_to_verb(method), target, 11);
+  req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
+  for (const auto& [k, v] : headers) req.set(k, v);
+  if (!body.empty()) req.set(http::field::content_type, "application/json");
+  req.body() = body;
+  req.prepare_payload();
+  bool done = false;
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(64 << 20);
+  http::async_write(stream, req, [&](beast::error_code e, std::size_t) {
+    if (e) {
+      done = true;
+      return;
+    }
+    http::async_read(stream, buffer, parser, [&](beast::error_code e2, std::size_t) {
+      if (!e2) {
+        auto& res = parser.get();
+        out.status = static_cast<int>(res.result_int());
+        for (const auto& field : res)
+          out.headers[Lower(std::string(field.name_string()))] = std::string(field.value());
+        out.body = res.body();
+      }
+      done = true;
+    });
+  });
+  RunUntil(io, done, timeout);
+  return out;
+}
+
+struct SseClient::Impl {
+  asio::io_context io;
+  tcp::socket socket{io};
+  std::string data;
+  bool eof = false;
+  bool headers_done = false;
+  int status = 0;
+
+  // Reads more bytes; false on timeout.
+  bool ReadMore(milliseconds timeout) {
+    bool done = false;
+    auto buf = std::make_shared<std::array<char, 8192>>();
+    socket.async_read_some(asio::buffer(*buf), [&, buf](beast::error_code ec, std::size_t n) {
+      if (ec) eof = true;
+      data.append(buf->data(), n);
+      done = true;
+    });
+    if (!RunUntil(io, done, timeout)) {
+      socket.cancel();
+      bool cancelled = false;
+      asio::post(io, [&] { cancelled = true; });
+      RunUntil(io, cancelled, milliseconds(1000));
+      return false;
+    }
+    return true;
+  }
+};
+
+SseClient::SseClient() : impl_(std::make_unique<Impl>()) {}
+SseClient::~SseClient() = default;
+
+int SseClient::Open(std::uint16_t port, const std::string& target) {
+  beast::error_code ec;
+  impl_->socket.connect(Local(port), ec);
+  if (ec) return 0;
+  const std::string req =
+      "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n";
+  asio::write(impl_->socket, asio::buffer(req), ec);
+  if (ec) return 0;
+  while (impl_->data.find("\r\n\r\n") == std::string::npos) {
+    if (impl_->eof || !impl_->ReadMore(milliseconds(10000))) return 0;
+  }
+  const std::size_t end = impl_->data.find("\r\n\r\n");
+  const std::string head = impl_->data.substr(0, end);
+  impl_->data.erase(0, end + 4);
+  impl_->status = std::atoi(head.substr(9, 3).c_str());
+  return impl_->status;
+}
+
+std::optional<SseEvent> SseClient::Next(milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const std::size_t end = impl_->data.find("\n\n");
+    if (end != std::string::npos) {
+      const std::string block = impl_->data.substr(0, end);
+      impl_->data.erase(0, end + 2);
+      SseEvent event;
+      std::size_t pos = 0;
+      bool any = false;
+      while (pos <= block.size()) {
+        std::size_t nl = block.find('\n', pos);
+        if (nl == std::string::npos) nl = block.size();
+        const std::string line = block.substr(pos, nl - pos);
+        if (line.rfind("event: ", 0) == 0) event.event = line.substr(7), any = true;
+        if (line.rfind("data: ", 0) == 0) event.data += line.substr(6), any = true;
+        pos = nl + 1;
+      }
+      if (any) return event;
+      continue;  // a comment (keep-alive)
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (impl_->eof || now >= deadline) return std::nullopt;
+    if (!impl_->ReadMore(std::chrono::duration_cast<milliseconds>(deadline - now)))
+      return std::nullopt;
+  }
+}
+
+bool SseClient::Closed(milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!impl_->eof) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    impl_->ReadMore(std::chrono::duration_cast<milliseconds>(deadline - now));
+  }
+  return true;
+}
+
+struct WsClient::Impl {
+  asio::io_context io;
+  websocket::stream<beast::tcp_stream> ws{io};
+  beast::flat_buffer buffer;
+  std::string close_reason;
+  bool closed = false;
+};
+
+WsClient::WsClient() : impl_(std::make_unique<Impl>()) {}
+WsClient::~WsClient() = default;
+
+int WsClient::Connect(std::uint16_t port, const std::string& target,
+                      const std::map<std::string, std::string>& headers) {
+  beast::error_code ec;
+  beast::get_lowest_layer(impl_->ws).socket().connect(Local(port), ec);
+  if (ec) return 0;
+  impl_->ws.set_option(websocket::stream_base::decorator([headers](websocket::request_type& req) {
+    for (const auto& [k, v] : headers) req.set(k, v);
+  }));
+  websocket::response_type res;
+  impl_->ws.read_message_max(64 << 20);
+  impl_->ws.handshake(res, "127.0.0.1:" + std::to_string(port), target, ec);
+  return static_cast<int>(res.result_int());
+}
+
+bool WsClient::Send(const std::string& text) {
+  beast::error_code ec;
+  impl_->ws.text(true);
+  impl_->ws.write(asio::buffer(text), ec);
+  return !ec;
+}
+
+std::optional<std::string> WsClient::Read(milliseconds timeout) {
+  if (impl_->closed) return std::nullopt;
+  bool done = false;
+  beast::error_code result;
+  impl_->ws.async_read(impl_->buffer, [&](beast::error_code ec, std::size_t) {
+    result = ec;
+    done = true;
+  });
+  if (!RunUntil(impl_->io, done, timeout)) {
+    impl_->closed = true;  // a cancelled read leaves the stream unusable
+    beast::get_lowest_layer(impl_->ws).socket().close();
+    RunUntil(impl_->io, done, milliseconds(1000));
+    return std::nullopt;
+  }
+  if (result) {
+    impl_->closed = true;
+    impl_->close_reason = std::string(impl_->ws.reason().reason.c_str());
+    return std::nullopt;
+  }
+  std::string text = beast::buffers_to_string(impl_->buffer.data());
+  impl_->buffer.consume(impl_->buffer.size());
+  return text;
+}
+
+const std::string& WsClient::close_reason() const { return impl_->close_reason; }
+bool WsClient::closed() const { return impl_->closed; }
+
+}  // namespace agentstream::server::testing

@@ -1,0 +1,286 @@
+#include "server/ws_app.h"
+
+#include <boost/json/serialize.hpp>
+#include <utility>
+
+#include "api/api_json.h"
+#include "server/api_router.h"
+
+namespace agentstream::server {
+
+namespace json = boost::json;
+
+namespace {
+
+std::string StringOr(const json::object& msg, std::string_view name, std::string fallback = "") {
+  const json::value* v = msg.if_contains(name);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::move(fallback);
+}
+
+Result<SessionId> AgentOf(const json::object& msg) {
+  const std::string agent = StringOr(msg, "agent");
+  if (agent.empty()) return Error(ErrorCode::kInvalidArgument, "agent is missing");
+  return SessionId(agent);
+}
+
+std::string_view NoticeType(runtime::AgentNotice::Kind kind) {
+  switch (kind) {
+    case runtime::AgentNotice::Kind::kCreated:
+      return "agent.created";
+    case runtime::AgentNotice::Kind::kDisposed:
+      return "agent.disposed";
+    case runtime::AgentNotice::Kind::kStatus:
+      return "agent.status";
+    case runtime::AgentNotice::Kind::kError:
+      return "agent.error";
+    case runtime::AgentNotice::Kind::kQueued:
+      return "agent.queued";
+  }
+  return "agent.status";
+}
+
+}  // namespace
+
+WsApp::WsApp(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline, Hub& hub,
+             Metrics& metrics, WsOutput& out, Poster post, WsLimits limits)
+    : agents_(agents),
+      log_(log),
+      timeline_(timeline),
+      hub_(hub),
+      metrics_(metrics),
+      out_(out),
+      post_(std::move(post)),
+      limits_(limits) {}
+
+void WsApp::Start() {
+  std::weak_ptr<WsApp> weak = weak_from_this();
+  Poster post = post_;
+  notices_ = agents_.WatchNotices([weak, post](const runtime::AgentNotice& notice) {
+    // On the manager's thread: encode there, deliver on the strand.
+    json::object msg{{"type", NoticeType(notice.kind)},
+                     {"agent", api::AgentSnapshotToJson(notice.agent)}};
+    if (!notice.message.empty()) msg["message"] = notice.message;
+    auto text = std::make_shared<const std::string>(json::serialize(msg));
+    post([weak, text] {
+      if (auto self = weak.lock(); self && !self->closed_) self->out_.Send("", text, "");
+    });
+  });
+}
+
+void WsApp::Shutdown() {
+  closed_ = true;
+  subs_.clear();
+  notices_.Reset();
+}
+
+void WsApp::SendJson(const json::object& msg) {
+  if (closed_) return;
+  auto text = std::make_shared<const std::string>(json::serialize(msg));
+  out_.Send("", std::move(text), "");
+}
+
+void WsApp::SendError(const std::string& id, const Status& status) {
+  json::object msg = api::ErrorToJson(status);
+  msg["type"] = "error";
+  if (!id.empty()) msg["id"] = id;
+  SendJson(msg);
+}
+
+void WsApp::SendOk(const std::string& id) {
+  json::object msg{{"type", "ok"}};
+  if (!id.empty()) msg["id"] = id;
+  SendJson(msg);
+}
+
+template <class T>
+std::function<void(Result<T>)> WsApp::OnStrand(std::function<void(WsApp&, Result<T>)> fn) {
+  return [self = shared_from_this(), fn = std::move(fn)](Result<T> result) {
+    auto shared = std::make_shared<Result<T>>(std::move(result));
+    self->post_([self, fn, shared] {
+      if (!self->closed_) fn(*self, std::move(*shared));
+    });
+  };
+}
+
+std::function<void(Status)> WsApp::OkOnStrand(std::string id) {
+  return [self = shared_from_this(), id = std::move(id)](const Status& status) {
+    self->post_([self, id, status] {
+      if (self->closed_) return;
+      if (status.ok()) {
+        self->SendOk(id);
+      } else {
+        self->SendError(id, status);
+      }
+    });
+  };
+}
+
+std::function<void(Result<runtime::AgentSnapshot>)> WsApp::AgentOnStrand(std::string id) {
+  return OnStrand<runtime::AgentSnapshot>([id](WsApp& self, Result<runtime::AgentSnapshot> r) {
+    if (!r.ok()) return self.SendError(id, r.status());
+    self.SendJson(
+        json::object{{"type", "agent"}, {"id", id}, {"agent", api::AgentSnapshotToJson(*r)}});
+  });
+}
+
+void WsApp::OnMessage(std::string_view text) {
+  if (closed_) return;
+  auto parsed = api::ParseJson(text, limits_.max_message_bytes);
+  if (!parsed.ok()) return SendError("", parsed.status());
+  if (!parsed->is_object())
+    return SendError("", Error(ErrorCode::kInvalidArgument, "a message must be a JSON object"));
+  const json::object& msg = parsed->get_object();
+  const std::string id = StringOr(msg, "id");
+  static const std::map<std::string, Handler, std::less<>> kHandlers = {
+      {"hello", &WsApp::Hello},
+      {"agents.list", &WsApp::AgentsList},
+      {"agents.create", &WsApp::AgentsCreate},
+      {"agents.close", &WsApp::AgentsClose},
+      {"send", &WsApp::SendPrompt},
+      {"interrupt", &WsApp::Interrupt},
+      {"permission.reply", &WsApp::PermissionReply},
+      {"mode.set", &WsApp::ModeSet},
+      {"model.set", &WsApp::ModelSet},
+      {"timeline.fetch", &WsApp::TimelineFetch},
+      {"subscribe", &WsApp::Subscribe},
+      {"unsubscribe", &WsApp::Unsubscribe},
+      {"heartbeat", &WsApp::Heartbeat},
+      {"fork", &WsApp::ForkOrRewind},
+      {"rewind", &WsApp::ForkOrRewind},
+  };
+  const auto it = kHandlers.find(StringOr(msg, "type"));
+  if (it == kHandlers.end())
+    return SendError(id, Error(ErrorCode::kInvalidArgument,
+                               "unknown message type \"" + StringOr(msg, "type") + "\""));
+  (this->*(it->second))(msg, id);
+}
+
+void WsApp::Hello(const json::object&, const std::string& id) {
+  json::object features{{"selectiveAgentTimeline", true},
+                        {"resumeCursor", true},
+                        {"epochReset", true},
+                        {"fork", true},
+                        {"rewind", true},
+                        {"queue", true}};
+  json::object limits{{"maxMessageBytes", limits_.max_message_bytes},
+                      {"maxQueueBytes", limits_.max_queue_bytes},
+                      {"maxFrameEvents", limits_.batch.max_events},
+                      {"maxFramePayloadBytes", limits_.batch.max_bytes},
+                      {"unsubscribeGraceMs", limits_.unsubscribe_grace.count()},
+                      {"maxSubscriptions", limits_.max_subscriptions}};
+  json::object msg{{"type", "server_info"},
+                   {"server", "agentstream"},
+                   {"version", "0.1.0"},
+                   {"features", std::move(features)},
+                   {"limits", std::move(limits)}};
+  if (!id.empty()) msg["id"] = id;
+  SendJson(msg);
+}
+
+void WsApp::AgentsList(const json::object& msg, const std::string& id) {
+  const json::value* closed = msg.if_contains("includeClosed");
+  const bool include_closed = closed != nullptr && closed->is_bool() && closed->get_bool();
+  agents_.List(include_closed,
+               OnStrand<std::vector<runtime::AgentSnapshot>>(
+                   [id](WsApp& self, Result<std::vector<runtime::AgentSnapshot>> r) {
+                     if (!r.ok()) return self.SendError(id, r.status());
+                     json::array list;
+                     for (const auto& s : *r) list.push_back(api::AgentSnapshotToJson(s));
+                     self.SendJson(json::object{{"type", "agents"}, {"id", id}, {"agents", list}});
+                   }));
+}
+
+void WsApp::AgentsCreate(const json::object& msg, const std::string& id) {
+  const json::value* config = msg.if_contains("agent");
+  auto parsed = api::AgentConfigFromJson(config != nullptr ? *config : json::value(msg));
+  if (!parsed.ok()) return SendError(id, parsed.status());
+  agents_.Create(std::move(*parsed), AgentOnStrand(id));
+}
+
+void WsApp::AgentsClose(const json::object& msg, const std::string& id) {
+  auto agent = AgentOf(msg);
+  if (!agent.ok()) return SendError(id, agent.status());
+  agents_.Close(*agent, OkOnStrand(id));
+}
+
+void WsApp::SendPrompt(const json::object& msg, const std::string& id) {
+  auto agent = AgentOf(msg);
+  if (!agent.ok()) return SendError(id, agent.status());
+  auto request = api::SendRequestFromJson(msg);
+  if (!request.ok()) return SendError(id, request.status());
+  agents_.Send(
+      *agent, std::move(*request),
+      OnStrand<runtime::SendReply>([id, agent = *agent](WsApp& self, Result<runtime::SendReply> r) {
+        if (!r.ok()) return self.SendError(id, r.status());
+        json::object reply = api::SendReplyToJson(*r);
+        reply["type"] = "send.reply";
+        reply["id"] = id;
+        reply["agent"] = agent.str();
+        self.SendJson(reply);
+      }));
+}
+
+void WsApp::Interrupt(const json::object& msg, const std::string& id) {
+  auto agent = AgentOf(msg);
+  if (!agent.ok()) return SendError(id, agent.status());
+  agents_.Interrupt(*agent, OkOnStrand(id));
+}
+
+void WsApp::PermissionReply(const json::object& msg, const std::string& id) {
+  auto agent = AgentOf(msg);
+  if (!agent.ok()) return SendError(id, agent.status());
+  auto reply = api::PermissionReplyFromJson(msg, RequestId(StringOr(msg, "requestId")));
+  if (!reply.ok()) return SendError(id, reply.status());
+  agents_.ReplyPermission(*agent, std::move(*reply), OkOnStrand(id));
+}
+
+void WsApp::ModeSet(const json::object& msg, const std::string& id) {
+  auto agent = AgentOf(msg);
+  if (!agent.ok()) return SendError(id, agent.status());
+  auto mode = api::StringMember(msg, "mode");
+  if (!mode.ok()) return SendError(id, mode.status());
+  agents_.SetMode(*agent, std::move(*mode), OkOnStrand(id));
+}
+
+void WsApp::ModelSet(const json::object& msg, const std::string& id) {
+  auto agent = AgentOf(msg);
+  if (!agent.ok()) return SendError(id, agent.status());
+  auto model = api::StringMember(msg, "model");
+  if (!model.ok()) return SendError(id, model.status());
+  agents_.SetModel(*agent, std::move(*model), OkOnStrand(id));
+}
+
+void WsApp::TimelineFetch(const json::object& msg, const std::string& id) {
+  auto agent = AgentOf(msg);
+  if (!agent.ok()) return SendError(id, agent.status());
+  std::map<std::string, std::string> query;
+  for (const char* key : {"direction", "cursor"})
+    if (auto v = StringOr(msg, key); !v.empty()) query[key] = v;
+  for (const char* key : {"limit", "maxBytes"}) {
+    const json::value* v = msg.if_contains(key);
+    if (v != nullptr && (v->is_int64() || v->is_uint64()))
+      query[key] = std::to_string(v->to_number<std::int64_t>());
+  }
+  auto request = ParsePageQuery(query);
+  if (!request.ok()) return SendError(id, request.status());
+  auto page = timeline_.Page(*agent, *request);
+  if (!page.ok()) return SendError(id, page.status());
+  SendJson(json::object{
+      {"type", "timeline"}, {"id", id}, {"agent", agent->str()}, {"page", api::PageToJson(*page)}});
+}
+
+void WsApp::Heartbeat(const json::object& msg, const std::string& id) {
+  presence_ = msg;  // never consulted for delivery (R-SYNC-4)
+  if (!id.empty()) SendOk(id);
+}
+
+void WsApp::ForkOrRewind(const json::object& msg, const std::string& id) {
+  auto agent = AgentOf(msg);
+  if (!agent.ok()) return SendError(id, agent.status());
+  auto cursor = api::CursorMember(msg, "cursor");
+  if (!cursor.ok()) return SendError(id, cursor.status());
+  if (StringOr(msg, "type") == "fork") return agents_.Fork(*agent, *cursor, AgentOnStrand(id));
+  agents_.Rewind(*agent, *cursor, AgentOnStrand(id));
+}
+
+}  // namespace agentstream::server

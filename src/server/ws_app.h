@@ -1,0 +1,127 @@
+// WsApp: the WebSocket app protocol at /ws (R-API-1, R-SYNC-3/4; docs/protocol.md), one per
+// connection. JSON text messages {"type", "id"?, ...} in; replies, event frames, resets and
+// live-only control notices out. Subscriptions are Followers (follower.h) fed by the hub, so a
+// subscribe with a resume cursor replays from the log and continues live with no gap and no
+// duplicate; a cursor of a replaced epoch gets a `reset` and a bounded tail page.
+//
+// Transport-free: the connection implements WsOutput. Threading: every method runs on the
+// connection's strand; `post` (given by the transport) runs a function there while the
+// connection lives, and never after; callbacks of the hub and of AgentManager go through it.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <boost/json/object.hpp>
+
+#include "runtime/agent_manager.h"
+#include "server/follower.h"
+#include "server/hub.h"
+#include "server/metrics.h"
+#include "server/timeline_service.h"
+
+namespace agentstream::server {
+
+struct WsLimits {
+  std::size_t max_message_bytes = std::size_t{1} << 20;  // one incoming message (1 MiB)
+  std::size_t max_queue_bytes = std::size_t{4} << 20;    // outgoing bytes queued (4 MiB)
+  std::chrono::milliseconds unsubscribe_grace{30000};    // R-SYNC-4
+  std::size_t max_subscriptions = 256;                   // per connection
+  BatchLimits batch;                                     // one events frame
+};
+
+// What WsApp needs from its connection.
+class WsOutput {
+ public:
+  virtual ~WsOutput() = default;
+  // Queues one text frame made of head + *shared + tail (the shared part is an encoded batch
+  // sent to many clients without copying).
+  virtual void Send(std::string head, std::shared_ptr<const std::string> shared,
+                    std::string tail) = 0;
+  // Bytes queued and not yet written.
+  virtual std::size_t queued_bytes() const = 0;
+  // Closes the connection with a close reason (after queued frames).
+  virtual void Close(std::string reason) = 0;
+  // Runs `fn` on the strand after `delay`, unless the connection closed first.
+  virtual void After(std::chrono::milliseconds delay, std::function<void()> fn) = 0;
+};
+
+class WsApp : public std::enable_shared_from_this<WsApp> {
+ public:
+  // Every reference must outlive the app; `out` lives as long as the connection.
+  WsApp(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline, Hub& hub,
+        Metrics& metrics, WsOutput& out, Poster post, WsLimits limits = {});
+
+  // Starts watching agent notices. Call once after construction (needs shared_from_this).
+  void Start();
+  // One text message from the client.
+  void OnMessage(std::string_view text);
+  // The transport finished writing a frame: continue paced catch-up replays.
+  void OnWritten();
+  // The connection closed: drop every subscription (no grace) and the notice watcher.
+  void Shutdown();
+
+ private:
+  struct Sub {
+    std::unique_ptr<Follower> follower;
+    Hub::Token token;
+    std::uint64_t generation = 0;  // distinguishes a re-subscribe from a stale grace timer
+    bool in_grace = false;
+  };
+  using Handler = void (WsApp::*)(const boost::json::object& msg, const std::string& id);
+
+  void SendJson(const boost::json::object& msg);
+  void SendError(const std::string& id, const Status& status);
+  void SendOk(const std::string& id);
+  template <class T>
+  std::function<void(Result<T>)> OnStrand(std::function<void(WsApp&, Result<T>)> fn);
+  std::function<void(Status)> OkOnStrand(std::string id);
+  std::function<void(Result<runtime::AgentSnapshot>)> AgentOnStrand(std::string id);
+
+  void Hello(const boost::json::object& msg, const std::string& id);
+  void AgentsList(const boost::json::object& msg, const std::string& id);
+  void AgentsCreate(const boost::json::object& msg, const std::string& id);
+  void AgentsClose(const boost::json::object& msg, const std::string& id);
+  void SendPrompt(const boost::json::object& msg, const std::string& id);
+  void Interrupt(const boost::json::object& msg, const std::string& id);
+  void PermissionReply(const boost::json::object& msg, const std::string& id);
+  void ModeSet(const boost::json::object& msg, const std::string& id);
+  void ModelSet(const boost::json::object& msg, const std::string& id);
+  void TimelineFetch(const boost::json::object& msg, const std::string& id);
+  void Subscribe(const boost::json::object& msg, const std::string& id);
+  void Unsubscribe(const boost::json::object& msg, const std::string& id);
+  void Heartbeat(const boost::json::object& msg, const std::string& id);
+  void ForkOrRewind(const boost::json::object& msg, const std::string& id);
+
+  // Starts (or restarts) following `agent` after `after`.
+  void Follow(const SessionId& agent, Cursor after);
+  void OnBatch(const SessionId& agent, std::uint64_t generation,
+               const std::shared_ptr<const EventBatch>& batch);
+  void SendBatch(const EventBatch& batch);
+  // Reads catch-up batches while the send queue has room; handles resets.
+  void Pump(const SessionId& agent);
+  void Reset(const SessionId& agent);
+  bool Overflowing();
+
+  runtime::AgentManager& agents_;
+  EventLog& log_;
+  TimelineService& timeline_;
+  Hub& hub_;
+  Metrics& metrics_;
+  WsOutput& out_;
+  Poster post_;
+  WsLimits limits_;
+  std::map<SessionId, Sub> subs_;
+  std::uint64_t next_generation_ = 1;
+  Subscription notices_;
+  boost::json::object presence_;  // the last heartbeat: notification routing only
+  bool closed_ = false;
+};
+
+}  // namespace agentstream::server

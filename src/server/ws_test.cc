@@ -1,0 +1,198 @@
+// The WebSocket app protocol over real sockets: hello, subscribe with and without a resume
+// cursor, identical sequences on two clients, epoch reset, control notices; and the slow-client
+// bound on a fake transport.
+#include "server/server_test_fixture.h"
+#include "server/ws_app.h"
+
+namespace agentstream::server::testing {
+namespace {
+
+// Reads messages until `done(msg)`; collects event seqs of `agent` on the way.
+struct Collector {
+  std::vector<std::uint64_t> seqs;
+  std::vector<json::value> others;
+  bool completed = false;
+  bool ReadUntil(WsClient& ws, const std::function<bool(const json::value&)>& done) {
+    for (int i = 0; i < 10000; ++i) {
+      auto text = ws.Read();
+      if (!text) return false;
+      json::value msg = ParseOrNull(*text);
+      if (msg.at("type") == "events") {
+        for (auto& e : msg.at("events").as_array()) {
+          seqs.push_back(e.at("seq").to_number<std::uint64_t>());
+          completed |= e.at("kind") == "turn.completed";
+        }
+      } else {
+        others.push_back(msg);
+      }
+      if (done(msg)) return true;
+    }
+    return false;
+  }
+};
+
+class WsTest : public ServerFixture {
+ protected:
+  json::value Request(WsClient& ws, const std::string& text, Collector* c = nullptr) {
+    EXPECT_TRUE(ws.Send(text));
+    const std::string id = std::string(ParseOrNull(text).at("id").as_string());
+    Collector local;
+    Collector& col = c ? *c : local;
+    json::value reply;
+    col.ReadUntil(ws, [&](const json::value& m) {
+      if (m.as_object().contains("id") && m.at("id") == json::value(id)) reply = m;
+      return !reply.is_null();
+    });
+    return reply;
+  }
+};
+
+TEST_F(WsTest, HelloAnnouncesFeaturesAndLimits) {
+  WsClient ws;
+  ASSERT_EQ(ws.Connect(port_), 101);
+  json::value info = Request(ws, R"({"type":"hello","id":"h"})");
+  EXPECT_EQ(info.at("type"), "server_info");
+  EXPECT_EQ(info.at("features").at("selectiveAgentTimeline"), true);
+  EXPECT_EQ(info.at("limits").at("unsubscribeGraceMs"), 30000);
+  json::value bad = Request(ws, R"({"type":"fly","id":"x"})");
+  EXPECT_EQ(bad.at("type"), "error");
+  EXPECT_EQ(bad.at("error").at("code"), "invalid_argument");
+}
+
+TEST_F(WsTest, TwoSubscribersReceiveIdenticalSequencesAndNotices) {
+  WsClient a, b;
+  ASSERT_EQ(a.Connect(port_), 101);
+  ASSERT_EQ(b.Connect(port_), 101);
+  json::value created = Request(
+      a, R"({"type":"agents.create","id":"c","agent":{"provider":"scripted","cwd":"/tmp"}})");
+  ASSERT_EQ(created.at("type"), "agent");
+  const std::string id = std::string(created.at("agent").at("id").as_string());
+  Collector ca, cb;
+  EXPECT_EQ(
+      Request(a, R"({"type":"subscribe","id":"s","agent":")" + id + R"(","cursor":"1:0"})", &ca)
+          .at("type"),
+      "subscribed");
+  EXPECT_EQ(
+      Request(b, R"({"type":"subscribe","id":"s","agent":")" + id + R"(","cursor":"1:0"})", &cb)
+          .at("type"),
+      "subscribed");
+  json::value reply = Request(
+      a, R"({"type":"send","id":"m","agent":")" + id + R"(","text":"hi","clientMessageId":"w1"})",
+      &ca);
+  EXPECT_EQ(reply.at("type"), "send.reply");
+  EXPECT_EQ(reply.at("accepted"), true);
+  ASSERT_TRUE(ca.completed || ca.ReadUntil(a, [&](const json::value&) { return ca.completed; }));
+  ASSERT_TRUE(cb.ReadUntil(b, [&](const json::value&) { return cb.completed; }));
+  ASSERT_TRUE(WaitIdle(id));
+  // Both replay from the start; compare the common prefix through turn.completed.
+  const std::size_t n = std::min(ca.seqs.size(), cb.seqs.size());
+  ASSERT_GT(n, 3u);
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(ca.seqs[i], i + 1);
+    ASSERT_EQ(cb.seqs[i], i + 1);
+  }
+  // b saw the live status notices of the agent it did not create.
+  bool status_notice = false;
+  for (const auto& m : cb.others) status_notice |= m.at("type") == "agent.status";
+  EXPECT_TRUE(status_notice);
+}
+
+TEST_F(WsTest, SubscribeWithAResumeCursorContinuesWithoutGapOrDuplicate) {
+  const std::string id = CreateAgent();
+  Call("POST", "/v1/agents/" + id + "/messages", R"({"text":"one","clientMessageId":"a1"})");
+  ASSERT_TRUE(WaitIdle(id));
+  const std::uint64_t mid = 4;
+  WsClient ws;
+  ASSERT_EQ(ws.Connect(port_), 101);
+  Collector c;
+  json::value sub =
+      Request(ws, R"({"type":"subscribe","id":"s","agent":")" + id + R"(","cursor":"1:4"})", &c);
+  ASSERT_EQ(sub.at("cursor"), "1:4");
+  // A second turn streams while the replay of the first may still be in flight.
+  HttpCall(port_, "POST", "/v1/agents/" + id + "/messages",
+           R"({"text":"two","clientMessageId":"a2"})");
+  ASSERT_TRUE(WaitIdle(id));
+  Cursor tail;
+  ASSERT_TRUE(ParseCursor(std::string(Snapshot(id).at("cursor").as_string()), &tail));
+  ASSERT_TRUE(c.ReadUntil(ws, [&](const json::value&) {
+    return !c.seqs.empty() && c.seqs.back() >= tail.seq.value();
+  }));
+  for (std::size_t i = 0; i < c.seqs.size(); ++i) ASSERT_EQ(c.seqs[i], mid + 1 + i);
+  EXPECT_EQ(c.seqs.back(), tail.seq.value());
+}
+
+TEST_F(WsTest, ACursorOfARewoundEpochGetsAResetAndATailPage) {
+  const std::string id = CreateAgent();
+  Call("POST", "/v1/agents/" + id + "/messages", R"({"text":"one","clientMessageId":"b1"})");
+  ASSERT_TRUE(WaitIdle(id));
+  json::value rewound = Call("POST", "/v1/agents/" + id + "/rewind", R"({"cursor":"1:1"})");
+  ASSERT_TRUE(rewound.is_object());
+  EXPECT_EQ(std::string(rewound.at("cursor").as_string()).substr(0, 2), "2:");
+  WsClient ws;
+  ASSERT_EQ(ws.Connect(port_), 101);
+  Collector c;
+  Request(ws, R"({"type":"subscribe","id":"s","agent":")" + id + R"(","cursor":"1:5"})", &c);
+  json::value reset;
+  ASSERT_TRUE(c.ReadUntil(ws, [&](const json::value& m) {
+    if (m.at("type") == "reset") reset = m;
+    return !reset.is_null();
+  }));
+  EXPECT_EQ(reset.at("epoch"), 2);
+  EXPECT_EQ(reset.at("page").at("reset"), false);
+  EXPECT_TRUE(c.seqs.empty());  // nothing of the stale epoch was replayed
+}
+
+// A transport that never writes: its queue only grows.
+class StuckOutput final : public WsOutput {
+ public:
+  void Send(std::string head, std::shared_ptr<const std::string> shared,
+            std::string tail) override {
+    bytes += head.size() + (shared ? shared->size() : 0) + tail.size();
+    ++frames;
+  }
+  std::size_t queued_bytes() const override { return bytes; }
+  void Close(std::string r) override { reason = std::move(r); }
+  void After(std::chrono::milliseconds, std::function<void()>) override {}
+  std::size_t bytes = 0;
+  int frames = 0;
+  std::string reason;
+};
+
+TEST_F(WsTest, ASlowClientIsDisconnectedWhenItsQueueExceedsTheBound) {
+  const std::string id = CreateAgent();
+  Metrics metrics;
+  TimelineService timeline(log_);
+  std::deque<std::function<void()>> posted;
+  std::mutex mu;
+  Poster post = [&](std::function<void()> fn) {
+    std::lock_guard lock(mu);
+    posted.push_back(std::move(fn));
+  };
+  Hub hub(log_, post);
+  StuckOutput out;
+  WsLimits limits;
+  limits.max_queue_bytes = 2048;
+  auto app = std::make_shared<WsApp>(*manager_, log_, timeline, hub, metrics, out, post, limits);
+  app->OnMessage(R"({"type":"subscribe","agent":")" + id + R"("})");
+  EXPECT_TRUE(out.reason.empty());
+  HttpCall(port_, "POST", "/v1/agents/" + id + "/messages",
+           R"({"text":"flood","clientMessageId":"f1"})");
+  ASSERT_TRUE(WaitIdle(id));
+  // Run what the hub posted (batches, then their delivery) on this thread, as a strand would.
+  for (int round = 0; round < 100; ++round) {
+    std::deque<std::function<void()>> batch;
+    {
+      std::lock_guard lock(mu);
+      batch.swap(posted);
+    }
+    if (batch.empty()) break;
+    for (auto& fn : batch) fn();
+  }
+  EXPECT_NE(out.reason.find("slow client"), std::string::npos) << out.bytes;
+  EXPECT_EQ(metrics.slow_clients_dropped(), 1u);
+  app->Shutdown();
+  hub.Stop();
+}
+
+}  // namespace
+}  // namespace agentstream::server::testing
