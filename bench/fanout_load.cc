@@ -10,6 +10,11 @@
 // process lets the parent's resident memory measure the server alone: memory per idle subscriber
 // is (RSS with N idle subscribers - RSS before they connected) / N.
 //
+// `--transport raw` measures the floor of this machine for the same pattern: a bare Asio server
+// (same thread count) that writes a line "SEQ\n" to every connected socket when an event commits,
+// with no log read, no JSON and no protocol. Ratios to it, taken in the same conditions, say how
+// much of the latency is the daemon's own.
+//
 //   fanout_load --subscribers 100 --transport ws --events 300 --interval-us 2000
 #include <fmt/core.h>
 #include <sys/resource.h>
@@ -108,6 +113,11 @@ class Client : public std::enable_shared_from_this<Client> {
       ws_.write(asio::buffer(
           fmt::format(R"({{"type":"subscribe","id":"s","agent":"{}"}})", options_.session)));
       ReadWs();
+    } else if (options_.transport == "raw") {
+      sse_.connect(endpoint);
+      sse_.set_option(tcp::no_delay(true));
+      ++ready_;
+      ReadRaw();
     } else {
       sse_.connect(endpoint);
       const std::string request = fmt::format(
@@ -147,6 +157,21 @@ class Client : public std::enable_shared_from_this<Client> {
       }
       self->ReadWs();
     });
+  }
+
+  // Lines "SEQ\n" from the raw floor server.
+  void ReadRaw() {
+    sse_.async_read_some(asio::buffer(chunk_),
+                         [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                           if (ec) return;
+                           self->pending_.append(self->chunk_.data(), n);
+                           std::size_t end;
+                           while ((end = self->pending_.find('\n')) != std::string::npos) {
+                             self->Record(std::stoull(self->pending_.substr(0, end)));
+                             self->pending_.erase(0, end + 1);
+                           }
+                           self->ReadRaw();
+                         });
   }
 
   // Control events carry the offset through which data was delivered.
@@ -231,6 +256,67 @@ double Percentile(std::vector<double>& v, double p) {
   return v[k];
 }
 
+// The floor: writes "SEQ\n" to every accepted socket, one write per socket per event.
+class RawBroadcaster {
+ public:
+  explicit RawBroadcaster(int threads) : acceptor_(io_, tcp::endpoint(tcp::v4(), 0)) {
+    Accept();
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { io_.run(); });
+  }
+  ~RawBroadcaster() {
+    io_.stop();
+    for (auto& t : threads_) t.join();
+  }
+  std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
+
+  void Publish(std::uint64_t seq) {
+    auto line = std::make_shared<const std::string>(std::to_string(seq) + "\n");
+    std::lock_guard lock(mu_);
+    for (const auto& peer : peers_)
+      asio::post(peer->strand, [peer, line] {
+        peer->pending += *line;
+        if (!peer->writing) Write(peer);
+      });
+  }
+
+ private:
+  struct Peer {
+    explicit Peer(tcp::socket s) : socket(std::move(s)), strand(socket.get_executor()) {}
+    tcp::socket socket;
+    asio::strand<tcp::socket::executor_type> strand;
+    std::string pending, writing_now;
+    bool writing = false;
+  };
+  static void Write(const std::shared_ptr<Peer>& peer) {
+    peer->writing = true;
+    peer->writing_now.swap(peer->pending);
+    peer->pending.clear();
+    asio::async_write(peer->socket, asio::buffer(peer->writing_now),
+                      asio::bind_executor(peer->strand, [peer](beast::error_code ec, std::size_t) {
+                        peer->writing = false;
+                        if (!ec && !peer->pending.empty()) Write(peer);
+                      }));
+  }
+  void Accept() {
+    acceptor_.async_accept(asio::make_strand(io_), [this](beast::error_code ec, tcp::socket s) {
+      if (ec) return;
+      s.set_option(tcp::no_delay(true), ec);
+      auto peer = std::make_shared<Peer>(std::move(s));
+      {
+        std::lock_guard lock(mu_);
+        peers_.push_back(peer);
+      }
+      Accept();
+    });
+  }
+
+  asio::io_context io_;
+  tcp::acceptor acceptor_;
+  std::mutex mu_;
+  std::vector<std::shared_ptr<Peer>> peers_;  // guarded by mu_
+  std::vector<std::thread> threads_;
+};
+
 int RunLoad(const LoadOptions& options, const std::string& self_path) {
   using namespace agentstream;
   RaiseFileLimit();
@@ -262,13 +348,16 @@ int RunLoad(const LoadOptions& options, const std::string& self_path) {
   server_options.max_connections = 16384;
   server::Server server(agents, log, server_options);
   if (Status s = server.Start(); !s.ok()) return fmt::print(stderr, "{}\n", s.ToString()), 1;
+  std::unique_ptr<RawBroadcaster> raw;
+  if (options.transport == "raw") raw = std::make_unique<RawBroadcaster>(options.server_threads);
 
   // Commit times, indexed by seq; seq 1 is SessionCreated.
   const std::uint64_t last_seq = 1 + static_cast<std::uint64_t>(options.events);
   std::vector<std::atomic<SteadyNanos>> committed(last_seq + 1);
   Subscription commits = log.SubscribeCommits([&](const CommitNotice& notice) {
-    if (notice.session == session && notice.tail.value() <= last_seq)
-      committed[notice.tail.value()] = Now();
+    if (notice.session != session || notice.tail.value() > last_seq) return;
+    committed[notice.tail.value()] = Now();
+    if (raw) raw->Publish(notice.tail.value());
   });
 
   const std::size_t rss_before = ResidentBytes();
@@ -279,8 +368,8 @@ int RunLoad(const LoadOptions& options, const std::string& self_path) {
   auto spawned = process::ChildProcess::Spawn(
       child_loop,
       process::SpawnOptions{{self_path, "--role", "clients", "--port",
-                             std::to_string(server.port()), "--session", session.str(),
-                             "--transport", options.transport, "--subscribers",
+                             std::to_string(raw ? raw->port() : server.port()), "--session",
+                             session.str(), "--transport", options.transport, "--subscribers",
                              std::to_string(options.subscribers), "--last-seq",
                              std::to_string(last_seq), "--out", samples}},
       process::ProcessHandlers{[&](process::Frame frame) {
@@ -338,6 +427,7 @@ int RunLoad(const LoadOptions& options, const std::string& self_path) {
              static_cast<double>(rss_idle - std::min(rss_idle, rss_before)) /
                  std::max(1, options.subscribers));
   commits.Reset();
+  raw.reset();
   server.Stop();
   stop_loop = true;
   loop.Post([] {});
@@ -355,7 +445,8 @@ int main(int argc, char** argv) {
   ClientOptions clients;
   app.add_option("--role", role, "load (default) or clients (internal)");
   app.add_option("--subscribers", load.subscribers, "subscribers of the session");
-  app.add_option("--transport", load.transport, "ws or sse")->check(CLI::IsMember({"ws", "sse"}));
+  app.add_option("--transport", load.transport, "ws, sse or raw (the machine's floor)")
+      ->check(CLI::IsMember({"ws", "sse", "raw"}));
   app.add_option("--events", load.events, "events to append, one per interval");
   app.add_option("--interval-us", load.interval_us, "pause between appends");
   app.add_option("--server-threads", load.server_threads, "server I/O threads");

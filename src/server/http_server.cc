@@ -2,6 +2,7 @@
 // and the live reads of the events endpoint (long-poll and server-sent events).
 #include "server/http_server.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
@@ -72,6 +73,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void SseKeepAlive();
   void Enqueue(Frame frame);
   void WriteNext();
+  void LingeringClose();
+  void Drain(std::shared_ptr<std::array<char, 16384>> chunk, std::size_t drained);
 
   ServerContext& ctx_;
   beast::tcp_stream stream_;
@@ -85,7 +88,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   Hub::Token token_;
   std::unique_ptr<Follower> follower_;
   FrameQueue queue_;
-  bool done_ = false;  // the long-poll answered, or the SSE stream ended
+  bool done_ = false;             // the long-poll answered, or the SSE stream ended
+  bool write_scheduled_ = false;  // a WriteNext is posted
 };
 
 void HttpConnection::ReadRequest() {
@@ -163,13 +167,34 @@ void HttpConnection::Respond(HttpResponse response, bool keep_alive) {
   stream_.expires_after(ctx_.options.idle_timeout);
   http::async_write(stream_, *res,
                     [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
-                      if (ec || !res->keep_alive()) {
-                        beast::error_code ignored;
-                        self->stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-                        return;
-                      }
+                      if (ec) return;
+                      if (!res->keep_alive()) return self->LingeringClose();
                       self->ReadRequest();
                     });
+}
+
+constexpr std::size_t kMaxGatherFrames = 64;  // SSE frames in one write
+
+// Closing with unread request bytes (a refused oversized body) would make the kernel reset the
+// connection, which can destroy the response before the client read it. So: stop sending, then
+// read and discard what the client still sends, up to kMaxDrainBytes or kDrainTimeout, then close.
+constexpr std::size_t kMaxDrainBytes = std::size_t{8} << 20;
+constexpr std::chrono::seconds kDrainTimeout{2};
+
+void HttpConnection::LingeringClose() {
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream_.expires_after(kDrainTimeout);
+  Drain(std::make_shared<std::array<char, 16384>>(), 0);
+}
+
+void HttpConnection::Drain(std::shared_ptr<std::array<char, 16384>> chunk, std::size_t drained) {
+  const asio::mutable_buffer space = asio::buffer(*chunk);
+  stream_.async_read_some(space, [self = shared_from_this(), chunk = std::move(chunk), drained](
+                                     beast::error_code ec, std::size_t n) mutable {
+    if (ec || drained + n > kMaxDrainBytes) return;  // then closed
+    self->Drain(std::move(chunk), drained + n);
+  });
 }
 
 // ---- Long-poll: answer at once when data exists, else wait for a commit or the timeout ----
@@ -331,7 +356,14 @@ void HttpConnection::SseKeepAlive() {
 
 void HttpConnection::Enqueue(Frame frame) {
   queue_.Push(std::move(frame));
-  if (!queue_.writing) WriteNext();
+  if (queue_.writing || write_scheduled_) return;
+  // Start writing once the current handler is done: the frames it queues (a data event and its
+  // control event, or several batches) then leave in one system call.
+  write_scheduled_ = true;
+  asio::post(stream_.get_executor(), [self = shared_from_this()] {
+    self->write_scheduled_ = false;
+    if (!self->queue_.writing) self->WriteNext();
+  });
 }
 
 void HttpConnection::WriteNext() {
@@ -340,13 +372,19 @@ void HttpConnection::WriteNext() {
     return;
   }
   queue_.writing = true;
-  const Frame& f = queue_.frames.front();
-  std::array<asio::const_buffer, 3> buffers{
-      asio::buffer(f.head), f.shared ? asio::buffer(*f.shared) : asio::const_buffer(),
-      asio::buffer(f.tail)};
+  // Every frame queued so far (at most kMaxGatherFrames) goes in one gathered write.
+  const std::size_t count = std::min(queue_.frames.size(), kMaxGatherFrames);
+  std::vector<asio::const_buffer> buffers;
+  buffers.reserve(3 * count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const Frame& f = queue_.frames[i];
+    buffers.push_back(asio::buffer(f.head));
+    if (f.shared) buffers.push_back(asio::buffer(*f.shared));
+    buffers.push_back(asio::buffer(f.tail));
+  }
   asio::async_write(stream_.socket(), buffers,
-                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                      self->queue_.PopFront();
+                    [self = shared_from_this(), count](beast::error_code ec, std::size_t) {
+                      for (std::size_t i = 0; i < count; ++i) self->queue_.PopFront();
                       if (ec) {
                         self->done_ = true;
                         self->token_.Reset();
@@ -370,6 +408,8 @@ struct Server::Impl {
       if (!ec && ctx.metrics.connections_open() >= ctx.options.max_connections) {
         socket.close(ec);  // over the connection bound: refuse at once
       } else if (!ec) {
+        // Live frames are small and latency matters more than packet count: no Nagle delay.
+        socket.set_option(tcp::no_delay(true), ec);
         std::make_shared<HttpConnection>(ctx, std::move(socket))->Run();
       }
       Accept();

@@ -59,6 +59,17 @@ std::string FollowRenderer::CloseLine() {
 }
 
 std::string FollowRenderer::Render(const EventRecord& record) {
+  std::string out;
+  if (epoch_.value() != 0 && record.epoch != epoch_) {
+    out = Line("-- history rewound: epoch " + std::to_string(record.epoch.value()) + " from seq " +
+                   std::to_string(record.seq.value()),
+               kDim);
+  }
+  epoch_ = record.epoch;
+  return out + RenderRecord(record);
+}
+
+std::string FollowRenderer::RenderRecord(const EventRecord& record) {
   auto event = DecodeRecord(record);
   if (!event.ok()) {
     return Line("! " + CursorText(record) + " " +

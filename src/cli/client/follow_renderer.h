@@ -50,7 +50,8 @@ class FollowRenderer {
   explicit FollowRenderer(RenderOptions options) : options_(std::move(options)) {}
 
   // The text for `record`, possibly empty. A record whose payload does not decode renders as a
-  // one-line warning naming its cursor; it never stops the renderer.
+  // one-line warning naming its cursor; it never stops the renderer. A record of a newer epoch
+  // than the last one (the history was rewound) first renders a line saying so.
   std::string Render(const EventRecord& record);
 
   // Ends a line left open (streaming text, a running tool call) so other output can follow;
@@ -62,11 +63,13 @@ class FollowRenderer {
 
  private:
   enum class Open { kNone, kAssistant, kReasoning, kTool };
+  Epoch epoch_;  // of the last record rendered; 0 before the first
   struct Call {
     std::string name;
     std::string summary;
   };
 
+  std::string RenderRecord(const EventRecord& record);
   std::string RenderPayload(const Event& event);  // turns, messages, tools, permissions
   std::string RenderOther(const Event& event);    // plans, errors, notices, mode, usage
   std::string RenderSession(const Event& event);  // session, authorization, sub-agent

@@ -61,6 +61,19 @@ TEST(FollowRendererTest, StreamsAssistantTextIntoOneParagraph) {
             "-- turn t1 completed\n");
 }
 
+TEST(FollowRendererTest, ANewEpochSaysTheHistoryWasRewound) {
+  Log log;
+  FollowRenderer renderer({});
+  EventRecord first = log.Add(Notice{NoticeLevel::kInfo, "before"}, nullptr);
+  EventRecord rewound = log.Add(Notice{NoticeLevel::kInfo, "after"}, nullptr);
+  rewound.epoch = Epoch(2);
+  rewound.seq = Seq(1);
+  const std::string out = RenderAll(renderer, {first, rewound});
+  EXPECT_NE(out.find("-- history rewound: epoch 2 from seq 1\n"), std::string::npos) << out;
+  EXPECT_LT(out.find("before"), out.find("history rewound"));
+  EXPECT_LT(out.find("history rewound"), out.find("after"));
+}
+
 TEST(FollowRendererTest, DeltaIsAppendedWithoutANewline) {
   Log log;
   FollowRenderer renderer({});
