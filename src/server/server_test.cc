@@ -227,6 +227,34 @@ TEST_F(HttpTest, HealthMetricsAndUnknownRoutes) {
   EXPECT_EQ(Call("GET", "/v1/agents", "", 200).at("agents").as_array().size(), 0u);
 }
 
+class SlowSseTest : public ServerFixture {
+ protected:
+  void Configure(ServerOptions& o) override { o.max_queue_bytes = std::size_t{64} * 1024; }
+};
+
+// R-SEC-3: a reader that stops reading fills the kernel's socket buffers, then the server's send
+// queue; past the queue's bound the server drops the stream instead of growing.
+TEST_F(SlowSseTest, AStalledSseReaderIsDisconnectedAtTheQueueBound) {
+  const SessionId session("ses_slow");
+  ASSERT_TRUE(log_.CreateSession(session, SessionMeta{"scripted", "/", "slow"},
+                                 {MakeNewEvent(SessionCreated{"scripted", "/", "slow", std::nullopt,
+                                                              std::nullopt})})
+                  .ok());
+  SseClient sse;  // opened, then never read
+  ASSERT_EQ(sse.Open(port_, "/v1/agents/ses_slow/events?offset=-1&live=sse"), 200);
+  const std::string text(std::size_t{32} * 1024, 'x');
+  // At most 64 MiB: far beyond the loopback socket buffers plus the 64 KiB bound.
+  for (int i = 0; i < 256 && server_->metrics().slow_clients_dropped() == 0; ++i) {
+    AppendRequest request{session, std::nullopt, std::nullopt, std::nullopt, {}};
+    for (int k = 0; k < 8; ++k)
+      request.events.push_back(MakeNewEvent(Notice{NoticeLevel::kInfo, text}));
+    ASSERT_TRUE(log_.Append(std::move(request)).ok());
+  }
+  EXPECT_TRUE(Eventually([&] { return server_->metrics().slow_clients_dropped() == 1; }));
+  // The server is still serving; the client would resume from its last streamNextOffset.
+  EXPECT_EQ(Call("GET", "/healthz").at("status"), "ok");
+}
+
 class TokenTest : public ServerFixture {
  protected:
   void Configure(ServerOptions& o) override {
