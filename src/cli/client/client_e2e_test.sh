@@ -87,19 +87,22 @@ until_true 20 is_idle || fail "the turn did not end after approve"
 "$bin" history "$agent" --json | grep -q '"decision":"allow"' || fail "history lacks the allowed permission"
 
 # ---- follow across a daemon crash ----
+tail_seq() { "$bin" agents show "$agent" --json | grep -o '"cursor":"[0-9]*:[0-9]*"' | cut -d'"' -f4 | cut -d: -f2; }
+# The log's length before the new prompts: follow prints one line per event, so more lines than
+# this (plus a few) means it shows events of the new turns, however fast or slow it catches up.
+before=$(tail_seq)
+[ -n "$before" ] || fail "no cursor before follow"
 "$bin" follow "$agent" --json >"$dir/follow.out" 2>"$dir/follow.err" &
 follow_pid=$!
 for i in 1 2 3 4 5; do
   "$bin" send "$agent" "queued prompt $i" --while-running queue >/dev/null || fail "send $i"
 done
-before=$(wc -l <"$dir/follow.out")
 grew() { [ "$(wc -l <"$dir/follow.out")" -gt $((before + 5)) ]; }
-until_true 20 grew || fail "follow shows no new events"
+until_true 30 grew || fail "follow shows no new events ($(wc -l <"$dir/follow.out") lines, log had $before)"
 { kill -9 "$serve_pid"; wait "$serve_pid"; } 2>/dev/null
 start_daemon
 "$bin" send "$agent" "after the crash" --wait >/dev/null || fail "send --wait after the restart"
 
-tail_seq() { "$bin" agents show "$agent" --json | grep -o '"cursor":"[0-9]*:[0-9]*"' | cut -d'"' -f4 | cut -d: -f2; }
 last=$(tail_seq)
 [ -n "$last" ] || fail "no cursor"
 caught_up() { grep -q "\"seq\":$last," "$dir/follow.out"; }
