@@ -19,6 +19,8 @@ struct NoticeHub {
   std::map<std::uint64_t, std::shared_ptr<NoticeWatcher>> watchers;
 };
 
+Status ShutDown() { return Error(ErrorCode::kUnavailable, "the agent manager was shut down"); }
+
 Status ValidateCursor(const SessionInfo& info, Cursor at) {
   if (at.epoch != info.epoch) {
     return Error(ErrorCode::kConflict, "cursor " + FormatCursor(at) +
@@ -90,6 +92,8 @@ class AgentManager::Impl {
     auto it = agents_.find(id);
     return it == agents_.end() ? nullptr : it->second;
   }
+  void AppendForeign(const SessionId& id, std::vector<NewEvent> events, ProducerStamp stamp,
+                     Callback<AppendResult> done);
   void Fork(const SessionId& id, Cursor at, const Callback<AgentSnapshot>& done);
   void Rewind(const SessionId& id, Cursor to, const Callback<AgentSnapshot>& done);
   Subscription Watch(NoticeWatcher watcher);
@@ -291,6 +295,24 @@ void AgentManager::Impl::List(bool include_closed,
   done(std::move(out));
 }
 
+void AgentManager::Impl::AppendForeign(const SessionId& id, std::vector<NewEvent> events,
+                                       ProducerStamp stamp, Callback<AppendResult> done) {
+  if (shut_down_) return done(ShutDown());
+  if (std::shared_ptr<LiveAgent> live = Live(id)) {
+    if (!live->stopping()) return live->AppendForeign(std::move(events), std::move(stamp), done);
+    // Its last batches may still be in flight: append once it has stopped.
+    live->Stop([this, alive = std::weak_ptr<bool>(alive_), id, events = std::move(events),
+                stamp = std::move(stamp), done = std::move(done)]() mutable {
+      if (alive.lock()) AppendForeign(id, std::move(events), std::move(stamp), std::move(done));
+    });
+    return;
+  }
+  // No runtime writes this session: append directly. Synchronously, so that a load of the session
+  // on this thread cannot read its tail while the append is in flight.
+  done(log_.Append(
+      AppendRequest{id, std::nullopt, std::nullopt, std::move(stamp), std::move(events)}));
+}
+
 Result<AgentSnapshot> AgentManager::Impl::Get(const SessionId& id) {
   if (std::shared_ptr<LiveAgent> live = Live(id)) return live->Snapshot();
   AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
@@ -417,10 +439,6 @@ void AgentManager::Impl::Shutdown(std::function<void()> done) {
 
 // ---- AgentManager: every call hops to the loop thread ----
 
-namespace {
-Status ShutDown() { return Error(ErrorCode::kUnavailable, "the agent manager was shut down"); }
-}  // namespace
-
 AgentManager::AgentManager(EventLog& log, ProviderFactory& factory, process::EventLoop& loop,
                            AgentManagerOptions options)
     : impl_(std::make_unique<Impl>(log, factory, loop, options)) {}
@@ -507,6 +525,14 @@ void AgentManager::SetModel(const SessionId& id, std::string model, StatusCallba
       if (!agent.ok()) return done(agent.status());
       (*agent)->SetModel(model, done);
     });
+  });
+}
+
+void AgentManager::AppendForeign(const SessionId& id, std::vector<NewEvent> events,
+                                 ProducerStamp stamp, Callback<AppendResult> done) {
+  impl_->Run([id, events = std::move(events), stamp = std::move(stamp),
+              done = std::move(done)](Impl& impl) mutable {
+    impl.AppendForeign(id, std::move(events), std::move(stamp), std::move(done));
   });
 }
 

@@ -129,6 +129,9 @@ struct AgentManagerOptions {
   std::size_t max_pending_sends = 64;
   // Prompts of one session queued behind its running turn; a further one gets kUnavailable.
   std::size_t max_queued_prompts = 64;
+  // Foreign appends (AppendForeign) of one session waiting for the log; a further one gets
+  // kUnavailable (the sender retries).
+  std::size_t max_pending_foreign = 64;
   // How long stopping a runtime (Close, Rewind, Shutdown, a broken session) waits for its open
   // turns to end after the interrupt and for its appends in flight, before closing the provider
   // anyway (turns still open are then closed by restart recovery when the session next loads).
@@ -174,6 +177,14 @@ class AgentManager {
   void ReplyPermission(const SessionId& id, turn::ReplyPermission reply, StatusCallback done);
   void SetMode(const SessionId& id, std::string mode, StatusCallback done);
   void SetModel(const SessionId& id, std::string model, StatusCallback done);
+
+  // Appends events that come from outside the session's runtime (the inbox: a sub-agent's events
+  // wrapped as SubagentEvent) in order with the runtime's own batches, without starting the
+  // runtime. `stamp` makes a redelivery idempotent: a duplicate answers OK with `duplicate` set
+  // and appends nothing (EventLog's ProducerStamp rules). kNotFound; kUnavailable when
+  // max_pending_foreign would be exceeded or the daemon is stopping; the log's producer errors.
+  void AppendForeign(const SessionId& id, std::vector<NewEvent> events, ProducerStamp stamp,
+                     Callback<AppendResult> done);
 
   // A new session whose history is `id`'s prefix through `at` (R-SYNC-7: the epoch must be the
   // current one and the seq must exist). Its runtime starts on the first prompt.

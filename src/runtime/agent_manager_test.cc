@@ -518,6 +518,55 @@ TEST_F(AgentManagerTest, CloseStopsTheRuntimeAndASendReopens) {
   ASSERT_TRUE(WaitIdle(agent.id));
 }
 
+// The inbox path: events from outside the runtime land in order with a running turn's batches
+// without breaking its append pipeline, and a redelivery with the same producer stamp appends
+// nothing, whether a runtime is attached or not.
+TEST_F(AgentManagerTest, ForeignEventsInterleaveWithARunningTurnAndRedeliveriesAppendNothing) {
+  StartManager(20ms);
+  const AgentSnapshot agent = Create();
+  auto foreign = [&](const SessionId& id, std::uint64_t n) {
+    std::vector<NewEvent> events{
+        MakeNewEvent(SubagentEvent{SessionId("ses_child"), Epoch(1), Seq(n + 1), "notice",
+                                   std::nullopt, boost::json::object{{"n", n}}})};
+    return Wait<AppendResult>([&](const Callback<AppendResult>& done) {
+      manager_->AppendForeign(id, std::move(events),
+                              ProducerStamp{ProducerId("inbox/c/ses_child"), 1, n}, done);
+    });
+  };
+  ASSERT_TRUE(Send(agent.id, "c1", "work").ok());
+  for (std::uint64_t n = 0; n < 4; ++n) {
+    Result<AppendResult> r = foreign(agent.id, n);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_FALSE(r->duplicate);
+  }
+  Result<AppendResult> again = foreign(agent.id, 2);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->duplicate);
+  EXPECT_EQ(foreign(agent.id, 9).status().code(), ErrorCode::kSequenceGap);
+  ASSERT_TRUE(WaitIdle(agent.id));
+  EXPECT_EQ(NoticesOf(AgentNotice::Kind::kError), 0u);
+
+  // Without a runtime: appended directly, deduplicated the same way.
+  EXPECT_TRUE(WaitStatus([&](const StatusCallback& d) { manager_->Close(agent.id, d); }).ok());
+  ASSERT_TRUE(foreign(agent.id, 4).ok());
+  EXPECT_TRUE(foreign(agent.id, 4)->duplicate);
+  EXPECT_EQ(foreign(SessionId("ses_missing"), 0).status().code(), ErrorCode::kNotFound);
+
+  const std::vector<Event> events = Events(agent.id);
+  std::vector<std::uint64_t> seen;
+  for (const Event* e : Of<SubagentEvent>(events))
+    seen.push_back(std::get<SubagentEvent>(e->payload).child_seq.value());
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{1, 2, 3, 4, 5}));
+  ASSERT_EQ(Of<TurnCompleted>(events).size(), 1u);
+  EXPECT_LT(Of<SubagentEvent>(events)[0]->seq, Of<TurnCompleted>(events)[0]->seq)
+      << "the first foreign event should land inside the running turn";
+
+  // A later prompt still works: the pipeline's expected tail followed the foreign appends.
+  ASSERT_TRUE(Send(agent.id, "c2", "more").ok());
+  ASSERT_TRUE(WaitIdle(agent.id));
+  EXPECT_EQ(Of<TurnCompleted>(Events(agent.id)).size(), 2u);
+}
+
 TEST_F(AgentManagerTest, RestartRecoveryFailsOpenTurnsAndTheSessionResumes) {
   StartManager(100ms);
   const AgentSnapshot agent = Create();

@@ -38,6 +38,7 @@ LiveAgent::~LiveAgent() {
   for (auto& fn : std::exchange(when_ready_, {})) fn(Stopping());
   for (auto& [id, done] : std::exchange(awaiting_, {})) done(Stopping());
   for (Deferred& d : std::exchange(deferred_, {})) d.fn(Stopping());
+  for (Foreign& f : std::exchange(foreign_, {})) f.done(Stopping());
 }
 
 Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionInfo& info) {
@@ -144,8 +145,15 @@ void LiveAgent::Append(const std::vector<NewEvent>& batch) {
   deferred_.push_back({index, [this, status](const Status& s) {
                          if (s.ok()) durable_status_ = status;
                        }});
+  // While foreign events wait or are in flight, the engine's batches wait behind them.
+  if (foreign_in_flight_ || !foreign_.empty()) return held_.push_back({index, batch});
+  Issue(index, batch);
+}
+
+void LiveAgent::Issue(std::uint64_t index, const std::vector<NewEvent>& batch) {
   AppendRequest request{info_.id, info_.epoch, expected_tail_, std::nullopt, batch};
   expected_tail_ = Seq(expected_tail_.value() + batch.size());
+  sent_ = index;
   std::shared_ptr<LoopGate> gate = env_.gate;
   std::weak_ptr<LiveAgent> weak = weak_from_this();
   env_.log->AppendAsync(std::move(request), [gate, weak, index](Result<AppendResult> result) {
@@ -160,6 +168,66 @@ void LiveAgent::OnAppended(std::uint64_t batch, const Result<AppendResult>& resu
   acked_ = std::max(acked_, batch);
   acked_tail_ = std::max(acked_tail_, result->last_seq);
   RunDeferred();
+  PumpForeign();
+}
+
+// ---- Foreign events (the inbox) ----
+
+void LiveAgent::AppendForeign(std::vector<NewEvent> events, ProducerStamp stamp,
+                              Callback<AppendResult> done) {
+  if (append_error_) return done(*append_error_);
+  if (foreign_.size() >= env_.options.max_pending_foreign) {
+    return done(Error(ErrorCode::kUnavailable,
+                      "too many deliveries waiting for session " + info_.id.str() + " (" +
+                          std::to_string(env_.options.max_pending_foreign) + ")"));
+  }
+  foreign_.push_back({std::move(events), std::move(stamp), std::move(done)});
+  PumpForeign();
+}
+
+// A foreign append carries a producer stamp, so it may turn out to be a duplicate that appends
+// nothing: its effect on the tail is known only once it is acknowledged. It is therefore sent
+// alone, when every batch sent before it is acknowledged, and the engine's batches that arrive
+// meanwhile are held until it is.
+void LiveAgent::PumpForeign() {
+  if (foreign_in_flight_) return;
+  if (foreign_.empty()) {
+    std::deque<Held> held = std::move(held_);
+    held_.clear();
+    for (const Held& h : held) {
+      if (append_error_) break;
+      Issue(h.index, h.batch);
+    }
+    return;
+  }
+  if (acked_ < sent_ || append_error_) {
+    if (append_error_) {
+      std::deque<Foreign> failed = std::move(foreign_);
+      foreign_.clear();
+      for (Foreign& f : failed) f.done(*append_error_);
+    }
+    return;
+  }
+  foreign_in_flight_ = true;
+  AppendRequest request{info_.id, info_.epoch, expected_tail_, foreign_.front().stamp,
+                        std::move(foreign_.front().events)};
+  std::shared_ptr<LoopGate> gate = env_.gate;
+  std::weak_ptr<LiveAgent> weak = weak_from_this();
+  env_.log->AppendAsync(std::move(request), [gate, weak](Result<AppendResult> result) {
+    gate->Post([weak, result = std::move(result)] {
+      if (std::shared_ptr<LiveAgent> agent = weak.lock()) agent->OnForeignAppended(result);
+    });
+  });
+}
+
+void LiveAgent::OnForeignAppended(const Result<AppendResult>& result) {
+  foreign_in_flight_ = false;
+  Foreign done = std::move(foreign_.front());
+  foreign_.pop_front();
+  if (result.ok() && !result->duplicate) expected_tail_ = acked_tail_ = result->last_seq;
+  // A refused foreign append is the sender's error (a producer gap, say); the session goes on.
+  done.done(result);
+  PumpForeign();
 }
 
 void LiveAgent::Fail(const Status& status) {
@@ -398,7 +466,7 @@ void LiveAgent::CheckStop() {
   if (closing_provider_) return;
   const process::Clock::time_point now = env_.loop->timers().Now();
   const bool turns_open = ready_ && !append_error_ && !runner_->state().open.empty();
-  const bool appends_pending = !append_error_ && acked_ < issued_;
+  const bool appends_pending = !append_error_ && (acked_ < issued_ || foreign_in_flight_);
   std::weak_ptr<bool> alive = alive_;
   if ((turns_open || appends_pending) && now < stop_deadline_) {
     if (turns_open && now - last_interrupt_ >= kReinterruptAfter) {

@@ -76,6 +76,10 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   void ReplyPermission(const turn::ReplyPermission& reply, StatusCallback done);
   void SetMode(const std::string& mode, StatusCallback done);
   void SetModel(const std::string& model, StatusCallback done);
+  // Appends events from outside the runtime (see AgentManager::AppendForeign), in order with the
+  // engine's batches.
+  void AppendForeign(std::vector<NewEvent> events, ProducerStamp stamp,
+                     Callback<AppendResult> done);
   // Stores `closed` in the status snapshot.
   Status SetClosed(bool closed);
 
@@ -100,7 +104,10 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   void StartRuntime();
   void OnStarted(const Status& status);
   void Append(const std::vector<NewEvent>& batch);
+  void Issue(std::uint64_t index, const std::vector<NewEvent>& batch);
   void OnAppended(std::uint64_t batch, const Result<AppendResult>& result);
+  void PumpForeign();
+  void OnForeignAppended(const Result<AppendResult>& result);
   void Fail(const Status& status);
   void AfterAppended(std::function<void(Status)> fn);
   void RunDeferred();
@@ -131,11 +138,27 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
 
   // Append pipeline: batches issued and acknowledged (in order), the tail the next batch expects.
   std::uint64_t issued_ = 0;
+  std::uint64_t sent_ = 0;  // issued and handed to the log (the others are held_)
   std::uint64_t acked_ = 0;
   Seq expected_tail_;
   Seq acked_tail_;
   std::optional<Status> append_error_;  // sticky once a batch was refused
   std::deque<Deferred> deferred_;
+
+  // Foreign appends waiting (front: in flight when foreign_in_flight_), and the engine's batches
+  // held behind them.
+  struct Foreign {
+    std::vector<NewEvent> events;
+    ProducerStamp stamp;
+    Callback<AppendResult> done;
+  };
+  struct Held {
+    std::uint64_t index;
+    std::vector<NewEvent> batch;
+  };
+  std::deque<Foreign> foreign_;
+  bool foreign_in_flight_ = false;
+  std::deque<Held> held_;
   turn::SessionStatus durable_status_ = turn::SessionStatus::kIdle;  // as of acked_tail_
   turn::SessionStatus desired_status_ = turn::SessionStatus::kIdle;  // newest decision, and
   std::uint64_t status_generation_ = 0;                              // its number
