@@ -102,7 +102,7 @@ class Client : public std::enable_shared_from_this<Client> {
  public:
   Client(asio::io_context& io, const ClientOptions& options, std::atomic<int>& ready,
          std::atomic<int>& finished)
-      : options_(options), ws_(io), sse_(io), ready_(ready), finished_(finished) {
+      : options_(options), ws_(io), socket_(io), ready_(ready), finished_(finished) {
     arrivals_.assign(options.last_seq + 1, 0);
   }
 
@@ -114,16 +114,16 @@ class Client : public std::enable_shared_from_this<Client> {
           fmt::format(R"({{"type":"subscribe","id":"s","agent":"{}"}})", options_.session)));
       ReadWs();
     } else if (options_.transport == "raw") {
-      sse_.connect(endpoint);
-      sse_.set_option(tcp::no_delay(true));
+      socket_.connect(endpoint);
+      socket_.set_option(tcp::no_delay(true));
       ++ready_;
       ReadRaw();
     } else {
-      sse_.connect(endpoint);
+      socket_.connect(endpoint);
       const std::string request = fmt::format(
           "GET /v1/agents/{}/events?offset=-1&live=sse HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
           options_.session);
-      asio::write(sse_, asio::buffer(request));
+      asio::write(socket_, asio::buffer(request));
       ReadSse();
     }
   }
@@ -161,40 +161,40 @@ class Client : public std::enable_shared_from_this<Client> {
 
   // Lines "SEQ\n" from the raw floor server.
   void ReadRaw() {
-    sse_.async_read_some(asio::buffer(chunk_),
-                         [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                           if (ec) return;
-                           self->pending_.append(self->chunk_.data(), n);
-                           std::size_t end;
-                           while ((end = self->pending_.find('\n')) != std::string::npos) {
-                             self->Record(std::stoull(self->pending_.substr(0, end)));
-                             self->pending_.erase(0, end + 1);
-                           }
-                           self->ReadRaw();
-                         });
+    socket_.async_read_some(asio::buffer(chunk_),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              if (ec) return;
+                              self->pending_.append(self->chunk_.data(), n);
+                              std::size_t end;
+                              while ((end = self->pending_.find('\n')) != std::string::npos) {
+                                self->Record(std::stoull(self->pending_.substr(0, end)));
+                                self->pending_.erase(0, end + 1);
+                              }
+                              self->ReadRaw();
+                            });
   }
 
   // Control events carry the offset through which data was delivered.
   void ReadSse() {
-    sse_.async_read_some(asio::buffer(chunk_),
-                         [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                           if (ec) return;
-                           self->pending_.append(self->chunk_.data(), n);
-                           std::size_t end;
-                           while ((end = self->pending_.find("\n\n")) != std::string::npos) {
-                             const std::string event = self->pending_.substr(0, end);
-                             self->pending_.erase(0, end + 2);
-                             if (event.find("event: control") == std::string::npos) continue;
-                             self->Record(SeqAfter(event, R"("streamNextOffset")"));
-                             if (!self->sse_ready_) self->sse_ready_ = true, ++self->ready_;
-                           }
-                           self->ReadSse();
-                         });
+    socket_.async_read_some(asio::buffer(chunk_),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              if (ec) return;
+                              self->pending_.append(self->chunk_.data(), n);
+                              std::size_t end;
+                              while ((end = self->pending_.find("\n\n")) != std::string::npos) {
+                                const std::string event = self->pending_.substr(0, end);
+                                self->pending_.erase(0, end + 2);
+                                if (event.find("event: control") == std::string::npos) continue;
+                                self->Record(SeqAfter(event, R"("streamNextOffset")"));
+                                if (!self->sse_ready_) self->sse_ready_ = true, ++self->ready_;
+                              }
+                              self->ReadSse();
+                            });
   }
 
   const ClientOptions& options_;
   beast::websocket::stream<beast::tcp_stream> ws_;
-  tcp::socket sse_;
+  tcp::socket socket_;  // SSE and raw transports
   beast::flat_buffer buffer_;
   std::array<char, 16384> chunk_{};
   std::string pending_;
