@@ -78,7 +78,7 @@ std::uint64_t SeqAfter(std::string_view text, std::string_view key) {
   if (at == std::string_view::npos) return 0;
   const auto value = text.find('"', at + key.size() + 1);  // the value's opening quote
   if (value == std::string_view::npos) return 0;
-  const auto colon = text.find(':', value);
+  const auto colon = text.find_first_of(":_", value);  // "E:S" cursors, "E_S" stream offsets
   if (colon == std::string_view::npos) return 0;
   std::uint64_t seq = 0;
   for (std::size_t i = colon + 1; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i)

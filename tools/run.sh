@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds agentstream (release), starts the daemon on the embedded SQLite store, creates an agent
-# session, sends it a prompt and follows it live in this terminal. The agent is the real `claude`
+# session, sends it a prompt and follows it live in this terminal; the web page at
+# http://127.0.0.1:7600/ shows the same session. The agent is the real `claude`
 # CLI when it is installed and has credentials (ANTHROPIC_API_KEY or ~/.claude/.credentials.json),
 # otherwise the built-in scripted agent, and the script says which.
 #
@@ -13,6 +14,8 @@ tools/setup.sh
 cmake --preset release -DAGENTSTREAM_BUILD_TESTS=OFF -DAGENTSTREAM_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build build/release --target agentstream
 bin="$PWD/build/release/src/cli/agentstream"
+# The web page the daemon serves at / (web/dist, found from the binary's location).
+(cd web && npm run --silent build >/dev/null)
 
 listen="${AGENTSTREAM_LISTEN:-127.0.0.1:7600}"
 export AGENTSTREAM_URL="http://$listen"
@@ -43,7 +46,8 @@ cat "$log"
 
 agent="$("$bin" agents new --provider "$provider" --cwd "$PWD" --title "run.sh session" --json |
          sed -n 's/.*"id":"\([^"]*\)".*/\1/p')"
-echo "agentstream: agent $agent ($provider). Watch it from another terminal too:"
+echo "agentstream: agent $agent ($provider). Watch and drive it in a browser at http://$listen/"
+echo "or from another terminal:"
 echo "  $bin follow $agent"
 echo "  $bin send $agent 'your prompt'"
 echo

@@ -8,6 +8,7 @@ PACKAGES=(
   libcli11-dev libfmt-dev libspdlog-dev libxxhash-dev libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   clang-14 libclang-rt-14-dev clang-format clang-tidy
+  chromium
 )
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
@@ -22,19 +23,41 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 echo "setup: all packages present"
 
-# Test peers: the real agent CLIs the integration tests drive offline, pinned by the committed
-# lock file (tests/peers/package-lock.json). Needs node >= 18 and npm; only the npm registry is
-# contacted, and only when the pinned version is not installed yet.
+# Test peers: the real agent CLIs the integration tests drive offline (claude, gemini, opencode,
+# codex, the Claude ACP adapter), pinned by the committed lock file
+# (tests/peers/package-lock.json). Needs node >= 18 and npm; only the npm registry is contacted,
+# and only when the lock file changed since the last install (a hash stamp in node_modules).
 PEERS="$(cd "$(dirname "$0")/.." && pwd)/tests/peers"
-want=$(sed -n 's/.*"@anthropic-ai\/claude-code": "\([^"]*\)".*/\1/p' "$PEERS/package.json")
-have=$("$PEERS/node_modules/.bin/claude" --version 2>/dev/null | awk '{print $1}' || true)
-if [ "$have" != "$want" ]; then
+want=$(sha256sum "$PEERS/package-lock.json" | awk '{print $1}')
+have=$(cat "$PEERS/node_modules/.agentstream-lock.sha256" 2>/dev/null || true)
+if [ "$have" != "$want" ] || [ ! -x "$PEERS/node_modules/.bin/claude" ]; then
   if ! command -v npm >/dev/null; then
     echo "setup: installing Debian's nodejs and npm"
     $SUDO apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
   fi
-  echo "setup: npm ci in tests/peers (claude-code $want)"
+  echo "setup: npm ci in tests/peers (package-lock.json changed)"
   (cd "$PEERS" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$want" > "$PEERS/node_modules/.agentstream-lock.sha256"
 fi
-echo "setup: test peers present (claude-code $want)"
+echo "setup: test peers present ($(cd "$PEERS" && node -e \
+  'const d=require("./package.json").dependencies;console.log(Object.entries(d).map(([k,v])=>k+"@"+v).join(" "))'))"
+
+# The Durable Streams conformance suite, client and reference server (tools/test_conformance.sh,
+# the benchmarks), pinned by tests/conformance/package-lock.json.
+CONFORMANCE="$(cd "$(dirname "$0")/.." && pwd)/tests/conformance"
+if ! (cd "$CONFORMANCE" && npm ls --depth=0 >/dev/null 2>&1); then
+  echo "setup: npm ci in tests/conformance"
+  (cd "$CONFORMANCE" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+echo "setup: conformance suite present"
+
+# The web page (web/): Vite, Vitest and Playwright pinned by web/package-lock.json; the browser
+# tests drive Debian's chromium (installed above), never a downloaded browser.
+WEB="$(cd "$(dirname "$0")/.." && pwd)/web"
+if ! cmp -s "$WEB/package-lock.json" "$WEB/node_modules/.installed-lock.json" 2>/dev/null; then
+  echo "setup: npm ci in web/"
+  (cd "$WEB" && npm ci --no-audit --no-fund --loglevel=error &&
+    cp package-lock.json node_modules/.installed-lock.json)
+fi
+echo "setup: web dependencies present"

@@ -368,6 +368,8 @@ int HttpStatusFor(ErrorCode code) {
       return 413;
     case ErrorCode::kResourceExhausted:
       return 429;
+    case ErrorCode::kUnauthenticated:
+      return 401;
     case ErrorCode::kUnsupportedVersion:
     case ErrorCode::kCorruption:
     case ErrorCode::kIoError:
@@ -404,6 +406,9 @@ Status ErrorFromJson(const json::value& value, int http_status) {
   switch (http_status) {
     case 400:
       c = ErrorCode::kInvalidArgument;
+      break;
+    case 401:
+      c = ErrorCode::kUnauthenticated;
       break;
     case 404:
       c = ErrorCode::kNotFound;

@@ -112,6 +112,28 @@ int main(int argc, char** argv) {
       ->envname("AGENTSTREAM_TOKEN");
   serve_cmd->add_option("--allow-origin", serve.allow_origins,
                         "browser origin allowed to connect (repeatable; default: this server)");
+  serve_cmd->add_option("--web-root", serve.web_root,
+                        "built web page served at / (default: web/ beside the binary, else the "
+                        "source tree's web/dist)");
+  serve_cmd
+      ->add_option("--scripted-chunk-ms", serve.scripted_chunk_ms,
+                   "gap between the scripted agent's streamed chunks (milliseconds)")
+      ->check(CLI::Range(0, 10000))
+      ->capture_default_str();
+
+  serve_cmd->add_option("--acp-agent", serve.acp_agents,
+                        "add the ACP agent acp:NAME: 'NAME=PROGRAM ARG...' (repeatable)");
+  serve_cmd->add_option("--acp-program", serve.acp_programs,
+                        "the program of an ACP preset: 'gemini=PATH' (repeatable)");
+  serve_cmd->add_option("--claude-program", serve.claude_program, "the claude CLI")
+      ->capture_default_str();
+  serve_cmd->add_option("--codex-program", serve.codex_program, "the codex CLI")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--long-poll-ms", serve.long_poll_ms,
+                   "long-poll wait before 204, and SSE idle interval (milliseconds)")
+      ->check(CLI::Range(100, 600000))
+      ->capture_default_str();
 
   auto* sessions_cmd = app.add_subcommand("sessions", "list stored sessions");
   sessions_cmd->add_flag("--json", json, "print JSON");
@@ -131,6 +153,10 @@ int main(int argc, char** argv) {
   }
   if (*serve_cmd) {
     serve.store_url = url;
+    if (url.rfind("memory:", 0) != 0) {
+      serve.streams_db = data + "/streams.db";
+      serve.inbox_key_path = data + "/inbox.key";
+    }
     return agentstream::cli::RunServe(serve);
   }
   if (*events_cmd) return PrintEvents(url, session, from, limit, json);

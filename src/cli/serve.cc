@@ -3,20 +3,29 @@
 #include <fmt/core.h>
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <future>
 #include <memory>
+#include <random>
+#include <sstream>
 #include <thread>
 
+#include "consumers/consumer_service.h"
 #include "process/event_loop.h"
 #include "runtime/agent_manager.h"
 #include "runtime/provider_factory.h"
 #include "server/http_server.h"
+#include "server/inbox.h"
+#include "server/static_files.h"
 #include "store/log_factory.h"
+#include "streams/stream_store.h"
+#include "streams/subscriptions.h"
 
 namespace agentstream::cli {
 
@@ -57,6 +66,42 @@ class LoopThread {
   std::thread thread_;
 };
 
+// Splits "NAME=VALUE"; kInvalidArgument naming `flag` when malformed.
+Result<std::pair<std::string, std::string>> NameValue(const std::string& text, const char* flag) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    return Error(ErrorCode::kInvalidArgument, std::string(flag) + " takes NAME=VALUE, got " + text);
+  return std::pair{text.substr(0, eq), text.substr(eq + 1)};
+}
+
+// The providers' settings from the serve options.
+Result<runtime::ProviderFactoryOptions> ProviderOptions(const ServeOptions& options) {
+  runtime::ProviderFactoryOptions out;
+  out.claude_program = options.claude_program;
+  out.codex_program = options.codex_program;
+  for (const std::string& entry : options.acp_agents) {
+    AS_ASSIGN_OR_RETURN(auto name_value, NameValue(entry, "--acp-agent"));
+    providers::acp::AgentCommand command;
+    command.name = "acp:" + name_value.first;
+    std::istringstream words(name_value.second);
+    for (std::string word; words >> word;) command.argv.push_back(word);
+    out.acp_agents[command.name] = std::move(command);
+  }
+  for (const std::string& entry : options.acp_programs) {
+    AS_ASSIGN_OR_RETURN(auto name_value, NameValue(entry, "--acp-program"));
+    out.acp_programs[name_value.first] = name_value.second;
+  }
+  return out;
+}
+
+// A lease owner name unique among live daemons: host, process id and a random tag.
+std::string ConsumerOwnerName() {
+  std::array<char, 256> host{};
+  if (::gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
+  std::random_device random;
+  return fmt::format("{}/{}/{:08x}", host.data(), ::getpid(), random());
+}
+
 }  // namespace
 
 int RunServe(const ServeOptions& options) {
@@ -67,6 +112,8 @@ int RunServe(const ServeOptions& options) {
   }
   server_options.security.token = options.token;
   server_options.security.allowed_origins = options.allow_origins;
+  server_options.web_root =
+      options.web_root.empty() ? server::DefaultWebRoot("/proc/self/exe") : options.web_root;
   if (Status bind = server::CheckBind(server_options.host, options.token); !bind.ok()) {
     fmt::print(stderr, "agentstream: {}\n", bind.message());
     return 1;
@@ -84,8 +131,15 @@ int RunServe(const ServeOptions& options) {
     fmt::print(stderr, "agentstream: cannot open the log: {}\n", log.status().ToString());
     return 1;
   }
+  auto provider_options = ProviderOptions(options);
+  if (!provider_options.ok()) {
+    fmt::print(stderr, "agentstream: {}\n", provider_options.status().message());
+    return 2;
+  }
   process::EventLoop loop;
-  runtime::DefaultProviderFactory factory;
+  runtime::ProviderFactoryOptions& factory_options = *provider_options;
+  factory_options.scripted_chunk_gap = process::Millis(options.scripted_chunk_ms);
+  runtime::DefaultProviderFactory factory(factory_options);
   auto manager = std::make_unique<runtime::AgentManager>(**log, factory, loop);
   auto loop_thread = std::make_unique<LoopThread>(loop);
   std::promise<Status> recovered;
@@ -93,6 +147,47 @@ int RunServe(const ServeOptions& options) {
   if (Status status = recovered.get_future().get(); !status.ok())
     fmt::print(stderr, "agentstream: recovery: {}\n", status.ToString());
 
+  std::unique_ptr<streams::StreamStore> streams;
+  if (options.streams_db.empty()) {
+    streams = std::make_unique<streams::StreamStore>(streams::StreamLimits{}, nullptr);
+  } else {
+    auto opened = streams::StreamStore::Open(options.streams_db, streams::StreamLimits{});
+    if (!opened.ok()) {
+      fmt::print(stderr, "agentstream: {}\n", opened.status().ToString());
+      return 1;
+    }
+    streams = std::move(*opened);
+  }
+  server_options.streams = streams.get();
+  streams::SubscriptionManager subscriptions(*streams);
+  streams->SetChangeHook(
+      [&subscriptions](const std::string& path) { subscriptions.OnStreamChanged(path); });
+  server_options.stream_subscriptions = &subscriptions;
+
+  // The inbox, and the durable consumers, whose parent-session sink delivers through it.
+  auto inbox_key = server::LoadOrCreateInboxKey(options.inbox_key_path);
+  if (!inbox_key.ok()) {
+    fmt::print(stderr, "agentstream: inbox key: {}\n", inbox_key.status().ToString());
+    return 1;
+  }
+  server::Inbox inbox(*manager, *inbox_key);
+  consumers::ConsumerServiceOptions consumer_options;
+  consumer_options.owner = ConsumerOwnerName();
+  auto consumers = std::make_unique<consumers::ConsumerService>(
+      **log, consumer_options,
+      [&inbox](const SessionId& parent, const consumers::Delivery& delivery,
+               std::function<void(Status)> done) {
+        inbox.Append(
+            parent, delivery,
+            [done = std::move(done)](const Result<server::InboxResult>& r) { done(r.status()); });
+      });
+  if (Status started = consumers->Start(); !started.ok()) {
+    fmt::print(stderr, "agentstream: consumers: {}\n", started.ToString());
+    return 1;
+  }
+  server_options.consumers = consumers.get();
+  server_options.inbox = &inbox;
+  server_options.long_poll_timeout = std::chrono::milliseconds(options.long_poll_ms);
   auto server = std::make_unique<server::Server>(*manager, **log, server_options);
   int code = 0;
   if (Status started = server->Start(); !started.ok()) {
@@ -108,15 +203,19 @@ int RunServe(const ServeOptions& options) {
     fmt::print(stderr, "agentstream: stopping ({})\n",
                signal_number == SIGINT ? "SIGINT" : "SIGTERM");
   }
-  // Order: no new requests, then the agents (open turns end canceled), then their thread, then
-  // the server's handlers and the log.
+  // Order: no new requests, then the consumers (their parent-session deliveries go to the
+  // agents), then the agents (open turns end canceled), then their thread, then the server's
+  // handlers and the log.
   server->Stop();
+  consumers->Stop();
   std::promise<void> stopped;
   manager->Shutdown([&stopped] { stopped.set_value(); });
   if (stopped.get_future().wait_for(30s) != std::future_status::ready)
     fmt::print(stderr, "agentstream: agents did not stop within 30 s\n");
   loop_thread.reset();
   server.reset();
+  streams->SetChangeHook({});  // before `subscriptions` goes away
+  consumers.reset();
   manager.reset();
   log->reset();
   return code;

@@ -13,6 +13,22 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:7600";   // HOST:PORT ([::1]:PORT for IPv6)
   std::string token;                       // required for a non-loopback HOST
   std::vector<std::string> allow_origins;  // browser origins; default: this server's own
+  // The built web page (web/dist) served at `/`; "" picks `web/` beside the binary, else the
+  // source tree's web/dist found above the binary (server::DefaultWebRoot).
+  std::string web_root;
+  int scripted_chunk_ms = 15;  // gap between the scripted agent's streamed chunks
+  // Generic Durable Streams' database (/v1/stream/); "" keeps them in memory only.
+  std::string streams_db;
+  int long_poll_ms = 30000;  // a long-poll answers 204 after this; an idle SSE gets a control event
+  // The key every session's inbox token derives from (inbox.h); "" makes a new key per run.
+  std::string inbox_key_path;
+  // Providers: "NAME=PROGRAM ARG..." adds the ACP agent "acp:NAME" (argv split on spaces);
+  // "PRESET=PROGRAM" entries replace a preset's program (gemini, opencode, claude); the claude
+  // and codex programs (paths or PATH names).
+  std::vector<std::string> acp_agents;
+  std::vector<std::string> acp_programs;
+  std::string claude_program = "claude";
+  std::string codex_program = "codex";
 };
 
 // Runs until a stop signal; the process exit code (0 after a clean stop, 1 when the log or the

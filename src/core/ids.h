@@ -75,7 +75,11 @@ struct Cursor {
 
 // "EPOCH:SEQ", the text form used in URLs and on the command line.
 std::string FormatCursor(Cursor cursor);
-// Parses "EPOCH:SEQ"; false on anything else (no partial parses, no signs, no overflow).
+// The cursor as a Durable Streams offset: "EEEEEEEEEEEEEEEE_SSSSSSSSSSSSSSSS" (16 zero-padded
+// digits each), so offsets compare as strings the way their cursors compare.
+std::string FormatStreamOffset(Cursor cursor);
+// Parses "EPOCH:SEQ" or a stream offset "EPOCH_SEQ"; false on anything else (no partial parses,
+// no signs, no overflow).
 bool ParseCursor(std::string_view text, Cursor* out);
 
 }  // namespace agentstream

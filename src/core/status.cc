@@ -32,6 +32,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "unavailable";
     case ErrorCode::kResourceExhausted:
       return "resource_exhausted";
+    case ErrorCode::kUnauthenticated:
+      return "unauthenticated";
     case ErrorCode::kInternal:
       return "internal";
   }

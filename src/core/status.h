@@ -29,6 +29,7 @@ enum class ErrorCode {
   kIoError,             // the storage layer failed; the outcome of the write is unknown
   kUnavailable,         // the log refuses writes after an earlier failure, or is closed
   kResourceExhausted,   // a bounded queue is full
+  kUnauthenticated,     // a credential (token, signature) is missing, stale or wrong
   kInternal,            // a bug: an invariant of this program did not hold
 };
 

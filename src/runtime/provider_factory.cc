@@ -1,8 +1,11 @@
 #include "runtime/provider_factory.h"
 
+#include <algorithm>
 #include <boost/json/value.hpp>
 
+#include "providers/acp/acp_provider.h"
 #include "providers/claude/claude_provider.h"
+#include "providers/codex/codex_provider.h"
 
 namespace agentstream::runtime {
 
@@ -61,7 +64,47 @@ Result<std::unique_ptr<providers::AgentProvider>> DefaultProviderFactory::Make(
     return std::unique_ptr<providers::AgentProvider>(
         std::make_unique<providers::claude::ClaudeProvider>(loop, std::move(options)));
   }
+  if (config.provider == "codex") {
+    providers::codex::CodexOptions options;
+    options.program = options_.codex_program;
+    options.env = options_.codex_env;
+    options.cwd = config.cwd;
+    options.model = config.model;
+    if (config.mode) options.approval_policy = *config.mode;
+    if (resume) options.thread_id = resume->session_id;
+    return std::unique_ptr<providers::AgentProvider>(
+        std::make_unique<providers::codex::CodexProvider>(loop, std::move(options)));
+  }
+  if (config.provider.rfind("acp:", 0) == 0) {
+    providers::acp::AcpOptions options;
+    if (auto it = options_.acp_agents.find(config.provider); it != options_.acp_agents.end()) {
+      options.command = it->second;
+      options.command.name = config.provider;  // persistence handles carry it
+    } else {
+      const std::string preset = config.provider.substr(4);
+      auto program = options_.acp_programs.find(preset);
+      AS_ASSIGN_OR_RETURN(
+          options.command,
+          providers::acp::Preset(preset, config.model,
+                                 program == options_.acp_programs.end() ? "" : program->second));
+      options.command.env = options_.acp_env;
+    }
+    options.cwd = config.cwd;
+    options.mode = config.mode;
+    if (resume) options.session_id = resume->session_id;
+    options.handshake_timeout = options_.acp_handshake_timeout;
+    return std::unique_ptr<providers::AgentProvider>(
+        std::make_unique<providers::acp::AcpProvider>(loop, std::move(options)));
+  }
   return Error(ErrorCode::kInvalidArgument, "unknown provider \"" + config.provider + "\"");
+}
+
+std::vector<std::string> DefaultProviderFactory::Names() const {
+  std::vector<std::string> names = {"claude", "codex", "scripted"};
+  for (const std::string& preset : providers::acp::PresetNames()) names.push_back("acp:" + preset);
+  for (const auto& [name, command] : options_.acp_agents)
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  return names;
 }
 
 }  // namespace agentstream::runtime

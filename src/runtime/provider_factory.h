@@ -4,16 +4,25 @@
 //               that look like a real agent's, for demos and tests.
 //   "claude"    the `claude` CLI (ClaudeProvider), started in the session's cwd with its model and
 //               permission mode; a stored persistence handle reopens the CLI's session (--resume).
+//   "acp:gemini", "acp:opencode", "acp:claude"
+//               Agent Client Protocol agents (AcpProvider) from the named presets of
+//               providers/acp/acp_protocol.h: `gemini --acp [-m MODEL]`, `opencode acp`,
+//               `claude-code-acp`; a stored handle reopens the agent's session (session/load).
+//   "acp:NAME"  any other ACP agent configured in ProviderFactoryOptions::acp_agents (argv + env).
+//   "codex"     `codex app-server` (CodexProvider), its mode the approval policy; a stored handle
+//               resumes the thread (thread/resume).
 //
 // Threading: Make() runs on the manager's loop thread; the factory holds no mutable state.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "process/event_loop.h"
+#include "providers/acp/acp_protocol.h"
 #include "providers/scripted/scripted_provider.h"
 #include "runtime/agent_manager.h"
 
@@ -26,6 +35,17 @@ struct ProviderFactoryOptions {
   std::vector<std::string> claude_env;
   std::vector<std::string> claude_extra_args;
   process::Millis claude_handshake_timeout{60000};
+  // ACP agents beyond the presets, by provider name ("acp:NAME"): any program that speaks ACP on
+  // stdio works by configuration alone. An entry named like a preset replaces it.
+  std::map<std::string, providers::acp::AgentCommand> acp_agents;
+  // Program (path or PATH name) of each preset, by preset name ("gemini", ...); default: the
+  // preset's own (gemini, opencode, claude-code-acp).
+  std::map<std::string, std::string> acp_programs;
+  // The environment of preset agents, exactly these "KEY=value" entries. Empty: the daemon's.
+  std::vector<std::string> acp_env;
+  process::Millis acp_handshake_timeout{90000};
+  std::string codex_program = "codex";
+  std::vector<std::string> codex_env;  // exactly these entries; empty: the daemon's
   // The gap between streamed chunks of the scripted agent's replies.
   process::Millis scripted_chunk_gap{15};
 };
@@ -44,7 +64,7 @@ class DefaultProviderFactory final : public ProviderFactory {
   Result<std::unique_ptr<providers::AgentProvider>> Make(
       const AgentConfig& config, const std::optional<providers::PersistenceHandle>& resume,
       process::EventLoop& loop) override;
-  std::vector<std::string> Names() const override { return {"claude", "scripted"}; }
+  std::vector<std::string> Names() const override;
 
  private:
   ProviderFactoryOptions options_;

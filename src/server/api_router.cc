@@ -111,7 +111,8 @@ Result<EventsQuery> ResolveEventsQuery(EventLog& log, const SessionId& session,
   } else {
     Cursor cursor;
     if (!ParseCursor(offset, &cursor))
-      return Error(ErrorCode::kInvalidArgument, "offset must be -1, now or EPOCH:SEQ");
+      return Error(ErrorCode::kInvalidArgument,
+                   "offset must be -1, now, a Stream-Next-Offset or EPOCH:SEQ");
     if (cursor.epoch != tail.epoch) {
       q.after = Cursor{tail.epoch, Seq(0)};
       q.reset = true;
@@ -128,7 +129,7 @@ Result<EventsQuery> ResolveEventsQuery(EventLog& log, const SessionId& session,
 HttpResponse EventsResponse(const EventsQuery& query, const EventBatch& batch, bool has_newer) {
   HttpResponse response = JsonResponse(200, *batch.json);
   const Cursor next = batch.count > 0 ? Cursor{batch.epoch, batch.last} : query.after;
-  response.headers.emplace_back("Stream-Next-Offset", FormatCursor(next));
+  response.headers.emplace_back("Stream-Next-Offset", FormatStreamOffset(next));
   if (!has_newer) response.headers.emplace_back("Stream-Up-To-Date", "true");
   if (query.reset) response.headers.emplace_back("Stream-Reset", "true");
   response.headers.emplace_back("Cache-Control", "no-store");
@@ -136,18 +137,26 @@ HttpResponse EventsResponse(const EventsQuery& query, const EventBatch& batch, b
 }
 
 ApiRouter::ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline,
-                     Metrics& metrics, Hub& hub, BatchLimits read_limits)
+                     Metrics& metrics, Hub& hub, BatchLimits read_limits,
+                     ConsumerRoutes* consumer_routes)
     : agents_(agents),
       log_(log),
       timeline_(timeline),
       metrics_(metrics),
       hub_(hub),
-      read_limits_(read_limits) {}
+      read_limits_(read_limits),
+      consumer_routes_(consumer_routes) {}
 
 std::string ApiRouter::RouteOf(const HttpRequest& request) {
   const std::vector<std::string> seg = PathSegments(request.path);
   if (seg.size() == 1 && (seg[0] == "healthz" || seg[0] == "metrics" || seg[0] == "ws"))
     return "/" + seg[0];
+  if (seg.size() >= 2 && seg[0] == "v1" && seg[1] == "consumers") {
+    if (seg.size() == 2) return "/v1/consumers";
+    if (seg.size() == 3) return "/v1/consumers/{id}";
+    if (seg.size() == 4 && seg[3] == "resume") return "/v1/consumers/{id}/resume";
+    return "other";
+  }
   if (seg.size() < 2 || seg[0] != "v1" || seg[1] != "agents") return "other";
   if (seg.size() == 2) return "/v1/agents";
   if (seg.size() == 3) return "/v1/agents/{id}";
@@ -169,8 +178,10 @@ void ApiRouter::Handle(const HttpRequest& request, Reply reply) {
     HttpResponse response;
     response.content_type = "text/plain; version=0.0.4";
     response.body = metrics_.Render(hub_.Stats(), log_.Stats());
+    if (consumer_routes_ != nullptr) response.body += consumer_routes_->RenderMetrics();
     return reply(std::move(response));
   }
+  if (consumer_routes_ != nullptr && consumer_routes_->Handle(request, seg, reply)) return;
   if (seg.size() >= 2 && seg[0] == "v1" && seg[1] == "agents")
     return HandleAgents(request, seg, std::move(reply));
   reply(ErrorResponse(NotFoundRoute(request)));

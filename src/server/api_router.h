@@ -14,6 +14,7 @@
 #include <string>
 
 #include "runtime/agent_manager.h"
+#include "server/consumer_routes.h"
 #include "server/http_types.h"
 #include "server/hub.h"
 #include "server/metrics.h"
@@ -52,7 +53,8 @@ class ApiRouter {
  public:
   // Every reference must outlive the router.
   ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline,
-            Metrics& metrics, Hub& hub, BatchLimits read_limits = {});
+            Metrics& metrics, Hub& hub, BatchLimits read_limits = {},
+            ConsumerRoutes* consumer_routes = nullptr);
 
   // The route pattern of a request for metrics ("/v1/agents/{id}/messages"), "other" if none.
   static std::string RouteOf(const HttpRequest& request);
@@ -72,6 +74,7 @@ class ApiRouter {
   Metrics& metrics_;
   Hub& hub_;
   BatchLimits read_limits_;
+  ConsumerRoutes* consumer_routes_;  // null: no consumer or inbox endpoints
 };
 
 // Parses the timeline query: direction (tail|before|after), cursor (E:S), limit (1..500),

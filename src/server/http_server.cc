@@ -21,6 +21,7 @@
 
 #include "server/follower.h"
 #include "server/server_internal.h"
+#include "server/static_files.h"
 
 namespace agentstream::server {
 
@@ -50,6 +51,14 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
   HttpConnection(ServerContext& ctx, tcp::socket socket)
       : ctx_(ctx), stream_(std::move(socket)), timer_(stream_.get_executor()) {
+    ctx_.metrics.ConnectionOpened();
+  }
+  // A connection handed back after a /v1/stream exchange, with the bytes it already read.
+  HttpConnection(ServerContext& ctx, beast::tcp_stream stream, beast::flat_buffer buffer)
+      : ctx_(ctx),
+        stream_(std::move(stream)),
+        buffer_(std::move(buffer)),
+        timer_(stream_.get_executor()) {
     ctx_.metrics.ConnectionOpened();
   }
   ~HttpConnection() { ctx_.metrics.ConnectionClosed(); }
@@ -123,14 +132,31 @@ void HttpConnection::OnRequest() {
   req.origin = Header(request_, http::field::origin);
   req.authorization = Header(request_, http::field::authorization);
   req.host = Header(request_, http::field::host);
+  for (std::string_view name : kForwardedHeaders) {
+    if (auto it = request_.find(name); it != request_.end())
+      req.headers.emplace_back(name, std::string(it->value()));
+  }
   route_ = ApiRouter::RouteOf(req);
+  const bool stream_path = ctx_.options.streams != nullptr && req.path.rfind("/v1/stream/", 0) == 0;
+  // A CORS preflight carries no credentials and changes nothing: any origin may ask.
+  if (stream_path && req.method == "OPTIONS")
+    return internal::StartStreamExchange(ctx_, std::move(stream_), std::move(buffer_),
+                                         std::move(request_));
   const auto token = req.query.find("token");
   const Access access = CheckAccess(ctx_.options.security, req.authorization,
                                     token == req.query.end() ? "" : token->second, req.origin);
   if (access == Access::kForbiddenOrigin)
     return Deny(403, "forbidden", "origin " + req.origin + " is not allowed");
-  if (access == Access::kUnauthorized)
+  // The page's assets are public; the page passes the token it was opened with to the API.
+  if (IsStaticRequest(req.method, req.path) && !beast::websocket::is_upgrade(request_))
+    return Respond(
+        ServeStatic(ctx_.options.web_root, req.path, Header(request_, http::field::if_none_match)));
+  // An inbox delivery is authenticated by its signature (inbox.h), not by the daemon's token.
+  if (access == Access::kUnauthorized && !IsInboxDelivery(req))
     return Deny(401, "unauthorized", "a valid bearer token is required");
+  if (stream_path && !beast::websocket::is_upgrade(request_))
+    return internal::StartStreamExchange(ctx_, std::move(stream_), std::move(buffer_),
+                                         std::move(request_));
   if (beast::websocket::is_upgrade(request_)) {
     if (req.path != "/ws") return Deny(404, "not_found", "WebSocket upgrades only at /ws");
     ctx_.metrics.Request("/ws", 101);
@@ -336,7 +362,7 @@ void HttpConnection::SseSendData(const EventBatch& batch) {
 
 void HttpConnection::SseSendControl(bool reset) {
   std::string control = R"({"streamNextOffset":")" +
-                        FormatCursor(follower_ ? follower_->position() : live_->after) +
+                        FormatStreamOffset(follower_ ? follower_->position() : live_->after) +
                         R"(","streamCursor":")" + StreamCursor() + R"(","upToDate":)" +
                         (follower_ && !follower_->catching_up() ? "true" : "false");
   if (reset) control += R"(,"reset":true)";
@@ -397,6 +423,10 @@ void HttpConnection::WriteNext() {
 }
 
 }  // namespace
+
+void internal::ResumeHttp(ServerContext& ctx, beast::tcp_stream stream, beast::flat_buffer buffer) {
+  std::make_shared<HttpConnection>(ctx, std::move(stream), std::move(buffer))->Run();
+}
 
 struct Server::Impl {
   explicit Impl(runtime::AgentManager& agents, EventLog& log, ServerOptions options)
@@ -461,8 +491,10 @@ Status Server::Start() {
       s.ctx.log, [impl](std::function<void()> fn) { asio::post(*impl->hub_strand, std::move(fn)); },
       o.batch);
   s.ctx.timeline = std::make_unique<TimelineService>(s.ctx.log);
-  s.ctx.router = std::make_unique<ApiRouter>(s.ctx.agents, s.ctx.log, *s.ctx.timeline,
-                                             s.ctx.metrics, *s.ctx.hub, o.batch);
+  s.ctx.consumer_routes = std::make_unique<ConsumerRoutes>(o.consumers, o.inbox);
+  s.ctx.router =
+      std::make_unique<ApiRouter>(s.ctx.agents, s.ctx.log, *s.ctx.timeline, s.ctx.metrics,
+                                  *s.ctx.hub, o.batch, s.ctx.consumer_routes.get());
   s.Accept();
   for (int i = 0; i < std::max(1, o.threads); ++i)
     s.threads.emplace_back([impl] { impl->io.run(); });

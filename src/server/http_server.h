@@ -14,12 +14,16 @@
 #include <memory>
 #include <string>
 
+#include "consumers/consumer_service.h"
 #include "core/status.h"
 #include "runtime/agent_manager.h"
 #include "server/hub.h"
+#include "server/inbox.h"
 #include "server/metrics.h"
 #include "server/security.h"
 #include "server/ws_app.h"
+#include "streams/stream_store.h"
+#include "streams/subscriptions.h"
 
 namespace agentstream::server {
 
@@ -38,6 +42,15 @@ struct ServerOptions {
   std::chrono::milliseconds sse_keepalive{15000};         // SSE comment line while idle
   std::size_t max_queue_bytes = std::size_t{4} << 20;     // SSE send queue; WebSocket in `ws`
   BatchLimits batch;                                      // one read / frame of events
+  std::string web_root;  // the built web page served at `/` (static_files.h); "" for none
+  // Generic Durable Streams under /v1/stream/ (streams/stream_store.h); null: not served. Not
+  // owned; outlives the server.
+  streams::StreamStore* streams = nullptr;
+  streams::SubscriptionManager* stream_subscriptions = nullptr;  // /v1/stream/__ds/; not owned
+  // Durable consumers (/v1/consumers) and the per-session inbox; null: those endpoints answer
+  // 404. Not owned; outlive the server.
+  consumers::ConsumerService* consumers = nullptr;
+  Inbox* inbox = nullptr;
   WsLimits ws;
 };
 

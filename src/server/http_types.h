@@ -18,8 +18,21 @@ struct HttpRequest {
   std::string origin;                        // the Origin header, empty when absent
   std::string authorization;                 // the Authorization header, empty when absent
   std::string host;                          // the Host header
+  // Other headers a handler reads (names lowercase), as listed in kForwardedHeaders.
+  std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+
+  // The value of header `name` (lowercase) from `headers`, or "".
+  std::string_view Header(std::string_view name) const {
+    for (const auto& [n, v] : headers)
+      if (n == name) return v;
+    return {};
+  }
 };
+
+// The headers the transport copies into HttpRequest::headers.
+inline constexpr std::string_view kForwardedHeaders[] = {"x-agentstream-timestamp",
+                                                         "x-agentstream-signature"};
 
 struct HttpResponse {
   int status = 200;

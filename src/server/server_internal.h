@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "server/api_router.h"
+#include "server/consumer_routes.h"
 #include "server/http_server.h"
 #include "server/timeline_service.h"
 
@@ -24,6 +26,7 @@ struct ServerContext {
   Metrics metrics;
   std::unique_ptr<Hub> hub;
   std::unique_ptr<TimelineService> timeline;
+  std::unique_ptr<ConsumerRoutes> consumer_routes;
   std::unique_ptr<ApiRouter> router;
 };
 
@@ -50,6 +53,15 @@ struct FrameQueue {
     frames.pop_front();
   }
 };
+
+// Takes over a connection for one /v1/stream request (stream_http.cc); hands it back through
+// ResumeHttp when the connection stays open.
+void StartStreamExchange(ServerContext& ctx, boost::beast::tcp_stream stream,
+                         boost::beast::flat_buffer buffer,
+                         boost::beast::http::request<boost::beast::http::string_body> request);
+// Continues the keep-alive request loop on a connection (with the bytes already read).
+void ResumeHttp(ServerContext& ctx, boost::beast::tcp_stream stream,
+                boost::beast::flat_buffer buffer);
 
 // Takes over an upgraded connection and runs the WebSocket app protocol on it.
 void StartWebSocket(ServerContext& ctx, boost::beast::tcp_stream stream,

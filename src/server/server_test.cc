@@ -47,7 +47,7 @@ TEST_F(HttpTest, CreateSendPageAndReadEvents) {
 
   TestResponse res = HttpCall(port_, "GET", "/v1/agents/" + id + "/events?offset=now");
   EXPECT_EQ(res.body, "[]");
-  EXPECT_EQ(res.Header("stream-next-offset"), "1:" + std::to_string(seqs.back()));
+  EXPECT_EQ(res.Header("stream-next-offset"), FormatStreamOffset({Epoch(1), Seq(seqs.back())}));
   EXPECT_EQ(res.Header("stream-up-to-date"), "true");
 
   // Paging before the newest items reaches the first one.
@@ -96,8 +96,10 @@ TEST_F(HttpTest, EventsResumeFromOffsetsWithoutGapOrDuplicateWhileStreaming) {
     offset = res.Header("stream-next-offset");
     if (sent && res.Header("stream-up-to-date") == "true") {
       json::value s = Snapshot(id);
+      Cursor at;
+      ASSERT_TRUE(ParseCursor(offset, &at)) << offset;
       idle_seen = s.at("status") == "idle" && s.at("queue").as_array().empty() &&
-                  s.at("cursor") == json::value(offset);
+                  s.at("cursor") == json::value(FormatCursor(at));
     }
   }
   sender.join();
@@ -112,7 +114,9 @@ TEST_F(HttpTest, LongPollWakesOnCommitAndTimesOutWith204) {
   TestResponse idle =
       HttpCall(port_, "GET", "/v1/agents/" + id + "/events?offset=now&live=long-poll");
   EXPECT_EQ(idle.status, 204);
-  EXPECT_EQ(idle.Header("stream-next-offset"), tail);
+  Cursor tail_cursor;
+  ASSERT_TRUE(ParseCursor(tail, &tail_cursor));
+  EXPECT_EQ(idle.Header("stream-next-offset"), FormatStreamOffset(tail_cursor));
   EXPECT_EQ(idle.Header("stream-up-to-date"), "true");
   EXPECT_FALSE(idle.Header("stream-cursor").empty());
 
@@ -174,7 +178,7 @@ TEST_F(HttpTest, SseDeliversHistoryThenLiveEvents) {
   ASSERT_TRUE(control.has_value());
   EXPECT_EQ(control->event, "control");
   EXPECT_EQ(ParseOrNull(control->data).at("streamNextOffset"),
-            json::value("1:" + std::to_string(seqs.back())));
+            json::value(FormatStreamOffset({Epoch(1), Seq(seqs.back())})));
 }
 
 TEST_F(HttpTest, QueueInterruptAndSteerWhileRunning) {

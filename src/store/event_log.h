@@ -174,6 +174,12 @@ struct ConsumerPosition {
   std::string adapter_state;  // the sink's own state, committed with the position
 };
 
+// A stored consumer definition (see EventLog::SaveConsumer).
+struct StoredConsumer {
+  ConsumerId id;
+  std::string definition;
+};
+
 // Counters since the log was opened, for metrics and benchmarks.
 struct LogStats {
   std::uint64_t commits = 0;        // transactions committed
@@ -241,6 +247,15 @@ class EventLog {
   virtual Result<std::vector<ConsumerPosition>> ListConsumerPositions(
       const ConsumerId& consumer) = 0;
   virtual Status DeleteConsumerPositions(const ConsumerId& consumer) = 0;
+
+  // ---- Consumer definitions ----
+  // A consumer's definition is opaque text to the log (the consumers module stores its spec as
+  // JSON). SaveConsumer inserts or replaces. DeleteConsumer removes the definition and every
+  // position of the consumer in one transaction; kNotFound when no definition exists.
+  // The defaults refuse with kUnavailable, for decorators and logs that keep no consumers.
+  virtual Status SaveConsumer(const ConsumerId& consumer, const std::string& definition);
+  virtual Result<std::vector<StoredConsumer>> ListConsumers();
+  virtual Status DeleteConsumer(const ConsumerId& consumer);
 
   // OK while the log accepts writes; the sticky error after a failure of unknown outcome.
   virtual Status Health() = 0;

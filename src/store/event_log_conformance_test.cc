@@ -479,6 +479,30 @@ TEST_P(EventLogConformance, ConsumerLeasesFenceStaleHolders) {
   EXPECT_TRUE(log().ListConsumerPositions(c)->empty());
 }
 
+TEST_P(EventLogConformance, ConsumerDefinitionsAreDurableAndDeleteTheirPositions) {
+  const SessionId s = NewSession("s1", 1);
+  EXPECT_TRUE(log().ListConsumers()->empty());
+  ASSERT_TRUE(log().SaveConsumer(ConsumerId("b"), "{\"v\":1}").ok());
+  ASSERT_TRUE(log().SaveConsumer(ConsumerId("a"), "{\"v\":2}").ok());
+  ASSERT_TRUE(log().SaveConsumer(ConsumerId("b"), "{\"v\":3}").ok());  // replaces
+  ASSERT_TRUE(log().AcquireLease(ConsumerId("a"), s, "w", 1000, 500).ok());
+  ASSERT_TRUE(log().AcquireLease(ConsumerId("b"), s, "w", 1000, 500).ok());
+  backend_->Reopen();
+  auto listed = log().ListConsumers();
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0].id, ConsumerId("a"));
+  EXPECT_EQ((*listed)[0].definition, "{\"v\":2}");
+  EXPECT_EQ((*listed)[1].id, ConsumerId("b"));
+  EXPECT_EQ((*listed)[1].definition, "{\"v\":3}");
+  ASSERT_TRUE(log().DeleteConsumer(ConsumerId("a")).ok());
+  EXPECT_EQ(log().DeleteConsumer(ConsumerId("a")).code(), ErrorCode::kNotFound);
+  backend_->Reopen();
+  ASSERT_EQ(log().ListConsumers()->size(), 1u);
+  EXPECT_TRUE(log().ListConsumerPositions(ConsumerId("a"))->empty());
+  EXPECT_EQ(log().ListConsumerPositions(ConsumerId("b"))->size(), 1u);
+}
+
 TEST_P(EventLogConformance, SessionMetadataAndListing) {
   for (const char* id : {"b", "a", "c"}) NewSession(id, 1);
   ASSERT_TRUE(log()
@@ -545,6 +569,43 @@ TEST_P(EventLogConformance, ConcurrentAppendersKeepEachSessionDense) {
       }
     }
   }
+}
+
+// A version-1 file (before consumer definitions) is migrated in place and keeps its data.
+TEST(SqliteSchema, Version1IsMigratedInPlace) {
+  char tmpl[] = "/tmp/agentstream-migrate-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  const std::string path = dir + "/log.db";
+  {
+    auto opened = OpenSqliteEventLog(SqliteLogOptions{.path = path});
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    ASSERT_TRUE((*opened)->CreateSession(SessionId("s"), SessionMeta{"p", "/", "t"}, {}).ok());
+  }
+  {
+    // Turn the file back into version 1 as an older build left it.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE consumers; PRAGMA user_version = 1;", nullptr, nullptr,
+                           nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  {
+    auto opened = OpenSqliteEventLog(SqliteLogOptions{.path = path});
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    EXPECT_TRUE((*opened)->GetSession(SessionId("s")).ok());
+    ASSERT_TRUE((*opened)->SaveConsumer(ConsumerId("c"), "{}").ok());
+    EXPECT_EQ((*opened)->ListConsumers()->size(), 1u);
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(stmt, 0), kSqliteSchemaVersion);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, EventLogConformance,

@@ -23,6 +23,8 @@ struct MemoryEventLog::State {
   // Rows of each (session, epoch), indexed by seq - base_seq - 1.
   std::map<std::pair<std::string, std::uint64_t>, std::vector<StoredRow>> rows;
   std::map<std::pair<std::string, std::string>, ConsumerPosition> positions;  // (consumer, session)
+  // Consumer definitions by id.
+  std::map<std::string, std::string> consumers;
   Status sticky;
   LogStats stats;
   bool fail_next_commit = false;
@@ -329,6 +331,31 @@ Result<std::vector<ConsumerPosition>> MemoryEventLog::ListConsumerPositions(
 Status MemoryEventLog::DeleteConsumerPositions(const ConsumerId& consumer) {
   std::lock_guard lock(state_->mu);
   AS_RETURN_IF_ERROR(state_->CheckWritable());
+  std::erase_if(state_->positions,
+                [&](const auto& entry) { return entry.first.first == consumer.str(); });
+  return Status::Ok();
+}
+
+Status MemoryEventLog::SaveConsumer(const ConsumerId& consumer, const std::string& definition) {
+  std::lock_guard lock(state_->mu);
+  AS_RETURN_IF_ERROR(state_->CheckWritable());
+  state_->consumers[consumer.str()] = definition;
+  return Status::Ok();
+}
+
+Result<std::vector<StoredConsumer>> MemoryEventLog::ListConsumers() {
+  std::lock_guard lock(state_->mu);
+  std::vector<StoredConsumer> out;
+  for (const auto& [id, definition] : state_->consumers)
+    out.push_back({ConsumerId(id), definition});
+  return out;
+}
+
+Status MemoryEventLog::DeleteConsumer(const ConsumerId& consumer) {
+  std::lock_guard lock(state_->mu);
+  AS_RETURN_IF_ERROR(state_->CheckWritable());
+  if (state_->consumers.erase(consumer.str()) == 0)
+    return Error(ErrorCode::kNotFound, "no consumer " + consumer.str());
   std::erase_if(state_->positions,
                 [&](const auto& entry) { return entry.first.first == consumer.str(); });
   return Status::Ok();

@@ -44,6 +44,9 @@ class MemoryEventLog final : public EventLog {
                       std::uint64_t generation) override;
   Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer) override;
   Status DeleteConsumerPositions(const ConsumerId& consumer) override;
+  Status SaveConsumer(const ConsumerId& consumer, const std::string& definition) override;
+  Result<std::vector<StoredConsumer>> ListConsumers() override;
+  Status DeleteConsumer(const ConsumerId& consumer) override;
   Status Health() override;
   LogStats Stats() override;
 

@@ -239,6 +239,34 @@ class SqliteEventLog final : public EventLog {
         .status();
   }
 
+  Status SaveConsumer(const ConsumerId& consumer, const std::string& definition) override {
+    return RunControl<bool>([&](Writer& w, bool&) -> Status {
+             AS_ASSIGN_OR_RETURN(
+                 Stmt s,
+                 w.db().Prepare("INSERT OR REPLACE INTO consumers(id, definition) VALUES(?,?)"));
+             s.Bind(1, consumer.str()).Bind(2, definition);
+             return w.Check(s.Exec());
+           })
+        .status();
+  }
+
+  Result<std::vector<StoredConsumer>> ListConsumers() override { return readers_.ListConsumers(); }
+
+  Status DeleteConsumer(const ConsumerId& consumer) override {
+    return RunControl<bool>([&](Writer& w, bool&) -> Status {
+             AS_ASSIGN_OR_RETURN(Stmt s, w.db().Prepare("DELETE FROM consumers WHERE id=?"));
+             s.Bind(1, consumer.str());
+             AS_RETURN_IF_ERROR(w.Check(s.Exec()));
+             if (sqlite3_changes(w.db().raw()) == 0)
+               return Error(ErrorCode::kNotFound, "no consumer " + consumer.str());
+             AS_ASSIGN_OR_RETURN(Stmt p,
+                                 w.db().Prepare("DELETE FROM consumer_positions WHERE consumer=?"));
+             p.Bind(1, consumer.str());
+             return w.Check(p.Exec());
+           })
+        .status();
+  }
+
   Status Health() override {
     std::lock_guard lock(mu_);
     return WritableLocked();

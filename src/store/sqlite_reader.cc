@@ -306,6 +306,20 @@ Result<std::vector<ConsumerPosition>> ReaderPool::ListConsumerPositions(
   return out;
 }
 
+Result<std::vector<StoredConsumer>> ReaderPool::ListConsumers() {
+  AS_ASSIGN_OR_RETURN(Db db, Acquire());
+  Lease lease(*this, std::move(db));
+  AS_ASSIGN_OR_RETURN(Stmt s,
+                      lease.db().Prepare("SELECT id, definition FROM consumers ORDER BY id"));
+  std::vector<StoredConsumer> out;
+  while (true) {
+    AS_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.push_back({ConsumerId(s.Text(0)), s.Text(1)});
+  }
+  return out;
+}
+
 Result<std::optional<ConsumerPosition>> LoadPosition(Db& db, const ConsumerId& consumer,
                                                      const SessionId& session) {
   AS_ASSIGN_OR_RETURN(

@@ -28,6 +28,7 @@ class ReaderPool {
   Result<SessionInfo> GetSession(const SessionId& id);
   Result<std::vector<SessionInfo>> ListSessions(const std::string& after, std::size_t limit);
   Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer);
+  Result<std::vector<StoredConsumer>> ListConsumers();
 
  private:
   class Lease;

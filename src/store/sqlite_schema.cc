@@ -65,6 +65,15 @@ CREATE TABLE consumer_positions(
 ) STRICT, WITHOUT ROWID;
 )sql";
 
+// Version 2 adds the consumer definitions (EventLog::SaveConsumer). Migrating from version 1 only
+// creates the table: no existing row changes.
+constexpr const char* kSchemaV2Additions = R"sql(
+CREATE TABLE consumers(
+  id TEXT PRIMARY KEY,
+  definition TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 Status EnsureSchema(Db& db) {
@@ -79,9 +88,18 @@ Status EnsureSchema(Db& db) {
   }
   if (found == kSqliteSchemaVersion) return Status::Ok();
   AS_RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
-  Status created = db.Exec(kSchemaV1);
-  if (created.ok())
-    created = db.Exec("PRAGMA user_version = " + std::to_string(kSqliteSchemaVersion));
+  auto upgrade = [&]() -> Status {
+    // Another connection may have created or migrated the schema since the version was read.
+    AS_ASSIGN_OR_RETURN(Stmt again, db.Prepare("PRAGMA user_version"));
+    AS_ASSIGN_OR_RETURN(bool again_row, again.Step());
+    const std::int64_t current = again_row ? again.Int(0) : 0;
+    again.Reset();
+    if (current >= kSqliteSchemaVersion) return Status::Ok();
+    if (current == 0) AS_RETURN_IF_ERROR(db.Exec(kSchemaV1));
+    AS_RETURN_IF_ERROR(db.Exec(kSchemaV2Additions));
+    return db.Exec("PRAGMA user_version = " + std::to_string(kSqliteSchemaVersion));
+  };
+  Status created = upgrade();
   if (!created.ok()) {
     (void)db.Exec("ROLLBACK");
     return created;

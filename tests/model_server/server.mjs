@@ -1,6 +1,11 @@
 // Scripted model server: answers the Anthropic Messages streaming API (POST /v1/messages), the
-// `HEAD /` connectivity probe, /v1/messages/count_tokens and /v1/models, with replies chosen by
-// directives in the last user message, so the real `claude` CLI runs fully offline.
+// `HEAD /` connectivity probe, /v1/messages/count_tokens and /v1/models (the `claude` CLI, the
+// Claude ACP adapter, opencode's built-in anthropic provider), and the Gemini API
+// (POST /v1beta/models/<m>:streamGenerateContent, :generateContent, :countTokens; gemini-cli) and
+// the OpenAI Responses API (POST /v1/responses, stream:true; codex with wire_api="responses"),
+// with replies chosen by directives in the last user message, so the real CLIs run fully offline.
+// The shell tool call uses the tool name the request offers: Bash (claude), bash (opencode),
+// mcp__acp__Bash (the Claude ACP adapter), run_shell_command (gemini), exec_command (codex).
 //
 // Usage: node server.mjs [--port N]   (0 or absent: any free port)
 // Prints one line "listening <port>" on stdout once it accepts connections; then one line per
@@ -43,10 +48,18 @@ export function decide(messages) {
   if (!last) return { kind: 'text', text: 'Echo: (nothing)' };
   const blocks = Array.isArray(last.content) ? last.content : [];
   const results = blocks.filter((b) => b && b.type === 'tool_result');
-  if (results.length > 0) {
+  // A prompt after the tool results (opencode sends a denied call's result together with the
+  // next prompt) is what to answer.
+  const lastResult = blocks.map((b) => b && b.type).lastIndexOf('tool_result');
+  const after = blocks.slice(lastResult + 1).filter((b) => b && b.type === 'text')
+    .map((b) => stripReminders(b.text))
+    .filter((t) => t.length > 0 && !t.startsWith('<task-notification>'));
+  if (results.length > 0 && after.length === 0) {
     const r = results[results.length - 1];
     const out = typeof r.content === 'string' ? r.content : userText(r.content);
-    const firstLine = String(out).split('\n')[0].slice(0, 200);
+    // The Claude ACP adapter's terminal tool reports "Exited with code N.Final output:\n\n<out>".
+    const final = String(out).match(/Final output:\s*\n+([^\n]*)/);
+    const firstLine = (final ? final[1] : String(out).split('\n')[0]).slice(0, 200);
     return { kind: 'text', text: `Tool finished: ${firstLine}` };
   }
   // The CLI merges consecutive user turns (a failed or interrupted turn has no assistant reply)
@@ -100,11 +113,12 @@ function textBlock(res, index, chunks) {
   frame(res, 'content_block_stop', { index });
 }
 
-function toolBlock(res, index, command, background) {
+function toolBlock(res, index, command, background, name) {
   const id = `toolu_scripted_${messageCount}_${process.pid}`;
   const input = { command, description: `Run ${command}` };
   if (background) input.run_in_background = true;
-  frame(res, 'content_block_start', { index, content_block: { type: 'tool_use', id, name: 'Bash', input: {} } });
+  if (name.includes('__')) input.timeout = 120000;  // the adapter's MCP Bash requires it
+  frame(res, 'content_block_start', { index, content_block: { type: 'tool_use', id, name, input: {} } });
   frame(res, 'content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(input) } });
   frame(res, 'content_block_stop', { index });
 }
@@ -130,7 +144,12 @@ function answerStream(res, body, plan) {
   }
   if (plan.kind === 'tool') {
     textBlock(res, 0, [background(plan) ? 'Starting it in the background.' : 'Running it.']);
-    toolBlock(res, 1, plan.command, plan.background);
+    const offered = (body.tools || []).map((t) => t && t.name);
+    // Bash (claude), bash (opencode), mcp__acp__Bash (the Claude ACP adapter when the client
+    // offers terminals).
+    const name = offered.includes('Bash') ? 'Bash'
+      : offered.find((n) => typeof n === 'string' && /(^|__)bash$/i.test(n)) || 'Bash';
+    toolBlock(res, 1, plan.command, plan.background, name);
     return finish(res, 'tool_use');
   }
   // slow: one text block streamed over time; stops early when the client goes away.
@@ -149,6 +168,186 @@ function answerStream(res, body, plan) {
 }
 
 function background(plan) { return plan.background === true; }
+
+// ---- OpenAI Responses API (codex, wire_api = "responses") ----
+
+// exec_command answers "Chunk ID: ...\nProcess exited with code 0\n...\nOutput:\n<out>".
+function codexToolOutput(output) {
+  const text = typeof output === 'string' ? output : JSON.stringify(output);
+  const m = text.match(/\nOutput:\n([^\n]*)/);
+  return m ? m[1] : text;
+}
+
+// Responses `input` items as the Anthropic-shaped messages decide() reads.
+function responsesMessages(input) {
+  if (typeof input === 'string') return [{ role: 'user', content: input }];
+  const out = [];
+  for (const item of input || []) {
+    if (item.type === 'function_call_output') {
+      out.push({ role: 'user', content: [{ type: 'tool_result', content: codexToolOutput(item.output) }] });
+    } else if (item.type === 'message' || (!item.type && item.role)) {
+      const content = typeof item.content === 'string' ? [{ type: 'text', text: item.content }]
+        : (item.content || []).filter((c) => typeof c.text === 'string')
+          .map((c) => ({ type: 'text', text: c.text }));
+      // Codex sends its environment and instructions as user messages of their own.
+      const real = content.filter((c) => !/^\s*<(environment_context|user_instructions|permissions|INSTRUCTIONS)/i.test(c.text)
+        && !c.text.startsWith('# AGENTS.md'));
+      if (item.role === 'user' && real.length === 0) continue;
+      out.push({ role: item.role === 'user' ? 'user' : item.role === 'assistant' ? 'assistant' : 'system',
+        content: real });
+    }
+  }
+  return out;
+}
+
+function responsesFrame(res, type, data) {
+  if (res.destroyed) return;
+  res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+}
+
+function answerResponses(res, body) {
+  const plan = decide(responsesMessages(body.input));
+  requestCount += 1;
+  process.stdout.write(`request ${requestCount} responses-${plan.kind}\n`);
+  if (plan.kind === 'error') {
+    res.writeHead(400, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({ error: { type: 'invalid_request_error', code: 'scripted',
+      message: 'scripted failure: the model server was told to fail' } }));
+  }
+  const id = `resp_scripted_${requestCount}_${process.pid}`;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  responsesFrame(res, 'response.created', { response: { id, status: 'in_progress', output: [] } });
+  let index = 0;
+  const message = (chunks, done) => {
+    const itemId = `msg_scripted_${requestCount}_${index}`;
+    const outputIndex = index++;
+    responsesFrame(res, 'response.output_item.added', { output_index: outputIndex,
+      item: { type: 'message', id: itemId, role: 'assistant', status: 'in_progress', content: [] } });
+    let text = '';
+    const emit = (delta) => {
+      text += delta;
+      responsesFrame(res, 'response.output_text.delta', { item_id: itemId, output_index: outputIndex,
+        content_index: 0, delta });
+    };
+    const finish = () => responsesFrame(res, 'response.output_item.done', { output_index: outputIndex,
+      item: { type: 'message', id: itemId, role: 'assistant', status: 'completed',
+        content: [{ type: 'output_text', text, annotations: [] }] } });
+    if (!chunks) return { emit, finish };
+    chunks.forEach(emit);
+    finish();
+    if (done) done();
+    return null;
+  };
+  const complete = () => {
+    responsesFrame(res, 'response.completed', { response: { id, status: 'completed', output: [],
+      usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5,
+        output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 } } });
+    res.end();
+  };
+  if (plan.kind === 'text') return message(splitText(plan.text), complete);
+  if (plan.kind === 'tool') {
+    message(['Running it.']);
+    const callId = `call_scripted_${requestCount}_${process.pid}`;
+    const item = { type: 'function_call', id: `fc_${callId}`, call_id: callId, name: 'exec_command',
+      arguments: JSON.stringify({ cmd: plan.command }) };
+    responsesFrame(res, 'response.output_item.added', { output_index: index,
+      item: { ...item, arguments: '', status: 'in_progress' } });
+    responsesFrame(res, 'response.output_item.done', { output_index: index++,
+      item: { ...item, status: 'completed' } });
+    return complete();
+  }
+  const m = message(null);
+  let sent = 0;
+  const timer = setInterval(() => {
+    if (res.destroyed) return clearInterval(timer);
+    m.emit(`chunk ${sent} `);
+    if (++sent >= plan.chunks) {
+      clearInterval(timer);
+      m.finish();
+      complete();
+    }
+  }, 250);
+  res.on('close', () => clearInterval(timer));
+}
+
+// ---- Gemini API (gemini-cli with GOOGLE_GEMINI_BASE_URL) ----
+
+// A functionResponse's text: run_shell_command answers "Command: ...\nOutput: <out>\n...".
+function geminiToolOutput(response) {
+  const r = response && (response.output ?? response.llmContent ?? response.result ?? response);
+  const text = typeof r === 'string' ? r : JSON.stringify(r);
+  const m = text.match(/^Output: ?(.*)$/m);
+  return m ? m[1] : text;
+}
+
+// Gemini `contents` as the Anthropic-shaped messages decide() reads.
+function geminiMessages(contents) {
+  return (contents || []).map((c) => ({
+    role: c.role === 'model' ? 'assistant' : 'user',
+    content: (c.parts || []).map((p) => {
+      if (p.functionResponse)
+        return { type: 'tool_result', content: geminiToolOutput(p.functionResponse.response) };
+      if (typeof p.text === 'string') return { type: 'text', text: p.text };
+      return { type: 'other' };
+    }),
+  }));
+}
+
+function geminiChunk(res, parts, finish) {
+  if (res.destroyed) return;
+  const candidate = { content: { role: 'model', parts }, index: 0 };
+  const data = { candidates: [candidate], modelVersion: 'gemini-scripted' };
+  if (finish) {
+    candidate.finishReason = 'STOP';
+    data.usageMetadata = { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 };
+  }
+  res.write(`data: ${JSON.stringify(data)}\r\n\r\n`);
+}
+
+function answerGemini(req, res, url, body) {
+  const action = url.pathname.split(':').pop();
+  if (action === 'countTokens') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({ totalTokens: 10 }));
+  }
+  const plan = decide(geminiMessages(body.contents));
+  requestCount += 1;
+  process.stdout.write(`request ${requestCount} gemini-${action}-${plan.kind}\n`);
+  if (plan.kind === 'error') {
+    res.writeHead(400, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({ error: { code: 400, status: 'INVALID_ARGUMENT',
+      message: 'scripted failure: the model server was told to fail' } }));
+  }
+  if (action === 'generateContent') {
+    // Side requests (next-speaker checks, summaries): a short JSON-shaped answer.
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({ candidates: [{ content: { role: 'model', parts: [{
+      text: '{"next_speaker":"user","reasoning":"scripted"}' }] }, finishReason: 'STOP', index: 0 }],
+      usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 } }));
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  if (plan.kind === 'text') {
+    const parts = splitText(plan.text);
+    parts.forEach((t, i) => geminiChunk(res, [{ text: t }], i === parts.length - 1));
+    return res.end();
+  }
+  if (plan.kind === 'tool') {
+    geminiChunk(res, [{ text: 'Running it.' }], false);
+    geminiChunk(res, [{ functionCall: { name: 'run_shell_command',
+      args: { command: plan.command, description: `Run ${plan.command}` } } }], true);
+    return res.end();
+  }
+  let sent = 0;
+  const timer = setInterval(() => {
+    if (res.destroyed) return clearInterval(timer);
+    geminiChunk(res, [{ text: `chunk ${sent} ` }], sent + 1 >= plan.chunks);
+    if (++sent >= plan.chunks) {
+      clearInterval(timer);
+      res.end();
+    }
+  }, 250);
+  res.on('close', () => clearInterval(timer));
+}
 
 const server = http.createServer((req, res) => {
   const url = new URL(req.url, 'http://127.0.0.1');
@@ -170,11 +369,16 @@ const server = http.createServer((req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ input_tokens: 10 }));
     }
+    if (url.pathname.startsWith('/v1beta/models/')) return answerGemini(req, res, url, body);
+    if (url.pathname === '/v1/responses') return answerResponses(res, body);
     if (url.pathname !== '/v1/messages') {
       res.writeHead(404, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: url.pathname } }));
     }
-    const plan = decide(body.messages);
+    // opencode names its sessions with a tool-less side request: a plain title, whatever the prompt.
+    const system = JSON.stringify(body.system || '');
+    const plan = (!body.tools || body.tools.length === 0) && /title/i.test(system)
+      ? { kind: 'text', text: 'Scripted title' } : decide(body.messages);
     requestCount += 1;
     process.stdout.write(`request ${requestCount} ${plan.kind}\n`);
     answerStream(res, body, plan);

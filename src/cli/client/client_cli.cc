@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "cli/client/commands.h"
+#include "cli/client/consumer_commands.h"
 
 namespace agentstream::cli::client {
 
@@ -16,6 +17,10 @@ struct ClientCommands::State {
   CLI::App *send = nullptr, *follow = nullptr, *history = nullptr, *interrupt = nullptr;
   CLI::App *approve = nullptr, *deny = nullptr, *fork = nullptr, *rewind = nullptr;
   CLI::App *mode = nullptr, *model = nullptr;
+  CLI::App *consumers = nullptr, *c_ls = nullptr, *c_new = nullptr, *c_show = nullptr;
+  CLI::App *c_rm = nullptr, *c_resume = nullptr, *inbox = nullptr;
+  NewConsumerOptions new_consumer;
+  std::string consumer, session;
   bool include_closed = false;
   NewAgentOptions new_agent;
   SendOptions send_options;
@@ -26,6 +31,7 @@ struct ClientCommands::State {
   void AddAgents(CLI::App& app);        // agents ls|new|show|rm
   void AddTurnCommands(CLI::App& app);  // send, follow, history
   void AddSteering(CLI::App& app);      // interrupt, approve, deny, fork, rewind, mode, model
+  void AddConsumers(CLI::App& app);     // consumers ls|new|show|rm|resume, inbox
 };
 
 namespace {
@@ -118,6 +124,48 @@ void ClientCommands::State::AddSteering(CLI::App& app) {
   s.model->add_option("model", s.value, "model")->required();
 }
 
+void ClientCommands::State::AddConsumers(CLI::App& app) {
+  State& s = *this;
+  bool* json = &s.context.json;
+  NewConsumerOptions& n = s.new_consumer;
+  s.consumers = Command(app, "consumers", "durable consumers: ls, new, show, rm, resume", json);
+  s.consumers->require_subcommand(0, 1);
+  s.c_ls = Command(*s.consumers, "ls", "list consumers with their lag", nullptr);
+  s.c_new = Command(*s.consumers, "new", "create a consumer (exactly one sink)", nullptr);
+  s.c_new->add_option("id", n.id, "consumer id");
+  s.c_new->add_option("--spec", n.spec_file, "a JSON spec file (the POST /v1/consumers body)");
+  s.c_new->add_option("--webhook", n.webhook, "sink: POST each delivery to this http:// URL");
+  s.c_new->add_option("--secret", n.secret, "webhook: HMAC-SHA256 signing secret");
+  s.c_new->add_option("--header", n.headers, "webhook: extra header \"Name: value\" (repeatable)");
+  s.c_new->add_option("--command", n.command, "sink: a command fed JSON lines (argv)")
+      ->expected(1, -1);
+  s.c_new->add_option("--parent", n.parent, "sink: append to this parent session's log");
+  s.c_new->add_option("--jsonl", n.jsonl, "sink: append to this JSONL file");
+  s.c_new->add_option("--session", n.sessions, "only this session (repeatable)");
+  s.c_new->add_option("--provider", n.providers, "only sessions of this provider (repeatable)");
+  s.c_new->add_option("--kind", n.kinds, "only this event kind (repeatable)");
+  s.c_new->add_option("--max-attempts", n.max_attempts, "failures before parking")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  s.c_new->add_option("--backoff-ms", n.initial_backoff_ms, "first retry delay")
+      ->capture_default_str();
+  s.c_new->add_option("--max-backoff-ms", n.max_backoff_ms, "longest retry delay")
+      ->capture_default_str();
+  s.c_new->add_option("--timeout-ms", n.timeout_ms, "webhook / command time limit")
+      ->capture_default_str();
+  s.c_new->add_flag("--no-coalesce", n.no_coalesce, "never merge runs of deltas");
+  s.c_new->add_flag("--from-now", n.from_now, "start existing sessions at their tail");
+  s.c_show = Command(*s.consumers, "show", "a consumer's progress per session", nullptr);
+  s.c_show->add_option("consumer", s.consumer, "consumer id")->required();
+  s.c_rm = Command(*s.consumers, "rm", "delete a consumer and its positions", nullptr);
+  s.c_rm->add_option("consumer", s.consumer, "consumer id")->required();
+  s.c_resume = Command(*s.consumers, "resume", "unpark a consumer", nullptr);
+  s.c_resume->add_option("consumer", s.consumer, "consumer id")->required();
+  s.c_resume->add_option("--session", s.session, "only this session (default: every one)");
+  s.inbox = Command(app, "inbox", "print an agent's inbox URL and token", json);
+  s.inbox->add_option("agent", s.agent, "agent id")->required();
+}
+
 ClientCommands::ClientCommands(CLI::App& app) : state_(std::make_unique<State>()) {
   State& s = *state_;
   app.add_option("--url", s.context.http.url, "the daemon's URL (client commands)")
@@ -129,6 +177,7 @@ ClientCommands::ClientCommands(CLI::App& app) : state_(std::make_unique<State>()
   s.AddAgents(app);
   s.AddTurnCommands(app);
   s.AddSteering(app);
+  s.AddConsumers(app);
 }
 
 ClientCommands::~ClientCommands() = default;
@@ -152,6 +201,14 @@ std::optional<int> ClientCommands::Run() const {
   if (*s.rewind) return Rewind(c, s.agent, s.cursor);
   if (*s.mode) return SetMode(c, s.agent, s.value);
   if (*s.model) return SetModel(c, s.agent, s.value);
+  if (*s.consumers) {
+    if (*s.c_new) return NewConsumer(c, s.new_consumer);
+    if (*s.c_show) return ShowConsumer(c, s.consumer);
+    if (*s.c_rm) return RemoveConsumer(c, s.consumer);
+    if (*s.c_resume) return ResumeConsumer(c, s.consumer, s.session);
+    return ListConsumers(c);
+  }
+  if (*s.inbox) return ShowInbox(c, s.agent);
   return std::nullopt;
 }
 

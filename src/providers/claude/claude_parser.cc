@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "core/utf8.h"
+#include "providers/wire_fields.h"
 
 namespace agentstream::providers::claude {
 
@@ -34,24 +35,11 @@ void Repair(json::value& v) {
   }
 }
 
-std::string Str(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-const json::object* Obj(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_object() ? &v->as_object() : nullptr;
-}
-std::int64_t Int(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  if (v && v->is_int64()) return v->as_int64();
-  if (v && v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
-  return 0;
-}
-bool Bool(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_bool() && v->as_bool();
-}
+using wire::Bool;
+using wire::Int;
+using wire::Obj;
+using wire::Str;
+
 ProviderUnknown Unknown(std::string type, const json::object& o) {
   return ProviderUnknown{std::move(type), json::value(o)};
 }

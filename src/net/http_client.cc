@@ -1,0 +1,139 @@
+// The client's only Asio/Beast translation unit. Each call runs on a private io_context; the
+// stream's expiry bounds the whole exchange.
+#include "net/http_client.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <charconv>
+#include <exception>
+
+namespace agentstream::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+Result<HttpUrl> ParseHttpUrl(std::string_view url) {
+  constexpr std::string_view kScheme = "http://";
+  auto bad = [&](const std::string& why) {
+    return Error(ErrorCode::kInvalidArgument, "bad URL \"" + std::string(url) + "\": " + why);
+  };
+  if (url.substr(0, kScheme.size()) != kScheme) return bad("only http:// is supported");
+  std::string_view rest = url.substr(kScheme.size());
+  const std::size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  HttpUrl out;
+  out.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+  std::string_view port;
+  if (!authority.empty() && authority.front() == '[') {
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) return bad("unclosed [");
+    out.host = std::string(authority.substr(1, close - 1));
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return bad("junk after ]");
+      port = after.substr(1);
+    }
+  } else {
+    const std::size_t colon = authority.rfind(':');
+    out.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (out.host.empty()) return bad("no host");
+  if (!port.empty()) {
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535)
+      return bad("bad port");
+    out.port = static_cast<std::uint16_t>(value);
+  }
+  return out;
+}
+
+namespace {
+
+// Runs one asynchronous operation on `ioc` until its handler ran.
+template <class Start>
+beast::error_code Await(asio::io_context& ioc, Start&& start) {
+  beast::error_code result;
+  bool done = false;
+  start([&](beast::error_code ec, auto&&...) {
+    result = ec;
+    done = true;
+  });
+  ioc.restart();
+  while (!done && ioc.run_one() > 0) {
+  }
+  return done ? result : asio::error::operation_aborted;
+}
+
+Result<HttpReply> Send(const HttpRequest& request) {
+  AS_ASSIGN_OR_RETURN(HttpUrl url, ParseHttpUrl(request.url));
+  auto broken = [&](const beast::error_code& ec, std::string_view during) {
+    if (ec == beast::error::timeout)
+      return Error(ErrorCode::kUnavailable, request.url + " did not answer within " +
+                                                std::to_string(request.timeout.count()) + " ms");
+    if (ec == http::error::body_limit)
+      return Error(ErrorCode::kTooLarge, "the reply of " + request.url + " is larger than " +
+                                             std::to_string(request.max_reply_bytes) + " bytes");
+    return Error(ErrorCode::kUnavailable,
+                 request.url + ": " + std::string(during) + " failed: " + ec.message());
+  };
+  asio::io_context ioc{1};
+  tcp::resolver resolver(ioc);
+  beast::error_code ec;
+  auto results = resolver.resolve(url.host, std::to_string(url.port), ec);
+  if (ec) return broken(ec, "resolving");
+  beast::tcp_stream stream(ioc);
+  stream.expires_after(request.timeout);
+  ec = Await(ioc, [&](auto handler) { stream.async_connect(results, std::move(handler)); });
+  if (ec) return broken(ec, "connecting");
+  http::request<http::string_body> req;
+  req.method_string(request.method);
+  req.target(url.target);
+  req.version(11);
+  const bool ipv6 = url.host.find(':') != std::string::npos;
+  req.set(http::field::host,
+          (ipv6 ? "[" + url.host + "]" : url.host) + ":" + std::to_string(url.port));
+  req.set(http::field::user_agent, "agentstream");
+  req.set(http::field::connection, "close");
+  if (!request.body.empty()) req.set(http::field::content_type, request.content_type);
+  for (const auto& [name, value] : request.headers) req.set(name, value);
+  req.body() = request.body;
+  req.prepare_payload();
+  ec = Await(ioc, [&](auto handler) { http::async_write(stream, req, std::move(handler)); });
+  if (ec) return broken(ec, "sending");
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(request.max_reply_bytes);
+  ec = Await(ioc,
+             [&](auto handler) { http::async_read(stream, buffer, parser, std::move(handler)); });
+  if (ec) return broken(ec, "reading the reply");
+  HttpReply reply;
+  reply.status = static_cast<int>(parser.get().result_int());
+  reply.body = std::move(parser.get().body());
+  beast::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  return reply;
+}
+
+}  // namespace
+
+Result<HttpReply> SendHttpRequest(const HttpRequest& request) {
+  try {
+    return Send(request);
+  } catch (const std::exception& e) {
+    return Error(ErrorCode::kInternal, std::string("HTTP client: ") + e.what());
+  }
+}
+
+}  // namespace agentstream::net

@@ -1,0 +1,217 @@
+// The ACP client against the scripted fake agent (testdata/fake_acp_agent.mjs): the client-side
+// methods (fs confined to the cwd, terminals), permission options chosen by kind, every
+// session/update variant, session/load history as hydration, and the faults (garbage, oversize,
+// silence). Plus the pure parts of acp_protocol.h.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "providers/acp/acp_test_env.h"
+
+namespace agentstream::providers::acp::testing {
+namespace {
+
+using namespace agentstream::turn;  // NOLINT(google-build-using-namespace)
+using process::Clock;
+using process::Millis;
+namespace json = boost::json;
+
+TEST(AcpProtocol, ParsesTheThreeMessageKinds) {
+  auto req = ParseRpc(R"({"jsonrpc":"2.0","id":0,"method":"fs/read_text_file","params":{}})");
+  ASSERT_TRUE(req.ok());
+  EXPECT_EQ(req->kind, RpcMessage::Kind::kRequest);
+  auto note = ParseRpc(R"({"jsonrpc":"2.0","method":"session/update","params":{}})");
+  ASSERT_TRUE(note.ok());
+  EXPECT_EQ(note->kind, RpcMessage::Kind::kNotification);
+  auto err = ParseRpc(R"({"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"boom"}})");
+  ASSERT_TRUE(err.ok());
+  EXPECT_EQ(err->kind, RpcMessage::Kind::kResponse);
+  EXPECT_EQ(err->error.value_or(""), "-32603: boom");
+  EXPECT_FALSE(ParseRpc("not json").ok());
+  EXPECT_FALSE(ParseRpc("[1,2]").ok());
+  EXPECT_FALSE(ParseRpc(R"({"jsonrpc":"2.0"})").ok());
+}
+
+TEST(AcpProtocol, ChoosesOptionsByKindNeverById) {
+  const std::vector<AcpOption> gemini = {{"proceed_always", "allow_always", ""},
+                                         {"proceed_once", "allow_once", ""},
+                                         {"cancel", "reject_once", ""}};
+  EXPECT_EQ(ChooseOption(gemini, true).value_or(""), "proceed_once");
+  EXPECT_EQ(ChooseOption(gemini, false).value_or(""), "cancel");
+  const std::vector<AcpOption> only_always = {{"a", "allow_always", ""}};
+  EXPECT_EQ(ChooseOption(only_always, true).value_or(""), "a");
+  EXPECT_FALSE(ChooseOption(only_always, false).has_value());
+}
+
+TEST(AcpProtocol, ConfinesPathsToTheWorkingDirectory) {
+  const std::string root = std::filesystem::temp_directory_path() / "acp-confine";
+  std::filesystem::create_directories(root + "/a");
+  EXPECT_TRUE(ConfinePath(root, root + "/a/b.txt").ok());
+  EXPECT_TRUE(ConfinePath(root, root).ok());
+  EXPECT_FALSE(ConfinePath(root, root + "/../etc/passwd").ok());
+  EXPECT_FALSE(ConfinePath(root, root + "-sibling/x").ok());  // a prefix is no parent
+  EXPECT_FALSE(ConfinePath(root, "relative/path").ok());
+  std::error_code ec;
+  std::filesystem::create_directory_symlink("/etc", root + "/link", ec);
+  EXPECT_FALSE(ConfinePath(root, root + "/link/passwd").ok());  // through a symlink
+  std::filesystem::remove_all(root, ec);
+}
+
+TEST(AcpProtocol, PresetsNameTheirCommands) {
+  auto gemini = Preset("gemini", std::string("gemini-2.5-flash"));
+  ASSERT_TRUE(gemini.ok());
+  EXPECT_EQ(gemini->argv, (std::vector<std::string>{"gemini", "--acp", "-m", "gemini-2.5-flash"}));
+  auto opencode = Preset("opencode", std::nullopt, "/opt/opencode");
+  ASSERT_TRUE(opencode.ok());
+  EXPECT_EQ(opencode->argv, (std::vector<std::string>{"/opt/opencode", "acp"}));
+  EXPECT_FALSE(Preset("nope", std::nullopt).ok());
+}
+
+class AcpFake : public ::testing::Test {
+ protected:
+  void Open(AcpSession::Options o = {}) {
+    session_ = std::make_unique<AcpSession>(loop_, Agent::kFake, 0, o);
+    session_->Start();
+  }
+  void TearDown() override {
+    if (!session_) return;
+    session_->CheckInvariants();
+    if (HasFailure()) std::cerr << "log:\n" << session_->DumpLog();
+  }
+  std::string RunTurn(const std::string& prompt) {
+    const std::size_t n = session_->Terminals();
+    session_->Submit(prompt);
+    EXPECT_TRUE(session_->WaitFor([&] { return session_->Terminals() == n + 1; }, Millis(15000)));
+    return session_->TextOfTurn(session_->Turns().back());
+  }
+  process::EventLoop loop_;
+  std::unique_ptr<AcpSession> session_;
+};
+
+TEST_F(AcpFake, FileSystemMethodsStayInsideTheWorkingDirectory) {
+  Open();
+  EXPECT_EQ(RunTurn("fs"), "outside:-32602 sneaky:-32602 wrote:yes read:line2");
+  EXPECT_FALSE(std::filesystem::exists(session_->root() + "/escaped.txt"));
+  EXPECT_TRUE(std::filesystem::exists(session_->work() + "/sub/in.txt"));
+}
+
+TEST_F(AcpFake, TerminalsRunConfinedAndAreReleased) {
+  Open();
+  EXPECT_EQ(RunTurn("terminal"), "exit:0 out:term-out released:yes outside:-32602");
+}
+
+TEST_F(AcpFake, PermissionOptionsAreChosenByKind) {
+  Open();
+  for (const PermissionDecision decision :
+       {PermissionDecision::kAllow, PermissionDecision::kDeny}) {
+    const std::size_t n = session_->Terminals();
+    session_->Submit("perm");
+    ASSERT_TRUE(session_->WaitFor(
+        [&] { return session_->runner().status() == SessionStatus::kPermission; }, Millis(15000)));
+    const auto pending = session_->provider().PendingPermissions();
+    ASSERT_EQ(pending.size(), 1u);
+    EXPECT_EQ(pending[0].tool_name, "edit");
+    ASSERT_TRUE(
+        session_->runner()
+            .Command(ReplyPermission{pending[0].request_id, decision, std::nullopt, std::nullopt})
+            .ok());
+    ASSERT_TRUE(session_->WaitFor([&] { return session_->Terminals() == n + 1; }, Millis(15000)));
+    const std::string text = session_->TextOfTurn(session_->Turns().back());
+    EXPECT_EQ(text, decision == PermissionDecision::kAllow ? "chosen:qq-5" : "chosen:zz-9");
+  }
+  const auto ends = session_->Of<ToolCallEnd>();
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_EQ(std::get<ToolCallEnd>(ends[0]->payload).status, ToolCallStatus::kCompleted);
+  EXPECT_EQ(std::get<ToolCallEnd>(ends[0]->payload).output.value_or(""), "tool says hi");
+  EXPECT_EQ(std::get<ToolCallEnd>(ends[1]->payload).status, ToolCallStatus::kFailed);
+}
+
+TEST_F(AcpFake, EveryUpdateVariantIsRecorded) {
+  Open();
+  // The fake sends its commands right after the session/new answer.
+  EXPECT_TRUE(session_->WaitFor([&] { return !session_->provider().ListCommands().empty(); },
+                                Millis(5000)));
+  EXPECT_EQ(session_->provider().ListCommands().size(), 1u);
+  EXPECT_EQ(session_->provider().AvailableModes().size(), 2u);
+  EXPECT_EQ(RunTurn("extras"), "done");
+  ASSERT_EQ(session_->Of<Reasoning>().size(), 1u);
+  ASSERT_EQ(session_->Of<Plan>().size(), 1u);
+  EXPECT_EQ(std::get<Plan>(session_->Of<Plan>()[0]->payload).entries.size(), 2u);
+  ASSERT_EQ(session_->Of<Usage>().size(), 1u);
+  EXPECT_EQ(std::get<Usage>(session_->Of<Usage>()[0]->payload).input_tokens, 7);
+  EXPECT_EQ(session_->provider().GetRuntimeInfo().mode, "plan");
+  EXPECT_EQ(session_->provider().GetRuntimeInfo().version, "9.9.9");
+  bool usage_update = false;
+  for (const Event* e : session_->Of<ProviderMetadata>())
+    usage_update |= std::get<ProviderMetadata>(e->payload).type == "acp.usage_update";
+  EXPECT_TRUE(usage_update);
+}
+
+TEST_F(AcpFake, LoadedHistoryIsHydrationNotNewTurns) {
+  AcpSession::Options o;
+  o.load_session_id = "fake-session-1";
+  Open(o);
+  EXPECT_TRUE(session_->Of<TurnStarted>().empty());  // the replay opened no turn
+  auto history = session_->provider().StreamHistory();
+  ASSERT_TRUE(history.ok());
+  std::string seen;
+  for (const ProviderEvent& e : *history) {
+    if (const auto* u = std::get_if<ProviderUserEcho>(&e)) seen += "user:" + u->text + " ";
+    if (const auto* d = std::get_if<ProviderTextDelta>(&e)) seen += "agent:" + d->text + " ";
+    if (const auto* t = std::get_if<ProviderToolEnd>(&e)) seen += "tool:" + t->output.value_or("");
+  }
+  EXPECT_EQ(seen, "user:old prompt agent:old answer tool:a b");
+  EXPECT_EQ(RunTurn("next"), "Echo: next");
+  EXPECT_EQ(session_->Of<TurnStarted>().size(), 1u);
+}
+
+TEST_F(AcpFake, GarbageAndOversizeLinesAreNonFatalErrors) {
+  AcpSession::Options o;
+  o.max_line_bytes = 1024;
+  Open(o);
+  EXPECT_EQ(RunTurn("garbage"), "ok");
+  const auto errors = session_->Of<ErrorEvent>();
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(std::get<ErrorEvent>(errors[0]->payload).code, "protocol_garbage");
+  EXPECT_EQ(std::get<ErrorEvent>(errors[1]->payload).code, "protocol_oversize");
+  EXPECT_EQ(session_->Of<TurnCompleted>().size(), 1u);
+}
+
+TEST_F(AcpFake, SilenceFailsTheTurnAndStopsTheAgent) {
+  AcpSession::Options o;
+  o.stall_timeout = Millis(1000);
+  Open(o);
+  const auto start = Clock::now();
+  session_->Submit("silence");
+  ASSERT_TRUE(session_->WaitFor([&] { return session_->Terminals() == 1; }, Millis(10000)));
+  EXPECT_LT(Clock::now() - start, Millis(5000));
+  ASSERT_EQ(session_->Of<TurnFailed>().size(), 1u);
+  EXPECT_EQ(std::get<TurnFailed>(session_->Of<TurnFailed>()[0]->payload).code, "provider_stalled");
+  EXPECT_TRUE(session_->WaitFor([&] { return !session_->provider().GetRuntimeInfo().connected; },
+                                Millis(5000)));
+}
+
+TEST_F(AcpFake, InterruptIgnoredByTheAgentEscalatesToSignals) {
+  AcpSession::Options o;
+  o.interrupt_timeout = Millis(300);
+  Open(o);
+  session_->Submit("silence");  // the fake ignores session/cancel
+  ASSERT_TRUE(session_->WaitFor([&] { return !session_->Of<ErrorEvent>().empty(); }, Millis(5000)));
+  session_->Interrupt();
+  ASSERT_TRUE(session_->WaitFor([&] { return session_->Terminals() == 1; }, Millis(10000)));
+  ASSERT_EQ(session_->Of<TurnCanceled>().size(), 1u);  // an interrupt ends canceled
+}
+
+TEST_F(AcpFake, AMissingProgramFailsStart) {
+  AcpOptions o;
+  o.command = AgentCommand{"acp:missing", {"/nonexistent/agent"}, {}};
+  o.cwd = "/tmp";
+  AcpProvider provider(loop_, o);
+  std::optional<Status> started;
+  provider.Start([&](const Status& s) { started = s; });
+  ASSERT_TRUE(loop_.RunUntil([&] { return started.has_value(); }, Millis(5000)));
+  EXPECT_FALSE(started->ok());
+}
+
+}  // namespace
+}  // namespace agentstream::providers::acp::testing

@@ -1,0 +1,572 @@
+#include "providers/acp/acp_provider.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "providers/wire_fields.h"
+
+namespace agentstream::providers::acp {
+
+namespace json = boost::json;
+using process::Millis;
+
+namespace {
+
+std::string RandomHex(int n) {
+  std::random_device rd;
+  std::string out;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < n; ++i) out += kHex[rd() % 16];
+  return out;
+}
+
+using wire::Int;
+using wire::Str;
+
+PermissionOptionKind KindOf(const std::string& kind) {
+  if (kind == "allow_always") return PermissionOptionKind::kAllowAlways;
+  if (kind == "reject_once") return PermissionOptionKind::kRejectOnce;
+  if (kind == "reject_always") return PermissionOptionKind::kRejectAlways;
+  return PermissionOptionKind::kAllowOnce;
+}
+
+int RpcCode(const Status& s) {
+  switch (s.code()) {
+    case ErrorCode::kInvalidArgument:
+      return kInvalidParams;
+    case ErrorCode::kNotFound:
+      return kResourceNotFound;
+    default:
+      return kInternalError;
+  }
+}
+
+}  // namespace
+
+AcpProvider::AcpProvider(process::EventLoop& loop, AcpOptions options)
+    : loop_(loop), options_(std::move(options)), mapper_("acp" + RandomHex(8)) {
+  session_id_ = options_.session_id;
+}
+
+AcpProvider::~AcpProvider() {
+  *alive_ = false;
+  subscribers_->Close();
+  terminals_.reset();
+  child_.reset();  // kills the process group
+}
+
+Subscription AcpProvider::Subscribe(EventCallback callback) {
+  return subscribers_->Add(std::move(callback));
+}
+
+void AcpProvider::Publish(turn::ProviderEvent event) { subscribers_->Publish(std::move(event)); }
+
+void AcpProvider::PublishAll(std::vector<turn::ProviderEvent> events) {
+  for (turn::ProviderEvent& e : events) Publish(std::move(e));
+}
+
+void AcpProvider::Later(Done done, Status status) {
+  if (!done) return;
+  loop_.Post([alive = std::weak_ptr<bool>(alive_), done = std::move(done),
+              status = std::move(status)]() mutable {
+    if (alive.lock()) done(std::move(status));
+  });
+}
+
+void AcpProvider::Call(std::string_view method, json::value params, Reply reply) {
+  auto fail = [this, &reply](std::string message) {
+    loop_.Post([alive = std::weak_ptr<bool>(alive_), reply = std::move(reply),
+                message = std::move(message)] {
+      if (alive.lock()) reply(Error(ErrorCode::kUnavailable, message));
+    });
+  };
+  if (!child_ || exited_) return fail(options_.command.name + " is not running");
+  if (pending_.size() >= options_.max_pending_requests)
+    return fail("too many requests in flight (" + std::to_string(pending_.size()) + ")");
+  const std::int64_t id = next_id_++;
+  if (Status s = child_->WriteLine(RequestLine(id, method, std::move(params))); !s.ok())
+    return fail(s.message());
+  pending_[id] = std::move(reply);
+}
+
+void AcpProvider::Answer(const json::value& id, Result<json::value> result) {
+  if (agent_requests_ > 0) --agent_requests_;
+  if (!child_ || exited_) return;
+  const std::string line = result.ok()
+                               ? ResultLine(id, std::move(result).value())
+                               : ErrorLine(id, RpcCode(result.status()), result.status().message());
+  (void)child_->WriteLine(line);
+}
+
+void AcpProvider::Start(Done done) {
+  if (child_ || closing_) return Later(std::move(done), Error(ErrorCode::kConflict, "started"));
+  if (options_.command.argv.empty())
+    return Later(std::move(done), Error(ErrorCode::kInvalidArgument, "no agent command"));
+  process::SpawnOptions spawn;
+  spawn.argv = options_.command.argv;
+  spawn.env = options_.command.env;
+  if (spawn.env.empty())
+    for (char** e = environ; *e; ++e) spawn.env.emplace_back(*e);
+  spawn.cwd = options_.cwd;
+  spawn.max_line_bytes = options_.max_line_bytes;
+  auto child = process::ChildProcess::Spawn(loop_, spawn,
+                                            {[this](const process::Frame& f) { OnFrame(f); },
+                                             [this](const process::ExitInfo& e) { OnExit(e); }});
+  if (!child.ok()) return Later(std::move(done), child.status());
+  child_ = std::move(child).value();
+  terminals_ = std::make_unique<AcpTerminals>(loop_, options_.cwd, options_.terminal_limits);
+  auto shared_done = std::make_shared<Done>(std::move(done));
+  auto finish = [shared_done](Status s) {
+    if (*shared_done) std::exchange(*shared_done, nullptr)(std::move(s));
+  };
+  handshake_timer_ = loop_.timers().After(options_.handshake_timeout, [this, finish] {
+    finish(Error(ErrorCode::kUnavailable,
+                 options_.command.name + " did not finish the ACP handshake in time"));
+    if (child_) child_->Terminate(options_.kill_plan, nullptr);
+  });
+  json::object caps{{"fs", json::object{{"readTextFile", true}, {"writeTextFile", true}}},
+                    {"terminal", options_.client_terminal}};
+  json::object init{{"protocolVersion", 1},
+                    {"clientCapabilities", std::move(caps)},
+                    {"clientInfo", json::object{{"name", "agentstream"}, {"version", "1"}}}};
+  Call("initialize", std::move(init), [this, finish](Result<json::value> r) {
+    if (!r.ok()) {
+      handshake_timer_.reset();
+      return finish(Error(ErrorCode::kUnavailable, "initialize failed: " + r.status().message()));
+    }
+    init_result_ = *r;
+    if (init_result_.is_object())
+      if (const json::value* info = init_result_.as_object().if_contains("agentInfo");
+          info && info->is_object()) {
+        version_ = Str(info->as_object(), "version");
+        agent_name_ = Str(info->as_object(), "name");
+      }
+    json::object params{{"cwd", options_.cwd}, {"mcpServers", json::array{}}};
+    const bool load = !options_.session_id.empty();
+    if (load) params["sessionId"] = options_.session_id;
+    loading_ = load;
+    Call(load ? "session/load" : "session/new", std::move(params),
+         [this, finish, load](Result<json::value> s) {
+           loading_ = false;
+           handshake_timer_.reset();
+           if (load) {
+             for (turn::ProviderEvent& e : mapper_.CloseMessage(std::nullopt))
+               history_.push_back(std::move(e));
+             for (turn::ProviderEvent& e : mapper_.CloseTools(ToolCallStatus::kCompleted))
+               history_.push_back(std::move(e));
+           }
+           if (!s.ok())
+             return finish(
+                 Error(ErrorCode::kUnavailable, std::string(load ? "session/load" : "session/new") +
+                                                    " failed: " + s.status().message()));
+           OnSessionReady(*s);
+           if (session_id_.empty())
+             return finish(Error(ErrorCode::kUnavailable, "session/new returned no sessionId"));
+           connected_ = true;
+           if (options_.mode && *options_.mode != mapper_.mode()) SetMode(*options_.mode, nullptr);
+           finish(Status::Ok());
+         });
+  });
+}
+
+void AcpProvider::OnSessionReady(const json::value& result) {
+  if (!result.is_object()) return;
+  const json::object& o = result.as_object();
+  if (std::string id = Str(o, "sessionId"); !id.empty()) session_id_ = id;
+  if (const json::value* modes = o.if_contains("modes"); modes && modes->is_object()) {
+    mapper_.set_mode(Str(modes->as_object(), "currentModeId"));
+    if (const json::value* list = modes->as_object().if_contains("availableModes");
+        list && list->is_array())
+      for (const json::value& m : list->as_array())
+        if (m.is_object()) modes_.push_back({Str(m.as_object(), "id"), Str(m.as_object(), "name")});
+  }
+  if (const json::value* models = o.if_contains("models"); models && models->is_object()) {
+    model_ = Str(models->as_object(), "currentModelId");
+    if (const json::value* list = models->as_object().if_contains("availableModels");
+        list && list->is_array())
+      for (const json::value& m : list->as_array())
+        if (m.is_object())
+          models_.push_back({Str(m.as_object(), "modelId"), Str(m.as_object(), "name")});
+  }
+}
+
+void AcpProvider::StartTurn(const TurnRequest& request, Done done) {
+  if (!connected_ || exited_ || closing_)
+    return Later(std::move(done),
+                 Error(ErrorCode::kUnavailable, options_.command.name + " is not connected"));
+  if (turn_running_)
+    return Later(std::move(done), Error(ErrorCode::kConflict, "a foreground turn is active"));
+  if (pending_.size() >= options_.max_pending_requests)
+    return Later(std::move(done), Error(ErrorCode::kResourceExhausted, "too many requests"));
+  json::array prompt{json::object{{"type", "text"}, {"text", request.text}}};
+  turn_running_ = true;
+  Call("session/prompt", json::object{{"sessionId", session_id_}, {"prompt", std::move(prompt)}},
+       [this](Result<json::value> r) { OnPromptDone(std::move(r)); });
+  Publish(turn::ProviderTurnBegan{});
+  ArmWatchdog();
+  Later(std::move(done), Status::Ok());
+}
+
+void AcpProvider::OnPromptDone(Result<json::value> result) {
+  if (!turn_running_) return;  // the turn already ended (the agent exited)
+  const bool interrupted = !interrupt_waiters_.empty();
+  turn::ProviderTurnResult end;
+  if (!result.ok()) {
+    end.outcome = interrupted ? turn::TurnOutcome::kCanceled : turn::TurnOutcome::kFailed;
+    end.error_code = "acp_prompt_failed";
+    end.message = result.status().message();
+    return EndTurn(std::move(end));
+  }
+  const json::object* o = result->is_object() ? &result->as_object() : nullptr;
+  const std::string stop = o ? Str(*o, "stopReason") : std::string();
+  if (!stop.empty()) end.stop_reason = stop;
+  end.outcome = stop == "cancelled" ? turn::TurnOutcome::kCanceled : turn::TurnOutcome::kCompleted;
+  if (stop == "cancelled") end.message = "cancelled";
+  if (o)
+    if (const json::value* u = o->if_contains("usage"); u && u->is_object()) {
+      Usage usage;
+      usage.input_tokens = Int(u->as_object(), "inputTokens");
+      usage.output_tokens = Int(u->as_object(), "outputTokens");
+      usage.cache_read_tokens = Int(u->as_object(), "cachedReadTokens");
+      usage.cache_write_tokens = Int(u->as_object(), "cachedWriteTokens");
+      Publish(turn::ProviderUsage{usage});
+    }
+  EndTurn(std::move(end));
+}
+
+void AcpProvider::EndTurn(turn::ProviderTurnResult result) {
+  const bool ok = result.outcome == turn::TurnOutcome::kCompleted;
+  PublishAll(mapper_.CloseMessage(result.stop_reason));
+  PublishAll(mapper_.CloseTools(ok ? ToolCallStatus::kCompleted : ToolCallStatus::kCanceled));
+  // Before publishing: a subscriber may start the next turn from inside the result's delivery.
+  turn_running_ = false;
+  permissions_.clear();
+  watchdog_.reset();
+  Publish(std::move(result));
+  ResolveInterruptWaiters();
+}
+
+void AcpProvider::Interrupt(Done done) {
+  if (exited_ || !child_ || !turn_running_) return Later(std::move(done), Status::Ok());
+  interrupt_waiters_.push_back(std::move(done));
+  if (interrupt_waiters_.size() > 1) return;  // an interrupt is already under way
+  (void)child_->WriteLine(
+      NotificationLine("session/cancel", json::object{{"sessionId", session_id_}}));
+  CancelPermissions();
+  interrupt_timer_ = loop_.timers().After(options_.interrupt_timeout, [this] {
+    if (!interrupt_waiters_.empty() && child_) child_->Terminate(options_.kill_plan, nullptr);
+  });
+}
+
+void AcpProvider::CancelPermissions() {
+  auto permissions = std::move(permissions_);
+  permissions_.clear();
+  for (auto& [id, p] : permissions) {
+    Answer(p.rpc_id,
+           json::value(json::object{{"outcome", json::object{{"outcome", "cancelled"}}}}));
+    Publish(turn::ProviderPermissionResolved{id, PermissionDecision::kDeny, std::nullopt,
+                                             "cancelled with the turn"});
+  }
+}
+
+void AcpProvider::ResolveInterruptWaiters() {
+  interrupt_timer_.reset();
+  auto waiters = std::move(interrupt_waiters_);
+  interrupt_waiters_.clear();
+  for (Done& d : waiters) d(Status::Ok());
+}
+
+void AcpProvider::ArmWatchdog() {
+  if (!turn_running_ || !permissions_.empty() || exited_) return watchdog_.reset();
+  watchdog_ = loop_.timers().After(options_.stall_timeout, [this] {
+    Publish(turn::ProviderError{"provider_stalled",
+                                options_.command.name + " produced no output for " +
+                                    std::to_string(options_.stall_timeout.count()) +
+                                    " ms during a turn; stopping it",
+                                true});
+    if (child_) child_->Terminate(options_.kill_plan, nullptr);
+  });
+}
+
+void AcpProvider::OnFrame(const process::Frame& frame) {
+  if (frame.kind == process::Frame::Kind::kOversize) {
+    Publish(turn::ProviderError{"protocol_oversize",
+                                "dropped a " + std::to_string(frame.dropped) + "-byte line from " +
+                                    options_.command.name + " (limit " +
+                                    std::to_string(options_.max_line_bytes) + ")",
+                                false});
+  } else {
+    Result<RpcMessage> m = ParseRpc(frame.text);
+    if (m.ok()) {
+      OnMessage(std::move(m).value());
+    } else if (!frame.text.empty()) {
+      Publish(turn::ProviderError{"protocol_garbage",
+                                  m.status().message() + ": " + frame.text.substr(0, 200), false});
+    }
+  }
+  ArmWatchdog();
+}
+
+void AcpProvider::OnMessage(RpcMessage m) {
+  switch (m.kind) {
+    case RpcMessage::Kind::kResponse: {
+      if (!m.id.is_int64()) return;
+      auto it = pending_.find(m.id.as_int64());
+      if (it == pending_.end()) return;
+      Reply reply = std::move(it->second);
+      pending_.erase(it);
+      if (m.error) return reply(Error(ErrorCode::kInternal, *m.error));
+      return reply(std::move(m.result));
+    }
+    case RpcMessage::Kind::kNotification:
+      if (m.method == "session/update") {
+        if (loading_) {
+          for (turn::ProviderEvent& e : mapper_.Map(m.params)) history_.push_back(std::move(e));
+          return;
+        }
+        return PublishAll(mapper_.Map(m.params));
+      }
+      return Publish(turn::ProviderUnknown{"acp." + m.method, m.params});
+    case RpcMessage::Kind::kRequest:
+      return OnAgentRequest(m);
+  }
+}
+
+void AcpProvider::OnAgentRequest(const RpcMessage& m) {
+  if (agent_requests_ >= options_.max_agent_requests) {
+    if (child_) (void)child_->WriteLine(ErrorLine(m.id, kInternalError, "too many requests"));
+    return;
+  }
+  ++agent_requests_;
+  if (m.method == "session/request_permission") return OnPermissionRequest(m);
+  if (m.method == "fs/read_text_file" || m.method == "fs/write_text_file") return OnFsRequest(m);
+  if (m.method.rfind("terminal/", 0) == 0 && options_.client_terminal && terminals_) {
+    terminals_->Handle(
+        m.method, m.params,
+        [alive = std::weak_ptr<bool>(alive_), this, id = m.id](Result<json::value> r) {
+          if (alive.lock()) Answer(id, std::move(r));
+        });
+    return;
+  }
+  --agent_requests_;
+  if (child_) (void)child_->WriteLine(ErrorLine(m.id, kMethodNotFound, "unsupported: " + m.method));
+}
+
+void AcpProvider::OnPermissionRequest(const RpcMessage& m) {
+  const json::object empty;
+  const json::object& p = m.params.is_object() ? m.params.as_object() : empty;
+  Permission perm;
+  perm.rpc_id = m.id;
+  const std::string rid = "acp_perm_" + std::to_string(next_permission_++) + "_" + RandomHex(6);
+  perm.info.request_id = RequestId(rid);
+  turn::ProviderPermissionRequest req;
+  req.request_id = perm.info.request_id;
+  req.title = "Permission requested";
+  if (const json::value* tc = p.if_contains("toolCall"); tc && tc->is_object()) {
+    const json::object& call = tc->as_object();
+    PublishAll(mapper_.AnnounceToolCall(call));
+    if (std::string id = Str(call, "toolCallId"); !id.empty()) {
+      perm.info.call_id = ToolCallId(id);
+      req.call_id = perm.info.call_id;
+    }
+    if (std::string title = Str(call, "title"); !title.empty()) req.title = title;
+    perm.info.tool_name = Str(call, "kind");
+    if (perm.info.tool_name.empty()) perm.info.tool_name = mapper_.KindOf(Str(call, "toolCallId"));
+    if (perm.info.tool_name.empty()) perm.info.tool_name = "other";
+    req.tool_name = perm.info.tool_name;
+    if (const json::value* raw = call.if_contains("rawInput")) perm.info.input = *raw;
+    req.input = perm.info.input;
+  }
+  if (const json::value* opts = p.if_contains("options"); opts && opts->is_array())
+    for (const json::value& o : opts->as_array()) {
+      if (!o.is_object()) continue;
+      AcpOption opt{Str(o.as_object(), "optionId"), Str(o.as_object(), "kind"),
+                    Str(o.as_object(), "name")};
+      req.options.push_back(PermissionOption{opt.id, KindOf(opt.kind), opt.name});
+      perm.options.push_back(std::move(opt));
+    }
+  if (!interrupt_waiters_.empty() || !turn_running_) {
+    // A request racing a cancel (or outside any turn) is answered "cancelled", as ACP requires.
+    Answer(m.id, json::value(json::object{{"outcome", json::object{{"outcome", "cancelled"}}}}));
+    return;
+  }
+  permissions_[perm.info.request_id] = std::move(perm);
+  Publish(std::move(req));
+  watchdog_.reset();
+}
+
+void AcpProvider::OnFsRequest(const RpcMessage& m) {
+  const json::object empty;
+  const json::object& p = m.params.is_object() ? m.params.as_object() : empty;
+  Result<std::string> path = ConfinePath(options_.cwd, Str(p, "path"));
+  if (!path.ok()) return Answer(m.id, path.status());
+  if (m.method == "fs/write_text_file") {
+    const json::value* content = p.if_contains("content");
+    if (!content || !content->is_string())
+      return Answer(m.id, Error(ErrorCode::kInvalidArgument, "content must be a string"));
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(*path).parent_path(), ec);
+    std::ofstream out(*path, std::ios::binary | std::ios::trunc);
+    out << std::string_view(content->as_string());
+    out.close();
+    if (!out) return Answer(m.id, Error(ErrorCode::kInternal, "cannot write " + *path));
+    return Answer(m.id, json::value(nullptr));
+  }
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(*path, ec);
+  if (ec) return Answer(m.id, Error(ErrorCode::kNotFound, "cannot read " + *path));
+  if (size > options_.max_file_bytes)
+    return Answer(m.id, Error(ErrorCode::kInvalidArgument,
+                              *path + " is larger than " + std::to_string(options_.max_file_bytes) +
+                                  " bytes"));
+  std::ifstream in(*path, std::ios::binary);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  std::string text = buf.str();
+  const std::int64_t line = Int(p, "line"), limit = Int(p, "limit");
+  if (line > 1 || limit > 0) {
+    std::istringstream lines(text);
+    std::string out, l;
+    std::int64_t n = 0, kept = 0;
+    while (std::getline(lines, l)) {
+      if (++n < line) continue;
+      if (limit > 0 && kept >= limit) break;
+      out += l + "\n";
+      ++kept;
+    }
+    text = std::move(out);
+  }
+  Answer(m.id, json::value(json::object{{"content", text}}));
+}
+
+void AcpProvider::OnExit(const process::ExitInfo& exit) {
+  exited_ = true;
+  connected_ = false;
+  watchdog_.reset();
+  if (turn_running_) {
+    PublishAll(mapper_.CloseMessage(std::nullopt));
+    turn_running_ = false;
+  }
+  permissions_.clear();
+  // An interrupt that escalated to signals is complete: its teardown is reported first, so the
+  // interrupted turn ends canceled rather than failed.
+  ResolveInterruptWaiters();
+  if (!closing_) Publish(turn::ProviderExited{options_.command.name + " " + exit.Describe()});
+  auto pending = std::move(pending_);
+  pending_.clear();
+  for (auto& [id, reply] : pending)
+    reply(Error(ErrorCode::kUnavailable, options_.command.name + " exited: " + exit.Describe()));
+  handshake_timer_.reset();
+  close_timer_.reset();
+  auto waiters = std::move(close_waiters_);
+  close_waiters_.clear();
+  for (Done& d : waiters) d(Status::Ok());
+}
+
+Result<std::vector<turn::ProviderEvent>> AcpProvider::StreamHistory() { return history_; }
+
+RuntimeInfo AcpProvider::GetRuntimeInfo() const {
+  return RuntimeInfo{options_.command.name,
+                     session_id_,
+                     model_,
+                     mapper_.mode(),
+                     version_,
+                     child_ && !exited_ ? child_->pid() : 0,
+                     connected_};
+}
+
+void AcpProvider::SetMode(const std::string& mode, Done done) {
+  if (!connected_) return Later(std::move(done), Error(ErrorCode::kUnavailable, "not connected"));
+  Call("session/set_mode", json::object{{"sessionId", session_id_}, {"modeId", mode}},
+       [this, mode, done = std::move(done)](const Result<json::value>& r) {
+         if (r.ok() && mapper_.mode() != mode) {
+           mapper_.set_mode(mode);
+           Publish(turn::ProviderModeChanged{mode});
+         }
+         if (done)
+           done(r.ok() ? Status::Ok() : Error(ErrorCode::kInvalidArgument, r.status().message()));
+       });
+}
+
+void AcpProvider::SetModel(const std::string& model, Done done) {
+  if (!connected_) return Later(std::move(done), Error(ErrorCode::kUnavailable, "not connected"));
+  // session/set_model is an unstable ACP method: agents without it answer -32601.
+  Call("session/set_model", json::object{{"sessionId", session_id_}, {"modelId", model}},
+       [this, model, done = std::move(done)](const Result<json::value>& r) {
+         if (r.ok()) {
+           model_ = model;
+           Publish(turn::ProviderModelChanged{model});
+         }
+         if (done)
+           done(r.ok() ? Status::Ok() : Error(ErrorCode::kInvalidArgument, r.status().message()));
+       });
+}
+
+void AcpProvider::SetThinkingOption(const std::string& option, Done done) {
+  Later(std::move(done),
+        Error(ErrorCode::kInvalidArgument, "ACP agents have no thinking options (" + option + ")"));
+}
+
+std::vector<SlashCommand> AcpProvider::ListCommands() const {
+  std::vector<SlashCommand> out;
+  for (const auto& c : mapper_.commands()) out.push_back({c.name, c.description});
+  return out;
+}
+
+std::vector<PendingPermission> AcpProvider::PendingPermissions() const {
+  std::vector<PendingPermission> out;
+  for (const auto& [id, p] : permissions_) out.push_back(p.info);
+  return out;
+}
+
+void AcpProvider::RespondToPermission(const RequestId& request, const PermissionReply& reply,
+                                      Done done) {
+  auto it = permissions_.find(request);
+  if (it == permissions_.end())
+    return Later(std::move(done),
+                 Error(ErrorCode::kNotFound, "no pending request " + request.str()));
+  const std::optional<std::string> option =
+      ChooseOption(it->second.options, reply.decision == PermissionDecision::kAllow);
+  json::object outcome = option ? json::object{{"outcome", "selected"}, {"optionId", *option}}
+                                : json::object{{"outcome", "cancelled"}};
+  const json::value id = it->second.rpc_id;
+  const std::optional<ToolCallId> call = it->second.info.call_id;
+  permissions_.erase(it);
+  if (reply.decision != PermissionDecision::kAllow && call)
+    PublishAll(mapper_.EndTool(call->str(), ToolCallStatus::kFailed,
+                               reply.message.value_or("denied by the user")));
+  const bool running = child_ && !exited_;
+  Answer(id, json::value(json::object{{"outcome", std::move(outcome)}}));
+  ArmWatchdog();
+  Later(std::move(done), running ? Status::Ok() : Error(ErrorCode::kUnavailable, "not running"));
+}
+
+std::optional<PersistenceHandle> AcpProvider::DescribePersistence() const {
+  if (session_id_.empty()) return std::nullopt;
+  return PersistenceHandle{options_.command.name, session_id_, options_.cwd};
+}
+
+void AcpProvider::Close(Done done) {
+  subscribers_->Close();  // guarantee 5: no callback after Close
+  if (!child_ || exited_) {
+    closing_ = true;
+    return Later(std::move(done), Status::Ok());
+  }
+  close_waiters_.push_back(std::move(done));
+  if (closing_) return;
+  closing_ = true;
+  connected_ = false;
+  terminals_.reset();
+  child_->CloseStdin();
+  close_timer_ = loop_.timers().After(options_.close_grace, [this] {
+    if (child_) child_->Terminate(options_.kill_plan, nullptr);
+  });
+}
+
+std::string AcpProvider::StderrTail() const { return child_ ? child_->StderrTail() : ""; }
+
+}  // namespace agentstream::providers::acp

@@ -1,0 +1,90 @@
+// Test support for the ACP provider against real agents (tests/peers, pinned) and the fake agent
+// of testdata/, and for the codex provider (`codex app-server`): one session = the provider
+// configured for `agent`, a SessionRunner and an
+// in-memory log, with a private HOME and working directory holding the agent's offline
+// configuration (AGENT-CLIS.md sections 3 to 5) pointed at the scripted model server.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/event.h"
+#include "core/turn/turn_state.h"
+#include "process/event_loop.h"
+#include "providers/acp/acp_provider.h"
+#include "providers/session_runner.h"
+
+namespace agentstream::providers::acp::testing {
+
+enum class Agent { kGemini, kOpencode, kClaude, kFake, kCodex };  // kCodex: CodexProvider
+
+std::string AgentName(Agent agent);
+// For test names and messages (GoogleTest finds it by argument-dependent lookup).
+inline void PrintTo(Agent agent, std::ostream* os) { *os << AgentName(agent); }
+// The agent's program: tests/peers/node_modules/.bin/<cli>, or testdata/fake_acp_agent.mjs.
+std::string AgentProgram(Agent agent);
+// Whether the agent's program exists (the tests skip loudly when it does not).
+bool AgentInstalled(Agent agent);
+
+class AcpSession {
+ public:
+  struct Options {
+    process::Millis stall_timeout{120000};
+    process::Millis interrupt_timeout{5000};
+    std::size_t max_line_bytes = std::size_t{8} << 20;
+    std::string load_session_id;  // session/load instead of session/new
+    std::string root;             // reuse this HOME/work root (for load)
+    std::vector<std::string> extra_env;
+  };
+  AcpSession(process::EventLoop& loop, Agent agent, int port, const Options& options);
+  AcpSession(process::EventLoop& loop, Agent agent, int port)
+      : AcpSession(loop, agent, port, Options{}) {}
+  ~AcpSession();
+
+  // Starts the agent and waits for the session (fatal failure after 90 s).
+  void Start();
+  void Submit(const std::string& text);
+  void Interrupt();
+  bool WaitFor(const std::function<bool()>& pred, process::Millis timeout);
+  bool WaitIdle(process::Millis timeout);
+  void Close();
+  // R-TURN-5 a-d over the log; a failure per violation.
+  void CheckInvariants();
+
+  template <class T>
+  std::vector<const Event*> Of() const {
+    std::vector<const Event*> out;
+    for (const Event& e : log_)
+      if (std::holds_alternative<T>(e.payload)) out.push_back(&e);
+    return out;
+  }
+  std::size_t Terminals() const {
+    return Of<TurnCompleted>().size() + Of<TurnCanceled>().size() + Of<TurnFailed>().size();
+  }
+  std::vector<TurnId> Turns() const;
+  std::string DumpLog() const;
+  std::string TextOfTurn(const TurnId& turn) const;
+  const std::vector<Event>& log() const { return log_; }
+  SessionRunner& runner() { return *runner_; }
+  AgentProvider& provider() { return *provider_; }
+  std::string StderrTail() const { return stderr_tail_(); }
+  const std::string& root() const { return root_; }
+  std::string work() const { return root_ + "/work"; }
+
+ private:
+  process::EventLoop& loop_;
+  std::string root_;
+  bool owns_root_ = true;
+  std::vector<Event> log_;
+  turn::SequentialTurnIds ids_;
+  std::unique_ptr<AgentProvider> provider_;
+  std::function<std::string()> stderr_tail_;
+  std::unique_ptr<SessionRunner> runner_;
+  int next_client_id_ = 1;
+};
+
+}  // namespace agentstream::providers::acp::testing

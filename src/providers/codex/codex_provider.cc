@@ -1,0 +1,476 @@
+#include "providers/codex/codex_provider.h"
+
+#include <unistd.h>
+
+#include <random>
+
+#include "providers/wire_fields.h"
+
+namespace agentstream::providers::codex {
+
+namespace json = boost::json;
+using acp::RpcMessage;
+
+namespace {
+
+using wire::Obj;
+using wire::Str;
+
+std::string Line(const json::object& message) { return json::serialize(message); }
+
+std::string IdText(const json::value& id) {
+  return id.is_string() ? std::string(id.as_string()) : json::serialize(id);
+}
+
+}  // namespace
+
+CodexProvider::CodexProvider(process::EventLoop& loop, CodexOptions options)
+    : loop_(loop), options_(std::move(options)), thread_id_(options_.thread_id) {
+  std::random_device rd;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 8; ++i) nonce_ += kHex[rd() % 16];
+}
+
+CodexProvider::~CodexProvider() {
+  *alive_ = false;
+  subscribers_->Close();
+  child_.reset();
+}
+
+Subscription CodexProvider::Subscribe(EventCallback callback) {
+  return subscribers_->Add(std::move(callback));
+}
+
+void CodexProvider::Later(Done done, Status status) {
+  if (!done) return;
+  loop_.Post([alive = std::weak_ptr<bool>(alive_), done = std::move(done),
+              status = std::move(status)]() mutable {
+    if (alive.lock()) done(std::move(status));
+  });
+}
+
+void CodexProvider::Call(std::string_view method, json::value params, Reply reply) {
+  auto fail = [this, &reply](std::string message) {
+    loop_.Post([alive = std::weak_ptr<bool>(alive_), reply = std::move(reply),
+                message = std::move(message)] {
+      if (alive.lock()) reply(Error(ErrorCode::kUnavailable, message));
+    });
+  };
+  if (!child_ || exited_) return fail("codex is not running");
+  if (pending_.size() >= options_.max_pending_requests) return fail("too many requests in flight");
+  const std::int64_t id = next_id_++;
+  if (Status s =
+          child_->WriteLine(Line({{"id", id}, {"method", method}, {"params", std::move(params)}}));
+      !s.ok())
+    return fail(s.message());
+  pending_[id] = std::move(reply);
+}
+
+void CodexProvider::Start(Done done) {
+  if (child_ || closing_) return Later(std::move(done), Error(ErrorCode::kConflict, "started"));
+  process::SpawnOptions spawn;
+  spawn.argv = {options_.program};
+  spawn.argv.insert(spawn.argv.end(), options_.global_args.begin(), options_.global_args.end());
+  spawn.argv.emplace_back("app-server");
+  spawn.env = options_.env;
+  if (spawn.env.empty())
+    for (char** e = environ; *e; ++e) spawn.env.emplace_back(*e);
+  spawn.cwd = options_.cwd;
+  spawn.max_line_bytes = options_.max_line_bytes;
+  auto child = process::ChildProcess::Spawn(loop_, spawn,
+                                            {[this](const process::Frame& f) { OnFrame(f); },
+                                             [this](const process::ExitInfo& e) { OnExit(e); }});
+  if (!child.ok()) return Later(std::move(done), child.status());
+  child_ = std::move(child).value();
+  auto shared_done = std::make_shared<Done>(std::move(done));
+  auto finish = [shared_done](Status s) {
+    if (*shared_done) std::exchange(*shared_done, nullptr)(std::move(s));
+  };
+  handshake_timer_ = loop_.timers().After(options_.handshake_timeout, [this, finish] {
+    finish(Error(ErrorCode::kUnavailable, "codex app-server did not start a thread in time"));
+    if (child_) child_->Terminate(options_.kill_plan, nullptr);
+  });
+  json::object init{
+      {"clientInfo",
+       json::object{{"name", "agentstream"}, {"title", "agentstream"}, {"version", "1"}}},
+      {"capabilities", nullptr}};
+  Call("initialize", std::move(init), [this, finish](Result<json::value> r) {
+    if (!r.ok()) {
+      handshake_timer_.reset();
+      return finish(Error(ErrorCode::kUnavailable, "initialize failed: " + r.status().message()));
+    }
+    if (r->is_object()) {
+      const std::string agent = Str(r->as_object(), "userAgent");  // "name/0.171.0 (...)"
+      const auto slash = agent.find('/'), space = agent.find(' ');
+      if (slash != std::string::npos) version_ = agent.substr(slash + 1, space - slash - 1);
+    }
+    (void)child_->WriteLine(Line({{"method", "initialized"}}));
+    const bool resume = !options_.thread_id.empty();
+    json::object params{{"cwd", options_.cwd},
+                        {"approvalPolicy", options_.approval_policy},
+                        {"sandbox", options_.sandbox}};
+    if (options_.model) params["model"] = *options_.model;
+    if (resume) params["threadId"] = options_.thread_id;
+    Call(resume ? "thread/resume" : "thread/start", std::move(params),
+         [this, finish](Result<json::value> t) {
+           handshake_timer_.reset();
+           if (!t.ok()) return finish(Error(ErrorCode::kUnavailable, t.status().message()));
+           if (t->is_object()) {
+             if (const json::object* thread = Obj(t->as_object(), "thread"))
+               thread_id_ = Str(*thread, "id");
+             model_ = Str(t->as_object(), "model");
+           }
+           if (thread_id_.empty())
+             return finish(Error(ErrorCode::kUnavailable, "codex returned no thread id"));
+           connected_ = true;
+           finish(Status::Ok());
+         });
+  });
+}
+
+void CodexProvider::StartTurn(const TurnRequest& request, Done done) {
+  if (!connected_ || exited_ || closing_)
+    return Later(std::move(done), Error(ErrorCode::kUnavailable, "codex is not connected"));
+  if (turn_running_)
+    return Later(std::move(done), Error(ErrorCode::kConflict, "a foreground turn is active"));
+  turn_running_ = true;
+  interrupt_sent_ = false;
+  turn_id_.clear();
+  json::array input{
+      json::object{{"type", "text"}, {"text", request.text}, {"text_elements", json::array{}}}};
+  Call("turn/start", json::object{{"threadId", thread_id_}, {"input", std::move(input)}},
+       [this, done = std::move(done)](Result<json::value> r) {
+         if (!r.ok()) {
+           turn_running_ = false;
+           watchdog_.reset();
+           return done(Error(ErrorCode::kInvalidArgument, r.status().message()));
+         }
+         if (r->is_object())
+           if (const json::object* t = Obj(r->as_object(), "turn"))
+             if (turn_id_.empty()) turn_id_ = Str(*t, "id");
+         if (!interrupt_waiters_.empty()) SendInterrupt();
+         done(Status::Ok());
+       });
+  ArmWatchdog();
+}
+
+void CodexProvider::Interrupt(Done done) {
+  if (exited_ || !child_ || !turn_running_) return Later(std::move(done), Status::Ok());
+  interrupt_waiters_.push_back(std::move(done));
+  if (interrupt_waiters_.size() > 1) return;
+  SendInterrupt();  // waits for the turn id when turn/start has not answered yet
+  interrupt_timer_ = loop_.timers().After(options_.interrupt_timeout, [this] {
+    if (!interrupt_waiters_.empty() && child_) child_->Terminate(options_.kill_plan, nullptr);
+  });
+}
+
+void CodexProvider::SendInterrupt() {
+  if (interrupt_sent_ || turn_id_.empty()) return;
+  interrupt_sent_ = true;
+  Call("turn/interrupt", json::object{{"threadId", thread_id_}, {"turnId", turn_id_}},
+       [](const Result<json::value>&) {});
+  // Open approvals die with the turn.
+  for (auto& [id, p] : permissions_) {
+    (void)child_->WriteLine(Line(
+        {{"id", p.rpc_id}, {"result", json::object{{"decision", p.legacy ? "abort" : "cancel"}}}}));
+    Publish(turn::ProviderPermissionResolved{id, PermissionDecision::kDeny, std::nullopt,
+                                             "cancelled with the turn"});
+  }
+  permissions_.clear();
+}
+
+void CodexProvider::EndTurn(turn::ProviderTurnResult result) {
+  for (const std::string& id : open_tools_)
+    Publish(turn::ProviderToolEnd{ToolCallId(id), ToolCallStatus::kCanceled, std::nullopt,
+                                  std::nullopt});
+  open_tools_.clear();
+  streamed_.clear();
+  turn_running_ = false;
+  permissions_.clear();
+  watchdog_.reset();
+  Publish(std::move(result));
+  ResolveInterruptWaiters();
+}
+
+void CodexProvider::ResolveInterruptWaiters() {
+  interrupt_timer_.reset();
+  auto waiters = std::move(interrupt_waiters_);
+  interrupt_waiters_.clear();
+  for (Done& d : waiters) d(Status::Ok());
+}
+
+void CodexProvider::ArmWatchdog() {
+  if (!turn_running_ || !permissions_.empty() || exited_) return watchdog_.reset();
+  watchdog_ = loop_.timers().After(options_.stall_timeout, [this] {
+    Publish(turn::ProviderError{"provider_stalled",
+                                "codex produced no output for " +
+                                    std::to_string(options_.stall_timeout.count()) +
+                                    " ms during a turn; stopping it",
+                                true});
+    if (child_) child_->Terminate(options_.kill_plan, nullptr);
+  });
+}
+
+void CodexProvider::OnFrame(const process::Frame& frame) {
+  if (frame.kind == process::Frame::Kind::kOversize) {
+    Publish(turn::ProviderError{
+        "protocol_oversize", "dropped a " + std::to_string(frame.dropped) + "-byte line", false});
+  } else if (Result<RpcMessage> m = acp::ParseRpc(frame.text); m.ok()) {
+    OnMessage(std::move(m).value());
+  } else if (!frame.text.empty()) {
+    Publish(turn::ProviderError{"protocol_garbage",
+                                m.status().message() + ": " + frame.text.substr(0, 200), false});
+  }
+  ArmWatchdog();
+}
+
+void CodexProvider::OnMessage(RpcMessage m) {
+  if (m.kind == RpcMessage::Kind::kResponse) {
+    if (!m.id.is_int64()) return;
+    auto it = pending_.find(m.id.as_int64());
+    if (it == pending_.end()) return;
+    Reply reply = std::move(it->second);
+    pending_.erase(it);
+    if (m.error) return reply(Error(ErrorCode::kInternal, *m.error));
+    return reply(std::move(m.result));
+  }
+  if (m.kind == RpcMessage::Kind::kRequest) return OnServerRequest(m);
+  static const json::object kEmpty;
+  OnNotification(m.method, m.params.is_object() ? m.params.as_object() : kEmpty);
+}
+
+void CodexProvider::OnNotification(const std::string& method, const json::object& p) {
+  const std::string thread = Str(p, "threadId");
+  if (!thread.empty() && thread != thread_id_) return;  // another thread of this server
+  if (method == "turn/started") {
+    if (const json::object* t = Obj(p, "turn"); t && turn_id_.empty()) turn_id_ = Str(*t, "id");
+    if (!interrupt_waiters_.empty()) SendInterrupt();
+    return Publish(turn::ProviderTurnBegan{});
+  }
+  if (method == "item/started" || method == "item/completed") {
+    if (const json::object* item = Obj(p, "item")) OnItem(method == "item/completed", *item);
+    return;
+  }
+  if (method == "item/agentMessage/delta") {
+    const std::string id = Str(p, "itemId");
+    streamed_.insert(id);
+    return Publish(
+        turn::ProviderTextDelta{MessageId(id), Str(p, "delta"), std::nullopt, std::nullopt});
+  }
+  if (method == "item/reasoning/textDelta" || method == "item/reasoning/summaryTextDelta")
+    return Publish(
+        turn::ProviderReasoningDelta{MessageId(Str(p, "itemId")), Str(p, "delta"), std::nullopt});
+  if (method == "item/commandExecution/outputDelta")
+    return Publish(turn::ProviderToolOutput{ToolCallId(Str(p, "itemId")), Str(p, "delta")});
+  if (method == "serverRequest/resolved") {
+    const json::value* rid = p.if_contains("requestId");
+    if (!rid) return;
+    const RequestId id("codex_" + nonce_ + "_" + IdText(*rid));
+    if (permissions_.erase(id))
+      Publish(turn::ProviderPermissionResolved{id, PermissionDecision::kDeny, std::nullopt,
+                                               "resolved by codex"});
+    return ArmWatchdog();
+  }
+  if (method == "turn/completed") {
+    if (!turn_running_) return;
+    const json::object* t = Obj(p, "turn");
+    const std::string status = t ? Str(*t, "status") : std::string();
+    turn::ProviderTurnResult result;
+    result.stop_reason = status;
+    if (status == "interrupted") {
+      result.outcome = turn::TurnOutcome::kCanceled;
+      result.message = "interrupted";
+    } else if (status == "failed") {
+      result.outcome = turn::TurnOutcome::kFailed;
+      result.error_code = "codex_turn_failed";
+      const json::object* err = t ? Obj(*t, "error") : nullptr;
+      result.message = err ? Str(*err, "message") : "the turn failed";
+    }
+    return EndTurn(std::move(result));
+  }
+  Publish(turn::ProviderUnknown{"codex." + method, p});
+}
+
+void CodexProvider::OnItem(bool completed, const json::object& item) {
+  const std::string type = Str(item, "type");
+  const std::string id = Str(item, "id");
+  if (id.empty()) return;
+  if (type == "agentMessage") {
+    if (!completed)
+      return Publish(turn::ProviderMessageStart{MessageId(id), std::nullopt, std::nullopt});
+    if (!streamed_.count(id))  // no deltas came: the whole text at once
+      Publish(
+          turn::ProviderTextDelta{MessageId(id), Str(item, "text"), std::nullopt, std::nullopt});
+    return Publish(turn::ProviderMessageStop{MessageId(id), std::string("end_turn")});
+  }
+  if (type == "userMessage") {
+    if (!completed) return;
+    std::string text;
+    if (const json::value* c = item.if_contains("content"); c && c->is_array())
+      for (const json::value& b : c->as_array())
+        if (b.is_object()) text += Str(b.as_object(), "text");
+    return Publish(turn::ProviderUserEcho{MessageId(id), std::nullopt, text});
+  }
+  if (type == "reasoning") return;  // its deltas carry the text
+  // Tool-like items: commandExecution, fileChange, mcpToolCall, webSearch, ...
+  if (!completed) {
+    if (!open_tools_.insert(id).second) return;
+    std::optional<std::string> title;
+    if (std::string command = Str(item, "command"); !command.empty()) title = command;
+    return Publish(
+        turn::ProviderToolStart{ToolCallId(id), type, title, item, std::nullopt, std::nullopt});
+  }
+  if (!open_tools_.erase(id)) return;
+  const std::string status = Str(item, "status");
+  std::optional<std::string> output;
+  if (std::string out = Str(item, "aggregatedOutput"); !out.empty()) output = out;
+  const bool ok = status == "completed";
+  Publish(turn::ProviderToolEnd{ToolCallId(id),
+                                ok ? ToolCallStatus::kCompleted : ToolCallStatus::kFailed, output,
+                                ok ? std::nullopt : std::optional<std::string>(status)});
+}
+
+void CodexProvider::OnServerRequest(const RpcMessage& m) {
+  const bool legacy = m.method == "execCommandApproval" || m.method == "applyPatchApproval";
+  const bool approval = legacy || m.method == "item/commandExecution/requestApproval" ||
+                        m.method == "item/fileChange/requestApproval";
+  if (!approval) {
+    if (child_)
+      (void)child_->WriteLine(
+          Line({{"id", m.id},
+                {"error", json::object{{"code", acp::kMethodNotFound},
+                                       {"message", "agentstream does not handle " + m.method}}}}));
+    return;
+  }
+  static const json::object kEmpty;
+  const json::object& p = m.params.is_object() ? m.params.as_object() : kEmpty;
+  Permission perm;
+  perm.rpc_id = m.id;
+  perm.legacy = legacy;
+  perm.info.request_id = RequestId("codex_" + nonce_ + "_" + IdText(m.id));
+  const bool command = m.method.find("ommand") != std::string::npos;
+  perm.info.tool_name = command ? "commandExecution" : "fileChange";
+  perm.info.input = m.params;
+  std::string item = Str(p, "itemId");
+  if (item.empty()) item = Str(p, "callId");
+  if (!item.empty()) perm.info.call_id = ToolCallId(item);
+  turn::ProviderPermissionRequest req;
+  req.request_id = perm.info.request_id;
+  req.call_id = perm.info.call_id;
+  req.tool_name = perm.info.tool_name;
+  req.input = m.params;
+  req.title = command ? Str(p, "command") : "Apply file changes";
+  if (req.title.empty()) req.title = m.method;
+  req.options = {{"accept", PermissionOptionKind::kAllowOnce, "Accept"},
+                 {"acceptForSession", PermissionOptionKind::kAllowAlways, "Accept for session"},
+                 {"decline", PermissionOptionKind::kRejectOnce, "Decline"}};
+  permissions_[perm.info.request_id] = std::move(perm);
+  Publish(std::move(req));
+  watchdog_.reset();
+}
+
+void CodexProvider::OnExit(const process::ExitInfo& exit) {
+  exited_ = true;
+  connected_ = false;
+  watchdog_.reset();
+  turn_running_ = false;
+  open_tools_.clear();
+  permissions_.clear();
+  ResolveInterruptWaiters();
+  if (!closing_) Publish(turn::ProviderExited{"codex " + exit.Describe()});
+  auto pending = std::move(pending_);
+  pending_.clear();
+  for (auto& [id, reply] : pending) reply(Error(ErrorCode::kUnavailable, "codex exited"));
+  handshake_timer_.reset();
+  close_timer_.reset();
+  auto waiters = std::move(close_waiters_);
+  close_waiters_.clear();
+  for (Done& d : waiters) d(Status::Ok());
+}
+
+Result<std::vector<turn::ProviderEvent>> CodexProvider::StreamHistory() {
+  return Error(ErrorCode::kNotFound, "codex history is not read yet (thread/read)");
+}
+
+RuntimeInfo CodexProvider::GetRuntimeInfo() const {
+  return RuntimeInfo{"codex",   thread_id_,
+                     model_,    options_.approval_policy,
+                     version_,  child_ && !exited_ ? child_->pid() : 0,
+                     connected_};
+}
+
+std::vector<ModeInfo> CodexProvider::AvailableModes() const {
+  return {{"untrusted", "Ask before untrusted commands"},
+          {"on-request", "The model asks when it needs to"},
+          {"never", "Never ask"}};
+}
+
+void CodexProvider::SetMode(const std::string& mode, Done done) {
+  // The approval policy applies from the next thread/resume or turn; kept for the next start.
+  if (mode != "untrusted" && mode != "on-request" && mode != "never")
+    return Later(std::move(done), Error(ErrorCode::kInvalidArgument, "unknown mode " + mode));
+  if (mode != options_.approval_policy) Publish(turn::ProviderModeChanged{mode});
+  options_.approval_policy = mode;
+  Later(std::move(done), Status::Ok());
+}
+
+void CodexProvider::SetModel(const std::string& model, Done done) {
+  options_.model = model;
+  model_ = model;
+  Publish(turn::ProviderModelChanged{model});
+  Later(std::move(done), Status::Ok());
+}
+
+void CodexProvider::SetThinkingOption(const std::string& option, Done done) {
+  Later(std::move(done), Error(ErrorCode::kInvalidArgument, "no thinking option " + option));
+}
+
+std::vector<PendingPermission> CodexProvider::PendingPermissions() const {
+  std::vector<PendingPermission> out;
+  for (const auto& [id, p] : permissions_) out.push_back(p.info);
+  return out;
+}
+
+void CodexProvider::RespondToPermission(const RequestId& request, const PermissionReply& reply,
+                                        Done done) {
+  auto it = permissions_.find(request);
+  if (it == permissions_.end())
+    return Later(std::move(done),
+                 Error(ErrorCode::kNotFound, "no pending request " + request.str()));
+  const bool allow = reply.decision == PermissionDecision::kAllow;
+  const char* decision =
+      it->second.legacy ? (allow ? "approved" : "denied") : (allow ? "accept" : "decline");
+  const json::value id = it->second.rpc_id;
+  permissions_.erase(it);
+  Status s =
+      child_ && !exited_
+          ? child_->WriteLine(Line({{"id", id}, {"result", json::object{{"decision", decision}}}}))
+          : Error(ErrorCode::kUnavailable, "not running");
+  ArmWatchdog();
+  Later(std::move(done), std::move(s));
+}
+
+std::optional<PersistenceHandle> CodexProvider::DescribePersistence() const {
+  if (thread_id_.empty()) return std::nullopt;
+  return PersistenceHandle{"codex", thread_id_, options_.cwd};
+}
+
+void CodexProvider::Close(Done done) {
+  subscribers_->Close();
+  if (!child_ || exited_) {
+    closing_ = true;
+    return Later(std::move(done), Status::Ok());
+  }
+  close_waiters_.push_back(std::move(done));
+  if (closing_) return;
+  closing_ = true;
+  connected_ = false;
+  child_->CloseStdin();
+  close_timer_ = loop_.timers().After(options_.close_grace, [this] {
+    if (child_) child_->Terminate(options_.kill_plan, nullptr);
+  });
+}
+
+std::string CodexProvider::StderrTail() const { return child_ ? child_->StderrTail() : ""; }
+
+}  // namespace agentstream::providers::codex

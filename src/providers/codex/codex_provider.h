@@ -1,0 +1,118 @@
+// CodexProvider: `codex app-server` (AGENT-CLIS.md section 2.3) as an AgentProvider. Newline JSON
+// objects on stdin/stdout: our requests {id, method, params}, the server's responses, its
+// notifications {method, params}, and its own requests (approvals) whose ids count separately
+// from ours (a message with both `method` and `id` is a server request).
+//
+// Lifecycle: Start() spawns the server, sends `initialize` and the `initialized` notification,
+// then `thread/start` (or `thread/resume` for a stored thread id). A prompt is `turn/start`; the
+// turn ends with the `turn/completed` notification (completed, interrupted or failed). Interrupt()
+// sends `turn/interrupt` and escalates to signals after `interrupt_timeout`.
+//
+// Mapping: agentMessage items become assistant messages (deltas from item/agentMessage/delta),
+// reasoning deltas become reasoning, commandExecution / fileChange / other tool items become tool
+// calls (output deltas, then the item's final output and status), approval requests become
+// permission requests answered accept / decline, thread/tokenUsage and everything else metadata.
+//
+// Bounds and faults as AcpProvider: line length, requests in flight, stall watchdog, garbage
+// lines as non-fatal errors, exit as ProviderExited.
+// Threading: as AgentProvider (one EventLoop thread).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "process/child_process.h"
+#include "providers/acp/acp_protocol.h"
+#include "providers/provider.h"
+
+namespace agentstream::providers::codex {
+
+struct CodexOptions {
+  std::string program = "codex";
+  // Before `app-server`: no plugins, apps or analytics (each contacts the network).
+  std::vector<std::string> global_args = {"--disable", "plugins", "--disable",
+                                          "apps",      "-c",      "analytics.enabled=false"};
+  std::vector<std::string> env;  // exactly these "KEY=value" entries; empty: the daemon's
+  std::string cwd;
+  std::string thread_id;  // resume this thread instead of a new one
+  std::optional<std::string> model;
+  std::string approval_policy = "untrusted";  // untrusted | on-request | never
+  std::string sandbox = "workspace-write";    // read-only | workspace-write | danger-full-access
+  process::Millis handshake_timeout{60000};
+  process::Millis stall_timeout{600000};
+  process::Millis interrupt_timeout{5000};
+  process::KillPlan kill_plan;
+  process::Millis close_grace{3000};
+  std::size_t max_line_bytes = std::size_t{8} << 20;
+  std::size_t max_pending_requests = 64;
+};
+
+class CodexProvider final : public AgentProvider {
+ public:
+  CodexProvider(process::EventLoop& loop, CodexOptions options);
+  ~CodexProvider() override;
+
+  Subscription Subscribe(EventCallback callback) override;
+  void Start(Done done) override;
+  void StartTurn(const TurnRequest& request, Done done) override;
+  void Interrupt(Done done) override;
+  Result<std::vector<turn::ProviderEvent>> StreamHistory() override;
+  RuntimeInfo GetRuntimeInfo() const override;
+  std::vector<ModeInfo> AvailableModes() const override;
+  void SetMode(const std::string& mode, Done done) override;
+  std::vector<ModelInfo> AvailableModels() const override { return {}; }
+  void SetModel(const std::string& model, Done done) override;
+  std::vector<ThinkingOption> ThinkingOptions() const override { return {}; }
+  void SetThinkingOption(const std::string& option, Done done) override;
+  std::vector<SlashCommand> ListCommands() const override { return {}; }
+  std::vector<PendingPermission> PendingPermissions() const override;
+  void RespondToPermission(const RequestId& request, const PermissionReply& reply,
+                           Done done) override;
+  std::optional<PersistenceHandle> DescribePersistence() const override;
+  void Close(Done done) override;
+
+  std::string StderrTail() const;
+
+ private:
+  using Reply = std::function<void(Result<boost::json::value>)>;
+
+  void OnFrame(const process::Frame& frame);
+  void OnMessage(acp::RpcMessage m);
+  void OnNotification(const std::string& method, const boost::json::object& params);
+  void OnItem(bool completed, const boost::json::object& item);
+  void OnServerRequest(const acp::RpcMessage& m);
+  void OnExit(const process::ExitInfo& exit);
+  void Call(std::string_view method, boost::json::value params, Reply reply);
+  void SendInterrupt();
+  void EndTurn(turn::ProviderTurnResult result);
+  void ResolveInterruptWaiters();
+  void ArmWatchdog();
+  void Later(Done done, Status status);
+  void Publish(turn::ProviderEvent event) { subscribers_->Publish(std::move(event)); }
+
+  process::EventLoop& loop_;
+  CodexOptions options_;
+  std::shared_ptr<SubscriberList> subscribers_ = std::make_shared<SubscriberList>();
+  std::unique_ptr<process::ChildProcess> child_;
+  std::int64_t next_id_ = 1;
+  std::map<std::int64_t, Reply> pending_;
+  struct Permission {
+    PendingPermission info;
+    boost::json::value rpc_id;
+    bool legacy = false;  // execCommandApproval / applyPatchApproval: approved | denied
+  };
+  std::map<RequestId, Permission> permissions_;
+  std::string nonce_;
+  bool connected_ = false, closing_ = false, exited_ = false;
+  bool turn_running_ = false, interrupt_sent_ = false;
+  std::string thread_id_, turn_id_, model_, version_;
+  std::set<std::string> streamed_;    // agent message items that had deltas
+  std::set<std::string> open_tools_;  // tool items started and not completed
+  std::vector<Done> interrupt_waiters_, close_waiters_;
+  std::unique_ptr<process::TimerHandle> watchdog_, handshake_timer_, interrupt_timer_, close_timer_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace agentstream::providers::codex

@@ -1,0 +1,121 @@
+#include "server/static_files.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace agentstream::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StaticFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ =
+        fs::temp_directory_path() /
+        ("static_files_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+         "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(base_);
+    root_ = base_ / "dist";
+    fs::create_directories(root_ / "assets");
+    Write(root_ / "index.html", "<!doctype html><title>page</title>");
+    Write(root_ / "assets" / "app-abc123.js", "console.log(1)");
+    Write(root_ / ".secret", "hidden");
+    Write(base_ / "outside.txt", "outside");
+  }
+  void TearDown() override { fs::remove_all(base_); }
+  static void Write(const fs::path& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  fs::path base_;
+  fs::path root_;
+};
+
+TEST_F(StaticFilesTest, RootAndClientRoutesServeIndexWithRevalidation) {
+  for (const char* path : {"/", "/agents/ses_1", "/index.html"}) {
+    const HttpResponse r = ServeStatic(root_.string(), path, "");
+    EXPECT_EQ(r.status, 200) << path;
+    EXPECT_EQ(r.content_type, "text/html; charset=utf-8") << path;
+    EXPECT_NE(r.body.find("<title>page</title>"), std::string::npos) << path;
+  }
+  const HttpResponse r = ServeStatic(root_.string(), "/", "");
+  bool no_cache = false;
+  for (const auto& [name, value] : r.headers)
+    if (name == "Cache-Control") no_cache = value == "no-cache";
+  EXPECT_TRUE(no_cache);
+}
+
+TEST_F(StaticFilesTest, HashedAssetsAreImmutableAndAnswer304ForTheirETag) {
+  const HttpResponse r = ServeStatic(root_.string(), "/assets/app-abc123.js", "");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "text/javascript; charset=utf-8");
+  EXPECT_EQ(r.body, "console.log(1)");
+  std::string etag;
+  std::string cache;
+  for (const auto& [name, value] : r.headers) {
+    if (name == "ETag") etag = value;
+    if (name == "Cache-Control") cache = value;
+  }
+  EXPECT_EQ(cache, "public, max-age=31536000, immutable");
+  ASSERT_FALSE(etag.empty());
+  const HttpResponse again = ServeStatic(root_.string(), "/assets/app-abc123.js", etag);
+  EXPECT_EQ(again.status, 304);
+  EXPECT_TRUE(again.body.empty());
+  EXPECT_EQ(ServeStatic(root_.string(), "/assets/app-abc123.js", "\"other\"").status, 200);
+}
+
+TEST_F(StaticFilesTest, RefusesTraversalHiddenFilesAndEscapingSymlinks) {
+  EXPECT_EQ(ServeStatic(root_.string(), "/../outside.txt", "").status, 404);
+  EXPECT_EQ(ServeStatic(root_.string(), "/assets/../../outside.txt", "").status, 404);
+  EXPECT_EQ(ServeStatic(root_.string(), "/.secret", "").status, 404);
+  EXPECT_EQ(ServeStatic(root_.string(), "/a\\..\\outside.txt", "").status, 404);
+  EXPECT_EQ(ServeStatic(root_.string(), "/missing.js", "").status, 404);
+  fs::create_symlink(base_ / "outside.txt", root_ / "link.txt");
+  EXPECT_EQ(ServeStatic(root_.string(), "/link.txt", "").status, 404);
+}
+
+TEST_F(StaticFilesTest, RefusesFilesOverTheBound) {
+  {
+    std::ofstream out(root_ / "big.bin", std::ios::binary);
+    out.seekp(static_cast<std::streamoff>(kMaxStaticFileBytes));
+    out.put('x');
+  }
+  EXPECT_EQ(ServeStatic(root_.string(), "/big.bin", "").status, 413);
+}
+
+TEST_F(StaticFilesTest, NoRootExplainsHowToBuild) {
+  const HttpResponse r = ServeStatic("", "/", "");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_NE(r.body.find("npm run build"), std::string::npos);
+}
+
+TEST(StaticFiles, RoutesOnlyPageRequests) {
+  EXPECT_TRUE(IsStaticRequest("GET", "/"));
+  EXPECT_TRUE(IsStaticRequest("GET", "/assets/x.js"));
+  EXPECT_FALSE(IsStaticRequest("POST", "/"));
+  EXPECT_FALSE(IsStaticRequest("GET", "/v1/agents"));
+  EXPECT_FALSE(IsStaticRequest("GET", "/v1"));
+  EXPECT_FALSE(IsStaticRequest("GET", "/ws"));
+  EXPECT_FALSE(IsStaticRequest("GET", "/healthz"));
+  EXPECT_FALSE(IsStaticRequest("GET", "/metrics"));
+  EXPECT_EQ(ContentTypeFor("a.css"), "text/css; charset=utf-8");
+  EXPECT_EQ(ContentTypeFor("a.unknown"), "application/octet-stream");
+}
+
+TEST(StaticFiles, DefaultWebRootFindsTheSourceTreeDist) {
+  const fs::path base = fs::temp_directory_path() / "static_files_default_root";
+  fs::remove_all(base);
+  fs::create_directories(base / "web" / "dist");
+  fs::create_directories(base / "build" / "x" / "src" / "cli");
+  std::ofstream(base / "web" / "dist" / "index.html") << "x";
+  std::ofstream(base / "build" / "x" / "src" / "cli" / "agentstream") << "";
+  EXPECT_EQ(DefaultWebRoot((base / "build" / "x" / "src" / "cli" / "agentstream").string()),
+            (fs::canonical(base) / "web" / "dist").string());
+  fs::remove_all(base);
+}
+
+}  // namespace
+}  // namespace agentstream::server

@@ -1,0 +1,287 @@
+#include "streams/stream_journal.h"
+
+#include <sqlite3.h>
+
+#include <boost/json.hpp>
+#include <utility>
+
+namespace agentstream::streams {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr const char* kSchema =
+    "PRAGMA journal_mode=WAL;"
+    "PRAGMA synchronous=FULL;"
+    "CREATE TABLE IF NOT EXISTS ds_streams(id INTEGER PRIMARY KEY, meta TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS ds_messages(stream_id INTEGER NOT NULL, offset TEXT NOT NULL,"
+    " data BLOB NOT NULL, PRIMARY KEY(stream_id, offset)) WITHOUT ROWID;";
+
+std::string Text(sqlite3_stmt* stmt, int col) {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, col));
+  return p == nullptr ? std::string() : std::string(p, sqlite3_column_bytes(stmt, col));
+}
+
+std::int64_t Int(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_int64() ? v->as_int64() : 0;
+}
+
+std::uint64_t UInt(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr) return 0;
+  if (v->is_uint64()) return v->as_uint64();
+  return v->is_int64() ? static_cast<std::uint64_t>(v->as_int64()) : 0;
+}
+
+std::optional<std::string> Str(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr || !v->is_string()) return std::nullopt;
+  return std::string(v->as_string());
+}
+
+}  // namespace
+
+std::string EncodeMeta(const StreamMeta& m) {
+  json::object o;
+  o["path"] = m.path;
+  o["content_type"] = m.content_type;
+  if (m.ttl_seconds) o["ttl"] = *m.ttl_seconds;
+  if (m.expires_at) o["expires_at"] = *m.expires_at;
+  o["expires_at_ms"] = m.expires_at_ms;
+  o["created_ms"] = m.created_ms;
+  o["closed"] = m.closed;
+  if (m.closed_by) {
+    o["closed_by"] = json::object{{"producer", m.closed_by->producer},
+                                  {"epoch", m.closed_by->epoch},
+                                  {"seq", m.closed_by->seq}};
+  }
+  if (m.forked_from) {
+    o["forked_from"] = *m.forked_from;
+    o["fork_offset"] = FormatOffset(m.fork_offset);
+    o["fork_sub_offset"] = m.fork_sub_offset;
+  }
+  o["soft_deleted"] = m.soft_deleted;
+  if (m.last_stream_seq) o["last_stream_seq"] = *m.last_stream_seq;
+  json::object producers;
+  for (const auto& [id, p] : m.producers)
+    producers[id] =
+        json::object{{"epoch", p.epoch}, {"last_seq", p.last_seq}, {"updated_ms", p.updated_ms}};
+  o["producers"] = std::move(producers);
+  return json::serialize(o);
+}
+
+Result<StreamMeta> DecodeMeta(const std::string& text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return Error(ErrorCode::kCorruption, "stream metadata is not JSON");
+  const json::object& o = v.as_object();
+  StreamMeta m;
+  m.path = Str(o, "path").value_or("");
+  m.content_type = Str(o, "content_type").value_or("");
+  if (o.contains("ttl")) m.ttl_seconds = Int(o, "ttl");
+  m.expires_at = Str(o, "expires_at");
+  m.expires_at_ms = Int(o, "expires_at_ms");
+  m.created_ms = Int(o, "created_ms");
+  m.closed = o.contains("closed") && o.at("closed").is_bool() && o.at("closed").as_bool();
+  if (const json::value* cb = o.if_contains("closed_by"); cb != nullptr && cb->is_object()) {
+    const json::object& c = cb->as_object();
+    m.closed_by = ClosedBy{Str(c, "producer").value_or(""), UInt(c, "epoch"), UInt(c, "seq")};
+  }
+  m.forked_from = Str(o, "forked_from");
+  if (m.forked_from) {
+    auto offset = ParseOffset(Str(o, "fork_offset").value_or(""));
+    if (!offset) return Error(ErrorCode::kCorruption, "bad fork offset in stream metadata");
+    m.fork_offset = *offset;
+    m.fork_sub_offset = UInt(o, "fork_sub_offset");
+  }
+  m.soft_deleted = o.contains("soft_deleted") && o.at("soft_deleted").is_bool() &&
+                   o.at("soft_deleted").as_bool();
+  m.last_stream_seq = Str(o, "last_stream_seq");
+  if (const json::value* ps = o.if_contains("producers"); ps != nullptr && ps->is_object()) {
+    for (const auto& [id, p] : ps->as_object()) {
+      if (!p.is_object()) continue;
+      const json::object& po = p.as_object();
+      m.producers[std::string(id)] =
+          ProducerState{UInt(po, "epoch"), UInt(po, "last_seq"), Int(po, "updated_ms")};
+    }
+  }
+  return m;
+}
+
+Result<std::unique_ptr<StreamJournal>> StreamJournal::Open(const std::string& path,
+                                                           std::size_t max_pending) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK) {
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return Error(ErrorCode::kIoError, "cannot open the streams database " + path + ": " + message);
+  }
+  char* error = nullptr;
+  if (sqlite3_exec(db, kSchema, nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string message = error != nullptr ? error : "unknown error";
+    sqlite3_free(error);
+    sqlite3_close(db);
+    return Error(ErrorCode::kIoError, "cannot prepare the streams database: " + message);
+  }
+  return std::unique_ptr<StreamJournal>(new StreamJournal(db, max_pending));
+}
+
+StreamJournal::StreamJournal(sqlite3* db, std::size_t max_pending)
+    : db_(db), max_pending_(max_pending) {
+  sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO ds_streams(id, meta) VALUES(?, ?)", -1,
+                     &put_meta_, nullptr);
+  sqlite3_prepare_v2(db_,
+                     "INSERT OR REPLACE INTO ds_messages(stream_id, offset, data) VALUES(?, ?, ?)",
+                     -1, &put_message_, nullptr);
+  writer_ = std::thread([this] { Run(); });
+}
+
+StreamJournal::~StreamJournal() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  writer_.join();
+  sqlite3_finalize(put_meta_);
+  sqlite3_finalize(put_message_);
+  sqlite3_close(db_);
+}
+
+Result<std::vector<Stream>> StreamJournal::Load() {
+  std::lock_guard lock(mu_);  // before any write: the writer thread is idle
+  std::vector<Stream> streams;
+  std::map<std::int64_t, std::size_t> index;
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(db_, "SELECT id, meta FROM ds_streams ORDER BY id", -1, &stmt, nullptr);
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    auto meta = DecodeMeta(Text(stmt, 1));
+    if (!meta.ok()) {
+      sqlite3_finalize(stmt);
+      return meta.status();
+    }
+    meta->id = sqlite3_column_int64(stmt, 0);
+    index[meta->id] = streams.size();
+    Stream s;
+    s.meta = std::move(*meta);
+    s.tail = s.meta.forked_from ? s.meta.fork_offset : Offset{};
+    streams.push_back(std::move(s));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_prepare_v2(db_,
+                     "SELECT stream_id, offset, data FROM ds_messages ORDER BY stream_id, offset",
+                     -1, &stmt, nullptr);
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    auto it = index.find(sqlite3_column_int64(stmt, 0));
+    auto offset = ParseOffset(Text(stmt, 1));
+    if (it == index.end() || !offset) continue;
+    const auto* blob = static_cast<const char*>(sqlite3_column_blob(stmt, 2));
+    Stream& s = streams[it->second];
+    auto data = std::make_shared<const std::string>(
+        blob == nullptr ? std::string() : std::string(blob, sqlite3_column_bytes(stmt, 2)));
+    s.bytes += data->size();
+    s.messages.push_back(Message{*offset, std::move(data)});
+    s.tail = *offset;
+  }
+  sqlite3_finalize(stmt);
+  return streams;
+}
+
+void StreamJournal::PutMeta(const StreamMeta& meta) {
+  Push(Op{Op::kMeta, meta.id, EncodeMeta(meta), nullptr, nullptr});
+}
+
+void StreamJournal::PutMessage(std::int64_t stream_id, const Message& message) {
+  Push(Op{Op::kMessage, stream_id, FormatOffset(message.offset), message.data, nullptr});
+}
+
+void StreamJournal::DeleteStream(std::int64_t stream_id) {
+  Push(Op{Op::kDelete, stream_id, "", nullptr, nullptr});
+}
+
+void StreamJournal::AfterCommit(std::function<void(bool ok)> fn) {
+  Push(Op{Op::kCallback, 0, "", nullptr, std::move(fn)});
+}
+
+bool StreamJournal::Full() const {
+  std::lock_guard lock(mu_);
+  return queue_.size() >= max_pending_;
+}
+
+bool StreamJournal::failed() const {
+  std::lock_guard lock(mu_);
+  return failed_;
+}
+
+void StreamJournal::Push(Op op) {
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back(std::move(op));
+  }
+  cv_.notify_one();
+}
+
+bool StreamJournal::Apply(const Op& op) {
+  sqlite3_stmt* stmt = nullptr;
+  switch (op.kind) {
+    case Op::kMeta:
+      stmt = put_meta_;
+      sqlite3_bind_int64(stmt, 1, op.id);
+      sqlite3_bind_text(stmt, 2, op.text.data(), static_cast<int>(op.text.size()), SQLITE_STATIC);
+      break;
+    case Op::kMessage:
+      stmt = put_message_;
+      sqlite3_bind_int64(stmt, 1, op.id);
+      sqlite3_bind_text(stmt, 2, op.text.data(), static_cast<int>(op.text.size()), SQLITE_STATIC);
+      sqlite3_bind_blob(stmt, 3, op.data->data(), static_cast<int>(op.data->size()), SQLITE_STATIC);
+      break;
+    case Op::kDelete: {
+      const std::string sql = "DELETE FROM ds_messages WHERE stream_id=" + std::to_string(op.id) +
+                              ";DELETE FROM ds_streams WHERE id=" + std::to_string(op.id) + ";";
+      return sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
+    }
+    case Op::kCallback:
+      return true;
+  }
+  if (stmt == nullptr) return false;
+  const int rc = sqlite3_step(stmt);
+  sqlite3_reset(stmt);
+  sqlite3_clear_bindings(stmt);
+  return rc == SQLITE_DONE;
+}
+
+void StreamJournal::Run() {
+  std::vector<Op> batch;
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, nothing left
+      batch.swap(queue_);
+    }
+    bool ok = !failed();
+    if (ok) {
+      ok = sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr) == SQLITE_OK;
+      for (const Op& op : batch)
+        if (ok) ok = Apply(op);
+      if (ok) {
+        ok = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK;
+      } else {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      }
+      if (!ok) {
+        std::lock_guard lock(mu_);
+        failed_ = true;
+      }
+    }
+    for (Op& op : batch)
+      if (op.kind == Op::kCallback) op.done(ok);
+    batch.clear();
+  }
+}
+
+}  // namespace agentstream::streams

@@ -1,0 +1,77 @@
+// The durable side of the generic stream store: one SQLite database (WAL, synchronous=FULL) and
+// a writer thread with group commit. Writes are queued in order; every AfterCommit callback runs
+// once all writes queued before it are committed and fsynced, so many concurrent appends share
+// one fsync. A failed commit is sticky: every later callback reports false.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/status.h"
+#include "streams/stream_model.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace agentstream::streams {
+
+class StreamJournal {
+ public:
+  // Opens (creating) the database at `path` (":memory:" for a test). `max_pending` bounds the
+  // queued writes; Submit-side callers check Full() first.
+  static Result<std::unique_ptr<StreamJournal>> Open(const std::string& path,
+                                                     std::size_t max_pending);
+  ~StreamJournal();
+  StreamJournal(const StreamJournal&) = delete;
+  StreamJournal& operator=(const StreamJournal&) = delete;
+
+  // Every stored stream with its messages (ref counts and tails are the caller's to derive).
+  Result<std::vector<Stream>> Load();
+
+  void PutMeta(const StreamMeta& meta);
+  void PutMessage(std::int64_t stream_id, const Message& message);
+  void DeleteStream(std::int64_t stream_id);
+  // `fn(ok)` runs on the writer thread after the commit that covers every earlier write.
+  void AfterCommit(std::function<void(bool ok)> fn);
+  // True when the queue is at its bound (the caller answers 503 instead of writing).
+  bool Full() const;
+  // True after a failed commit.
+  bool failed() const;
+
+ private:
+  struct Op {
+    enum Kind { kMeta, kMessage, kDelete, kCallback } kind;
+    std::int64_t id = 0;
+    std::string text;  // meta JSON or the message offset
+    std::shared_ptr<const std::string> data;
+    std::function<void(bool)> done;
+  };
+  StreamJournal(sqlite3* db, std::size_t max_pending);
+  void Push(Op op);
+  void Run();
+  bool Apply(const Op& op);
+
+  sqlite3* db_;
+  // Prepared once, used only by the writer thread.
+  sqlite3_stmt* put_meta_ = nullptr;
+  sqlite3_stmt* put_message_ = nullptr;
+  const std::size_t max_pending_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Op> queue_;
+  bool stop_ = false;
+  bool failed_ = false;
+  std::thread writer_;
+};
+
+// Meta <-> JSON text, for the journal and tests.
+std::string EncodeMeta(const StreamMeta& meta);
+Result<StreamMeta> DecodeMeta(const std::string& text);
+
+}  // namespace agentstream::streams

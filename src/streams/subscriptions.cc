@@ -1,0 +1,718 @@
+#include "streams/subscriptions.h"
+
+#include <netdb.h>
+#include <sodium.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <chrono>
+#include <cstring>
+
+namespace agentstream::streams {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::string_view kStreamRoot = "/v1/stream/";
+constexpr std::string_view kControlRoot = "/v1/stream/__ds/";
+constexpr std::int64_t kMinLeaseMs = 1000;
+constexpr std::int64_t kMaxLeaseMs = 600000;
+constexpr std::int64_t kTokenLifetimeSeconds = 3600;
+
+std::int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string B64Url(const unsigned char* data, std::size_t size) {
+  std::string out(sodium_base64_encoded_len(size, sodium_base64_VARIANT_URLSAFE_NO_PADDING), '\0');
+  sodium_bin2base64(out.data(), out.size(), data, size, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+  out.resize(std::strlen(out.c_str()));
+  return out;
+}
+
+std::string Trim(std::string_view path) {
+  while (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  return std::string(path);
+}
+
+StreamResponse Json(int status, std::string body) {
+  StreamResponse r;
+  r.status = status;
+  r.headers.emplace_back("content-type", "application/json");
+  r.body = std::move(body);
+  return r;
+}
+
+StreamResponse Err(int status, std::string_view code, std::string_view message) {
+  return Json(
+      status,
+      json::serialize(json::object{{"error", json::object{{"code", code}, {"message", message}}}}));
+}
+
+bool LocalDevHost(const std::string& host) {
+  if (host == "localhost") return true;
+  if (host.rfind("127.", 0) != 0) return false;
+  return std::count(host.begin(), host.end(), '.') == 3;
+}
+
+// nullopt when acceptable, else the reason.
+std::optional<std::string> RejectWebhookUrl(const std::string& url) {
+  const std::size_t scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return "webhook.url must be a valid URL";
+  const std::string scheme = url.substr(0, scheme_end);
+  std::string host = url.substr(scheme_end + 3);
+  host = host.substr(0, host.find_first_of("/?#"));
+  if (host.rfind('[', 0) == 0) return "IPv6 webhook hosts are not accepted";
+  host = host.substr(0, host.find(':'));
+  for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (host.empty()) return "webhook.url must be a valid URL";
+  if (scheme == "http")
+    return LocalDevHost(host)
+               ? std::nullopt
+               : std::optional<std::string>(
+                     "http webhook URLs are only allowed for localhost or 127.0.0.x");
+  if (scheme != "https") return "webhook.url must use https";
+  if (host == "localhost") return "localhost webhook URLs must use http";
+  int a = 0, b = 0, c = 0, d = 0;
+  if (std::sscanf(host.c_str(), "%d.%d.%d.%d", &a, &b, &c, &d) == 4) {
+    if (a == 10 || a == 127 || a == 0 || (a == 172 && b >= 16 && b <= 31) ||
+        (a == 192 && b == 168) || (a == 169 && b == 254))
+      return "webhook.url must not target private or link-local hosts";
+  }
+  return std::nullopt;
+}
+
+const json::object* Object(const json::value& v) {
+  return v.is_object() ? &v.as_object() : nullptr;
+}
+
+std::string StrField(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+std::string Iso8601(std::int64_t ms) {
+  const std::time_t t = ms / 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[40];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms % 1000));
+  return out;
+}
+
+}  // namespace
+
+bool GlobMatch(std::string_view pattern, std::string_view path) {
+  auto split = [](std::string_view s) {
+    std::vector<std::string_view> parts;
+    while (!s.empty()) {
+      const std::size_t slash = s.find('/');
+      if (slash != 0) parts.push_back(s.substr(0, slash));
+      if (slash == std::string_view::npos) break;
+      s.remove_prefix(slash + 1);
+    }
+    return parts;
+  };
+  const auto p = split(pattern), s = split(path);
+  std::function<bool(std::size_t, std::size_t)> match = [&](std::size_t pi, std::size_t si) {
+    while (pi < p.size() && si < s.size()) {
+      if (p[pi] == "**") {
+        for (std::size_t i = si; i <= s.size(); ++i)
+          if (match(pi + 1, i)) return true;
+        return false;
+      }
+      if (p[pi] != "*" && p[pi] != s[si]) return false;
+      ++pi;
+      ++si;
+    }
+    while (pi < p.size() && p[pi] == "**") ++pi;
+    return pi == p.size() && si == s.size();
+  };
+  return match(0, 0);
+}
+
+int PostJson(const std::string& url, const std::string& body,
+             const std::vector<std::pair<std::string, std::string>>& headers, int timeout_ms,
+             std::string* response_body) {
+  if (url.rfind("http://", 0) != 0) return 0;  // https needs TLS, which this client lacks
+  std::string rest = url.substr(7);
+  const std::size_t slash = rest.find('/');
+  const std::string authority = rest.substr(0, slash);
+  const std::string target = slash == std::string::npos ? "/" : rest.substr(slash);
+  const std::size_t colon = authority.rfind(':');
+  const std::string host = authority.substr(0, colon);
+  const std::string port = colon == std::string::npos ? "80" : authority.substr(colon + 1);
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), port.c_str(), &hints, &found) != 0) return 0;
+  int fd = -1;
+  for (addrinfo* ai = found; ai != nullptr && fd < 0; ai = ai->ai_next) {
+    fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    if (fd < 0) continue;
+    timeval tv{timeout_ms / 1000, static_cast<suseconds_t>(timeout_ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(found);
+  if (fd < 0) return 0;
+  std::string request = "POST " + target + " HTTP/1.1\r\nHost: " + authority +
+                        "\r\nConnection: close\r\nContent-Length: " + std::to_string(body.size()) +
+                        "\r\n";
+  for (const auto& [name, value] : headers)
+    request.append(name).append(": ").append(value).append("\r\n");
+  request += "\r\n" + body;
+  std::size_t sent = 0;
+  while (sent < request.size()) {
+    const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<std::size_t>(n);
+  }
+  std::string response;
+  char buf[4096];
+  constexpr std::size_t kMaxResponse = std::size_t{64} * 1024;
+  while (response.size() < kMaxResponse) {
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    response.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fd);
+  int status = 0;
+  if (std::sscanf(response.c_str(), "HTTP/1.%*d %d", &status) != 1) return 0;
+  const std::size_t body_start = response.find("\r\n\r\n");
+  if (response_body != nullptr && body_start != std::string::npos) {
+    *response_body = response.substr(body_start + 4);
+    // A chunked answer: keep the first chunk's data, enough for {"done":true}.
+    if (response.find("chunked") != std::string::npos && response.find("chunked") < body_start) {
+      const std::size_t line = response_body->find("\r\n");
+      if (line != std::string::npos) {
+        const std::size_t size = std::strtoul(response_body->c_str(), nullptr, 16);
+        *response_body = response_body->substr(line + 2, size);
+      }
+    }
+  }
+  return status;
+}
+
+SubscriptionManager::SubscriptionManager(StreamStore& store, SubscriptionLimits limits)
+    : store_(store), limits_(limits) {
+  if (sodium_init() < 0) std::abort();
+  crypto_sign_keypair(public_key_, secret_key_);
+  randombytes_buf(token_key_, sizeof token_key_);
+  x_ = B64Url(public_key_, sizeof public_key_);
+  const std::string thumb = R"({"crv":"Ed25519","kty":"OKP","x":")" + x_ + "\"}";
+  unsigned char digest[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(thumb.data()), thumb.size());
+  kid_ = "ds_" + B64Url(digest, sizeof digest);
+  sender_ = std::thread([this] { DeliveryLoop(); });
+}
+
+SubscriptionManager::~SubscriptionManager() {
+  {
+    std::lock_guard lock(queue_mu_);
+    stop_ = true;
+  }
+  queue_cv_.notify_all();
+  sender_.join();
+}
+
+std::string SubscriptionManager::Sign(const std::string& body, std::int64_t unix_seconds) const {
+  const std::string payload = std::to_string(unix_seconds) + "." + body;
+  unsigned char sig[crypto_sign_BYTES];
+  crypto_sign_detached(sig, nullptr, reinterpret_cast<const unsigned char*>(payload.data()),
+                       payload.size(), secret_key_);
+  return "t=" + std::to_string(unix_seconds) + ",kid=" + kid_ +
+         ",ed25519=" + B64Url(sig, sizeof sig);
+}
+
+std::string SubscriptionManager::MakeToken(const std::string& subject, std::int64_t epoch) const {
+  unsigned char jti[8];
+  randombytes_buf(jti, sizeof jti);
+  const std::string payload =
+      json::serialize(json::object{{"sub", subject},
+                                   {"epoch", epoch},
+                                   {"exp", NowMs() / 1000 + kTokenLifetimeSeconds},
+                                   {"jti", B64Url(jti, sizeof jti)}});
+  const std::string p =
+      B64Url(reinterpret_cast<const unsigned char*>(payload.data()), payload.size());
+  unsigned char mac[crypto_auth_hmacsha256_BYTES];
+  crypto_auth_hmacsha256(mac, reinterpret_cast<const unsigned char*>(p.data()), p.size(),
+                         token_key_);
+  return p + "." + B64Url(mac, sizeof mac);
+}
+
+std::string SubscriptionManager::Tail(const std::string& relative) const {
+  const OpResult head = store_.Head(std::string(kStreamRoot) + relative);
+  return FormatOffset(head.code == Code::kOk ? head.info.tail : Offset{});
+}
+
+std::string SubscriptionManager::StreamInfos(const Subscription& s) const {
+  json::array out;
+  for (const auto& [path, link] : s.streams) {
+    const std::string tail = Tail(path);
+    out.push_back(json::object{{"path", path},
+                               {"link_type", link.types.count("explicit") ? "explicit" : "glob"},
+                               {"acked_offset", link.acked},
+                               {"tail_offset", tail},
+                               {"has_pending", tail > link.acked}});
+  }
+  return json::serialize(out);
+}
+
+bool SubscriptionManager::HasPending(const Subscription& s) const {
+  return !FirstPending(s).empty();
+}
+
+std::string SubscriptionManager::FirstPending(const Subscription& s) const {
+  for (const auto& [path, link] : s.streams)
+    if (Tail(path) > link.acked) return path;
+  return "";
+}
+
+std::string SubscriptionManager::Serialize(const Subscription& s) const {
+  json::array streams;
+  for (const auto& [path, link] : s.streams)
+    streams.push_back(
+        json::object{{"path", path},
+                     {"link_type", link.types.count("explicit") ? "explicit" : "glob"},
+                     {"acked_offset", link.acked}});
+  json::object o{{"id", s.id},
+                 {"subscription_id", s.id},
+                 {"type", s.type},
+                 {"streams", std::move(streams)},
+                 {"lease_ttl_ms", s.lease_ttl_ms},
+                 {"created_at", s.created_at},
+                 {"status", s.status}};
+  if (!s.pattern.empty()) o["pattern"] = s.pattern;
+  if (!s.webhook_url.empty())
+    o["webhook"] = json::object{
+        {"url", s.webhook_url},
+        {"signing", json::object{{"alg", "ed25519"},
+                                 {"kid", kid_},
+                                 {"jwks_url", s.base_url + "/v1/stream/__ds/jwks.json"}}}};
+  if (!s.wake_stream.empty()) o["wake_stream"] = s.wake_stream;
+  if (!s.description.empty()) o["description"] = s.description;
+  return json::serialize(o);
+}
+
+void SubscriptionManager::ClearWake(Subscription& s) {
+  s.token.clear();
+  s.holder.clear();
+  s.wake_id.clear();
+  s.snapshot.clear();
+  s.lease_expires_ms = 0;
+}
+
+void SubscriptionManager::CreateWake(Subscription& s, const std::string& triggered_by,
+                                     Actions* actions) {
+  ++s.generation;
+  unsigned char id[12];
+  randombytes_buf(id, sizeof id);
+  char hex[25];
+  sodium_bin2hex(hex, sizeof hex, id, sizeof id);
+  s.wake_id = std::string("w_") + hex;
+  s.snapshot.clear();
+  for (const auto& [path, link] : s.streams) s.snapshot[path] = Tail(path);
+  if (s.type == "webhook") {
+    s.token = MakeToken("subscription:" + s.id, s.generation);
+    s.lease_expires_ms = NowMs() + s.lease_ttl_ms;
+    const std::string body = json::serialize(json::object{
+        {"subscription_id", s.id},
+        {"wake_id", s.wake_id},
+        {"generation", s.generation},
+        {"streams", json::parse(StreamInfos(s))},
+        {"callback_url", s.base_url + "/v1/stream/__ds/subscriptions/" + s.id + "/callback"},
+        {"callback_token", s.token}});
+    actions->deliveries.push_back(Delivery{s.id, s.wake_id, s.webhook_url, body});
+    return;
+  }
+  if (s.wake_stream.empty()) return;
+  actions->wake_appends.emplace_back(std::string(kStreamRoot) + s.wake_stream,
+                                     json::serialize(json::object{{"type", "wake"},
+                                                                  {"subscription_id", s.id},
+                                                                  {"stream", triggered_by},
+                                                                  {"generation", s.generation},
+                                                                  {"ts", NowMs()}}));
+}
+
+bool SubscriptionManager::NextWakeIfPending(Subscription& s, Actions* actions) {
+  const std::string first = FirstPending(s);
+  if (first.empty()) return false;
+  CreateWake(s, first, actions);
+  return true;
+}
+
+std::optional<StreamResponse> SubscriptionManager::CheckToken(const Subscription& s,
+                                                              const std::string& token,
+                                                              const std::string& body) const {
+  const std::size_t dot = token.find('.');
+  if (dot == std::string::npos) return Err(401, "TOKEN_INVALID", "Token invalid");
+  const std::string p = token.substr(0, dot);
+  unsigned char mac[crypto_auth_hmacsha256_BYTES];
+  crypto_auth_hmacsha256(mac, reinterpret_cast<const unsigned char*>(p.data()), p.size(),
+                         token_key_);
+  const std::string expected = B64Url(mac, sizeof mac);
+  if (expected.size() != token.size() - dot - 1 ||
+      sodium_memcmp(expected.data(), token.data() + dot + 1, expected.size()) != 0)
+    return Err(401, "TOKEN_INVALID", "Token invalid");
+  std::string payload(p.size(), '\0');
+  std::size_t len = 0;
+  if (sodium_base642bin(reinterpret_cast<unsigned char*>(payload.data()), payload.size(), p.data(),
+                        p.size(), nullptr, &len, nullptr,
+                        sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0)
+    return Err(401, "TOKEN_INVALID", "Token invalid");
+  payload.resize(len);
+  boost::system::error_code ec;
+  const json::value claims = json::parse(payload, ec);
+  const json::object* c = ec ? nullptr : Object(claims);
+  if (c == nullptr || StrField(*c, "sub") != "subscription:" + s.id)
+    return Err(401, "TOKEN_INVALID", "Token invalid");
+  const json::value* exp = c->if_contains("exp");
+  if (exp == nullptr || !exp->is_int64() || exp->as_int64() < NowMs() / 1000)
+    return Err(401, "TOKEN_EXPIRED", "Token expired");
+  const json::value req = json::parse(body, ec);
+  const json::object* r = ec ? nullptr : Object(req);
+  const json::value* epoch = c->if_contains("epoch");
+  const json::value* generation = r != nullptr ? r->if_contains("generation") : nullptr;
+  if (epoch == nullptr || !epoch->is_int64() || epoch->as_int64() != s.generation ||
+      generation == nullptr || !generation->is_int64() || generation->as_int64() != s.generation ||
+      s.wake_id.empty() || StrField(*r, "wake_id") != s.wake_id)
+    return Err(409, "FENCED", "Wake generation is stale");
+  return std::nullopt;
+}
+
+std::optional<StreamResponse> SubscriptionManager::ApplyAcks(Subscription& s,
+                                                             const std::string& body) const {
+  boost::system::error_code ec;
+  const json::value req = json::parse(body, ec);
+  const json::object* r = ec ? nullptr : Object(req);
+  const json::value* acks = r != nullptr ? r->if_contains("acks") : nullptr;
+  if (acks == nullptr || !acks->is_array()) return std::nullopt;
+  std::vector<std::pair<std::string, std::string>> updates;
+  for (const json::value& ack : acks->as_array()) {
+    const json::object* a = Object(ack);
+    if (a == nullptr) return Err(400, "INVALID_REQUEST", "acks must be objects");
+    std::string stream = StrField(*a, "stream");
+    if (stream.empty()) stream = StrField(*a, "path");
+    stream = Trim(stream);
+    const std::string offset = StrField(*a, "offset");
+    auto link = s.streams.find(stream);
+    if (stream.empty() || link == s.streams.end())
+      return Err(409, "INVALID_OFFSET", "Ack references an unknown subscription stream");
+    if (offset == "-1") return Err(409, "INVALID_OFFSET", "Ack offset must not be -1");
+    if (offset < link->second.acked)
+      return Err(409, "INVALID_OFFSET", "Ack offset regresses the committed cursor");
+    if (offset > Tail(stream))
+      return Err(409, "INVALID_OFFSET", "Ack offset is beyond stream tail");
+    updates.emplace_back(stream, offset);
+  }
+  for (const auto& [stream, offset] : updates) s.streams[stream].acked = offset;
+  return std::nullopt;
+}
+
+StreamResponse SubscriptionManager::Handle(const StreamRequest& req, const std::string& base_url) {
+  Actions actions;
+  StreamResponse response;
+  {
+    std::lock_guard lock(mu_);
+    response = HandleLocked(req, base_url, &actions);
+  }
+  Run(std::move(actions));
+  return response;
+}
+
+StreamResponse SubscriptionManager::HandleLocked(const StreamRequest& req,
+                                                 const std::string& base_url, Actions* actions) {
+  const std::string rest = req.path.substr(kControlRoot.size());
+  if (rest == "jwks.json") {
+    if (req.method != "GET") return Err(405, "INVALID_REQUEST", "Method not allowed");
+    StreamResponse r =
+        Json(200, json::serialize(json::object{
+                      {"keys", json::array{json::object{{"kty", "OKP"},
+                                                        {"crv", "Ed25519"},
+                                                        {"x", x_},
+                                                        {"kid", kid_},
+                                                        {"use", "sig"},
+                                                        {"alg", "EdDSA"}}}}}));
+    r.headers[0].second = "application/jwk-set+json";
+    r.headers.emplace_back("cache-control", "public, max-age=300");
+    return r;
+  }
+  constexpr std::string_view kSubs = "subscriptions/";
+  if (rest.rfind(kSubs, 0) != 0)
+    return Err(404, "SUBSCRIPTION_NOT_FOUND", "Durable Streams control route not found");
+  const std::string tail = rest.substr(kSubs.size());
+  const std::size_t slash = tail.find('/');
+  const std::string id = tail.substr(0, slash);
+  const std::string action = slash == std::string::npos ? "" : tail.substr(slash + 1);
+  if (id.empty()) return Err(404, "SUBSCRIPTION_NOT_FOUND", "Subscription not found");
+  boost::system::error_code ec;
+  const json::value body = req.body.empty() ? json::value() : json::parse(req.body, ec);
+  if (ec) return Err(400, "INVALID_REQUEST", "Invalid JSON body");
+  auto it = subs_.find(id);
+  auto not_found = [] { return Err(404, "SUBSCRIPTION_NOT_FOUND", "Subscription not found"); };
+
+  if (action.empty() && req.method == "PUT") {
+    const json::object* o = Object(body);
+    if (o == nullptr) return Err(400, "INVALID_REQUEST", "Request body must be a JSON object");
+    Subscription s;
+    s.id = id;
+    s.type = StrField(*o, "type");
+    if (s.type != "webhook" && s.type != "pull-wake")
+      return Err(400, "INVALID_REQUEST", R"(type must be "webhook" or "pull-wake")");
+    s.pattern = Trim(StrField(*o, "pattern"));
+    if (const json::value* streams = o->if_contains("streams"); streams && streams->is_array()) {
+      for (const json::value& v : streams->as_array()) {
+        if (!v.is_string()) return Err(400, "INVALID_REQUEST", "streams must contain only strings");
+        s.explicit_streams.push_back(Trim(v.as_string()));
+      }
+    }
+    if (s.pattern.empty() && s.explicit_streams.empty())
+      return Err(400, "INVALID_REQUEST", "At least one of pattern or streams is required");
+    if (const json::value* lease = o->if_contains("lease_ttl_ms")) {
+      if (!lease->is_int64() || lease->as_int64() < kMinLeaseMs || lease->as_int64() > kMaxLeaseMs)
+        return Err(400, "INVALID_REQUEST", "lease_ttl_ms must be an integer from 1000 to 600000");
+      s.lease_ttl_ms = lease->as_int64();
+    }
+    if (s.type == "webhook") {
+      const json::value* hook = o->if_contains("webhook");
+      if (hook != nullptr && hook->is_object()) s.webhook_url = StrField(hook->as_object(), "url");
+      if (s.webhook_url.empty())
+        return Err(400, "INVALID_REQUEST", "webhook subscriptions require webhook.url");
+    }
+    s.wake_stream = Trim(StrField(*o, "wake_stream"));
+    if (s.type == "pull-wake" && s.wake_stream.empty())
+      return Err(400, "INVALID_REQUEST", "pull-wake subscriptions require wake_stream");
+    s.description = StrField(*o, "description");
+    std::vector<std::string> sorted = s.explicit_streams;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    if (it != subs_.end()) {
+      const Subscription& e = it->second;
+      std::vector<std::string> existing = e.explicit_streams;
+      std::sort(existing.begin(), existing.end());
+      existing.erase(std::unique(existing.begin(), existing.end()), existing.end());
+      if (e.type != s.type || e.pattern != s.pattern || existing != sorted ||
+          e.webhook_url != s.webhook_url || e.wake_stream != s.wake_stream ||
+          e.lease_ttl_ms != s.lease_ttl_ms || e.description != s.description)
+        return Err(409, "SUBSCRIPTION_ALREADY_EXISTS",
+                   "Subscription already exists with different configuration");
+      return Json(200, Serialize(e));
+    }
+    if (s.type == "webhook") {
+      if (auto reason = RejectWebhookUrl(s.webhook_url))
+        return Err(400, "WEBHOOK_URL_REJECTED", *reason);
+    }
+    if (subs_.size() >= limits_.max_subscriptions)
+      return Err(503, "INVALID_REQUEST", "Too many subscriptions");
+    s.base_url = base_url;
+    s.created_at = Iso8601(NowMs());
+    for (const std::string& stream : s.explicit_streams) {
+      Link& link = s.streams[stream];
+      link.types.insert("explicit");
+      if (link.acked.empty()) link.acked = Tail(stream);
+    }
+    if (!s.pattern.empty()) {
+      for (const std::string& path : store_.Paths()) {
+        if (path.rfind(kStreamRoot, 0) != 0 || path.rfind(kControlRoot, 0) == 0) continue;
+        const std::string relative = path.substr(kStreamRoot.size());
+        if (!GlobMatch(s.pattern, relative)) continue;
+        Link& link = s.streams[relative];
+        link.types.insert("glob");
+        if (link.acked.empty()) link.acked = Tail(relative);
+      }
+    }
+    const std::string serialized = Serialize(s);
+    subs_.emplace(id, std::move(s));
+    return Json(201, serialized);
+  }
+  if (action.empty() && req.method == "GET")
+    return it == subs_.end() ? not_found() : Json(200, Serialize(it->second));
+  if (action.empty() && req.method == "DELETE") {
+    if (it != subs_.end()) subs_.erase(it);
+    return StreamResponse{204, {}, ""};
+  }
+  if (it == subs_.end()) return not_found();
+  Subscription& s = it->second;
+  if (action == "streams" && req.method == "POST") {
+    const json::object* o = Object(body);
+    const json::value* streams = o != nullptr ? o->if_contains("streams") : nullptr;
+    if (streams == nullptr || !streams->is_array() || streams->as_array().empty())
+      return Err(400, "INVALID_REQUEST", "streams must be a non-empty string array");
+    for (const json::value& v : streams->as_array())
+      if (!v.is_string() || v.as_string().empty())
+        return Err(400, "INVALID_REQUEST", "streams must be a non-empty string array");
+    for (const json::value& v : streams->as_array()) {
+      if (s.streams.size() >= limits_.max_streams_per_subscription) break;
+      const std::string stream = Trim(v.as_string());
+      Link& link = s.streams[stream];
+      link.types.insert("explicit");
+      if (link.acked.empty()) link.acked = Tail(stream);
+    }
+    return StreamResponse{204, {}, ""};
+  }
+  if (action.rfind("streams/", 0) == 0 && req.method == "DELETE") {
+    const std::string stream = Trim(action.substr(8));
+    auto link = s.streams.find(stream);
+    if (link != s.streams.end()) {
+      link->second.types.erase("explicit");
+      if (link->second.types.empty()) s.streams.erase(link);
+    }
+    return StreamResponse{204, {}, ""};
+  }
+  const std::string auth = req.Header("authorization").value_or("");
+  const std::string token = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : "";
+  if (action == "claim" && req.method == "POST") {
+    const json::object* o = Object(body);
+    const std::string worker = o != nullptr ? StrField(*o, "worker") : "";
+    if (worker.empty()) return Err(400, "INVALID_REQUEST", "worker must be a non-empty string");
+    if (s.type != "pull-wake") return Err(400, "INVALID_REQUEST", "Subscription is not pull-wake");
+    if (!s.holder.empty() && NowMs() >= s.lease_expires_ms) ClearWake(s);  // the lease lapsed
+    if (!s.holder.empty())
+      return Json(409, json::serialize(
+                           json::object{{"error", json::object{{"code", "ALREADY_CLAIMED"},
+                                                               {"current_holder", s.holder},
+                                                               {"generation", s.generation}}}}));
+    if (!HasPending(s)) return Err(409, "NO_PENDING_WORK", "Subscription has no pending work");
+    if (s.wake_id.empty()) CreateWake(s, FirstPending(s), actions);
+    s.holder = worker;
+    s.token = MakeToken("subscription:" + s.id, s.generation);
+    s.lease_expires_ms = NowMs() + s.lease_ttl_ms;
+    return Json(200, json::serialize(json::object{{"wake_id", s.wake_id},
+                                                  {"generation", s.generation},
+                                                  {"token", s.token},
+                                                  {"streams", json::parse(StreamInfos(s))},
+                                                  {"lease_ttl_ms", s.lease_ttl_ms}}));
+  }
+  const bool callback = action == "callback", ack = action == "ack", release = action == "release";
+  if ((callback || ack || release) && req.method == "POST") {
+    if (token.empty())
+      return Err(401, "TOKEN_INVALID", "Missing or malformed Authorization header");
+    if (!callback && s.type != "pull-wake")
+      return Err(400, "INVALID_REQUEST", "Subscription is not pull-wake");
+    if (auto fenced = CheckToken(s, token, req.body)) return *fenced;
+    if (release) {
+      ClearWake(s);
+      NextWakeIfPending(s, actions);
+      return StreamResponse{204, {}, ""};
+    }
+    if (auto error = ApplyAcks(s, req.body)) return *error;
+    s.lease_expires_ms = NowMs() + s.lease_ttl_ms;
+    bool next = false;
+    const json::object* o = Object(body);
+    const json::value* done = o != nullptr ? o->if_contains("done") : nullptr;
+    if (done != nullptr && done->is_bool() && done->as_bool()) {
+      ClearWake(s);
+      next = NextWakeIfPending(s, actions);
+    }
+    return Json(200, json::serialize(json::object{{"ok", true}, {"next_wake", next}}));
+  }
+  return Err(405, "INVALID_REQUEST", "Method not allowed");
+}
+
+void SubscriptionManager::OnStreamChanged(const std::string& path) {
+  if (path.rfind(kStreamRoot, 0) != 0 || path.rfind(kControlRoot, 0) == 0) return;
+  // Handled on the delivery thread: this runs inside the store's commit notification.
+  std::lock_guard lock(queue_mu_);
+  if (queue_.size() >= limits_.max_pending_deliveries) return;
+  queue_.push_back(Delivery{"", "", "", path});
+  queue_cv_.notify_one();
+}
+
+void SubscriptionManager::Run(Actions actions) {
+  for (auto& [path, event] : actions.wake_appends) {
+    AppendArgs args;
+    args.path = path;
+    args.body = event;
+    args.content_type = "application/json";
+    (void)store_.Append(args);
+  }
+  std::lock_guard lock(queue_mu_);
+  for (Delivery& d : actions.deliveries) {
+    if (queue_.size() >= limits_.max_pending_deliveries) break;
+    queue_.push_back(std::move(d));
+  }
+  queue_cv_.notify_one();
+}
+
+void SubscriptionManager::DeliveryLoop() {
+  for (;;) {
+    Delivery d;
+    {
+      std::unique_lock lock(queue_mu_);
+      queue_cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      d = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    if (d.subscription_id.empty()) {  // a changed stream
+      const std::string relative = d.body.substr(kStreamRoot.size());
+      Actions actions;
+      {
+        std::lock_guard lock(mu_);
+        for (auto& [id, s] : subs_) {
+          if (!s.pattern.empty() && GlobMatch(s.pattern, relative)) {
+            Link& link = s.streams[relative];
+            link.types.insert("glob");
+            if (link.acked.empty()) link.acked = "-1";
+          }
+          if (!s.streams.count(relative)) continue;
+          if (!s.wake_id.empty() && NowMs() >= s.lease_expires_ms) ClearWake(s);
+          if (s.wake_id.empty() && s.holder.empty() && HasPending(s))
+            CreateWake(s, relative, &actions);
+        }
+      }
+      Run(std::move(actions));
+      continue;
+    }
+    std::string response;
+    const int status = PostJson(
+        d.url, d.body,
+        {{"content-type", "application/json"}, {"webhook-signature", Sign(d.body, NowMs() / 1000)}},
+        limits_.webhook_timeout_ms, &response);
+    Delivered(d, status, response);
+  }
+}
+
+void SubscriptionManager::Delivered(const Delivery& d, int status, const std::string& body) {
+  Actions actions;
+  {
+    std::lock_guard lock(mu_);
+    auto it = subs_.find(d.subscription_id);
+    if (it == subs_.end() || it->second.wake_id != d.wake_id) return;
+    Subscription& s = it->second;
+    if (status < 200 || status >= 300) {
+      s.status = "failed";  // redelivered by the next change once the lease lapses
+      return;
+    }
+    s.status = "active";
+    boost::system::error_code ec;
+    const json::value answer = json::parse(body, ec);
+    const json::object* o = ec ? nullptr : Object(answer);
+    const json::value* done = o != nullptr ? o->if_contains("done") : nullptr;
+    if (done != nullptr && done->is_bool() && done->as_bool()) {
+      for (const auto& [stream, tail] : s.snapshot) {
+        auto link = s.streams.find(stream);
+        if (link != s.streams.end()) link->second.acked = tail;
+      }
+      ClearWake(s);
+      NextWakeIfPending(s, &actions);
+    }
+  }
+  Run(std::move(actions));
+}
+
+}  // namespace agentstream::streams

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The official Durable Streams server conformance suite (npm @durable-streams/server-conformance-
+# tests, pinned in tests/conformance) against the daemon on loopback, with subscriptions enabled
+# and a 1 s long-poll timeout. Builds nothing: takes the agentstream binary. Fails when fewer
+# than MIN_PASSED tests pass (default: all 338), or when the official client
+# (live_session.test.mjs) does not see every event of a live agent session exactly once.
+# Usage: tools/test_conformance.sh AGENTSTREAM_BINARY [MIN_PASSED]
+set -euo pipefail
+bin=$(realpath "${1:?usage: test_conformance.sh AGENTSTREAM_BINARY [MIN_PASSED]}")
+min=${2:-338}
+dir="$(cd "$(dirname "$0")/.." && pwd)/tests/conformance"
+if [ ! -d "$dir/node_modules/@durable-streams/server-conformance-tests" ]; then
+  echo "conformance: $dir/node_modules is missing; run tools/setup.sh (npm ci there)" >&2
+  exit 1
+fi
+tmp=$(mktemp -d)
+"$bin" --data "$tmp/data" serve --listen 127.0.0.1:0 --long-poll-ms 1000 >"$tmp/serve.out" 2>"$tmp/serve.err" &
+pid=$!
+cleanup() {
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+url=""
+for _ in $(seq 1 200); do
+  url=$(sed -n 's/^agentstream: serving on \(http:\/\/[^ ]*\).*/\1/p' "$tmp/serve.out" 2>/dev/null || true)
+  [ -n "$url" ] && break
+  kill -0 "$pid" 2>/dev/null || { cat "$tmp/serve.err" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$url" ] || { echo "conformance: the daemon did not start" >&2; exit 1; }
+echo "conformance: daemon at $url"
+status=0
+(cd "$dir" && CONFORMANCE_TEST_URL="$url" CONFORMANCE_LONG_POLL_MS=1000 \
+  npx --no-install vitest run --reporter=json --outputFile="$tmp/results.json" \
+  >"$tmp/vitest.out" 2>&1) || status=$?
+if [ ! -f "$tmp/results.json" ]; then
+  tail -50 "$tmp/vitest.out" >&2
+  exit 1
+fi
+node -e '
+const r = require(process.argv[1]);
+for (const f of r.testResults)
+  for (const a of f.assertionResults)
+    if (a.status !== "passed")
+      console.log(`  ${a.status}: ${a.fullName}\n    ${(a.failureMessages[0] || "").split("\n")[0]}`);
+console.log(`conformance: ${r.numPassedTests} of ${r.numTotalTests} passed`);
+process.exit(r.numPassedTests >= Number(process.argv[2]) ? 0 : 1);
+' "$tmp/results.json" "$min" || { echo "conformance: fewer than $min passed (vitest exit $status)" >&2; exit 1; }
+
+# The official client follows a live agent session from an offset (every event exactly once).
+if ! (cd "$dir" && AGENTSTREAM_URL="$url" VITEST_INCLUDE=live_session.test.mjs \
+  npx --no-install vitest run >"$tmp/live.out" 2>&1); then
+  tail -40 "$tmp/live.out" >&2
+  echo "conformance: the client did not follow the live session" >&2
+  exit 1
+fi
+echo "conformance: the client followed a live agent session (SSE and long-poll)"

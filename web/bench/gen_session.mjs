@@ -1,0 +1,42 @@
+// Builds a long session through a running daemon (scripted provider): queues prompts until the
+// session holds at least TARGET events. Usage: node gen_session.mjs URL TARGET
+// Prints the agent id. Each scripted turn is about 17 events.
+const [url, targetText] = process.argv.slice(2);
+const target = Number(targetText ?? 100000);
+const api = async (method, path, body) => {
+  const res = await fetch(url + path, {
+    method,
+    headers: body ? { 'content-type': 'application/json' } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+};
+const agent = await api('POST', '/v1/agents', { provider: 'scripted', cwd: '/tmp', title: 'bench: 100k events' });
+const seqOf = (a) => Number(a.cursor.split(':')[1]);
+let n = 0;
+const started = Date.now();
+for (;;) {
+  const snap = await api('GET', `/v1/agents/${agent.id}`);
+  if (seqOf(snap) >= target) break;
+  // Keep a few prompts queued so the agent never idles between turns.
+  if (snap.queue.length < 8) {
+    const sends = [];
+    for (let i = 0; i < 8; i++)
+      sends.push(api('POST', `/v1/agents/${agent.id}/messages`, { text: `prompt ${++n}`, clientMessageId: `bench-${n}`, whileRunning: 'queue' }));
+    await Promise.all(sends);
+  } else {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  if (n % 400 === 0) process.stderr.write(`${seqOf(snap)} events after ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+}
+// Let the last turn end so the session is idle.
+for (;;) {
+  const snap = await api('GET', `/v1/agents/${agent.id}`);
+  if (snap.status === 'idle' && snap.queue.length === 0) {
+    process.stderr.write(`${seqOf(snap)} events in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+    break;
+  }
+  await new Promise((r) => setTimeout(r, 200));
+}
+console.log(agent.id);

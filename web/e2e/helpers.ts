@@ -1,0 +1,41 @@
+import { expect, type Page } from '@playwright/test';
+
+export async function createAgent(page: Page): Promise<string> {
+  const before = await page.getByTestId('agent-row').count();
+  await page.getByTestId('create').click();
+  await expect(page.getByTestId('agent-row')).toHaveCount(before + 1);
+  const pane = page.locator('[data-testid="pane"][data-agent]').first();
+  await expect(pane).toBeVisible();
+  return (await pane.getAttribute('data-agent'))!;
+}
+
+export function pane(page: Page, agent: string) {
+  return page.locator(`[data-testid="pane"][data-agent="${agent}"]`).first();
+}
+
+export async function send(page: Page, agent: string, text: string): Promise<void> {
+  const composer = pane(page, agent).getByTestId('composer');
+  await composer.fill(text);
+  await composer.press('Enter');
+}
+
+// The keys of the rows a pane shows, in order (the list is virtualized: scroll through it).
+export async function shownKeys(page: Page, agent: string): Promise<string[]> {
+  return pane(page, agent)
+    .locator('[data-key]')
+    .evaluateAll((els) => els.map((e) => e.getAttribute('data-key')!));
+}
+
+// The replica's rows (all lanes) straight from the engine, for exact comparisons.
+export async function replicaRows(page: Page, agent: string): Promise<{ key: string; text: string; state?: string; seqEnd: number }[]> {
+  return page.evaluate((id) => {
+    const tl = (window as any).agentstream.engine.timeline(id);
+    const l = tl.lanes();
+    return [...l.rows, ...(l.head ? [l.head] : []), ...l.pending].map((r: any) => ({
+      key: r.item.key,
+      text: r.item.text ?? '',
+      state: r.item.state,
+      seqEnd: r.item.seqEnd,
+    }));
+  }, agent);
+}

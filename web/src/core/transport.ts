@@ -1,0 +1,124 @@
+// The WebSocket to /ws: requests matched to replies by id, pushed messages to listeners,
+// reconnection with backoff. Requests in flight when the socket drops fail with `Disconnected`.
+export class Disconnected extends Error {
+  constructor() {
+    super('disconnected');
+  }
+}
+
+export class RequestError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface Transport {
+  readonly connected: boolean;
+  request(msg: Record<string, unknown>, timeoutMs?: number): Promise<any>;
+  send(msg: Record<string, unknown>): void; // fire and forget (no id, no reply)
+  onMessage(fn: (msg: any) => void): void;
+  onConnection(fn: (connected: boolean) => void): void;
+}
+
+export const MAX_PENDING_REQUESTS = 1024;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30000;
+
+export class WsTransport implements Transport {
+  connected = false;
+  private ws: WebSocket | null = null;
+  private nextId = 1;
+  private pending = new Map<string, { resolve: (v: any) => void; reject: (e: Error) => void; timer: any }>();
+  private messageFns: ((msg: any) => void)[] = [];
+  private connectionFns: ((c: boolean) => void)[] = [];
+  private backoffMs = 250;
+  private closedByUser = false;
+
+  constructor(private readonly url: string) {}
+
+  start(): void {
+    this.closedByUser = false;
+    this.open();
+  }
+
+  stop(): void {
+    this.closedByUser = true;
+    this.ws?.close();
+  }
+
+  // Drops the socket as a network failure would (tests and the "reconnect" button).
+  drop(): void {
+    this.ws?.close(4000, 'client reconnect');
+  }
+
+  onMessage(fn: (msg: any) => void): void {
+    this.messageFns.push(fn);
+  }
+
+  onConnection(fn: (connected: boolean) => void): void {
+    this.connectionFns.push(fn);
+  }
+
+  send(msg: Record<string, unknown>): void {
+    if (this.ws && this.connected) this.ws.send(JSON.stringify(msg));
+  }
+
+  request(msg: Record<string, unknown>, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<any> {
+    if (!this.ws || !this.connected) return Promise.reject(new Disconnected());
+    if (this.pending.size >= MAX_PENDING_REQUESTS) return Promise.reject(new Error('too many requests in flight'));
+    const id = `r${this.nextId++}`;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`request ${String(msg.type)} timed out`));
+      }, timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+      this.ws!.send(JSON.stringify({ ...msg, id }));
+    });
+  }
+
+  private open(): void {
+    const ws = new WebSocket(this.url);
+    this.ws = ws;
+    ws.onopen = () => {
+      this.connected = true;
+      this.backoffMs = 250;
+      for (const fn of this.connectionFns) fn(true);
+    };
+    ws.onmessage = (ev) => {
+      let msg: any;
+      try {
+        msg = JSON.parse(String(ev.data));
+      } catch {
+        return;
+      }
+      const waiter = msg.id !== undefined ? this.pending.get(msg.id) : undefined;
+      if (waiter) {
+        this.pending.delete(msg.id);
+        clearTimeout(waiter.timer);
+        if (msg.type === 'error') waiter.reject(new RequestError(msg.error?.code ?? 'error', msg.error?.message ?? ''));
+        else waiter.resolve(msg);
+        return;
+      }
+      for (const fn of this.messageFns) fn(msg);
+    };
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      const was = this.connected;
+      this.connected = false;
+      this.ws = null;
+      for (const [, w] of this.pending) {
+        clearTimeout(w.timer);
+        w.reject(new Disconnected());
+      }
+      this.pending.clear();
+      if (was) for (const fn of this.connectionFns) fn(false);
+      if (!this.closedByUser) {
+        setTimeout(() => this.open(), this.backoffMs);
+        this.backoffMs = Math.min(this.backoffMs * 2, 5000);
+      }
+    };
+  }
+}

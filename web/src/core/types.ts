@@ -1,0 +1,76 @@
+// Wire shapes of the daemon's protocol (docs/protocol.md, docs/timeline.md).
+
+export type AgentStatus = 'idle' | 'running' | 'permission' | 'error';
+
+export interface AgentSnapshot {
+  id: string;
+  provider: string;
+  cwd: string;
+  title: string;
+  model: string;
+  mode: string;
+  status: AgentStatus;
+  activeTurn: string | null;
+  cursor: string;
+  queue: { clientMessageId: string; text: string }[];
+  permissions: { requestId: string; callId?: string; toolName?: string }[];
+  createdAt: number;
+  forkedFrom: { agent: string; cursor: string } | null;
+  loaded: boolean;
+  closed: boolean;
+}
+
+export interface Attachment {
+  kind: string;
+  mimeType: string;
+  name?: string;
+  uri?: string;
+  data?: string;
+}
+
+export interface EventEnvelope {
+  v: number;
+  session: string;
+  epoch: number;
+  seq: number;
+  time: number;
+  kind: string;
+  turn?: string;
+  payload: Record<string, any>;
+}
+
+export type SeqRanges = [number, number][];
+
+// A projected item (timeline::ItemToJson): common fields plus the body of its kind.
+export interface Item {
+  kind: string;
+  key: string;
+  turn?: string;
+  seqStart: number;
+  seqEnd: number;
+  sourceSeqRanges: SeqRanges;
+  collapsed: boolean;
+  [field: string]: any;
+}
+
+export interface Page {
+  epoch: number;
+  tail: number;
+  items: Item[];
+  hasOlder: boolean;
+  hasNewer: boolean;
+  startCursor: string;
+  endCursor: string;
+  reset: boolean;
+  bytes: number;
+}
+
+export interface SendReply {
+  accepted: boolean;
+  outcome: 'accepted' | 'queued' | 'duplicate' | 'rejected' | 'canceled';
+  turnId?: string;
+  cursor?: string;
+  message?: string;
+}
+
+export type WhileRunning = 'queue' | 'interrupt' | 'steer';

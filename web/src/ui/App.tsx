@@ -1,0 +1,192 @@
+// The page: the agents list (live status, provider, title, cwd, last activity; create, close)
+// and two or more panes side by side.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { SyncEngine } from '../core/sync';
+import type { WsTransport } from '../core/transport';
+import type { AgentSnapshot } from '../core/types';
+import { Pane } from './Pane';
+import { useEngine } from './useEngine';
+
+interface PaneState {
+  id: string;
+  agentId: string | null;
+}
+
+const MAX_PANES = 4;
+
+function relativeTime(ms: number): string {
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.round(s / 60)}m ago`;
+  if (s < 86400) return `${Math.round(s / 3600)}h ago`;
+  return new Date(ms).toLocaleDateString();
+}
+
+export function App({ engine, transport }: { engine: SyncEngine; transport: WsTransport }) {
+  useEngine(engine);
+  const [panes, setPanes] = useState<PaneState[]>([
+    { id: 'p1', agentId: null },
+    { id: 'p2', agentId: null },
+  ]);
+  const [focused, setFocused] = useState('p1');
+  // Last activity: when an agent's replica last changed (or its creation), kept without state so
+  // a streaming agent does not cost a second render per change.
+  const activity = useRef(new Map<string, { version: number; at: number }>());
+  const lastActivity = new Map<string, number>();
+  for (const [id, tl] of engine.timelines) {
+    const seen = activity.current.get(id);
+    if (!seen || seen.version !== tl.version) activity.current.set(id, { version: tl.version, at: Date.now() });
+    lastActivity.set(id, activity.current.get(id)!.at);
+  }
+
+  const focusedAgent = panes.find((p) => p.id === focused)?.agentId ?? null;
+  useEffect(() => engine.setFocusedAgent(focusedAgent), [engine, focusedAgent]);
+
+  const openAgent = (agentId: string, paneId = focused) =>
+    setPanes((ps) => ps.map((p) => (p.id === paneId ? { ...p, agentId } : p)));
+  const openInOtherPane = (fromPane: string) => (agentId: string) => {
+    const other = panes.find((p) => p.id !== fromPane && !p.agentId) ?? panes.find((p) => p.id !== fromPane);
+    if (other) openAgent(agentId, other.id);
+    else addPane(agentId);
+  };
+  const addPane = (agentId: string | null = null) => {
+    if (panes.length >= MAX_PANES) return;
+    const id = `p${Date.now()}`;
+    setPanes((ps) => [...ps, { id, agentId }]);
+    setFocused(id);
+  };
+  const agents = [...engine.agents.values()].sort((a, b) => b.createdAt - a.createdAt);
+
+  return (
+    <div class="app">
+      <aside class="sidebar">
+        <h1>agentstream</h1>
+        <div class={`conn ${engine.connected ? 'on' : 'off'}`} data-testid="connection">
+          {engine.connected ? 'connected' : 'reconnecting…'}
+        </div>
+        <CreateAgent
+          onCreate={async (cfg) => {
+            const a = await engine.createAgent(cfg);
+            openAgent(a.id);
+          }}
+        />
+        <ul class="agents" data-testid="agents">
+          {agents.map((a) => (
+            <AgentRow
+              key={a.id}
+              agent={a}
+              activity={lastActivity.get(a.id) ?? a.createdAt}
+              open={panes.some((p) => p.agentId === a.id)}
+              onOpen={() => openAgent(a.id)}
+              onClose={() => void engine.closeAgent(a.id)}
+            />
+          ))}
+        </ul>
+        <button type="button" onClick={() => addPane()} disabled={panes.length >= MAX_PANES}>
+          Add pane
+        </button>
+        <button type="button" class="muted-button" onClick={() => transport.drop()}>
+          Reconnect
+        </button>
+      </aside>
+      <main class="panes" style={{ gridTemplateColumns: `repeat(${panes.length}, minmax(0, 1fr))` }}>
+        {panes.map((p) => (
+          <Pane
+            key={p.id}
+            engine={engine}
+            paneId={p.id}
+            agentId={p.agentId}
+            focused={p.id === focused}
+            onFocus={() => setFocused(p.id)}
+            onClose={() =>
+              setPanes((ps) => (ps.length > 1 ? ps.filter((x) => x.id !== p.id) : ps.map((x) => ({ ...x, agentId: null }))))
+            }
+            openInOtherPane={openInOtherPane(p.id)}
+          />
+        ))}
+      </main>
+    </div>
+  );
+}
+
+function AgentRow({
+  agent,
+  activity,
+  open,
+  onOpen,
+  onClose,
+}: {
+  agent: AgentSnapshot;
+  activity: number;
+  open: boolean;
+  onOpen(): void;
+  onClose(): void;
+}) {
+  const label = agent.status === 'permission' ? 'needs permission' : agent.status;
+  return (
+    <li class={`agent ${open ? 'open' : ''}`} data-testid="agent-row" data-agent={agent.id} data-status={agent.status}>
+      <button type="button" class="agent-open" onClick={onOpen}>
+        <span class={`status status-${agent.status}`}>{label}</span>
+        <span class="agent-title">{agent.title || agent.id}</span>
+        <span class="muted">
+          {agent.provider} · {agent.cwd}
+        </span>
+        <span class="muted">{relativeTime(activity)}</span>
+        {agent.forkedFrom ? <span class="muted">fork of {agent.forkedFrom.agent}</span> : null}
+      </button>
+      <button type="button" class="icon" aria-label={`Close agent ${agent.id}`} onClick={onClose}>
+        ×
+      </button>
+    </li>
+  );
+}
+
+function CreateAgent({ onCreate }: { onCreate(cfg: { provider: string; cwd: string; model?: string; mode?: string }): Promise<void> }) {
+  const [provider, setProvider] = useState('scripted');
+  const [cwd, setCwd] = useState('/tmp');
+  const [model, setModel] = useState('');
+  const [mode, setMode] = useState('');
+  const [error, setError] = useState('');
+  return (
+    <form
+      class="create"
+      data-testid="create-agent"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setError('');
+        onCreate({ provider, cwd, ...(model ? { model } : {}), ...(mode ? { mode } : {}) }).catch((err) =>
+          setError(String(err.message ?? err)),
+        );
+      }}
+    >
+      <label>
+        Provider
+        <select value={provider} onChange={(e) => setProvider((e.target as HTMLSelectElement).value)} data-testid="provider">
+          <option value="scripted">scripted</option>
+          <option value="claude">claude</option>
+        </select>
+      </label>
+      <label>
+        Directory
+        <input value={cwd} onInput={(e) => setCwd((e.target as HTMLInputElement).value)} data-testid="cwd" />
+      </label>
+      <label>
+        Model
+        <input value={model} placeholder="default" onInput={(e) => setModel((e.target as HTMLInputElement).value)} />
+      </label>
+      <label>
+        Mode
+        <select value={mode} onChange={(e) => setMode((e.target as HTMLSelectElement).value)}>
+          <option value="">default</option>
+          <option value="plan">plan</option>
+          <option value="acceptEdits">acceptEdits</option>
+          <option value="bypassPermissions">bypassPermissions</option>
+        </select>
+      </label>
+      <button type="submit" class="primary" data-testid="create">
+        New agent
+      </button>
+      {error ? <div class="error-text">{error}</div> : null}
+    </form>
+  );
+}

@@ -1,0 +1,249 @@
+// One pane: an agent's header, its virtualized timeline (committed rows, then the live head,
+// then pending submissions) and the composer.
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { SyncEngine } from '../core/sync';
+import type { Row } from '../core/timeline';
+import type { Attachment, WhileRunning } from '../core/types';
+import { askNotificationPermissionOnce } from './notify';
+import { TimelineRow, type RowActions } from './Rows';
+import { VirtualList } from './VirtualList';
+
+// An attached image is sent inline in the WebSocket message (1 MiB per message).
+const MAX_IMAGE_BYTES = 700 * 1024;
+
+export interface PaneProps {
+  engine: SyncEngine;
+  paneId: string;
+  agentId: string | null;
+  focused: boolean;
+  onFocus(): void;
+  onClose(): void;
+  openInOtherPane(agentId: string): void;
+}
+
+export function Pane({ engine, paneId, agentId, focused, onFocus, onClose, openInOtherPane }: PaneProps) {
+  useEffect(() => {
+    engine.setPaneAgent(paneId, agentId);
+    return () => engine.setPaneAgent(paneId, null);
+  }, [engine, paneId, agentId]);
+
+  if (!agentId) {
+    return (
+      <section class={`pane ${focused ? 'focused' : ''}`} data-testid="pane" onMouseDown={onFocus}>
+        <div class="pane-empty">Pick an agent on the left, or create one.</div>
+      </section>
+    );
+  }
+  return (
+    <AgentPane
+      engine={engine}
+      agentId={agentId}
+      focused={focused}
+      onFocus={onFocus}
+      onClose={onClose}
+      openInOtherPane={openInOtherPane}
+    />
+  );
+}
+
+function AgentPane({
+  engine,
+  agentId,
+  focused,
+  onFocus,
+  onClose,
+  openInOtherPane,
+}: Omit<PaneProps, 'paneId' | 'agentId'> & { agentId: string }) {
+  const agent = engine.agents.get(agentId);
+  const tl = engine.timeline(agentId);
+  const lanes = tl.lanes();
+  const items = useMemo(
+    () => [...lanes.rows, ...(lanes.head ? [lanes.head] : []), ...lanes.pending],
+    [lanes],
+  );
+  const loadingOlder = useRef(false);
+  const onNearTop = useCallback(() => {
+    if (loadingOlder.current || !tl.hasOlder) return;
+    loadingOlder.current = true;
+    engine.loadOlder(agentId).finally(() => (loadingOlder.current = false));
+  }, [engine, agentId, tl]);
+
+  const actions: RowActions = {
+    fork: async (row) => {
+      const child = await engine.fork(agentId, row.epoch, row.item.seqEnd);
+      openInOtherPane(child.id);
+    },
+    rewind: async (row) => {
+      if (!confirm('Rewind this agent to this message? Later history moves to an old epoch.')) return;
+      await engine.rewind(agentId, row.epoch, row.item.seqEnd);
+    },
+    answer: (requestId, decision, optionId) => void engine.replyPermission(agentId, requestId, decision, optionId),
+    submission: (cmid) => engine.submissions.get(cmid),
+  };
+  const open = engine.submissions.openFor(agentId).filter((s) => s.rpc !== 'failed');
+  const working = agent?.status === 'running' || agent?.status === 'permission' || open.length > 0;
+  const sync = engine.syncState(agentId);
+
+  return (
+    <section
+      class={`pane ${focused ? 'focused' : ''}`}
+      data-testid="pane"
+      data-agent={agentId}
+      onMouseDown={onFocus}
+      onFocusCapture={onFocus}
+    >
+      <header class="pane-header">
+        <span class={`status status-${agent?.status ?? 'idle'}`} data-testid="pane-status">
+          {agent?.status ?? '…'}
+        </span>
+        <span class="pane-title">{agent?.title || agentId}</span>
+        <span class="muted">{agent ? `${agent.provider} · ${agent.cwd}` : ''}</span>
+        <span class="muted sync" data-testid="sync-state">
+          {engine.connected ? sync : 'offline'}
+        </span>
+        <button type="button" class="icon" aria-label="Close pane" onClick={onClose}>
+          ×
+        </button>
+      </header>
+      {tl.hasOlder ? (
+        <button type="button" class="older" onClick={onNearTop}>
+          Load older
+        </button>
+      ) : null}
+      <VirtualList<Row>
+        items={items}
+        keyOf={(r) => r.id}
+        render={(r) => <TimelineRow row={r} actions={actions} />}
+        onNearTop={onNearTop}
+        testId="timeline"
+      />
+      <div class="footer" data-testid="working" aria-live="polite">
+        {working ? (agent?.status === 'permission' ? 'Waiting for your permission…' : 'Working…') : ''}
+      </div>
+      <Composer
+        onSend={(text, attachments, whileRunning) => {
+          askNotificationPermissionOnce();
+          engine.dispatch(agentId, text, attachments, whileRunning);
+        }}
+        onInterrupt={() => void engine.interrupt(agentId).catch(() => {})}
+        running={agent?.status === 'running' || agent?.status === 'permission'}
+        autofocus={focused}
+      />
+    </section>
+  );
+}
+
+function Composer({
+  onSend,
+  onInterrupt,
+  running,
+  autofocus,
+}: {
+  onSend(text: string, attachments: Attachment[], whileRunning: WhileRunning): void;
+  onInterrupt(): void;
+  running: boolean;
+  autofocus: boolean;
+}) {
+  const [text, setText] = useState('');
+  const [images, setImages] = useState<Attachment[]>([]);
+  const [mode, setMode] = useState<WhileRunning>('queue');
+  const [error, setError] = useState('');
+  const area = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    if (autofocus) area.current?.focus();
+  }, [autofocus]);
+
+  const send = () => {
+    if (!text.trim() && images.length === 0) return;
+    onSend(text, images, mode);
+    setText('');
+    setImages([]);
+  };
+  const addFiles = async (files: FileList | File[]) => {
+    for (const f of Array.from(files)) {
+      if (!f.type.startsWith('image/')) continue;
+      if (f.size > MAX_IMAGE_BYTES) {
+        setError(`${f.name} is larger than ${MAX_IMAGE_BYTES / 1024} KiB`);
+        continue;
+      }
+      const data = await new Promise<string>((resolve) => {
+        const r = new FileReader();
+        r.onload = () => resolve(String(r.result).split(',')[1] ?? '');
+        r.readAsDataURL(f);
+      });
+      setImages((prev) => [...prev, { kind: 'image', mimeType: f.type, name: f.name, data }]);
+    }
+  };
+
+  return (
+    <div class="composer">
+      {images.length ? (
+        <div class="attachments">
+          {images.map((a, i) => (
+            <span class="chip" key={i}>
+              <img alt={a.name} src={`data:${a.mimeType};base64,${a.data}`} />
+              <button type="button" aria-label={`Remove ${a.name}`} onClick={() => setImages(images.filter((_, j) => j !== i))}>
+                ×
+              </button>
+            </span>
+          ))}
+        </div>
+      ) : null}
+      {error ? <div class="error-text">{error}</div> : null}
+      <textarea
+        ref={area}
+        data-testid="composer"
+        rows={3}
+        placeholder="Message (Enter sends, Shift+Enter new line, Escape interrupts)"
+        value={text}
+        onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+        onPaste={(e) => {
+          const files = e.clipboardData?.files;
+          if (files && files.length) void addFiles(files);
+        }}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+            e.preventDefault();
+            send();
+          } else if (e.key === 'Escape') {
+            e.preventDefault();
+            onInterrupt();
+          }
+        }}
+      />
+      <div class="composer-bar">
+        <label>
+          While running:{' '}
+          <select value={mode} onChange={(e) => setMode((e.target as HTMLSelectElement).value as WhileRunning)}>
+            <option value="queue">queue</option>
+            <option value="interrupt">interrupt</option>
+            <option value="steer">steer</option>
+          </select>
+        </label>
+        <label class="file">
+          Image
+          <input
+            type="file"
+            accept="image/*"
+            multiple
+            data-testid="attach"
+            onChange={(e) => {
+              const input = e.target as HTMLInputElement;
+              if (input.files) void addFiles(input.files);
+              input.value = '';
+            }}
+          />
+        </label>
+        <span class="spacer" />
+        {running ? (
+          <button type="button" onClick={onInterrupt} data-testid="interrupt">
+            Interrupt
+          </button>
+        ) : null}
+        <button type="button" class="primary" onClick={send} data-testid="send">
+          Send
+        </button>
+      </div>
+    </div>
+  );
+}

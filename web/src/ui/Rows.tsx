@@ -1,0 +1,177 @@
+// One timeline row per projected item kind.
+import { useState } from 'preact/hooks';
+import type { Row } from '../core/timeline';
+import type { Submission } from '../core/submissions';
+
+// Tool output shown before "show all" (the item itself is bounded to 64 KiB by the daemon).
+const OUTPUT_PREVIEW_CHARS = 4096;
+
+export interface RowActions {
+  fork(row: Row): void;
+  rewind(row: Row): void;
+  answer(requestId: string, decision: 'allow' | 'deny', optionId?: string): void;
+  submission(clientMessageId: string): Submission | undefined;
+}
+
+function submissionLabel(s: Submission | undefined): string | null {
+  if (!s) return null;
+  if (s.rpc === 'failed') return `not sent: ${s.error ?? 'refused'}`;
+  if (s.rpc === 'queued') return 'queued';
+  if (s.rpc === 'unsent') return 'waiting for connection';
+  if (s.rpc === 'sent') return 'sending';
+  return null;
+}
+
+export function TimelineRow({ row, actions }: { row: Row; actions: RowActions }) {
+  const item = row.item;
+  const common = { 'data-kind': item.kind, 'data-key': item.key, 'data-row-id': row.id, class: `row row-${item.kind}` };
+  switch (item.kind) {
+    case 'user_message': {
+      const label = row.local ? submissionLabel(actions.submission(row.local.clientMessageId)) : null;
+      return (
+        <div {...common} data-testid="user-message">
+          <div class="who">you</div>
+          {item.text ? <div class="text">{item.text}</div> : null}
+          {(item.attachments ?? []).map((a: any, i: number) =>
+            a.kind === 'image' && a.data ? (
+              <img key={i} class="attachment" alt={a.name ?? 'image'} src={`data:${a.mimeType};base64,${a.data}`} />
+            ) : (
+              <span key={i} class="chip">{a.name ?? a.kind}</span>
+            ),
+          )}
+          {label ? <div class="sub-status" data-testid="submission-status">{label}</div> : null}
+        </div>
+      );
+    }
+    case 'assistant_message':
+      return (
+        <div {...common} data-testid="assistant-message" data-finished={item.finished ? 'true' : 'false'}>
+          <div class="who">assistant</div>
+          <div class="text">
+            {item.text}
+            {!item.finished ? <span class="caret" aria-hidden="true" /> : null}
+          </div>
+          {item.finished ? (
+            <div class="item-actions">
+              <button type="button" onClick={() => actions.fork(row)} data-testid="fork">
+                Fork from here
+              </button>
+              <button type="button" onClick={() => actions.rewind(row)} data-testid="rewind">
+                Rewind to here
+              </button>
+            </div>
+          ) : null}
+        </div>
+      );
+    case 'reasoning':
+      return (
+        <details {...common}>
+          <summary>Thinking</summary>
+          <div class="text muted">{item.text}</div>
+        </details>
+      );
+    case 'tool_call':
+      return <ToolCall common={common} item={item} />;
+    case 'permission': {
+      const options: { id: string; kind: string; label: string }[] = item.options?.length
+        ? item.options
+        : [
+            { id: 'allow_once', kind: 'allow_once', label: 'Allow' },
+            { id: 'reject_once', kind: 'reject_once', label: 'Deny' },
+          ];
+      return (
+        <div {...common} data-testid="permission" data-decision={item.decision ?? ''}>
+          <div class="who">permission</div>
+          <div class="text">{item.title || `Use ${item.toolName ?? 'a tool'}?`}</div>
+          {item.input ? <pre class="input">{JSON.stringify(item.input)}</pre> : null}
+          {item.decision ? (
+            <div class="sub-status">{item.decision === 'allow' ? 'allowed' : 'denied'}</div>
+          ) : (
+            <div class="item-actions">
+              {options.map((o) => (
+                <button
+                  type="button"
+                  key={o.id}
+                  data-testid={`permission-${o.kind}`}
+                  onClick={() => actions.answer(item.requestId, o.kind.startsWith('allow') ? 'allow' : 'deny', o.id)}
+                >
+                  {o.label}
+                </button>
+              ))}
+            </div>
+          )}
+        </div>
+      );
+    }
+    case 'plan':
+      return (
+        <div {...common}>
+          <div class="who">plan</div>
+          <ul class="plan">
+            {(item.entries ?? []).map((e: any, i: number) => (
+              <li key={i} class={`plan-${e.status}`}>
+                {e.status === 'completed' ? '✓' : e.status === 'in_progress' ? '▸' : '○'} {e.content}
+              </li>
+            ))}
+          </ul>
+        </div>
+      );
+    case 'error':
+      return (
+        <div {...common} data-testid="error" role="alert">
+          <strong>{item.turnFailed ? 'Turn failed' : 'Error'}</strong> {item.code}: {item.message}
+        </div>
+      );
+    case 'notice':
+      return <div {...common} class={`row row-notice notice-${item.level}`}>{item.text}</div>;
+    case 'authorization':
+      return (
+        <div {...common}>
+          <div class="who">authorization</div>
+          <div class="text">{item.message}</div>
+          {item.url ? (
+            <a href={item.url} target="_blank" rel="noreferrer">
+              {item.url}
+            </a>
+          ) : null}
+          {item.granted !== undefined ? <div class="sub-status">{item.granted ? 'granted' : 'refused'}</div> : null}
+        </div>
+      );
+    case 'subagent':
+      return (
+        <div {...common}>
+          <div class="who">sub-agent {item.child}</div>
+          <div class="text muted">
+            {item.eventCount} events · last: {item.lastKind}
+            {item.lastText ? ` — ${item.lastText}` : ''}
+          </div>
+        </div>
+      );
+    default:
+      return <div {...common}>{item.kind}</div>;
+  }
+}
+
+function ToolCall({ common, item }: { common: Record<string, string>; item: any }) {
+  const [all, setAll] = useState(false);
+  const output: string = item.output ?? '';
+  const shown = all ? output : output.slice(0, OUTPUT_PREVIEW_CHARS);
+  const command = item.input && typeof item.input === 'object' ? (item.input.command ?? item.input.file_path ?? '') : '';
+  return (
+    <details {...common} data-testid="tool-call" data-state={item.state}>
+      <summary>
+        <span class="tool-name">{item.name}</span> <span class="muted">{item.title ?? command}</span>{' '}
+        <span class={`badge badge-${item.state}`}>{item.state}</span>
+      </summary>
+      <pre class="input">{JSON.stringify(item.input, null, 1)}</pre>
+      {output ? <pre class="output" data-testid="tool-output">{shown}</pre> : null}
+      {output.length > OUTPUT_PREVIEW_CHARS && !all ? (
+        <button type="button" onClick={() => setAll(true)}>
+          Show all ({output.length} chars)
+        </button>
+      ) : null}
+      {item.truncated ? <div class="muted">output truncated by the daemon (64 KiB)</div> : null}
+      {item.error ? <div class="error-text">{item.error}</div> : null}
+    </details>
+  );
+}

@@ -1,0 +1,30 @@
+// Browser notifications while the tab is hidden: an agent finished, failed or asks for
+// permission. Permission is asked once (on the first send), never again after a refusal.
+import type { SyncEngine } from '../core/sync';
+
+const ASKED_KEY = 'agentstream.notifications.asked';
+
+export function askNotificationPermissionOnce(): void {
+  if (typeof Notification === 'undefined') return;
+  if (Notification.permission !== 'default' || localStorage.getItem(ASKED_KEY)) return;
+  localStorage.setItem(ASKED_KEY, '1');
+  void Notification.requestPermission();
+}
+
+export function describeTransition(from: string | undefined, to: string): string | null {
+  if (to === 'permission') return 'needs permission';
+  if (to === 'error') return 'failed';
+  if (from === 'running' && to === 'idle') return 'finished';
+  return null;
+}
+
+export function installNotifications(engine: SyncEngine): void {
+  engine.onStatusTransition(({ agent, from, to }) => {
+    if (document.visibilityState !== 'hidden') return;
+    const what = describeTransition(from, to);
+    if (!what || typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
+    const title = agent.title || `${agent.provider} agent`;
+    const n = new Notification(`${title} ${what}`, { body: agent.cwd, tag: `${agent.id}:${to}` });
+    n.onclick = () => window.focus();
+  });
+}

@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import { SubmissionRegistry, isSettled } from '../src/core/submissions';
+import { rng } from './fake_daemon';
+
+function make(reg: SubmissionRegistry, cmid: string, agentId = 'a') {
+  return reg.create({ clientMessageId: cmid, agentId, text: cmid, attachments: [], whileRunning: 'queue', createdAt: 0 });
+}
+
+describe('SubmissionRegistry', () => {
+  it('settles when the RPC reply and the provider acknowledgement arrive, in either order', () => {
+    const reg = new SubmissionRegistry();
+    make(reg, 'a1');
+    make(reg, 'a2');
+    reg.markSent('a1');
+    reg.markSent('a2');
+    reg.onReply('a1', { accepted: true, outcome: 'accepted', turnId: 't1' });
+    expect(reg.openCount()).toBe(2); // acceptance alone does not settle
+    reg.onProviderAck('a1');
+    reg.onProviderAck('a2'); // acknowledgement first
+    expect(reg.openCount()).toBe(1);
+    reg.onReply('a2', { accepted: true, outcome: 'accepted', turnId: 't2' });
+    expect(reg.openCount()).toBe(0);
+    expect(isSettled(reg.get('a1')!)).toBe(true);
+  });
+
+  it('a directory observation of the accepted run settles only that RPC-accepted send', () => {
+    const reg = new SubmissionRegistry();
+    make(reg, 'x');
+    make(reg, 'y');
+    reg.markSent('x');
+    reg.markSent('y');
+    reg.onRunObserved('a', 't1'); // nothing is accepted yet: a fresh send cannot settle
+    expect(reg.openCount()).toBe(2);
+    reg.onReply('x', { accepted: true, outcome: 'accepted', turnId: 't1' });
+    reg.onRunObserved('a', 't1');
+    expect(reg.get('x')!.runObserved).toBe(true);
+    expect(reg.openCount()).toBe(1);
+  });
+
+  it('a transport error after the provider acknowledged cannot roll the prompt back', () => {
+    const reg = new SubmissionRegistry();
+    make(reg, 'k');
+    reg.markSent('k');
+    reg.onProviderAck('k');
+    reg.onRpcError('k', 'boom');
+    expect(reg.get('k')!.rpc).toBe('accepted');
+    expect(reg.get('k')!.error).toBeUndefined();
+  });
+
+  it('a rejected send fails; a queued one waits for the provider', () => {
+    const reg = new SubmissionRegistry();
+    make(reg, 'r');
+    make(reg, 'q');
+    reg.markSent('r');
+    reg.markSent('q');
+    reg.onReply('r', { accepted: false, outcome: 'rejected', message: 'closed' });
+    reg.onReply('q', { accepted: true, outcome: 'queued' });
+    expect(reg.get('r')!.rpc).toBe('failed');
+    expect(reg.openFor('a').map((s) => s.clientMessageId)).toEqual(['q']);
+    reg.onProviderAck('q');
+    expect(reg.openCount()).toBe(0);
+  });
+
+  it('a lost connection puts unanswered sends back to be sent again with the same id', () => {
+    const reg = new SubmissionRegistry();
+    make(reg, 'l');
+    reg.markSent('l');
+    reg.onTransportLost();
+    expect(reg.unsent().map((s) => s.clientMessageId)).toEqual(['l']);
+    reg.markSent('l');
+    reg.onReply('l', { accepted: true, outcome: 'duplicate', turnId: 't' });
+    reg.onProviderAck('l');
+    expect(reg.get('l')!.attempts).toBe(2);
+    expect(reg.openCount()).toBe(0);
+  });
+
+  it('randomized orders of replies, acknowledgements, observations and reconnects settle every send', () => {
+    for (let seed = 1; seed <= 500; seed++) {
+      const rand = rng(seed);
+      const reg = new SubmissionRegistry();
+      const n = 1 + Math.floor(rand() * 6);
+      type Ev = { kind: 'reply' | 'ack' | 'observe' | 'lost'; id: string };
+      const events: Ev[] = [];
+      for (let i = 0; i < n; i++) {
+        const id = `c${i}`;
+        make(reg, id);
+        reg.markSent(id);
+        events.push({ kind: 'reply', id }, { kind: 'ack', id });
+        if (rand() < 0.5) events.push({ kind: 'observe', id });
+      }
+      if (rand() < 0.5) events.push({ kind: 'lost', id: '' });
+      for (let i = events.length - 1; i > 0; i--) {
+        const j = Math.floor(rand() * (i + 1));
+        [events[i], events[j]] = [events[j], events[i]];
+      }
+      const replied = new Set<string>();
+      for (const ev of events) {
+        if (ev.kind === 'reply') {
+          const s = reg.get(ev.id)!;
+          if (s.rpc === 'unsent') reg.markSent(ev.id); // resent after the reconnect
+          reg.onReply(ev.id, { accepted: true, outcome: replied.has(ev.id) ? 'duplicate' : 'accepted', turnId: `t_${ev.id}` });
+          replied.add(ev.id);
+        } else if (ev.kind === 'ack') reg.onProviderAck(ev.id);
+        else if (ev.kind === 'observe') reg.onRunObserved('a', `t_${ev.id}`);
+        else reg.onTransportLost();
+      }
+      // Whatever was unanswered when the connection dropped is sent again and answered.
+      for (const s of reg.unsent()) {
+        reg.markSent(s.clientMessageId);
+        reg.onReply(s.clientMessageId, { accepted: true, outcome: 'duplicate', turnId: `t_${s.clientMessageId}` });
+      }
+      expect(reg.openCount(), `seed ${seed}`).toBe(0);
+      for (let i = 0; i < n; i++) {
+        const s = reg.get(`c${i}`)!;
+        // Settled by the acknowledgement or by observing its run; never failed, never lost.
+        expect(s.rpc, `seed ${seed} c${i}`).toBe('accepted');
+        expect(s.providerAck || s.runObserved, `seed ${seed} c${i}`).toBe(true);
+      }
+    }
+  });
+});
