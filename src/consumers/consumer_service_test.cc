@@ -461,8 +461,11 @@ TEST(ConsumerService, ConsumersAndPositionsSurviveARestartOnSqlite) {
     std::lock_guard lock(shared->mu);
     for (std::size_t i = before; i < shared->delivered.size(); ++i)
       EXPECT_GE(shared->delivered[i].seq_start, Seq(11));  // nothing acknowledged is resent
-    for (const auto& d : shared->delivered)
-      if (d.consumer == ConsumerId("late")) EXPECT_GE(d.seq_start, Seq(11));  // from_now
+    for (const auto& d : shared->delivered) {
+      if (d.consumer == ConsumerId("late")) {
+        EXPECT_GE(d.seq_start, Seq(11));  // from_now
+      }
+    }
     ASSERT_TRUE(service.Delete(ConsumerId("late")).ok());
     EXPECT_EQ(service.Delete(ConsumerId("late")).code(), ErrorCode::kNotFound);
     EXPECT_TRUE((*log)->ListConsumerPositions(ConsumerId("late"))->empty());
