@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Generic Durable Streams, side by side: the daemon and the reference server (npm
 # @durable-streams/server 0.3.7, file-backed), on this machine in the same run, measured by the
-# same load tool (tests/conformance/bench.mjs). Builds nothing: takes the agentstream binary
-# (use a release build).
-# Usage: tools/bench_streams.sh AGENTSTREAM_BINARY [SECONDS]
+# same load tool (bench/streams_load.cc), alternately, ROUNDS times. Builds nothing: takes a build
+# directory configured with AGENTSTREAM_BUILD_BENCHMARKS=ON in which `agentstream` and
+# `streams_load` are built (use a release build).
+# Usage: tools/bench_streams.sh BUILD_DIR [SECONDS] [ROUNDS]
 set -euo pipefail
-bin=$(realpath "${1:?usage: bench_streams.sh AGENTSTREAM_BINARY [SECONDS]}")
-seconds=${2:-10}
+build=$(realpath "${1:?usage: bench_streams.sh BUILD_DIR [SECONDS] [ROUNDS]}")
+seconds=${2:-5}
+rounds=${3:-1}
+bin="$build/src/cli/agentstream"
+load="$build/bench/streams_load"
+[ -x "$bin" ] && [ -x "$load" ] || { echo "build agentstream and streams_load in $build" >&2; exit 2; }
 dir="$(cd "$(dirname "$0")/.." && pwd)/tests/conformance"
 tmp=$(mktemp -d)
 pids=()
@@ -28,5 +33,9 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 [ -n "$daemon" ] && [ -n "$reference" ] || { cat "$tmp"/*.out >&2; exit 1; }
-echo "agentstream: $(cd "$dir" && node bench.mjs "$daemon" "$seconds")"
-echo "reference:   $(cd "$dir" && node bench.mjs "$reference" "$seconds")"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+for round in $(seq 1 "$rounds"); do
+  echo "round $round agentstream: $("$load" --url "$daemon/v1/stream" --seconds "$seconds")"
+  echo "round $round reference:   $("$load" --url "$reference/v1/stream" --seconds "$seconds")"
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -134,6 +134,9 @@ int main(int argc, char** argv) {
                    "long-poll wait before 204, and SSE idle interval (milliseconds)")
       ->check(CLI::Range(100, 600000))
       ->capture_default_str();
+  serve_cmd->add_option("--io-threads", serve.io_threads, "HTTP and WebSocket I/O threads")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
 
   auto* sessions_cmd = app.add_subcommand("sessions", "list stored sessions");
   sessions_cmd->add_flag("--json", json, "print JSON");

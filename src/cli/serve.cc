@@ -110,6 +110,7 @@ int RunServe(const ServeOptions& options) {
     fmt::print(stderr, "agentstream: --listen takes HOST:PORT, got {}\n", options.listen);
     return 2;
   }
+  server_options.threads = options.io_threads;
   server_options.security.token = options.token;
   server_options.security.allowed_origins = options.allow_origins;
   server_options.web_root =

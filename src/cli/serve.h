@@ -20,6 +20,7 @@ struct ServeOptions {
   // Generic Durable Streams' database (/v1/stream/); "" keeps them in memory only.
   std::string streams_db;
   int long_poll_ms = 30000;  // a long-poll answers 204 after this; an idle SSE gets a control event
+  int io_threads = 2;        // the HTTP server's I/O threads
   // The key every session's inbox token derives from (inbox.h); "" makes a new key per run.
   std::string inbox_key_path;
   // Providers: "NAME=PROGRAM ARG..." adds the ACP agent "acp:NAME" (argv split on spaces);

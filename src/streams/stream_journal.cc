@@ -11,12 +11,51 @@ namespace json = boost::json;
 
 namespace {
 
+// Messages are stored in the order they were appended (`seq`, the rowid), whatever their stream:
+// a commit of N appends to N streams writes the last page or two of one b-tree, not N scattered
+// pages. Deleting a stream removes its metadata row at once and its messages later, a window of
+// rows at a time, when the writer is idle (Purge); loading skips messages of unknown streams.
 constexpr const char* kSchema =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=FULL;"
+    // One connection owns the file: no file locks per transaction, no shared-memory index.
+    "PRAGMA locking_mode=EXCLUSIVE;"
+    // Takes the exclusive lock now, and keeps it: a second daemon fails here, not later.
+    "BEGIN EXCLUSIVE; COMMIT;"
     "CREATE TABLE IF NOT EXISTS ds_streams(id INTEGER PRIMARY KEY, meta TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS ds_messages(stream_id INTEGER NOT NULL, offset TEXT NOT NULL,"
-    " data BLOB NOT NULL, PRIMARY KEY(stream_id, offset)) WITHOUT ROWID;";
+    "CREATE TABLE IF NOT EXISTS ds_dead(stream_id INTEGER PRIMARY KEY);";
+
+constexpr const char* kMessages =
+    "CREATE TABLE ds_messages(seq INTEGER PRIMARY KEY, stream_id INTEGER NOT NULL,"
+    " offset TEXT NOT NULL, data BLOB NOT NULL)";
+
+// Databases written before messages were stored in append order (a table keyed by stream and
+// offset) are converted once, in one transaction.
+constexpr const char* kMigrateKeyedMessages =
+    "BEGIN;"
+    "ALTER TABLE ds_messages RENAME TO ds_messages_keyed;"
+    "CREATE TABLE ds_messages(seq INTEGER PRIMARY KEY, stream_id INTEGER NOT NULL,"
+    " offset TEXT NOT NULL, data BLOB NOT NULL);"
+    "INSERT INTO ds_messages(stream_id, offset, data)"
+    " SELECT stream_id, offset, data FROM ds_messages_keyed ORDER BY stream_id, offset;"
+    "DROP TABLE ds_messages_keyed;"
+    "COMMIT;";
+
+// Rows examined by one purge step: bounds how long an idle writer holds off the next commit.
+constexpr std::int64_t kPurgeWindow = 4096;
+
+// The first column of the first row of `sql` as text ("" without a row or on error).
+std::string QueryText(sqlite3* db, const char* sql) {
+  sqlite3_stmt* stmt = nullptr;
+  std::string text;
+  if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW) {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    if (p != nullptr) text.assign(p, sqlite3_column_bytes(stmt, 0));
+  }
+  sqlite3_finalize(stmt);
+  return text;
+}
 
 std::string Text(sqlite3_stmt* stmt, int col) {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, col));
@@ -39,6 +78,15 @@ std::optional<std::string> Str(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
   if (v == nullptr || !v->is_string()) return std::nullopt;
   return std::string(v->as_string());
+}
+
+// Loading stopped early: another process holds the database (it is opened exclusively), or the
+// file is damaged.
+Status Unreadable(sqlite3* db) {
+  return Error(ErrorCode::kIoError,
+               std::string("cannot read the streams database (is another daemon using this data "
+                           "directory?): ") +
+                   sqlite3_errmsg(db));
 }
 
 }  // namespace
@@ -124,20 +172,43 @@ Result<std::unique_ptr<StreamJournal>> StreamJournal::Open(const std::string& pa
   if (sqlite3_exec(db, kSchema, nullptr, nullptr, &error) != SQLITE_OK) {
     std::string message = error != nullptr ? error : "unknown error";
     sqlite3_free(error);
+    const bool busy = sqlite3_errcode(db) == SQLITE_BUSY;
     sqlite3_close(db);
+    if (busy) message += " (another daemon is using this data directory)";
     return Error(ErrorCode::kIoError, "cannot prepare the streams database: " + message);
   }
-  return std::unique_ptr<StreamJournal>(new StreamJournal(db, max_pending));
+  const std::string messages_sql =
+      QueryText(db, "SELECT sql FROM sqlite_master WHERE type='table' AND name='ds_messages'");
+  const char* setup = nullptr;
+  if (messages_sql.empty()) setup = kMessages;
+  if (messages_sql.find("WITHOUT ROWID") != std::string::npos) setup = kMigrateKeyedMessages;
+  if (setup != nullptr && sqlite3_exec(db, setup, nullptr, nullptr, nullptr) != SQLITE_OK) {
+    std::string message = sqlite3_errmsg(db);
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+    return Error(ErrorCode::kIoError, "cannot prepare the streams messages table: " + message);
+  }
+  auto journal = std::unique_ptr<StreamJournal>(new StreamJournal(db, max_pending));
+  // Deletions not yet purged when the daemon stopped: purged again from the start, and their ids
+  // are never given to new streams before that.
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(db, "SELECT stream_id FROM ds_dead ORDER BY stream_id", -1, &stmt, nullptr);
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    const std::int64_t id = sqlite3_column_int64(stmt, 0);
+    journal->purge_next_.push_back(id);
+    journal->min_next_id_ = std::max(journal->min_next_id_, id + 1);
+  }
+  sqlite3_finalize(stmt);
+  journal->writer_ = std::thread([j = journal.get()] { j->Run(); });
+  return journal;
 }
 
 StreamJournal::StreamJournal(sqlite3* db, std::size_t max_pending)
     : db_(db), max_pending_(max_pending) {
   sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO ds_streams(id, meta) VALUES(?, ?)", -1,
                      &put_meta_, nullptr);
-  sqlite3_prepare_v2(db_,
-                     "INSERT OR REPLACE INTO ds_messages(stream_id, offset, data) VALUES(?, ?, ?)",
-                     -1, &put_message_, nullptr);
-  writer_ = std::thread([this] { Run(); });
+  sqlite3_prepare_v2(db_, "INSERT INTO ds_messages(stream_id, offset, data) VALUES(?, ?, ?)", -1,
+                     &put_message_, nullptr);
 }
 
 StreamJournal::~StreamJournal() {
@@ -146,7 +217,7 @@ StreamJournal::~StreamJournal() {
     stop_ = true;
   }
   cv_.notify_all();
-  writer_.join();
+  if (writer_.joinable()) writer_.join();
   sqlite3_finalize(put_meta_);
   sqlite3_finalize(put_message_);
   sqlite3_close(db_);
@@ -158,7 +229,8 @@ Result<std::vector<Stream>> StreamJournal::Load() {
   std::map<std::int64_t, std::size_t> index;
   sqlite3_stmt* stmt = nullptr;
   sqlite3_prepare_v2(db_, "SELECT id, meta FROM ds_streams ORDER BY id", -1, &stmt, nullptr);
-  while (sqlite3_step(stmt) == SQLITE_ROW) {
+  int rc = SQLITE_ROW;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     auto meta = DecodeMeta(Text(stmt, 1));
     if (!meta.ok()) {
       sqlite3_finalize(stmt);
@@ -172,10 +244,10 @@ Result<std::vector<Stream>> StreamJournal::Load() {
     streams.push_back(std::move(s));
   }
   sqlite3_finalize(stmt);
-  sqlite3_prepare_v2(db_,
-                     "SELECT stream_id, offset, data FROM ds_messages ORDER BY stream_id, offset",
-                     -1, &stmt, nullptr);
-  while (sqlite3_step(stmt) == SQLITE_ROW) {
+  if (rc != SQLITE_DONE) return Unreadable(db_);
+  sqlite3_prepare_v2(db_, "SELECT stream_id, offset, data FROM ds_messages ORDER BY seq", -1, &stmt,
+                     nullptr);
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     auto it = index.find(sqlite3_column_int64(stmt, 0));
     auto offset = ParseOffset(Text(stmt, 1));
     if (it == index.end() || !offset) continue;
@@ -188,6 +260,7 @@ Result<std::vector<Stream>> StreamJournal::Load() {
     s.tail = *offset;
   }
   sqlite3_finalize(stmt);
+  if (rc != SQLITE_DONE) return Unreadable(db_);
   return streams;
 }
 
@@ -218,11 +291,14 @@ bool StreamJournal::failed() const {
 }
 
 void StreamJournal::Push(Op op) {
+  bool was_empty = false;
   {
     std::lock_guard lock(mu_);
+    was_empty = queue_.empty();
     queue_.push_back(std::move(op));
   }
-  cv_.notify_one();
+  // The writer waits only on an empty queue: later pushes find it awake (an append makes three).
+  if (was_empty) cv_.notify_one();
 }
 
 bool StreamJournal::Apply(const Op& op) {
@@ -240,8 +316,9 @@ bool StreamJournal::Apply(const Op& op) {
       sqlite3_bind_blob(stmt, 3, op.data->data(), static_cast<int>(op.data->size()), SQLITE_STATIC);
       break;
     case Op::kDelete: {
-      const std::string sql = "DELETE FROM ds_messages WHERE stream_id=" + std::to_string(op.id) +
-                              ";DELETE FROM ds_streams WHERE id=" + std::to_string(op.id) + ";";
+      const std::string id = std::to_string(op.id);
+      const std::string sql = "DELETE FROM ds_streams WHERE id=" + id +
+                              ";INSERT OR IGNORE INTO ds_dead(stream_id) VALUES(" + id + ");";
       return sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
     }
     case Op::kCallback:
@@ -256,7 +333,9 @@ bool StreamJournal::Apply(const Op& op) {
 
 void StreamJournal::Run() {
   std::vector<Op> batch;
+  std::uint64_t batches = 0;
   for (;;) {
+    bool idle = false;
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
@@ -278,10 +357,49 @@ void StreamJournal::Run() {
         failed_ = true;
       }
     }
-    for (Op& op : batch)
+    for (Op& op : batch) {
       if (op.kind == Op::kCallback) op.done(ok);
+      if (ok && op.kind == Op::kDelete) purge_next_.push_back(op.id);
+    }
     batch.clear();
+    {
+      std::lock_guard lock(mu_);
+      idle = queue_.empty();
+    }
+    // A purge step runs when the writer is idle, and at least every 64th batch under a load that
+    // never lets it idle.
+    if (ok && (idle || ++batches % 64 == 0) && !PurgeStep()) {
+      std::lock_guard lock(mu_);
+      failed_ = true;
+    }
   }
+}
+
+bool StreamJournal::PurgeStep() {
+  if (purge_ids_.empty()) {
+    if (purge_next_.empty()) return true;
+    purge_ids_.swap(purge_next_);
+    purge_cursor_ = 0;
+    // Every message of a deleted stream was committed before its deletion: none lies beyond.
+    purge_end_ = std::stoll("0" + QueryText(db_, "SELECT MAX(seq) FROM ds_messages"));
+  }
+  const std::int64_t to = purge_cursor_ + kPurgeWindow;
+  const std::string window = "DELETE FROM ds_messages WHERE seq > " +
+                             std::to_string(purge_cursor_) + " AND seq <= " + std::to_string(to) +
+                             " AND stream_id IN (SELECT stream_id FROM ds_dead);";
+  std::string sql = "BEGIN;" + window;
+  const bool last = to >= purge_end_;
+  if (last)
+    for (const std::int64_t id : purge_ids_)
+      sql += "DELETE FROM ds_dead WHERE stream_id=" + std::to_string(id) + ";";
+  sql += "COMMIT;";
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return false;
+  }
+  purge_cursor_ = to;
+  if (last) purge_ids_.clear();
+  return true;
 }
 
 }  // namespace agentstream::streams

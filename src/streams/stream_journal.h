@@ -1,7 +1,8 @@
-// The durable side of the generic stream store: one SQLite database (WAL, synchronous=FULL) and
-// a writer thread with group commit. Writes are queued in order; every AfterCommit callback runs
-// once all writes queued before it are committed and fsynced, so many concurrent appends share
-// one fsync. A failed commit is sticky: every later callback reports false.
+// The durable side of the generic stream store: one SQLite database (WAL, synchronous=FULL,
+// opened exclusively) and a writer thread with group commit. Writes are queued in order; every
+// AfterCommit callback runs once all writes queued before it are committed and fsynced, so many
+// concurrent appends share one fsync. A failed commit is sticky: every later callback reports
+// false.
 #pragma once
 
 #include <condition_variable>
@@ -43,6 +44,9 @@ class StreamJournal {
   bool Full() const;
   // True after a failed commit.
   bool failed() const;
+  // New streams take ids from here up: ids of deleted streams whose messages are still being
+  // purged are not reused.
+  std::int64_t min_next_id() const { return min_next_id_; }
 
  private:
   struct Op {
@@ -56,6 +60,8 @@ class StreamJournal {
   void Push(Op op);
   void Run();
   bool Apply(const Op& op);
+  // Deletes the messages of deleted streams in one window of rows; false on a storage error.
+  bool PurgeStep();
 
   sqlite3* db_;
   // Prepared once, used only by the writer thread.
@@ -67,6 +73,13 @@ class StreamJournal {
   std::vector<Op> queue_;
   bool stop_ = false;
   bool failed_ = false;
+  std::int64_t min_next_id_ = 1;
+  // Purging, on the writer thread only: the pass under way (its stream ids, the next window's
+  // start and the last seq to examine), and the deletions committed since it began.
+  std::vector<std::int64_t> purge_ids_;
+  std::int64_t purge_cursor_ = 0;
+  std::int64_t purge_end_ = 0;
+  std::vector<std::int64_t> purge_next_;
   std::thread writer_;
 };
 

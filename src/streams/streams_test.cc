@@ -257,6 +257,26 @@ TEST(JournalTest, StreamsSurviveReopen) {
   std::filesystem::remove(path + "-shm");
 }
 
+TEST(JournalTest, ASecondStoreOnTheSameDatabaseIsRefused) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("streams_excl_" + std::to_string(::getpid()) + ".db"))
+                               .string();
+  std::filesystem::remove(path);
+  {
+    auto first = StreamStore::Open(path, StreamLimits{});
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    auto second = StreamStore::Open(path, StreamLimits{});
+    ASSERT_FALSE(second.ok());
+    EXPECT_NE(second.status().ToString().find("another daemon"), std::string::npos)
+        << second.status().ToString();
+  }
+  auto reopened = StreamStore::Open(path, StreamLimits{});  // the lock went with the first
+  EXPECT_TRUE(reopened.ok()) << reopened.status().ToString();
+  reopened->reset();
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + "-wal");
+}
+
 StreamResponse Call(StreamStore& store, StreamRequest req) {
   Outcome result;
   HandleStreamRequest(store, nullptr, req, "http://h", [&](Outcome o) { result = std::move(o); });
