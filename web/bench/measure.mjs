@@ -1,5 +1,7 @@
 // Measures, in headless Chromium: (1) the time from opening the page until a session's tail
-// row is shown, (2) frames while a reply streams into the open pane.
+// row is shown, (2) frames while a reply streams into the open pane, with the page's own work
+// per frame (renders, style recalculations, layouts, script time: Chrome's Performance metrics),
+// which a loaded machine does not inflate the way it inflates dropped frames.
 // Usage: node measure.mjs URL AGENT_ID  (CHROMIUM defaults to /usr/bin/chromium)
 import { chromium } from '@playwright/test';
 
@@ -52,35 +54,72 @@ const frameStats = async () => {
     `p99 ${gaps[Math.floor(gaps.length * 0.99)].toFixed(1)} ms, max ${gaps.at(-1).toFixed(1)} ms; dropped frames at 60 fps: ${dropped}`
   );
 };
+// Each frame also records the page's render count so far (window.agentstream.renderStats,
+// absent in older builds of the page).
 const startFrames = () =>
   page.evaluate(() => {
     const w = window;
     w.__frames = [];
+    w.__renders = [];
+    const count = () => {
+      const r = w.agentstream?.renderStats;
+      return r ? [r.app, r.list] : null;
+    };
     const tick = (t) => {
       w.__frames.push(t);
+      w.__renders.push(count());
       if (w.__frames.length < 100000) requestAnimationFrame(tick);
     };
     requestAnimationFrame(tick);
   });
+// Renders between two frames, of the whole page (App) and of the timeline list (one pane open:
+// a list render without an App render is a second pass in that frame).
+const renderStats = async () => {
+  const r = await page.evaluate(() => window.__renders);
+  if (!r.length || !r[0]) return 'renders per frame: not counted by this build';
+  const app = r.slice(1).map((v, i) => v[0] - r[i][0]);
+  const list = r.slice(1).map((v, i) => v[1] - r[i][1]);
+  const passes = list.map((n, i) => Math.max(n, app[i]));
+  return (
+    `render passes per frame: max ${Math.max(0, ...passes)}, frames with more than one: ${passes.filter((n) => n > 1).length} ` +
+    `of ${passes.filter((n) => n > 0).length} frames rendered (${app.reduce((a, b) => a + b, 0)} page renders, ${list.reduce((a, b) => a + b, 0)} list renders)`
+  );
+};
+const cdp = await page.context().newCDPSession(page);
+await cdp.send('Performance.enable');
+const metrics = async () => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
 // Baseline: the same page, nothing streaming (the machine's own noise).
 await startFrames();
+const i0 = await metrics();
 await page.waitForTimeout(5000);
-console.log(`idle: ${await frameStats()}`);
+const i1 = await metrics();
+const work = (a, b) => {
+  const d = (name) => b[name] - a[name];
+  return (
+    `style recalcs ${d('RecalcStyleCount')}, layouts ${d('LayoutCount')} (${(d('LayoutDuration') * 1000).toFixed(0)} ms), ` +
+    `script ${(d('ScriptDuration') * 1000).toFixed(0)} ms, all tasks ${(d('TaskDuration') * 1000).toFixed(0)} ms`
+  );
+};
+console.log(`idle: ${await frameStats()}; the page's own work in 5 s: ${await renderStats()}; ${work(i0, i1)}`);
 
 // Streaming: the same frame loop while replies stream into the open pane.
 await page.evaluate(() => {
   window.__frames = [];
+  window.__renders = [];
   window.__long = [];
   new PerformanceObserver((list) => window.__long.push(...list.getEntries().map((e) => e.duration))).observe({ type: 'longtask' });
 });
 const before = Number((await api('GET', `/v1/agents/${agent}`)).cursor.split(':')[1]);
+const m0 = await metrics();
 for (let i = 0; i < 6; i++)
   await api('POST', `/v1/agents/${agent}/messages`, { text: `stream ${Date.now()} ${i}`, clientMessageId: `m-${Date.now()}-${i}`, whileRunning: 'queue' });
 await page.waitForTimeout(5000);
+const m1 = await metrics();
 const after = Number((await api('GET', `/v1/agents/${agent}`)).cursor.split(':')[1]);
 const long = await page.evaluate(() => window.__long);
 console.log(
   `streaming: ${after - before} events in 5 s; ${await frameStats()}; ` +
     `main-thread tasks over 50 ms: ${long.length} (longest ${Math.round(Math.max(0, ...long))} ms)`,
 );
+console.log(`streaming, the page's own work in 5 s: ${await renderStats()}; ${work(m0, m1)}`);
 await browser.close();

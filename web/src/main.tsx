@@ -3,6 +3,7 @@ import { SyncEngine } from './core/sync';
 import { WsTransport } from './core/transport';
 import { App } from './ui/App';
 import { installNotifications } from './ui/notify';
+import { renderStats } from './ui/useEngine';
 import './ui/style.css';
 
 // The page is served by the daemon: the WebSocket is on the same host. A token given in the
@@ -19,7 +20,7 @@ document.addEventListener('visibilitychange', () => engine.setTabVisible(documen
 engine.setTabVisible(document.visibilityState === 'visible');
 transport.start();
 
-// Hooks for end-to-end tests and benchmarks (read-only views plus a network cut).
-(window as any).agentstream = { engine, transport };
+// Hooks for end-to-end tests and benchmarks (read-only views, render counts, a network cut).
+(window as any).agentstream = { engine, transport, renderStats };
 
 render(<App engine={engine} transport={transport} />, document.getElementById('app')!);

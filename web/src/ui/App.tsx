@@ -1,11 +1,12 @@
 // The page: the agents list (live status, provider, title, cwd, last activity; create, close)
 // and two or more panes side by side.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { memo } from 'preact/compat';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { SyncEngine } from '../core/sync';
 import type { WsTransport } from '../core/transport';
 import type { AgentSnapshot } from '../core/types';
 import { Pane } from './Pane';
-import { useEngine } from './useEngine';
+import { renderStats, useEngine } from './useEngine';
 
 interface PaneState {
   id: string;
@@ -24,6 +25,7 @@ function relativeTime(ms: number): string {
 
 export function App({ engine, transport }: { engine: SyncEngine; transport: WsTransport }) {
   useEngine(engine);
+  renderStats.app++;
   const [panes, setPanes] = useState<PaneState[]>([
     { id: 'p1', agentId: null },
     { id: 'p2', agentId: null },
@@ -56,6 +58,14 @@ export function App({ engine, transport }: { engine: SyncEngine; transport: WsTr
     setFocused(id);
   };
   const agents = [...engine.agents.values()].sort((a, b) => b.createdAt - a.createdAt);
+  // The form does not depend on the engine's state: a stable handler (reading the latest
+  // focused pane) keeps it out of the render of every streamed frame.
+  const createLatest = useRef<(cfg: CreateConfig) => Promise<void>>(async () => {});
+  createLatest.current = async (cfg) => {
+    const a = await engine.createAgent(cfg);
+    openAgent(a.id);
+  };
+  const onCreate = useCallback((cfg: CreateConfig) => createLatest.current(cfg), []);
 
   return (
     <div class="app">
@@ -64,12 +74,7 @@ export function App({ engine, transport }: { engine: SyncEngine; transport: WsTr
         <div class={`conn ${engine.connected ? 'on' : 'off'}`} data-testid="connection">
           {engine.connected ? 'connected' : 'reconnecting…'}
         </div>
-        <CreateAgent
-          onCreate={async (cfg) => {
-            const a = await engine.createAgent(cfg);
-            openAgent(a.id);
-          }}
-        />
+        <CreateAgentForm onCreate={onCreate} />
         <ul class="agents" data-testid="agents">
           {agents.map((a) => (
             <AgentRow
@@ -141,7 +146,11 @@ function AgentRow({
   );
 }
 
-function CreateAgent({ onCreate }: { onCreate(cfg: { provider: string; cwd: string; model?: string; mode?: string }): Promise<void> }) {
+type CreateConfig = { provider: string; cwd: string; model?: string; mode?: string };
+
+const CreateAgentForm = memo(CreateAgent);
+
+function CreateAgent({ onCreate }: { onCreate(cfg: CreateConfig): Promise<void> }) {
   const [provider, setProvider] = useState('scripted');
   const [cwd, setCwd] = useState('/tmp');
   const [model, setModel] = useState('');

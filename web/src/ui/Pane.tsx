@@ -5,7 +5,7 @@ import type { SyncEngine } from '../core/sync';
 import type { Row } from '../core/timeline';
 import type { Attachment, WhileRunning } from '../core/types';
 import { askNotificationPermissionOnce } from './notify';
-import { TimelineRow, type RowActions } from './Rows';
+import { MemoRow, rowLabel, type RowActions } from './Rows';
 import { VirtualList } from './VirtualList';
 
 // An attached image is sent inline in the WebSocket message (1 MiB per message).
@@ -113,7 +113,7 @@ function AgentPane({
       <VirtualList<Row>
         items={items}
         keyOf={(r) => r.id}
-        render={(r) => <TimelineRow row={r} actions={actions} />}
+        render={(r) => <MemoRow row={r} actions={actions} label={rowLabel(r, actions)} />}
         onNearTop={onNearTop}
         testId="timeline"
       />

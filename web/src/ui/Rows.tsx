@@ -1,4 +1,5 @@
 // One timeline row per projected item kind.
+import { memo } from 'preact/compat';
 import { useState } from 'preact/hooks';
 import type { Row } from '../core/timeline';
 import type { Submission } from '../core/submissions';
@@ -13,7 +14,7 @@ export interface RowActions {
   submission(clientMessageId: string): Submission | undefined;
 }
 
-function submissionLabel(s: Submission | undefined): string | null {
+export function submissionLabel(s: Submission | undefined): string | null {
   if (!s) return null;
   if (s.rpc === 'failed') return `not sent: ${s.error ?? 'refused'}`;
   if (s.rpc === 'queued') return 'queued';
@@ -22,12 +23,30 @@ function submissionLabel(s: Submission | undefined): string | null {
   return null;
 }
 
-export function TimelineRow({ row, actions }: { row: Row; actions: RowActions }) {
+// The send state shown under a local row.
+export function rowLabel(row: Row, actions: RowActions): string | null {
+  return row.local ? submissionLabel(actions.submission(row.local.clientMessageId)) : null;
+}
+
+// Rows are rebuilt on every replica change but their items are immutable: a row renders again
+// only when its item (or its local presentation, or its send state) changed, so a streaming
+// reply re-renders its own row, not the whole window.
+export const MemoRow = memo(
+  TimelineRow,
+  (a, b) =>
+    a.label === b.label &&
+    a.row.id === b.row.id &&
+    a.row.epoch === b.row.epoch &&
+    a.row.local === b.row.local &&
+    (a.row.item === b.row.item ||
+      (a.row.local !== undefined && a.row.item.key === b.row.item.key && a.row.item.seqEnd === b.row.item.seqEnd)),
+);
+
+export function TimelineRow({ row, actions, label }: { row: Row; actions: RowActions; label: string | null }) {
   const item = row.item;
   const common = { 'data-kind': item.kind, 'data-key': item.key, 'data-row-id': row.id, class: `row row-${item.kind}` };
   switch (item.kind) {
     case 'user_message': {
-      const label = row.local ? submissionLabel(actions.submission(row.local.clientMessageId)) : null;
       return (
         <div {...common} data-testid="user-message">
           <div class="who">you</div>
