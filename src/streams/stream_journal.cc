@@ -23,7 +23,8 @@ constexpr const char* kSchema =
     // Takes the exclusive lock now, and keeps it: a second daemon fails here, not later.
     "BEGIN EXCLUSIVE; COMMIT;"
     "CREATE TABLE IF NOT EXISTS ds_streams(id INTEGER PRIMARY KEY, meta TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS ds_dead(stream_id INTEGER PRIMARY KEY);";
+    "CREATE TABLE IF NOT EXISTS ds_dead(stream_id INTEGER PRIMARY KEY);"
+    "CREATE TABLE IF NOT EXISTS ds_state(key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
 constexpr const char* kMessages =
     "CREATE TABLE ds_messages(seq INTEGER PRIMARY KEY, stream_id INTEGER NOT NULL,"
@@ -209,6 +210,9 @@ StreamJournal::StreamJournal(sqlite3* db, std::size_t max_pending)
                      &put_meta_, nullptr);
   sqlite3_prepare_v2(db_, "INSERT INTO ds_messages(stream_id, offset, data) VALUES(?, ?, ?)", -1,
                      &put_message_, nullptr);
+  sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO ds_state(key, value) VALUES(?, ?)", -1,
+                     &put_state_, nullptr);
+  sqlite3_prepare_v2(db_, "DELETE FROM ds_state WHERE key=?", -1, &delete_state_, nullptr);
 }
 
 StreamJournal::~StreamJournal() {
@@ -220,6 +224,8 @@ StreamJournal::~StreamJournal() {
   if (writer_.joinable()) writer_.join();
   sqlite3_finalize(put_meta_);
   sqlite3_finalize(put_message_);
+  sqlite3_finalize(put_state_);
+  sqlite3_finalize(delete_state_);
   sqlite3_close(db_);
 }
 
@@ -276,6 +282,22 @@ void StreamJournal::DeleteStream(std::int64_t stream_id) {
   Push(Op{Op::kDelete, stream_id, "", nullptr, nullptr});
 }
 
+void StreamJournal::PutState(const std::string& key, const std::string& value) {
+  Push(Op{Op::kState, 0, key, std::make_shared<const std::string>(value), nullptr});
+}
+
+Result<std::map<std::string, std::string>> StreamJournal::LoadState() {
+  std::lock_guard lock(mu_);  // before any write: the writer thread is idle
+  std::map<std::string, std::string> state;
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(db_, "SELECT key, value FROM ds_state", -1, &stmt, nullptr);
+  int rc = SQLITE_ROW;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) state[Text(stmt, 0)] = Text(stmt, 1);
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_DONE) return Unreadable(db_);
+  return state;
+}
+
 void StreamJournal::AfterCommit(std::function<void(bool ok)> fn) {
   Push(Op{Op::kCallback, 0, "", nullptr, std::move(fn)});
 }
@@ -321,6 +343,13 @@ bool StreamJournal::Apply(const Op& op) {
                               ";INSERT OR IGNORE INTO ds_dead(stream_id) VALUES(" + id + ");";
       return sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
     }
+    case Op::kState:
+      stmt = op.data->empty() ? delete_state_ : put_state_;
+      sqlite3_bind_text(stmt, 1, op.text.data(), static_cast<int>(op.text.size()), SQLITE_STATIC);
+      if (!op.data->empty())
+        sqlite3_bind_text(stmt, 2, op.data->data(), static_cast<int>(op.data->size()),
+                          SQLITE_STATIC);
+      break;
     case Op::kCallback:
       return true;
   }

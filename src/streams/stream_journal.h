@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -38,6 +39,9 @@ class StreamJournal {
   void PutMeta(const StreamMeta& meta);
   void PutMessage(std::int64_t stream_id, const Message& message);
   void DeleteStream(std::int64_t stream_id);
+  // Small named records beside the streams (subscriptions): `value` empty deletes `key`.
+  void PutState(const std::string& key, const std::string& value);
+  Result<std::map<std::string, std::string>> LoadState();
   // `fn(ok)` runs on the writer thread after the commit that covers every earlier write.
   void AfterCommit(std::function<void(bool ok)> fn);
   // True when the queue is at its bound (the caller answers 503 instead of writing).
@@ -50,9 +54,9 @@ class StreamJournal {
 
  private:
   struct Op {
-    enum Kind { kMeta, kMessage, kDelete, kCallback } kind;
+    enum Kind { kMeta, kMessage, kDelete, kState, kCallback } kind;
     std::int64_t id = 0;
-    std::string text;  // meta JSON or the message offset
+    std::string text;  // meta JSON, the message offset, or the state key
     std::shared_ptr<const std::string> data;
     std::function<void(bool)> done;
   };
@@ -67,6 +71,8 @@ class StreamJournal {
   // Prepared once, used only by the writer thread.
   sqlite3_stmt* put_meta_ = nullptr;
   sqlite3_stmt* put_message_ = nullptr;
+  sqlite3_stmt* put_state_ = nullptr;
+  sqlite3_stmt* delete_state_ = nullptr;
   const std::size_t max_pending_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

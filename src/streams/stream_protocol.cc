@@ -355,7 +355,12 @@ void HandleStreamRequest(StreamStore& store, SubscriptionManager* subscriptions,
   if (req.method == "OPTIONS") return done(Text(204, ""));
   if (req.path.rfind("/v1/stream/__ds/", 0) == 0 || req.path == "/v1/stream/__ds") {
     if (subscriptions == nullptr) return done(Text(404, "Subscriptions are not enabled"));
-    return done(subscriptions->Handle(req, base_url));
+    // Answered once the subscription's journaled state is durable (an ack is not lost).
+    StreamResponse response = subscriptions->Handle(req, base_url);
+    return store.WhenDurable([done = std::move(done), response = std::move(response)](bool ok) {
+      if (ok) return done(response);
+      done(Text(500, "Storage failed; the outcome of this request is unknown"));
+    });
   }
   if (req.method == "PUT") return HandleCreate(store, req, base_url, done);
   if (req.method == "POST") return HandleAppend(store, req, done);

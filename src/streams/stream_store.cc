@@ -47,9 +47,11 @@ Result<std::unique_ptr<StreamStore>> StreamStore::Open(const std::string& db_pat
                                                        StreamLimits limits) {
   AS_ASSIGN_OR_RETURN(auto journal, StreamJournal::Open(db_path, limits.max_pending_writes));
   AS_ASSIGN_OR_RETURN(std::vector<Stream> loaded, journal->Load());
+  AS_ASSIGN_OR_RETURN(auto state, journal->LoadState());
   const std::int64_t min_next_id = journal->min_next_id();
   auto store = std::make_unique<StreamStore>(limits, std::move(journal));
   store->next_id_ = min_next_id;
+  store->state_ = std::move(state);
   const std::int64_t now = store->Now();
   for (Stream& s : loaded) {
     store->next_id_ = std::max(store->next_id_, s.meta.id + 1);
@@ -428,6 +430,25 @@ std::vector<std::string> StreamStore::Paths() {
   paths.reserve(streams_.size());
   for (const auto& [path, s] : streams_) paths.push_back(path);
   return paths;
+}
+
+void StreamStore::PutState(const std::string& key, const std::string& value) {
+  std::lock_guard lock(mu_);
+  if (value.empty()) {
+    state_.erase(key);
+  } else {
+    state_[key] = value;
+  }
+  if (journal_) journal_->PutState(key, value);
+}
+
+std::map<std::string, std::string> StreamStore::State(const std::string& prefix) {
+  std::lock_guard lock(mu_);
+  std::map<std::string, std::string> out;
+  for (auto it = state_.lower_bound(prefix); it != state_.end() && it->first.rfind(prefix, 0) == 0;
+       ++it)
+    out.insert(*it);
+  return out;
 }
 
 void StreamStore::WhenDurable(std::function<void(bool ok)> fn) {

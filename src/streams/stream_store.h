@@ -151,6 +151,12 @@ class StreamStore {
   // Reset it (empty) before the hook's target goes away.
   void SetChangeHook(std::function<void(const std::string&)> hook);
 
+  // Small named records kept beside the streams and journaled with them (the subscriptions):
+  // `value` empty deletes `key`. Durable once WhenDurable says so.
+  void PutState(const std::string& key, const std::string& value);
+  // Every record whose key starts with `prefix`.
+  std::map<std::string, std::string> State(const std::string& prefix);
+
   const StreamLimits& limits() const { return limits_; }
 
  private:
@@ -178,6 +184,7 @@ class StreamStore {
   std::size_t watcher_count_ = 0;
   std::uint64_t next_watch_ = 1;
   std::function<void(const std::string&)> hook_;
+  std::map<std::string, std::string> state_;  // guarded by mu_
 };
 
 }  // namespace agentstream::streams

@@ -212,12 +212,16 @@ SubscriptionManager::SubscriptionManager(StreamStore& store, SubscriptionLimits 
   if (sodium_init() < 0) std::abort();
   crypto_sign_keypair(public_key_, secret_key_);
   randombytes_buf(token_key_, sizeof token_key_);
+  DeriveKeyId();
+  sender_ = std::thread([this] { DeliveryLoop(); });
+}
+
+void SubscriptionManager::DeriveKeyId() {
   x_ = B64Url(public_key_, sizeof public_key_);
   const std::string thumb = R"({"crv":"Ed25519","kty":"OKP","x":")" + x_ + "\"}";
   unsigned char digest[crypto_hash_sha256_BYTES];
   crypto_hash_sha256(digest, reinterpret_cast<const unsigned char*>(thumb.data()), thumb.size());
   kid_ = "ds_" + B64Url(digest, sizeof digest);
-  sender_ = std::thread([this] { DeliveryLoop(); });
 }
 
 SubscriptionManager::~SubscriptionManager() {
@@ -429,6 +433,12 @@ StreamResponse SubscriptionManager::Handle(const StreamRequest& req, const std::
   {
     std::lock_guard lock(mu_);
     response = HandleLocked(req, base_url, &actions);
+    constexpr std::string_view kSubs = "subscriptions/";
+    if (req.path.rfind(kControlRoot, 0) == 0) {
+      const std::string rest = req.path.substr(kControlRoot.size());
+      if (rest.rfind(kSubs, 0) == 0)
+        Save(rest.substr(kSubs.size(), rest.find('/', kSubs.size()) - kSubs.size()));
+    }
   }
   Run(std::move(actions));
   return response;
@@ -673,6 +683,7 @@ void SubscriptionManager::DeliveryLoop() {
           if (!s.wake_id.empty() && NowMs() >= s.lease_expires_ms) ClearWake(s);
           if (s.wake_id.empty() && s.holder.empty() && HasPending(s))
             CreateWake(s, relative, &actions);
+          Save(id);
         }
       }
       Run(std::move(actions));
@@ -696,6 +707,7 @@ void SubscriptionManager::Delivered(const Delivery& d, int status, const std::st
     Subscription& s = it->second;
     if (status < 200 || status >= 300) {
       s.status = "failed";  // redelivered by the next change once the lease lapses
+      Save(s.id);
       return;
     }
     s.status = "active";
@@ -711,6 +723,7 @@ void SubscriptionManager::Delivered(const Delivery& d, int status, const std::st
       ClearWake(s);
       NextWakeIfPending(s, &actions);
     }
+    Save(s.id);
   }
   Run(std::move(actions));
 }

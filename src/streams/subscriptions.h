@@ -2,7 +2,9 @@
 // whose wakes are POSTed signed with Ed25519 (keys published at __ds/jwks.json), and pull-wake
 // subscriptions, whose wakes are appended to a wake stream and claimed by workers. Each wake has
 // a generation; a callback, ack or release with a stale generation or wake id is fenced (409),
-// and a claim holds a lease of lease_ttl_ms. Subscriptions are held in memory (not durable).
+// and a claim holds a lease of lease_ttl_ms. Subscriptions, with their acknowledged offsets and
+// wake state, are journaled in the stream store (subscription_state.cc) and survive a restart,
+// as do the signing and token keys when a key file is given.
 #pragma once
 
 #include <condition_variable>
@@ -16,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/status.h"
 #include "streams/stream_protocol.h"
 #include "streams/stream_store.h"
 
@@ -34,6 +37,10 @@ class SubscriptionManager {
   ~SubscriptionManager();
   SubscriptionManager(const SubscriptionManager&) = delete;
   SubscriptionManager& operator=(const SubscriptionManager&) = delete;
+
+  // Loads (or creates, mode 0600) the signing and token keys at `key_path` ("" keeps this run's
+  // fresh keys), then the subscriptions journaled in the store. Call before serving requests.
+  Status Restore(const std::string& key_path);
 
   // A request under /v1/stream/__ds/. `base_url` is "http://host:port" of this server.
   StreamResponse Handle(const StreamRequest& request, const std::string& base_url);
@@ -84,6 +91,12 @@ class SubscriptionManager {
                                            const std::string& body) const;
   std::optional<StreamResponse> ApplyAcks(Subscription& s, const std::string& body) const;
   void Run(Actions actions);
+  // Journals subscription `id` (or its removal) if it changed since it was last journaled.
+  // Called under mu_.
+  void Save(const std::string& id);
+  std::string Encode(const Subscription& s) const;
+  static std::optional<Subscription> Decode(const std::string& text);
+  void DeriveKeyId();
   void DeliveryLoop();
   void Delivered(const Delivery& d, int status, const std::string& body);
 
@@ -95,6 +108,7 @@ class SubscriptionManager {
   std::string x_, kid_;
   std::mutex mu_;
   std::map<std::string, Subscription> subs_;
+  std::map<std::string, std::string> saved_;  // id -> the record last journaled (under mu_)
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
   std::deque<Delivery> queue_;
