@@ -130,6 +130,10 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--codex-program", serve.codex_program, "the codex CLI")
       ->capture_default_str();
   serve_cmd
+      ->add_option("--opencode-program", serve.opencode_program,
+                   "the opencode CLI of the opencode provider (opencode serve)")
+      ->capture_default_str();
+  serve_cmd
       ->add_option("--long-poll-ms", serve.long_poll_ms,
                    "long-poll wait before 204, and SSE idle interval (milliseconds)")
       ->check(CLI::Range(100, 600000))

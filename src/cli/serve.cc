@@ -10,6 +10,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <random>
@@ -79,6 +80,7 @@ Result<runtime::ProviderFactoryOptions> ProviderOptions(const ServeOptions& opti
   runtime::ProviderFactoryOptions out;
   out.claude_program = options.claude_program;
   out.codex_program = options.codex_program;
+  out.opencode_program = options.opencode_program;
   for (const std::string& entry : options.acp_agents) {
     AS_ASSIGN_OR_RETURN(auto name_value, NameValue(entry, "--acp-agent"));
     providers::acp::AgentCommand command;
@@ -161,6 +163,16 @@ int RunServe(const ServeOptions& options) {
   }
   server_options.streams = streams.get();
   streams::SubscriptionManager subscriptions(*streams);
+  // Subscriptions are journaled with the streams; their keys sit beside the streams database.
+  const std::string subscription_keys =
+      options.streams_db.empty()
+          ? std::string()
+          : (std::filesystem::path(options.streams_db).parent_path() / "subscriptions.key")
+                .string();
+  if (Status restored = subscriptions.Restore(subscription_keys); !restored.ok()) {
+    fmt::print(stderr, "agentstream: {}\n", restored.ToString());
+    return 1;
+  }
   streams->SetChangeHook(
       [&subscriptions](const std::string& path) { subscriptions.OnStreamChanged(path); });
   server_options.stream_subscriptions = &subscriptions;

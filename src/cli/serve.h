@@ -30,6 +30,7 @@ struct ServeOptions {
   std::vector<std::string> acp_programs;
   std::string claude_program = "claude";
   std::string codex_program = "codex";
+  std::string opencode_program = "opencode";  // the `opencode` provider (opencode serve)
 };
 
 // Runs until a stop signal; the process exit code (0 after a clean stop, 1 when the log or the

@@ -2,11 +2,13 @@
 // stream's expiry bounds the whole exchange.
 #include "net/http_client.h"
 
+#include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
@@ -76,27 +78,44 @@ beast::error_code Await(asio::io_context& ioc, Start&& start) {
   return done ? result : asio::error::operation_aborted;
 }
 
-Result<HttpReply> Send(const HttpRequest& request) {
-  AS_ASSIGN_OR_RETURN(HttpUrl url, ParseHttpUrl(request.url));
-  auto broken = [&](const beast::error_code& ec, std::string_view during) {
-    if (ec == beast::error::timeout)
-      return Error(ErrorCode::kUnavailable, request.url + " did not answer within " +
-                                                std::to_string(request.timeout.count()) + " ms");
-    if (ec == http::error::body_limit)
-      return Error(ErrorCode::kTooLarge, "the reply of " + request.url + " is larger than " +
-                                             std::to_string(request.max_reply_bytes) + " bytes");
-    return Error(ErrorCode::kUnavailable,
-                 request.url + ": " + std::string(during) + " failed: " + ec.message());
+// Runs `ioc` until the operation `start` begins has finished. When `stop` turns true meanwhile,
+// closes `stream` once (so the operation ends with an error) and sets `stopped`.
+template <class Start>
+beast::error_code AwaitOrStop(asio::io_context& ioc, beast::tcp_stream& stream,
+                              const std::atomic<bool>& stop, bool& stopped, Start&& start) {
+  beast::error_code result;
+  bool done = false;
+  start([&](beast::error_code ec, auto&&...) {
+    result = ec;
+    done = true;
+  });
+  ioc.restart();
+  auto slice = [&] {
+    if (!stopped && stop.load()) {
+      stopped = true;
+      stream.close();
+    }
+    ioc.run_one_for(std::chrono::milliseconds(100));
+    if (ioc.stopped()) ioc.restart();
+    return true;
   };
-  asio::io_context ioc{1};
-  tcp::resolver resolver(ioc);
-  beast::error_code ec;
-  auto results = resolver.resolve(url.host, std::to_string(url.port), ec);
-  if (ec) return broken(ec, "resolving");
-  beast::tcp_stream stream(ioc);
-  stream.expires_after(request.timeout);
-  ec = Await(ioc, [&](auto handler) { stream.async_connect(results, std::move(handler)); });
-  if (ec) return broken(ec, "connecting");
+  while (!done && slice()) {
+  }
+  return result;
+}
+
+Status Broken(const HttpRequest& request, const beast::error_code& ec, std::string_view during) {
+  if (ec == beast::error::timeout)
+    return Error(ErrorCode::kUnavailable, request.url + " did not answer within " +
+                                              std::to_string(request.timeout.count()) + " ms");
+  if (ec == http::error::body_limit)
+    return Error(ErrorCode::kTooLarge, "the reply of " + request.url + " is larger than " +
+                                           std::to_string(request.max_reply_bytes) + " bytes");
+  return Error(ErrorCode::kUnavailable,
+               request.url + ": " + std::string(during) + " failed: " + ec.message());
+}
+
+http::request<http::string_body> BuildRequest(const HttpRequest& request, const HttpUrl& url) {
   http::request<http::string_body> req;
   req.method_string(request.method);
   req.target(url.target);
@@ -110,14 +129,35 @@ Result<HttpReply> Send(const HttpRequest& request) {
   for (const auto& [name, value] : request.headers) req.set(name, value);
   req.body() = request.body;
   req.prepare_payload();
+  return req;
+}
+
+// Resolves, connects and sends `request` on `stream` (whose expiry the caller has set).
+Status Open(asio::io_context& ioc, beast::tcp_stream& stream, const HttpRequest& request) {
+  AS_ASSIGN_OR_RETURN(HttpUrl url, ParseHttpUrl(request.url));
+  tcp::resolver resolver(ioc);
+  beast::error_code ec;
+  auto results = resolver.resolve(url.host, std::to_string(url.port), ec);
+  if (ec) return Broken(request, ec, "resolving");
+  ec = Await(ioc, [&](auto handler) { stream.async_connect(results, std::move(handler)); });
+  if (ec) return Broken(request, ec, "connecting");
+  http::request<http::string_body> req = BuildRequest(request, url);
   ec = Await(ioc, [&](auto handler) { http::async_write(stream, req, std::move(handler)); });
-  if (ec) return broken(ec, "sending");
+  if (ec) return Broken(request, ec, "sending");
+  return Status::Ok();
+}
+
+Result<HttpReply> Send(const HttpRequest& request) {
+  asio::io_context ioc{1};
+  beast::tcp_stream stream(ioc);
+  stream.expires_after(request.timeout);
+  if (Status s = Open(ioc, stream, request); !s.ok()) return s;
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(request.max_reply_bytes);
-  ec = Await(ioc,
-             [&](auto handler) { http::async_read(stream, buffer, parser, std::move(handler)); });
-  if (ec) return broken(ec, "reading the reply");
+  beast::error_code ec = Await(
+      ioc, [&](auto handler) { http::async_read(stream, buffer, parser, std::move(handler)); });
+  if (ec) return Broken(request, ec, "reading the reply");
   HttpReply reply;
   reply.status = static_cast<int>(parser.get().result_int());
   reply.body = std::move(parser.get().body());
@@ -126,11 +166,63 @@ Result<HttpReply> Send(const HttpRequest& request) {
   return reply;
 }
 
+Result<HttpReply> Stream(const HttpRequest& request,
+                         const std::function<bool(std::string_view)>& on_body,
+                         const std::atomic<bool>& stop) {
+  asio::io_context ioc{1};
+  beast::tcp_stream stream(ioc);
+  stream.expires_after(request.timeout);
+  if (Status s = Open(ioc, stream, request); !s.ok()) return s;
+  beast::flat_buffer buffer;
+  http::response_parser<http::buffer_body> parser;
+  parser.body_limit(boost::none);  // a stream: each piece goes to on_body, nothing accumulates
+  bool stopped = false;
+  beast::error_code ec = AwaitOrStop(ioc, stream, stop, stopped, [&](auto handler) {
+    http::async_read_header(stream, buffer, parser, std::move(handler));
+  });
+  HttpReply reply;
+  if (stopped) return reply;
+  if (ec) return Broken(request, ec, "reading the reply header");
+  stream.expires_never();
+  reply.status = static_cast<int>(parser.get().result_int());
+  std::array<char, std::size_t{16} * 1024> piece{};
+  while (!parser.is_done()) {
+    parser.get().body().data = piece.data();
+    parser.get().body().size = piece.size();
+    // read_some: hand over what arrived instead of waiting for a full piece.
+    ec = AwaitOrStop(ioc, stream, stop, stopped, [&](auto handler) {
+      http::async_read_some(stream, buffer, parser, std::move(handler));
+    });
+    if (stopped) return reply;
+    if (ec == http::error::need_buffer) ec = {};
+    const std::size_t n = piece.size() - parser.get().body().size;
+    if (n > 0 && !on_body(std::string_view(piece.data(), n))) return reply;
+    if (ec == http::error::end_of_stream) return reply;
+    if (ec) return Broken(request, ec, "reading the stream");
+  }
+  return reply;
+}
+
 }  // namespace
 
 Result<HttpReply> SendHttpRequest(const HttpRequest& request) {
   try {
     return Send(request);
+  } catch (const std::exception& e) {
+    return Error(ErrorCode::kInternal, std::string("HTTP client: ") + e.what());
+  }
+}
+
+Result<HttpReply> StreamHttpGet(const HttpRequest& request,
+                                const std::function<bool(std::string_view)>& on_body,
+                                const std::atomic<bool>& stop) {
+  try {
+    HttpRequest get = request;
+    get.method = "GET";
+    get.body.clear();
+    // Some servers end an event stream after its first write when the request says close.
+    get.headers.emplace_back("Connection", "keep-alive");
+    return Stream(get, on_body, stop);
   } catch (const std::exception& e) {
     return Error(ErrorCode::kInternal, std::string("HTTP client: ") + e.what());
   }

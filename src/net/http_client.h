@@ -1,6 +1,7 @@
 // A synchronous HTTP/1.1 client for one request per connection (`Connection: close`), with a
 // time limit on the whole exchange and a bound on the reply body. Plain HTTP only (TLS needs a
-// terminating proxy). Used by the webhook sink of durable consumers.
+// terminating proxy). Used by the webhook sink of durable consumers and the opencode provider,
+// which also reads a server-sent event stream with StreamHttpGet.
 //
 // Errors are values: kInvalidArgument for a bad URL, kUnavailable when the peer cannot be
 // reached, the connection breaks or the time limit passes, kTooLarge for a reply body over the
@@ -8,9 +9,11 @@
 // Thread-safe: each call uses its own connection and I/O context.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -45,5 +48,16 @@ struct HttpReply {
 };
 
 Result<HttpReply> SendHttpRequest(const HttpRequest& request);
+
+// A streaming GET (server-sent events, chunked or close-delimited bodies): `request.timeout`
+// bounds connecting, sending and reading the reply header; the body then streams without a time
+// limit, each received piece passed to `on_body` as it arrives (the client keeps no body buffer;
+// `max_reply_bytes` does not apply). Ends when the peer closes the body, when `on_body` returns
+// false, or when `stop` becomes true (checked at least every 100 ms). Returns the reply status
+// with an empty body: OK when the stream ended by the peer's close, by `on_body` or by `stop`,
+// kUnavailable when it could not be opened or broke. Blocks the calling thread throughout.
+Result<HttpReply> StreamHttpGet(const HttpRequest& request,
+                                const std::function<bool(std::string_view)>& on_body,
+                                const std::atomic<bool>& stop);
 
 }  // namespace agentstream::net

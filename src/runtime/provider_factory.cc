@@ -6,6 +6,7 @@
 #include "providers/acp/acp_provider.h"
 #include "providers/claude/claude_provider.h"
 #include "providers/codex/codex_provider.h"
+#include "providers/opencode/opencode_provider.h"
 
 namespace agentstream::runtime {
 
@@ -75,6 +76,17 @@ Result<std::unique_ptr<providers::AgentProvider>> DefaultProviderFactory::Make(
     return std::unique_ptr<providers::AgentProvider>(
         std::make_unique<providers::codex::CodexProvider>(loop, std::move(options)));
   }
+  if (config.provider == "opencode") {
+    providers::opencode::OpencodeOptions options;
+    options.server.program = options_.opencode_program;
+    options.server.env = options_.opencode_env;
+    options.cwd = config.cwd;
+    options.model = config.model;
+    if (config.mode) options.mode = *config.mode;
+    if (resume) options.session_id = resume->session_id;
+    return std::unique_ptr<providers::AgentProvider>(
+        std::make_unique<providers::opencode::OpencodeProvider>(loop, std::move(options)));
+  }
   if (config.provider.rfind("acp:", 0) == 0) {
     providers::acp::AcpOptions options;
     if (auto it = options_.acp_agents.find(config.provider); it != options_.acp_agents.end()) {
@@ -100,7 +112,7 @@ Result<std::unique_ptr<providers::AgentProvider>> DefaultProviderFactory::Make(
 }
 
 std::vector<std::string> DefaultProviderFactory::Names() const {
-  std::vector<std::string> names = {"claude", "codex", "scripted"};
+  std::vector<std::string> names = {"claude", "codex", "opencode", "scripted"};
   for (const std::string& preset : providers::acp::PresetNames()) names.push_back("acp:" + preset);
   for (const auto& [name, command] : options_.acp_agents)
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);

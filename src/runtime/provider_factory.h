@@ -11,6 +11,9 @@
 //   "acp:NAME"  any other ACP agent configured in ProviderFactoryOptions::acp_agents (argv + env).
 //   "codex"     `codex app-server` (CodexProvider), its mode the approval policy; a stored handle
 //               resumes the thread (thread/resume).
+//   "opencode"  an opencode session in one `opencode serve` shared by all opencode agents
+//               (OpencodeProvider), its mode the opencode agent (build | plan), its model
+//               "providerID/modelID"; a stored handle reopens the opencode session.
 //
 // Threading: Make() runs on the manager's loop thread; the factory holds no mutable state.
 #pragma once
@@ -46,6 +49,8 @@ struct ProviderFactoryOptions {
   process::Millis acp_handshake_timeout{90000};
   std::string codex_program = "codex";
   std::vector<std::string> codex_env;  // exactly these entries; empty: the daemon's
+  std::string opencode_program = "opencode";
+  std::vector<std::string> opencode_env;  // exactly these entries; empty: the daemon's
   // The gap between streamed chunks of the scripted agent's replies.
   process::Millis scripted_chunk_gap{15};
 };

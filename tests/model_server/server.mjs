@@ -18,6 +18,8 @@
 //   [slow N]           N text chunks, 250 ms apart (for interrupts)
 //   [error]            an HTTP 400 invalid_request_error (fast fail)
 //   [say TEXT]         replies TEXT exactly
+//   [recall]           replies "Recall: " + the earlier user prompts of the request, joined by
+//                      " | " (a resumed session's request carries its past)
 //   anything else      replies "Echo: <prompt>"
 // A request whose last user message carries tool results gets "Tool finished: <output>", one
 // carrying a <task-notification> gets "Background task finished: <status>".
@@ -82,6 +84,12 @@ export function decide(messages) {
   if ((m = text.match(/\[slow (\d+)\]/))) return { kind: 'slow', chunks: Number(m[1]) };
   if (/\[error\]/.test(text)) return { kind: 'error' };
   if ((m = text.match(/\[say ([^\]]*)\]/))) return { kind: 'text', text: m[1] };
+  if (/\[recall\]/.test(text)) {
+    const earlier = users.slice(0, -1).flatMap((u) => (typeof u.content === 'string' ? [u.content]
+      : (Array.isArray(u.content) ? u.content : []).filter((b) => b && b.type === 'text').map((b) => b.text)))
+      .map(stripReminders).filter((t) => t.length > 0 && !t.startsWith('<task-notification>'));
+    return { kind: 'text', text: `Recall: ${earlier.join(' | ')}` };
+  }
   return { kind: 'text', text: `Echo: ${text.slice(0, 200)}` };
 }
 

@@ -6,9 +6,11 @@
 #include "api/api_json.h"
 #include "cli/client/daemon_api.h"
 #include "cli/client/endpoint.h"
-#include "cli/client/sse_parser.h"
+#include "net/sse_parser.h"
 
 namespace agentstream::cli::client {
+
+using net::SseParser;
 
 EventFollower::EventFollower(HttpClient& http, std::string agent, EventFollowerOptions options)
     : http_(http), agent_(std::move(agent)), options_(std::move(options)), offset_(options_.from) {}

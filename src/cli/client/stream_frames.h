@@ -15,12 +15,14 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/client/sse_parser.h"
+#include "net/sse_parser.h"
 #include "core/event_codec.h"
 #include "core/ids.h"
 #include "core/status.h"
 
 namespace agentstream::cli::client {
+
+using net::SseEvent;
 
 // What one server-sent event of the stream says. Events of other types decode to an empty frame.
 struct StreamFrame {

@@ -9,6 +9,7 @@
 #include "core/event_codec.h"
 #include "core/timeline/invariants.h"
 #include "providers/codex/codex_provider.h"
+#include "providers/opencode/opencode_provider.h"
 
 namespace agentstream::providers::acp::testing {
 
@@ -28,6 +29,8 @@ std::string AgentName(Agent agent) {
       return "fake";
     case Agent::kCodex:
       return "codex";
+    case Agent::kOpencodeServe:
+      return "opencode_serve";
   }
   return "?";
 }
@@ -38,6 +41,7 @@ std::string AgentProgram(Agent agent) {
     case Agent::kGemini:
       return bin + "gemini";
     case Agent::kOpencode:
+    case Agent::kOpencodeServe:
       return bin + "opencode";
     case Agent::kClaude:
       return bin + "claude-code-acp";
@@ -88,6 +92,7 @@ AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Op
       model = "gemini-2.5-flash";
       break;
     case Agent::kOpencode:
+    case Agent::kOpencodeServe:
       // Section 4.1; bash asks for permission so that the permission rows can run.
       WriteFile(work() + "/opencode.json",
                 R"({"provider":{"anthropic":{"options":{"baseURL":")" + base +
@@ -120,16 +125,33 @@ AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Op
     c.cwd = work();
     c.thread_id = options.load_session_id;
     c.stall_timeout = options.stall_timeout;
+    c.handshake_timeout = options.handshake_timeout;
     c.interrupt_timeout = options.interrupt_timeout;
     c.kill_plan = {Millis(500), Millis(500)};
     c.close_grace = Millis(2000);
     c.max_line_bytes = options.max_line_bytes;
+    if (options.codex_history_page_turns > 0)
+      c.history_page_turns = options.codex_history_page_turns;
     auto provider = std::make_unique<codex::CodexProvider>(loop_, std::move(c));
     stderr_tail_ = [p = provider.get()] { return p->StderrTail(); };
     provider_ = std::move(provider);
   }
+  if (agent == Agent::kOpencodeServe) {
+    opencode::OpencodeOptions oc;
+    oc.server.program = AgentProgram(agent);
+    oc.server.env = env;
+    oc.server.cwd = work();
+    oc.server.kill_plan = {Millis(500), Millis(500)};
+    oc.cwd = work();
+    oc.session_id = options.load_session_id;
+    oc.stall_timeout = options.stall_timeout;
+    oc.interrupt_timeout = options.interrupt_timeout;
+    auto provider = std::make_unique<opencode::OpencodeProvider>(loop_, std::move(oc));
+    stderr_tail_ = [p = provider.get()] { return p->StderrTail(); };
+    provider_ = std::move(provider);
+  }
   AcpOptions o;
-  if (agent == Agent::kCodex) {
+  if (agent == Agent::kCodex || agent == Agent::kOpencodeServe) {
     // configured below
   } else if (agent == Agent::kFake) {
     o.command = AgentCommand{"acp:fake", {"node", AgentProgram(agent)}, env};
@@ -142,6 +164,8 @@ AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Op
   o.cwd = work();
   o.session_id = options.load_session_id;
   o.stall_timeout = options.stall_timeout;
+  o.handshake_timeout = options.handshake_timeout;
+  start_wait_ = options.handshake_timeout + Millis(30000);
   o.interrupt_timeout = options.interrupt_timeout;
   o.kill_plan = {Millis(500), Millis(500)};
   o.close_grace = Millis(2000);
@@ -181,7 +205,7 @@ AcpSession::~AcpSession() {
 void AcpSession::Start() {
   std::optional<Status> started;
   provider_->Start([&](const Status& s) { started = s; });
-  ASSERT_TRUE(WaitFor([&] { return started.has_value(); }, Millis(90000)))
+  ASSERT_TRUE(WaitFor([&] { return started.has_value(); }, start_wait_))
       << "no session; stderr: " << StderrTail();
   ASSERT_TRUE(started->ok()) << started->ToString() << "; stderr: " << StderrTail();
 }

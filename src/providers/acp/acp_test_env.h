@@ -20,7 +20,9 @@
 
 namespace agentstream::providers::acp::testing {
 
-enum class Agent { kGemini, kOpencode, kClaude, kFake, kCodex };  // kCodex: CodexProvider
+// kCodex: CodexProvider; kOpencodeServe: OpencodeProvider (`opencode serve`, the opencode
+// configuration of kOpencode).
+enum class Agent { kGemini, kOpencode, kClaude, kFake, kCodex, kOpencodeServe };
 
 std::string AgentName(Agent agent);
 // For test names and messages (GoogleTest finds it by argument-dependent lookup).
@@ -34,18 +36,21 @@ class AcpSession {
  public:
   struct Options {
     process::Millis stall_timeout{120000};
+    // The provider's handshake (codex and ACP); Start() waits 30 s longer before failing.
+    process::Millis handshake_timeout{60000};
     process::Millis interrupt_timeout{5000};
     std::size_t max_line_bytes = std::size_t{8} << 20;
     std::string load_session_id;  // session/load instead of session/new
     std::string root;             // reuse this HOME/work root (for load)
     std::vector<std::string> extra_env;
+    std::size_t codex_history_page_turns = 0;  // CodexOptions::history_page_turns; 0: default
   };
   AcpSession(process::EventLoop& loop, Agent agent, int port, const Options& options);
   AcpSession(process::EventLoop& loop, Agent agent, int port)
       : AcpSession(loop, agent, port, Options{}) {}
   ~AcpSession();
 
-  // Starts the agent and waits for the session (fatal failure after 90 s).
+  // Starts the agent and waits for the session (fatal failure after handshake_timeout + 30 s).
   void Start();
   void Submit(const std::string& text);
   void Interrupt();
@@ -85,6 +90,7 @@ class AcpSession {
   std::function<std::string()> stderr_tail_;
   std::unique_ptr<SessionRunner> runner_;
   int next_client_id_ = 1;
+  process::Millis start_wait_{90000};
 };
 
 }  // namespace agentstream::providers::acp::testing

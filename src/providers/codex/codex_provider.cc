@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "providers/codex/codex_history.h"
 #include "providers/wire_fields.h"
 
 namespace agentstream::providers::codex {
@@ -49,21 +50,30 @@ void CodexProvider::Later(Done done, Status status) {
   });
 }
 
-void CodexProvider::Call(std::string_view method, json::value params, Reply reply) {
+std::int64_t CodexProvider::Call(std::string_view method, json::value params, Reply reply) {
   auto fail = [this, &reply](std::string message) {
     loop_.Post([alive = std::weak_ptr<bool>(alive_), reply = std::move(reply),
                 message = std::move(message)] {
       if (alive.lock()) reply(Error(ErrorCode::kUnavailable, message));
     });
   };
-  if (!child_ || exited_) return fail("codex is not running");
-  if (pending_.size() >= options_.max_pending_requests) return fail("too many requests in flight");
+  if (!child_ || exited_) {
+    fail("codex is not running");
+    return 0;
+  }
+  if (pending_.size() >= options_.max_pending_requests) {
+    fail("too many requests in flight");
+    return 0;
+  }
   const std::int64_t id = next_id_++;
   if (Status s =
           child_->WriteLine(Line({{"id", id}, {"method", method}, {"params", std::move(params)}}));
-      !s.ok())
-    return fail(s.message());
+      !s.ok()) {
+    fail(s.message());
+    return 0;
+  }
   pending_[id] = std::move(reply);
+  return id;
 }
 
 void CodexProvider::Start(Done done) {
@@ -110,22 +120,76 @@ void CodexProvider::Start(Done done) {
                         {"approvalPolicy", options_.approval_policy},
                         {"sandbox", options_.sandbox}};
     if (options_.model) params["model"] = *options_.model;
-    if (resume) params["threadId"] = options_.thread_id;
+    if (resume) {
+      params["threadId"] = options_.thread_id;
+      params["excludeTurns"] = true;  // read in pages below: one reply could outgrow a line
+    }
     Call(resume ? "thread/resume" : "thread/start", std::move(params),
-         [this, finish](Result<json::value> t) {
-           handshake_timer_.reset();
-           if (!t.ok()) return finish(Error(ErrorCode::kUnavailable, t.status().message()));
+         [this, finish, resume](Result<json::value> t) {
+           if (!t.ok()) {
+             handshake_timer_.reset();
+             return finish(Error(ErrorCode::kUnavailable, t.status().message()));
+           }
            if (t->is_object()) {
              if (const json::object* thread = Obj(t->as_object(), "thread"))
                thread_id_ = Str(*thread, "id");
              model_ = Str(t->as_object(), "model");
            }
-           if (thread_id_.empty())
-             return finish(Error(ErrorCode::kUnavailable, "codex returned no thread id"));
-           connected_ = true;
-           finish(Status::Ok());
+           auto ready = [this, finish](const Status&) {
+             handshake_timer_.reset();
+             if (exited_) return finish(Error(ErrorCode::kUnavailable, "codex exited"));
+             if (thread_id_.empty())
+               return finish(Error(ErrorCode::kUnavailable, "codex returned no thread id"));
+             connected_ = true;
+             finish(Status::Ok());
+           };
+           if (!resume || thread_id_.empty()) return ready(Status::Ok());
+           LoadHistory("", ready);
          });
   });
+}
+
+void CodexProvider::LoadHistory(const std::string& cursor, const Done& finish) {
+  json::object params{{"threadId", thread_id_},
+                      {"sortDirection", "desc"},
+                      {"itemsView", "full"},
+                      {"limit", options_.history_page_turns}};
+  if (!cursor.empty()) params["cursor"] = cursor;
+  history_call_ =
+      Call("thread/turns/list", std::move(params), [this, finish](Result<json::value> r) {
+        history_call_ = 0;
+        if (!r.ok()) {
+          FinishHistory(Error(ErrorCode::kUnavailable,
+                              "cannot read the codex thread's history: " + r.status().message()));
+          return finish(history_status_);
+        }
+        std::string next;
+        bool empty = true;  // an empty page ends the paging whatever its cursor says
+        if (r->is_object()) {
+          const json::object& page = r->as_object();
+          if (const json::value* data = page.if_contains("data"); data && data->is_array())
+            for (const json::value& t : data->as_array()) {
+              empty = false;
+              if (t.is_object() && history_turns_.size() < options_.max_history_turns)
+                history_turns_.push_back(t.as_object());
+            }
+          next = Str(page, "nextCursor");
+        }
+        if (empty || next.empty() || history_turns_.size() >= options_.max_history_turns) {
+          FinishHistory(Status::Ok());
+          return finish(history_status_);
+        }
+        LoadHistory(next, finish);
+      });
+}
+
+void CodexProvider::FinishHistory(Status status) {
+  history_status_ = std::move(status);
+  if (history_status_.ok())  // the pages came newest first
+    for (auto it = history_turns_.rbegin(); it != history_turns_.rend(); ++it)
+      AppendTurnHistory(*it, history_);
+  history_turns_.clear();
+  history_turns_.shrink_to_fit();
 }
 
 void CodexProvider::StartTurn(const TurnRequest& request, Done done) {
@@ -212,7 +276,18 @@ void CodexProvider::ArmWatchdog() {
 }
 
 void CodexProvider::OnFrame(const process::Frame& frame) {
-  if (frame.kind == process::Frame::Kind::kOversize) {
+  if (frame.kind == process::Frame::Kind::kOversize && history_call_ != 0) {
+    // While the history loads nothing else of size is outstanding: the page was dropped, the
+    // resume goes on without a history.
+    auto it = pending_.find(history_call_);
+    if (it != pending_.end()) {
+      Reply reply = std::move(it->second);
+      pending_.erase(it);
+      reply(Error(ErrorCode::kResourceExhausted, "a history page of " +
+                                                     std::to_string(frame.dropped) +
+                                                     " bytes is longer than max_line_bytes"));
+    }
+  } else if (frame.kind == process::Frame::Kind::kOversize) {
     Publish(turn::ProviderError{
         "protocol_oversize", "dropped a " + std::to_string(frame.dropped) + "-byte line", false});
   } else if (Result<RpcMessage> m = acp::ParseRpc(frame.text); m.ok()) {
@@ -321,13 +396,7 @@ void CodexProvider::OnItem(bool completed, const json::object& item) {
         turn::ProviderToolStart{ToolCallId(id), type, title, item, std::nullopt, std::nullopt});
   }
   if (!open_tools_.erase(id)) return;
-  const std::string status = Str(item, "status");
-  std::optional<std::string> output;
-  if (std::string out = Str(item, "aggregatedOutput"); !out.empty()) output = out;
-  const bool ok = status == "completed";
-  Publish(turn::ProviderToolEnd{ToolCallId(id),
-                                ok ? ToolCallStatus::kCompleted : ToolCallStatus::kFailed, output,
-                                ok ? std::nullopt : std::optional<std::string>(status)});
+  Publish(ToolEndOf(item));
 }
 
 void CodexProvider::OnServerRequest(const RpcMessage& m) {
@@ -389,7 +458,8 @@ void CodexProvider::OnExit(const process::ExitInfo& exit) {
 }
 
 Result<std::vector<turn::ProviderEvent>> CodexProvider::StreamHistory() {
-  return Error(ErrorCode::kNotFound, "codex history is not read yet (thread/read)");
+  if (!history_status_.ok()) return history_status_;
+  return history_;
 }
 
 RuntimeInfo CodexProvider::GetRuntimeInfo() const {

@@ -4,9 +4,14 @@
 // from ours (a message with both `method` and `id` is a server request).
 //
 // Lifecycle: Start() spawns the server, sends `initialize` and the `initialized` notification,
-// then `thread/start` (or `thread/resume` for a stored thread id). A prompt is `turn/start`; the
-// turn ends with the `turn/completed` notification (completed, interrupted or failed). Interrupt()
-// sends `turn/interrupt` and escalates to signals after `interrupt_timeout`.
+// then `thread/start`, or for a stored thread id `thread/resume {excludeTurns: true}` followed by
+// `thread/turns/list` pages (newest first, `itemsView: "full"`) until the thread's start or
+// `max_history_turns`: those turns, oldest first, are kept for StreamHistory() as hydration
+// (codex_history.h) and never published, as AcpProvider keeps the replay of `session/load`.
+// A history that cannot be read does not fail Start(); StreamHistory() reports why. The whole
+// handshake, history included, has `handshake_timeout`. A prompt is `turn/start`; the turn ends
+// with the `turn/completed` notification (completed, interrupted or failed). Interrupt() sends
+// `turn/interrupt` and escalates to signals after `interrupt_timeout`.
 //
 // Mapping: agentMessage items become assistant messages (deltas from item/agentMessage/delta),
 // reasoning deltas become reasoning, commandExecution / fileChange / other tool items become tool
@@ -22,6 +27,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "process/child_process.h"
 #include "providers/acp/acp_protocol.h"
@@ -47,6 +53,10 @@ struct CodexOptions {
   process::Millis close_grace{3000};
   std::size_t max_line_bytes = std::size_t{8} << 20;
   std::size_t max_pending_requests = 64;
+  // On resume: at most this many of the thread's latest turns are read for StreamHistory(), in
+  // pages of `history_page_turns` (each page is one stdout line, under `max_line_bytes`).
+  std::size_t max_history_turns = 1000;
+  std::size_t history_page_turns = 20;
 };
 
 class CodexProvider final : public AgentProvider {
@@ -58,6 +68,8 @@ class CodexProvider final : public AgentProvider {
   void Start(Done done) override;
   void StartTurn(const TurnRequest& request, Done done) override;
   void Interrupt(Done done) override;
+  // The turns read on resume (see above), oldest first; empty for a new thread. kUnavailable
+  // when the resumed thread's history could not be read.
   Result<std::vector<turn::ProviderEvent>> StreamHistory() override;
   RuntimeInfo GetRuntimeInfo() const override;
   std::vector<ModeInfo> AvailableModes() const override;
@@ -84,7 +96,9 @@ class CodexProvider final : public AgentProvider {
   void OnItem(bool completed, const boost::json::object& item);
   void OnServerRequest(const acp::RpcMessage& m);
   void OnExit(const process::ExitInfo& exit);
-  void Call(std::string_view method, boost::json::value params, Reply reply);
+  std::int64_t Call(std::string_view method, boost::json::value params, Reply reply);
+  void LoadHistory(const std::string& cursor, const Done& finish);
+  void FinishHistory(Status status);
   void SendInterrupt();
   void EndTurn(turn::ProviderTurnResult result);
   void ResolveInterruptWaiters();
@@ -108,8 +122,12 @@ class CodexProvider final : public AgentProvider {
   bool connected_ = false, closing_ = false, exited_ = false;
   bool turn_running_ = false, interrupt_sent_ = false;
   std::string thread_id_, turn_id_, model_, version_;
-  std::set<std::string> streamed_;    // agent message items that had deltas
-  std::set<std::string> open_tools_;  // tool items started and not completed
+  std::set<std::string> streamed_;                  // agent message items that had deltas
+  std::set<std::string> open_tools_;                // tool items started and not completed
+  std::vector<boost::json::object> history_turns_;  // resume: pages read so far, newest first
+  std::vector<turn::ProviderEvent> history_;        // resume: the thread's past, oldest first
+  Status history_status_ = Status::Ok();
+  std::int64_t history_call_ = 0;  // the thread/turns/list request in flight, 0 when none
   std::vector<Done> interrupt_waiters_, close_waiters_;
   std::unique_ptr<process::TimerHandle> watchdog_, handshake_timer_, interrupt_timer_, close_timer_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -1,11 +1,11 @@
-#include "cli/client/sse_parser.h"
+#include "net/sse_parser.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace agentstream::cli::client {
+namespace agentstream::net {
 namespace {
 
 std::vector<SseEvent> ParseAll(std::string_view bytes, SseLimits limits = {}) {
@@ -119,5 +119,23 @@ TEST(SseParserTest, EventsWithinTheLimitsPass) {
   EXPECT_EQ(out.size(), 100u);
 }
 
+TEST(SseParserTest, SkipOversizeDropsWholeEventsAndGoesOn) {
+  SseParser parser(SseLimits{.max_line_bytes = 24, .max_event_bytes = 16, .skip_oversize = true});
+  std::vector<SseEvent> out;
+  const std::string long_line = "data: " + std::string(40, 'x');
+  // A line over the line bound, an event over the event bound (two lines), then small ones.
+  ASSERT_TRUE(parser
+                  .Feed(long_line + "\ndata: tail\n\ndata: small\n\ndata: 0123456789\n"
+                                    "data: abcdefgh\n\n",
+                        out)
+                  .ok());
+  ASSERT_EQ(out.size(), 1U);
+  EXPECT_EQ(out[0].data, "small");
+  EXPECT_EQ(parser.dropped(), 2U);
+  ASSERT_TRUE(parser.Feed("data: after\n\n", out).ok());
+  ASSERT_EQ(out.size(), 2U);
+  EXPECT_EQ(out[1].data, "after");
+}
+
 }  // namespace
-}  // namespace agentstream::cli::client
+}  // namespace agentstream::net

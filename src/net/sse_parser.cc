@@ -1,6 +1,6 @@
-#include "cli/client/sse_parser.h"
+#include "net/sse_parser.h"
 
-namespace agentstream::cli::client {
+namespace agentstream::net {
 
 namespace {
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
@@ -31,10 +31,17 @@ Status SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
       if (Status s = EndLine(out); !s.ok()) return failed_ = s;
       continue;
     }
+    if (skip_line_) continue;
     if (line_.size() >= limits_.max_line_bytes) {
-      return failed_ =
-                 Error(ErrorCode::kTooLarge, "server-sent events line longer than " +
-                                                 std::to_string(limits_.max_line_bytes) + " bytes");
+      if (!limits_.skip_oversize) {
+        return failed_ = Error(ErrorCode::kTooLarge, "server-sent events line longer than " +
+                                                         std::to_string(limits_.max_line_bytes) +
+                                                         " bytes");
+      }
+      Drop();
+      skip_line_ = true;
+      line_.clear();
+      continue;
     }
     line_.push_back(c);
   }
@@ -44,8 +51,15 @@ Status SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
 Status SseParser::EndLine(std::vector<SseEvent>& out) {
   const std::string line = std::move(line_);
   line_.clear();
+  if (skip_line_) {  // the end of an oversize line
+    skip_line_ = false;
+    return Status::Ok();
+  }
   if (line.empty()) {  // dispatch
-    if (has_data_) {
+    if (dropping_) {
+      dropping_ = false;
+      ++dropped_;
+    } else if (has_data_) {
       SseEvent event;
       if (!event_type_.empty()) event.event = std::move(event_type_);
       event.data = std::move(data_);
@@ -70,9 +84,14 @@ Status SseParser::EndLine(std::vector<SseEvent>& out) {
 }
 
 Status SseParser::ProcessField(std::string_view field, std::string_view value) {
+  if (dropping_) return Status::Ok();
   if (field == "data") {
     const std::size_t grown = data_.size() + (has_data_ ? 1 : 0) + value.size();
     if (grown + event_type_.size() > limits_.max_event_bytes) {
+      if (limits_.skip_oversize) {
+        Drop();
+        return Status::Ok();
+      }
       return Error(ErrorCode::kTooLarge, "server-sent event larger than " +
                                              std::to_string(limits_.max_event_bytes) + " bytes");
     }
@@ -87,4 +106,11 @@ Status SseParser::ProcessField(std::string_view field, std::string_view value) {
   return Status::Ok();
 }
 
-}  // namespace agentstream::cli::client
+void SseParser::Drop() {
+  dropping_ = true;
+  event_type_.clear();
+  data_.clear();
+  has_data_ = false;
+}
+
+}  // namespace agentstream::net

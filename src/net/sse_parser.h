@@ -8,8 +8,9 @@
 // are ignored. An event without data is not delivered, as the standard says.
 //
 // Bounds: one line may hold at most `max_line_bytes`, one event (its data plus its type) at most
-// `max_event_bytes`; past either, Feed fails with kTooLarge and the parser stays failed (the
-// stream must be reopened). Memory is bounded by the two limits.
+// `max_event_bytes`. Past either, Feed fails with kTooLarge and the parser stays failed (the
+// stream must be reopened), or, with `skip_oversize`, that event is dropped whole, counted in
+// dropped(), and parsing goes on at the next event. Memory is bounded by the two limits.
 //
 // Threading: not thread-safe; one parser per stream.
 #pragma once
@@ -21,7 +22,7 @@
 
 #include "core/status.h"
 
-namespace agentstream::cli::client {
+namespace agentstream::net {
 
 struct SseEvent {
   std::string event = "message";  // the `event:` field, "message" when absent
@@ -33,6 +34,7 @@ struct SseEvent {
 struct SseLimits {
   std::size_t max_line_bytes = 16u << 20;   // 16 MiB: one data line carries a whole frame
   std::size_t max_event_bytes = 16u << 20;  // 16 MiB
+  bool skip_oversize = false;               // drop an oversize event instead of failing
 };
 
 class SseParser {
@@ -43,10 +45,14 @@ class SseParser {
   // in stream order. kTooLarge when a line or an event exceeds its limit; after an error every
   // later call returns the same error and appends nothing.
   Status Feed(std::string_view bytes, std::vector<SseEvent>& out);
+  // Events dropped for their size (skip_oversize).
+  std::size_t dropped() const { return dropped_; }
 
  private:
   Status EndLine(std::vector<SseEvent>& out);
   Status ProcessField(std::string_view field, std::string_view value);
+  // skip_oversize: forgets the event being built; it is counted when it ends.
+  void Drop();
 
   SseLimits limits_;
   Status failed_;
@@ -57,6 +63,9 @@ class SseParser {
   std::string data_;
   bool has_data_ = false;
   std::string last_id_;
+  bool dropping_ = false;   // the current event is being dropped
+  bool skip_line_ = false;  // the rest of the current line is ignored
+  std::size_t dropped_ = 0;
 };
 
-}  // namespace agentstream::cli::client
+}  // namespace agentstream::net
