@@ -15,10 +15,10 @@
 #include <string_view>
 #include <vector>
 
-#include "net/sse_parser.h"
 #include "core/event_codec.h"
 #include "core/ids.h"
 #include "core/status.h"
+#include "net/sse_parser.h"
 
 namespace agentstream::cli::client {
 
