@@ -21,7 +21,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-"$bin" --data "$tmp/daemon" serve --listen 127.0.0.1:0 >"$tmp/daemon.out" 2>&1 &
+"$bin" --data "$tmp/daemon" serve --listen 127.0.0.1:0 ${DAEMON_ARGS:-} >"$tmp/daemon.out" 2>&1 &
 pids+=($!)
 (cd "$dir" && exec node reference-server.mjs 0 "$tmp/reference" 30000 >"$tmp/reference.out" 2>&1) &
 pids+=($!)
