@@ -197,6 +197,7 @@ Result<std::unique_ptr<StreamJournal>> StreamJournal::Open(const std::string& pa
   while (sqlite3_step(stmt) == SQLITE_ROW) {
     const std::int64_t id = sqlite3_column_int64(stmt, 0);
     journal->purge_next_.push_back(id);
+    journal->purging_ = true;
     journal->min_next_id_ = std::max(journal->min_next_id_, id + 1);
   }
   sqlite3_finalize(stmt);
@@ -364,44 +365,50 @@ void StreamJournal::Run() {
   std::vector<Op> batch;
   std::uint64_t batches = 0;
   for (;;) {
-    bool idle = false;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, nothing left
+      // With purging left to do, an empty queue is no reason to sleep.
+      const bool purge = !failed_ && (!purge_ids_.empty() || !purge_next_.empty());
+      if (!purge) cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (stop_ && queue_.empty()) return;  // an unfinished purge resumes at the next start
       batch.swap(queue_);
     }
     bool ok = !failed();
-    if (ok) {
-      ok = sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr) == SQLITE_OK;
-      for (const Op& op : batch)
-        if (ok) ok = Apply(op);
-      if (ok) {
-        ok = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK;
-      } else {
-        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    if (!batch.empty()) {
+      ++batches;
+      ok = ok && Commit(batch);
+      for (Op& op : batch) {
+        if (op.kind == Op::kCallback) op.done(ok);
+        if (ok && op.kind == Op::kDelete) {
+          purge_next_.push_back(op.id);
+          purging_ = true;  // before the deletion's own callbacks, which come after it
+        }
       }
-      if (!ok) {
-        std::lock_guard lock(mu_);
-        failed_ = true;
-      }
+      batch.clear();
     }
-    for (Op& op : batch) {
-      if (op.kind == Op::kCallback) op.done(ok);
-      if (ok && op.kind == Op::kDelete) purge_next_.push_back(op.id);
-    }
-    batch.clear();
+    bool idle = false;
     {
       std::lock_guard lock(mu_);
       idle = queue_.empty();
     }
-    // A purge step runs when the writer is idle, and at least every 64th batch under a load that
-    // never lets it idle.
-    if (ok && (idle || ++batches % 64 == 0) && !PurgeStep()) {
+    // A purge step runs when no write waits, and at least every 64th batch under a load that
+    // never lets the queue empty.
+    if (ok && (idle || batches % 64 == 0)) ok = PurgeStep();
+    purging_ = !purge_ids_.empty() || !purge_next_.empty();
+    if (!ok) {
       std::lock_guard lock(mu_);
       failed_ = true;
     }
   }
+}
+
+bool StreamJournal::Commit(const std::vector<Op>& batch) {
+  bool ok = sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr) == SQLITE_OK;
+  for (const Op& op : batch)
+    if (ok) ok = Apply(op);
+  if (ok) return sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK;
+  sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  return false;
 }
 
 bool StreamJournal::PurgeStep() {

@@ -5,6 +5,7 @@
 // false.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -51,6 +52,8 @@ class StreamJournal {
   // New streams take ids from here up: ids of deleted streams whose messages are still being
   // purged are not reused.
   std::int64_t min_next_id() const { return min_next_id_; }
+  // True while messages of deleted streams remain to be purged.
+  bool purging() const { return purging_; }
 
  private:
   struct Op {
@@ -63,6 +66,8 @@ class StreamJournal {
   StreamJournal(sqlite3* db, std::size_t max_pending);
   void Push(Op op);
   void Run();
+  // One transaction over `batch`; false when it failed (rolled back).
+  bool Commit(const std::vector<Op>& batch);
   bool Apply(const Op& op);
   // Deletes the messages of deleted streams in one window of rows; false on a storage error.
   bool PurgeStep();
@@ -86,6 +91,7 @@ class StreamJournal {
   std::int64_t purge_cursor_ = 0;
   std::int64_t purge_end_ = 0;
   std::vector<std::int64_t> purge_next_;
+  std::atomic<bool> purging_ = false;
   std::thread writer_;
 };
 

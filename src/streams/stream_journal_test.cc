@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <chrono>
 #include <filesystem>
 #include <future>
+#include <thread>
 
 #include "streams/stream_journal.h"
 #include "streams/stream_store.h"
@@ -114,6 +116,27 @@ TEST_F(JournalFileTest, ADeletedStreamsMessagesArePurgedAndItsPathReusable) {
   auto store = Open();
   EXPECT_EQ(Contents(*store, "/gone"), "new");
   EXPECT_EQ(Contents(*store, "/kept"), "k");
+}
+
+TEST_F(JournalFileTest, APurgeLongerThanOneWindowFinishesWithoutFurtherWrites) {
+  auto journal = StreamJournal::Open(path_, 65536);
+  ASSERT_TRUE(journal.ok()) << journal.status().ToString();
+  const StreamJournal* raw = journal->get();
+  {
+    StreamStore store(StreamLimits{}, std::move(*journal));
+    Create(store, "/big", "0");
+    for (int i = 0; i < 10000; ++i) Append(store, "/big", "x");  // about 2.5 purge windows
+    Create(store, "/small", "s");
+    Durable(store);
+    ASSERT_EQ(store.Delete("/big").code, Code::kOk);
+    Durable(store);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (raw->purging() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_FALSE(raw->purging()) << "the purge stalled with no write to carry it";
+  }
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM ds_messages"), "1");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM ds_dead"), "0");
 }
 
 TEST_F(JournalFileTest, AnUnfinishedPurgeResumesAndItsIdsAreNotReused) {
