@@ -1,7 +1,8 @@
 // The provider integration table (the Claude provider's, seed 000) against REAL agents
-// (tests/peers, pinned): over ACP `gemini --acp`, `opencode acp` and the Claude ACP adapter, and
-// `codex app-server` through the codex provider, each fully offline against the scripted model
-// server. Every test ends with the invariant checker.
+// (tests/peers, pinned): over ACP `gemini --acp`, `opencode acp` and the Claude ACP adapter,
+// `codex app-server` through the codex provider, and `opencode serve` through the opencode
+// provider, each fully offline against the scripted model server. Every test ends with the
+// invariant checker.
 #include <signal.h>
 
 #include <gtest/gtest.h>
@@ -57,6 +58,19 @@ class AgentCli : public ::testing::TestWithParam<Agent> {
   }
   TurnId LastTurn() const { return session_->Turns().back(); }
   bool codex() const { return GetParam() == Agent::kCodex; }
+  bool opencode_serve() const { return GetParam() == Agent::kOpencodeServe; }
+  std::string ProviderName() const {
+    if (codex()) return "codex";
+    return opencode_serve() ? "opencode" : "acp:" + AgentName(GetParam());
+  }
+  std::string FailureCode() const {
+    if (codex()) return "codex_turn_failed";
+    return opencode_serve() ? "opencode_turn_failed" : "acp_prompt_failed";
+  }
+  std::string ToolName() const {
+    if (codex()) return "commandExecution";
+    return opencode_serve() ? "bash" : "execute";
+  }
 
   // A tool call that needs permission (touch is no read-only command for any of the agents).
   void PermissionRound(PermissionDecision decision) {
@@ -67,12 +81,16 @@ class AgentCli : public ::testing::TestWithParam<Agent> {
         [&] { return session_->runner().status() == SessionStatus::kPermission; }, Millis(60000)));
     const auto pending = session_->provider().PendingPermissions();
     ASSERT_EQ(pending.size(), 1u);
-    EXPECT_EQ(pending[0].tool_name, codex() ? "commandExecution" : "execute");
+    EXPECT_EQ(pending[0].tool_name, ToolName());
     ASSERT_TRUE(pending[0].call_id.has_value());
     const auto requested = session_->Of<PermissionRequested>();
     ASSERT_EQ(requested.size(), base.permissions + 1);
-    const auto& options = std::get<PermissionRequested>(requested.back()->payload).options;
-    EXPECT_GE(options.size(), 2u);  // the agent's own options, chosen by kind
+    const auto& asked = std::get<PermissionRequested>(requested.back()->payload);
+    EXPECT_GE(asked.options.size(), 2u);  // the agent's own options, chosen by kind
+    if (opencode_serve()) {
+      EXPECT_EQ(asked.options.size(), 3u);
+      EXPECT_EQ(asked.title, "touch made-by-test && ls");
+    }
     ASSERT_TRUE(
         session_->runner()
             .Command(ReplyPermission{pending[0].request_id, decision, std::nullopt, std::nullopt})
@@ -83,6 +101,10 @@ class AgentCli : public ::testing::TestWithParam<Agent> {
     ASSERT_EQ(session_->Of<ToolCallStart>().size(), base.tools + 1);
     ASSERT_EQ(session_->Of<ToolCallEnd>().size(), base.ends + 1);
     EXPECT_EQ(*session_->Of<ToolCallEnd>().back()->turn, LastTurn());
+    if (opencode_serve()) {  // the request names the call it gates
+      const auto& start = std::get<ToolCallStart>(session_->Of<ToolCallStart>().back()->payload);
+      EXPECT_EQ(start.call_id, *pending[0].call_id);
+    }
     const auto& end = std::get<ToolCallEnd>(session_->Of<ToolCallEnd>().back()->payload);
     const std::string text = session_->TextOfTurn(LastTurn());
     if (decision == PermissionDecision::kAllow) {
@@ -117,8 +139,13 @@ TEST_P(AgentCli, IntegrationTable) {
     const RuntimeInfo info = session_->provider().GetRuntimeInfo();
     EXPECT_TRUE(info.connected);
     EXPECT_FALSE(info.session_id.empty());
-    EXPECT_EQ(info.provider, codex() ? "codex" : "acp:" + AgentName(GetParam()));
-    if (!codex()) {
+    EXPECT_EQ(info.provider, ProviderName());
+    if (opencode_serve()) {
+      EXPECT_FALSE(session_->Of<Usage>().empty());  // step-finish tokens
+      EXPECT_EQ(info.session_id.rfind("ses_", 0), 0u) << info.session_id;
+      EXPECT_EQ(info.version, "1.18.33");
+      EXPECT_GT(info.pid, 0);
+    } else if (!codex()) {
       EXPECT_TRUE(session_->WaitFor(  // available_commands_update
           [&] { return !session_->provider().ListCommands().empty(); }, Millis(10000)));
     }
@@ -152,7 +179,7 @@ TEST_P(AgentCli, IntegrationTable) {
     EXPECT_LT(Clock::now() - start, Millis(20000));
     ASSERT_EQ(session_->Of<TurnFailed>().size(), 1u);
     const auto& failed = std::get<TurnFailed>(session_->Of<TurnFailed>()[0]->payload);
-    EXPECT_EQ(failed.code, codex() ? "codex_turn_failed" : "acp_prompt_failed");
+    EXPECT_EQ(failed.code, FailureCode());
     EXPECT_NE(failed.message.find("scripted failure"), std::string::npos) << failed.message;
     EXPECT_EQ(session_->runner().status(), SessionStatus::kError);
   }
@@ -199,12 +226,41 @@ TEST_P(AgentCli, CrashOfTheAgentMidTurn) {
   EXPECT_FALSE(session_->provider().GetRuntimeInfo().connected);
 }
 
+// `opencode serve`: sessions with the same program, environment and directory share one server;
+// each sees only its own events, and closing one leaves the other working.
+class OpencodeServeCli : public AgentCli {};
+
+TEST_P(OpencodeServeCli, TwoSessionsShareOneServer) {
+  AcpSession::Options options;
+  options.root = session_->root();
+  auto other = std::make_unique<AcpSession>(loop_, GetParam(), server_->port(), options);
+  other->Start();
+  EXPECT_EQ(other->provider().GetRuntimeInfo().pid, session_->provider().GetRuntimeInfo().pid);
+  EXPECT_NE(other->provider().GetRuntimeInfo().session_id,
+            session_->provider().GetRuntimeInfo().session_id);
+  session_->Submit("[slow 8] from one");
+  other->Submit("from two");
+  ASSERT_TRUE(WaitTerminals(1));
+  ASSERT_TRUE(other->WaitFor([&] { return other->Terminals() == 1; }, Millis(60000)));
+  EXPECT_EQ(other->TextOfTurn(other->Turns().back()), "Echo: from two");
+  EXPECT_NE(session_->TextOfTurn(LastTurn()).find("chunk 7"), std::string::npos);
+  EXPECT_EQ(session_->TextOfTurn(LastTurn()).find("from two"), std::string::npos);
+  other->CheckInvariants();
+  other.reset();  // closes its session; the server stays for this one
+  EXPECT_TRUE(session_->provider().GetRuntimeInfo().connected);
+  session_->Submit("still here");
+  ASSERT_TRUE(WaitTerminals(2));
+  EXPECT_EQ(session_->TextOfTurn(LastTurn()), "Echo: still here");
+}
+
+std::string ParamName(const ::testing::TestParamInfo<Agent>& info) { return AgentName(info.param); }
+
 INSTANTIATE_TEST_SUITE_P(Cli, AgentCli,
                          ::testing::Values(Agent::kGemini, Agent::kOpencode, Agent::kClaude,
-                                           Agent::kCodex),
-                         [](const ::testing::TestParamInfo<Agent>& info) {
-                           return AgentName(info.param);
-                         });
+                                           Agent::kCodex, Agent::kOpencodeServe),
+                         ParamName);
+INSTANTIATE_TEST_SUITE_P(Cli, OpencodeServeCli, ::testing::Values(Agent::kOpencodeServe),
+                         ParamName);
 
 }  // namespace
 }  // namespace agentstream::providers::acp::testing
