@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -356,7 +357,9 @@ json::value ToJson(const Latency& l) {
                       {"p99_us", std::llround(l.p99_ms * 1000)}};
 }
 
-awaitable<json::object> Run(Target target, double seconds, std::size_t message_bytes) {
+awaitable<json::object> Run(Target target, double seconds, std::size_t message_bytes,
+                            std::set<std::string> only) {
+  auto wanted = [&](const std::string& figure) { return only.empty() || only.count(figure) > 0; };
   const std::string run = std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
                                              std::chrono::system_clock::now().time_since_epoch())
                                              .count());
@@ -366,14 +369,18 @@ awaitable<json::object> Run(Target target, double seconds, std::size_t message_b
     co_await CreateStream(target, streams.back());
   }
   json::object out;
-  out["appends_per_s_1_client"] =
-      ToJson(co_await Appends(target, 1, streams, seconds, message_bytes));
-  out["appends_per_s_32_clients"] =
-      ToJson(co_await Appends(target, 32, streams, seconds, message_bytes));
-  out["sse_1_subscriber"] =
-      ToJson(co_await SseLatency(target, 1, target.prefix + "/load-" + run + "-sse-1", seconds));
-  out["sse_100_subscribers"] = ToJson(
-      co_await SseLatency(target, 100, target.prefix + "/load-" + run + "-sse-100", seconds));
+  if (wanted("appends_per_s_1_client"))
+    out["appends_per_s_1_client"] =
+        ToJson(co_await Appends(target, 1, streams, seconds, message_bytes));
+  if (wanted("appends_per_s_32_clients"))
+    out["appends_per_s_32_clients"] =
+        ToJson(co_await Appends(target, 32, streams, seconds, message_bytes));
+  if (wanted("sse_1_subscriber"))
+    out["sse_1_subscriber"] =
+        ToJson(co_await SseLatency(target, 1, target.prefix + "/load-" + run + "-sse-1", seconds));
+  if (wanted("sse_100_subscribers"))
+    out["sse_100_subscribers"] = ToJson(
+        co_await SseLatency(target, 100, target.prefix + "/load-" + run + "-sse-100", seconds));
   co_return out;
 }
 
@@ -390,6 +397,11 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--seconds", seconds, "duration of each measurement");
   app.add_option("--message-bytes", message_bytes, "size of each appended JSON message");
+  std::set<std::string> only;
+  app.add_option("--only", only,
+                 "measure only these figures (appends_per_s_1_client, appends_per_s_32_clients, "
+                 "sse_1_subscriber, sse_100_subscribers; comma-separated); all by default")
+      ->delimiter(',');
   CLI11_PARSE(app, argc, argv);
   const std::string scheme = "http://";
   if (url.rfind(scheme, 0) != 0) {
@@ -406,7 +418,7 @@ int main(int argc, char** argv) {
   while (!target.prefix.empty() && target.prefix.back() == '/') target.prefix.pop_back();
   asio::io_context io;
   int rc = 0;
-  asio::co_spawn(io, Run(target, seconds, message_bytes),
+  asio::co_spawn(io, Run(target, seconds, message_bytes, only),
                  [&](const std::exception_ptr& error, json::object out) {
                    if (error) {
                      try {

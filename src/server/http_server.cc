@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -15,6 +17,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -430,10 +433,20 @@ void internal::ResumeHttp(ServerContext& ctx, beast::tcp_stream stream, beast::f
 
 struct Server::Impl {
   explicit Impl(runtime::AgentManager& agents, EventLog& log, ServerOptions options)
-      : ctx{agents, log, std::move(options), {}, nullptr, nullptr, nullptr} {}
+      : ctx{agents, log, std::move(options), {}, nullptr, nullptr, nullptr} {
+    for (int i = 0; i < std::max(1, ctx.options.threads); ++i) {
+      ios.push_back(std::make_unique<asio::io_context>(1));
+      work.push_back(asio::make_work_guard(*ios.back()));
+    }
+  }
+
+  // Connections are dealt to the I/O threads in turn. Each thread runs its own io_context, so a
+  // connection's handlers never run concurrently (no strand needed) and the threads never
+  // contend for one scheduler's lock, which the journal's commit notifications also take.
+  asio::io_context& NextIo() { return *ios[next_io++ % ios.size()]; }
 
   void Accept() {
-    acceptor->async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
+    acceptor->async_accept(NextIo(), [this](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
       if (!ec && ctx.metrics.connections_open() >= ctx.options.max_connections) {
         socket.close(ec);  // over the connection bound: refuse at once
@@ -450,9 +463,11 @@ struct Server::Impl {
   std::vector<std::thread> threads;
   std::uint16_t port = 0;
   bool stopped = false;
+  std::size_t next_io = 0;  // used by the accept handler only
   // Declared last, destroyed first: pending handlers (holding connections, which hold hub
-  // tokens) are destroyed while the hub still exists.
-  asio::io_context io;
+  // tokens) are destroyed while the hub still exists. ios[0] also runs the acceptor and the hub.
+  std::vector<std::unique_ptr<asio::io_context>> ios;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::optional<tcp::acceptor> acceptor;
   std::optional<asio::strand<asio::io_context::executor_type>> hub_strand;
 };
@@ -472,7 +487,7 @@ Status Server::Start() {
   beast::error_code ec;
   const auto address = asio::ip::make_address(o.host == "localhost" ? "127.0.0.1" : o.host, ec);
   if (ec) return Error(ErrorCode::kInvalidArgument, "bad listen address " + o.host);
-  s.acceptor.emplace(s.io);
+  s.acceptor.emplace(*s.ios[0]);
   const tcp::endpoint endpoint(address, o.port);
   s.acceptor->open(endpoint.protocol(), ec);
   if (!ec) s.acceptor->set_option(asio::socket_base::reuse_address(true), ec);
@@ -486,7 +501,7 @@ Status Server::Start() {
   o.ws.max_queue_bytes = std::min(o.ws.max_queue_bytes, o.max_queue_bytes);
   Impl* impl = impl_.get();
   // Commits are processed one at a time (a strand), whatever the number of I/O threads.
-  s.hub_strand.emplace(asio::make_strand(s.io));
+  s.hub_strand.emplace(asio::make_strand(*s.ios[0]));
   s.ctx.hub = std::make_unique<Hub>(
       s.ctx.log, [impl](std::function<void()> fn) { asio::post(*impl->hub_strand, std::move(fn)); },
       o.batch);
@@ -496,8 +511,7 @@ Status Server::Start() {
       std::make_unique<ApiRouter>(s.ctx.agents, s.ctx.log, *s.ctx.timeline, s.ctx.metrics,
                                   *s.ctx.hub, o.batch, s.ctx.consumer_routes.get());
   s.Accept();
-  for (int i = 0; i < std::max(1, o.threads); ++i)
-    s.threads.emplace_back([impl] { impl->io.run(); });
+  for (auto& io : s.ios) s.threads.emplace_back([io = io.get()] { io->run(); });
   return Status::Ok();
 }
 
@@ -510,7 +524,7 @@ void Server::Stop() {
   if (s.stopped) return;
   s.stopped = true;
   if (s.ctx.hub) s.ctx.hub->Stop();
-  s.io.stop();
+  for (auto& io : s.ios) io->stop();
   for (std::thread& t : s.threads) t.join();
   s.threads.clear();
   if (s.acceptor) {

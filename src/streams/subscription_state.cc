@@ -167,6 +167,7 @@ Status SubscriptionManager::Restore(const std::string& key_path) {
     saved_[s->id] = record;
     subs_[s->id] = std::move(*s);
   }
+  any_subscription_ = !subs_.empty();
   return Status::Ok();
 }
 

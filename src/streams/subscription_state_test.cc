@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
+#include <chrono>
 #include <filesystem>
 #include <future>
+#include <thread>
 
 #include "streams/stream_store.h"
 #include "streams/subscriptions.h"
@@ -27,6 +29,11 @@ class SubscriptionStateTest : public ::testing::Test {
 
   // One daemon run: the store and the subscription manager over the same files.
   struct Run {
+    Run() = default;
+    Run(Run&&) = default;
+    ~Run() {
+      if (store) store->SetChangeHook({});  // as the daemon does, before the manager goes
+    }
     std::unique_ptr<StreamStore> store;
     std::unique_ptr<SubscriptionManager> subscriptions;
   };
@@ -38,6 +45,8 @@ class SubscriptionStateTest : public ::testing::Test {
     run.subscriptions = std::make_unique<SubscriptionManager>(*run.store);
     const Status restored = run.subscriptions->Restore(keys_);
     EXPECT_TRUE(restored.ok()) << restored.ToString();
+    run.store->SetChangeHook(
+        [s = run.subscriptions.get()](const std::string& path) { s->OnStreamChanged(path); });
     return run;
   }
 
@@ -122,6 +131,30 @@ TEST_F(SubscriptionStateTest, ConfigurationAcksHeldWakeAndKeysSurviveARestart) {
   }
   Run after = Start();
   EXPECT_EQ(Call(after, "GET", "subscriptions/s1", "").status, 404);
+}
+
+// A daemon restarted with subscriptions but no subscription request yet still wakes them: the
+// first append to a subscribed stream appends a wake event to the wake stream.
+TEST_F(SubscriptionStateTest, ARestoredSubscriptionIsWokenByTheNextAppend) {
+  {
+    Run run = Start();
+    CreateStream(run, "jobs/a");
+    CreateStream(run, "wakes");
+    ASSERT_EQ(Call(run, "PUT", "subscriptions/s1",
+                   R"({"type":"pull-wake","streams":["jobs/a"],"wake_stream":"wakes"})")
+                  .status,
+              201);
+  }
+  Run run = Start();
+  AppendTo(run, "jobs/a");
+  // The wake is appended by the subscriptions' own thread: wait for it (at most 10 s).
+  ReadResult wakes;
+  for (int i = 0; i < 1000 && wakes.messages.empty(); ++i) {
+    wakes = run.store->Read("/v1/stream/wakes", std::nullopt);
+    if (wakes.messages.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(wakes.messages.size(), 1U);
+  EXPECT_NE(wakes.messages[0].data->find("jobs/a"), std::string::npos) << *wakes.messages[0].data;
 }
 
 }  // namespace

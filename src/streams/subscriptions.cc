@@ -432,7 +432,11 @@ StreamResponse SubscriptionManager::Handle(const StreamRequest& req, const std::
   StreamResponse response;
   {
     std::lock_guard lock(mu_);
+    // Set before a new subscription reads the streams' tails: a change committed after that
+    // read finds it set and reaches the delivery thread.
+    any_subscription_ = true;
     response = HandleLocked(req, base_url, &actions);
+    any_subscription_ = !subs_.empty();
     constexpr std::string_view kSubs = "subscriptions/";
     if (req.path.rfind(kControlRoot, 0) == 0) {
       const std::string rest = req.path.substr(kControlRoot.size());
@@ -634,6 +638,7 @@ StreamResponse SubscriptionManager::HandleLocked(const StreamRequest& req,
 }
 
 void SubscriptionManager::OnStreamChanged(const std::string& path) {
+  if (!any_subscription_) return;
   if (path.rfind(kStreamRoot, 0) != 0 || path.rfind(kControlRoot, 0) == 0) return;
   // Handled on the delivery thread: this runs inside the store's commit notification.
   std::lock_guard lock(queue_mu_);

@@ -7,6 +7,7 @@
 // as do the signing and token keys when a key file is given.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -108,6 +109,9 @@ class SubscriptionManager {
   std::string x_, kid_;
   std::mutex mu_;
   std::map<std::string, Subscription> subs_;
+  // False only while no subscription exists and none is being created: a changed stream then
+  // wakes nobody (the common case costs no thread hand-off per append).
+  std::atomic<bool> any_subscription_{false};
   std::map<std::string, std::string> saved_;  // id -> the record last journaled (under mu_)
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
