@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <boost/json.hpp>
 
+#include "net/http_client.h"
+
 namespace agentstream::consumers {
 
 namespace {
@@ -92,8 +94,8 @@ Status ParseSink(const json::value& v, SinkSpec& sink) {
   switch (sink.kind) {
     case SinkKind::kWebhook: {
       AS_RETURN_IF_ERROR(ReadString(o, "url", "sink.url", sink.url));
-      if (sink.url.rfind("http://", 0) != 0)
-        return Bad("sink.url", "must be an http:// URL (TLS needs a terminating proxy)");
+      if (Result<net::HttpUrl> url = net::ParseHttpUrl(sink.url); !url.ok())
+        return Bad("sink.url", "must be an http:// or https:// URL");
       AS_RETURN_IF_ERROR(ReadString(o, "secret", "sink.secret", sink.secret));
       if (sink.secret.empty()) return Bad("sink.secret", "is required for a webhook");
       const json::value* headers = o.if_contains("headers");

@@ -23,7 +23,7 @@ std::string_view SinkKindName(SinkKind kind);
 
 struct SinkSpec {
   SinkKind kind = SinkKind::kWebhook;
-  std::string url;     // webhook: http://host:port/path (plain HTTP; TLS needs a proxy)
+  std::string url;     // webhook: http:// or https://host:port/path
   std::string secret;  // webhook: HMAC-SHA256 key; never returned in full by the API
   std::vector<std::pair<std::string, std::string>> headers;  // webhook: extra request headers
   std::int64_t timeout_ms = 10000;  // webhook request / command acknowledgement time limit

@@ -171,9 +171,13 @@ TEST(ConsumerSpec, JsonRoundTripAndFieldErrors) {
   };
   EXPECT_NE(error_of(R"({"id":"a b","sink":{"kind":"jsonl","path":"/x"}})").find("\"id\""),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"id":"a","sink":{"kind":"webhook","url":"https://x","secret":"s"}})")
+  EXPECT_NE(error_of(R"({"id":"a","sink":{"kind":"webhook","url":"ftp://x","secret":"s"}})")
                 .find("sink.url"),
             std::string::npos);
+  EXPECT_TRUE(
+      ConsumerSpecFromJson(
+          json::parse(R"({"id":"a","sink":{"kind":"webhook","url":"https://x/h","secret":"s"}})"))
+          .ok());
   EXPECT_NE(
       error_of(R"({"id":"a","sink":{"kind":"jsonl","path":"/x"},"filter":{"kinds":["nope"]}})")
           .find("filter.kinds"),

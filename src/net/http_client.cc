@@ -1,10 +1,16 @@
-// The client's only Asio/Beast translation unit. Each call runs on a private io_context; the
-// stream's expiry bounds the whole exchange.
+// The client's only Asio/Beast translation unit, and the project's only TLS one (Asio's TLS
+// implementation is compiled here). Each call runs on a private io_context; the stream's expiry
+// bounds the whole exchange, TLS handshake included.
 #include "net/http_client.h"
+
+#include <openssl/ssl.h>
 
 #include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/ssl/impl/src.hpp>  // Asio's TLS implementation: compiled here only
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -14,6 +20,7 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <charconv>
 #include <exception>
 
@@ -25,15 +32,24 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 Result<HttpUrl> ParseHttpUrl(std::string_view url) {
-  constexpr std::string_view kScheme = "http://";
+  constexpr std::string_view kHttp = "http://";
+  constexpr std::string_view kHttps = "https://";
   auto bad = [&](const std::string& why) {
     return Error(ErrorCode::kInvalidArgument, "bad URL \"" + std::string(url) + "\": " + why);
   };
-  if (url.substr(0, kScheme.size()) != kScheme) return bad("only http:// is supported");
-  std::string_view rest = url.substr(kScheme.size());
+  HttpUrl out;
+  std::string_view rest;
+  if (url.substr(0, kHttp.size()) == kHttp) {
+    rest = url.substr(kHttp.size());
+  } else if (url.substr(0, kHttps.size()) == kHttps) {
+    rest = url.substr(kHttps.size());
+    out.tls = true;
+    out.port = 443;
+  } else {
+    return bad("only http:// and https:// are supported");
+  }
   const std::size_t slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
-  HttpUrl out;
   out.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
   std::string_view port;
   if (!authority.empty() && authority.front() == '[') {
@@ -80,9 +96,9 @@ beast::error_code Await(asio::io_context& ioc, Start&& start) {
 
 // Runs `ioc` until the operation `start` begins has finished. When `stop` turns true meanwhile,
 // closes `stream` once (so the operation ends with an error) and sets `stopped`.
-template <class Start>
-beast::error_code AwaitOrStop(asio::io_context& ioc, beast::tcp_stream& stream,
-                              const std::atomic<bool>& stop, bool& stopped, Start&& start) {
+template <class Stream, class Start>
+beast::error_code AwaitOrStop(asio::io_context& ioc, Stream& stream, const std::atomic<bool>& stop,
+                              bool& stopped, Start&& start) {
   beast::error_code result;
   bool done = false;
   start([&](beast::error_code ec, auto&&...) {
@@ -93,7 +109,7 @@ beast::error_code AwaitOrStop(asio::io_context& ioc, beast::tcp_stream& stream,
   auto slice = [&] {
     if (!stopped && stop.load()) {
       stopped = true;
-      stream.close();
+      beast::get_lowest_layer(stream).close();
     }
     ioc.run_one_for(std::chrono::milliseconds(100));
     if (ioc.stopped()) ioc.restart();
@@ -132,26 +148,83 @@ http::request<http::string_body> BuildRequest(const HttpRequest& request, const 
   return req;
 }
 
-// Resolves, connects and sends `request` on `stream` (whose expiry the caller has set).
-Status Open(asio::io_context& ioc, beast::tcp_stream& stream, const HttpRequest& request) {
-  AS_ASSIGN_OR_RETURN(HttpUrl url, ParseHttpUrl(request.url));
+// The plain or TLS connection of one request.
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// The peer's certificate must chain to the system's trust store (or to `ca_file`) and name the
+// host (DNS name or IP address, RFC 2818 rules).
+Result<asio::ssl::context> TlsContext(const HttpRequest& request, const HttpUrl& url) {
+  asio::ssl::context tls(asio::ssl::context::tls_client);
+  beast::error_code ec;
+  tls.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                  asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                  asio::ssl::context::no_tlsv1_1);
+  tls.set_default_verify_paths(ec);
+  if (!request.ca_file.empty()) tls.load_verify_file(request.ca_file, ec);
+  if (ec)
+    return Error(ErrorCode::kInvalidArgument,
+                 "cannot load the trusted certificates " + request.ca_file + ": " + ec.message());
+  tls.set_verify_mode(asio::ssl::verify_peer);
+  tls.set_verify_callback(asio::ssl::host_name_verification(url.host));
+  return tls;
+}
+
+// Resolves, connects (with the TLS handshake on a TlsStream) and sends `request` on `stream`,
+// whose expiry the caller has set.
+template <class Stream>
+Status Open(asio::io_context& ioc, Stream& stream, const HttpRequest& request, const HttpUrl& url) {
   tcp::resolver resolver(ioc);
   beast::error_code ec;
   auto results = resolver.resolve(url.host, std::to_string(url.port), ec);
   if (ec) return Broken(request, ec, "resolving");
-  ec = Await(ioc, [&](auto handler) { stream.async_connect(results, std::move(handler)); });
+  ec = Await(ioc, [&](auto handler) {
+    beast::get_lowest_layer(stream).async_connect(results, std::move(handler));
+  });
   if (ec) return Broken(request, ec, "connecting");
+  if constexpr (std::is_same_v<Stream, TlsStream>) {
+    // Server name indication, for a name (an address is not sent).
+    beast::error_code not_address;
+    asio::ip::make_address(url.host, not_address);
+    if (not_address && SSL_set_tlsext_host_name(stream.native_handle(), url.host.c_str()) != 1)
+      return Error(ErrorCode::kInvalidArgument, request.url + ": bad TLS server name");
+    ec = Await(ioc, [&](auto handler) {
+      stream.async_handshake(asio::ssl::stream_base::client, std::move(handler));
+    });
+    if (ec) return Broken(request, ec, "the TLS handshake");
+  }
   http::request<http::string_body> req = BuildRequest(request, url);
   ec = Await(ioc, [&](auto handler) { http::async_write(stream, req, std::move(handler)); });
   if (ec) return Broken(request, ec, "sending");
   return Status::Ok();
 }
 
-Result<HttpReply> Send(const HttpRequest& request) {
-  asio::io_context ioc{1};
-  beast::tcp_stream stream(ioc);
-  stream.expires_after(request.timeout);
-  if (Status s = Open(ioc, stream, request); !s.ok()) return s;
+// Runs `body(stream)` on a connected plain or TLS stream for `request`.
+template <class Body>
+Result<HttpReply> WithStream(asio::io_context& ioc, const HttpRequest& request, Body&& body) {
+  AS_ASSIGN_OR_RETURN(HttpUrl url, ParseHttpUrl(request.url));
+  if (!url.tls) {
+    beast::tcp_stream stream(ioc);
+    stream.expires_after(request.timeout);
+    if (Status s = Open(ioc, stream, request, url); !s.ok()) return s;
+    return body(stream);
+  }
+  AS_ASSIGN_OR_RETURN(asio::ssl::context tls, TlsContext(request, url));
+  TlsStream stream(ioc, tls);
+  beast::get_lowest_layer(stream).expires_after(request.timeout);
+  if (Status s = Open(ioc, stream, request, url); !s.ok()) return s;
+  return body(stream);
+}
+
+// Closes the connection after a complete reply. Over TLS no close_notify is awaited: the
+// request said `Connection: close` and the reply is whole.
+void Close(beast::tcp_stream& stream) {
+  beast::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+}
+void Close(TlsStream& stream) { Close(beast::get_lowest_layer(stream)); }
+
+template <class Stream>
+Result<HttpReply> Receive(asio::io_context& ioc, Stream& stream, const HttpRequest& request) {
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(request.max_reply_bytes);
@@ -161,18 +234,19 @@ Result<HttpReply> Send(const HttpRequest& request) {
   HttpReply reply;
   reply.status = static_cast<int>(parser.get().result_int());
   reply.body = std::move(parser.get().body());
-  beast::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  Close(stream);
   return reply;
 }
 
-Result<HttpReply> Stream(const HttpRequest& request,
-                         const std::function<bool(std::string_view)>& on_body,
-                         const std::atomic<bool>& stop) {
+Result<HttpReply> Send(const HttpRequest& request) {
   asio::io_context ioc{1};
-  beast::tcp_stream stream(ioc);
-  stream.expires_after(request.timeout);
-  if (Status s = Open(ioc, stream, request); !s.ok()) return s;
+  return WithStream(ioc, request, [&](auto& stream) { return Receive(ioc, stream, request); });
+}
+
+template <class Stream>
+Result<HttpReply> ReceiveStream(asio::io_context& ioc, Stream& stream, const HttpRequest& request,
+                                const std::function<bool(std::string_view)>& on_body,
+                                const std::atomic<bool>& stop) {
   beast::flat_buffer buffer;
   http::response_parser<http::buffer_body> parser;
   parser.body_limit(boost::none);  // a stream: each piece goes to on_body, nothing accumulates
@@ -183,7 +257,7 @@ Result<HttpReply> Stream(const HttpRequest& request,
   HttpReply reply;
   if (stopped) return reply;
   if (ec) return Broken(request, ec, "reading the reply header");
-  stream.expires_never();
+  beast::get_lowest_layer(stream).expires_never();
   reply.status = static_cast<int>(parser.get().result_int());
   std::array<char, std::size_t{16} * 1024> piece{};
   while (!parser.is_done()) {
@@ -201,6 +275,15 @@ Result<HttpReply> Stream(const HttpRequest& request,
     if (ec) return Broken(request, ec, "reading the stream");
   }
   return reply;
+}
+
+Result<HttpReply> Stream(const HttpRequest& request,
+                         const std::function<bool(std::string_view)>& on_body,
+                         const std::atomic<bool>& stop) {
+  asio::io_context ioc{1};
+  return WithStream(ioc, request, [&](auto& stream) {
+    return ReceiveStream(ioc, stream, request, on_body, stop);
+  });
 }
 
 }  // namespace

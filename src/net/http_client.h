@@ -1,7 +1,9 @@
 // A synchronous HTTP/1.1 client for one request per connection (`Connection: close`), with a
-// time limit on the whole exchange and a bound on the reply body. Plain HTTP only (TLS needs a
-// terminating proxy). Used by the webhook sink of durable consumers and the opencode provider,
-// which also reads a server-sent event stream with StreamHttpGet.
+// time limit on the whole exchange and a bound on the reply body. `http://` and `https://`
+// (TLS 1.2 or later; the peer's certificate must chain to the system's trust store or to
+// `HttpRequest::ca_file` and name the URL's host). Used by the webhook sink of durable
+// consumers, the webhooks of stream subscriptions and the opencode provider, which also reads a
+// server-sent event stream with StreamHttpGet.
 //
 // Errors are values: kInvalidArgument for a bad URL, kUnavailable when the peer cannot be
 // reached, the connection breaks or the time limit passes, kTooLarge for a reply body over the
@@ -27,9 +29,11 @@ struct HttpUrl {
   std::string host;  // a name or an address; IPv6 without brackets
   std::uint16_t port = 80;
   std::string target;  // path and query, "/" when the URL has none
+  bool tls = false;    // https
 };
 
-// Parses "http://HOST[:PORT][/PATH]" ("http://[::1]:8080/hook" for IPv6).
+// Parses "http://HOST[:PORT][/PATH]" ("http://[::1]:8080/hook" for IPv6), and the same with
+// https:// (port 443 by default).
 Result<HttpUrl> ParseHttpUrl(std::string_view url);
 
 struct HttpRequest {
@@ -40,6 +44,8 @@ struct HttpRequest {
   std::string body;
   std::chrono::milliseconds timeout{10000};            // connect, send and read, all together
   std::size_t max_reply_bytes = std::size_t{1} << 20;  // a larger reply body is refused
+  // https: a PEM file of certificates trusted besides the system's (a private CA); empty: none.
+  std::string ca_file;
 };
 
 struct HttpReply {

@@ -1,15 +1,13 @@
 #include "streams/subscriptions.h"
 
-#include <netdb.h>
 #include <sodium.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstring>
+
+#include "net/http_client.h"
 
 namespace agentstream::streams {
 
@@ -22,6 +20,8 @@ constexpr std::string_view kControlRoot = "/v1/stream/__ds/";
 constexpr std::int64_t kMinLeaseMs = 1000;
 constexpr std::int64_t kMaxLeaseMs = 600000;
 constexpr std::int64_t kTokenLifetimeSeconds = 3600;
+// A webhook receiver's answer larger than this fails the delivery.
+constexpr std::size_t kMaxWebhookAnswerBytes = std::size_t{64} * 1024;
 
 std::int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -143,68 +143,16 @@ bool GlobMatch(std::string_view pattern, std::string_view path) {
 int PostJson(const std::string& url, const std::string& body,
              const std::vector<std::pair<std::string, std::string>>& headers, int timeout_ms,
              std::string* response_body) {
-  if (url.rfind("http://", 0) != 0) return 0;  // https needs TLS, which this client lacks
-  std::string rest = url.substr(7);
-  const std::size_t slash = rest.find('/');
-  const std::string authority = rest.substr(0, slash);
-  const std::string target = slash == std::string::npos ? "/" : rest.substr(slash);
-  const std::size_t colon = authority.rfind(':');
-  const std::string host = authority.substr(0, colon);
-  const std::string port = colon == std::string::npos ? "80" : authority.substr(colon + 1);
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (getaddrinfo(host.c_str(), port.c_str(), &hints, &found) != 0) return 0;
-  int fd = -1;
-  for (addrinfo* ai = found; ai != nullptr && fd < 0; ai = ai->ai_next) {
-    fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-    if (fd < 0) continue;
-    timeval tv{timeout_ms / 1000, static_cast<suseconds_t>(timeout_ms % 1000) * 1000};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-      close(fd);
-      fd = -1;
-    }
-  }
-  freeaddrinfo(found);
-  if (fd < 0) return 0;
-  std::string request = "POST " + target + " HTTP/1.1\r\nHost: " + authority +
-                        "\r\nConnection: close\r\nContent-Length: " + std::to_string(body.size()) +
-                        "\r\n";
-  for (const auto& [name, value] : headers)
-    request.append(name).append(": ").append(value).append("\r\n");
-  request += "\r\n" + body;
-  std::size_t sent = 0;
-  while (sent < request.size()) {
-    const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    sent += static_cast<std::size_t>(n);
-  }
-  std::string response;
-  char buf[4096];
-  constexpr std::size_t kMaxResponse = std::size_t{64} * 1024;
-  while (response.size() < kMaxResponse) {
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    response.append(buf, static_cast<std::size_t>(n));
-  }
-  close(fd);
-  int status = 0;
-  if (std::sscanf(response.c_str(), "HTTP/1.%*d %d", &status) != 1) return 0;
-  const std::size_t body_start = response.find("\r\n\r\n");
-  if (response_body != nullptr && body_start != std::string::npos) {
-    *response_body = response.substr(body_start + 4);
-    // A chunked answer: keep the first chunk's data, enough for {"done":true}.
-    if (response.find("chunked") != std::string::npos && response.find("chunked") < body_start) {
-      const std::size_t line = response_body->find("\r\n");
-      if (line != std::string::npos) {
-        const std::size_t size = std::strtoul(response_body->c_str(), nullptr, 16);
-        *response_body = response_body->substr(line + 2, size);
-      }
-    }
-  }
-  return status;
+  net::HttpRequest request;
+  request.url = url;
+  request.body = body;
+  request.headers = headers;
+  request.timeout = std::chrono::milliseconds(timeout_ms);
+  request.max_reply_bytes = kMaxWebhookAnswerBytes;
+  Result<net::HttpReply> reply = net::SendHttpRequest(request);
+  if (!reply.ok()) return 0;
+  if (response_body != nullptr) *response_body = std::move(reply->body);
+  return reply->status;
 }
 
 SubscriptionManager::SubscriptionManager(StreamStore& store, SubscriptionLimits limits)

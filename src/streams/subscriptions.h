@@ -123,8 +123,8 @@ class SubscriptionManager {
 // "events/*" style globs: '*' one segment, '**' any number of segments.
 bool GlobMatch(std::string_view pattern, std::string_view path);
 
-// Blocking HTTP/1.1 POST of a JSON body to an http:// URL; the status (0 when it failed) and
-// the response body (at most 64 KiB).
+// Blocking HTTP/1.1 POST of a JSON body to an http:// or https:// URL (net::SendHttpRequest);
+// the status (0 when it failed, or when the answer was over 64 KiB) and the response body.
 int PostJson(const std::string& url, const std::string& body,
              const std::vector<std::pair<std::string, std::string>>& headers, int timeout_ms,
              std::string* response_body);
