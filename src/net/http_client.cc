@@ -23,6 +23,7 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <charconv>
 #include <exception>
+#include <vector>
 
 namespace agentstream::net {
 
@@ -148,6 +149,23 @@ http::request<http::string_body> BuildRequest(const HttpRequest& request, const 
   return req;
 }
 
+// False for loopback, private, shared (100.64/10), link-local, unspecified and multicast
+// addresses, IPv4 or IPv6 (an IPv4-mapped IPv6 address is judged as IPv4).
+bool IsPublic(const asio::ip::address& address) {
+  if (address.is_v6()) {
+    const asio::ip::address_v6 v6 = address.to_v6();
+    if (v6.is_v4_mapped()) return IsPublic(asio::ip::make_address_v4(asio::ip::v4_mapped, v6));
+    const auto bytes = v6.to_bytes();
+    const bool unique_local = (bytes[0] & 0xfe) == 0xfc;  // fc00::/7
+    return !(v6.is_loopback() || v6.is_unspecified() || v6.is_link_local() || v6.is_site_local() ||
+             v6.is_multicast() || unique_local);
+  }
+  const auto b = address.to_v4().to_bytes();
+  return !(b[0] == 0 || b[0] == 10 || b[0] == 127 || (b[0] == 100 && (b[1] & 0xc0) == 64) ||
+           (b[0] == 169 && b[1] == 254) || (b[0] == 172 && (b[1] & 0xf0) == 16) ||
+           (b[0] == 192 && b[1] == 168) || b[0] >= 224);
+}
+
 // The plain or TLS connection of one request.
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
@@ -177,8 +195,15 @@ Status Open(asio::io_context& ioc, Stream& stream, const HttpRequest& request, c
   beast::error_code ec;
   auto results = resolver.resolve(url.host, std::to_string(url.port), ec);
   if (ec) return Broken(request, ec, "resolving");
+  std::vector<tcp::endpoint> endpoints;
+  for (const auto& entry : results)
+    if (!request.public_addresses_only || IsPublic(entry.endpoint().address()))
+      endpoints.push_back(entry.endpoint());
+  if (endpoints.empty())
+    return Error(ErrorCode::kInvalidArgument,
+                 request.url + ": " + url.host + " resolves to no public address");
   ec = Await(ioc, [&](auto handler) {
-    beast::get_lowest_layer(stream).async_connect(results, std::move(handler));
+    beast::get_lowest_layer(stream).async_connect(endpoints, std::move(handler));
   });
   if (ec) return Broken(request, ec, "connecting");
   if constexpr (std::is_same_v<Stream, TlsStream>) {

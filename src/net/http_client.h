@@ -46,6 +46,10 @@ struct HttpRequest {
   std::size_t max_reply_bytes = std::size_t{1} << 20;  // a larger reply body is refused
   // https: a PEM file of certificates trusted besides the system's (a private CA); empty: none.
   std::string ca_file;
+  // Connects only to public addresses of the host (not loopback, private, shared, link-local,
+  // unspecified or multicast ones): kInvalidArgument when it has none. For URLs a remote
+  // party chose (webhooks), so that a public name cannot point the daemon at its own network.
+  bool public_addresses_only = false;
 };
 
 struct HttpReply {

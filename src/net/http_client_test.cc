@@ -194,6 +194,39 @@ TEST(HttpsClient, RefusesATrustedCertificateForAnotherHost) {
   EXPECT_TRUE(server.requests().empty());
 }
 
+TEST(HttpsClient, PublicAddressesOnlyRefusesAHostThatResolvesToLoopback) {
+  Certificate certificate;
+  TlsServer server(certificate, kReply);
+  HttpRequest request =
+      Post("https://localhost:" + std::to_string(server.port()) + "/hook", certificate.pem_path);
+  request.public_addresses_only = true;
+  Result<HttpReply> reply = SendHttpRequest(request);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(reply.status().message().find("no public address"), std::string::npos);
+  EXPECT_TRUE(server.requests().empty());
+  EXPECT_EQ(server.failed_handshakes(), 0);  // not even connected
+}
+
+TEST(HttpsClient, PublicAddressesOnlyRefusesEveryNonPublicRange) {
+  for (const char* host :
+       {"10.1.2.3", "172.20.0.1", "192.168.1.1", "127.0.0.2", "0.0.0.0", "169.254.1.1",
+        "100.64.0.1", "224.0.0.1", "[::1]", "[fd00::1]", "[fe80::1]", "[::ffff:192.168.1.1]"}) {
+    HttpRequest request = Post(std::string("https://") + host + ":9/hook", "");
+    request.public_addresses_only = true;
+    Result<HttpReply> reply = SendHttpRequest(request);
+    ASSERT_FALSE(reply.ok()) << host;
+    EXPECT_EQ(reply.status().code(), ErrorCode::kInvalidArgument) << host;
+  }
+  // A public address passes the check (and then fails to connect, or times out, here).
+  HttpRequest request = Post("https://192.0.2.1:9/hook", "");
+  request.public_addresses_only = true;
+  request.timeout = std::chrono::milliseconds(300);
+  Result<HttpReply> reply = SendHttpRequest(request);
+  ASSERT_FALSE(reply.ok());
+  EXPECT_EQ(reply.status().code(), ErrorCode::kUnavailable) << reply.status().ToString();
+}
+
 TEST(HttpsClient, AnUnreadableTrustFileIsAClearError) {
   Result<HttpReply> reply =
       SendHttpRequest(Post("https://localhost:1/hook", "/nonexistent/ca.pem"));

@@ -149,6 +149,9 @@ int PostJson(const std::string& url, const std::string& body,
   request.headers = headers;
   request.timeout = std::chrono::milliseconds(timeout_ms);
   request.max_reply_bytes = kMaxWebhookAnswerBytes;
+  // http webhooks may only target this machine (RejectWebhookUrl); https ones only other hosts,
+  // whatever their name resolves to.
+  request.public_addresses_only = url.rfind("https://", 0) == 0;
   Result<net::HttpReply> reply = net::SendHttpRequest(request);
   if (!reply.ok()) return 0;
   if (response_body != nullptr) *response_body = std::move(reply->body);
