@@ -313,10 +313,19 @@ bool StreamJournal::failed() const {
   return failed_;
 }
 
+void StreamJournal::FinishedLoading() {
+  {
+    std::lock_guard lock(mu_);
+    loaded_ = true;
+  }
+  cv_.notify_one();
+}
+
 void StreamJournal::Push(Op op) {
   bool was_empty = false;
   {
     std::lock_guard lock(mu_);
+    loaded_ = true;  // writes come after the reads
     was_empty = queue_.empty();
     queue_.push_back(std::move(op));
   }
@@ -364,6 +373,12 @@ bool StreamJournal::Apply(const Op& op) {
 void StreamJournal::Run() {
   std::vector<Op> batch;
   std::uint64_t batches = 0;
+  {
+    // The connection has no mutex of its own (SQLITE_OPEN_NOMUTEX): while Load reads on the
+    // caller's thread, even a pending purge waits.
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return stop_ || loaded_; });
+  }
   for (;;) {
     {
       std::unique_lock lock(mu_);

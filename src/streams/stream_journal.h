@@ -35,6 +35,8 @@ class StreamJournal {
   StreamJournal& operator=(const StreamJournal&) = delete;
 
   // Every stored stream with its messages (ref counts and tails are the caller's to derive).
+  // Load and LoadState read on the caller's thread: call them before FinishedLoading and before
+  // any write, while the writer thread leaves the connection alone.
   Result<std::vector<Stream>> Load();
 
   void PutMeta(const StreamMeta& meta);
@@ -43,6 +45,9 @@ class StreamJournal {
   // Small named records beside the streams (subscriptions): `value` empty deletes `key`.
   void PutState(const std::string& key, const std::string& value);
   Result<std::map<std::string, std::string>> LoadState();
+  // Lets the writer thread start its background work (resuming an interrupted purge). The first
+  // write does too.
+  void FinishedLoading();
   // `fn(ok)` runs on the writer thread after the commit that covers every earlier write.
   void AfterCommit(std::function<void(bool ok)> fn);
   // True when the queue is at its bound (the caller answers 503 instead of writing).
@@ -83,6 +88,7 @@ class StreamJournal {
   std::condition_variable cv_;
   std::vector<Op> queue_;
   bool stop_ = false;
+  bool loaded_ = false;  // the caller's reads are over: the writer may use the connection
   bool failed_ = false;
   std::int64_t min_next_id_ = 1;
   // Purging, on the writer thread only: the pass under way (its stream ids, the next window's

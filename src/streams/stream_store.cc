@@ -48,6 +48,7 @@ Result<std::unique_ptr<StreamStore>> StreamStore::Open(const std::string& db_pat
   AS_ASSIGN_OR_RETURN(auto journal, StreamJournal::Open(db_path, limits.max_pending_writes));
   AS_ASSIGN_OR_RETURN(std::vector<Stream> loaded, journal->Load());
   AS_ASSIGN_OR_RETURN(auto state, journal->LoadState());
+  journal->FinishedLoading();
   const std::int64_t min_next_id = journal->min_next_id();
   auto store = std::make_unique<StreamStore>(limits, std::move(journal));
   store->next_id_ = min_next_id;
