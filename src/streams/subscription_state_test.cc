@@ -71,6 +71,16 @@ class SubscriptionStateTest : public ::testing::Test {
     ASSERT_EQ(run.store->Create(args).code, Code::kCreated);
   }
 
+  // Streams jobs/a and wakes, and the pull-wake subscription s1 of jobs/a that wakes on wakes.
+  static void SubscribeToJobs(Run& run) {
+    CreateStream(run, "jobs/a");
+    CreateStream(run, "wakes");
+    ASSERT_EQ(Call(run, "PUT", "subscriptions/s1",
+                   R"({"type":"pull-wake","streams":["jobs/a"],"wake_stream":"wakes"})")
+                  .status,
+              201);
+  }
+
   static Offset AppendTo(Run& run, const std::string& path) {
     AppendArgs args;
     args.path = "/v1/stream/" + path;
@@ -92,12 +102,7 @@ TEST_F(SubscriptionStateTest, ConfigurationAcksHeldWakeAndKeysSurviveARestart) {
   std::int64_t generation = 0;
   {
     Run run = Start();
-    CreateStream(run, "jobs/a");
-    CreateStream(run, "wakes");
-    ASSERT_EQ(Call(run, "PUT", "subscriptions/s1",
-                   R"({"type":"pull-wake","streams":["jobs/a"],"wake_stream":"wakes"})")
-                  .status,
-              201);
+    SubscribeToJobs(run);
     AppendTo(run, "jobs/a");
     const StreamResponse claim = Call(run, "POST", "subscriptions/s1/claim", R"({"worker":"w1"})");
     ASSERT_EQ(claim.status, 200) << claim.body;
@@ -138,12 +143,7 @@ TEST_F(SubscriptionStateTest, ConfigurationAcksHeldWakeAndKeysSurviveARestart) {
 TEST_F(SubscriptionStateTest, ARestoredSubscriptionIsWokenByTheNextAppend) {
   {
     Run run = Start();
-    CreateStream(run, "jobs/a");
-    CreateStream(run, "wakes");
-    ASSERT_EQ(Call(run, "PUT", "subscriptions/s1",
-                   R"({"type":"pull-wake","streams":["jobs/a"],"wake_stream":"wakes"})")
-                  .status,
-              201);
+    SubscribeToJobs(run);
   }
   Run run = Start();
   AppendTo(run, "jobs/a");
