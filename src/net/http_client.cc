@@ -166,6 +166,17 @@ bool IsPublic(const asio::ip::address& address) {
            (b[0] == 192 && b[1] == 168) || b[0] >= 224);
 }
 
+}  // namespace
+
+std::optional<bool> IsPublicAddressLiteral(std::string_view host) {
+  beast::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(host, ec);
+  if (ec) return std::nullopt;
+  return IsPublic(address);
+}
+
+namespace {
+
 // The plain or TLS connection of one request.
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
@@ -242,11 +253,11 @@ Result<HttpReply> WithStream(asio::io_context& ioc, const HttpRequest& request, 
 
 // Closes the connection after a complete reply. Over TLS no close_notify is awaited: the
 // request said `Connection: close` and the reply is whole.
-void Close(beast::tcp_stream& stream) {
+template <class Stream>
+void Close(Stream& stream) {
   beast::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_both, ignored);
 }
-void Close(TlsStream& stream) { Close(beast::get_lowest_layer(stream)); }
 
 template <class Stream>
 Result<HttpReply> Receive(asio::io_context& ioc, Stream& stream, const HttpRequest& request) {

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,6 +59,10 @@ struct HttpReply {
 };
 
 Result<HttpReply> SendHttpRequest(const HttpRequest& request);
+
+// For an IP address literal (IPv6 without brackets): whether it is public in the sense of
+// `public_addresses_only`. nullopt for anything else (a name).
+std::optional<bool> IsPublicAddressLiteral(std::string_view host);
 
 // A streaming GET (server-sent events, chunked or close-delimited bodies): `request.timeout`
 // bounds connecting, sending and reading the reply header; the body then streams without a time

@@ -80,12 +80,8 @@ std::optional<std::string> RejectWebhookUrl(const std::string& url) {
                      "http webhook URLs are only allowed for localhost or 127.0.0.x");
   if (scheme != "https") return "webhook.url must use https";
   if (host == "localhost") return "localhost webhook URLs must use http";
-  int a = 0, b = 0, c = 0, d = 0;
-  if (std::sscanf(host.c_str(), "%d.%d.%d.%d", &a, &b, &c, &d) == 4) {
-    if (a == 10 || a == 127 || a == 0 || (a == 172 && b >= 16 && b <= 31) ||
-        (a == 192 && b == 168) || (a == 169 && b == 254))
-      return "webhook.url must not target private or link-local hosts";
-  }
+  if (net::IsPublicAddressLiteral(host) == false)
+    return "webhook.url must not target private or link-local hosts";
   return std::nullopt;
 }
 
