@@ -207,7 +207,7 @@ constexpr std::size_t kMaxGatherFrames = 64;  // SSE frames in one write
 // Closing with unread request bytes (a refused oversized body) would make the kernel reset the
 // connection, which can destroy the response before the client read it. So: stop sending, then
 // read and discard what the client still sends, up to kMaxDrainBytes or kDrainTimeout, then close.
-constexpr std::size_t kMaxDrainBytes = std::size_t{8} << 20;
+constexpr std::size_t kMaxDrainBytes = std::size_t{32} << 20;
 constexpr std::chrono::seconds kDrainTimeout{2};
 
 void HttpConnection::LingeringClose() {
