@@ -129,6 +129,16 @@ class AgentManagerTest : public ::testing::Test {
     log_ = std::make_unique<CountingLog>(*sqlite_);
   }
 
+  // The daemon dies: no Shutdown. Closing the log lands the appends still queued in its writer,
+  // as a killed daemon's are either durable or gone before the next one starts.
+  void DieAndReopen() {
+    subscription_.Reset();
+    manager_.reset();
+    log_.reset();
+    sqlite_.reset();
+    OpenLog();
+  }
+
   // A manager whose scripted agent streams its chunks `gap` apart (a turn lasts about 10 gaps).
   void StartManager(process::Millis gap = 2ms, AgentManagerOptions options = {}) {
     ProviderFactoryOptions factory_options;
@@ -573,12 +583,7 @@ TEST_F(AgentManagerTest, RestartRecoveryFailsOpenTurnsAndTheSessionResumes) {
   Result<SendReply> sent = Send(agent.id, "c1", "long work");
   ASSERT_TRUE(sent.ok() && sent->accepted);
   EXPECT_EQ(Stored(agent.id).status, SessionStatus::kRunning);
-  // The daemon dies: no Shutdown, the log is closed and reopened.
-  subscription_.Reset();
-  manager_.reset();
-  log_.reset();
-  sqlite_.reset();
-  OpenLog();
+  DieAndReopen();
   EXPECT_EQ(Stored(agent.id).status, SessionStatus::kRunning);
 
   StartManager(2ms);
@@ -612,8 +617,7 @@ TEST_F(AgentManagerTest, ASessionLeftOpenIsClosedWhenItLoadsWithoutRecover) {
   StartManager(100ms);
   const AgentSnapshot agent = Create();
   ASSERT_TRUE(Send(agent.id, "c1", "long work").ok());
-  subscription_.Reset();
-  manager_.reset();
+  DieAndReopen();
   StartManager(2ms);  // no Recover(): the next prompt loads the session
   Result<SendReply> next = Send(agent.id, "c2", "go on");
   ASSERT_TRUE(next.ok() && next->accepted) << next.status().ToString();
