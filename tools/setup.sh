@@ -4,7 +4,7 @@ set -euo pipefail
 PACKAGES=(
   g++ cmake ninja-build pkg-config ccache
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
-  libsqlite3-dev sqlite3 libpq-dev postgresql-15 libssl-dev
+  libsqlite3-dev sqlite3 libpq-dev postgresql-15 libssl-dev openssl
   libcli11-dev libfmt-dev libspdlog-dev libxxhash-dev libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   clang-14 libclang-rt-14-dev clang-format clang-tidy

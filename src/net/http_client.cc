@@ -5,6 +5,8 @@
 
 #include <openssl/ssl.h>
 
+#include <strings.h>
+#include <algorithm>
 #include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -21,7 +23,6 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
-#include <charconv>
 #include <exception>
 #include <vector>
 
@@ -31,52 +32,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
-
-Result<HttpUrl> ParseHttpUrl(std::string_view url) {
-  constexpr std::string_view kHttp = "http://";
-  constexpr std::string_view kHttps = "https://";
-  auto bad = [&](const std::string& why) {
-    return Error(ErrorCode::kInvalidArgument, "bad URL \"" + std::string(url) + "\": " + why);
-  };
-  HttpUrl out;
-  std::string_view rest;
-  if (url.substr(0, kHttp.size()) == kHttp) {
-    rest = url.substr(kHttp.size());
-  } else if (url.substr(0, kHttps.size()) == kHttps) {
-    rest = url.substr(kHttps.size());
-    out.tls = true;
-    out.port = 443;
-  } else {
-    return bad("only http:// and https:// are supported");
-  }
-  const std::size_t slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  out.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
-  std::string_view port;
-  if (!authority.empty() && authority.front() == '[') {
-    const std::size_t close = authority.find(']');
-    if (close == std::string_view::npos) return bad("unclosed [");
-    out.host = std::string(authority.substr(1, close - 1));
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') return bad("junk after ]");
-      port = after.substr(1);
-    }
-  } else {
-    const std::size_t colon = authority.rfind(':');
-    out.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
-  }
-  if (out.host.empty()) return bad("no host");
-  if (!port.empty()) {
-    unsigned value = 0;
-    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535)
-      return bad("bad port");
-    out.port = static_cast<std::uint16_t>(value);
-  }
-  return out;
-}
 
 namespace {
 
@@ -121,15 +76,34 @@ beast::error_code AwaitOrStop(asio::io_context& ioc, Stream& stream, const std::
   return result;
 }
 
+// How messages name the peer of `request`.
+std::string Peer(const HttpRequest& request) {
+  return request.peer.empty() ? request.url : request.peer;
+}
+
+// "0.2 s", "60.0 s"; "50 ms" below a tenth of a second or off the tenths.
+std::string Seconds(std::chrono::milliseconds ms) {
+  const auto count = ms.count();
+  if (count < 100 || count % 100 != 0) return std::to_string(count) + " ms";
+  return std::to_string(count / 1000) + "." + std::to_string(count / 100 % 10) + " s";
+}
+
+Status Unreachable(const HttpRequest& request, const std::string& why) {
+  std::string message = "cannot reach " + Peer(request) + ": " + why;
+  if (!request.unreachable_hint.empty()) message += " " + request.unreachable_hint;
+  return Error(ErrorCode::kUnavailable, std::move(message));
+}
+
+// A failure after the connection was made, `during` naming the step.
 Status Broken(const HttpRequest& request, const beast::error_code& ec, std::string_view during) {
   if (ec == beast::error::timeout)
-    return Error(ErrorCode::kUnavailable, request.url + " did not answer within " +
-                                              std::to_string(request.timeout.count()) + " ms");
+    return Error(ErrorCode::kUnavailable,
+                 Peer(request) + " did not answer within " + Seconds(request.timeout));
   if (ec == http::error::body_limit)
-    return Error(ErrorCode::kTooLarge, "the reply of " + request.url + " is larger than " +
+    return Error(ErrorCode::kTooLarge, "the reply of " + Peer(request) + " is larger than " +
                                            std::to_string(request.max_reply_bytes) + " bytes");
   return Error(ErrorCode::kUnavailable,
-               request.url + ": " + std::string(during) + " failed: " + ec.message());
+               Peer(request) + ": " + std::string(during) + " failed: " + ec.message());
 }
 
 http::request<http::string_body> BuildRequest(const HttpRequest& request, const HttpUrl& url) {
@@ -137,9 +111,7 @@ http::request<http::string_body> BuildRequest(const HttpRequest& request, const 
   req.method_string(request.method);
   req.target(url.target);
   req.version(11);
-  const bool ipv6 = url.host.find(':') != std::string::npos;
-  req.set(http::field::host,
-          (ipv6 ? "[" + url.host + "]" : url.host) + ":" + std::to_string(url.port));
+  req.set(http::field::host, HostAndPort(url));
   req.set(http::field::user_agent, "agentstream");
   req.set(http::field::connection, "close");
   if (!request.body.empty()) req.set(http::field::content_type, request.content_type);
@@ -198,14 +170,18 @@ Result<asio::ssl::context> TlsContext(const HttpRequest& request, const HttpUrl&
   return tls;
 }
 
-// Resolves, connects (with the TLS handshake on a TlsStream) and sends `request` on `stream`,
-// whose expiry the caller has set.
+// Resolves, connects (with the TLS handshake on a TlsStream) and sends `request` on `stream`.
+// Connecting has `connect_timeout`, everything together `timeout`.
 template <class Stream>
 Status Open(asio::io_context& ioc, Stream& stream, const HttpRequest& request, const HttpUrl& url) {
+  const auto deadline = std::chrono::steady_clock::now() + request.timeout;
+  const auto connect_limit =
+      std::min(request.timeout, request.connect_timeout.value_or(request.timeout));
+  beast::get_lowest_layer(stream).expires_after(connect_limit);
   tcp::resolver resolver(ioc);
   beast::error_code ec;
   auto results = resolver.resolve(url.host, std::to_string(url.port), ec);
-  if (ec) return Broken(request, ec, "resolving");
+  if (ec) return Unreachable(request, ec.message());
   std::vector<tcp::endpoint> endpoints;
   for (const auto& entry : results)
     if (!request.public_addresses_only || IsPublic(entry.endpoint().address()))
@@ -216,7 +192,9 @@ Status Open(asio::io_context& ioc, Stream& stream, const HttpRequest& request, c
   ec = Await(ioc, [&](auto handler) {
     beast::get_lowest_layer(stream).async_connect(endpoints, std::move(handler));
   });
-  if (ec) return Broken(request, ec, "connecting");
+  if (ec == beast::error::timeout)
+    return Unreachable(request, "no connection within " + Seconds(connect_limit));
+  if (ec) return Unreachable(request, ec.message());
   if constexpr (std::is_same_v<Stream, TlsStream>) {
     // Server name indication, for a name (an address is not sent).
     beast::error_code not_address;
@@ -226,11 +204,14 @@ Status Open(asio::io_context& ioc, Stream& stream, const HttpRequest& request, c
     ec = Await(ioc, [&](auto handler) {
       stream.async_handshake(asio::ssl::stream_base::client, std::move(handler));
     });
+    if (ec == beast::error::timeout)
+      return Unreachable(request, "no TLS handshake within " + Seconds(connect_limit));
     if (ec) return Broken(request, ec, "the TLS handshake");
   }
+  beast::get_lowest_layer(stream).expires_at(deadline);
   http::request<http::string_body> req = BuildRequest(request, url);
   ec = Await(ioc, [&](auto handler) { http::async_write(stream, req, std::move(handler)); });
-  if (ec) return Broken(request, ec, "sending");
+  if (ec) return Broken(request, ec, "sending the request");
   return Status::Ok();
 }
 
@@ -240,15 +221,23 @@ Result<HttpReply> WithStream(asio::io_context& ioc, const HttpRequest& request, 
   AS_ASSIGN_OR_RETURN(HttpUrl url, ParseHttpUrl(request.url));
   if (!url.tls) {
     beast::tcp_stream stream(ioc);
-    stream.expires_after(request.timeout);
     if (Status s = Open(ioc, stream, request, url); !s.ok()) return s;
     return body(stream);
   }
   AS_ASSIGN_OR_RETURN(asio::ssl::context tls, TlsContext(request, url));
   TlsStream stream(ioc, tls);
-  beast::get_lowest_layer(stream).expires_after(request.timeout);
   if (Status s = Open(ioc, stream, request, url); !s.ok()) return s;
   return body(stream);
+}
+
+// The status and headers of a reply.
+template <class Message>
+HttpReply Head(const Message& message) {
+  HttpReply reply;
+  reply.status = static_cast<int>(message.result_int());
+  for (const auto& field : message)
+    reply.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  return reply;
 }
 
 // Closes the connection after a complete reply. Over TLS no close_notify is awaited: the
@@ -267,8 +256,7 @@ Result<HttpReply> Receive(asio::io_context& ioc, Stream& stream, const HttpReque
   beast::error_code ec = Await(
       ioc, [&](auto handler) { http::async_read(stream, buffer, parser, std::move(handler)); });
   if (ec) return Broken(request, ec, "reading the reply");
-  HttpReply reply;
-  reply.status = static_cast<int>(parser.get().result_int());
+  HttpReply reply = Head(parser.get());
   reply.body = std::move(parser.get().body());
   Close(stream);
   return reply;
@@ -281,8 +269,8 @@ Result<HttpReply> Send(const HttpRequest& request) {
 
 template <class Stream>
 Result<HttpReply> ReceiveStream(asio::io_context& ioc, Stream& stream, const HttpRequest& request,
-                                const std::function<bool(std::string_view)>& on_body,
-                                const std::atomic<bool>& stop) {
+                                const StreamReader& reader, const std::atomic<bool>& stop,
+                                std::optional<std::chrono::milliseconds> idle_timeout) {
   beast::flat_buffer buffer;
   http::response_parser<http::buffer_body> parser;
   parser.body_limit(boost::none);  // a stream: each piece goes to on_body, nothing accumulates
@@ -290,35 +278,43 @@ Result<HttpReply> ReceiveStream(asio::io_context& ioc, Stream& stream, const Htt
   beast::error_code ec = AwaitOrStop(ioc, stream, stop, stopped, [&](auto handler) {
     http::async_read_header(stream, buffer, parser, std::move(handler));
   });
-  HttpReply reply;
-  if (stopped) return reply;
+  if (stopped) return HttpReply{};
   if (ec) return Broken(request, ec, "reading the reply header");
-  beast::get_lowest_layer(stream).expires_never();
-  reply.status = static_cast<int>(parser.get().result_int());
+  HttpReply head = Head(parser.get());
+  if (reader.on_head && !reader.on_head(head)) return head;
+  auto& lowest = beast::get_lowest_layer(stream);
   std::array<char, std::size_t{16} * 1024> piece{};
   while (!parser.is_done()) {
     parser.get().body().data = piece.data();
     parser.get().body().size = piece.size();
+    if (idle_timeout) {
+      lowest.expires_after(*idle_timeout);
+    } else {
+      lowest.expires_never();
+    }
     // read_some: hand over what arrived instead of waiting for a full piece.
     ec = AwaitOrStop(ioc, stream, stop, stopped, [&](auto handler) {
       http::async_read_some(stream, buffer, parser, std::move(handler));
     });
-    if (stopped) return reply;
+    if (stopped) return head;
     if (ec == http::error::need_buffer) ec = {};
     const std::size_t n = piece.size() - parser.get().body().size;
-    if (n > 0 && !on_body(std::string_view(piece.data(), n))) return reply;
-    if (ec == http::error::end_of_stream) return reply;
+    if (n > 0 && !reader.on_body(std::string_view(piece.data(), n))) return head;
+    if (ec == http::error::end_of_stream) return head;
+    if (ec == beast::error::timeout)
+      return Error(ErrorCode::kUnavailable,
+                   Peer(request) + " sent nothing for " + Seconds(*idle_timeout));
     if (ec) return Broken(request, ec, "reading the stream");
   }
-  return reply;
+  return head;
 }
 
-Result<HttpReply> Stream(const HttpRequest& request,
-                         const std::function<bool(std::string_view)>& on_body,
-                         const std::atomic<bool>& stop) {
+Result<HttpReply> Stream(const HttpRequest& request, const StreamReader& reader,
+                         const std::atomic<bool>& stop,
+                         std::optional<std::chrono::milliseconds> idle_timeout) {
   asio::io_context ioc{1};
   return WithStream(ioc, request, [&](auto& stream) {
-    return ReceiveStream(ioc, stream, request, on_body, stop);
+    return ReceiveStream(ioc, stream, request, reader, stop, idle_timeout);
   });
 }
 
@@ -332,19 +328,26 @@ Result<HttpReply> SendHttpRequest(const HttpRequest& request) {
   }
 }
 
-Result<HttpReply> StreamHttpGet(const HttpRequest& request,
-                                const std::function<bool(std::string_view)>& on_body,
-                                const std::atomic<bool>& stop) {
+Result<HttpReply> StreamHttpGet(const HttpRequest& request, const StreamReader& reader,
+                                const std::atomic<bool>& stop,
+                                std::optional<std::chrono::milliseconds> idle_timeout) {
   try {
     HttpRequest get = request;
     get.method = "GET";
     get.body.clear();
     // Some servers end an event stream after its first write when the request says close.
     get.headers.emplace_back("Connection", "keep-alive");
-    return Stream(get, on_body, stop);
+    return Stream(get, reader, stop, idle_timeout);
   } catch (const std::exception& e) {
     return Error(ErrorCode::kInternal, std::string("HTTP client: ") + e.what());
   }
+}
+
+std::string HttpReply::Header(std::string_view name) const {
+  for (const auto& [key, value] : headers)
+    if (key.size() == name.size() && strncasecmp(key.data(), name.data(), key.size()) == 0)
+      return value;
+  return "";
 }
 
 }  // namespace agentstream::net

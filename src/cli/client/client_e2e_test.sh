@@ -3,13 +3,17 @@
 # fresh data directory. A scripted agent gets prompts (send --wait, a permission answered with
 # approve), history and agents ls are checked, and `follow --json` runs in the background while
 # the daemon is killed with SIGKILL mid-stream and restarted: follow's output must then be exactly
-# the stored log (`events --json`), every seq once, no gap, no duplicate. Last, a token is enforced.
+# the stored log (`events --json`), every seq once, no gap, no duplicate. Then a token is enforced,
+# and the client speaks https through a TLS-terminating proxy (tls_proxy.mjs, node) in front of the
+# daemon: refused while the certificate is untrusted, then send --wait and follow.
 set -u
 bin=$1
 dir=$(mktemp -d)
 serve_pid=""
 follow_pid=""
+proxy_pid=""
 cleanup() {
+  [ -n "$proxy_pid" ] && kill -9 "$proxy_pid" 2>/dev/null
   [ -n "$follow_pid" ] && kill -9 "$follow_pid" 2>/dev/null
   [ -n "$serve_pid" ] && kill -9 "$serve_pid" 2>/dev/null
   rm -rf "$dir"
@@ -126,6 +130,40 @@ start_daemon --token s3cret
 AGENTSTREAM_TOKEN=s3cret "$bin" agents ls >/dev/null || fail "AGENTSTREAM_TOKEN is not sent"
 "$bin" history "$agent" --before nonsense >/dev/null 2>&1
 [ $? -eq 2 ] || fail "a bad cursor is a usage error (exit 2)"
+
+# ---- https through a TLS-terminating proxy ----
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=localhost \
+  -addext subjectAltName=DNS:localhost -keyout "$dir/key.pem" -out "$dir/cert.pem" 2>/dev/null ||
+  fail "openssl could not make a certificate"
+tls_port=""
+for candidate in $(shuf -i 20000-60000 -n 50); do
+  [ "$candidate" = "$port" ] && continue
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then tls_port=$candidate; break; fi
+done
+[ -n "$tls_port" ] || fail "no free port for the proxy"
+node "$(dirname "$0")/tls_proxy.mjs" "$dir/cert.pem" "$dir/key.pem" "$tls_port" "$port" \
+  >"$dir/proxy.out" 2>&1 &
+proxy_pid=$!
+proxy_up() { grep -q listening "$dir/proxy.out"; }
+until_true 10 proxy_up || fail "the TLS proxy did not start: $(cat "$dir/proxy.out")"
+https_url="https://localhost:$tls_port"
+AGENTSTREAM_URL=$https_url "$bin" agents ls >/dev/null 2>"$dir/untrusted.err"
+[ $? -eq 1 ] || fail "an untrusted certificate must fail with exit 1"
+grep -q "TLS handshake" "$dir/untrusted.err" || fail "untrusted: $(cat "$dir/untrusted.err")"
+export SSL_CERT_FILE=$dir/cert.pem
+AGENTSTREAM_URL=$https_url AGENTSTREAM_TOKEN=s3cret "$bin" send "$agent" "over tls" --wait --json \
+  >"$dir/tls_send.json" || fail "send --wait over https: $(cat "$dir/tls_send.json")"
+grep -q '"turnOutcome":"completed"' "$dir/tls_send.json" || fail "over https: $(cat "$dir/tls_send.json")"
+tls_last=$(AGENTSTREAM_TOKEN=s3cret tail_seq)
+AGENTSTREAM_URL=$https_url AGENTSTREAM_TOKEN=s3cret "$bin" follow "$agent" --json \
+  >"$dir/tls_follow.out" 2>"$dir/tls_follow.err" &
+follow_pid=$!
+tls_caught_up() { grep -q "\"seq\":$tls_last," "$dir/tls_follow.out"; }
+until_true 30 tls_caught_up || fail "follow over https did not reach seq $tls_last: $(cat "$dir/tls_follow.err")"
+kill "$follow_pid"; wait "$follow_pid" 2>/dev/null; follow_pid=""
+[ "$(wc -l <"$dir/tls_follow.out")" -eq "$tls_last" ] || fail "follow over https: not $tls_last lines"
+unset SSL_CERT_FILE
+kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null
 
 kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null; serve_pid=""
 echo "cli client e2e: $last events followed across a daemon crash; all checks passed"

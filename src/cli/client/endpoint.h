@@ -2,23 +2,26 @@
 // percent-encoding of the path and query pieces the commands build. Pure functions.
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "core/status.h"
+#include "net/http_url.h"
 
 namespace agentstream::cli::client {
 
 struct Endpoint {
-  std::string host;         // a name or an address; IPv6 without brackets
-  std::uint16_t port = 80;  // 80 when the URL names none
-  std::string base_path;    // "" or "/prefix" (no trailing slash), prepended to every target
-  std::string url;          // the URL as given, for messages
+  net::HttpUrl server;    // scheme, host and port (its target is the base path as given)
+  std::string base_path;  // "" or "/prefix" (no trailing slash), prepended to every target
+  std::string url;        // the URL as given, for messages
+
+  // The URL of `target` ("/v1/agents") on the daemon.
+  std::string UrlOf(std::string_view target) const;
 };
 
-// Parses "http://HOST[:PORT][/PREFIX]" ("http://[::1]:7600" for IPv6). kInvalidArgument for
-// another scheme (https needs a TLS-terminating proxy), an empty host, or a bad port.
+// Parses "http://HOST[:PORT][/PREFIX]" ("http://[::1]:7600" for IPv6), or the same with https://
+// (a TLS-terminating proxy in front of the daemon). kInvalidArgument for another scheme, an empty
+// host, a bad port, or a query or fragment in the prefix.
 Result<Endpoint> ParseEndpoint(std::string_view url);
 
 // Percent-encodes every byte outside the RFC 3986 unreserved set and ':' (which a path segment

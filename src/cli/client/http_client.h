@@ -1,7 +1,8 @@
-// HttpClient: the command-line client's HTTP/1.1 transport to the daemon. Synchronous (the
-// calling thread does the I/O), one connection per request (`Connection: close`), JSON bodies,
-// an optional bearer token, and time limits on every step. It is the only file of the client that
-// includes Beast; everything above it sees plain strings.
+// HttpClient: the command-line client's HTTP/1.1 transport to the daemon, over the project's one
+// HTTP client (net/http_client.h): synchronous (the calling thread does the I/O), one connection
+// per request (`Connection: close`), JSON bodies, an optional bearer token, time limits on every
+// step, and https when the URL says so (a TLS-terminating proxy in front of the daemon; its
+// certificate must chain to the system's trust store, or to SSL_CERT_FILE / SSL_CERT_DIR).
 //
 // Errors are values: kUnavailable when the daemon cannot be reached or the connection breaks
 // ("cannot reach the daemon at URL: ... (is `agentstream serve` running?)"), also for a step
@@ -22,6 +23,7 @@
 
 #include "cli/client/endpoint.h"
 #include "core/status.h"
+#include "net/http_client.h"
 
 namespace agentstream::cli::client {
 
@@ -36,14 +38,8 @@ struct HttpClientOptions {
   std::size_t max_body_bytes = 64u << 20;  // 64 MiB: a reply body larger than this is refused
 };
 
-struct HttpResponse {
-  int status = 0;
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;  // empty for a stream's head
-
-  // The value of header `name` (case-insensitive), or "".
-  std::string Header(std::string_view name) const;
-};
+// The status, headers and (for Request) body of a reply.
+using HttpResponse = net::HttpReply;
 
 // Receives a stream: `on_head` once with the status and headers, then `on_data` with body bytes
 // as they arrive (chunk framing removed). Each returns true to keep reading, false to end the
@@ -74,9 +70,13 @@ class HttpClient {
   const Endpoint& endpoint() const;
 
  private:
-  class Impl;
-  explicit HttpClient(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  HttpClient(HttpClientOptions options, Endpoint endpoint);
+  // The request for `target` with the client's headers, limits and wording.
+  net::HttpRequest For(std::string_view method, std::string_view target,
+                       std::string_view accept) const;
+
+  HttpClientOptions options_;
+  Endpoint endpoint_;
 };
 
 }  // namespace agentstream::cli::client

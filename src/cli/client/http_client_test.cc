@@ -5,7 +5,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "cli/client/canned_server_test_util.h"
+#include "net/tls_test_server.h"
 
 namespace agentstream::cli::client {
 namespace {
@@ -95,6 +98,80 @@ TEST(HttpClientTest, StreamDeliversBodyBytesAsTheyCome) {
   EXPECT_TRUE(result.ok()) << result.ToString();
   EXPECT_EQ(status, 200);
   EXPECT_EQ(body, "event: data\ndata: []\n\n");
+}
+
+// Trusts `pem` as the system's store (OpenSSL's SSL_CERT_FILE) while it lives.
+class TrustedCertificates {
+ public:
+  explicit TrustedCertificates(const std::string& pem) {
+    ::setenv("SSL_CERT_FILE", pem.c_str(), 1);
+  }
+  ~TrustedCertificates() { ::unsetenv("SSL_CERT_FILE"); }
+};
+
+TEST(HttpClientTest, SpeaksHttpsToAProxyTheSystemTrusts) {
+  net::test_support::Certificate certificate;
+  net::test_support::TlsServer server(certificate, JsonReply(200, R"({"agents":[]})"));
+  TrustedCertificates trusted(certificate.pem_path);
+  auto http = HttpClient::Create(
+      {.url = "https://localhost:" + std::to_string(server.port()) + "/prefix", .token = "t0k"});
+  ASSERT_TRUE(http.ok());
+  auto reply = (*http)->Request("GET", "/v1/agents");
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  EXPECT_EQ(reply->status, 200);
+  EXPECT_EQ(reply->body, R"({"agents":[]})");
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_TRUE(requests[0].starts_with("GET /prefix/v1/agents HTTP/1.1\r\n")) << requests[0];
+  EXPECT_NE(requests[0].find("Authorization: Bearer t0k\r\n"), std::string::npos);
+}
+
+TEST(HttpClientTest, StreamsOverHttps) {
+  net::test_support::Certificate certificate;
+  net::test_support::TlsServer server(certificate, SseReply("event: data\ndata: []\n\n", true));
+  TrustedCertificates trusted(certificate.pem_path);
+  auto http = HttpClient::Create({.url = "https://localhost:" + std::to_string(server.port())});
+  ASSERT_TRUE(http.ok());
+  std::string content_type;
+  std::string body;
+  const Status result = (*http)->Stream("/v1/x", "text/event-stream",
+                                        {.on_head = [&](const HttpResponse& head) -> Result<bool> {
+                                           content_type = head.Header("Content-Type");
+                                           return true;
+                                         },
+                                         .on_data = [&](std::string_view bytes) -> Result<bool> {
+                                           body.append(bytes);
+                                           return true;
+                                         }});
+  EXPECT_TRUE(result.ok()) << result.ToString();
+  EXPECT_EQ(content_type, "text/event-stream");
+  EXPECT_EQ(body, "event: data\ndata: []\n\n");
+}
+
+TEST(HttpClientTest, RefusesAProxyWhoseCertificateIsNotTrusted) {
+  net::test_support::Certificate certificate;
+  net::test_support::TlsServer server(certificate, JsonReply(200, "{}"));
+  auto http = HttpClient::Create({.url = "https://localhost:" + std::to_string(server.port())});
+  ASSERT_TRUE(http.ok());
+  auto reply = (*http)->Request("GET", "/v1/agents");
+  EXPECT_EQ(reply.status().code(), ErrorCode::kUnavailable);
+  EXPECT_NE(reply.status().message().find("TLS handshake"), std::string::npos)
+      << reply.status().message();
+  EXPECT_TRUE(server.requests().empty());
+}
+
+TEST(HttpClientTest, AHandlersErrorEndsTheStreamWithIt) {
+  CannedServer server({SseReply("event: data\ndata: []\n\n", true)});
+  auto http = HttpClient::Create({.url = server.url()});
+  ASSERT_TRUE(http.ok());
+  const Status result =
+      (*http)->Stream("/v1/x", "text/event-stream",
+                      {.on_head = [](const HttpResponse&) -> Result<bool> { return true; },
+                       .on_data = [](std::string_view) -> Result<bool> {
+                         return Error(ErrorCode::kCorruption, "a bad frame");
+                       }});
+  EXPECT_EQ(result.code(), ErrorCode::kCorruption);
+  EXPECT_EQ(result.message(), "a bad frame");
 }
 
 }  // namespace

@@ -197,24 +197,25 @@ void OpencodeServer::OnStdout(const process::Frame& frame) {
     std::vector<net::SseEvent> events;
     Result<net::HttpReply> end = net::StreamHttpGet(
         request,
-        [&](std::string_view bytes) {
-          events.clear();
-          (void)parser.Feed(bytes, events);  // cannot fail when oversize events are skipped
-          std::unique_lock<std::mutex> lock(t->mu);
-          t->dropped = parser.dropped();
-          for (net::SseEvent& e : events) {
-            t->cv.wait(lock, [&] { return t->stop || t->events.size() < max_queued; });
-            if (t->stop) return false;
-            t->events.push_back(std::move(e.data));
-          }
-          if (!t->drain_posted && !t->events.empty()) {
-            t->drain_posted = true;
-            loop->Post([alive, this] {
-              if (alive.lock()) DrainEvents();
-            });
-          }
-          return !t->stop.load();
-        },
+        {.on_body =
+             [&](std::string_view bytes) {
+               events.clear();
+               (void)parser.Feed(bytes, events);  // cannot fail when oversize events are skipped
+               std::unique_lock<std::mutex> lock(t->mu);
+               t->dropped = parser.dropped();
+               for (net::SseEvent& e : events) {
+                 t->cv.wait(lock, [&] { return t->stop || t->events.size() < max_queued; });
+                 if (t->stop) return false;
+                 t->events.push_back(std::move(e.data));
+               }
+               if (!t->drain_posted && !t->events.empty()) {
+                 t->drain_posted = true;
+                 loop->Post([alive, this] {
+                   if (alive.lock()) DrainEvents();
+                 });
+               }
+               return !t->stop.load();
+             }},
         t->stop);
     if (t->stop) return;
     std::string why =

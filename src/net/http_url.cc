@@ -1,0 +1,66 @@
+#include "net/http_url.h"
+
+#include <charconv>
+
+namespace agentstream::net {
+
+Result<HttpUrl> ParseHttpUrl(std::string_view url) {
+  constexpr std::string_view kHttp = "http://";
+  constexpr std::string_view kHttps = "https://";
+  auto bad = [&](const std::string& why) {
+    return Error(ErrorCode::kInvalidArgument, "bad URL \"" + std::string(url) + "\": " + why);
+  };
+  HttpUrl out;
+  std::string_view rest;
+  if (url.starts_with(kHttp)) {
+    rest = url.substr(kHttp.size());
+  } else if (url.starts_with(kHttps)) {
+    rest = url.substr(kHttps.size());
+    out.tls = true;
+    out.port = 443;
+  } else {
+    return bad("only http:// and https:// are supported");
+  }
+  const std::size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  out.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+  std::string_view port;
+  bool has_port = false;
+  if (authority.starts_with('[')) {
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) return bad("unclosed [");
+    out.host = std::string(authority.substr(1, close - 1));
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return bad("junk after ]");
+      port = after.substr(1);
+      has_port = true;
+    }
+  } else {
+    const std::size_t colon = authority.rfind(':');
+    out.host = std::string(authority.substr(0, colon));
+    has_port = colon != std::string_view::npos;
+    if (has_port) port = authority.substr(colon + 1);
+  }
+  if (out.host.empty()) return bad("no host");
+  if (has_port) {
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value == 0 ||
+        value > 65535)
+      return bad("bad port");
+    out.port = static_cast<std::uint16_t>(value);
+  }
+  return out;
+}
+
+std::string HostAndPort(const HttpUrl& url) {
+  const bool ipv6 = url.host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + url.host + "]" : url.host) + ":" + std::to_string(url.port);
+}
+
+std::string UrlOf(const HttpUrl& url, std::string_view target) {
+  return (url.tls ? "https://" : "http://") + HostAndPort(url) + std::string(target);
+}
+
+}  // namespace agentstream::net

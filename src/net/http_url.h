@@ -1,0 +1,30 @@
+// The http:// and https:// URLs the project's HTTP client takes (webhooks, the opencode server,
+// the command-line client's daemon). Pure: no I/O.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace agentstream::net {
+
+struct HttpUrl {
+  std::string host;  // a name or an address; IPv6 without brackets
+  std::uint16_t port = 80;
+  std::string target;  // path and query, "/" when the URL has none
+  bool tls = false;    // https
+};
+
+// Parses "http://HOST[:PORT][/PATH]" ("http://[::1]:8080/hook" for IPv6), and the same with
+// https:// (port 443 by default). kInvalidArgument for another scheme, an empty host, or a port
+// that is empty after its colon, not a number, 0 or over 65535.
+Result<HttpUrl> ParseHttpUrl(std::string_view url);
+
+// "HOST:PORT" for a Host header ("[::1]:8080" for IPv6), and the URL of `target` on `url`'s
+// host ("https://HOST:PORT" + target).
+std::string HostAndPort(const HttpUrl& url);
+std::string UrlOf(const HttpUrl& url, std::string_view target);
+
+}  // namespace agentstream::net
