@@ -2,8 +2,6 @@
 // sockets.
 #include "net/http_client.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -153,15 +151,7 @@ TEST(StreamHttpGet, OverTlsGivesTheHeadThenTheBodyAsItComes) {
 class SilentAfterHead {
  public:
   explicit SilentAfterHead(std::string head) : head_(std::move(head)) {
-    listener_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    listen(listener_, 1);
-    socklen_t length = sizeof address;
-    getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
+    listener_ = test_support::ListenOnLoopback(port_);
     thread_ = std::thread([this] {
       connection_ = accept(listener_, nullptr, nullptr);
       if (connection_ < 0) return;

@@ -1,6 +1,7 @@
 // Test support: a self-signed certificate for "localhost" (EC P-256, subject alternative name
 // DNS:localhost only) with its PEM file, and a TLS server on 127.0.0.1 that answers every
-// connection with one canned reply, served with OpenSSL. Header-only; tests link OpenSSL.
+// connection with one canned reply, served with OpenSSL; a loopback listener for other test
+// servers. Header-only; tests link OpenSSL.
 #pragma once
 
 #include <arpa/inet.h>
@@ -61,6 +62,20 @@ struct Certificate {
           .string();
 };
 
+// A listening TCP socket on 127.0.0.1 with a free port, which goes to `port`.
+inline int ListenOnLoopback(int& port) {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  (void)bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  (void)listen(listener, 8);
+  socklen_t length = sizeof address;
+  (void)getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+  port = ntohs(address.sin_port);
+  return listener;
+}
+
 // Serves TLS on 127.0.0.1: reads one request per connection (header and Content-Length body),
 // keeps it, and answers `reply`.
 class TlsServer {
@@ -69,15 +84,7 @@ class TlsServer {
     ctx_.reset(SSL_CTX_new(TLS_server_method()));
     SSL_CTX_use_certificate(ctx_.get(), certificate.cert.get());
     SSL_CTX_use_PrivateKey(ctx_.get(), certificate.key.get());
-    listener_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    listen(listener_, 8);
-    socklen_t length = sizeof address;
-    getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
+    listener_ = ListenOnLoopback(port_);
     thread_ = std::thread([this] { Serve(); });
   }
   ~TlsServer() {
