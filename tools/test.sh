@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
 # Builds everything and runs every check: formatting and clang-tidy, the unit, conformance and
-# crash tests (debug build), and the same tests under AddressSanitizer + UBSan (clang-14).
+# crash tests (debug build), and the same tests under AddressSanitizer + UBSan (clang-14). The
+# PostgreSQL store's tests run against a throw-away cluster this script starts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 export CTEST_PARALLEL_LEVEL=${CTEST_PARALLEL_LEVEL:-2}
 # ccache: hash paths relative to the checkout, so clones in other folders share the cache.
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+
+# A throw-away PostgreSQL cluster for the PostgreSQL store's tests (stopped and removed on exit).
+pg_dir=$(mktemp -d /tmp/agentstream-pg-XXXXXX)
+pg_port=${AGENTSTREAM_TEST_PG_PORT:-55433}
+stop_pg() { tools/pg_test_cluster.sh stop "$pg_dir" 2>/dev/null || true; rm -rf "$pg_dir"; }
+trap stop_pg EXIT
+echo "== PostgreSQL test cluster"
+AGENTSTREAM_TEST_PG=$(tools/pg_test_cluster.sh start "$pg_dir" "$pg_port")
+export AGENTSTREAM_TEST_PG
+echo "PostgreSQL for tests: $AGENTSTREAM_TEST_PG"
 
 echo "== build (debug)"
 cmake --preset debug -DAGENTSTREAM_BUILD_TESTS=ON -DAGENTSTREAM_BUILD_BENCHMARKS=ON >/dev/null

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "cli/check.h"
@@ -22,10 +23,16 @@ std::string DefaultDataDir() {
   return std::string(home && *home ? home : ".") + "/.local/share/agentstream";
 }
 
+// Creates the data directory when missing; a failure shows when its files are opened.
+void EnsureDataDir(const std::string& data) {
+  std::error_code ec;
+  std::filesystem::create_directories(data, ec);
+  if (ec) fmt::print(stderr, "agentstream: cannot create {}: {}\n", data, ec.message());
+}
+
 std::string StoreUrl(const std::string& store, const std::string& data) {
   if (!store.empty()) return store;
-  std::string cmd = "mkdir -p '" + data + "'";
-  if (std::system(cmd.c_str()) != 0) fmt::print(stderr, "agentstream: cannot create {}\n", data);
+  EnsureDataDir(data);
   return "sqlite:" + data + "/agentstream.db";
 }
 
@@ -75,8 +82,9 @@ int main(int argc, char** argv) {
   std::string data = DefaultDataDir();
   std::string store;
   app.add_option("--data", data, "data directory")->capture_default_str();
-  app.add_option("--store", store,
-                 "store URL (memory:, sqlite:PATH); default: SQLite in the data directory");
+  app.add_option(
+      "--store", store,
+      "store URL (memory:, sqlite:PATH, postgresql://...); default: SQLite in the data directory");
 
   agentstream::cli::DemoOptions demo;
   auto* demo_cmd =
@@ -161,6 +169,7 @@ int main(int argc, char** argv) {
   if (*serve_cmd) {
     serve.store_url = url;
     if (url.rfind("memory:", 0) != 0) {
+      EnsureDataDir(data);  // the streams and the inbox key live there whatever the store
       serve.streams_db = data + "/streams.db";
       serve.inbox_key_path = data + "/inbox.key";
     }

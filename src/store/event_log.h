@@ -17,8 +17,9 @@
 // an internal thread of the log (listeners of a commit before its callbacks); they must return
 // quickly, must not block, and must not call Append() (AppendAsync() is allowed).
 //
-// Implementations: MemoryEventLog (tests), SqliteEventLog (embedded default); a PostgreSQL
-// backend shares this interface. OpenEventLog() in log_factory.h is the one place that picks one.
+// Implementations: MemoryEventLog (tests), SqliteEventLog (embedded default), PostgresEventLog
+// (several daemons share one database). OpenEventLog() in log_factory.h is the one place that picks
+// one.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,7 @@
 #include "store/log_factory.h"
 
 #include "store/memory_log.h"
+#include "store/postgres_log.h"
 
 namespace agentstream {
 
@@ -9,8 +10,11 @@ Result<std::unique_ptr<EventLog>> OpenEventLog(const StoreConfig& config) {
   if (url == "memory:")
     return std::unique_ptr<EventLog>(std::make_unique<MemoryEventLog>(config.limits));
   if (url.rfind("postgres://", 0) == 0 || url.rfind("postgresql://", 0) == 0) {
-    return Error(ErrorCode::kInvalidArgument,
-                 "the PostgreSQL store is not available in this build");
+    PostgresLogOptions options;
+    options.conninfo = url;
+    options.durability = config.durability;
+    options.limits = config.limits;
+    return OpenPostgresEventLog(std::move(options));
   }
   std::string path = url.rfind("sqlite:", 0) == 0 ? url.substr(7) : url;
   if (path.empty() || path.find("://") != std::string::npos) {

@@ -11,7 +11,7 @@ namespace agentstream {
 
 struct StoreConfig {
   // "memory:" for the in-memory log; "sqlite:PATH" or a plain PATH for SQLite;
-  // "postgres://..." is reserved for the PostgreSQL backend.
+  // "postgres://..." or "postgresql://..." (a libpq URL) for PostgreSQL.
   std::string url;
   Durability durability = Durability::kFsync;
   LogLimits limits;

@@ -33,8 +33,6 @@ using sqlite::Db;
 using sqlite::Stmt;
 using store_internal::AppendPlan;
 
-std::int64_t I64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
-
 // A queued append and where its outcome goes.
 struct PendingAppend {
   AppendRequest request;

@@ -3,12 +3,15 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 
 #include "store/log_state.h"
 #include "store/memory_log.h"
+#include "store/postgres/pg.h"
+#include "store/postgres_log.h"
 #include "store/record_batch.h"
 #include "store/sqlite/fault_vfs.h"
 #include "store/sqlite_log.h"
@@ -113,16 +116,99 @@ class SqliteBackend final : public Backend {
   std::unique_ptr<EventLog> log_;
 };
 
+// The PostgreSQL server named by AGENTSTREAM_TEST_PG (a libpq connection string), each backend in
+// a fresh schema of its own, dropped at the end.
+class PostgresBackend final : public Backend {
+ public:
+  explicit PostgresBackend(std::string conninfo) : conninfo_(std::move(conninfo)) {
+    static std::atomic<int> counter{0};
+    schema_ = "t" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+    Open();
+  }
+  ~PostgresBackend() override {
+    log_.reset();
+    auto admin = pg::Conn::Open(conninfo_);
+    if (admin.ok()) (void)admin->ExecScript("DROP SCHEMA IF EXISTS " + schema_ + " CASCADE");
+  }
+  EventLog& log() override { return *log_; }
+  void Reopen() override {
+    log_.reset();
+    Open();
+  }
+  bool CanFailSyncs() const override { return false; }
+  void FailSyncs(bool) override {}
+  // Rewrites the record batch that holds record.seq with `record` in place of the stored one.
+  void InjectRaw(const EventRecord& record, std::optional<std::uint64_t> checksum) override {
+    auto conn = pg::Conn::Open(conninfo_);
+    if (!conn.ok()) throw std::runtime_error(conn.status().ToString());
+    Check(conn->ExecScript("SET search_path TO " + schema_));
+    auto found = conn->Exec(
+        "SELECT e.session, e.epoch, e.first_seq, e.last_seq, e.format, e.data FROM events e "
+        "JOIN sessions s ON s.key = e.session WHERE s.id = $1 AND e.epoch = $2 AND "
+        "e.first_seq <= $3 ORDER BY e.first_seq DESC LIMIT 1",
+        {record.session.str(), static_cast<std::int64_t>(record.epoch.value()),
+         static_cast<std::int64_t>(record.seq.value())});
+    if (!found.ok() || found->size() == 0) throw std::runtime_error("no batch holds the record");
+    const Seq first(found->Int(0, 2)), last(found->Int(0, 3));
+    std::vector<store_internal::StoredRow> rows;
+    Check(store_internal::DecodeBatch(found->Bytes(0, 5),
+                                      static_cast<std::uint32_t>(found->Int(0, 4)), first, last,
+                                      first, last, rows));
+    std::string rewritten;
+    for (auto& row : rows) {
+      if (row.record.seq == record.seq) {
+        row.record = record;
+        row.checksum = checksum.value_or(store_internal::RecordChecksum(record));
+      }
+      store_internal::EncodeRecord(row, rewritten);
+    }
+    Check(conn->Exec("UPDATE events SET data = $1 WHERE session = $2 AND epoch = $3 AND "
+                     "first_seq = $4",
+                     {pg::Param::Bytes(rewritten), found->Int(0, 0), found->Int(0, 1),
+                      found->Int(0, 2)})
+              .status());
+  }
+
+ private:
+  static void Check(const Status& status) {
+    if (!status.ok()) throw std::runtime_error(status.ToString());
+  }
+  void Open() {
+    PostgresLogOptions options;
+    options.conninfo = conninfo_;
+    options.schema = schema_;
+    auto opened = OpenPostgresEventLog(options);
+    if (!opened.ok()) throw std::runtime_error(opened.status().ToString());
+    log_ = std::move(opened).value();
+  }
+
+  const std::string conninfo_;
+  std::string schema_;
+  std::unique_ptr<EventLog> log_;
+};
+
+const char* PostgresConninfo() {
+  const char* conninfo = std::getenv("AGENTSTREAM_TEST_PG");
+  return conninfo != nullptr && *conninfo != '\0' ? conninfo : nullptr;
+}
+
 }  // namespace
 
 // "sqlite" syncs every append commit on the WalSyncer thread; "sqlite_serial" syncs every commit
 // inside COMMIT. (The default mixes both by commit size; the crash test runs the default.)
-std::vector<std::string> BackendNames() { return {"memory", "sqlite", "sqlite_serial"}; }
+// "postgres" needs AGENTSTREAM_TEST_PG (tools/test.sh starts a server and sets it).
+std::vector<std::string> BackendNames() {
+  return {"memory", "sqlite", "sqlite_serial", "postgres"};
+}
 
 std::unique_ptr<Backend> MakeBackend(const std::string& name) {
   if (name == "memory") return std::make_unique<MemoryBackend>();
   if (name == "sqlite") return std::make_unique<SqliteBackend>(true);
   if (name == "sqlite_serial") return std::make_unique<SqliteBackend>(false);
+  if (name == "postgres") {
+    if (PostgresConninfo() == nullptr) return nullptr;
+    return std::make_unique<PostgresBackend>(PostgresConninfo());
+  }
   throw std::invalid_argument("unknown backend " + name);
 }
 

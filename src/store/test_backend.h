@@ -24,7 +24,8 @@ class Backend {
   virtual void InjectRaw(const EventRecord& record, std::optional<std::uint64_t> checksum) = 0;
 };
 
-// "memory", "sqlite", "sqlite_serial".
+// "memory", "sqlite", "sqlite_serial", "postgres". MakeBackend gives nullptr for "postgres" when
+// AGENTSTREAM_TEST_PG (a libpq connection string) is not set: the caller skips.
 std::vector<std::string> BackendNames();
 std::unique_ptr<Backend> MakeBackend(const std::string& name);
 

@@ -3,11 +3,15 @@
 # fresh data directory. A scripted agent gets prompts (send --wait, a permission answered with
 # approve), history and agents ls are checked, and `follow --json` runs in the background while
 # the daemon is killed with SIGKILL mid-stream and restarted: follow's output must then be exactly
-# the stored log (`events --json`), every seq once, no gap, no duplicate. Then a token is enforced,
+# the stored log (`events --json`), every seq once, no gap, no duplicate. With a second argument, a
+# store URL, the daemon keeps its log there (the PostgreSQL run). Then a token is enforced,
 # and the client speaks https through a TLS-terminating proxy (tls_proxy.mjs, node) in front of the
 # daemon: refused while the certificate is untrusted, then send --wait and follow.
 set -u
 bin=$1
+# An optional store URL (postgresql://...): the same checks with the daemon's log on that store.
+store_args=()
+[ -n "${2:-}" ] && store_args=(--store "$2")
 dir=$(mktemp -d)
 serve_pid=""
 follow_pid=""
@@ -46,7 +50,7 @@ until_true() {
 }
 
 start_daemon() {  # start_daemon [serve options...]
-  "$bin" --data "$dir/data" serve --listen "127.0.0.1:$port" "$@" >>"$dir/serve.log" 2>&1 &
+  "$bin" --data "$dir/data" "${store_args[@]}" serve --listen "127.0.0.1:$port" "$@" >>"$dir/serve.log" 2>&1 &
   serve_pid=$!
   daemon_up() {
     kill -0 "$serve_pid" 2>/dev/null || fail "the daemon exited"
@@ -115,12 +119,12 @@ kill "$follow_pid"; wait "$follow_pid" 2>/dev/null; follow_pid=""
 grep -q "reconnecting" "$dir/follow.err" || fail "follow did not see the daemon go away"
 
 kill -TERM "$serve_pid"; wait "$serve_pid" 2>/dev/null; serve_pid=""
-"$bin" --data "$dir/data" events "$agent" --json --limit 10000 >"$dir/events.out" || fail "events"
+"$bin" --data "$dir/data" "${store_args[@]}" events "$agent" --json --limit 10000 >"$dir/events.out" || fail "events"
 [ "$(wc -l <"$dir/events.out")" -eq "$last" ] || fail "events: $(wc -l <"$dir/events.out") lines, tail $last"
 seqs=$(grep -o '"seq":[0-9]*' "$dir/follow.out" | cut -d: -f2 | tr '\n' ' ')
 [ "$seqs" = "$(seq 1 "$last" | tr '\n' ' ')" ] || fail "follow seqs are not 1..$last once each: $seqs"
 diff "$dir/events.out" "$dir/follow.out" >/dev/null || fail "follow output differs from the log"
-"$bin" --data "$dir/data" check "$agent" >/dev/null 2>&1 || fail "turn invariants after the crash"
+"$bin" --data "$dir/data" "${store_args[@]}" check "$agent" >/dev/null 2>&1 || fail "turn invariants after the crash"
 
 # ---- a token is enforced ----
 token_args=(--token s3cret)

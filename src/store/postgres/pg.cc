@@ -1,0 +1,125 @@
+#include "store/postgres/pg.h"
+
+#include <libpq-fe.h>
+
+#include <cstdlib>
+#include <utility>
+
+namespace agentstream::pg {
+
+Rows::Rows(pg_result* result) : result_(result) {}
+Rows::Rows(Rows&& other) noexcept : result_(std::exchange(other.result_, nullptr)) {}
+Rows& Rows::operator=(Rows&& other) noexcept {
+  if (this != &other) {
+    if (result_ != nullptr) PQclear(result_);
+    result_ = std::exchange(other.result_, nullptr);
+  }
+  return *this;
+}
+Rows::~Rows() {
+  if (result_ != nullptr) PQclear(result_);
+}
+
+int Rows::size() const { return result_ != nullptr ? PQntuples(result_) : 0; }
+bool Rows::IsNull(int row, int column) const { return PQgetisnull(result_, row, column) != 0; }
+std::string Rows::Text(int row, int column) const {
+  return std::string(PQgetvalue(result_, row, column),
+                     static_cast<std::size_t>(PQgetlength(result_, row, column)));
+}
+std::int64_t Rows::Int(int row, int column) const {
+  return std::strtoll(PQgetvalue(result_, row, column), nullptr, 10);
+}
+std::string Rows::Bytes(int row, int column) const {
+  std::size_t length = 0;
+  unsigned char* raw = PQunescapeBytea(
+      reinterpret_cast<const unsigned char*>(PQgetvalue(result_, row, column)), &length);
+  if (raw == nullptr) return {};
+  std::string out(reinterpret_cast<const char*>(raw), length);
+  PQfreemem(raw);
+  return out;
+}
+std::int64_t Rows::Affected() const {
+  const char* n = result_ != nullptr ? PQcmdTuples(result_) : "";
+  return *n != '\0' ? std::strtoll(n, nullptr, 10) : 0;
+}
+
+Result<Conn> Conn::Open(const std::string& conninfo) {
+  pg_conn* conn = PQconnectdb(conninfo.c_str());
+  if (conn == nullptr) return Error(ErrorCode::kUnavailable, "PostgreSQL: out of memory");
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string why = PQerrorMessage(conn);
+    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    PQfinish(conn);
+    return Error(ErrorCode::kUnavailable, "cannot connect to PostgreSQL: " + why);
+  }
+  // The server's notices ("drop cascades to ...") are not errors; libpq would print them.
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
+  return Conn(conn);
+}
+
+Conn::Conn(Conn&& other) noexcept : conn_(std::exchange(other.conn_, nullptr)) {}
+Conn& Conn::operator=(Conn&& other) noexcept {
+  if (this != &other) {
+    if (conn_ != nullptr) PQfinish(conn_);
+    conn_ = std::exchange(other.conn_, nullptr);
+  }
+  return *this;
+}
+Conn::~Conn() {
+  if (conn_ != nullptr) PQfinish(conn_);
+}
+
+bool Conn::Broken() const { return conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK; }
+
+namespace {
+
+Status Failed(pg_conn* conn, pg_result* result) {
+  const char* state = result != nullptr ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  std::string why = result != nullptr ? PQresultErrorMessage(result) : PQerrorMessage(conn);
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+  if (PQstatus(conn) != CONNECTION_OK)
+    return Error(ErrorCode::kUnavailable, "the PostgreSQL connection is gone: " + why);
+  if (state != nullptr && std::string_view(state) == "23505")
+    return Error(ErrorCode::kConflict, "PostgreSQL: " + why);
+  return Error(ErrorCode::kIoError, "PostgreSQL: " + why);
+}
+
+}  // namespace
+
+Result<Rows> Conn::Exec(std::string_view sql, const std::vector<Param>& params) {
+  if (conn_ == nullptr) return Error(ErrorCode::kUnavailable, "no PostgreSQL connection");
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+  values.reserve(params.size());
+  for (const Param& p : params) {
+    values.push_back(p.value ? p.value->data() : nullptr);
+    lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
+    formats.push_back(p.binary ? 1 : 0);
+  }
+  const std::string text(sql);
+  pg_result* result =
+      PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
+                   lengths.data(), formats.data(), /*resultFormat=*/0);
+  const ExecStatusType status = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    Status failed = Failed(conn_, result);
+    if (result != nullptr) PQclear(result);
+    return failed;
+  }
+  return Rows(result);
+}
+
+Status Conn::ExecScript(std::string_view sql) {
+  if (conn_ == nullptr) return Error(ErrorCode::kUnavailable, "no PostgreSQL connection");
+  const std::string text(sql);
+  pg_result* result = PQexec(conn_, text.c_str());
+  const ExecStatusType status = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+  Status out = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK ? Status::Ok()
+                                                                       : Failed(conn_, result);
+  if (result != nullptr) PQclear(result);
+  return out;
+}
+
+}  // namespace agentstream::pg

@@ -1,0 +1,84 @@
+// Internal to the store module: a thin RAII layer over libpq, the PostgreSQL client library.
+// A Conn is one connection used by one thread at a time; Exec runs one statement with text
+// parameters (nullopt is SQL NULL) and returns its rows as text. bytea values travel as
+// parameters in binary and come back through Bytes().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+struct pg_conn;
+struct pg_result;
+
+namespace agentstream::pg {
+
+// One statement parameter: text, SQL NULL, or binary bytes (for bytea).
+struct Param {
+  std::optional<std::string> value;
+  bool binary = false;
+
+  // Implicit, so that a statement's parameters read as a list of values.
+  // NOLINTBEGIN(google-explicit-constructor)
+  Param() = default;  // NULL
+  Param(std::string text) : value(std::move(text)) {}
+  Param(const char* text) : value(std::string(text)) {}
+  Param(std::int64_t n) : value(std::to_string(n)) {}
+  Param(std::optional<std::string> text) : value(std::move(text)) {}
+  // NOLINTEND(google-explicit-constructor)
+  static Param Bytes(std::string bytes) {
+    Param p(std::move(bytes));
+    p.binary = true;
+    return p;
+  }
+};
+
+class Rows {
+ public:
+  Rows() = default;
+  explicit Rows(pg_result* result);
+  Rows(Rows&&) noexcept;
+  Rows& operator=(Rows&&) noexcept;
+  ~Rows();
+
+  int size() const;
+  bool IsNull(int row, int column) const;
+  std::string Text(int row, int column) const;
+  std::int64_t Int(int row, int column) const;
+  // A bytea column (hex text format), decoded.
+  std::string Bytes(int row, int column) const;
+  // The number of rows an INSERT, UPDATE or DELETE touched.
+  std::int64_t Affected() const;
+
+ private:
+  pg_result* result_ = nullptr;
+};
+
+class Conn {
+ public:
+  // Connects with a libpq connection string ("host=... dbname=..." or "postgres://...").
+  // kUnavailable when the server cannot be reached.
+  static Result<Conn> Open(const std::string& conninfo);
+  Conn() = default;
+  Conn(Conn&&) noexcept;
+  Conn& operator=(Conn&&) noexcept;
+  ~Conn();
+
+  // Runs `sql` (with $1... placeholders). kIoError on failure; kConflict for a unique
+  // violation (SQLSTATE 23505); kUnavailable when the connection is gone.
+  Result<Rows> Exec(std::string_view sql, const std::vector<Param>& params = {});
+  // Runs several statements without parameters (schema scripts).
+  Status ExecScript(std::string_view sql);
+  bool Broken() const;
+
+ private:
+  explicit Conn(pg_conn* conn) : conn_(conn) {}
+  pg_conn* conn_ = nullptr;
+};
+
+}  // namespace agentstream::pg

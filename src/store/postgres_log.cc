@@ -1,0 +1,1050 @@
+#include "store/postgres_log.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <variant>
+
+#include "store/clock.h"
+#include "store/commit_listeners.h"
+#include "store/log_state.h"
+#include "store/postgres/pg.h"
+#include "store/record_batch.h"
+
+namespace agentstream {
+
+namespace {
+
+using pg::Conn;
+using pg::Param;
+using pg::Rows;
+using store_internal::AppendPlan;
+using store_internal::SessionState;
+
+std::int64_t I64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+
+// Version 1: the SQLite layout (sqlite_schema.cc) with PostgreSQL types.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE IF NOT EXISTS agentstream_schema(version integer NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions(
+  key bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id text NOT NULL UNIQUE,
+  provider text NOT NULL,
+  cwd text NOT NULL,
+  title text NOT NULL,
+  created_ms bigint NOT NULL,
+  persistence text NOT NULL,
+  status text NOT NULL,
+  forked_session text,
+  forked_epoch bigint,
+  forked_seq bigint,
+  current_epoch bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS epochs(
+  session bigint NOT NULL,
+  epoch bigint NOT NULL,
+  base_session text,
+  base_epoch bigint,
+  base_seq bigint,
+  PRIMARY KEY(session, epoch)
+);
+CREATE TABLE IF NOT EXISTS events(
+  session bigint NOT NULL,
+  epoch bigint NOT NULL,
+  first_seq bigint NOT NULL,
+  last_seq bigint NOT NULL,
+  format bigint NOT NULL,
+  data bytea NOT NULL,
+  PRIMARY KEY(session, epoch, first_seq)
+);
+CREATE TABLE IF NOT EXISTS producers(
+  session bigint NOT NULL,
+  producer text NOT NULL,
+  epoch bigint NOT NULL,
+  seq bigint NOT NULL,
+  first_seq bigint NOT NULL,
+  last_seq bigint NOT NULL,
+  PRIMARY KEY(session, producer)
+);
+CREATE TABLE IF NOT EXISTS consumer_positions(
+  consumer text NOT NULL,
+  session text NOT NULL,
+  epoch bigint NOT NULL,
+  seq bigint NOT NULL,
+  lease_owner text NOT NULL,
+  generation bigint NOT NULL,
+  lease_expires_ms bigint NOT NULL,
+  adapter_state text NOT NULL,
+  PRIMARY KEY(consumer, session)
+);
+CREATE TABLE IF NOT EXISTS consumers(
+  id text PRIMARY KEY,
+  definition text NOT NULL
+);
+)sql";
+
+// Serializes schema creation across daemons starting together (an arbitrary constant).
+constexpr std::int64_t kSchemaLock = 0x61677374726d31;  // "agstrm1"
+
+// Record batches are cut at this many events or bytes, as in SQLite.
+constexpr std::size_t kMaxBatchRecords = 128;
+constexpr std::size_t kMaxBatchBytes = std::size_t{64} * 1024;
+
+std::string QuoteIdentifier(const std::string& name) {
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A text[] literal for `ANY($1::text[])`.
+std::string TextArray(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+Result<Conn> Connect(const PostgresLogOptions& options, bool writer) {
+  AS_ASSIGN_OR_RETURN(Conn conn, Conn::Open(options.conninfo));
+  // Names the daemon's connections in pg_stat_activity ("agentstream" or "agentstream:SCHEMA").
+  AS_RETURN_IF_ERROR(
+      conn.Exec("SELECT set_config('application_name', $1, false)",
+                {options.schema.empty() ? "agentstream" : "agentstream:" + options.schema})
+          .status());
+  if (!options.schema.empty()) {
+    AS_RETURN_IF_ERROR(conn.ExecScript("SET search_path TO " + QuoteIdentifier(options.schema)));
+  }
+  if (writer && options.durability == Durability::kOs)
+    AS_RETURN_IF_ERROR(conn.ExecScript("SET synchronous_commit TO off"));
+  return conn;
+}
+
+Status EnsureSchema(Conn& conn, const std::string& schema) {
+  AS_RETURN_IF_ERROR(conn.ExecScript("BEGIN"));
+  auto create = [&]() -> Status {
+    AS_RETURN_IF_ERROR(
+        conn.Exec("SELECT pg_advisory_xact_lock($1)", {Param(kSchemaLock)}).status());
+    if (!schema.empty()) {
+      AS_RETURN_IF_ERROR(conn.ExecScript("CREATE SCHEMA IF NOT EXISTS " + QuoteIdentifier(schema)));
+      AS_RETURN_IF_ERROR(conn.ExecScript("SET LOCAL search_path TO " + QuoteIdentifier(schema)));
+    }
+    AS_RETURN_IF_ERROR(conn.ExecScript(kSchemaV1));
+    AS_ASSIGN_OR_RETURN(Rows version, conn.Exec("SELECT max(version) FROM agentstream_schema"));
+    if (version.size() == 0 || version.IsNull(0, 0)) {
+      return conn
+          .Exec("INSERT INTO agentstream_schema(version) VALUES($1)",
+                {Param(std::int64_t{kPostgresSchemaVersion})})
+          .status();
+    }
+    if (version.Int(0, 0) > kPostgresSchemaVersion) {
+      return Error(ErrorCode::kUnsupportedVersion,
+                   "the database has schema version " + version.Text(0, 0) +
+                       "; this build reads up to " + std::to_string(kPostgresSchemaVersion));
+    }
+    return Status::Ok();
+  };
+  Status created = create();
+  if (!created.ok()) {
+    (void)conn.ExecScript("ROLLBACK");
+    return created;
+  }
+  return conn.ExecScript("COMMIT");
+}
+
+SessionMeta MetaOf(const Rows& r, int row, int first) {
+  return SessionMeta{r.Text(row, first),    r.Text(row, first + 1), r.Text(row, first + 2),
+                     r.Int(row, first + 3), r.Text(row, first + 4), r.Text(row, first + 5)};
+}
+
+std::optional<HistoryBase> BaseOf(const Rows& r, int row, int first) {
+  if (r.IsNull(row, first)) return std::nullopt;
+  return HistoryBase{SessionId(r.Text(row, first)), Epoch(r.Int(row, first + 1)),
+                     Seq(r.Int(row, first + 2))};
+}
+
+// ---- consumer positions, shared by the writer and the readers ----
+
+Result<std::optional<ConsumerPosition>> LoadPosition(Conn& conn, const ConsumerId& consumer,
+                                                     const SessionId& session) {
+  AS_ASSIGN_OR_RETURN(
+      Rows r, conn.Exec("SELECT epoch, seq, lease_owner, generation, lease_expires_ms, "
+                        "adapter_state FROM consumer_positions WHERE consumer=$1 AND session=$2",
+                        {consumer.str(), session.str()}));
+  if (r.size() == 0) return std::optional<ConsumerPosition>();
+  return std::optional<ConsumerPosition>(ConsumerPosition{
+      consumer, session, Cursor{Epoch(r.Int(0, 0)), Seq(r.Int(0, 1))}, r.Text(0, 2),
+      static_cast<std::uint64_t>(r.Int(0, 3)), r.Int(0, 4), r.Text(0, 5)});
+}
+
+// ---- the writer's transaction ----
+
+// What one commit did to one session.
+struct Touched {
+  Epoch epoch;
+  Seq after;
+};
+
+// One batch transaction on the writer's connection: the sessions it locked and read, the first
+// SQL failure (which ends the batch), and what it changed.
+class Txn {
+ public:
+  struct Session {
+    std::int64_t key = 0;
+    SessionState state;
+  };
+
+  explicit Txn(Conn& conn) : conn_(conn), now_(store_internal::WallClockMs()) {}
+
+  TimestampMs now() const { return now_; }
+  const Status& io() const { return io_; }
+  const std::map<std::string, Touched>& touched() const { return touched_; }
+
+  // Runs one statement; a failure is the batch's.
+  Result<Rows> Exec(std::string_view sql, const std::vector<Param>& params = {}) {
+    Result<Rows> rows = conn_.Exec(sql, params);
+    if (!rows.ok() && io_.ok()) io_ = rows.status();
+    return rows;
+  }
+
+  // Locks the rows of `ids` in id order, so that concurrent daemons take them in one order.
+  Status Lock(std::vector<std::string> ids) {
+    if (ids.empty()) return Status::Ok();
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    return Exec("SELECT key FROM sessions WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+                {TextArray(ids)})
+        .status();
+  }
+
+  // The state of a session, read under its row lock once per transaction. kNotFound when unknown.
+  Result<Session*> Load(const SessionId& id) {
+    if (auto it = sessions_.find(id.str()); it != sessions_.end()) return &it->second;
+    AS_ASSIGN_OR_RETURN(Rows s,
+                        Exec("SELECT key, provider, cwd, title, created_ms, persistence, status, "
+                             "forked_session, forked_epoch, forked_seq FROM sessions WHERE id=$1 "
+                             "FOR UPDATE",
+                             {id.str()}));
+    if (s.size() == 0) return Error(ErrorCode::kNotFound, "no session " + id.str());
+    Session session;
+    session.key = s.Int(0, 0);
+    session.state.meta = MetaOf(s, 0, 1);
+    session.state.forked_from = BaseOf(s, 0, 7);
+    AS_ASSIGN_OR_RETURN(
+        Rows e,
+        Exec("SELECT e.epoch, e.base_session, e.base_epoch, e.base_seq, (SELECT v.last_seq FROM "
+             "events v WHERE v.session = e.session AND v.epoch = e.epoch ORDER BY v.first_seq "
+             "DESC LIMIT 1) FROM epochs e WHERE e.session=$1 ORDER BY e.epoch",
+             {Param(session.key)}));
+    for (int i = 0; i < e.size(); ++i) {
+      if (e.Int(i, 0) != i + 1)
+        return Error(ErrorCode::kCorruption, "session " + id.str() + " has a gap in its epochs");
+      store_internal::EpochState epoch;
+      epoch.base = BaseOf(e, i, 1);
+      epoch.tail = e.IsNull(i, 4) ? epoch.base_seq() : Seq(e.Int(i, 4));
+      session.state.epochs.push_back(std::move(epoch));
+    }
+    if (session.state.epochs.empty())
+      return Error(ErrorCode::kCorruption, "a stored session has no epochs");
+    AS_ASSIGN_OR_RETURN(Rows p, Exec("SELECT producer, epoch, seq, first_seq, last_seq FROM "
+                                     "producers WHERE session=$1",
+                                     {Param(session.key)}));
+    for (int i = 0; i < p.size(); ++i) {
+      session.state.producers[p.Text(i, 0)] = store_internal::ProducerState{
+          static_cast<std::uint64_t>(p.Int(i, 1)), static_cast<std::uint64_t>(p.Int(i, 2)),
+          Seq(p.Int(i, 3)), Seq(p.Int(i, 4))};
+    }
+    return &sessions_.emplace(id.str(), std::move(session)).first->second;
+  }
+
+  // Inserts a new session with its first epoch. kAlreadyExists when another writer made it first.
+  Result<Session*> InsertSession(const SessionId& id, SessionMeta meta,
+                                 std::optional<HistoryBase> base) {
+    if (meta.created_ms == 0) meta.created_ms = now_;
+    std::vector<Param> params{id.str(),
+                              meta.provider,
+                              meta.cwd,
+                              meta.title,
+                              meta.created_ms,
+                              meta.persistence_handle,
+                              meta.status_snapshot};
+    if (base) {
+      params.insert(params.end(),
+                    {base->session.str(), I64(base->epoch.value()), I64(base->seq.value())});
+    } else {
+      params.insert(params.end(), {Param(), Param(), Param()});
+    }
+    AS_ASSIGN_OR_RETURN(
+        Rows r, Exec("INSERT INTO sessions(id, provider, cwd, title, created_ms, persistence, "
+                     "status, forked_session, forked_epoch, forked_seq, current_epoch) "
+                     "VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,1) ON CONFLICT (id) DO NOTHING "
+                     "RETURNING key",
+                     params));
+    if (r.size() == 0) return Error(ErrorCode::kAlreadyExists, "session " + id.str() + " exists");
+    Session session;
+    session.key = r.Int(0, 0);
+    session.state.meta = std::move(meta);
+    session.state.forked_from = base;
+    session.state.epochs.push_back(base ? store_internal::ContinueFrom(*base)
+                                        : store_internal::EpochState{});
+    AS_RETURN_IF_ERROR(InsertEpoch(session.key, Epoch(1), base));
+    return &(sessions_[id.str()] = std::move(session));
+  }
+
+  // Starts epoch current+1 of a session continuing `base`.
+  Status StartEpoch(Session& session, const HistoryBase& base) {
+    const Epoch epoch = session.state.current().next();
+    AS_RETURN_IF_ERROR(InsertEpoch(session.key, epoch, base));
+    AS_RETURN_IF_ERROR(
+        Exec("UPDATE sessions SET current_epoch=$1 WHERE key=$2", {I64(epoch.value()), session.key})
+            .status());
+    AS_RETURN_IF_ERROR(
+        Exec("DELETE FROM producers WHERE session=$1", {Param(session.key)}).status());
+    session.state.epochs.push_back(store_internal::ContinueFrom(base));
+    session.state.producers.clear();
+    return Status::Ok();
+  }
+
+  // Writes `events`, seqs from `first`, as record batches of (key, epoch).
+  Status InsertEvents(std::int64_t key, Epoch epoch, Seq first,
+                      const std::vector<NewEvent>& events) {
+    std::string data;
+    Seq batch_first = first;
+    std::size_t count = 0;
+    auto write = [&](Seq last) -> Status {
+      AS_RETURN_IF_ERROR(
+          Exec("INSERT INTO events(session, epoch, first_seq, last_seq, format, "
+               "data) VALUES($1,$2,$3,$4,$5,$6)",
+               {key, I64(epoch.value()), I64(batch_first.value()), I64(last.value()),
+                std::int64_t{store_internal::kRecordBatchFormat}, Param::Bytes(std::move(data))})
+              .status());
+      data.clear();
+      count = 0;
+      return Status::Ok();
+    };
+    Seq seq = first;
+    for (const NewEvent& e : events) {
+      if (count > 0 && (count >= kMaxBatchRecords || data.size() >= kMaxBatchBytes)) {
+        AS_RETURN_IF_ERROR(write(Seq(seq.value() - 1)));
+        batch_first = seq;
+      }
+      const auto kind = static_cast<std::uint16_t>(e.kind);
+      store_internal::EncodeRecord(
+          now_, kind, kEventFormatVersion, e.turn, e.payload,
+          store_internal::RecordChecksum(seq, now_, kind, kEventFormatVersion, e.turn, e.payload),
+          data);
+      ++count;
+      seq = seq.next();
+    }
+    return count > 0 ? write(Seq(seq.value() - 1)) : Status::Ok();
+  }
+
+  Status StoreProducer(std::int64_t key, const AppendPlan& plan) {
+    if (!plan.producer) return Status::Ok();
+    const auto& p = *plan.producer;
+    return Exec(
+               "INSERT INTO producers(session, producer, epoch, seq, first_seq, last_seq) "
+               "VALUES($1,$2,$3,$4,$5,$6) ON CONFLICT (session, producer) DO UPDATE SET "
+               "epoch=excluded.epoch, seq=excluded.seq, first_seq=excluded.first_seq, "
+               "last_seq=excluded.last_seq",
+               {key, plan.producer_id, I64(p.epoch), I64(p.seq), I64(p.first_seq.value()),
+                I64(p.last_seq.value())})
+        .status();
+  }
+
+  // Serializes lease changes of (consumer, session) across daemons until the commit.
+  Status LockPosition(const ConsumerId& consumer, const SessionId& session) {
+    return Exec("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                {consumer.str() + '\x1f' + session.str()})
+        .status();
+  }
+  Result<std::optional<ConsumerPosition>> Position(const ConsumerId& consumer,
+                                                   const SessionId& session) {
+    Result<std::optional<ConsumerPosition>> row = LoadPosition(conn_, consumer, session);
+    if (!row.ok() && io_.ok()) io_ = row.status();
+    return row;
+  }
+  Status StorePosition(const ConsumerPosition& p) {
+    return Exec(
+               "INSERT INTO consumer_positions(consumer, session, epoch, seq, lease_owner, "
+               "generation, lease_expires_ms, adapter_state) VALUES($1,$2,$3,$4,$5,$6,$7,$8) "
+               "ON CONFLICT (consumer, session) DO UPDATE SET epoch=excluded.epoch, "
+               "seq=excluded.seq, lease_owner=excluded.lease_owner, "
+               "generation=excluded.generation, lease_expires_ms=excluded.lease_expires_ms, "
+               "adapter_state=excluded.adapter_state",
+               {p.consumer.str(), p.session.str(), I64(p.position.epoch.value()),
+                I64(p.position.seq.value()), p.lease_owner, I64(p.generation), p.lease_expires_ms,
+                p.adapter_state})
+        .status();
+  }
+
+  void Touch(const SessionId& id, Epoch epoch, Seq after) {
+    touched_[id.str()] = Touched{epoch, after};
+  }
+
+ private:
+  Status InsertEpoch(std::int64_t key, Epoch epoch, const std::optional<HistoryBase>& base) {
+    return Exec(
+               "INSERT INTO epochs(session, epoch, base_session, base_epoch, base_seq) "
+               "VALUES($1,$2,$3,$4,$5)",
+               {key, I64(epoch.value()), base ? Param(base->session.str()) : Param(),
+                base ? Param(I64(base->epoch.value())) : Param(),
+                base ? Param(I64(base->seq.value())) : Param()})
+        .status();
+  }
+
+  Conn& conn_;
+  TimestampMs now_;
+  Status io_;
+  std::map<std::string, Session> sessions_;
+  std::map<std::string, Touched> touched_;
+};
+
+// ---- reads ----
+
+// Reads of one snapshot (REPEATABLE READ) on one reader connection.
+class Snapshot {
+ public:
+  explicit Snapshot(Conn& conn) : conn_(conn) {}
+  ~Snapshot() {
+    if (open_) (void)conn_.ExecScript("COMMIT");
+  }
+  Status Begin() {
+    AS_RETURN_IF_ERROR(conn_.ExecScript("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+    open_ = true;
+    return Status::Ok();
+  }
+
+  struct SessionRow {
+    std::int64_t key = 0;
+    Epoch current;
+    SessionMeta meta;
+    std::optional<HistoryBase> forked_from;
+  };
+
+  Result<SessionRow> Session(const SessionId& id) {
+    AS_ASSIGN_OR_RETURN(
+        Rows r, conn_.Exec("SELECT key, current_epoch, provider, cwd, title, created_ms, "
+                           "persistence, status, forked_session, forked_epoch, forked_seq FROM "
+                           "sessions WHERE id=$1",
+                           {id.str()}));
+    if (r.size() == 0) return Error(ErrorCode::kNotFound, "no session " + id.str());
+    return SessionRow{r.Int(0, 0), Epoch(r.Int(0, 1)), MetaOf(r, 0, 2), BaseOf(r, 0, 8)};
+  }
+
+  Result<std::int64_t> Key(const SessionId& id) {
+    AS_ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT key FROM sessions WHERE id=$1", {id.str()}));
+    if (r.size() == 0)
+      return Error(ErrorCode::kCorruption, "history refers to a missing session " + id.str());
+    return r.Int(0, 0);
+  }
+
+  // The base of (key, epoch); kNotFound when the epoch does not exist.
+  Result<std::optional<HistoryBase>> Base(std::int64_t key, Epoch epoch) {
+    AS_ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT base_session, base_epoch, base_seq FROM epochs "
+                                           "WHERE session=$1 AND epoch=$2",
+                                           {key, I64(epoch.value())}));
+    if (r.size() == 0)
+      return Error(ErrorCode::kNotFound, "no epoch " + std::to_string(epoch.value()));
+    return BaseOf(r, 0, 0);
+  }
+
+  Result<Seq> TailOf(std::int64_t key, Epoch epoch, Seq base_seq) {
+    AS_ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT last_seq FROM events WHERE session=$1 AND "
+                                           "epoch=$2 ORDER BY first_seq DESC LIMIT 1",
+                                           {key, I64(epoch.value())}));
+    if (r.size() == 0) return base_seq;
+    return Seq(r.Int(0, 0));
+  }
+
+  // The rows of (key, epoch) with seqs in [lo, hi], ascending, at most `limit` (the lowest ones
+  // reading forward, the highest ones reading backward). Each batch holds at least one row of the
+  // range, so limit + 1 batches (the first may start below lo) always suffice.
+  Status RowsOf(std::int64_t key, Epoch epoch, Seq lo, Seq hi, bool backward, std::size_t limit,
+                std::vector<store_internal::StoredRow>& out) {
+    const auto batches = static_cast<std::int64_t>(std::min<std::size_t>(limit, 100000) + 1);
+    Result<Rows> found =
+        backward ? conn_.Exec(
+                       "SELECT first_seq, last_seq, format, data FROM events WHERE "
+                       "session=$1 AND epoch=$2 AND first_seq <= $3 AND last_seq >= $4 "
+                       "ORDER BY first_seq DESC LIMIT $5",
+                       {key, I64(epoch.value()), I64(hi.value()), I64(lo.value()), batches})
+                 : conn_.Exec(
+                       "SELECT first_seq, last_seq, format, data FROM events WHERE "
+                       "session=$1 AND epoch=$2 AND last_seq >= $3 AND first_seq <= $4 "
+                       "ORDER BY first_seq LIMIT $5",
+                       {key, I64(epoch.value()), I64(lo.value()), I64(hi.value()), batches});
+    AS_ASSIGN_OR_RETURN(Rows r, std::move(found));
+    std::vector<std::vector<store_internal::StoredRow>> chunks;  // backward: newest batch first
+    std::size_t collected = 0;
+    for (int i = 0; i < r.size() && collected < limit; ++i) {
+      const Seq first(r.Int(i, 0)), last(r.Int(i, 1));
+      const auto format =
+          static_cast<std::uint32_t>(std::clamp<std::int64_t>(r.Int(i, 2), 0, 0xffffffffLL));
+      std::vector<store_internal::StoredRow> rows;
+      AS_RETURN_IF_ERROR(
+          store_internal::DecodeBatch(r.Bytes(i, 3), format, first, last, lo, hi, rows));
+      collected += rows.size();
+      chunks.push_back(std::move(rows));
+    }
+    if (backward) std::reverse(chunks.begin(), chunks.end());
+    std::vector<store_internal::StoredRow> all;
+    for (auto& chunk : chunks)
+      for (auto& row : chunk) all.push_back(std::move(row));
+    const std::size_t skip = backward && all.size() > limit ? all.size() - limit : 0;
+    for (std::size_t i = skip; i < all.size() && i - skip < limit; ++i)
+      out.push_back(std::move(all[i]));
+    return Status::Ok();
+  }
+
+ private:
+  Conn& conn_;
+  bool open_ = false;
+};
+
+// ---- the log ----
+
+struct PendingAppend {
+  AppendRequest request;
+  AppendCallback done;
+};
+
+// Any other write: runs inside the batch transaction on the writer thread and returns its own
+// outcome; a failed statement fails the whole batch.
+struct PendingControl {
+  std::function<Status(Txn&)> run;
+  std::function<void(Status)> done;
+};
+
+using Op = std::variant<PendingAppend, PendingControl>;
+
+class PostgresEventLog final : public EventLog {
+ public:
+  PostgresEventLog(PostgresLogOptions options, Conn writer)
+      : options_(std::move(options)), writer_conn_(std::move(writer)) {
+    writer_ = std::thread([this] { WriterLoop(); });
+  }
+
+  ~PostgresEventLog() override {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    work_cv_.notify_all();
+    if (writer_.joinable()) writer_.join();
+  }
+
+  Result<AppendResult> CreateSession(const SessionId& id, SessionMeta meta,
+                                     std::vector<NewEvent> initial) override {
+    if (id.empty()) return Error(ErrorCode::kInvalidArgument, "a session id must not be empty");
+    AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
+    return RunControl<AppendResult>(
+        [&, meta = std::move(meta)](Txn& t, AppendResult& out) mutable -> Status {
+          AS_ASSIGN_OR_RETURN(Txn::Session * s, t.InsertSession(id, std::move(meta), std::nullopt));
+          return AppendInitial(t, id, *s, initial, out);
+        });
+  }
+
+  Result<AppendResult> Fork(const SessionId& parent, Cursor at, const SessionId& child,
+                            SessionMeta meta, std::vector<NewEvent> initial) override {
+    if (child.empty()) return Error(ErrorCode::kInvalidArgument, "a session id must not be empty");
+    AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
+    return RunControl<AppendResult>([&, meta = std::move(meta)](
+                                        Txn& t, AppendResult& out) mutable -> Status {
+      AS_ASSIGN_OR_RETURN(Txn::Session * p, t.Load(parent));
+      AS_RETURN_IF_ERROR(store_internal::CheckPrefix(p->state, parent, at));
+      AS_ASSIGN_OR_RETURN(Txn::Session * s, t.InsertSession(child, std::move(meta),
+                                                            HistoryBase{parent, at.epoch, at.seq}));
+      return AppendInitial(t, child, *s, initial, out);
+    });
+  }
+
+  Result<AppendResult> Rewind(const SessionId& session, Cursor to,
+                              std::vector<NewEvent> initial) override {
+    AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
+    return RunControl<AppendResult>([&](Txn& t, AppendResult& out) -> Status {
+      AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(session));
+      AS_RETURN_IF_ERROR(store_internal::CheckPrefix(s->state, session, to));
+      AS_RETURN_IF_ERROR(t.StartEpoch(*s, HistoryBase{session, to.epoch, to.seq}));
+      return AppendInitial(t, session, *s, initial, out);
+    });
+  }
+
+  Result<SessionInfo> GetSession(const SessionId& id) override {
+    return WithReader<SessionInfo>([&](Conn& conn) -> Result<SessionInfo> {
+      Snapshot snap(conn);
+      AS_RETURN_IF_ERROR(snap.Begin());
+      return SessionOf(snap, id);
+    });
+  }
+
+  Result<std::vector<SessionInfo>> ListSessions(const std::string& after,
+                                                std::size_t limit) override {
+    return WithReader<std::vector<SessionInfo>>(
+        [&](Conn& conn) -> Result<std::vector<SessionInfo>> {
+          Snapshot snap(conn);
+          AS_RETURN_IF_ERROR(snap.Begin());
+          AS_ASSIGN_OR_RETURN(
+              Rows ids,
+              conn.Exec("SELECT id FROM sessions WHERE id > $1 ORDER BY id LIMIT $2",
+                        {after, static_cast<std::int64_t>(std::min<std::size_t>(limit, 100000))}));
+          std::vector<SessionInfo> out;
+          for (int i = 0; i < ids.size(); ++i) {
+            AS_ASSIGN_OR_RETURN(SessionInfo info, SessionOf(snap, SessionId(ids.Text(i, 0))));
+            out.push_back(std::move(info));
+          }
+          return out;
+        });
+  }
+
+  Status UpdateSessionMeta(const SessionId& id, const SessionMetaUpdate& update) override {
+    return RunControl<bool>([&](Txn& t, bool&) -> Status {
+             AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(id));
+             AS_RETURN_IF_ERROR(
+                 t.Exec("UPDATE sessions SET title=coalesce($1, title), "
+                        "persistence=coalesce($2, persistence), "
+                        "status=coalesce($3, status) WHERE key=$4",
+                        {update.title, update.persistence_handle, update.status_snapshot, s->key})
+                     .status());
+             SessionMeta& meta = s->state.meta;
+             if (update.title) meta.title = *update.title;
+             if (update.persistence_handle) meta.persistence_handle = *update.persistence_handle;
+             if (update.status_snapshot) meta.status_snapshot = *update.status_snapshot;
+             return Status::Ok();
+           })
+        .status();
+  }
+
+  void AppendAsync(AppendRequest request, AppendCallback done) override {
+    Status checked = store_internal::CheckBatch(request.events, options_.limits, false);
+    if (!checked.ok()) return done(checked);
+    Enqueue(PendingAppend{std::move(request), std::move(done)});
+  }
+
+  Result<ReadResult> Read(const ReadRequest& request) override {
+    return WithReader<ReadResult>([&](Conn& conn) -> Result<ReadResult> {
+      Snapshot snap(conn);
+      AS_RETURN_IF_ERROR(snap.Begin());
+      AS_ASSIGN_OR_RETURN(auto session, snap.Session(request.session));
+      const Epoch epoch = request.epoch.value_or(session.current);
+      auto base = snap.Base(session.key, epoch);
+      if (!base.ok())
+        return Error(base.status().code(), request.session.str() + ": " + base.status().message());
+      AS_ASSIGN_OR_RETURN(Seq tail, snap.TailOf(session.key, epoch, *base ? (*base)->seq : Seq(0)));
+      std::map<std::string, std::int64_t> keys{{request.session.str(), session.key}};
+      auto key_of = [&](const SessionId& id) -> Result<std::int64_t> {
+        if (auto it = keys.find(id.str()); it != keys.end()) return it->second;
+        AS_ASSIGN_OR_RETURN(std::int64_t key, snap.Key(id));
+        keys[id.str()] = key;
+        return key;
+      };
+      auto lookup = [&](const SessionId& s, Epoch e) -> Result<std::optional<HistoryBase>> {
+        AS_ASSIGN_OR_RETURN(std::int64_t key, key_of(s));
+        auto found = snap.Base(key, e);
+        if (!found.ok() && found.status().code() == ErrorCode::kNotFound)
+          return Error(ErrorCode::kCorruption, "history refers to a missing epoch of " + s.str());
+        return found;
+      };
+      AS_ASSIGN_OR_RETURN(auto segments,
+                          store_internal::ResolveSegments(request.session, epoch, tail, lookup));
+      auto reader = [&](const store_internal::Segment& seg, Seq lo, Seq hi, bool backward,
+                        std::size_t limit, std::vector<store_internal::StoredRow>& out) -> Status {
+        AS_ASSIGN_OR_RETURN(std::int64_t key, key_of(seg.session));
+        return snap.RowsOf(key, seg.epoch, lo, hi, backward, limit, out);
+      };
+      return store_internal::ReadSegments(request, request.session, epoch, tail, segments,
+                                          options_.limits, reader);
+    });
+  }
+
+  Result<Cursor> Tail(const SessionId& session) override {
+    AS_ASSIGN_OR_RETURN(SessionInfo info, GetSession(session));
+    return Cursor{info.epoch, info.tail};
+  }
+
+  Subscription SubscribeCommits(CommitListener listener) override {
+    return listeners_->Add(std::move(listener));
+  }
+
+  Result<ConsumerPosition> AcquireLease(const ConsumerId& consumer, const SessionId& session,
+                                        const std::string& owner, TimestampMs now_ms,
+                                        std::int64_t ttl_ms) override {
+    return RunControl<ConsumerPosition>([&](Txn& t, ConsumerPosition& out) -> Status {
+      AS_RETURN_IF_ERROR(t.LockPosition(consumer, session));
+      AS_ASSIGN_OR_RETURN(auto row, t.Position(consumer, session));
+      AS_ASSIGN_OR_RETURN(
+          out, store_internal::GrantLease(row, consumer, session, owner, now_ms, ttl_ms));
+      return t.StorePosition(out);
+    });
+  }
+
+  Status CommitConsumerPosition(const ConsumerId& consumer, const SessionId& session,
+                                std::uint64_t generation, Cursor position,
+                                std::optional<std::string> adapter_state,
+                                TimestampMs now_ms) override {
+    return RunControl<bool>([&](Txn& t, bool&) -> Status {
+             AS_RETURN_IF_ERROR(t.LockPosition(consumer, session));
+             AS_ASSIGN_OR_RETURN(auto row, t.Position(consumer, session));
+             AS_RETURN_IF_ERROR(store_internal::CheckLeaseHolder(row, generation, now_ms));
+             row->position = position;
+             if (adapter_state) row->adapter_state = std::move(*adapter_state);
+             return t.StorePosition(*row);
+           })
+        .status();
+  }
+
+  Status ReleaseLease(const ConsumerId& consumer, const SessionId& session,
+                      std::uint64_t generation) override {
+    return RunControl<bool>([&](Txn& t, bool&) -> Status {
+             AS_RETURN_IF_ERROR(t.LockPosition(consumer, session));
+             AS_ASSIGN_OR_RETURN(auto row, t.Position(consumer, session));
+             if (!row || row->generation != generation) {
+               return Error(ErrorCode::kFenced,
+                            "lease generation " + std::to_string(generation) + " is not current");
+             }
+             row->lease_owner.clear();
+             row->lease_expires_ms = 0;
+             return t.StorePosition(*row);
+           })
+        .status();
+  }
+
+  Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer) override {
+    return WithReader<std::vector<ConsumerPosition>>(
+        [&](Conn& conn) -> Result<std::vector<ConsumerPosition>> {
+          AS_ASSIGN_OR_RETURN(Rows r, conn.Exec("SELECT session FROM consumer_positions WHERE "
+                                                "consumer=$1 ORDER BY session",
+                                                {consumer.str()}));
+          std::vector<ConsumerPosition> out;
+          for (int i = 0; i < r.size(); ++i) {
+            AS_ASSIGN_OR_RETURN(auto pos, LoadPosition(conn, consumer, SessionId(r.Text(i, 0))));
+            if (pos) out.push_back(std::move(*pos));
+          }
+          return out;
+        });
+  }
+
+  Status DeleteConsumerPositions(const ConsumerId& consumer) override {
+    return RunControl<bool>([&](Txn& t, bool&) -> Status {
+             return t.Exec("DELETE FROM consumer_positions WHERE consumer=$1", {consumer.str()})
+                 .status();
+           })
+        .status();
+  }
+
+  Status SaveConsumer(const ConsumerId& consumer, const std::string& definition) override {
+    return RunControl<bool>([&](Txn& t, bool&) -> Status {
+             return t
+                 .Exec(
+                     "INSERT INTO consumers(id, definition) VALUES($1,$2) ON CONFLICT (id) DO "
+                     "UPDATE SET definition=excluded.definition",
+                     {consumer.str(), definition})
+                 .status();
+           })
+        .status();
+  }
+
+  Result<std::vector<StoredConsumer>> ListConsumers() override {
+    return WithReader<std::vector<StoredConsumer>>(
+        [&](Conn& conn) -> Result<std::vector<StoredConsumer>> {
+          AS_ASSIGN_OR_RETURN(Rows r,
+                              conn.Exec("SELECT id, definition FROM consumers ORDER BY id"));
+          std::vector<StoredConsumer> out;
+          out.reserve(static_cast<std::size_t>(r.size()));
+          for (int i = 0; i < r.size(); ++i)
+            out.push_back({ConsumerId(r.Text(i, 0)), r.Text(i, 1)});
+          return out;
+        });
+  }
+
+  Status DeleteConsumer(const ConsumerId& consumer) override {
+    return RunControl<bool>([&](Txn& t, bool&) -> Status {
+             AS_ASSIGN_OR_RETURN(Rows r,
+                                 t.Exec("DELETE FROM consumers WHERE id=$1", {consumer.str()}));
+             if (r.Affected() == 0)
+               return Error(ErrorCode::kNotFound, "no consumer " + consumer.str());
+             return t.Exec("DELETE FROM consumer_positions WHERE consumer=$1", {consumer.str()})
+                 .status();
+           })
+        .status();
+  }
+
+  Status Health() override {
+    std::lock_guard lock(mu_);
+    return WritableLocked();
+  }
+
+  LogStats Stats() override {
+    std::lock_guard lock(mu_);
+    return stats_;
+  }
+
+ private:
+  static Status AppendInitial(Txn& t, const SessionId& id, Txn::Session& s,
+                              const std::vector<NewEvent>& initial, AppendResult& out) {
+    auto& epoch = s.state.epochs.back();
+    out = AppendResult{s.state.current(), epoch.tail.next(),
+                       Seq(epoch.tail.value() + initial.size()), false};
+    AS_RETURN_IF_ERROR(t.InsertEvents(s.key, out.epoch, out.first_seq, initial));
+    epoch.tail = out.last_seq;
+    t.Touch(id, out.epoch, epoch.tail);
+    return Status::Ok();
+  }
+
+  static Status ApplyAppend(Txn& t, const AppendRequest& request, AppendResult& result) {
+    AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(request.session));
+    AS_ASSIGN_OR_RETURN(AppendPlan plan, store_internal::PlanAppend(s->state, request));
+    result = plan.result;
+    if (plan.result.duplicate) return Status::Ok();
+    AS_RETURN_IF_ERROR(
+        t.InsertEvents(s->key, plan.result.epoch, plan.result.first_seq, request.events));
+    AS_RETURN_IF_ERROR(t.StoreProducer(s->key, plan));
+    store_internal::ApplyAppend(s->state, plan);
+    t.Touch(request.session, plan.result.epoch, plan.result.last_seq);
+    return Status::Ok();
+  }
+
+  static Result<SessionInfo> SessionOf(Snapshot& snap, const SessionId& id) {
+    AS_ASSIGN_OR_RETURN(auto session, snap.Session(id));
+    AS_ASSIGN_OR_RETURN(auto base, snap.Base(session.key, session.current));
+    AS_ASSIGN_OR_RETURN(Seq tail,
+                        snap.TailOf(session.key, session.current, base ? base->seq : Seq(0)));
+    return SessionInfo{id, std::move(session.meta), session.current, tail, session.forked_from};
+  }
+
+  // Runs `body` on an idle reader connection (opening one while fewer than the bound exist).
+  template <class T, class Body>
+  Result<T> WithReader(Body body) {
+    Conn conn;
+    {
+      std::unique_lock lock(readers_mu_);
+      readers_cv_.wait(lock, [&] {
+        return !idle_readers_.empty() || open_readers_ < options_.max_reader_connections;
+      });
+      if (!idle_readers_.empty()) {
+        conn = std::move(idle_readers_.back());
+        idle_readers_.pop_back();
+      } else {
+        ++open_readers_;
+      }
+    }
+    auto give_back = [&](bool keep) {
+      std::lock_guard lock(readers_mu_);
+      if (keep) {
+        idle_readers_.push_back(std::move(conn));
+      } else {
+        --open_readers_;
+      }
+      readers_cv_.notify_one();
+    };
+    if (conn.Broken()) {
+      Result<Conn> opened = Connect(options_, false);
+      if (!opened.ok()) {
+        give_back(false);
+        return opened.status();
+      }
+      conn = std::move(*opened);
+    }
+    Result<T> out = body(conn);
+    give_back(!conn.Broken());  // a broken connection is dropped; the next read opens another
+    return out;
+  }
+
+  Status WritableLocked() const {
+    if (!sticky_.ok())
+      return Error(ErrorCode::kUnavailable,
+                   "the log refuses writes until reopened, after: " + sticky_.ToString());
+    if (stopping_) return Error(ErrorCode::kUnavailable, "the log is closing");
+    return Status::Ok();
+  }
+
+  // Runs `body` on the writer thread inside a batch transaction and waits for the commit.
+  template <class T, class Body>
+  Result<T> RunControl(Body body) {
+    if (std::this_thread::get_id() == writer_.get_id())
+      return Error(ErrorCode::kInternal, "a log callback may not wait for the log");
+    std::promise<Status> promise;
+    auto future = promise.get_future();
+    T out{};
+    Enqueue(PendingControl{[&](Txn& t) { return body(t, out); },
+                           [&promise](Status s) { promise.set_value(std::move(s)); }});
+    Status status = future.get();
+    if (!status.ok()) return status;
+    return out;
+  }
+
+  static void Complete(Op& op, const Status& status) {
+    if (auto* a = std::get_if<PendingAppend>(&op))
+      a->done(status);
+    else
+      std::get<PendingControl>(op).done(status);
+  }
+
+  // Queues an op, blocking while the queue is full (a writer-thread caller is refused instead);
+  // an op that cannot be queued is completed here with the reason.
+  void Enqueue(Op op) {
+    std::unique_lock lock(mu_);
+    if (std::this_thread::get_id() != writer_.get_id()) {
+      space_cv_.wait(lock, [&] {
+        return queue_.size() < options_.max_queued_requests || !WritableLocked().ok();
+      });
+    }
+    Status status = WritableLocked();
+    if (status.ok() && queue_.size() >= options_.max_queued_requests)
+      status = Error(ErrorCode::kResourceExhausted, "the append queue is full");
+    if (!status.ok()) {
+      lock.unlock();
+      return Complete(op, status);
+    }
+    queue_.push_back(std::move(op));
+    lock.unlock();
+    work_cv_.notify_one();
+  }
+
+  void WriterLoop() {
+    std::vector<Op> batch;
+    while (true) {
+      {
+        std::unique_lock lock(mu_);
+        work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+        if (queue_.empty() && stopping_) return;
+        const std::size_t n = std::min(queue_.size(), options_.max_batch_requests);
+        batch.clear();
+        for (std::size_t i = 0; i < n; ++i) {
+          batch.push_back(std::move(queue_.front()));
+          queue_.pop_front();
+        }
+      }
+      space_cv_.notify_all();
+      RunBatch(batch);
+    }
+  }
+
+  void FailAll(std::vector<Op>& batch, const Status& status) {
+    for (Op& op : batch) Complete(op, status);
+  }
+
+  void RunBatch(std::vector<Op>& batch) {
+    {
+      std::lock_guard lock(mu_);
+      if (!sticky_.ok()) return FailAll(batch, WritableLocked());
+    }
+    if (writer_conn_.Broken()) {
+      Result<Conn> reopened = Connect(options_, true);
+      if (!reopened.ok()) return FailAll(batch, reopened.status());
+      writer_conn_ = std::move(*reopened);
+    }
+    const auto started = std::chrono::steady_clock::now();
+    Txn t(writer_conn_);
+    std::vector<Status> outcomes(batch.size());
+    std::vector<AppendResult> results(batch.size());
+    std::vector<std::string> appended;
+    for (const Op& op : batch)
+      if (const auto* a = std::get_if<PendingAppend>(&op))
+        appended.push_back(a->request.session.str());
+    if (t.Exec("BEGIN").ok()) (void)t.Lock(std::move(appended));
+    for (std::size_t i = 0; i < batch.size() && t.io().ok(); ++i) {
+      if (auto* a = std::get_if<PendingAppend>(&batch[i]))
+        outcomes[i] = ApplyAppend(t, a->request, results[i]);
+      else
+        outcomes[i] = std::get<PendingControl>(batch[i]).run(t);
+    }
+    if (!t.io().ok()) {
+      (void)writer_conn_.ExecScript("ROLLBACK");
+      return FailAll(batch, Error(ErrorCode::kUnavailable,
+                                  "PostgreSQL rolled the commit back, nothing was written: " +
+                                      t.io().ToString()));
+    }
+    Status committed = writer_conn_.ExecScript("COMMIT");
+    if (!committed.ok()) {
+      if (writer_conn_.Broken()) {  // the answer to COMMIT was lost: the outcome is unknown
+        const Status failed =
+            Error(ErrorCode::kIoError, "commit failed, outcome unknown: " + committed.ToString());
+        {
+          std::lock_guard lock(mu_);
+          if (sticky_.ok()) sticky_ = failed;
+        }
+        space_cv_.notify_all();
+        return FailAll(batch, failed);
+      }
+      (void)writer_conn_.ExecScript("ROLLBACK");
+      return FailAll(batch, Error(ErrorCode::kUnavailable,
+                                  "PostgreSQL refused the commit, nothing was written: " +
+                                      committed.ToString()));
+    }
+    {
+      std::lock_guard lock(mu_);
+      ++stats_.commits;
+      const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::steady_clock::now() - started)
+                              .count();
+      stats_.commit_micros += static_cast<std::uint64_t>(micros);
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        if (!outcomes[i].ok() || !std::holds_alternative<PendingAppend>(batch[i])) continue;
+        ++stats_.appends;
+        if (!results[i].duplicate)
+          stats_.events += results[i].last_seq.value() - results[i].first_seq.value() + 1;
+      }
+    }
+    // Listeners hear of a commit before any of its appends is acknowledged.
+    for (const auto& [id, touched] : t.touched())
+      listeners_->Notify(CommitNotice{SessionId(id), touched.epoch, touched.after});
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (auto* a = std::get_if<PendingAppend>(&batch[i])) {
+        if (outcomes[i].ok())
+          a->done(results[i]);
+        else
+          a->done(outcomes[i]);
+      } else {
+        std::get<PendingControl>(batch[i]).done(outcomes[i]);
+      }
+    }
+  }
+
+  const PostgresLogOptions options_;
+  Conn writer_conn_;  // writer thread only
+  std::shared_ptr<store_internal::CommitListeners> listeners_ =
+      std::make_shared<store_internal::CommitListeners>();
+
+  std::mutex readers_mu_;  // guards idle_readers_ and open_readers_
+  std::condition_variable readers_cv_;
+  std::vector<Conn> idle_readers_;
+  std::size_t open_readers_ = 0;
+
+  std::mutex mu_;                     // guards queue_, stopping_, sticky_, stats_
+  std::condition_variable work_cv_;   // the writer waits for work
+  std::condition_variable space_cv_;  // producers wait for queue space
+  std::deque<Op> queue_;
+  bool stopping_ = false;
+  Status sticky_;
+  LogStats stats_;
+  std::thread writer_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<EventLog>> OpenPostgresEventLog(PostgresLogOptions options) {
+  if (options.conninfo.empty())
+    return Error(ErrorCode::kInvalidArgument, "the PostgreSQL log needs a connection string");
+  AS_ASSIGN_OR_RETURN(Conn setup, Conn::Open(options.conninfo));
+  AS_RETURN_IF_ERROR(EnsureSchema(setup, options.schema));
+  AS_ASSIGN_OR_RETURN(Conn writer, Connect(options, true));
+  return std::unique_ptr<EventLog>(
+      std::make_unique<PostgresEventLog>(std::move(options), std::move(writer)));
+}
+
+}  // namespace agentstream

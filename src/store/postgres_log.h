@@ -1,0 +1,51 @@
+// PostgresEventLog: the EventLog on a PostgreSQL server, for several daemons sharing one database.
+//
+// The same rules as every backend (store/log_state.h) and the same row layout as SQLite: events
+// are stored as record batches (store/record_batch.h) in `events`, one row per commit of one
+// (session, epoch). A single writer thread per daemon commits group-wise: it takes the requests
+// queued since its last commit (up to a bound), locks the sessions they touch (`SELECT ... FOR
+// UPDATE`, in id order, so two daemons never deadlock), reads their state, writes the accepted
+// appends in one transaction and acknowledges them after COMMIT. Because each transaction reads
+// the sessions it writes under their row locks, appends from several daemons to one session
+// keep dense seqs, expected-seq checks and producer de-duplication exact.
+//
+// Durability::kFsync: the server's `synchronous_commit = on` (COMMIT returns once the server's WAL
+// is flushed). Durability::kOs: `synchronous_commit = off` (a server crash may lose the latest
+// acknowledged commits; never a daemon crash).
+//
+// Failures: a statement that fails inside a batch rolls the whole batch back (its requests fail
+// with kUnavailable, nothing was written) and the writer reconnects when the connection is gone.
+// A COMMIT whose answer is lost with the connection has an unknown outcome: the batch fails with
+// kIoError and the log refuses writes (kUnavailable) until reopened, as SQLite does.
+//
+// Commit notices (SubscribeCommits) report this daemon's own commits; another daemon's appends
+// are visible to reads, not to this daemon's live listeners.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "store/event_log.h"
+#include "store/sqlite_log.h"  // Durability
+
+namespace agentstream {
+
+struct PostgresLogOptions {
+  std::string conninfo;  // a libpq connection string or URL ("postgres://user@host/db")
+  std::string schema;    // tables live in this schema (created when missing); empty: the default
+  Durability durability = Durability::kFsync;
+  LogLimits limits;
+  std::size_t max_queued_requests = 16384;  // AppendAsync blocks while this many wait
+  std::size_t max_batch_requests = 1024;    // requests committed in one transaction
+  std::size_t max_reader_connections = 4;   // concurrent reads beyond this wait
+};
+
+// Connects and creates the schema when missing. Errors: kUnavailable when the server cannot be
+// reached, kUnsupportedVersion when the stored schema is newer than this build.
+Result<std::unique_ptr<EventLog>> OpenPostgresEventLog(PostgresLogOptions options);
+
+// The schema version this build writes (table agentstream_schema).
+inline constexpr int kPostgresSchemaVersion = 1;
+
+}  // namespace agentstream

@@ -1,0 +1,216 @@
+// The PostgreSQL log as several daemons use it: two logs (two daemons) on one database, a lost
+// server connection, and the schema version check. Needs a server: AGENTSTREAM_TEST_PG (a libpq
+// connection string; tools/test.sh starts a throw-away cluster). The conformance suite runs
+// against this backend too (event_log_conformance_test.cc).
+#include "store/postgres_log.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <set>
+#include <thread>
+
+#include "store/postgres/pg.h"
+
+namespace agentstream {
+namespace {
+
+NewEvent Note(const std::string& text) { return MakeNewEvent(Notice{NoticeLevel::kInfo, text}); }
+
+std::string TextOf(const EventRecord& record) {
+  auto event = DecodeRecord(record);
+  return event.ok() ? std::get<Notice>(event->payload).text : "<" + event.status().ToString() + ">";
+}
+
+AppendRequest Batch(const SessionId& session, std::vector<NewEvent> events) {
+  AppendRequest request;
+  request.session = session;
+  request.events = std::move(events);
+  return request;
+}
+
+class PostgresLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* conninfo = std::getenv("AGENTSTREAM_TEST_PG");
+    if (conninfo == nullptr || *conninfo == '\0')
+      GTEST_SKIP() << "AGENTSTREAM_TEST_PG names no PostgreSQL server";
+    conninfo_ = conninfo;
+    // Short: the connections' application_name ("agentstream:" + schema) holds 63 bytes.
+    schema_ =
+        "pg" + std::to_string(::getpid()) + "_" +
+        std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()).substr(0, 24);
+    for (char& c : schema_) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto admin = pg::Conn::Open(conninfo_);
+    ASSERT_TRUE(admin.ok()) << admin.status().ToString();
+    admin_ = std::move(*admin);
+    ASSERT_TRUE(admin_.ExecScript("DROP SCHEMA IF EXISTS " + schema_ + " CASCADE").ok());
+  }
+  void TearDown() override {
+    a_.reset();
+    b_.reset();
+    if (!schema_.empty()) (void)admin_.ExecScript("DROP SCHEMA IF EXISTS " + schema_ + " CASCADE");
+  }
+
+  Result<std::unique_ptr<EventLog>> Open() {
+    PostgresLogOptions options;
+    options.conninfo = conninfo_;
+    options.schema = schema_;
+    return OpenPostgresEventLog(options);
+  }
+  // Two daemons sharing the database.
+  void OpenBoth() {
+    auto a = Open();
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    a_ = std::move(*a);
+    auto b = Open();
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    b_ = std::move(*b);
+  }
+
+  std::string conninfo_;
+  std::string schema_;
+  pg::Conn admin_;
+  std::unique_ptr<EventLog> a_;
+  std::unique_ptr<EventLog> b_;
+};
+
+TEST_F(PostgresLogTest, TwoDaemonsAppendingToOneSessionKeepItsSeqsDense) {
+  OpenBoth();
+  const SessionId s("ses_shared");
+  ASSERT_TRUE(a_->CreateSession(s, SessionMeta{"scripted", "/w", "shared"}, {}).ok());
+  constexpr int kWriters = 4;
+  constexpr int kAppends = 40;
+  std::vector<std::thread> writers;
+  std::atomic<int> failures{0};
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      EventLog& log = w % 2 == 0 ? *a_ : *b_;
+      for (int i = 0; i < kAppends; ++i) {
+        auto r = log.Append(Batch(s, {Note(std::to_string(w) + ":" + std::to_string(i))}));
+        if (!r.ok()) ++failures;
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  ReadRequest read;
+  read.session = s;
+  read.from = Seq(1);
+  read.max_items = 1000;
+  auto got = b_->Read(read);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->events.size(), static_cast<std::size_t>(kWriters * kAppends));
+  std::set<std::string> texts;
+  for (std::size_t i = 0; i < got->events.size(); ++i) {
+    EXPECT_EQ(got->events[i].seq, Seq(i + 1));
+    texts.insert(TextOf(got->events[i]));
+  }
+  EXPECT_EQ(texts.size(), static_cast<std::size_t>(kWriters * kAppends));  // each exactly once
+  EXPECT_EQ(a_->Tail(s)->seq, Seq(kWriters * kAppends));
+}
+
+TEST_F(PostgresLogTest, AProducerRetryThroughTheOtherDaemonIsADuplicate) {
+  OpenBoth();
+  const SessionId s("ses_producer");
+  ASSERT_TRUE(a_->CreateSession(s, SessionMeta{"scripted", "/w", ""}, {}).ok());
+  AppendRequest first = Batch(s, {Note("once"), Note("twice?")});
+  first.producer = ProducerStamp{ProducerId("pump"), 1, 0};
+  auto stored = a_->Append(first);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_FALSE(stored->duplicate);
+  auto retried = b_->Append(first);
+  ASSERT_TRUE(retried.ok()) << retried.status().ToString();
+  EXPECT_TRUE(retried->duplicate);
+  EXPECT_EQ(retried->first_seq, stored->first_seq);
+  EXPECT_EQ(retried->last_seq, stored->last_seq);
+  EXPECT_EQ(b_->Tail(s)->seq, Seq(2));
+}
+
+TEST_F(PostgresLogTest, AnExpectedTailRacesAcrossDaemonsAndOneWins) {
+  OpenBoth();
+  const SessionId s("ses_expected");
+  ASSERT_TRUE(a_->CreateSession(s, SessionMeta{"scripted", "/w", ""}, {Note("start")}).ok());
+  AppendRequest from_a = Batch(s, {Note("a")});
+  from_a.expected_tail = Seq(1);
+  AppendRequest from_b = Batch(s, {Note("b")});
+  from_b.expected_tail = Seq(1);
+  ASSERT_TRUE(a_->Append(from_a).ok());
+  EXPECT_EQ(b_->Append(from_b).status().code(), ErrorCode::kConflict);
+  EXPECT_EQ(a_->Tail(s)->seq, Seq(2));
+}
+
+TEST_F(PostgresLogTest, OnlyOneDaemonHoldsAConsumerLease) {
+  OpenBoth();
+  const ConsumerId c("export");
+  const SessionId s("ses_lease");
+  auto held = a_->AcquireLease(c, s, "daemon-a", 1000, 60000);
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  EXPECT_EQ(b_->AcquireLease(c, s, "daemon-b", 1100, 60000).status().code(), ErrorCode::kConflict);
+  ASSERT_TRUE(a_->ReleaseLease(c, s, held->generation).ok());
+  auto taken = b_->AcquireLease(c, s, "daemon-b", 1200, 60000);
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  EXPECT_GT(taken->generation, held->generation);
+  EXPECT_EQ(a_->CommitConsumerPosition(c, s, held->generation, Cursor{Epoch(1), Seq(1)},
+                                       std::nullopt, 1300)
+                .code(),
+            ErrorCode::kFenced);
+}
+
+TEST_F(PostgresLogTest, ALostConnectionFailsOnlyItsBatchAndTheLogReconnects) {
+  auto opened = Open();
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  a_ = std::move(*opened);
+  const SessionId s("ses_reconnect");
+  ASSERT_TRUE(a_->CreateSession(s, SessionMeta{"scripted", "/w", ""}, {Note("before")}).ok());
+  ASSERT_TRUE(a_->Tail(s).ok());  // a reader connection exists too
+  // The server ends every connection of this log, as a restart or a failover would.
+  auto killed = admin_.Exec(
+      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1",
+      {"agentstream:" + schema_});
+  ASSERT_TRUE(killed.ok()) << killed.status().ToString();
+  EXPECT_GE(killed->Int(0, 0), 2);
+  auto lost = a_->Append(Batch(s, {Note("lost")}));
+  ASSERT_FALSE(lost.ok());
+  EXPECT_EQ(lost.status().code(), ErrorCode::kUnavailable) << lost.status().ToString();
+  EXPECT_NE(lost.status().message().find("nothing was written"), std::string::npos)
+      << lost.status().ToString();
+  (void)a_->Tail(s);  // the reader finds its connection gone and drops it
+  auto after = a_->Append(Batch(s, {Note("after")}));
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(after->first_seq, Seq(2));  // the lost append wrote nothing
+  EXPECT_TRUE(a_->Health().ok());
+  ReadRequest read;
+  read.session = s;
+  read.from = Seq(1);
+  auto got = a_->Read(read);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->events.size(), 2u);
+  EXPECT_EQ(TextOf(got->events[1]), "after");
+}
+
+TEST_F(PostgresLogTest, ASchemaNewerThanThisBuildIsRefused) {
+  auto opened = Open();
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  opened->reset();
+  ASSERT_TRUE(admin_.ExecScript("UPDATE " + schema_ + ".agentstream_schema SET version = 99").ok());
+  auto again = Open();
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), ErrorCode::kUnsupportedVersion);
+  EXPECT_NE(again.status().message().find("99"), std::string::npos);
+}
+
+TEST(PostgresLogOpen, AnUnreachableServerIsAClearError) {
+  PostgresLogOptions options;
+  options.conninfo = "host=127.0.0.1 port=1 user=nobody dbname=none connect_timeout=2";
+  auto opened = OpenPostgresEventLog(options);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.status().code(), ErrorCode::kUnavailable);
+  EXPECT_NE(opened.status().message().find("cannot connect to PostgreSQL"), std::string::npos)
+      << opened.status().ToString();
+}
+
+}  // namespace
+}  // namespace agentstream
