@@ -1,8 +1,12 @@
 #include "store/postgres_log.h"
 
+#include <poll.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <future>
 #include <map>
@@ -104,6 +108,27 @@ std::string QuoteIdentifier(const std::string& name) {
   return out + "\"";
 }
 
+// The LISTEN/NOTIFY channel on which the daemons sharing a schema announce their commits.
+std::string Channel(const PostgresLogOptions& options) {
+  return options.schema.empty() ? "agentstream_commits" : "agentstream_commits:" + options.schema;
+}
+
+// A commit notice as a NOTIFY payload: "EPOCH TAIL SESSION" (the id last, whatever it holds).
+std::string EncodeNotice(const std::string& session, Epoch epoch, Seq tail) {
+  return std::to_string(epoch.value()) + " " + std::to_string(tail.value()) + " " + session;
+}
+std::optional<CommitNotice> DecodeNotice(const std::string& payload) {
+  const std::size_t a = payload.find(' ');
+  const std::size_t b = a == std::string::npos ? a : payload.find(' ', a + 1);
+  if (b == std::string::npos || b + 1 >= payload.size()) return std::nullopt;
+  char* end = nullptr;
+  const std::uint64_t epoch = std::strtoull(payload.c_str(), &end, 10);
+  if (end != payload.c_str() + a) return std::nullopt;
+  const std::uint64_t tail = std::strtoull(payload.c_str() + a + 1, &end, 10);
+  if (end != payload.c_str() + b) return std::nullopt;
+  return CommitNotice{SessionId(payload.substr(b + 1)), Epoch(epoch), Seq(tail)};
+}
+
 // A text[] literal for `ANY($1::text[])`.
 std::string TextArray(const std::vector<std::string>& items) {
   std::string out = "{";
@@ -131,6 +156,13 @@ Result<Conn> Connect(const PostgresLogOptions& options, bool writer) {
   }
   if (writer && options.durability == Durability::kOs)
     AS_RETURN_IF_ERROR(conn.ExecScript("SET synchronous_commit TO off"));
+  return conn;
+}
+
+// A connection that LISTENs on the schema's commit channel.
+Result<Conn> Listen(const PostgresLogOptions& options) {
+  AS_ASSIGN_OR_RETURN(Conn conn, Connect(options, false));
+  AS_RETURN_IF_ERROR(conn.ExecScript("LISTEN " + QuoteIdentifier(Channel(options))));
   return conn;
 }
 
@@ -534,9 +566,13 @@ using Op = std::variant<PendingAppend, PendingControl>;
 
 class PostgresEventLog final : public EventLog {
  public:
-  PostgresEventLog(PostgresLogOptions options, Conn writer)
+  // `listening` already LISTENs, so every commit made after the log is open is heard.
+  PostgresEventLog(PostgresLogOptions options, Conn writer, Conn listening)
       : options_(std::move(options)), writer_conn_(std::move(writer)) {
+    writer_pid_ = writer_conn_.BackendPid();
     writer_ = std::thread([this] { WriterLoop(); });
+    listener_ =
+        std::thread([this, conn = std::move(listening)]() mutable { ListenLoop(std::move(conn)); });
   }
 
   ~PostgresEventLog() override {
@@ -546,6 +582,8 @@ class PostgresEventLog final : public EventLog {
     }
     work_cv_.notify_all();
     if (writer_.joinable()) writer_.join();
+    listening_ = false;
+    if (listener_.joinable()) listener_.join();
   }
 
   Result<AppendResult> CreateSession(const SessionId& id, SessionMeta meta,
@@ -887,6 +925,34 @@ class PostgresEventLog final : public EventLog {
     return out;
   }
 
+  // Hears the commits of the other daemons sharing the schema (NOTIFY) and tells this log's
+  // listeners. A lost connection is reopened every second; commits announced meanwhile reach
+  // live readers with the session's next commit.
+  void ListenLoop(Conn conn) {
+    std::vector<Conn::Notification> received;
+    while (listening_) {
+      if (conn.Broken()) {
+        Result<Conn> opened = Listen(options_);
+        if (opened.ok()) {
+          conn = std::move(*opened);
+        } else {
+          for (int i = 0; i < 10 && listening_; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          continue;
+        }
+      }
+      pollfd fd{conn.Socket(), POLLIN, 0};
+      if (::poll(&fd, 1, 100) <= 0) continue;
+      received.clear();
+      if (!conn.Receive(received)) conn = Conn();
+      for (const Conn::Notification& n : received) {
+        if (n.sender_pid == writer_pid_.load()) continue;  // this log's own commit
+        if (std::optional<CommitNotice> notice = DecodeNotice(n.payload))
+          listeners_->Notify(*notice);
+      }
+    }
+  }
+
   static void Complete(Op& op, const Status& status) {
     if (auto* a = std::get_if<PendingAppend>(&op))
       a->done(status);
@@ -947,6 +1013,7 @@ class PostgresEventLog final : public EventLog {
       Result<Conn> reopened = Connect(options_, true);
       if (!reopened.ok()) return FailAll(batch, reopened.status());
       writer_conn_ = std::move(*reopened);
+      writer_pid_ = writer_conn_.BackendPid();
     }
     const auto started = std::chrono::steady_clock::now();
     Txn t(writer_conn_);
@@ -962,6 +1029,13 @@ class PostgresEventLog final : public EventLog {
         outcomes[i] = ApplyAppend(t, a->request, results[i]);
       else
         outcomes[i] = std::get<PendingControl>(batch[i]).run(t);
+    }
+    if (t.io().ok() && !t.touched().empty()) {  // the other daemons hear of it at COMMIT
+      std::vector<std::string> notices;
+      for (const auto& [id, touched] : t.touched())
+        notices.push_back(EncodeNotice(id, touched.epoch, touched.after));
+      (void)t.Exec("SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n",
+                   {Channel(options_), TextArray(notices)});
     }
     if (!t.io().ok()) {
       (void)writer_conn_.ExecScript("ROLLBACK");
@@ -1033,6 +1107,9 @@ class PostgresEventLog final : public EventLog {
   Status sticky_;
   LogStats stats_;
   std::thread writer_;
+  std::atomic<int> writer_pid_{0};  // the server process of the writer's connection
+  std::atomic<bool> listening_{true};
+  std::thread listener_;
 };
 
 }  // namespace
@@ -1043,8 +1120,9 @@ Result<std::unique_ptr<EventLog>> OpenPostgresEventLog(PostgresLogOptions option
   AS_ASSIGN_OR_RETURN(Conn setup, Conn::Open(options.conninfo));
   AS_RETURN_IF_ERROR(EnsureSchema(setup, options.schema));
   AS_ASSIGN_OR_RETURN(Conn writer, Connect(options, true));
-  return std::unique_ptr<EventLog>(
-      std::make_unique<PostgresEventLog>(std::move(options), std::move(writer)));
+  AS_ASSIGN_OR_RETURN(Conn listening, Listen(options));
+  return std::unique_ptr<EventLog>(std::make_unique<PostgresEventLog>(
+      std::move(options), std::move(writer), std::move(listening)));
 }
 
 }  // namespace agentstream

@@ -18,8 +18,10 @@
 // A COMMIT whose answer is lost with the connection has an unknown outcome: the batch fails with
 // kIoError and the log refuses writes (kUnavailable) until reopened, as SQLite does.
 //
-// Commit notices (SubscribeCommits) report this daemon's own commits; another daemon's appends
-// are visible to reads, not to this daemon's live listeners.
+// Commit notices (SubscribeCommits) report this daemon's commits at once and the other daemons'
+// through LISTEN/NOTIFY (one channel per schema, announced inside each commit). While the
+// listening connection is down (it is reopened every second), another daemon's commits reach
+// this daemon's live readers with the session's next commit or read.
 #pragma once
 
 #include <cstddef>

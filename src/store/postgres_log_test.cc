@@ -7,7 +7,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <cstdlib>
 #include <set>
 #include <thread>
@@ -200,6 +203,37 @@ TEST_F(PostgresLogTest, ASchemaNewerThanThisBuildIsRefused) {
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.status().code(), ErrorCode::kUnsupportedVersion);
   EXPECT_NE(again.status().message().find("99"), std::string::npos);
+}
+
+TEST_F(PostgresLogTest, ADaemonHearsTheOtherDaemonsCommitsAndItsOwnOnce) {
+  OpenBoth();
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<CommitNotice> heard;
+  Subscription subscription = b_->SubscribeCommits([&](const CommitNotice& notice) {
+    std::lock_guard lock(mu);
+    heard.push_back(notice);
+    cv.notify_all();
+  });
+  const SessionId s("ses_heard");
+  ASSERT_TRUE(a_->CreateSession(s, SessionMeta{"scripted", "/w", ""}, {}).ok());
+  ASSERT_TRUE(a_->Append(Batch(s, {Note("1"), Note("2")})).ok());
+  auto heard_tail = [&](Seq tail) {
+    return std::any_of(heard.begin(), heard.end(), [&](const CommitNotice& n) {
+      return n.session == s && n.epoch == Epoch(1) && n.tail == tail;
+    });
+  };
+  {
+    std::unique_lock lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return heard_tail(Seq(2)); }))
+        << "daemon b never heard of daemon a's commit";
+  }
+  ASSERT_TRUE(b_->Append(Batch(s, {Note("3")})).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // its own NOTIFY would be here
+  std::lock_guard lock(mu);
+  EXPECT_EQ(std::count_if(heard.begin(), heard.end(),
+                          [&](const CommitNotice& n) { return n.tail == Seq(3); }),
+            1);
 }
 
 TEST(PostgresLogOpen, AnUnreachableServerIsAClearError) {

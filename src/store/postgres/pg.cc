@@ -72,6 +72,18 @@ Conn::~Conn() {
 
 bool Conn::Broken() const { return conn_ == nullptr || PQstatus(conn_) != CONNECTION_OK; }
 
+int Conn::BackendPid() const { return conn_ != nullptr ? PQbackendPID(conn_) : 0; }
+int Conn::Socket() const { return conn_ != nullptr ? PQsocket(conn_) : -1; }
+
+bool Conn::Receive(std::vector<Notification>& out) {
+  if (conn_ == nullptr || PQconsumeInput(conn_) == 0) return false;
+  while (PGnotify* n = PQnotifies(conn_)) {
+    out.push_back(Notification{n->relname, n->extra, n->be_pid});
+    PQfreemem(n);
+  }
+  return PQstatus(conn_) == CONNECTION_OK;
+}
+
 namespace {
 
 Status Failed(pg_conn* conn, pg_result* result) {

@@ -76,6 +76,18 @@ class Conn {
   Status ExecScript(std::string_view sql);
   bool Broken() const;
 
+  // LISTEN/NOTIFY: the server process of this connection, its socket (to wait on), and the
+  // notifications received so far (reads what the socket holds without blocking; false when the
+  // connection broke).
+  struct Notification {
+    std::string channel;
+    std::string payload;
+    int sender_pid = 0;
+  };
+  int BackendPid() const;
+  int Socket() const;
+  bool Receive(std::vector<Notification>& out);
+
  private:
   explicit Conn(pg_conn* conn) : conn_(conn) {}
   pg_conn* conn_ = nullptr;
