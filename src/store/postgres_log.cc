@@ -7,8 +7,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
-#include <deque>
-#include <future>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -16,6 +14,7 @@
 
 #include "store/clock.h"
 #include "store/commit_listeners.h"
+#include "store/commit_queue.h"
 #include "store/log_state.h"
 #include "store/postgres/pg.h"
 #include "store/record_batch.h"
@@ -550,38 +549,27 @@ class Snapshot {
 
 // ---- the log ----
 
-struct PendingAppend {
-  AppendRequest request;
-  AppendCallback done;
-};
-
-// Any other write: runs inside the batch transaction on the writer thread and returns its own
-// outcome; a failed statement fails the whole batch.
-struct PendingControl {
-  std::function<Status(Txn&)> run;
-  std::function<void(Status)> done;
-};
-
-using Op = std::variant<PendingAppend, PendingControl>;
+// A failed statement of a write fails the whole batch (Txn::io).
+using Queue = store_internal::CommitQueue<Txn>;
+using Op = Queue::Op;
+using PendingAppend = Queue::Append;
+using PendingControl = Queue::Control;
 
 class PostgresEventLog final : public EventLog {
  public:
   // `listening` already LISTENs, so every commit made after the log is open is heard.
   PostgresEventLog(PostgresLogOptions options, Conn writer, Conn listening)
-      : options_(std::move(options)), writer_conn_(std::move(writer)) {
+      : options_(std::move(options)),
+        writer_conn_(std::move(writer)),
+        queue_(Queue::Options{options_.max_queued_requests, options_.max_batch_requests}) {
     writer_pid_ = writer_conn_.BackendPid();
-    writer_ = std::thread([this] { WriterLoop(); });
+    queue_.Start([this](std::vector<Op>& batch) { RunBatch(batch); });
     listener_ =
         std::thread([this, conn = std::move(listening)]() mutable { ListenLoop(std::move(conn)); });
   }
 
   ~PostgresEventLog() override {
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-    }
-    work_cv_.notify_all();
-    if (writer_.joinable()) writer_.join();
+    queue_.Stop();
     listening_ = false;
     if (listener_.joinable()) listener_.join();
   }
@@ -670,7 +658,7 @@ class PostgresEventLog final : public EventLog {
   void AppendAsync(AppendRequest request, AppendCallback done) override {
     Status checked = store_internal::CheckBatch(request.events, options_.limits, false);
     if (!checked.ok()) return done(checked);
-    Enqueue(PendingAppend{std::move(request), std::move(done)});
+    queue_.Enqueue(PendingAppend{std::move(request), std::move(done)});
   }
 
   Result<ReadResult> Read(const ReadRequest& request) override {
@@ -821,15 +809,8 @@ class PostgresEventLog final : public EventLog {
         .status();
   }
 
-  Status Health() override {
-    std::lock_guard lock(mu_);
-    return WritableLocked();
-  }
-
-  LogStats Stats() override {
-    std::lock_guard lock(mu_);
-    return stats_;
-  }
+  Status Health() override { return queue_.Writable(); }
+  LogStats Stats() override { return queue_.stats(); }
 
  private:
   static Status AppendInitial(Txn& t, const SessionId& id, Txn::Session& s,
@@ -902,27 +883,9 @@ class PostgresEventLog final : public EventLog {
     return out;
   }
 
-  Status WritableLocked() const {
-    if (!sticky_.ok())
-      return Error(ErrorCode::kUnavailable,
-                   "the log refuses writes until reopened, after: " + sticky_.ToString());
-    if (stopping_) return Error(ErrorCode::kUnavailable, "the log is closing");
-    return Status::Ok();
-  }
-
-  // Runs `body` on the writer thread inside a batch transaction and waits for the commit.
   template <class T, class Body>
   Result<T> RunControl(Body body) {
-    if (std::this_thread::get_id() == writer_.get_id())
-      return Error(ErrorCode::kInternal, "a log callback may not wait for the log");
-    std::promise<Status> promise;
-    auto future = promise.get_future();
-    T out{};
-    Enqueue(PendingControl{[&](Txn& t) { return body(t, out); },
-                           [&promise](Status s) { promise.set_value(std::move(s)); }});
-    Status status = future.get();
-    if (!status.ok()) return status;
-    return out;
+    return queue_.template RunControl<T>(std::move(body));
   }
 
   // Hears the commits of the other daemons sharing the schema (NOTIFY) and tells this log's
@@ -953,61 +916,15 @@ class PostgresEventLog final : public EventLog {
     }
   }
 
-  static void Complete(Op& op, const Status& status) {
-    if (auto* a = std::get_if<PendingAppend>(&op))
-      a->done(status);
-    else
-      std::get<PendingControl>(op).done(status);
-  }
-
-  // Queues an op, blocking while the queue is full (a writer-thread caller is refused instead);
-  // an op that cannot be queued is completed here with the reason.
-  void Enqueue(Op op) {
-    std::unique_lock lock(mu_);
-    if (std::this_thread::get_id() != writer_.get_id()) {
-      space_cv_.wait(lock, [&] {
-        return queue_.size() < options_.max_queued_requests || !WritableLocked().ok();
-      });
-    }
-    Status status = WritableLocked();
-    if (status.ok() && queue_.size() >= options_.max_queued_requests)
-      status = Error(ErrorCode::kResourceExhausted, "the append queue is full");
-    if (!status.ok()) {
-      lock.unlock();
-      return Complete(op, status);
-    }
-    queue_.push_back(std::move(op));
-    lock.unlock();
-    work_cv_.notify_one();
-  }
-
-  void WriterLoop() {
-    std::vector<Op> batch;
-    while (true) {
-      {
-        std::unique_lock lock(mu_);
-        work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
-        if (queue_.empty() && stopping_) return;
-        const std::size_t n = std::min(queue_.size(), options_.max_batch_requests);
-        batch.clear();
-        for (std::size_t i = 0; i < n; ++i) {
-          batch.push_back(std::move(queue_.front()));
-          queue_.pop_front();
-        }
-      }
-      space_cv_.notify_all();
-      RunBatch(batch);
-    }
-  }
-
   void FailAll(std::vector<Op>& batch, const Status& status) {
-    for (Op& op : batch) Complete(op, status);
+    for (Op& op : batch) Queue::Complete(op, status);
   }
 
   void RunBatch(std::vector<Op>& batch) {
-    {
-      std::lock_guard lock(mu_);
-      if (!sticky_.ok()) return FailAll(batch, WritableLocked());
+    if (Status sticky = queue_.sticky(); !sticky.ok()) {
+      return FailAll(batch,
+                     Error(ErrorCode::kUnavailable,
+                           "the log refuses writes until reopened, after: " + sticky.ToString()));
     }
     if (writer_conn_.Broken()) {
       Result<Conn> reopened = Connect(options_, true);
@@ -1048,11 +965,7 @@ class PostgresEventLog final : public EventLog {
       if (writer_conn_.Broken()) {  // the answer to COMMIT was lost: the outcome is unknown
         const Status failed =
             Error(ErrorCode::kIoError, "commit failed, outcome unknown: " + committed.ToString());
-        {
-          std::lock_guard lock(mu_);
-          if (sticky_.ok()) sticky_ = failed;
-        }
-        space_cv_.notify_all();
+        queue_.FailSticky(failed);
         return FailAll(batch, failed);
       }
       (void)writer_conn_.ExecScript("ROLLBACK");
@@ -1060,33 +973,12 @@ class PostgresEventLog final : public EventLog {
                                   "PostgreSQL refused the commit, nothing was written: " +
                                       committed.ToString()));
     }
-    {
-      std::lock_guard lock(mu_);
-      ++stats_.commits;
-      const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                              std::chrono::steady_clock::now() - started)
-                              .count();
-      stats_.commit_micros += static_cast<std::uint64_t>(micros);
-      for (std::size_t i = 0; i < batch.size(); ++i) {
-        if (!outcomes[i].ok() || !std::holds_alternative<PendingAppend>(batch[i])) continue;
-        ++stats_.appends;
-        if (!results[i].duplicate)
-          stats_.events += results[i].last_seq.value() - results[i].first_seq.value() + 1;
-      }
-    }
+    queue_.CountCommit(std::chrono::steady_clock::now() - started);
+    queue_.CountAcknowledged(batch, outcomes, results);
     // Listeners hear of a commit before any of its appends is acknowledged.
     for (const auto& [id, touched] : t.touched())
       listeners_->Notify(CommitNotice{SessionId(id), touched.epoch, touched.after});
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      if (auto* a = std::get_if<PendingAppend>(&batch[i])) {
-        if (outcomes[i].ok())
-          a->done(results[i]);
-        else
-          a->done(outcomes[i]);
-      } else {
-        std::get<PendingControl>(batch[i]).done(outcomes[i]);
-      }
-    }
+    Queue::Acknowledge(batch, outcomes, results);
   }
 
   const PostgresLogOptions options_;
@@ -1099,17 +991,10 @@ class PostgresEventLog final : public EventLog {
   std::vector<Conn> idle_readers_;
   std::size_t open_readers_ = 0;
 
-  std::mutex mu_;                     // guards queue_, stopping_, sticky_, stats_
-  std::condition_variable work_cv_;   // the writer waits for work
-  std::condition_variable space_cv_;  // producers wait for queue space
-  std::deque<Op> queue_;
-  bool stopping_ = false;
-  Status sticky_;
-  LogStats stats_;
-  std::thread writer_;
   std::atomic<int> writer_pid_{0};  // the server process of the writer's connection
   std::atomic<bool> listening_{true};
   std::thread listener_;
+  Queue queue_;  // last: its writer thread stops first
 };
 
 }  // namespace

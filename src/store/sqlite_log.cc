@@ -3,17 +3,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <future>
 #include <map>
-#include <mutex>
-#include <thread>
-#include <unordered_map>
 #include <variant>
 
 #include "store/clock.h"
 #include "store/commit_listeners.h"
+#include "store/commit_queue.h"
 #include "store/log_state.h"
 #include "store/record_batch.h"
 #include "store/sqlite/checkpointer.h"
@@ -33,23 +28,14 @@ using sqlite::Db;
 using sqlite::Stmt;
 using store_internal::AppendPlan;
 
-// A queued append and where its outcome goes.
-struct PendingAppend {
-  AppendRequest request;
-  AppendCallback done;
-};
-
-// Any other write: runs inside the batch transaction on the writer thread. It returns its own
-// outcome; SQL failures are recorded on the Writer and fail the whole batch.
-struct PendingControl {
-  std::function<Status(sqlite::Writer&)> run;
-  std::function<void(Status)> done;
-};
-
-using Op = std::variant<PendingAppend, PendingControl>;
-
 using sqlite::Touched;
 using sqlite::Writer;
+
+// SQL failures of a write are recorded on the Writer and fail the whole batch.
+using Queue = store_internal::CommitQueue<Writer>;
+using Op = Queue::Op;
+using PendingAppend = Queue::Append;
+using PendingControl = Queue::Control;
 
 class SqliteEventLog final : public EventLog {
  public:
@@ -57,7 +43,9 @@ class SqliteEventLog final : public EventLog {
       : options_(std::move(options)),
         writer_state_(std::move(write_db), options_.limits, options_.max_cached_sessions),
         readers_(options_.path, options_.vfs, options_.max_reader_connections, options_.limits,
-                 &floor_) {}
+                 &floor_),
+        queue_(Queue::Options{options_.max_queued_requests, options_.max_batch_requests,
+                              std::chrono::microseconds(options_.commit_linger_micros)}) {}
 
   Status Start() {
     AS_RETURN_IF_ERROR(writer_state_.Prepare());
@@ -69,17 +57,12 @@ class SqliteEventLog final : public EventLog {
       // A WAL hook replaces SQLite's own checkpoints on the writer's connection.
       sqlite3_wal_hook(writer_state_.db().raw(), &SqliteEventLog::OnWalCommit, this);
     }
-    writer_ = std::thread([this] { WriterLoop(); });
+    queue_.Start([this](std::vector<Op>& batch) { RunBatch(batch); });
     return Status::Ok();
   }
 
   ~SqliteEventLog() override {
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-    }
-    work_cv_.notify_all();
-    if (writer_.joinable()) writer_.join();
+    queue_.Stop();
     syncer_.reset();  // completes every commit still waiting for its sync
     checkpointer_.reset();
   }
@@ -172,8 +155,7 @@ class SqliteEventLog final : public EventLog {
   void AppendAsync(AppendRequest request, AppendCallback done) override {
     Status checked = store_internal::CheckBatch(request.events, options_.limits, false);
     if (!checked.ok()) return done(checked);
-    Status queued = Enqueue(PendingAppend{std::move(request), std::move(done)});
-    (void)queued;  // Enqueue completes the op itself when it cannot be queued
+    queue_.Enqueue(PendingAppend{std::move(request), std::move(done)});
   }
 
   Result<ReadResult> Read(const ReadRequest& request) override { return readers_.Read(request); }
@@ -265,14 +247,10 @@ class SqliteEventLog final : public EventLog {
         .status();
   }
 
-  Status Health() override {
-    std::lock_guard lock(mu_);
-    return WritableLocked();
-  }
+  Status Health() override { return queue_.Writable(); }
 
   LogStats Stats() override {
-    std::lock_guard lock(mu_);
-    LogStats stats = stats_;
+    LogStats stats = queue_.stats();
     if (syncer_) stats.sync_micros = syncer_->sync_micros();
     return stats;
   }
@@ -290,89 +268,9 @@ class SqliteEventLog final : public EventLog {
     return Status::Ok();
   }
 
-  Status WritableLocked() const {
-    if (!sticky_.ok()) {
-      return Error(ErrorCode::kUnavailable,
-                   "the log refuses writes until reopened, after: " + sticky_.ToString());
-    }
-    if (stopping_) return Error(ErrorCode::kUnavailable, "the log is closing");
-    return Status::Ok();
-  }
-
-  // Runs `body` on the writer thread inside a batch transaction and waits for the commit.
   template <class T, class Body>
   Result<T> RunControl(Body body) {
-    std::promise<Status> promise;
-    auto future = promise.get_future();
-    T out{};
-    PendingControl op{[&](Writer& w) { return body(w, out); },
-                      [&promise](Status s) { promise.set_value(std::move(s)); }};
-    if (std::this_thread::get_id() == writer_.get_id()) {
-      return Error(ErrorCode::kInternal, "a log callback may not wait for the log");
-    }
-    (void)Enqueue(std::move(op));
-    Status status = future.get();
-    if (!status.ok()) return status;
-    return out;
-  }
-
-  // Queues an op, blocking while the queue is full. When the op cannot be queued it is completed
-  // here with the reason.
-  Status Enqueue(Op op) {
-    std::unique_lock lock(mu_);
-    const bool on_writer = std::this_thread::get_id() == writer_.get_id();
-    if (!on_writer) {
-      space_cv_.wait(lock, [&] {
-        return queue_.size() < options_.max_queued_requests || !WritableLocked().ok();
-      });
-    }
-    Status status = WritableLocked();
-    if (status.ok() && queue_.size() >= options_.max_queued_requests) {
-      status = Error(ErrorCode::kResourceExhausted, "the append queue is full");
-    }
-    if (!status.ok()) {
-      lock.unlock();
-      Complete(op, status);
-      return status;
-    }
-    queue_.push_back(std::move(op));
-    lock.unlock();
-    work_cv_.notify_one();
-    return Status::Ok();
-  }
-
-  static void Complete(Op& op, const Status& status) {
-    if (auto* a = std::get_if<PendingAppend>(&op))
-      a->done(status);
-    else
-      std::get<PendingControl>(op).done(status);
-  }
-
-  void WriterLoop() {
-    std::vector<Op> batch;
-    std::size_t last_batch = 0;
-    const auto linger = std::chrono::microseconds(options_.commit_linger_micros);
-    while (true) {
-      {
-        std::unique_lock lock(mu_);
-        work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_; });
-        if (queue_.empty() && stopping_) return;
-        // The writers acknowledged by the last commit usually come straight back: give them a
-        // moment to join this commit rather than leaving them for the next one.
-        if (last_batch > 1 && queue_.size() < last_batch && linger.count() > 0) {
-          work_cv_.wait_for(lock, linger, [&] { return queue_.size() >= last_batch || stopping_; });
-        }
-        const std::size_t n = std::min(queue_.size(), options_.max_batch_requests);
-        batch.clear();
-        for (std::size_t i = 0; i < n; ++i) {
-          batch.push_back(std::move(queue_.front()));
-          queue_.pop_front();
-        }
-      }
-      space_cv_.notify_all();
-      last_batch = batch.size();
-      RunBatch(batch);
-    }
+    return queue_.template RunControl<T>(std::move(body));
   }
 
   // One commit's ops and outcomes, waiting for the sync that makes it durable.
@@ -385,15 +283,10 @@ class SqliteEventLog final : public EventLog {
   };
 
   void RunBatch(std::vector<Op>& batch) {
-    Status sticky;
-    {
-      std::lock_guard lock(mu_);
-      sticky = sticky_;
-    }
-    if (!sticky.ok()) {
+    if (Status sticky = queue_.sticky(); !sticky.ok()) {
       Status refused = Error(ErrorCode::kUnavailable,
                              "the log refuses writes until reopened, after: " + sticky.ToString());
-      for (Op& op : batch) Complete(op, refused);
+      for (Op& op : batch) Queue::Complete(op, refused);
       return;
     }
     Writer& w = writer_state_;
@@ -436,17 +329,11 @@ class SqliteEventLog final : public EventLog {
       w.DropCache();
       const Status failed =
           Error(ErrorCode::kIoError, "commit failed, outcome unknown: " + status.ToString());
-      SetSticky(failed);
-      for (Op& op : batch) Complete(op, failed);
+      queue_.FailSticky(failed);
+      for (Op& op : batch) Queue::Complete(op, failed);
       return;
     }
-    {
-      std::lock_guard lock(mu_);
-      ++stats_.commits;
-      stats_.commit_micros += std::chrono::duration_cast<std::chrono::microseconds>(
-                                  std::chrono::steady_clock::now() - started)
-                                  .count();
-    }
+    queue_.CountCommit(std::chrono::steady_clock::now() - started);
     committed->ops = std::move(batch);
     batch.clear();
     committed->touched = w.touched();
@@ -471,42 +358,17 @@ class SqliteEventLog final : public EventLog {
     if (!synced.ok()) {
       const Status failed =
           Error(ErrorCode::kIoError, "sync failed, outcome unknown: " + synced.ToString());
-      SetSticky(failed);
-      for (Op& op : c.ops) Complete(op, failed);
+      queue_.FailSticky(failed);
+      for (Op& op : c.ops) Queue::Complete(op, failed);
       return;
     }
-    {
-      std::lock_guard lock(mu_);
-      for (std::size_t i = 0; i < c.ops.size(); ++i) {
-        if (!c.outcomes[i].ok() || !std::holds_alternative<PendingAppend>(c.ops[i])) continue;
-        ++stats_.appends;
-        if (!c.results[i].duplicate)
-          stats_.events += c.results[i].last_seq.value() - c.results[i].first_seq.value() + 1;
-      }
-    }
+    queue_.CountAcknowledged(c.ops, c.outcomes, c.results);
     for (const auto& [id, t] : c.touched) floor_.Release(id, t.after, c.number);
     // Listeners hear of a commit before any of its appends is acknowledged.
     for (const auto& [id, t] : c.touched) {
       listeners_->Notify(CommitNotice{SessionId(id), t.epoch, t.after});
     }
-    for (std::size_t i = 0; i < c.ops.size(); ++i) {
-      if (auto* a = std::get_if<PendingAppend>(&c.ops[i])) {
-        if (c.outcomes[i].ok())
-          a->done(c.results[i]);
-        else
-          a->done(c.outcomes[i]);
-      } else {
-        std::get<PendingControl>(c.ops[i]).done(c.outcomes[i]);
-      }
-    }
-  }
-
-  void SetSticky(const Status& failed) {
-    {
-      std::lock_guard lock(mu_);
-      if (sticky_.ok()) sticky_ = failed;
-    }
-    space_cv_.notify_all();
+    Queue::Acknowledge(c.ops, c.outcomes, c.results);
   }
 
   static int OnWalCommit(void* self, sqlite3* /*db*/, const char* /*name*/, int frames) {
@@ -547,14 +409,7 @@ class SqliteEventLog final : public EventLog {
   std::shared_ptr<store_internal::CommitListeners> listeners_ =
       std::make_shared<store_internal::CommitListeners>();
 
-  std::mutex mu_;                     // guards queue_, stopping_, sticky_, stats_
-  std::condition_variable work_cv_;   // the writer waits for work
-  std::condition_variable space_cv_;  // producers wait for queue space
-  std::deque<Op> queue_;
-  bool stopping_ = false;
-  Status sticky_;
-  LogStats stats_;
-  std::thread writer_;
+  Queue queue_;  // last: its writer thread stops first
 };
 
 }  // namespace

@@ -20,6 +20,24 @@ namespace agentstream::testing {
 
 namespace {
 
+// The record batch `data` (seqs [first, last]) with `record` in place of the stored one of its seq,
+// under `checksum` (nullopt: the right one).
+std::string Rewrite(const std::string& data, std::uint32_t format, Seq first, Seq last,
+                    const EventRecord& record, std::optional<std::uint64_t> checksum) {
+  std::vector<store_internal::StoredRow> rows;
+  Status decoded = store_internal::DecodeBatch(data, format, first, last, first, last, rows);
+  if (!decoded.ok()) throw std::runtime_error(decoded.ToString());
+  std::string rewritten;
+  for (auto& row : rows) {
+    if (row.record.seq == record.seq) {
+      row.record = record;
+      row.checksum = checksum.value_or(store_internal::RecordChecksum(record));
+    }
+    store_internal::EncodeRecord(row, rewritten);
+  }
+  return rewritten;
+}
+
 class MemoryBackend final : public Backend {
  public:
   EventLog& log() override { return log_; }
@@ -74,20 +92,9 @@ class SqliteBackend final : public Backend {
     const Seq first(sqlite3_column_int64(find, 1)), last(sqlite3_column_int64(find, 2));
     const std::string data(static_cast<const char*>(sqlite3_column_blob(find, 4)),
                            sqlite3_column_bytes(find, 4));
-    std::vector<store_internal::StoredRow> rows;
-    Status decoded =
-        store_internal::DecodeBatch(data, static_cast<std::uint32_t>(sqlite3_column_int64(find, 3)),
-                                    first, last, first, last, rows);
+    const auto format = static_cast<std::uint32_t>(sqlite3_column_int64(find, 3));
     sqlite3_finalize(find);
-    if (!decoded.ok()) throw std::runtime_error(decoded.ToString());
-    std::string rewritten;
-    for (auto& row : rows) {
-      if (row.record.seq == record.seq) {
-        row.record = record;
-        row.checksum = checksum.value_or(store_internal::RecordChecksum(record));
-      }
-      store_internal::EncodeRecord(row, rewritten);
-    }
+    const std::string rewritten = Rewrite(data, format, first, last, record, checksum);
     sqlite3_stmt* update = nullptr;
     sqlite3_prepare_v2(db, "UPDATE events SET data = ? WHERE rowid = ?", -1, &update, nullptr);
     sqlite3_bind_blob(update, 1, rewritten.data(), static_cast<int>(rewritten.size()),
@@ -150,18 +157,9 @@ class PostgresBackend final : public Backend {
          static_cast<std::int64_t>(record.seq.value())});
     if (!found.ok() || found->size() == 0) throw std::runtime_error("no batch holds the record");
     const Seq first(found->Int(0, 2)), last(found->Int(0, 3));
-    std::vector<store_internal::StoredRow> rows;
-    Check(store_internal::DecodeBatch(found->Bytes(0, 5),
-                                      static_cast<std::uint32_t>(found->Int(0, 4)), first, last,
-                                      first, last, rows));
-    std::string rewritten;
-    for (auto& row : rows) {
-      if (row.record.seq == record.seq) {
-        row.record = record;
-        row.checksum = checksum.value_or(store_internal::RecordChecksum(record));
-      }
-      store_internal::EncodeRecord(row, rewritten);
-    }
+    const std::string rewritten =
+        Rewrite(found->Bytes(0, 5), static_cast<std::uint32_t>(found->Int(0, 4)), first, last,
+                record, checksum);
     Check(conn->Exec("UPDATE events SET data = $1 WHERE session = $2 AND epoch = $3 AND "
                      "first_seq = $4",
                      {pg::Param::Bytes(rewritten), found->Int(0, 0), found->Int(0, 1),
