@@ -1,4 +1,5 @@
-// log_load: whole-log throughput of the SQLite EventLog under concurrent appenders.
+// log_load: whole-log throughput of the SQLite EventLog (or, with --store, any other backend,
+// such as a PostgreSQL server) under concurrent appenders.
 //
 // For 1, 16 and 64 appenders writing 256-byte events across 100 sessions it measures
 //   - pipelined appends: each appender keeps up to --in-flight (64) appends outstanding;
@@ -6,7 +7,7 @@
 // and, in the same run, the machine's own fsync rate on the same filesystem, so the synchronous
 // figures can be compared with what group commit allows (appenders / fsync latency).
 //
-//   log_load --dir /tmp/x [--seconds 3] [--durability fsync|os]
+//   log_load --dir /tmp/x [--seconds 3] [--durability fsync|os] [--store postgresql://...]
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "core/event_codec.h"
+#include "store/log_factory.h"
 #include "store/sqlite_log.h"
 
 using namespace agentstream;
@@ -28,6 +30,11 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr int kSessions = 100;
+
+// A shared store keeps earlier runs' sessions: each run names its own.
+SessionId SessionName(std::uint64_t i) {
+  return SessionId("load-" + std::to_string(::getpid()) + "-" + std::to_string(i));
+}
 
 NewEvent Event256(std::uint64_t n) {
   std::string text = "event " + std::to_string(n) + " ";
@@ -86,7 +93,7 @@ RunResult Run(EventLog& log, int appenders, int in_flight, double seconds) {
         }
         outstanding.fetch_add(1);
         AppendRequest request;
-        request.session = SessionId("load-" + std::to_string((a + n * appenders) % kSessions));
+        request.session = SessionName((a + n * appenders) % kSessions);
         request.events.push_back(Event256(n++));
         log.AppendAsync(std::move(request), [&](Result<AppendResult> r) {
           if (r.ok())
@@ -129,6 +136,10 @@ int main(int argc, char** argv) {
   app.add_flag("--serial-syncs", serial,
                "sync inside COMMIT (SqliteLogOptions::overlap_syncs=false)");
   app.add_option("--linger-us", linger, "SqliteLogOptions::commit_linger_micros");
+  std::string store;
+  app.add_option("--store", store,
+                 "a store URL (postgresql://...) instead of SQLite in --dir; the fsync rate is "
+                 "still that of --dir's filesystem");
   CLI11_PARSE(app, argc, argv);
 
   std::filesystem::remove_all(dir);
@@ -138,14 +149,16 @@ int main(int argc, char** argv) {
   options.durability = durability == "fsync" ? Durability::kFsync : Durability::kOs;
   options.commit_linger_micros = linger;
   options.overlap_syncs = !serial;
-  auto opened = OpenSqliteEventLog(options);
+  auto opened = store.empty()
+                    ? OpenSqliteEventLog(options)
+                    : OpenEventLog(StoreConfig{store, options.durability, options.limits});
   if (!opened.ok()) {
     std::fprintf(stderr, "open: %s\n", opened.status().ToString().c_str());
     return 1;
   }
   EventLog& log = **opened;
   for (int s = 0; s < kSessions; ++s) {
-    auto created = log.CreateSession(SessionId("load-" + std::to_string(s)),
+    auto created = log.CreateSession(SessionName(static_cast<std::uint64_t>(s)),
                                      SessionMeta{"scripted", "/load"}, {});
     if (!created.ok()) return 1;
   }

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <variant>
 
@@ -126,6 +127,12 @@ std::optional<CommitNotice> DecodeNotice(const std::string& payload) {
   const std::uint64_t tail = std::strtoull(payload.c_str() + a + 1, &end, 10);
   if (end != payload.c_str() + b) return std::nullopt;
   return CommitNotice{SessionId(payload.substr(b + 1)), Epoch(epoch), Seq(tail)};
+}
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
+  return out;
 }
 
 // A text[] literal for `ANY($1::text[])`.
@@ -252,54 +259,76 @@ class Txn {
     return rows;
   }
 
-  // Locks the rows of `ids` in id order, so that concurrent daemons take them in one order.
-  Status Lock(std::vector<std::string> ids) {
-    if (ids.empty()) return Status::Ok();
+  // Locks the rows of `ids` in id order (so that concurrent daemons take them in one order) and
+  // reads their state under the locks: three statements for any number of sessions. Unknown ids
+  // are left out; a session whose stored state is inconsistent is left for Load to report.
+  Status Prefetch(std::vector<std::string> ids) {
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    return Exec("SELECT key FROM sessions WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
-                {TextArray(ids)})
-        .status();
+    std::erase_if(ids, [&](const std::string& id) { return sessions_.count(id) > 0; });
+    if (ids.empty()) return Status::Ok();
+    AS_ASSIGN_OR_RETURN(Rows s,
+                        Exec("SELECT key, provider, cwd, title, created_ms, persistence, status, "
+                             "forked_session, forked_epoch, forked_seq, id FROM sessions "
+                             "WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+                             {TextArray(ids)}));
+    if (s.size() == 0) return Status::Ok();
+    std::map<std::int64_t, std::pair<std::string, Session>> loaded;
+    std::vector<std::string> keys;
+    for (int i = 0; i < s.size(); ++i) {
+      Session session;
+      session.key = s.Int(i, 0);
+      session.state.meta = MetaOf(s, i, 1);
+      session.state.forked_from = BaseOf(s, i, 7);
+      keys.push_back(std::to_string(session.key));
+      const std::int64_t key = session.key;
+      loaded.emplace(key, std::make_pair(s.Text(i, 10), std::move(session)));
+    }
+    const std::string key_array = "{" + Join(keys) + "}";
+    AS_ASSIGN_OR_RETURN(
+        Rows e,
+        Exec("SELECT e.session, e.epoch, e.base_session, e.base_epoch, e.base_seq, (SELECT "
+             "v.last_seq FROM events v WHERE v.session = e.session AND v.epoch = e.epoch ORDER BY "
+             "v.first_seq DESC LIMIT 1) FROM epochs e WHERE e.session = ANY($1::bigint[]) "
+             "ORDER BY e.session, e.epoch",
+             {key_array}));
+    std::set<std::int64_t> broken;  // epochs not numbered 1, 2, ...
+    for (int i = 0; i < e.size(); ++i) {
+      SessionState& state = loaded.at(e.Int(i, 0)).second.state;
+      if (e.Int(i, 1) != static_cast<std::int64_t>(state.epochs.size()) + 1)
+        broken.insert(e.Int(i, 0));
+      store_internal::EpochState epoch;
+      epoch.base = BaseOf(e, i, 2);
+      epoch.tail = e.IsNull(i, 5) ? epoch.base_seq() : Seq(e.Int(i, 5));
+      state.epochs.push_back(std::move(epoch));
+    }
+    AS_ASSIGN_OR_RETURN(Rows p, Exec("SELECT session, producer, epoch, seq, first_seq, last_seq "
+                                     "FROM producers WHERE session = ANY($1::bigint[])",
+                                     {key_array}));
+    for (int i = 0; i < p.size(); ++i) {
+      loaded.at(p.Int(i, 0)).second.state.producers[p.Text(i, 1)] = store_internal::ProducerState{
+          static_cast<std::uint64_t>(p.Int(i, 2)), static_cast<std::uint64_t>(p.Int(i, 3)),
+          Seq(p.Int(i, 4)), Seq(p.Int(i, 5))};
+    }
+    for (auto& [key, entry] : loaded) {
+      if (broken.count(key) > 0 || entry.second.state.epochs.empty()) {
+        inconsistent_.insert(entry.first);
+        continue;
+      }
+      sessions_.emplace(std::move(entry.first), std::move(entry.second));
+    }
+    return Status::Ok();
   }
 
   // The state of a session, read under its row lock once per transaction. kNotFound when unknown.
   Result<Session*> Load(const SessionId& id) {
     if (auto it = sessions_.find(id.str()); it != sessions_.end()) return &it->second;
-    AS_ASSIGN_OR_RETURN(Rows s,
-                        Exec("SELECT key, provider, cwd, title, created_ms, persistence, status, "
-                             "forked_session, forked_epoch, forked_seq FROM sessions WHERE id=$1 "
-                             "FOR UPDATE",
-                             {id.str()}));
-    if (s.size() == 0) return Error(ErrorCode::kNotFound, "no session " + id.str());
-    Session session;
-    session.key = s.Int(0, 0);
-    session.state.meta = MetaOf(s, 0, 1);
-    session.state.forked_from = BaseOf(s, 0, 7);
-    AS_ASSIGN_OR_RETURN(
-        Rows e,
-        Exec("SELECT e.epoch, e.base_session, e.base_epoch, e.base_seq, (SELECT v.last_seq FROM "
-             "events v WHERE v.session = e.session AND v.epoch = e.epoch ORDER BY v.first_seq "
-             "DESC LIMIT 1) FROM epochs e WHERE e.session=$1 ORDER BY e.epoch",
-             {Param(session.key)}));
-    for (int i = 0; i < e.size(); ++i) {
-      if (e.Int(i, 0) != i + 1)
-        return Error(ErrorCode::kCorruption, "session " + id.str() + " has a gap in its epochs");
-      store_internal::EpochState epoch;
-      epoch.base = BaseOf(e, i, 1);
-      epoch.tail = e.IsNull(i, 4) ? epoch.base_seq() : Seq(e.Int(i, 4));
-      session.state.epochs.push_back(std::move(epoch));
-    }
-    if (session.state.epochs.empty())
-      return Error(ErrorCode::kCorruption, "a stored session has no epochs");
-    AS_ASSIGN_OR_RETURN(Rows p, Exec("SELECT producer, epoch, seq, first_seq, last_seq FROM "
-                                     "producers WHERE session=$1",
-                                     {Param(session.key)}));
-    for (int i = 0; i < p.size(); ++i) {
-      session.state.producers[p.Text(i, 0)] = store_internal::ProducerState{
-          static_cast<std::uint64_t>(p.Int(i, 1)), static_cast<std::uint64_t>(p.Int(i, 2)),
-          Seq(p.Int(i, 3)), Seq(p.Int(i, 4))};
-    }
-    return &sessions_.emplace(id.str(), std::move(session)).first->second;
+    if (inconsistent_.count(id.str()) == 0) AS_RETURN_IF_ERROR(Prefetch({id.str()}));
+    if (auto it = sessions_.find(id.str()); it != sessions_.end()) return &it->second;
+    if (inconsistent_.count(id.str()) > 0)
+      return Error(ErrorCode::kCorruption,
+                   "session " + id.str() + " has no epochs or a gap in its epochs");
+    return Error(ErrorCode::kNotFound, "no session " + id.str());
   }
 
   // Inserts a new session with its first epoch. kAlreadyExists when another writer made it first.
@@ -345,56 +374,78 @@ class Txn {
             .status());
     AS_RETURN_IF_ERROR(
         Exec("DELETE FROM producers WHERE session=$1", {Param(session.key)}).status());
+    std::erase_if(producers_, [&](const auto& entry) { return entry.first.first == session.key; });
     session.state.epochs.push_back(store_internal::ContinueFrom(base));
     session.state.producers.clear();
     return Status::Ok();
   }
 
-  // Writes `events`, seqs from `first`, as record batches of (key, epoch).
-  Status InsertEvents(std::int64_t key, Epoch epoch, Seq first,
-                      const std::vector<NewEvent>& events) {
-    std::string data;
-    Seq batch_first = first;
-    std::size_t count = 0;
-    auto write = [&](Seq last) -> Status {
-      AS_RETURN_IF_ERROR(
-          Exec("INSERT INTO events(session, epoch, first_seq, last_seq, format, "
-               "data) VALUES($1,$2,$3,$4,$5,$6)",
-               {key, I64(epoch.value()), I64(batch_first.value()), I64(last.value()),
-                std::int64_t{store_internal::kRecordBatchFormat}, Param::Bytes(std::move(data))})
-              .status());
-      data.clear();
-      count = 0;
-      return Status::Ok();
-    };
+  // Adds `events`, seqs from `first`, to the record batches of (key, epoch) this commit writes
+  // at Flush: consecutive appends of one session in one commit share a batch row.
+  void InsertEvents(std::int64_t key, Epoch epoch, Seq first, const std::vector<NewEvent>& events) {
+    PendingBatch& batch = pending_[{key, epoch.value()}];
     Seq seq = first;
     for (const NewEvent& e : events) {
-      if (count > 0 && (count >= kMaxBatchRecords || data.size() >= kMaxBatchBytes)) {
-        AS_RETURN_IF_ERROR(write(Seq(seq.value() - 1)));
-        batch_first = seq;
+      if (batch.count > 0 && (batch.last.next() != seq || batch.count >= kMaxBatchRecords ||
+                              batch.data.size() >= kMaxBatchBytes)) {
+        full_.push_back(BatchRow{key, epoch, std::move(batch)});
+        batch = PendingBatch{};
       }
+      if (batch.count == 0) batch.first = seq;
       const auto kind = static_cast<std::uint16_t>(e.kind);
       store_internal::EncodeRecord(
           now_, kind, kEventFormatVersion, e.turn, e.payload,
           store_internal::RecordChecksum(seq, now_, kind, kEventFormatVersion, e.turn, e.payload),
-          data);
-      ++count;
+          batch.data);
+      batch.last = seq;
+      ++batch.count;
       seq = seq.next();
     }
-    return count > 0 ? write(Seq(seq.value() - 1)) : Status::Ok();
   }
 
-  Status StoreProducer(std::int64_t key, const AppendPlan& plan) {
-    if (!plan.producer) return Status::Ok();
-    const auto& p = *plan.producer;
-    return Exec(
-               "INSERT INTO producers(session, producer, epoch, seq, first_seq, last_seq) "
-               "VALUES($1,$2,$3,$4,$5,$6) ON CONFLICT (session, producer) DO UPDATE SET "
-               "epoch=excluded.epoch, seq=excluded.seq, first_seq=excluded.first_seq, "
-               "last_seq=excluded.last_seq",
-               {key, plan.producer_id, I64(p.epoch), I64(p.seq), I64(p.first_seq.value()),
-                I64(p.last_seq.value())})
-        .status();
+  // Records the producer state an append leaves, written at Flush.
+  void StoreProducer(std::int64_t key, const AppendPlan& plan) {
+    if (plan.producer) producers_[{key, plan.producer_id}] = *plan.producer;
+  }
+
+  // Writes the record batches and producer states of this commit, many rows per statement.
+  Status Flush() {
+    for (auto& [where, batch] : pending_)
+      if (batch.count > 0)
+        full_.push_back(BatchRow{where.first, Epoch(where.second), std::move(batch)});
+    pending_.clear();
+    constexpr std::size_t kRowsPerStatement = 1000;  // 6 parameters a row, 65,535 at most
+    for (std::size_t from = 0; from < full_.size(); from += kRowsPerStatement) {
+      std::string sql =
+          "INSERT INTO events(session, epoch, first_seq, last_seq, format, data) VALUES";
+      std::vector<Param> params;
+      for (std::size_t i = from; i < std::min(full_.size(), from + kRowsPerStatement); ++i) {
+        BatchRow& row = full_[i];
+        sql += (i > from ? ",(" : "(") + Placeholders(params.size(), 6) + ")";
+        params.insert(params.end(), {row.key, I64(row.epoch.value()), I64(row.batch.first.value()),
+                                     I64(row.batch.last.value()),
+                                     std::int64_t{store_internal::kRecordBatchFormat},
+                                     Param::Bytes(std::move(row.batch.data))});
+      }
+      AS_RETURN_IF_ERROR(Exec(sql, params).status());
+    }
+    full_.clear();
+    if (!producers_.empty()) {
+      std::string sql =
+          "INSERT INTO producers(session, producer, epoch, seq, first_seq, last_seq) VALUES";
+      std::vector<Param> params;
+      for (const auto& [where, p] : producers_) {
+        sql += (params.empty() ? "(" : ",(") + Placeholders(params.size(), 6) + ")";
+        params.insert(params.end(), {where.first, where.second, I64(p.epoch), I64(p.seq),
+                                     I64(p.first_seq.value()), I64(p.last_seq.value())});
+      }
+      sql +=
+          " ON CONFLICT (session, producer) DO UPDATE SET epoch=excluded.epoch, seq=excluded.seq, "
+          "first_seq=excluded.first_seq, last_seq=excluded.last_seq";
+      AS_RETURN_IF_ERROR(Exec(sql, params).status());
+      producers_.clear();
+    }
+    return Status::Ok();
   }
 
   // Serializes lease changes of (consumer, session) across daemons until the commit.
@@ -438,11 +489,33 @@ class Txn {
         .status();
   }
 
+  struct PendingBatch {
+    Seq first, last;
+    std::size_t count = 0;
+    std::string data;
+  };
+  struct BatchRow {
+    std::int64_t key;
+    Epoch epoch;
+    PendingBatch batch;
+  };
+
+  // "$N+1,$N+2,...": `count` placeholders after the `used` ones.
+  static std::string Placeholders(std::size_t used, std::size_t count) {
+    std::string out;
+    for (std::size_t i = 1; i <= count; ++i) out += (i > 1 ? ",$" : "$") + std::to_string(used + i);
+    return out;
+  }
+
   Conn& conn_;
   TimestampMs now_;
   Status io_;
   std::map<std::string, Session> sessions_;
+  std::set<std::string> inconsistent_;  // sessions whose stored epochs do not add up
   std::map<std::string, Touched> touched_;
+  std::map<std::pair<std::int64_t, std::uint64_t>, PendingBatch> pending_;  // (key, epoch)
+  std::vector<BatchRow> full_;  // cut batches, written at Flush
+  std::map<std::pair<std::int64_t, std::string>, store_internal::ProducerState> producers_;
 };
 
 // ---- reads ----
@@ -818,7 +891,7 @@ class PostgresEventLog final : public EventLog {
     auto& epoch = s.state.epochs.back();
     out = AppendResult{s.state.current(), epoch.tail.next(),
                        Seq(epoch.tail.value() + initial.size()), false};
-    AS_RETURN_IF_ERROR(t.InsertEvents(s.key, out.epoch, out.first_seq, initial));
+    t.InsertEvents(s.key, out.epoch, out.first_seq, initial);
     epoch.tail = out.last_seq;
     t.Touch(id, out.epoch, epoch.tail);
     return Status::Ok();
@@ -829,9 +902,8 @@ class PostgresEventLog final : public EventLog {
     AS_ASSIGN_OR_RETURN(AppendPlan plan, store_internal::PlanAppend(s->state, request));
     result = plan.result;
     if (plan.result.duplicate) return Status::Ok();
-    AS_RETURN_IF_ERROR(
-        t.InsertEvents(s->key, plan.result.epoch, plan.result.first_seq, request.events));
-    AS_RETURN_IF_ERROR(t.StoreProducer(s->key, plan));
+    t.InsertEvents(s->key, plan.result.epoch, plan.result.first_seq, request.events);
+    t.StoreProducer(s->key, plan);
     store_internal::ApplyAppend(s->state, plan);
     t.Touch(request.session, plan.result.epoch, plan.result.last_seq);
     return Status::Ok();
@@ -940,13 +1012,14 @@ class PostgresEventLog final : public EventLog {
     for (const Op& op : batch)
       if (const auto* a = std::get_if<PendingAppend>(&op))
         appended.push_back(a->request.session.str());
-    if (t.Exec("BEGIN").ok()) (void)t.Lock(std::move(appended));
+    if (t.Exec("BEGIN").ok()) (void)t.Prefetch(std::move(appended));
     for (std::size_t i = 0; i < batch.size() && t.io().ok(); ++i) {
       if (auto* a = std::get_if<PendingAppend>(&batch[i]))
         outcomes[i] = ApplyAppend(t, a->request, results[i]);
       else
         outcomes[i] = std::get<PendingControl>(batch[i]).run(t);
     }
+    if (t.io().ok()) (void)t.Flush();
     if (t.io().ok() && !t.touched().empty()) {  // the other daemons hear of it at COMMIT
       std::vector<std::string> notices;
       for (const auto& [id, touched] : t.touched())
