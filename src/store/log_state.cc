@@ -282,4 +282,23 @@ Status CheckLeaseHolder(const std::optional<ConsumerPosition>& row, std::uint64_
   return Status::Ok();
 }
 
+Result<ConsumerPosition> CommitPosition(std::optional<ConsumerPosition> row,
+                                        std::uint64_t generation, Cursor position,
+                                        std::optional<std::string> adapter_state,
+                                        TimestampMs now_ms) {
+  AS_RETURN_IF_ERROR(CheckLeaseHolder(row, generation, now_ms));
+  row->position = position;
+  if (adapter_state) row->adapter_state = std::move(*adapter_state);
+  return std::move(*row);
+}
+
+Result<ConsumerPosition> ReleasePosition(std::optional<ConsumerPosition> row,
+                                         std::uint64_t generation) {
+  if (!row || row->generation != generation)
+    return Error(ErrorCode::kFenced, "lease generation " + Num(generation) + " is not current");
+  row->lease_owner.clear();
+  row->lease_expires_ms = 0;
+  return std::move(*row);
+}
+
 }  // namespace agentstream::store_internal

@@ -111,5 +111,14 @@ Result<ConsumerPosition> GrantLease(std::optional<ConsumerPosition> row, const C
                                     TimestampMs now_ms, std::int64_t ttl_ms);
 Status CheckLeaseHolder(const std::optional<ConsumerPosition>& row, std::uint64_t generation,
                         TimestampMs now_ms);
+// The row after lease `generation` commits `position` (and `adapter_state` when given); the
+// errors of CheckLeaseHolder.
+Result<ConsumerPosition> CommitPosition(std::optional<ConsumerPosition> row,
+                                        std::uint64_t generation, Cursor position,
+                                        std::optional<std::string> adapter_state,
+                                        TimestampMs now_ms);
+// The row after lease `generation` is released; kFenced when that generation is not current.
+Result<ConsumerPosition> ReleasePosition(std::optional<ConsumerPosition> row,
+                                         std::uint64_t generation);
 
 }  // namespace agentstream::store_internal

@@ -299,9 +299,9 @@ Status MemoryEventLog::CommitConsumerPosition(const ConsumerId& consumer, const 
   auto it = state_->positions.find({consumer.str(), session.str()});
   std::optional<ConsumerPosition> row;
   if (it != state_->positions.end()) row = it->second;
-  AS_RETURN_IF_ERROR(store_internal::CheckLeaseHolder(row, generation, now_ms));
-  it->second.position = position;
-  if (adapter_state) it->second.adapter_state = std::move(*adapter_state);
+  AS_ASSIGN_OR_RETURN(it->second,
+                      store_internal::CommitPosition(std::move(row), generation, position,
+                                                     std::move(adapter_state), now_ms));
   return Status::Ok();
 }
 
@@ -310,12 +310,9 @@ Status MemoryEventLog::ReleaseLease(const ConsumerId& consumer, const SessionId&
   std::lock_guard lock(state_->mu);
   AS_RETURN_IF_ERROR(state_->CheckWritable());
   auto it = state_->positions.find({consumer.str(), session.str()});
-  if (it == state_->positions.end() || it->second.generation != generation) {
-    return Error(ErrorCode::kFenced,
-                 "lease generation " + std::to_string(generation) + " is not current");
-  }
-  it->second.lease_owner.clear();
-  it->second.lease_expires_ms = 0;
+  std::optional<ConsumerPosition> row;
+  if (it != state_->positions.end()) row = it->second;
+  AS_ASSIGN_OR_RETURN(it->second, store_internal::ReleasePosition(std::move(row), generation));
   return Status::Ok();
 }
 

@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <mutex>
 #include <cstdlib>
+#include <mutex>
 #include <set>
 #include <thread>
 

@@ -182,10 +182,10 @@ class SqliteEventLog final : public EventLog {
                                 TimestampMs now_ms) override {
     return RunControl<bool>([&](Writer& w, bool&) -> Status {
              AS_ASSIGN_OR_RETURN(auto row, sqlite::LoadPosition(w.db(), consumer, session));
-             AS_RETURN_IF_ERROR(store_internal::CheckLeaseHolder(row, generation, now_ms));
-             row->position = position;
-             if (adapter_state) row->adapter_state = std::move(*adapter_state);
-             return w.Check(sqlite::StorePosition(w.db(), *row));
+             AS_ASSIGN_OR_RETURN(ConsumerPosition next,
+                                 store_internal::CommitPosition(std::move(row), generation,
+                                                                position, adapter_state, now_ms));
+             return w.Check(sqlite::StorePosition(w.db(), next));
            })
         .status();
   }
@@ -194,13 +194,9 @@ class SqliteEventLog final : public EventLog {
                       std::uint64_t generation) override {
     return RunControl<bool>([&](Writer& w, bool&) -> Status {
              AS_ASSIGN_OR_RETURN(auto row, sqlite::LoadPosition(w.db(), consumer, session));
-             if (!row || row->generation != generation) {
-               return Error(ErrorCode::kFenced,
-                            "lease generation " + std::to_string(generation) + " is not current");
-             }
-             row->lease_owner.clear();
-             row->lease_expires_ms = 0;
-             return w.Check(sqlite::StorePosition(w.db(), *row));
+             AS_ASSIGN_OR_RETURN(ConsumerPosition next,
+                                 store_internal::ReleasePosition(std::move(row), generation));
+             return w.Check(sqlite::StorePosition(w.db(), next));
            })
         .status();
   }

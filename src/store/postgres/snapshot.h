@@ -1,0 +1,118 @@
+// Internal to the store module: the reads of one snapshot (REPEATABLE READ) on one reader
+// connection of the PostgreSQL log (postgres_log.h).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "store/log_state.h"
+#include "store/postgres/pg.h"
+#include "store/postgres/sql.h"
+#include "store/record_batch.h"
+
+namespace agentstream::pg {
+
+// Reads of one snapshot (REPEATABLE READ) on one reader connection.
+class Snapshot {
+ public:
+  explicit Snapshot(Conn& conn) : conn_(conn) {}
+  ~Snapshot() {
+    if (open_) (void)conn_.ExecScript("COMMIT");
+  }
+  Status Begin() {
+    AS_RETURN_IF_ERROR(conn_.ExecScript("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+    open_ = true;
+    return Status::Ok();
+  }
+
+  struct SessionRow {
+    std::int64_t key = 0;
+    Epoch current;
+    SessionMeta meta;
+    std::optional<HistoryBase> forked_from;
+  };
+
+  Result<SessionRow> Session(const SessionId& id) {
+    AS_ASSIGN_OR_RETURN(
+        Rows r, conn_.Exec("SELECT key, current_epoch, provider, cwd, title, created_ms, "
+                           "persistence, status, forked_session, forked_epoch, forked_seq FROM "
+                           "sessions WHERE id=$1",
+                           {id.str()}));
+    if (r.size() == 0) return Error(ErrorCode::kNotFound, "no session " + id.str());
+    return SessionRow{r.Int(0, 0), Epoch(r.Int(0, 1)), MetaOf(r, 0, 2), BaseOf(r, 0, 8)};
+  }
+
+  Result<std::int64_t> Key(const SessionId& id) {
+    AS_ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT key FROM sessions WHERE id=$1", {id.str()}));
+    if (r.size() == 0)
+      return Error(ErrorCode::kCorruption, "history refers to a missing session " + id.str());
+    return r.Int(0, 0);
+  }
+
+  // The base of (key, epoch); kNotFound when the epoch does not exist.
+  Result<std::optional<HistoryBase>> Base(std::int64_t key, Epoch epoch) {
+    AS_ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT base_session, base_epoch, base_seq FROM epochs "
+                                           "WHERE session=$1 AND epoch=$2",
+                                           {key, I64(epoch.value())}));
+    if (r.size() == 0)
+      return Error(ErrorCode::kNotFound, "no epoch " + std::to_string(epoch.value()));
+    return BaseOf(r, 0, 0);
+  }
+
+  Result<Seq> TailOf(std::int64_t key, Epoch epoch, Seq base_seq) {
+    AS_ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT last_seq FROM events WHERE session=$1 AND "
+                                           "epoch=$2 ORDER BY first_seq DESC LIMIT 1",
+                                           {key, I64(epoch.value())}));
+    if (r.size() == 0) return base_seq;
+    return Seq(r.Int(0, 0));
+  }
+
+  // The rows of (key, epoch) with seqs in [lo, hi], ascending, at most `limit` (the lowest ones
+  // reading forward, the highest ones reading backward). Each batch holds at least one row of the
+  // range, so limit + 1 batches (the first may start below lo) always suffice.
+  Status RowsOf(std::int64_t key, Epoch epoch, Seq lo, Seq hi, bool backward, std::size_t limit,
+                std::vector<store_internal::StoredRow>& out) {
+    const auto batches = static_cast<std::int64_t>(std::min<std::size_t>(limit, 100000) + 1);
+    Result<Rows> found =
+        backward ? conn_.Exec(
+                       "SELECT first_seq, last_seq, format, data FROM events WHERE "
+                       "session=$1 AND epoch=$2 AND first_seq <= $3 AND last_seq >= $4 "
+                       "ORDER BY first_seq DESC LIMIT $5",
+                       {key, I64(epoch.value()), I64(hi.value()), I64(lo.value()), batches})
+                 : conn_.Exec(
+                       "SELECT first_seq, last_seq, format, data FROM events WHERE "
+                       "session=$1 AND epoch=$2 AND last_seq >= $3 AND first_seq <= $4 "
+                       "ORDER BY first_seq LIMIT $5",
+                       {key, I64(epoch.value()), I64(lo.value()), I64(hi.value()), batches});
+    AS_ASSIGN_OR_RETURN(Rows r, std::move(found));
+    std::vector<std::vector<store_internal::StoredRow>> chunks;  // backward: newest batch first
+    std::size_t collected = 0;
+    for (int i = 0; i < r.size() && collected < limit; ++i) {
+      const Seq first(r.Int(i, 0)), last(r.Int(i, 1));
+      const auto format =
+          static_cast<std::uint32_t>(std::clamp<std::int64_t>(r.Int(i, 2), 0, 0xffffffffLL));
+      std::vector<store_internal::StoredRow> rows;
+      AS_RETURN_IF_ERROR(
+          store_internal::DecodeBatch(r.Bytes(i, 3), format, first, last, lo, hi, rows));
+      collected += rows.size();
+      chunks.push_back(std::move(rows));
+    }
+    if (backward) std::reverse(chunks.begin(), chunks.end());
+    std::vector<store_internal::StoredRow> all;
+    for (auto& chunk : chunks)
+      for (auto& row : chunk) all.push_back(std::move(row));
+    const std::size_t skip = backward && all.size() > limit ? all.size() - limit : 0;
+    for (std::size_t i = skip; i < all.size() && i - skip < limit; ++i)
+      out.push_back(std::move(all[i]));
+    return Status::Ok();
+  }
+
+ private:
+  Conn& conn_;
+  bool open_ = false;
+};
+
+}  // namespace agentstream::pg
