@@ -13,6 +13,7 @@
 #include <thread>
 #include <variant>
 
+#include "core/utf8.h"
 #include "store/clock.h"
 #include "store/commit_listeners.h"
 #include "store/commit_queue.h"
@@ -131,6 +132,26 @@ std::optional<CommitNotice> DecodeNotice(const std::string& payload) {
   return CommitNotice{SessionId(payload.substr(b + 1)), Epoch(epoch), Seq(tail)};
 }
 
+// PostgreSQL text holds neither NUL bytes nor ill-formed UTF-8. Such a value is refused before it
+// joins a batch, where its failing statement would roll back every request of the commit.
+Status CheckText(std::initializer_list<std::pair<const char*, std::string_view>> fields) {
+  for (const auto& [what, text] : fields) {
+    if (text.find('\0') != std::string_view::npos || !IsValidUtf8(text))
+      return Error(ErrorCode::kInvalidArgument,
+                   std::string(what) + " must be UTF-8 text without NUL bytes");
+  }
+  return Status::Ok();
+}
+
+Status CheckMeta(const SessionId& id, const SessionMeta& meta) {
+  return CheckText({{"a session id", id.str()},
+                    {"a provider", meta.provider},
+                    {"a cwd", meta.cwd},
+                    {"a title", meta.title},
+                    {"a persistence handle", meta.persistence_handle},
+                    {"a status snapshot", meta.status_snapshot}});
+}
+
 Result<Conn> Connect(const PostgresLogOptions& options, bool writer) {
   AS_ASSIGN_OR_RETURN(Conn conn, Conn::Open(options.conninfo));
   // Names the daemon's connections in pg_stat_activity ("agentstream" or "agentstream:SCHEMA").
@@ -215,6 +236,7 @@ class PostgresEventLog final : public EventLog {
   Result<AppendResult> CreateSession(const SessionId& id, SessionMeta meta,
                                      std::vector<NewEvent> initial) override {
     if (id.empty()) return Error(ErrorCode::kInvalidArgument, "a session id must not be empty");
+    AS_RETURN_IF_ERROR(CheckMeta(id, meta));
     AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
     return RunControl<AppendResult>(
         [&, meta = std::move(meta)](Txn& t, AppendResult& out) mutable -> Status {
@@ -226,6 +248,8 @@ class PostgresEventLog final : public EventLog {
   Result<AppendResult> Fork(const SessionId& parent, Cursor at, const SessionId& child,
                             SessionMeta meta, std::vector<NewEvent> initial) override {
     if (child.empty()) return Error(ErrorCode::kInvalidArgument, "a session id must not be empty");
+    AS_RETURN_IF_ERROR(CheckMeta(child, meta));
+    AS_RETURN_IF_ERROR(CheckText({{"a session id", parent.str()}}));
     AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
     return RunControl<AppendResult>([&, meta = std::move(meta)](
                                         Txn& t, AppendResult& out) mutable -> Status {
@@ -239,6 +263,7 @@ class PostgresEventLog final : public EventLog {
 
   Result<AppendResult> Rewind(const SessionId& session, Cursor to,
                               std::vector<NewEvent> initial) override {
+    AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
     AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
     return RunControl<AppendResult>([&](Txn& t, AppendResult& out) -> Status {
       AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(session));
@@ -276,6 +301,10 @@ class PostgresEventLog final : public EventLog {
   }
 
   Status UpdateSessionMeta(const SessionId& id, const SessionMetaUpdate& update) override {
+    AS_RETURN_IF_ERROR(CheckText({{"a session id", id.str()},
+                                  {"a title", update.title.value_or("")},
+                                  {"a persistence handle", update.persistence_handle.value_or("")},
+                                  {"a status snapshot", update.status_snapshot.value_or("")}}));
     return RunControl<bool>([&](Txn& t, bool&) -> Status {
              AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(id));
              AS_RETURN_IF_ERROR(
@@ -295,6 +324,10 @@ class PostgresEventLog final : public EventLog {
 
   void AppendAsync(AppendRequest request, AppendCallback done) override {
     Status checked = store_internal::CheckBatch(request.events, options_.limits, false);
+    if (checked.ok()) {
+      checked = CheckText({{"a session id", request.session.str()},
+                           {"a producer id", request.producer ? request.producer->id.str() : ""}});
+    }
     if (!checked.ok()) return done(checked);
     queue_.Enqueue(PendingAppend{std::move(request), std::move(done)});
   }
@@ -347,6 +380,8 @@ class PostgresEventLog final : public EventLog {
   Result<ConsumerPosition> AcquireLease(const ConsumerId& consumer, const SessionId& session,
                                         const std::string& owner, TimestampMs now_ms,
                                         std::int64_t ttl_ms) override {
+    AS_RETURN_IF_ERROR(CheckText(
+        {{"a consumer id", consumer.str()}, {"a session id", session.str()}, {"an owner", owner}}));
     return RunControl<ConsumerPosition>([&](Txn& t, ConsumerPosition& out) -> Status {
       AS_RETURN_IF_ERROR(t.LockPosition(consumer, session));
       AS_ASSIGN_OR_RETURN(auto row, t.Position(consumer, session));
@@ -360,6 +395,9 @@ class PostgresEventLog final : public EventLog {
                                 std::uint64_t generation, Cursor position,
                                 std::optional<std::string> adapter_state,
                                 TimestampMs now_ms) override {
+    AS_RETURN_IF_ERROR(CheckText({{"a consumer id", consumer.str()},
+                                  {"a session id", session.str()},
+                                  {"an adapter state", adapter_state.value_or("")}}));
     return RunControl<bool>([&](Txn& t, bool&) -> Status {
              AS_RETURN_IF_ERROR(t.LockPosition(consumer, session));
              AS_ASSIGN_OR_RETURN(auto row, t.Position(consumer, session));
@@ -407,6 +445,8 @@ class PostgresEventLog final : public EventLog {
   }
 
   Status SaveConsumer(const ConsumerId& consumer, const std::string& definition) override {
+    AS_RETURN_IF_ERROR(
+        CheckText({{"a consumer id", consumer.str()}, {"a consumer definition", definition}}));
     return RunControl<bool>([&](Txn& t, bool&) -> Status {
              return t
                  .Exec(

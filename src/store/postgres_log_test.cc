@@ -236,6 +236,32 @@ TEST_F(PostgresLogTest, ADaemonHearsTheOtherDaemonsCommitsAndItsOwnOnce) {
             1);
 }
 
+TEST_F(PostgresLogTest, TextPostgresCannotHoldIsRefusedAndTheLogGoesOn) {
+  auto opened = Open();
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  a_ = std::move(*opened);
+  const std::string nul("a\0b", 3);
+  const std::string not_utf8 = "\xC5";
+  for (const std::string& title : {nul, not_utf8}) {
+    auto created =
+        a_->CreateSession(SessionId("ses_bad"), SessionMeta{"scripted", "/w", title}, {});
+    EXPECT_EQ(created.status().code(), ErrorCode::kInvalidArgument) << created.status().ToString();
+  }
+  const SessionId s("ses_good");
+  ASSERT_TRUE(a_->CreateSession(s, SessionMeta{"scripted", "/w", "ok"}, {}).ok());
+  EXPECT_EQ(a_->UpdateSessionMeta(s, SessionMetaUpdate{nul, std::nullopt, std::nullopt}).code(),
+            ErrorCode::kInvalidArgument);
+  AppendRequest stamped = Batch(s, {Note("x")});
+  stamped.producer = ProducerStamp{ProducerId(nul), 1, 0};
+  EXPECT_EQ(a_->Append(stamped).status().code(), ErrorCode::kInvalidArgument);
+  auto appended = a_->Append(Batch(s, {Note("fine")}));
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  EXPECT_EQ(appended->first_seq, Seq(1));
+  EXPECT_EQ(a_->GetSession(s)->meta.title, "ok");
+  EXPECT_EQ(a_->GetSession(SessionId("ses_bad")).status().code(), ErrorCode::kNotFound);
+  EXPECT_TRUE(a_->Health().ok());
+}
+
 TEST(PostgresLogOpen, AnUnreachableServerIsAClearError) {
   PostgresLogOptions options;
   options.conninfo = "host=127.0.0.1 port=1 user=nobody dbname=none connect_timeout=2";

@@ -106,6 +106,9 @@ Result<Rows> Conn::Exec(std::string_view sql, const std::vector<Param>& params) 
   std::vector<int> formats;
   values.reserve(params.size());
   for (const Param& p : params) {
+    // A text parameter travels NUL-terminated: one holding a NUL would be cut short silently.
+    if (p.value && !p.binary && p.value->find('\0') != std::string::npos)
+      return Error(ErrorCode::kInvalidArgument, "PostgreSQL text cannot hold a NUL byte");
     values.push_back(p.value ? p.value->data() : nullptr);
     lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
     formats.push_back(p.binary ? 1 : 0);
