@@ -7,7 +7,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
-#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -23,6 +22,7 @@
 #include "store/postgres/sql.h"
 #include "store/postgres/txn.h"
 #include "store/record_batch.h"
+#include "store/snapshot_read.h"
 
 namespace agentstream {
 
@@ -336,35 +336,10 @@ class PostgresEventLog final : public EventLog {
     return WithReader<ReadResult>([&](Conn& conn) -> Result<ReadResult> {
       Snapshot snap(conn);
       AS_RETURN_IF_ERROR(snap.Begin());
-      AS_ASSIGN_OR_RETURN(auto session, snap.Session(request.session));
-      const Epoch epoch = request.epoch.value_or(session.current);
-      auto base = snap.Base(session.key, epoch);
-      if (!base.ok())
-        return Error(base.status().code(), request.session.str() + ": " + base.status().message());
-      AS_ASSIGN_OR_RETURN(Seq tail, snap.TailOf(session.key, epoch, *base ? (*base)->seq : Seq(0)));
-      std::map<std::string, std::int64_t> keys{{request.session.str(), session.key}};
-      auto key_of = [&](const SessionId& id) -> Result<std::int64_t> {
-        if (auto it = keys.find(id.str()); it != keys.end()) return it->second;
-        AS_ASSIGN_OR_RETURN(std::int64_t key, snap.Key(id));
-        keys[id.str()] = key;
-        return key;
-      };
-      auto lookup = [&](const SessionId& s, Epoch e) -> Result<std::optional<HistoryBase>> {
-        AS_ASSIGN_OR_RETURN(std::int64_t key, key_of(s));
-        auto found = snap.Base(key, e);
-        if (!found.ok() && found.status().code() == ErrorCode::kNotFound)
-          return Error(ErrorCode::kCorruption, "history refers to a missing epoch of " + s.str());
-        return found;
-      };
-      AS_ASSIGN_OR_RETURN(auto segments,
-                          store_internal::ResolveSegments(request.session, epoch, tail, lookup));
-      auto reader = [&](const store_internal::Segment& seg, Seq lo, Seq hi, bool backward,
-                        std::size_t limit, std::vector<store_internal::StoredRow>& out) -> Status {
-        AS_ASSIGN_OR_RETURN(std::int64_t key, key_of(seg.session));
-        return snap.RowsOf(key, seg.epoch, lo, hi, backward, limit, out);
-      };
-      return store_internal::ReadSegments(request, request.session, epoch, tail, segments,
-                                          options_.limits, reader);
+      return store_internal::ReadThrough(snap, request, options_.limits,
+                                         [](const SessionId&, Epoch, Seq committed) {
+                                           return committed;  // COMMIT returns once durable
+                                         });
     });
   }
 

@@ -1,11 +1,11 @@
 #include "store/sqlite_reader.h"
 
 #include <algorithm>
-#include <map>
 #include <string>
 
 #include "store/log_state.h"
 #include "store/record_batch.h"
+#include "store/snapshot_read.h"
 
 namespace agentstream::sqlite {
 
@@ -89,8 +89,8 @@ class Snapshot {
   // Appends the rows of (key, epoch) with seqs in [lo, hi], ascending, at most `limit` (the
   // lowest ones reading forward, the highest ones reading backward). Touches only the record
   // batches that overlap the range, found through the index.
-  Status Rows(std::int64_t key, Epoch epoch, Seq lo, Seq hi, bool backward, std::size_t limit,
-              std::vector<store_internal::StoredRow>& out) {
+  Status RowsOf(std::int64_t key, Epoch epoch, Seq lo, Seq hi, bool backward, std::size_t limit,
+                std::vector<store_internal::StoredRow>& out) {
     Seq start = lo;
     if (!backward) {
       AS_ASSIGN_OR_RETURN(
@@ -212,39 +212,10 @@ Result<ReadResult> ReaderPool::Read(const ReadRequest& request) {
   Lease lease(*this, std::move(db));
   Snapshot snap(lease.db());
   AS_RETURN_IF_ERROR(snap.Begin());
-  AS_ASSIGN_OR_RETURN(auto session, snap.Session(request.session));
-  const Epoch epoch = request.epoch.value_or(session.current);
-  auto base = snap.Base(session.key, epoch);
-  if (!base.ok()) {
-    return Error(base.status().code(), request.session.str() + ": " + base.status().message());
-  }
-  const Seq base_seq = base.value() ? base.value()->seq : Seq(0);
-  AS_ASSIGN_OR_RETURN(Seq committed, snap.TailOf(session.key, epoch, base_seq));
-  const Seq tail = Visible(request.session, epoch, committed);
-  std::map<std::string, std::int64_t> keys{{request.session.str(), session.key}};
-  auto key_of = [&](const SessionId& id) -> Result<std::int64_t> {
-    if (auto it = keys.find(id.str()); it != keys.end()) return it->second;
-    AS_ASSIGN_OR_RETURN(std::int64_t key, snap.Key(id));
-    keys[id.str()] = key;
-    return key;
-  };
-  auto lookup = [&](const SessionId& s, Epoch e) -> Result<std::optional<HistoryBase>> {
-    AS_ASSIGN_OR_RETURN(std::int64_t key, key_of(s));
-    auto found = snap.Base(key, e);
-    if (!found.ok() && found.status().code() == ErrorCode::kNotFound) {
-      return Error(ErrorCode::kCorruption, "history refers to a missing epoch of " + s.str());
-    }
-    return found;
-  };
-  AS_ASSIGN_OR_RETURN(auto segments,
-                      store_internal::ResolveSegments(request.session, epoch, tail, lookup));
-  auto reader = [&](const store_internal::Segment& seg, Seq lo, Seq hi, bool backward,
-                    std::size_t limit, std::vector<store_internal::StoredRow>& out) -> Status {
-    AS_ASSIGN_OR_RETURN(std::int64_t key, key_of(seg.session));
-    return snap.Rows(key, seg.epoch, lo, hi, backward, limit, out);
-  };
-  return store_internal::ReadSegments(request, request.session, epoch, tail, segments, limits_,
-                                      reader);
+  return store_internal::ReadThrough(snap, request, limits_,
+                                     [this](const SessionId& session, Epoch epoch, Seq committed) {
+                                       return Visible(session, epoch, committed);
+                                     });
 }
 
 Result<Cursor> ReaderPool::Tail(const SessionId& id) {
