@@ -31,6 +31,10 @@ struct EventRecord {
   std::optional<TurnId> turn;
   std::uint32_t format = kEventFormatVersion;
   std::string payload;  // a JSON object
+  // The ownership generation of the runtime that appended the event (AppendRequest::
+  // owner_generation); 0 for an append from outside any runtime. Kept by the store beside the
+  // record, not part of the event format.
+  std::uint64_t owner_generation = 0;
 
   Cursor cursor() const { return {epoch, seq}; }
 };

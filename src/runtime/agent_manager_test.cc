@@ -79,6 +79,7 @@ class CountingLog final : public EventLog {
   Status DeleteConsumerPositions(const ConsumerId& c) override {
     return inner_.DeleteConsumerPositions(c);
   }
+  Coordination& coordination() override { return inner_.coordination(); }
   Status Health() override { return inner_.Health(); }
   LogStats Stats() override { return inner_.Stats(); }
 

@@ -33,6 +33,7 @@
 #include "core/event_codec.h"
 #include "core/ids.h"
 #include "core/status.h"
+#include "store/coordination.h"
 
 namespace agentstream {
 
@@ -68,6 +69,11 @@ struct AppendRequest {
   std::optional<Seq> expected_tail;
   std::optional<ProducerStamp> producer;
   std::vector<NewEvent> events;  // 1 to LogLimits::max_batch_events, each validated for its kind
+  // The ownership generation of the runtime making this append (coordination.h): refused with
+  // kFenced unless it is the session's current generation, checked in the transaction that
+  // writes the events, which carry it (EventRecord::owner_generation). Absent: an append from
+  // outside any runtime (a client's foreign events, a tool).
+  std::optional<std::uint64_t> owner_generation;
 };
 
 struct AppendResult {
@@ -93,6 +99,9 @@ struct SessionMetaUpdate {
   std::optional<std::string> title;
   std::optional<std::string> persistence_handle;
   std::optional<std::string> status_snapshot;
+  // As AppendRequest::owner_generation: a runtime's update is refused with kFenced once its
+  // ownership moved on.
+  std::optional<std::uint64_t> owner_generation;
 };
 
 // Where a history begins: the prefix [1, seq] of another (session, epoch).
@@ -257,6 +266,11 @@ class EventLog {
   virtual Status SaveConsumer(const ConsumerId& consumer, const std::string& definition);
   virtual Result<std::vector<StoredConsumer>> ListConsumers();
   virtual Status DeleteConsumer(const ConsumerId& consumer);
+
+  // ---- Coordination ----
+  // The ownership leases, daemon registry and shared secrets kept in the same store
+  // (coordination.h). Lives as long as the log.
+  virtual Coordination& coordination() = 0;
 
   // OK while the log accepts writes; the sticky error after a failure of unknown outcome.
   virtual Status Health() = 0;

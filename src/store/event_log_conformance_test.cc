@@ -574,41 +574,64 @@ TEST_P(EventLogConformance, ConcurrentAppendersKeepEachSessionDense) {
   }
 }
 
-// A version-1 file (before consumer definitions) is migrated in place and keeps its data.
-TEST(SqliteSchema, Version1IsMigratedInPlace) {
-  char tmpl[] = "/tmp/agentstream-migrate-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  const std::string path = dir + "/log.db";
-  {
-    auto opened = OpenSqliteEventLog(SqliteLogOptions{.path = path});
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    ASSERT_TRUE((*opened)->CreateSession(SessionId("s"), SessionMeta{"p", "/", "t"}, {}).ok());
-  }
-  {
-    // Turn the file back into version 1 as an older build left it.
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE consumers; PRAGMA user_version = 1;", nullptr, nullptr,
-                           nullptr),
-              SQLITE_OK);
-    sqlite3_close(db);
-  }
-  {
-    auto opened = OpenSqliteEventLog(SqliteLogOptions{.path = path});
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    EXPECT_TRUE((*opened)->GetSession(SessionId("s")).ok());
-    ASSERT_TRUE((*opened)->SaveConsumer(ConsumerId("c"), "{}").ok());
-    EXPECT_EQ((*opened)->ListConsumers()->size(), 1u);
-  }
+// Turns a current file back into `version` as an older build left it.
+void Downgrade(const std::string& path, int version) {
+  std::string sql =
+      "DROP INDEX sessions_by_owner_expiry; ALTER TABLE sessions DROP COLUMN owner; "
+      "ALTER TABLE sessions DROP COLUMN owner_generation; "
+      "ALTER TABLE sessions DROP COLUMN owner_expires_ms; ALTER TABLE events DROP COLUMN writer; "
+      "DROP TABLE owner_history; DROP TABLE daemons;";
+  if (version < 2) sql += "DROP TABLE consumers;";
+  sql += "PRAGMA user_version = " + std::to_string(version) + ";";
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(stmt, 0), kSqliteSchemaVersion);
-  sqlite3_finalize(stmt);
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+      << (error ? error : "");
+  sqlite3_free(error);
   sqlite3_close(db);
-  std::filesystem::remove_all(dir);
+}
+
+// An older file is migrated in place and keeps its data: version 1 (before consumer
+// definitions) and version 2 (before agent ownership).
+TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
+  for (int version : {1, 2}) {
+    char tmpl[] = "/tmp/agentstream-migrate-XXXXXX";
+    const std::string dir = mkdtemp(tmpl);
+    const std::string path = dir + "/log.db";
+    {
+      auto opened = OpenSqliteEventLog(SqliteLogOptions{.path = path});
+      ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+      ASSERT_TRUE((*opened)
+                      ->CreateSession(SessionId("s"), SessionMeta{"p", "/", "t"},
+                                      {MakeNewEvent(Notice{NoticeLevel::kInfo, "old"})})
+                      .ok());
+    }
+    Downgrade(path, version);
+    {
+      auto opened = OpenSqliteEventLog(SqliteLogOptions{.path = path});
+      ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+      EXPECT_TRUE((*opened)->GetSession(SessionId("s")).ok());
+      ASSERT_TRUE((*opened)->SaveConsumer(ConsumerId("c"), "{}").ok());
+      EXPECT_EQ((*opened)->ListConsumers()->size(), 1u);
+      auto old = (*opened)->Read(ReadRequest{SessionId("s")});
+      ASSERT_TRUE(old.ok()) << old.status().ToString();
+      EXPECT_EQ(old->events.at(0).owner_generation, 0u);
+      auto lease = (*opened)->coordination().GetOwnership(SessionId("s"));
+      ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+      EXPECT_FALSE(lease->live());
+      EXPECT_TRUE((*opened)->coordination().AcquireOwnership(SessionId("s"), "d", 1000).ok());
+    }
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+    EXPECT_EQ(sqlite3_column_int(stmt, 0), kSqliteSchemaVersion);
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    std::filesystem::remove_all(dir);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, EventLogConformance,

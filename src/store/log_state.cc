@@ -36,7 +36,68 @@ Status CheckBatch(const std::vector<NewEvent>& events, const LogLimits& limits, 
   return Status::Ok();
 }
 
+Status CheckOwner(const SessionState& session, const SessionId& id,
+                  std::optional<std::uint64_t> generation) {
+  if (generation && *generation != session.owner.generation) {
+    return Error(ErrorCode::kFenced,
+                 "ownership generation " + Num(*generation) + " of " + id.str() +
+                     " is stale (current " + Num(session.owner.generation) + ", held by " +
+                     (session.owner.owner.empty() ? std::string("nobody") : session.owner.owner) +
+                     ")");
+  }
+  return Status::Ok();
+}
+
+Result<OwnerGrant> GrantOwnership(SessionState& session, const SessionId& id,
+                                  const std::string& owner, TimestampMs now_ms,
+                                  std::int64_t ttl_ms) {
+  if (owner.empty()) return Error(ErrorCode::kInvalidArgument, "an owner must be named");
+  if (ttl_ms <= 0) return Error(ErrorCode::kInvalidArgument, "a lease needs a positive ttl");
+  OwnerLease previous = session.owner;
+  previous.now_ms = now_ms;
+  if (previous.live() && previous.owner != owner) {
+    return Error(ErrorCode::kConflict, id.str() + " is owned by " + previous.owner + " for " +
+                                           Num(previous.expires_ms - now_ms) + " ms more");
+  }
+  session.owner = OwnerLease{owner, previous.generation + 1, now_ms + ttl_ms, 0};
+  OwnerLease granted = session.owner;
+  granted.now_ms = now_ms;
+  return OwnerGrant{std::move(granted), std::move(previous)};
+}
+
+bool RenewOwnership(SessionState& session, const std::string& owner, std::uint64_t generation,
+                    TimestampMs now_ms, std::int64_t ttl_ms) {
+  if (session.owner.owner != owner || session.owner.generation != generation) return false;
+  session.owner.expires_ms = now_ms + ttl_ms;
+  return true;
+}
+
+Status ReleaseOwnership(SessionState& session, const SessionId& id, std::uint64_t generation) {
+  if (session.owner.generation != generation || session.owner.owner.empty()) {
+    return Error(ErrorCode::kFenced,
+                 "ownership generation " + Num(generation) + " of " + id.str() + " is not held");
+  }
+  session.owner.owner.clear();
+  session.owner.expires_ms = 0;
+  return Status::Ok();
+}
+
+Status CheckDaemonIdentity(const DaemonRecord& stored, const DaemonRecord& self, TimestampMs now_ms,
+                           std::int64_t ttl_ms) {
+  if (self.id.empty()) return Error(ErrorCode::kInvalidArgument, "a daemon needs an id");
+  if (stored.id.empty() || (stored.host == self.host && stored.data_dir == self.data_dir))
+    return Status::Ok();
+  if (now_ms - stored.heartbeat_ms < ttl_ms) {
+    return Error(ErrorCode::kAlreadyExists,
+                 "daemon id " + self.id + " is in use by a live daemon on " + stored.host + " (" +
+                     stored.data_dir + ", heartbeat " + Num(now_ms - stored.heartbeat_ms) +
+                     " ms ago); give each daemon its own id");
+  }
+  return Status::Ok();
+}
+
 Result<AppendPlan> PlanAppend(const SessionState& session, const AppendRequest& request) {
+  AS_RETURN_IF_ERROR(CheckOwner(session, request.session, request.owner_generation));
   const Epoch current = session.current();
   if (request.epoch && *request.epoch != current) {
     return Error(ErrorCode::kFenced, "epoch " + Num(request.epoch->value()) +

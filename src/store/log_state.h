@@ -31,6 +31,7 @@ struct ProducerState {
 struct SessionState {
   SessionMeta meta;
   std::optional<HistoryBase> forked_from;
+  OwnerLease owner;                // now_ms unused
   std::vector<EpochState> epochs;  // epochs[i] is epoch i + 1; the last one is current
   std::unordered_map<std::string, ProducerState> producers;
 
@@ -53,6 +54,28 @@ Status CheckBatch(const std::vector<NewEvent>& events, const LogLimits& limits, 
 // Decides whether `request` may be appended to `session`. Pure; the batch must have passed
 // CheckBatch. A duplicate producer append yields a plan with result.duplicate set.
 Result<AppendPlan> PlanAppend(const SessionState& session, const AppendRequest& request);
+
+// The ownership fence (coordination.h): kFenced when `generation` is given and is not the
+// session's current ownership generation. PlanAppend applies it first.
+Status CheckOwner(const SessionState& session, const SessionId& id,
+                  std::optional<std::uint64_t> generation);
+
+// Ownership rules shared by the backends; `now_ms` is the store's clock. GrantOwnership decides
+// and records a grant in `session` (kConflict while another owner's lease is live);
+// RenewOwnership extends the lease when `owner` still holds `generation` (false: lost);
+// ReleaseOwnership frees it (kFenced for another generation).
+Result<OwnerGrant> GrantOwnership(SessionState& session, const SessionId& id,
+                                  const std::string& owner, TimestampMs now_ms,
+                                  std::int64_t ttl_ms);
+bool RenewOwnership(SessionState& session, const std::string& owner, std::uint64_t generation,
+                    TimestampMs now_ms, std::int64_t ttl_ms);
+Status ReleaseOwnership(SessionState& session, const SessionId& id, std::uint64_t generation);
+
+// Whether `self` may register over the `stored` record of its id (empty id: none stored):
+// kAlreadyExists when another live daemon (heartbeat younger than ttl_ms) holds it from another
+// host or data directory.
+Status CheckDaemonIdentity(const DaemonRecord& stored, const DaemonRecord& self, TimestampMs now_ms,
+                           std::int64_t ttl_ms);
 
 // Records an accepted plan in the picture (tail and producer state).
 void ApplyAppend(SessionState& session, const AppendPlan& plan);

@@ -25,6 +25,8 @@ struct MemoryEventLog::State {
   std::map<std::pair<std::string, std::string>, ConsumerPosition> positions;  // (consumer, session)
   // Consumer definitions by id.
   std::map<std::string, std::string> consumers;
+  std::map<std::string, std::vector<OwnershipRecord>> owner_history;  // by session
+  std::map<std::string, DaemonRecord> daemons;
   Status sticky;
   LogStats stats;
   bool fail_next_commit = false;
@@ -49,7 +51,7 @@ struct MemoryEventLog::State {
   }
 
   void StoreEvents(const std::string& session, Epoch epoch, Seq first,
-                   std::vector<NewEvent>& events) {
+                   std::vector<NewEvent>& events, std::uint64_t owner_generation = 0) {
     stats.events += events.size();
     auto& vec = rows[{session, epoch.value()}];
     const TimestampMs now = store_internal::WallClockMs();
@@ -62,7 +64,8 @@ struct MemoryEventLog::State {
                     static_cast<std::uint16_t>(e.kind),
                     std::move(e.turn),
                     kEventFormatVersion,
-                    std::move(e.payload)};
+                    std::move(e.payload),
+                    owner_generation};
       const auto checksum = store_internal::RecordChecksum(r);
       vec.push_back(StoredRow{std::move(r), checksum});
       seq = seq.next();
@@ -187,6 +190,7 @@ Status MemoryEventLog::UpdateSessionMeta(const SessionId& id, const SessionMetaU
   AS_RETURN_IF_ERROR(state_->CheckWritable());
   auto it = state_->sessions.find(id.str());
   if (it == state_->sessions.end()) return Error(ErrorCode::kNotFound, "no session " + id.str());
+  AS_RETURN_IF_ERROR(store_internal::CheckOwner(it->second, id, update.owner_generation));
   SessionMeta& meta = it->second.meta;
   if (update.title) meta.title = *update.title;
   if (update.persistence_handle) meta.persistence_handle = *update.persistence_handle;
@@ -212,7 +216,8 @@ void MemoryEventLog::AppendAsync(AppendRequest request, AppendCallback done) {
     if (!result.duplicate) {
       if (Status s = state_->Commit(); !s.ok()) return done(s);
       store_internal::ApplyAppend(it->second, *plan);
-      state_->StoreEvents(request.session.str(), result.epoch, result.first_seq, request.events);
+      state_->StoreEvents(request.session.str(), result.epoch, result.first_seq, request.events,
+                          request.owner_generation.value_or(0));
     }
     notice = CommitNotice{request.session, result.epoch, it->second.epochs.back().tail};
   }
@@ -356,6 +361,106 @@ Status MemoryEventLog::DeleteConsumer(const ConsumerId& consumer) {
   std::erase_if(state_->positions,
                 [&](const auto& entry) { return entry.first.first == consumer.str(); });
   return Status::Ok();
+}
+
+Result<OwnerGrant> MemoryEventLog::AcquireOwnership(const SessionId& session,
+                                                    const std::string& owner, std::int64_t ttl_ms) {
+  std::lock_guard lock(state_->mu);
+  AS_RETURN_IF_ERROR(state_->CheckWritable());
+  auto it = state_->sessions.find(session.str());
+  if (it == state_->sessions.end())
+    return Error(ErrorCode::kNotFound, "no session " + session.str());
+  const TimestampMs now = store_internal::WallClockMs();
+  AS_ASSIGN_OR_RETURN(OwnerGrant grant,
+                      store_internal::GrantOwnership(it->second, session, owner, now, ttl_ms));
+  state_->owner_history[session.str()].push_back(
+      OwnershipRecord{grant.lease.generation, owner, now,
+                      Cursor{it->second.current(), it->second.epochs.back().tail}});
+  return grant;
+}
+
+Result<std::vector<SessionId>> MemoryEventLog::RenewOwnerships(
+    const std::string& owner, const std::vector<std::pair<SessionId, std::uint64_t>>& leases,
+    std::int64_t ttl_ms) {
+  std::lock_guard lock(state_->mu);
+  AS_RETURN_IF_ERROR(state_->CheckWritable());
+  const TimestampMs now = store_internal::WallClockMs();
+  std::vector<SessionId> lost;
+  for (const auto& [session, generation] : leases) {
+    auto it = state_->sessions.find(session.str());
+    if (it == state_->sessions.end() ||
+        !store_internal::RenewOwnership(it->second, owner, generation, now, ttl_ms))
+      lost.push_back(session);
+  }
+  return lost;
+}
+
+Status MemoryEventLog::ReleaseOwnership(const SessionId& session, std::uint64_t generation) {
+  std::lock_guard lock(state_->mu);
+  AS_RETURN_IF_ERROR(state_->CheckWritable());
+  auto it = state_->sessions.find(session.str());
+  if (it == state_->sessions.end())
+    return Error(ErrorCode::kNotFound, "no session " + session.str());
+  return store_internal::ReleaseOwnership(it->second, session, generation);
+}
+
+Result<OwnerLease> MemoryEventLog::GetOwnership(const SessionId& session) {
+  std::lock_guard lock(state_->mu);
+  auto it = state_->sessions.find(session.str());
+  if (it == state_->sessions.end())
+    return Error(ErrorCode::kNotFound, "no session " + session.str());
+  OwnerLease lease = it->second.owner;
+  lease.now_ms = store_internal::WallClockMs();
+  return lease;
+}
+
+Result<std::vector<std::pair<SessionId, OwnerLease>>> MemoryEventLog::ListExpiredOwnerships(
+    std::size_t limit) {
+  std::lock_guard lock(state_->mu);
+  const TimestampMs now = store_internal::WallClockMs();
+  std::vector<std::pair<SessionId, OwnerLease>> out;
+  for (const auto& [id, s] : state_->sessions) {
+    if (out.size() >= limit) break;
+    if (s.owner.owner.empty() || s.owner.expires_ms > now) continue;
+    OwnerLease lease = s.owner;
+    lease.now_ms = now;
+    out.emplace_back(SessionId(id), std::move(lease));
+  }
+  return out;
+}
+
+Result<std::vector<OwnershipRecord>> MemoryEventLog::OwnershipHistory(const SessionId& session) {
+  std::lock_guard lock(state_->mu);
+  if (!state_->sessions.count(session.str()))
+    return Error(ErrorCode::kNotFound, "no session " + session.str());
+  auto it = state_->owner_history.find(session.str());
+  if (it == state_->owner_history.end()) return std::vector<OwnershipRecord>{};
+  return it->second;
+}
+
+Status MemoryEventLog::Heartbeat(const DaemonRecord& self, std::int64_t ttl_ms) {
+  std::lock_guard lock(state_->mu);
+  AS_RETURN_IF_ERROR(state_->CheckWritable());
+  const TimestampMs now = store_internal::WallClockMs();
+  DaemonRecord& stored = state_->daemons[self.id];
+  AS_RETURN_IF_ERROR(store_internal::CheckDaemonIdentity(stored, self, now, ttl_ms));
+  stored = self;
+  stored.heartbeat_ms = now;
+  return Status::Ok();
+}
+
+Result<std::optional<DaemonRecord>> MemoryEventLog::GetDaemon(const std::string& id) {
+  std::lock_guard lock(state_->mu);
+  auto it = state_->daemons.find(id);
+  if (it == state_->daemons.end()) return std::optional<DaemonRecord>();
+  DaemonRecord record = it->second;
+  record.now_ms = store_internal::WallClockMs();
+  return std::optional<DaemonRecord>(std::move(record));
+}
+
+Result<std::string> MemoryEventLog::SharedSecret(const std::string& name, const std::string&) {
+  return Error(ErrorCode::kUnavailable,
+               "the in-memory store keeps no shared secrets (asked for " + name + ")");
 }
 
 Status MemoryEventLog::Health() {

@@ -14,7 +14,7 @@
 
 namespace agentstream {
 
-class MemoryEventLog final : public EventLog {
+class MemoryEventLog final : public EventLog, public Coordination {
  public:
   explicit MemoryEventLog(LogLimits limits = {});
   ~MemoryEventLog() override;
@@ -47,8 +47,24 @@ class MemoryEventLog final : public EventLog {
   Status SaveConsumer(const ConsumerId& consumer, const std::string& definition) override;
   Result<std::vector<StoredConsumer>> ListConsumers() override;
   Status DeleteConsumer(const ConsumerId& consumer) override;
+  Coordination& coordination() override { return *this; }
   Status Health() override;
   LogStats Stats() override;
+
+  // Coordination, judged by the process's wall clock.
+  Result<OwnerGrant> AcquireOwnership(const SessionId& session, const std::string& owner,
+                                      std::int64_t ttl_ms) override;
+  Result<std::vector<SessionId>> RenewOwnerships(
+      const std::string& owner, const std::vector<std::pair<SessionId, std::uint64_t>>& leases,
+      std::int64_t ttl_ms) override;
+  Status ReleaseOwnership(const SessionId& session, std::uint64_t generation) override;
+  Result<OwnerLease> GetOwnership(const SessionId& session) override;
+  Result<std::vector<std::pair<SessionId, OwnerLease>>> ListExpiredOwnerships(
+      std::size_t limit) override;
+  Result<std::vector<OwnershipRecord>> OwnershipHistory(const SessionId& session) override;
+  Status Heartbeat(const DaemonRecord& self, std::int64_t ttl_ms) override;
+  Result<std::optional<DaemonRecord>> GetDaemon(const std::string& id) override;
+  Result<std::string> SharedSecret(const std::string& name, const std::string& candidate) override;
 
   // Test hooks. The next commit fails as a sync failure of unknown outcome would (the log turns
   // sticky). A raw record is stored as given, with `checksum` (nullopt: the correct one), to

@@ -31,6 +31,7 @@ namespace {
 using pg::Conn;
 using pg::I64;
 using pg::Join;
+using pg::kServerNowSql;
 using pg::LoadPosition;
 using pg::Param;
 using pg::Rows;
@@ -96,6 +97,40 @@ CREATE TABLE IF NOT EXISTS consumer_positions(
 CREATE TABLE IF NOT EXISTS consumers(
   id text PRIMARY KEY,
   definition text NOT NULL
+);
+)sql";
+
+// Version 2 adds agent ownership (store/coordination.h): each session's lease on its row, the
+// generation that wrote each record batch (`writer`, 0 before version 2 or from outside a
+// runtime), the history of grants, the daemon registry and the daemons' shared secrets. Every
+// statement is idempotent, so a version-1 database is migrated in place.
+constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE sessions ADD COLUMN IF NOT EXISTS owner text NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN IF NOT EXISTS owner_generation bigint NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN IF NOT EXISTS owner_expires_ms bigint NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS sessions_by_owner_expiry ON sessions(owner_expires_ms)
+  WHERE owner <> '';
+ALTER TABLE events ADD COLUMN IF NOT EXISTS writer bigint NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS owner_history(
+  session text NOT NULL,
+  generation bigint NOT NULL,
+  owner text NOT NULL,
+  granted_ms bigint NOT NULL,
+  epoch bigint NOT NULL,
+  seq bigint NOT NULL,
+  PRIMARY KEY(session, generation)
+);
+CREATE TABLE IF NOT EXISTS daemons(
+  id text PRIMARY KEY,
+  url text NOT NULL,
+  host text NOT NULL,
+  data_dir text NOT NULL,
+  started_ms bigint NOT NULL,
+  heartbeat_ms bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS secrets(
+  name text PRIMARY KEY,
+  value text NOT NULL
 );
 )sql";
 
@@ -185,18 +220,19 @@ Status EnsureSchema(Conn& conn, const std::string& schema) {
     }
     AS_RETURN_IF_ERROR(conn.ExecScript(kSchemaV1));
     AS_ASSIGN_OR_RETURN(Rows version, conn.Exec("SELECT max(version) FROM agentstream_schema"));
-    if (version.size() == 0 || version.IsNull(0, 0)) {
-      return conn
-          .Exec("INSERT INTO agentstream_schema(version) VALUES($1)",
-                {Param(std::int64_t{kPostgresSchemaVersion})})
-          .status();
-    }
-    if (version.Int(0, 0) > kPostgresSchemaVersion) {
+    const bool none = version.size() == 0 || version.IsNull(0, 0);
+    if (!none && version.Int(0, 0) > kPostgresSchemaVersion) {
       return Error(ErrorCode::kUnsupportedVersion,
                    "the database has schema version " + version.Text(0, 0) +
                        "; this build reads up to " + std::to_string(kPostgresSchemaVersion));
     }
-    return Status::Ok();
+    if (!none && version.Int(0, 0) == kPostgresSchemaVersion) return Status::Ok();
+    AS_RETURN_IF_ERROR(conn.ExecScript(kSchemaV2));
+    AS_RETURN_IF_ERROR(conn.ExecScript("DELETE FROM agentstream_schema"));
+    return conn
+        .Exec("INSERT INTO agentstream_schema(version) VALUES($1)",
+              {Param(std::int64_t{kPostgresSchemaVersion})})
+        .status();
   };
   Status created = create();
   if (!created.ok()) {
@@ -214,7 +250,7 @@ using Op = Queue::Op;
 using PendingAppend = Queue::Append;
 using PendingControl = Queue::Control;
 
-class PostgresEventLog final : public EventLog {
+class PostgresEventLog final : public EventLog, public Coordination {
  public:
   // `listening` already LISTENs, so every commit made after the log is open is heard.
   PostgresEventLog(PostgresLogOptions options, Conn writer, Conn listening)
@@ -307,6 +343,7 @@ class PostgresEventLog final : public EventLog {
                                   {"a status snapshot", update.status_snapshot.value_or("")}}));
     return RunControl<bool>([&](Txn& t, bool&) -> Status {
              AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(id));
+             AS_RETURN_IF_ERROR(store_internal::CheckOwner(s->state, id, update.owner_generation));
              AS_RETURN_IF_ERROR(
                  t.Exec("UPDATE sessions SET title=coalesce($1, title), "
                         "persistence=coalesce($2, persistence), "
@@ -317,6 +354,8 @@ class PostgresEventLog final : public EventLog {
              if (update.title) meta.title = *update.title;
              if (update.persistence_handle) meta.persistence_handle = *update.persistence_handle;
              if (update.status_snapshot) meta.status_snapshot = *update.status_snapshot;
+             // Announced like a commit, so that the other daemons see the new status at once.
+             t.Touch(id, s->state.current(), s->state.epochs.back().tail);
              return Status::Ok();
            })
         .status();
@@ -458,6 +497,179 @@ class PostgresEventLog final : public EventLog {
         .status();
   }
 
+  Coordination& coordination() override { return *this; }
+
+  Result<OwnerGrant> AcquireOwnership(const SessionId& session, const std::string& owner,
+                                      std::int64_t ttl_ms) override {
+    AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}, {"an owner", owner}}));
+    return RunControl<OwnerGrant>([&](Txn& t, OwnerGrant& out) -> Status {
+      AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(session));
+      AS_ASSIGN_OR_RETURN(TimestampMs now, t.ServerNow());
+      // Decided on a copy: a refused grant leaves the transaction's picture as stored.
+      store_internal::SessionState state = s->state;
+      AS_ASSIGN_OR_RETURN(out, store_internal::GrantOwnership(state, session, owner, now, ttl_ms));
+      s->state.owner = state.owner;
+      AS_RETURN_IF_ERROR(t.StoreOwner(*s));
+      return t
+          .Exec(
+              "INSERT INTO owner_history(session, generation, owner, granted_ms, epoch, seq) "
+              "VALUES($1,$2,$3,$4,$5,$6)",
+              {session.str(), I64(out.lease.generation), owner, now, I64(state.current().value()),
+               I64(state.epochs.back().tail.value())})
+          .status();
+    });
+  }
+
+  Result<std::vector<SessionId>> RenewOwnerships(
+      const std::string& owner, const std::vector<std::pair<SessionId, std::uint64_t>>& leases,
+      std::int64_t ttl_ms) override {
+    for (const auto& [session, generation] : leases)
+      AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
+    return RunControl<std::vector<SessionId>>([&](Txn& t, std::vector<SessionId>& lost) -> Status {
+      std::vector<std::string> ids;
+      for (const auto& lease : leases) ids.push_back(lease.first.str());
+      AS_RETURN_IF_ERROR(t.Prefetch(std::move(ids)));  // their rows, locked in id order
+      AS_ASSIGN_OR_RETURN(TimestampMs now, t.ServerNow());
+      std::vector<std::string> renewed;
+      for (const auto& [session, generation] : leases) {
+        auto s = t.Load(session);
+        if (!t.io().ok()) return t.io();
+        if (!s.ok() ||
+            !store_internal::RenewOwnership((*s)->state, owner, generation, now, ttl_ms)) {
+          lost.push_back(session);
+          continue;
+        }
+        renewed.push_back(std::to_string((*s)->key));
+      }
+      if (renewed.empty()) return Status::Ok();
+      return t
+          .Exec("UPDATE sessions SET owner_expires_ms=$1 WHERE key = ANY($2::bigint[])",
+                {now + ttl_ms, "{" + Join(renewed) + "}"})
+          .status();
+    });
+  }
+
+  Status ReleaseOwnership(const SessionId& session, std::uint64_t generation) override {
+    AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
+    return RunControl<bool>([&](Txn& t, bool&) -> Status {
+             AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(session));
+             store_internal::SessionState state = s->state;
+             AS_RETURN_IF_ERROR(store_internal::ReleaseOwnership(state, session, generation));
+             s->state.owner = state.owner;
+             return t.StoreOwner(*s);
+           })
+        .status();
+  }
+
+  Result<OwnerLease> GetOwnership(const SessionId& session) override {
+    AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
+    return WithReader<OwnerLease>([&](Conn& conn) -> Result<OwnerLease> {
+      AS_ASSIGN_OR_RETURN(
+          Rows r, conn.Exec(std::string("SELECT owner, owner_generation, owner_expires_ms, (") +
+                                kServerNowSql + ") FROM sessions WHERE id=$1",
+                            {session.str()}));
+      if (r.size() == 0) return Error(ErrorCode::kNotFound, "no session " + session.str());
+      return OwnerLease{r.Text(0, 0), static_cast<std::uint64_t>(r.Int(0, 1)), r.Int(0, 2),
+                        r.Int(0, 3)};
+    });
+  }
+
+  Result<std::vector<std::pair<SessionId, OwnerLease>>> ListExpiredOwnerships(
+      std::size_t limit) override {
+    using Expired = std::vector<std::pair<SessionId, OwnerLease>>;
+    return WithReader<Expired>([&](Conn& conn) -> Result<Expired> {
+      AS_ASSIGN_OR_RETURN(Rows now_row, conn.Exec(kServerNowSql));
+      const TimestampMs now = now_row.Int(0, 0);
+      AS_ASSIGN_OR_RETURN(
+          Rows r,
+          conn.Exec("SELECT id, owner, owner_generation, owner_expires_ms FROM sessions WHERE "
+                    "owner <> '' AND owner_expires_ms <= $1 ORDER BY owner_expires_ms LIMIT $2",
+                    {now, static_cast<std::int64_t>(std::min<std::size_t>(limit, 100000))}));
+      Expired out;
+      for (int i = 0; i < r.size(); ++i) {
+        out.emplace_back(
+            SessionId(r.Text(i, 0)),
+            OwnerLease{r.Text(i, 1), static_cast<std::uint64_t>(r.Int(i, 2)), r.Int(i, 3), now});
+      }
+      return out;
+    });
+  }
+
+  Result<std::vector<OwnershipRecord>> OwnershipHistory(const SessionId& session) override {
+    AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
+    using History = std::vector<OwnershipRecord>;
+    return WithReader<History>([&](Conn& conn) -> Result<History> {
+      AS_ASSIGN_OR_RETURN(Rows known,
+                          conn.Exec("SELECT 1 FROM sessions WHERE id=$1", {session.str()}));
+      if (known.size() == 0) return Error(ErrorCode::kNotFound, "no session " + session.str());
+      AS_ASSIGN_OR_RETURN(Rows r, conn.Exec("SELECT generation, owner, granted_ms, epoch, seq FROM "
+                                            "owner_history WHERE session=$1 ORDER BY generation",
+                                            {session.str()}));
+      History out;
+      for (int i = 0; i < r.size(); ++i) {
+        out.push_back(OwnershipRecord{static_cast<std::uint64_t>(r.Int(i, 0)), r.Text(i, 1),
+                                      r.Int(i, 2), Cursor{Epoch(r.Int(i, 3)), Seq(r.Int(i, 4))}});
+      }
+      return out;
+    });
+  }
+
+  Status Heartbeat(const DaemonRecord& self, std::int64_t ttl_ms) override {
+    AS_RETURN_IF_ERROR(CheckText({{"a daemon id", self.id},
+                                  {"a daemon url", self.url},
+                                  {"a host", self.host},
+                                  {"a data directory", self.data_dir}}));
+    return RunControl<bool>([&](Txn& t, bool&) -> Status {
+             AS_ASSIGN_OR_RETURN(TimestampMs now, t.ServerNow());
+             AS_ASSIGN_OR_RETURN(Rows r,
+                                 t.Exec("SELECT url, host, data_dir, started_ms, heartbeat_ms FROM "
+                                        "daemons WHERE id=$1 FOR UPDATE",
+                                        {self.id}));
+             DaemonRecord stored;
+             if (r.size() > 0)
+               stored = DaemonRecord{self.id,     r.Text(0, 0), r.Text(0, 1), r.Text(0, 2),
+                                     r.Int(0, 3), r.Int(0, 4),  now};
+             AS_RETURN_IF_ERROR(store_internal::CheckDaemonIdentity(stored, self, now, ttl_ms));
+             return t
+                 .Exec(
+                     "INSERT INTO daemons(id, url, host, data_dir, started_ms, heartbeat_ms) "
+                     "VALUES($1,$2,$3,$4,$5,$6) ON CONFLICT (id) DO UPDATE SET "
+                     "url=excluded.url, host=excluded.host, data_dir=excluded.data_dir, "
+                     "started_ms=excluded.started_ms, heartbeat_ms=excluded.heartbeat_ms",
+                     {self.id, self.url, self.host, self.data_dir, self.started_ms, now})
+                 .status();
+           })
+        .status();
+  }
+
+  Result<std::optional<DaemonRecord>> GetDaemon(const std::string& id) override {
+    AS_RETURN_IF_ERROR(CheckText({{"a daemon id", id}}));
+    using Found = std::optional<DaemonRecord>;
+    return WithReader<Found>([&](Conn& conn) -> Result<Found> {
+      AS_ASSIGN_OR_RETURN(
+          Rows r, conn.Exec(std::string("SELECT url, host, data_dir, started_ms, heartbeat_ms, (") +
+                                kServerNowSql + ") FROM daemons WHERE id=$1",
+                            {id}));
+      if (r.size() == 0) return Found();
+      return Found(DaemonRecord{id, r.Text(0, 0), r.Text(0, 1), r.Text(0, 2), r.Int(0, 3),
+                                r.Int(0, 4), r.Int(0, 5)});
+    });
+  }
+
+  Result<std::string> SharedSecret(const std::string& name, const std::string& candidate) override {
+    AS_RETURN_IF_ERROR(CheckText({{"a secret's name", name}, {"a secret", candidate}}));
+    return RunControl<std::string>([&](Txn& t, std::string& out) -> Status {
+      AS_RETURN_IF_ERROR(
+          t.Exec("INSERT INTO secrets(name, value) VALUES($1,$2) ON CONFLICT (name) DO NOTHING",
+                 {name, candidate})
+              .status());
+      AS_ASSIGN_OR_RETURN(Rows r, t.Exec("SELECT value FROM secrets WHERE name=$1", {name}));
+      if (r.size() == 0) return Error(ErrorCode::kInternal, "secret " + name + " vanished");
+      out = r.Text(0, 0);
+      return Status::Ok();
+    });
+  }
+
   Status Health() override { return queue_.Writable(); }
   LogStats Stats() override { return queue_.stats(); }
 
@@ -478,7 +690,8 @@ class PostgresEventLog final : public EventLog {
     AS_ASSIGN_OR_RETURN(AppendPlan plan, store_internal::PlanAppend(s->state, request));
     result = plan.result;
     if (plan.result.duplicate) return Status::Ok();
-    t.InsertEvents(s->key, plan.result.epoch, plan.result.first_seq, request.events);
+    t.InsertEvents(s->key, plan.result.epoch, plan.result.first_seq, request.events,
+                   request.owner_generation.value_or(0));
     t.StoreProducer(s->key, plan);
     store_internal::ApplyAppend(s->state, plan);
     t.Touch(request.session, plan.result.epoch, plan.result.last_seq);

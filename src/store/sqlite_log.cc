@@ -37,7 +37,7 @@ using Op = Queue::Op;
 using PendingAppend = Queue::Append;
 using PendingControl = Queue::Control;
 
-class SqliteEventLog final : public EventLog {
+class SqliteEventLog final : public EventLog, public Coordination {
  public:
   SqliteEventLog(SqliteLogOptions options, Db write_db)
       : options_(std::move(options)),
@@ -128,6 +128,8 @@ class SqliteEventLog final : public EventLog {
   Status UpdateSessionMeta(const SessionId& id, const SessionMetaUpdate& update) override {
     return RunControl<bool>([&](Writer& w, bool&) -> Status {
              AS_ASSIGN_OR_RETURN(Writer::Cached * cached, w.Load(id));
+             AS_RETURN_IF_ERROR(
+                 store_internal::CheckOwner(cached->state, id, update.owner_generation));
              AS_ASSIGN_OR_RETURN(Stmt s,
                                  w.db().Prepare("UPDATE sessions SET title=coalesce(?, title), "
                                                 "persistence=coalesce(?, persistence), "
@@ -241,6 +243,97 @@ class SqliteEventLog final : public EventLog {
              return w.Check(p.Exec());
            })
         .status();
+  }
+
+  Coordination& coordination() override { return *this; }
+
+  Result<OwnerGrant> AcquireOwnership(const SessionId& session, const std::string& owner,
+                                      std::int64_t ttl_ms) override {
+    return RunControl<OwnerGrant>([&](Writer& w, OwnerGrant& out) -> Status {
+      AS_ASSIGN_OR_RETURN(Writer::Cached * cached, w.Load(session));
+      const TimestampMs now = store_internal::WallClockMs();
+      // Decided on a copy: a refused or failed grant leaves the cached picture as stored.
+      store_internal::SessionState state = cached->state;
+      AS_ASSIGN_OR_RETURN(out, store_internal::GrantOwnership(state, session, owner, now, ttl_ms));
+      cached->state.owner = state.owner;
+      AS_RETURN_IF_ERROR(w.StoreOwner(*cached));
+      AS_ASSIGN_OR_RETURN(Stmt h,
+                          w.db().Prepare("INSERT INTO owner_history(session, generation, owner, "
+                                         "granted_ms, epoch, seq) VALUES(?,?,?,?,?,?)"));
+      h.Bind(1, session.str()).Bind(2, sqlite::ToInt64(out.lease.generation)).Bind(3, owner);
+      h.Bind(4, now).Bind(5, sqlite::ToInt64(state.current().value()));
+      h.Bind(6, sqlite::ToInt64(state.epochs.back().tail.value()));
+      return w.Check(h.Exec());
+    });
+  }
+
+  Result<std::vector<SessionId>> RenewOwnerships(
+      const std::string& owner, const std::vector<std::pair<SessionId, std::uint64_t>>& leases,
+      std::int64_t ttl_ms) override {
+    return RunControl<std::vector<SessionId>>(
+        [&](Writer& w, std::vector<SessionId>& lost) -> Status {
+          const TimestampMs now = store_internal::WallClockMs();
+          for (const auto& [session, generation] : leases) {
+            auto cached = w.Load(session);
+            if (!cached.ok()) {
+              if (!w.io().ok()) return w.io();
+              lost.push_back(session);
+              continue;
+            }
+            if (!store_internal::RenewOwnership((*cached)->state, owner, generation, now, ttl_ms)) {
+              lost.push_back(session);
+              continue;
+            }
+            AS_RETURN_IF_ERROR(w.StoreOwner(**cached));
+          }
+          return Status::Ok();
+        });
+  }
+
+  Status ReleaseOwnership(const SessionId& session, std::uint64_t generation) override {
+    return RunControl<bool>([&](Writer& w, bool&) -> Status {
+             AS_ASSIGN_OR_RETURN(Writer::Cached * cached, w.Load(session));
+             store_internal::SessionState state = cached->state;
+             AS_RETURN_IF_ERROR(store_internal::ReleaseOwnership(state, session, generation));
+             cached->state.owner = state.owner;
+             return w.StoreOwner(*cached);
+           })
+        .status();
+  }
+
+  Result<OwnerLease> GetOwnership(const SessionId& session) override {
+    return readers_.GetOwnership(session, store_internal::WallClockMs());
+  }
+  Result<std::vector<std::pair<SessionId, OwnerLease>>> ListExpiredOwnerships(
+      std::size_t limit) override {
+    return readers_.ListExpiredOwnerships(store_internal::WallClockMs(), limit);
+  }
+  Result<std::vector<OwnershipRecord>> OwnershipHistory(const SessionId& session) override {
+    return readers_.OwnershipHistory(session);
+  }
+
+  Status Heartbeat(const DaemonRecord& self, std::int64_t ttl_ms) override {
+    return RunControl<bool>([&](Writer& w, bool&) -> Status {
+             const TimestampMs now = store_internal::WallClockMs();
+             AS_ASSIGN_OR_RETURN(std::optional<DaemonRecord> stored,
+                                 sqlite::LoadDaemon(w.db(), self.id));
+             AS_RETURN_IF_ERROR(store_internal::CheckDaemonIdentity(stored.value_or(DaemonRecord{}),
+                                                                    self, now, ttl_ms));
+             AS_ASSIGN_OR_RETURN(
+                 Stmt s, w.db().Prepare("INSERT OR REPLACE INTO daemons(id, url, host, data_dir, "
+                                        "started_ms, heartbeat_ms) VALUES(?,?,?,?,?,?)"));
+             s.Bind(1, self.id).Bind(2, self.url).Bind(3, self.host).Bind(4, self.data_dir);
+             s.Bind(5, self.started_ms).Bind(6, now);
+             return w.Check(s.Exec());
+           })
+        .status();
+  }
+  Result<std::optional<DaemonRecord>> GetDaemon(const std::string& id) override {
+    return readers_.GetDaemon(id, store_internal::WallClockMs());
+  }
+  Result<std::string> SharedSecret(const std::string& name, const std::string&) override {
+    return Error(ErrorCode::kUnavailable,
+                 "the SQLite store keeps no shared secrets (asked for " + name + ")");
   }
 
   Status Health() override { return queue_.Writable(); }
@@ -379,8 +472,8 @@ class SqliteEventLog final : public EventLog {
     AS_ASSIGN_OR_RETURN(AppendPlan plan, store_internal::PlanAppend(cached->state, request));
     result = plan.result;
     if (plan.result.duplicate) return Status::Ok();
-    AS_RETURN_IF_ERROR(
-        w.InsertEvents(cached->key, plan.result.epoch, plan.result.first_seq, request.events));
+    AS_RETURN_IF_ERROR(w.InsertEvents(cached->key, plan.result.epoch, plan.result.first_seq,
+                                      request.events, request.owner_generation.value_or(0)));
     AS_RETURN_IF_ERROR(w.StoreProducer(cached->key, plan));
     store_internal::ApplyAppend(cached->state, plan);
     w.Touch(request.session, plan.result.epoch, Seq(plan.result.first_seq.value() - 1),

@@ -54,8 +54,8 @@ struct SqliteLogOptions {
 // when it is not a database.
 Result<std::unique_ptr<EventLog>> OpenSqliteEventLog(SqliteLogOptions options);
 
-// The schema version this build writes (PRAGMA user_version). Opening a version-1 file migrates
-// it in place (version 2 adds the consumers table).
-inline constexpr int kSqliteSchemaVersion = 2;
+// The schema version this build writes (PRAGMA user_version). Opening an older file migrates it
+// in place (version 2 adds the consumers table, version 3 agent ownership).
+inline constexpr int kSqliteSchemaVersion = 3;
 
 }  // namespace agentstream

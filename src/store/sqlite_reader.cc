@@ -104,9 +104,9 @@ class Snapshot {
     AS_ASSIGN_OR_RETURN(
         auto s,
         db_.Cached(backward
-                       ? "SELECT first_seq, last_seq, format, data FROM events "
+                       ? "SELECT first_seq, last_seq, format, data, writer FROM events "
                          "WHERE session=? AND epoch=? AND first_seq <= ? ORDER BY first_seq DESC"
-                       : "SELECT first_seq, last_seq, format, data FROM events "
+                       : "SELECT first_seq, last_seq, format, data, writer FROM events "
                          "WHERE session=? AND epoch=? AND first_seq >= ? AND first_seq <= ? ORDER "
                          "BY first_seq"));
     s->Bind(1, key).Bind(2, I64(epoch.value()));
@@ -127,6 +127,8 @@ class Snapshot {
                                   sqlite3_column_bytes(s->raw(), 3));
       std::vector<store_internal::StoredRow> rows;
       AS_RETURN_IF_ERROR(store_internal::DecodeBatch(data, format, first, last, lo, hi, rows));
+      const auto writer = static_cast<std::uint64_t>(s->Int(4));
+      for (auto& row : rows) row.record.owner_generation = writer;
       collected += rows.size();
       chunks.push_back(std::move(rows));
       if (backward && first <= lo) break;
@@ -289,6 +291,77 @@ Result<std::vector<StoredConsumer>> ReaderPool::ListConsumers() {
     out.push_back({ConsumerId(s.Text(0)), s.Text(1)});
   }
   return out;
+}
+
+Result<OwnerLease> ReaderPool::GetOwnership(const SessionId& session, TimestampMs now_ms) {
+  AS_ASSIGN_OR_RETURN(Db db, Acquire());
+  Lease lease(*this, std::move(db));
+  AS_ASSIGN_OR_RETURN(
+      auto s, lease.db().Cached(
+                  "SELECT owner, owner_generation, owner_expires_ms FROM sessions WHERE id=?"));
+  s->Bind(1, session.str());
+  AS_ASSIGN_OR_RETURN(bool found, s->Step());
+  if (!found) return Error(ErrorCode::kNotFound, "no session " + session.str());
+  return OwnerLease{s->Text(0), static_cast<std::uint64_t>(s->Int(1)), s->Int(2), now_ms};
+}
+
+Result<std::vector<std::pair<SessionId, OwnerLease>>> ReaderPool::ListExpiredOwnerships(
+    TimestampMs now_ms, std::size_t limit) {
+  AS_ASSIGN_OR_RETURN(Db db, Acquire());
+  Lease lease(*this, std::move(db));
+  AS_ASSIGN_OR_RETURN(
+      Stmt s, lease.db().Prepare("SELECT id, owner, owner_generation, owner_expires_ms FROM "
+                                 "sessions WHERE owner <> '' AND owner_expires_ms <= ? "
+                                 "ORDER BY owner_expires_ms LIMIT ?"));
+  s.Bind(1, now_ms).Bind(2, static_cast<std::int64_t>(std::min<std::size_t>(limit, 100000)));
+  std::vector<std::pair<SessionId, OwnerLease>> out;
+  while (true) {
+    AS_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.emplace_back(SessionId(s.Text(0)),
+                     OwnerLease{s.Text(1), static_cast<std::uint64_t>(s.Int(2)), s.Int(3), now_ms});
+  }
+  return out;
+}
+
+Result<std::vector<OwnershipRecord>> ReaderPool::OwnershipHistory(const SessionId& session) {
+  AS_ASSIGN_OR_RETURN(Db db, Acquire());
+  Lease lease(*this, std::move(db));
+  AS_ASSIGN_OR_RETURN(Stmt known, lease.db().Prepare("SELECT 1 FROM sessions WHERE id=?"));
+  known.Bind(1, session.str());
+  AS_ASSIGN_OR_RETURN(bool exists, known.Step());
+  if (!exists) return Error(ErrorCode::kNotFound, "no session " + session.str());
+  AS_ASSIGN_OR_RETURN(Stmt s, lease.db().Prepare("SELECT generation, owner, granted_ms, epoch, seq "
+                                                 "FROM owner_history WHERE session=? ORDER BY "
+                                                 "generation"));
+  s.Bind(1, session.str());
+  std::vector<OwnershipRecord> out;
+  while (true) {
+    AS_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (!row) break;
+    out.push_back(OwnershipRecord{static_cast<std::uint64_t>(s.Int(0)), s.Text(1), s.Int(2),
+                                  Cursor{Epoch(s.Int(3)), Seq(s.Int(4))}});
+  }
+  return out;
+}
+
+Result<std::optional<DaemonRecord>> ReaderPool::GetDaemon(const std::string& id,
+                                                          TimestampMs now_ms) {
+  AS_ASSIGN_OR_RETURN(Db db, Acquire());
+  Lease lease(*this, std::move(db));
+  AS_ASSIGN_OR_RETURN(std::optional<DaemonRecord> found, LoadDaemon(lease.db(), id));
+  if (found) found->now_ms = now_ms;
+  return found;
+}
+
+Result<std::optional<DaemonRecord>> LoadDaemon(Db& db, const std::string& id) {
+  AS_ASSIGN_OR_RETURN(Stmt s, db.Prepare("SELECT url, host, data_dir, started_ms, heartbeat_ms "
+                                         "FROM daemons WHERE id=?"));
+  s.Bind(1, id);
+  AS_ASSIGN_OR_RETURN(bool found, s.Step());
+  if (!found) return std::optional<DaemonRecord>();
+  return std::optional<DaemonRecord>(
+      DaemonRecord{id, s.Text(0), s.Text(1), s.Text(2), s.Int(3), s.Int(4), 0});
 }
 
 Result<std::optional<ConsumerPosition>> LoadPosition(Db& db, const ConsumerId& consumer,

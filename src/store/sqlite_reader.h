@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "store/event_log.h"
@@ -29,6 +30,12 @@ class ReaderPool {
   Result<std::vector<SessionInfo>> ListSessions(const std::string& after, std::size_t limit);
   Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer);
   Result<std::vector<StoredConsumer>> ListConsumers();
+  // Coordination reads (coordination.h), judged at `now_ms`.
+  Result<OwnerLease> GetOwnership(const SessionId& session, TimestampMs now_ms);
+  Result<std::vector<std::pair<SessionId, OwnerLease>>> ListExpiredOwnerships(TimestampMs now_ms,
+                                                                              std::size_t limit);
+  Result<std::vector<OwnershipRecord>> OwnershipHistory(const SessionId& session);
+  Result<std::optional<DaemonRecord>> GetDaemon(const std::string& id, TimestampMs now_ms);
 
  private:
   class Lease;
@@ -53,5 +60,7 @@ Result<std::optional<ConsumerPosition>> LoadPosition(Db& db, const ConsumerId& c
                                                      const SessionId& session);
 // Inserts or replaces a position row.
 Status StorePosition(Db& db, const ConsumerPosition& position);
+// The registered daemon `id`, or nullopt.
+Result<std::optional<DaemonRecord>> LoadDaemon(Db& db, const std::string& id);
 
 }  // namespace agentstream::sqlite

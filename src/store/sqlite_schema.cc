@@ -74,6 +74,35 @@ CREATE TABLE consumers(
 ) STRICT, WITHOUT ROWID;
 )sql";
 
+// Version 3 adds agent ownership (store/coordination.h): the lease of each session on its row,
+// the generation that wrote each record batch (`writer`, 0 for batches written before version 3
+// or from outside a runtime), the history of grants and the daemon registry. Existing rows keep
+// their meaning: no session is owned and every old batch has writer 0.
+constexpr const char* kSchemaV3Additions = R"sql(
+ALTER TABLE sessions ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN owner_generation INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN owner_expires_ms INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX sessions_by_owner_expiry ON sessions(owner_expires_ms) WHERE owner <> '';
+ALTER TABLE events ADD COLUMN writer INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE owner_history(
+  session TEXT NOT NULL,
+  generation INTEGER NOT NULL,
+  owner TEXT NOT NULL,
+  granted_ms INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  PRIMARY KEY(session, generation)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE daemons(
+  id TEXT PRIMARY KEY,
+  url TEXT NOT NULL,
+  host TEXT NOT NULL,
+  data_dir TEXT NOT NULL,
+  started_ms INTEGER NOT NULL,
+  heartbeat_ms INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 Status EnsureSchema(Db& db) {
@@ -96,7 +125,8 @@ Status EnsureSchema(Db& db) {
     again.Reset();
     if (current >= kSqliteSchemaVersion) return Status::Ok();
     if (current == 0) AS_RETURN_IF_ERROR(db.Exec(kSchemaV1));
-    AS_RETURN_IF_ERROR(db.Exec(kSchemaV2Additions));
+    if (current <= 1) AS_RETURN_IF_ERROR(db.Exec(kSchemaV2Additions));
+    AS_RETURN_IF_ERROR(db.Exec(kSchemaV3Additions));
     return db.Exec("PRAGMA user_version = " + std::to_string(kSqliteSchemaVersion));
   };
   Status created = upgrade();

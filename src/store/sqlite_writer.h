@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -39,8 +40,10 @@ class Writer {
       : db_(std::move(db)), limits_(limits), max_cached_(max_cached) {}
 
   Status Prepare() {
-    AS_ASSIGN_OR_RETURN(insert_batch_, db_.Prepare("INSERT INTO events(session, epoch, first_seq, "
-                                                   "last_seq, format, data) VALUES(?,?,?,?,?,?)"));
+    AS_ASSIGN_OR_RETURN(
+        insert_batch_,
+        db_.Prepare("INSERT INTO events(session, epoch, first_seq, last_seq, format, "
+                    "data, writer) VALUES(?,?,?,?,?,?,?)"));
     AS_ASSIGN_OR_RETURN(
         upsert_producer_,
         db_.Prepare(
@@ -52,7 +55,8 @@ class Writer {
         select_session_,
         db_.Prepare(
             "SELECT key, provider, cwd, title, created_ms, persistence, status, forked_session, "
-            "forked_epoch, forked_seq FROM sessions WHERE id=?"));
+            "forked_epoch, forked_seq, owner, owner_generation, owner_expires_ms FROM sessions "
+            "WHERE id=?"));
     AS_ASSIGN_OR_RETURN(select_epochs_,
                         db_.Prepare("SELECT epoch, base_session, base_epoch, base_seq FROM epochs "
                                     "WHERE session=? ORDER BY epoch"));
@@ -75,6 +79,8 @@ class Writer {
     AS_ASSIGN_OR_RETURN(set_current_epoch_,
                         db_.Prepare("UPDATE sessions SET current_epoch=? WHERE key=?"));
     AS_ASSIGN_OR_RETURN(delete_producers_, db_.Prepare("DELETE FROM producers WHERE session=?"));
+    AS_ASSIGN_OR_RETURN(set_owner_, db_.Prepare("UPDATE sessions SET owner=?, owner_generation=?, "
+                                                "owner_expires_ms=? WHERE key=?"));
     return Status::Ok();
   }
 
@@ -121,22 +127,24 @@ class Writer {
     if (!s.IsNull(7)) {
       cached.state.forked_from = HistoryBase{SessionId(s.Text(7)), Epoch(s.Int(8)), Seq(s.Int(9))};
     }
+    cached.state.owner = OwnerLease{s.Text(10), static_cast<std::uint64_t>(s.Int(11)), s.Int(12)};
     s.Reset();
     AS_RETURN_IF_ERROR(LoadEpochs(cached));
     AS_RETURN_IF_ERROR(LoadProducers(cached));
     return &cache_.emplace(id.str(), std::move(cached)).first->second;
   }
 
-  // Adds `events`, seqs from `first`, to the record batch of (key, epoch) that this commit
-  // writes; a batch is written when it is full or at FlushBatches().
-  Status InsertEvents(std::int64_t key, Epoch epoch, Seq first,
-                      const std::vector<NewEvent>& events) {
-    PendingBatch& batch = batches_[{key, epoch.value()}];
+  // Adds `events`, seqs from `first`, appended by ownership generation `writer` (0: none), to the
+  // record batch of (key, epoch, writer) that this commit writes; a batch is written when it is
+  // full or at FlushBatches(). Batches never mix writers.
+  Status InsertEvents(std::int64_t key, Epoch epoch, Seq first, const std::vector<NewEvent>& events,
+                      std::uint64_t writer = 0) {
+    PendingBatch& batch = batches_[{key, epoch.value(), writer}];
     Seq seq = first;
     for (const NewEvent& e : events) {
       if (batch.count > 0 && (batch.last.next() != seq || batch.count >= kMaxBatchRecords ||
                               batch.data.size() >= kMaxBatchBytes)) {
-        AS_RETURN_IF_ERROR(WriteBatch(key, epoch, batch));
+        AS_RETURN_IF_ERROR(WriteBatch(key, epoch, writer, batch));
       }
       if (batch.count == 0) batch.first = seq;
       const auto kind = static_cast<std::uint16_t>(e.kind);
@@ -154,7 +162,8 @@ class Writer {
   // Writes every record batch this commit still holds.
   Status FlushBatches() {
     for (auto& [where, batch] : batches_) {
-      if (batch.count > 0) AS_RETURN_IF_ERROR(WriteBatch(where.first, Epoch(where.second), batch));
+      const auto& [key, epoch, writer] = where;
+      if (batch.count > 0) AS_RETURN_IF_ERROR(WriteBatch(key, Epoch(epoch), writer, batch));
     }
     batches_.clear();
     return Status::Ok();
@@ -238,6 +247,14 @@ class Writer {
   const std::map<std::string, Touched>& touched() const { return touched_; }
   void DropCache() { cache_.clear(); }
 
+  // Stores the ownership lease of a cached session as its picture holds it.
+  Status StoreOwner(const Cached& cached) {
+    Stmt& s = set_owner_;
+    const OwnerLease& o = cached.state.owner;
+    s.Bind(1, o.owner).Bind(2, ToInt64(o.generation)).Bind(3, o.expires_ms).Bind(4, cached.key);
+    return Check(s.Exec());
+  }
+
  private:
   Status LoadEpochs(Cached& cached) {
     Stmt& s = select_epochs_;
@@ -293,13 +310,13 @@ class Writer {
     std::string data;
   };
 
-  Status WriteBatch(std::int64_t key, Epoch epoch, PendingBatch& batch) {
+  Status WriteBatch(std::int64_t key, Epoch epoch, std::uint64_t writer, PendingBatch& batch) {
     Stmt& s = insert_batch_;
     s.Bind(1, key)
         .Bind(2, ToInt64(epoch.value()))
         .Bind(3, ToInt64(batch.first.value()))
         .Bind(4, ToInt64(batch.last.value()));
-    s.Bind(5, store_internal::kRecordBatchFormat).BindBlob(6, batch.data);
+    s.Bind(5, store_internal::kRecordBatchFormat).BindBlob(6, batch.data).Bind(7, ToInt64(writer));
     Status written = Check(s.Exec());
     batch.count = 0;
     batch.data.clear();
@@ -313,9 +330,11 @@ class Writer {
   Status io_;
   std::unordered_map<std::string, Cached> cache_;
   std::map<std::string, Touched> touched_;
-  std::map<std::pair<std::int64_t, std::uint64_t>, PendingBatch> batches_;  // (key, epoch)
+  std::map<std::tuple<std::int64_t, std::uint64_t, std::uint64_t>, PendingBatch>
+      batches_;  // (key, epoch, writer)
   Stmt insert_batch_, upsert_producer_, select_session_, select_epochs_, max_seq_,
-      select_producers_, insert_session_, insert_epoch_, set_current_epoch_, delete_producers_;
+      select_producers_, insert_session_, insert_epoch_, set_current_epoch_, delete_producers_,
+      set_owner_;
 };
 
 }  // namespace agentstream::sqlite

@@ -78,12 +78,12 @@ class Snapshot {
     const auto batches = static_cast<std::int64_t>(std::min<std::size_t>(limit, 100000) + 1);
     Result<Rows> found =
         backward ? conn_.Exec(
-                       "SELECT first_seq, last_seq, format, data FROM events WHERE "
+                       "SELECT first_seq, last_seq, format, data, writer FROM events WHERE "
                        "session=$1 AND epoch=$2 AND first_seq <= $3 AND last_seq >= $4 "
                        "ORDER BY first_seq DESC LIMIT $5",
                        {key, I64(epoch.value()), I64(hi.value()), I64(lo.value()), batches})
                  : conn_.Exec(
-                       "SELECT first_seq, last_seq, format, data FROM events WHERE "
+                       "SELECT first_seq, last_seq, format, data, writer FROM events WHERE "
                        "session=$1 AND epoch=$2 AND last_seq >= $3 AND first_seq <= $4 "
                        "ORDER BY first_seq LIMIT $5",
                        {key, I64(epoch.value()), I64(lo.value()), I64(hi.value()), batches});
@@ -97,6 +97,8 @@ class Snapshot {
       std::vector<store_internal::StoredRow> rows;
       AS_RETURN_IF_ERROR(
           store_internal::DecodeBatch(r.Bytes(i, 3), format, first, last, lo, hi, rows));
+      const auto writer = static_cast<std::uint64_t>(r.Int(i, 4));
+      for (auto& row : rows) row.record.owner_generation = writer;
       collected += rows.size();
       chunks.push_back(std::move(rows));
     }

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,10 @@ namespace agentstream::pg {
 
 using store_internal::AppendPlan;
 using store_internal::SessionState;
+
+// The server's clock in milliseconds since the Unix epoch, as one row of one bigint.
+inline constexpr const char* kServerNowSql =
+    "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
 // Record batches are cut at this many events or bytes, as in SQLite.
 inline constexpr std::size_t kMaxBatchRecords = 128;
@@ -65,7 +70,8 @@ class Txn {
     if (ids.empty()) return Status::Ok();
     AS_ASSIGN_OR_RETURN(Rows s,
                         Exec("SELECT key, provider, cwd, title, created_ms, persistence, status, "
-                             "forked_session, forked_epoch, forked_seq, id FROM sessions "
+                             "forked_session, forked_epoch, forked_seq, id, owner, "
+                             "owner_generation, owner_expires_ms FROM sessions "
                              "WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
                              {TextArray(ids)}));
     if (s.size() == 0) return Status::Ok();
@@ -76,6 +82,8 @@ class Txn {
       session.key = s.Int(i, 0);
       session.state.meta = MetaOf(s, i, 1);
       session.state.forked_from = BaseOf(s, i, 7);
+      session.state.owner =
+          OwnerLease{s.Text(i, 11), static_cast<std::uint64_t>(s.Int(i, 12)), s.Int(i, 13)};
       keys.push_back(std::to_string(session.key));
       const std::int64_t key = session.key;
       loaded.emplace(key, std::make_pair(s.Text(i, 10), std::move(session)));
@@ -176,15 +184,17 @@ class Txn {
     return Status::Ok();
   }
 
-  // Adds `events`, seqs from `first`, to the record batches of (key, epoch) this commit writes
-  // at Flush: consecutive appends of one session in one commit share a batch row.
-  void InsertEvents(std::int64_t key, Epoch epoch, Seq first, const std::vector<NewEvent>& events) {
-    PendingBatch& batch = pending_[{key, epoch.value()}];
+  // Adds `events`, seqs from `first`, appended by ownership generation `writer` (0: none), to the
+  // record batches of (key, epoch, writer) this commit writes at Flush: consecutive appends of one
+  // session and writer in one commit share a batch row; rows never mix writers.
+  void InsertEvents(std::int64_t key, Epoch epoch, Seq first, const std::vector<NewEvent>& events,
+                    std::uint64_t writer = 0) {
+    PendingBatch& batch = pending_[{key, epoch.value(), writer}];
     Seq seq = first;
     for (const NewEvent& e : events) {
       if (batch.count > 0 && (batch.last.next() != seq || batch.count >= kMaxBatchRecords ||
                               batch.data.size() >= kMaxBatchBytes)) {
-        full_.push_back(BatchRow{key, epoch, std::move(batch)});
+        full_.push_back(BatchRow{key, epoch, writer, std::move(batch)});
         batch = PendingBatch{};
       }
       if (batch.count == 0) batch.first = seq;
@@ -206,22 +216,23 @@ class Txn {
 
   // Writes the record batches and producer states of this commit, many rows per statement.
   Status Flush() {
-    for (auto& [where, batch] : pending_)
-      if (batch.count > 0)
-        full_.push_back(BatchRow{where.first, Epoch(where.second), std::move(batch)});
+    for (auto& [where, batch] : pending_) {
+      const auto& [key, epoch, writer] = where;
+      if (batch.count > 0) full_.push_back(BatchRow{key, Epoch(epoch), writer, std::move(batch)});
+    }
     pending_.clear();
-    constexpr std::size_t kRowsPerStatement = 1000;  // 6 parameters a row, 65,535 at most
+    constexpr std::size_t kRowsPerStatement = 1000;  // 7 parameters a row, 65,535 at most
     for (std::size_t from = 0; from < full_.size(); from += kRowsPerStatement) {
       std::string sql =
-          "INSERT INTO events(session, epoch, first_seq, last_seq, format, data) VALUES";
+          "INSERT INTO events(session, epoch, first_seq, last_seq, format, data, writer) VALUES";
       std::vector<Param> params;
       for (std::size_t i = from; i < std::min(full_.size(), from + kRowsPerStatement); ++i) {
         BatchRow& row = full_[i];
-        sql += (i > from ? ",(" : "(") + Placeholders(params.size(), 6) + ")";
+        sql += (i > from ? ",(" : "(") + Placeholders(params.size(), 7) + ")";
         params.insert(params.end(), {row.key, I64(row.epoch.value()), I64(row.batch.first.value()),
                                      I64(row.batch.last.value()),
                                      std::int64_t{store_internal::kRecordBatchFormat},
-                                     Param::Bytes(std::move(row.batch.data))});
+                                     Param::Bytes(std::move(row.batch.data)), I64(row.writer)});
       }
       AS_RETURN_IF_ERROR(Exec(sql, params).status());
     }
@@ -274,6 +285,23 @@ class Txn {
     touched_[id.str()] = Touched{epoch, after};
   }
 
+  // The server's clock (milliseconds since the Unix epoch): leases are judged by it, so that the
+  // daemons sharing a database agree on time whatever their own clocks say.
+  Result<TimestampMs> ServerNow() {
+    AS_ASSIGN_OR_RETURN(Rows r, Exec(kServerNowSql));
+    return r.Int(0, 0);
+  }
+
+  // Stores the ownership lease of a loaded session as its picture holds it.
+  Status StoreOwner(const Session& session) {
+    const OwnerLease& o = session.state.owner;
+    return Exec(
+               "UPDATE sessions SET owner=$1, owner_generation=$2, owner_expires_ms=$3 WHERE "
+               "key=$4",
+               {o.owner, I64(o.generation), o.expires_ms, session.key})
+        .status();
+  }
+
  private:
   Status InsertEpoch(std::int64_t key, Epoch epoch, const std::optional<HistoryBase>& base) {
     return Exec(
@@ -293,6 +321,7 @@ class Txn {
   struct BatchRow {
     std::int64_t key;
     Epoch epoch;
+    std::uint64_t writer;
     PendingBatch batch;
   };
 
@@ -309,7 +338,8 @@ class Txn {
   std::map<std::string, Session> sessions_;
   std::set<std::string> inconsistent_;  // sessions whose stored epochs do not add up
   std::map<std::string, Touched> touched_;
-  std::map<std::pair<std::int64_t, std::uint64_t>, PendingBatch> pending_;  // (key, epoch)
+  std::map<std::tuple<std::int64_t, std::uint64_t, std::uint64_t>, PendingBatch>
+      pending_;                 // (key, epoch, writer)
   std::vector<BatchRow> full_;  // cut batches, written at Flush
   std::map<std::pair<std::int64_t, std::string>, store_internal::ProducerState> producers_;
 };
