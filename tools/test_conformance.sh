@@ -13,23 +13,12 @@ if [ ! -d "$dir/node_modules/@durable-streams/server-conformance-tests" ]; then
   echo "conformance: $dir/node_modules is missing; run tools/setup.sh (npm ci there)" >&2
   exit 1
 fi
-tmp=$(mktemp -d)
-"$bin" --data "$tmp/data" serve --listen 127.0.0.1:0 --long-poll-ms 1000 >"$tmp/serve.out" 2>"$tmp/serve.err" &
-pid=$!
-cleanup() {
-  kill "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-url=""
-for _ in $(seq 1 200); do
-  url=$(sed -n 's/^agentstream: serving on \(http:\/\/[^ ]*\).*/\1/p' "$tmp/serve.out" 2>/dev/null || true)
-  [ -n "$url" ] && break
-  kill -0 "$pid" 2>/dev/null || { cat "$tmp/serve.err" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$url" ] || { echo "conformance: the daemon did not start" >&2; exit 1; }
+# A temporary directory, the daemon on a port it picks, and every process stopped at exit.
+source "$(cd "$(dirname "$0")/.." && pwd)/tests/lib/e2e.sh"
+E2E_BIN=$bin
+tmp=$E2E_DIR
+start_daemon conformance --long-poll-ms 1000
+url=$conformance_url
 echo "conformance: daemon at $url"
 status=0
 (cd "$dir" && CONFORMANCE_TEST_URL="$url" CONFORMANCE_LONG_POLL_MS=1000 \

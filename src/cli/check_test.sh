@@ -2,11 +2,10 @@
 # `agentstream check` over real SQLite logs: a clean log passes; a turn left open by a crash is
 # reported as a violation of R-TURN-5 b (exit 1) unless --allow-open says the tail may run.
 set -u
+source "$(cd "$(dirname "$0")/../.." && pwd)/tests/lib/e2e.sh"
 bin=$1
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+dir=$E2E_DIR
 store="sqlite:$dir/log.db"
-fail() { echo "FAIL: $*"; exit 1; }
 
 "$bin" --store "$store" demo --turns 2 --delay-ms 0 >/dev/null || fail "demo"
 "$bin" --store "$store" check >"$dir/out" 2>&1 || fail "a clean log must pass: $(cat "$dir/out")"

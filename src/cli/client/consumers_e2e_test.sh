@@ -8,48 +8,21 @@
 # delivers to a real webhook receiver process and is killed with SIGKILL three times while it
 # delivers: the receiver's side effects (one per idempotency key) cover the session's events
 # exactly once, as contiguous ranges with no overlap.
+#   consumers_e2e_test.sh AGENTSTREAM_BINARY WEBHOOK_RECEIVER_BINARY
 set -u
+source "$(cd "$(dirname "$0")/../../.." && pwd)/tests/lib/e2e.sh"
+E2E_BIN=$1
 bin=$1
 receiver=$2
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  for f in "$dir"/serve_*.log; do echo "--- $f"; tail -n 30 "$f"; done
-  exit 1
-}
-until_true() {  # until_true SECONDS COMMAND...
-  local deadline=$((SECONDS + $1)); shift
-  until "$@"; do
-    [ $SECONDS -ge $deadline ] && return 1
-    sleep 0.2
-  done
-}
-free_port() {
-  for candidate in $(shuf -i 20000-60000 -n 50); do
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then echo "$candidate"; return; fi
-  done
-}
+dir=$E2E_DIR
 unset AGENTSTREAM_TOKEN AGENTSTREAM_URL
-port_a=$(free_port); port_b=$(free_port)
-[ -n "$port_a" ] && [ -n "$port_b" ] && [ "$port_a" != "$port_b" ] || fail "no free ports"
-a=(--url "http://127.0.0.1:$port_a")
-b=(--url "http://127.0.0.1:$port_b")
-declare -A serve_pid
-start() {  # start NAME PORT
-  "$bin" --data "$dir/data_$1" serve --listen "127.0.0.1:$2" >>"$dir/serve_$1.log" 2>&1 &
-  serve_pid[$1]=$!
-  pids+=($!)
-  up() { "$bin" --url "http://127.0.0.1:$1" agents ls >/dev/null 2>&1; }
-  until_true 30 up "$2" || fail "daemon $1 did not start"
+start() {  # start NAME: (re)starts daemon NAME; its client options go to the array NAME
+  start_daemon "$1"
+  local -n options=$1
+  options=(--url "$(daemon_url "$1")")
 }
 stop() {  # stop NAME: a clean stop (SIGTERM), so its log can be read directly
-  kill -TERM "${serve_pid[$1]}"; wait "${serve_pid[$1]}" 2>/dev/null
+  kill_daemon "$1"
 }
 child_seqs() {  # child_seqs DATA PARENT CHILD: the childSeq of every forwarded event of CHILD
   "$bin" --data "$1" events "$2" --limit 10000 --json |
@@ -60,8 +33,8 @@ event_count() {  # event_count DATA SESSION
   "$bin" --data "$1" events "$2" --limit 10000 --json | wc -l
 }
 
-start a "$port_a"
-start b "$port_b"
+start a
+start b
 parent=$("$bin" "${a[@]}" agents new --provider scripted --cwd "$dir" --title parent) || fail "agents new (A)"
 token=$("$bin" "${a[@]}" inbox "$parent" --json | grep -o '"token":"[0-9a-f]*"' | cut -d'"' -f4)
 [ ${#token} -eq 64 ] || fail "inbox token: '$token'"
@@ -70,15 +43,15 @@ token_again=$("$bin" "${a[@]}" inbox "$parent" --json | grep -o '"token":"[0-9a-
 
 child=$("$bin" "${b[@]}" agents new --provider scripted --cwd "$dir" --title child) || fail "agents new (B)"
 "$bin" "${b[@]}" consumers new forward --session "$child" --no-coalesce --backoff-ms 50 \
-  --max-backoff-ms 500 --webhook "http://127.0.0.1:$port_a/v1/agents/$parent/inbox" \
+  --max-backoff-ms 500 --webhook "$a_url/v1/agents/$parent/inbox" \
   --secret "$token" >/dev/null || fail "consumers new forward"
 
 "$bin" "${b[@]}" send "$child" "first prompt" --wait >/dev/null || fail "send (1)"
 # The second turn streams while B is killed; the consumer is delivering during it.
 "$bin" "${b[@]}" send "$child" "second prompt" >/dev/null || fail "send (2)"
 sleep 0.3
-kill -9 "${serve_pid[b]}"; wait "${serve_pid[b]}" 2>/dev/null
-start b "$port_b"
+kill_daemon b KILL
+start b
 "$bin" "${b[@]}" send "$child" "after the crash" --wait >/dev/null || fail "send (3)"
 
 caught_up() {
@@ -94,7 +67,7 @@ http_get() {  # http_get PORT PATH: the raw response
   cat <&3
   exec 3>&-
 }
-http_get "$port_b" /metrics >"$dir/metrics.txt"
+http_get "$b_port" /metrics >"$dir/metrics.txt"
 grep -q 'agentstream_consumer_lag_events{consumer="forward"} 0' "$dir/metrics.txt" ||
   fail "metrics lack the consumer's lag: $(grep consumer "$dir/metrics.txt")"
 
@@ -120,24 +93,24 @@ grep -q "sink.url" "$dir/err.txt" || fail "bad spec error: $(cat "$dir/err.txt")
 # ---- the parent's log: every child event once, in order ----
 stop a
 stop b
-n_child=$(event_count "$dir/data_b" "$child")
+n_child=$(event_count "$(daemon_data b)" "$child")
 [ "$n_child" -gt 20 ] || fail "the child has only $n_child events"
 expected=$(seq 1 "$n_child")
-got=$(child_seqs "$dir/data_a" "$parent" "$child")
+got=$(child_seqs "$(daemon_data a)" "$parent" "$child")
 [ "$got" = "$expected" ] || fail "forwarded child seqs differ from 1..$n_child: $(echo $got | head -c 400)"
-n_local=$(event_count "$dir/data_a" "$local_child")
-got_local=$(child_seqs "$dir/data_a" "$parent" "$local_child")
+n_local=$(event_count "$(daemon_data a)" "$local_child")
+got_local=$(child_seqs "$(daemon_data a)" "$parent" "$local_child")
 [ "$got_local" = "$(seq 1 "$n_local")" ] || fail "local child seqs differ from 1..$n_local: $got_local"
-"$bin" --data "$dir/data_a" check >/dev/null || fail "check found violations on daemon A"
+"$bin" --data "$(daemon_data a)" check >/dev/null || fail "check found violations on daemon A"
 
 # ---- kill -9 of the daemon while it delivers to a real webhook receiver ----
 "$receiver" --secret hooksecret --effects "$dir/effects.txt" --requests "$dir/requests.txt" \
   --delay-ms 250 >"$dir/receiver.out" 2>&1 &
-pids+=($!)
-receiver_up() { grep -q '^PORT ' "$dir/receiver.out"; }
-until_true 30 receiver_up || fail "the webhook receiver did not start"
-receiver_port=$(sed -n 's/^PORT //p' "$dir/receiver.out")
-start a "$port_a"
+track_pid $!
+show_on_failure "$dir/receiver.out"
+receiver_port=$(wait_for_output "$dir/receiver.out" '^PORT ([0-9]+)$') ||
+  fail "the webhook receiver did not start"
+start a
 hooked=$("$bin" "${a[@]}" agents new --provider scripted --cwd "$dir" --title hooked) || fail "agents new (hooked)"
 "$bin" "${a[@]}" consumers new hook --session "$hooked" --no-coalesce --backoff-ms 50 \
   --max-backoff-ms 500 --webhook "http://127.0.0.1:$receiver_port/hook" --secret hooksecret \
@@ -145,14 +118,14 @@ hooked=$("$bin" "${a[@]}" agents new --provider scripted --cwd "$dir" --title ho
 for round in 1 2 3; do
   "$bin" "${a[@]}" send "$hooked" "round $round" >/dev/null || fail "send (round $round)"
   sleep 0.$((2 + round))
-  kill -9 "${serve_pid[a]}"; wait "${serve_pid[a]}" 2>/dev/null
-  start a "$port_a"
+  kill_daemon a KILL
+  start a
 done
 "$bin" "${a[@]}" send "$hooked" "last round" --wait >/dev/null || fail "send (last round)"
 hook_caught_up() { "$bin" "${a[@]}" consumers show hook --json | grep -q '"lagEvents":0,'; }
 until_true 60 hook_caught_up || fail "the hook consumer did not catch up: $("$bin" "${a[@]}" consumers show hook)"
 stop a
-n_hooked=$(event_count "$dir/data_a" "$hooked")
+n_hooked=$(event_count "$(daemon_data a)" "$hooked")
 # Effects lines: KEY SESSION EPOCH SEQSTART SEQEND EVENTS COALESCED. Sorted by SEQSTART they
 # must tile 1..n_hooked.
 next=1

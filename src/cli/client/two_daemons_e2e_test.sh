@@ -1,52 +1,22 @@
 #!/usr/bin/env bash
-# Two daemons on one PostgreSQL database (STORE_URL, a postgresql:// URL): an agent created and
-# driven through daemon A is listed, read and followed live through daemon B, and B's follow
-# output is exactly the stored log.
-#   two_daemons_e2e_test.sh AGENTSTREAM_BINARY STORE_URL
+# Two daemons on one PostgreSQL database (a database of this test's own on the server of
+# AGENTSTREAM_TEST_PG; skipped without it): an agent created and driven through daemon A is
+# listed, read and followed live through daemon B, and B's follow output is exactly the stored
+# log.
+#   two_daemons_e2e_test.sh AGENTSTREAM_BINARY
 set -u
+source "$(cd "$(dirname "$0")/../../.." && pwd)/tests/lib/e2e.sh"
+E2E_BIN=$1
 bin=$1
-store=$2
-dir=$(mktemp -d)
-pids=()
-follow_pid=""
-cleanup() {
-  [ -n "$follow_pid" ] && kill -9 "$follow_pid" 2>/dev/null
-  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  for log in "$dir"/serve_*.log; do echo "--- $log"; tail -n 20 "$log"; done
-  exit 1
-}
-until_true() {  # until_true SECONDS COMMAND...
-  local deadline=$((SECONDS + $1)); shift
-  until "$@"; do
-    [ $SECONDS -ge $deadline ] && return 1
-    sleep 0.1
-  done
-}
-free_port() {
-  for candidate in $(shuf -i 20000-60000 -n 50); do
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then echo "$candidate"; return; fi
-  done
-}
-start_daemon() {  # start_daemon NAME PORT
-  "$bin" --data "$dir/data_$1" --store "$store" serve --listen "127.0.0.1:$2" \
-    >>"$dir/serve_$1.log" 2>&1 &
-  pids+=($!)
-  up_url="http://127.0.0.1:$2"
-  up() { "$bin" --url "$up_url" agents ls >/dev/null 2>&1; }
-  until_true 30 up || fail "daemon $1 did not start"
-}
-port_a=$(free_port)
-start_daemon a "$port_a"
-port_b=$(free_port)
-[ "$port_b" != "$port_a" ] || port_b=$(free_port)
-start_daemon b "$port_b"
-a=(--url "http://127.0.0.1:$port_a")
-b=(--url "http://127.0.0.1:$port_b")
+dir=$E2E_DIR
+[ -n "${AGENTSTREAM_TEST_PG:-}" ] || skip "AGENTSTREAM_TEST_PG is not set"
+store=$(pg_database) || fail "no database of its own"
+show_on_failure "$dir/follow.err"
+unset AGENTSTREAM_TOKEN AGENTSTREAM_URL
+start_daemon a --store "$store"
+start_daemon b --store "$store"
+a=(--url "$a_url")
+b=(--url "$b_url")
 
 agent=$("$bin" "${a[@]}" agents new --provider scripted --cwd "$dir" --title two) || fail "agents new on a"
 "$bin" "${a[@]}" send "$agent" "first" --wait >/dev/null || fail "send on a"
@@ -56,6 +26,7 @@ agent=$("$bin" "${a[@]}" agents new --provider scripted --cwd "$dir" --title two
 # Follow through b while a runs more turns: b hears a's commits live.
 "$bin" "${b[@]}" follow "$agent" --json >"$dir/follow.out" 2>"$dir/follow.err" &
 follow_pid=$!
+track_pid "$follow_pid"
 for i in 1 2 3; do
   "$bin" "${a[@]}" send "$agent" "prompt $i" --wait >/dev/null || fail "send $i on a"
 done
@@ -63,7 +34,7 @@ tail_seq=$("$bin" "${a[@]}" agents show "$agent" --json | grep -o '"cursor":"[0-
 [ -n "$tail_seq" ] || fail "no cursor"
 caught_up() { grep -q "\"seq\":$tail_seq," "$dir/follow.out"; }
 until_true 20 caught_up || fail "follow through b did not reach seq $tail_seq ($(wc -l <"$dir/follow.out") lines)"
-kill "$follow_pid"; wait "$follow_pid" 2>/dev/null; follow_pid=""
+kill "$follow_pid"; wait "$follow_pid" 2>/dev/null
 "$bin" --store "$store" events "$agent" --json --limit 10000 >"$dir/events.out" || fail "events"
 diff "$dir/events.out" "$dir/follow.out" >/dev/null || fail "b's follow output differs from the stored log"
 "$bin" --store "$store" check "$agent" >/dev/null || fail "turn invariants"
