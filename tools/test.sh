@@ -10,12 +10,14 @@ export CTEST_PARALLEL_LEVEL=${CTEST_PARALLEL_LEVEL:-2}
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 
 # A throw-away PostgreSQL cluster for the PostgreSQL store's tests (stopped and removed on exit).
-pg_dir=$(mktemp -d /tmp/agentstream-pg-XXXXXX)
-pg_port=${AGENTSTREAM_TEST_PG_PORT:-55433}
+# It listens on a Unix socket in its own directory and on no TCP port, so it cannot collide with
+# another run's cluster or any other server (tools/pg_test_cluster.sh says why). Each test then
+# works in a schema or a database of its own (tests/lib/e2e.sh: pg_database).
+pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/agentstream-pg-XXXXXX")
 stop_pg() { tools/pg_test_cluster.sh stop "$pg_dir" 2>/dev/null || true; rm -rf "$pg_dir"; }
 trap stop_pg EXIT
 echo "== PostgreSQL test cluster"
-AGENTSTREAM_TEST_PG=$(tools/pg_test_cluster.sh start "$pg_dir" "$pg_port")
+AGENTSTREAM_TEST_PG=$(tools/pg_test_cluster.sh start "$pg_dir")
 export AGENTSTREAM_TEST_PG
 echo "PostgreSQL for tests: $AGENTSTREAM_TEST_PG"
 
