@@ -48,3 +48,7 @@ done
 
 echo "== tests (debug)"
 ctest --test-dir build/debug --output-on-failure
+
+echo "== test times"
+tools/test_times.sh -n 15 build/asan build/debug
+echo "total time of tools/test.sh: $((SECONDS / 60)) min $((SECONDS % 60)) s"
