@@ -103,7 +103,8 @@ async function whenStreaming(page: import('@playwright/test').Page, agent: strin
 test('WebSocket cut and daemon restart mid-stream: no gap, no duplicate', async ({ page }) => {
   // Chunks 250 ms apart, so a reply streams over several commits even on a loaded machine.
   await daemon.dispose();
-  daemon = new Daemon(['--scripted-chunk-ms', '250']);
+  // Restartable: the page reaches it through a front whose address outlives the restart.
+  daemon = new Daemon(['--scripted-chunk-ms', '250'], { restartable: true });
   await daemon.start();
   await page.goto(daemon.url);
   const agent = await createAgent(page);

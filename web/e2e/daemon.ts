@@ -1,6 +1,10 @@
-// Starts `agentstream serve` on a temporary data directory and a free port, serving web/dist.
+// Starts `agentstream serve` on a temporary data directory, serving web/dist. The daemon binds a
+// port of its own choosing (--listen 127.0.0.1:0) and the URL is read from its "serving on"
+// line; no test guesses a free port. Every daemon still running is killed when the test process
+// exits, whatever the way.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,26 +13,91 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const BIN = process.env.AGENTSTREAM_BIN ?? path.resolve(HERE, '../../build/debug/src/cli/agentstream');
 export const WEB_ROOT = path.resolve(HERE, '../dist');
 
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const proc of running) proc.kill('SIGKILL');
+});
+
+// A TCP front on a port the kernel picks, piping each connection to the daemon's current port:
+// the page's origin outlives a daemon restart, while the daemon binds a new port each time (a
+// port a stopped daemon freed is anyone's until it is bound again). While the daemon is down a
+// connection is closed at once, as a stopped daemon's would be refused.
+class Front {
+  target = 0;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly server = net.createServer((client) => this.pipe(client));
+
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(0, '127.0.0.1', () => resolve((this.server.address() as net.AddressInfo).port));
+    });
+  }
+
+  close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private pipe(client: net.Socket): void {
+    if (this.target === 0) {
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect(this.target, '127.0.0.1');
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const socket of [client, upstream]) {
+      this.sockets.add(socket);
+      socket.on('error', end);
+      socket.on('close', () => {
+        this.sockets.delete(socket);
+        end();
+      });
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+  }
+}
+
+export interface DaemonOptions {
+  data?: string; // the data directory (default: a new temporary one, removed by dispose)
+  // The page reaches the daemon through a front with one address, so that restart() keeps the
+  // page's origin (the daemon allows that origin).
+  restartable?: boolean;
+}
+
 export class Daemon {
   proc: ChildProcess | null = null;
-  url = '';
+  url = ''; // what the page and api() use: the daemon's own URL, or the front's
   readonly data: string;
+  private readonly front: Front | null;
+  private frontUrl = '';
 
   constructor(
     readonly extraArgs: string[] = [],
-    data?: string,
+    options: DaemonOptions = {},
   ) {
-    this.data = data ?? mkdtempSync(path.join(tmpdir(), 'agentstream-e2e-'));
+    this.data = options.data ?? mkdtempSync(path.join(tmpdir(), 'agentstream-e2e-'));
+    this.front = options.restartable ? new Front() : null;
   }
 
-  // Starts on `port` (0: any free port). Resolves with the URL the daemon printed.
-  async start(port = 0): Promise<string> {
-    const args = ['--data', this.data, 'serve', '--listen', `127.0.0.1:${port}`, '--web-root', WEB_ROOT, ...this.extraArgs];
+  // Starts the daemon. Resolves with the URL the page should open.
+  async start(): Promise<string> {
+    const args = ['--data', this.data, 'serve', '--listen', '127.0.0.1:0', '--web-root', WEB_ROOT, ...this.extraArgs];
+    if (this.front) {
+      if (!this.frontUrl) this.frontUrl = `http://127.0.0.1:${await this.front.listen()}`;
+      args.push('--allow-origin', this.frontUrl);
+    }
     const proc = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
+    running.add(proc);
+    proc.on('exit', () => running.delete(proc));
     let stderr = '';
     proc.stderr!.on('data', (d) => (stderr += String(d)));
-    this.url = await new Promise<string>((resolve, reject) => {
+    const own = await new Promise<string>((resolve, reject) => {
       let out = '';
       const timer = setTimeout(() => reject(new Error(`daemon did not start: ${stderr}`)), 30000);
       proc.stdout!.on('data', (d) => {
@@ -44,16 +113,16 @@ export class Daemon {
         reject(new Error(`daemon exited ${code}: ${stderr}`));
       });
     });
+    if (this.front) this.front.target = Number(new URL(own).port);
+    this.url = this.front ? this.frontUrl : own;
     return this.url;
   }
 
-  get port(): number {
-    return Number(new URL(this.url).port);
-  }
-
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    // First the front stops sending it connections, so none reaches whatever takes its port next.
+    if (this.front) this.front.target = 0;
     const proc = this.proc;
-    if (!proc || proc.exitCode !== null) return;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       proc.once('exit', () => resolve());
       proc.kill(signal);
@@ -61,14 +130,16 @@ export class Daemon {
     this.proc = null;
   }
 
+  // Stops and starts the daemon on the same data directory; the page keeps its URL.
   async restart(): Promise<void> {
-    const port = this.port;
+    if (!this.front) throw new Error('restart() needs new Daemon(args, { restartable: true })');
     await this.stop();
-    await this.start(port);
+    await this.start();
   }
 
   async dispose(): Promise<void> {
     await this.stop();
+    await this.front?.close();
     rmSync(this.data, { recursive: true, force: true });
   }
 
