@@ -6,7 +6,6 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <condition_variable>
-#include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -16,6 +15,7 @@
 #include "consumers/sink.h"
 #include "store/memory_log.h"
 #include "store/sqlite_log.h"
+#include "testing/temp_dir.h"
 
 namespace agentstream::consumers {
 namespace {
@@ -418,9 +418,8 @@ TEST(ConsumerService, AJournaledPlanIsResentExactlyAfterACrash) {
 }
 
 TEST(ConsumerService, ConsumersAndPositionsSurviveARestartOnSqlite) {
-  const std::string dir = std::filesystem::temp_directory_path() /
-                          ("agentstream-consumers-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const test_support::TempDir temp("consumers");
+  const std::string& dir = temp.path();
   SqliteLogOptions options;
   options.path = dir + "/log.db";
   auto shared = std::make_shared<FakeSink::Shared>();
@@ -470,7 +469,6 @@ TEST(ConsumerService, ConsumersAndPositionsSurviveARestartOnSqlite) {
     EXPECT_EQ(service.Delete(ConsumerId("late")).code(), ErrorCode::kNotFound);
     EXPECT_TRUE((*log)->ListConsumerPositions(ConsumerId("late"))->empty());
   }
-  std::filesystem::remove_all(dir);
 }
 
 // The parent-session sink: the child's events land in the parent's log wrapped as sub-agent

@@ -9,7 +9,6 @@
 
 #include <boost/json.hpp>
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -21,6 +20,7 @@
 #include "consumers/sinks.h"
 #include "store/memory_log.h"
 #include "store/sqlite_log.h"
+#include "testing/temp_dir.h"
 
 namespace agentstream::consumers {
 namespace {
@@ -72,14 +72,6 @@ class Proc {
   FILE* out_ = nullptr;
 };
 
-std::string TempDir(const std::string& name) {
-  const std::string dir = std::filesystem::temp_directory_path() /
-                          ("agentstream-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 std::vector<std::vector<std::string>> ReadLines(const std::string& path) {
   std::vector<std::vector<std::string>> out;
   std::ifstream in(path);
@@ -121,7 +113,8 @@ void ExpectEachEventOnce(const std::vector<std::vector<std::string>>& effects,
 }
 
 TEST(WebhookSink, SignsRetriesAndDeliversEverythingOnce) {
-  const std::string dir = TempDir("webhook");
+  const test_support::TempDir temp("webhook");
+  const std::string& dir = temp.path();
   Proc receiver({WEBHOOK_RECEIVER, "--secret", "s3cret-key", "--effects", dir + "/effects",
                  "--requests", dir + "/requests", "--fail", "3"});
   const std::string port = receiver.Line().substr(5);
@@ -175,13 +168,13 @@ TEST(WebhookSink, SignsRetriesAndDeliversEverythingOnce) {
   auto refused = sink->Send(d, nullptr);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("401"), std::string::npos);
-  std::filesystem::remove_all(dir);
 }
 
 // kill -9 of the delivering process, again and again, during delivery to a real receiver: every
 // event arrives, and each idempotency key's side effect happens once.
 TEST(WebhookSink, KillNineDuringDeliveryLosesNothingAndRepeatsNoEffect) {
-  const std::string dir = TempDir("kill9");
+  const test_support::TempDir temp("kill9");
+  const std::string& dir = temp.path();
   const std::string db = dir + "/log.db";
   constexpr int kSessions = 3, kEvents = 400;
   std::map<std::string, std::uint64_t> tails;
@@ -244,7 +237,6 @@ TEST(WebhookSink, KillNineDuringDeliveryLosesNothingAndRepeatsNoEffect) {
     }
   }
   std::cout << "kills: " << kills << ", redelivered requests: " << resent << "\n";
-  std::filesystem::remove_all(dir);
 }
 
 Delivery SampleDelivery(const std::string& key_end) {
@@ -259,7 +251,8 @@ Delivery SampleDelivery(const std::string& key_end) {
 }
 
 TEST(JsonlSink, ARedeliveryDoesNotWriteTwiceAndAPartialLineIsRepaired) {
-  const std::string dir = TempDir("jsonl");
+  const test_support::TempDir temp("jsonl");
+  const std::string& dir = temp.path();
   const std::string path = dir + "/out.jsonl";
   SinkSpec spec;
   spec.kind = SinkKind::kJsonl;
@@ -294,11 +287,11 @@ TEST(JsonlSink, ARedeliveryDoesNotWriteTwiceAndAPartialLineIsRepaired) {
     keys.push_back(d->idempotency_key);
   }
   EXPECT_EQ(keys, (std::vector<std::string>{"c/s/1/1", "c/t/1/7", "c/s/1/2"}));
-  std::filesystem::remove_all(dir);
 }
 
 TEST(JsonlSink, AConsumerExportsEverySessionToOneFile) {
-  const std::string dir = TempDir("jsonl-export");
+  const test_support::TempDir temp("jsonl-export");
+  const std::string& dir = temp.path();
   MemoryEventLog log;
   for (const char* id : {"a", "b", "c"}) {
     std::vector<NewEvent> initial;
@@ -336,11 +329,11 @@ TEST(JsonlSink, AConsumerExportsEverySessionToOneFile) {
   }
   EXPECT_EQ(lines, 15u);  // 30 events in deliveries of at most 7, per session
   for (const char* id : {"a", "b", "c"}) EXPECT_EQ(next[id], 30u);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(CommandSink, AcksByLineNacksAndRestartsASilentCommand) {
-  const std::string dir = TempDir("command");
+  const test_support::TempDir temp("command");
+  const std::string& dir = temp.path();
   // Acknowledges every line by its idempotency key, and counts its starts.
   const std::string script =
       "echo start >> " + dir +
@@ -369,7 +362,6 @@ TEST(CommandSink, AcksByLineNacksAndRestartsASilentCommand) {
   EXPECT_NE(nack.status().message().find("busy"), std::string::npos);
   EXPECT_TRUE(sink->Send(SampleDelivery("5"), nullptr).ok());
   EXPECT_EQ(ReadLines(dir + "/starts").size(), 2u);  // restarted once, after the silence
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

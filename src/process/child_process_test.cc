@@ -4,10 +4,10 @@
 #include <signal.h>
 
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 
 #include "process/event_loop.h"
+#include "testing/temp_dir.h"
 
 namespace agentstream::process {
 namespace {
@@ -99,9 +99,8 @@ TEST(ChildProcessTest, OversizeLinesAndStderrRing) {
 TEST(ChildProcessTest, KillEscalatesToSigkillAndCleansTheGroup) {
   EventLoop loop;
   Captured run;
-  const std::string pidfile =
-      (std::filesystem::temp_directory_path() / ("grandchild_" + std::to_string(::getpid())))
-          .string();
+  const test_support::TempDir dir("child-process");
+  const std::string pidfile = dir.File("grandchild.pid");
   // Ignores SIGINT and SIGTERM; leaves a grandchild behind in its process group.
   auto child = Start(loop, run,
                      {"sh", "-c",
@@ -121,7 +120,6 @@ TEST(ChildProcessTest, KillEscalatesToSigkillAndCleansTheGroup) {
   EXPECT_EQ(run.exit->signal, SIGKILL);  // SIGINT and SIGTERM were ignored
   loop.RunUntil([&] { return !Alive(grandchild); }, milliseconds(2000));
   EXPECT_FALSE(Alive(grandchild));
-  std::filesystem::remove(pidfile);
 }
 
 TEST(ChildProcessTest, DestroyingKillsTheProcess) {

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <string>
 
+#include "testing/temp_dir.h"
+
 namespace agentstream::server {
 namespace {
 
@@ -14,11 +16,7 @@ namespace fs = std::filesystem;
 class StaticFilesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    base_ =
-        fs::temp_directory_path() /
-        ("static_files_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-         "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(base_);
+    base_ = dir_.path();
     root_ = base_ / "dist";
     fs::create_directories(root_ / "assets");
     Write(root_ / "index.html", "<!doctype html><title>page</title>");
@@ -26,10 +24,10 @@ class StaticFilesTest : public ::testing::Test {
     Write(root_ / ".secret", "hidden");
     Write(base_ / "outside.txt", "outside");
   }
-  void TearDown() override { fs::remove_all(base_); }
   static void Write(const fs::path& path, const std::string& text) {
     std::ofstream(path, std::ios::binary) << text;
   }
+  const test_support::TempDir dir_{"static-files"};
   fs::path base_;
   fs::path root_;
 };
@@ -106,15 +104,14 @@ TEST(StaticFiles, RoutesOnlyPageRequests) {
 }
 
 TEST(StaticFiles, DefaultWebRootFindsTheSourceTreeDist) {
-  const fs::path base = fs::temp_directory_path() / "static_files_default_root";
-  fs::remove_all(base);
+  const test_support::TempDir dir("static-files-root");
+  const fs::path base = dir.path();
   fs::create_directories(base / "web" / "dist");
   fs::create_directories(base / "build" / "x" / "src" / "cli");
   std::ofstream(base / "web" / "dist" / "index.html") << "x";
   std::ofstream(base / "build" / "x" / "src" / "cli" / "agentstream") << "";
   EXPECT_EQ(DefaultWebRoot((base / "build" / "x" / "src" / "cli" / "agentstream").string()),
             (fs::canonical(base) / "web" / "dist").string());
-  fs::remove_all(base);
 }
 
 }  // namespace

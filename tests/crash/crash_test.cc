@@ -8,7 +8,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <random>
 #include <sstream>
@@ -16,6 +15,7 @@
 
 #include "core/event_codec.h"
 #include "store/sqlite_log.h"
+#include "testing/temp_dir.h"
 
 namespace agentstream {
 namespace {
@@ -27,26 +27,49 @@ int Cycles() {
   return env ? std::max(1, std::atoi(env)) : 50;
 }
 
-struct Child {
-  pid_t pid = -1;
-  int out = -1;
-};
-
-Child Spawn(const std::string& db) {
-  int fds[2];
-  EXPECT_EQ(pipe(fds), 0);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    close(fds[0]);
+// The crash child writing into `db`, its stdout on `out`. Killed (SIGKILL) and reaped when the
+// object goes away unless Reap() reaped it first, so a failed ASSERT leaves no process behind.
+class Child {
+ public:
+  explicit Child(const std::string& db) {
+    int fds[2];
+    EXPECT_EQ(pipe(fds), 0);
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(fds[1], STDOUT_FILENO);
+      close(fds[0]);
+      close(fds[1]);
+      execl(CRASH_CHILD_PATH, CRASH_CHILD_PATH, db.c_str(), std::to_string(kSessions).c_str(),
+            nullptr);
+      _exit(127);
+    }
     close(fds[1]);
-    execl(CRASH_CHILD_PATH, CRASH_CHILD_PATH, db.c_str(), std::to_string(kSessions).c_str(),
-          nullptr);
-    _exit(127);
+    out_ = fds[0];
   }
-  close(fds[1]);
-  return Child{pid, fds[0]};
-}
+  ~Child() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (out_ >= 0) close(out_);
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  pid_t pid() const { return pid_; }
+  int out() const { return out_; }
+  // Waits for the child to end; its status, or -1 when waitpid fails.
+  int Reap() {
+    int status = 0;
+    const pid_t reaped = waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return reaped < 0 ? -1 : status;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+};
 
 // Reads what the child reported until `deadline`, folding complete lines into `acked`.
 void Collect(int fd, std::string& buffer, std::map<std::string, std::uint64_t>& acked, bool& ready,
@@ -84,15 +107,14 @@ std::uint64_t Total(const std::map<std::string, std::uint64_t>& acked) {
 }
 
 TEST(CrashTest, AcknowledgedAppendsSurviveKill9) {
-  char tmpl[] = "/tmp/agentstream-crash-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  const std::string db = dir + "/log.db";
+  const test_support::TempDir dir("crash");
+  const std::string db = dir.File("log.db");
   std::mt19937 rng(std::random_device{}());
   std::map<std::string, std::uint64_t> acked;  // highest acknowledged seq per session, all cycles
   std::uint64_t total_acked_events = 0;
   const int cycles = Cycles();
   for (int cycle = 0; cycle < cycles; ++cycle) {
-    Child child = Spawn(db);
+    Child child(db);
     std::string buffer;
     bool ready = false;
     std::map<std::string, std::uint64_t> this_cycle = acked;
@@ -102,21 +124,20 @@ TEST(CrashTest, AcknowledgedAppendsSurviveKill9) {
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!(ready && Total(this_cycle) > acked_before) &&
            std::chrono::steady_clock::now() < give_up)
-      Collect(child.out, buffer, this_cycle, ready,
+      Collect(child.out(), buffer, this_cycle, ready,
               std::chrono::steady_clock::now() + std::chrono::milliseconds(5));
     ASSERT_GT(Total(this_cycle), acked_before) << "no append acknowledged in cycle " << cycle;
     const auto kill_at =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(rng() % 120 + 1);
-    Collect(child.out, buffer, this_cycle, ready, kill_at);
-    ASSERT_EQ(kill(child.pid, SIGKILL), 0);
+    Collect(child.out(), buffer, this_cycle, ready, kill_at);
+    ASSERT_EQ(kill(child.pid(), SIGKILL), 0);
     // Lines already in the pipe were acknowledged before the kill: read them all.
-    Collect(child.out, buffer, this_cycle, ready,
+    Collect(child.out(), buffer, this_cycle, ready,
             std::chrono::steady_clock::now() + std::chrono::milliseconds(20));
-    int status = 0;
-    ASSERT_EQ(waitpid(child.pid, &status, 0), child.pid);
+    const int status = child.Reap();
+    ASSERT_NE(status, -1);
     ASSERT_TRUE(WIFSIGNALED(status))
         << "the child exited by itself (status " << status << ") in cycle " << cycle;
-    close(child.out);
     acked = this_cycle;
 
     // Reopen and check every session.
@@ -152,7 +173,6 @@ TEST(CrashTest, AcknowledgedAppendsSurviveKill9) {
   EXPECT_GT(total_acked_events, 0u);
   std::printf("crash test: %d kill -9 cycles, %llu acknowledged events verified\n", cycles,
               static_cast<unsigned long long>(total_acked_events));
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

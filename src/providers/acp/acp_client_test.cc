@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "providers/acp/acp_test_env.h"
+#include "testing/temp_dir.h"
 
 namespace agentstream::providers::acp::testing {
 namespace {
@@ -44,7 +45,8 @@ TEST(AcpProtocol, ChoosesOptionsByKindNeverById) {
 }
 
 TEST(AcpProtocol, ConfinesPathsToTheWorkingDirectory) {
-  const std::string root = std::filesystem::temp_directory_path() / "acp-confine";
+  const test_support::TempDir dir("acp-confine");
+  const std::string& root = dir.path();
   std::filesystem::create_directories(root + "/a");
   EXPECT_TRUE(ConfinePath(root, root + "/a/b.txt").ok());
   EXPECT_TRUE(ConfinePath(root, root).ok());
@@ -54,7 +56,6 @@ TEST(AcpProtocol, ConfinesPathsToTheWorkingDirectory) {
   std::error_code ec;
   std::filesystem::create_directory_symlink("/etc", root + "/link", ec);
   EXPECT_FALSE(ConfinePath(root, root + "/link/passwd").ok());  // through a symlink
-  std::filesystem::remove_all(root, ec);
 }
 
 TEST(AcpProtocol, PresetsNameTheirCommands) {
