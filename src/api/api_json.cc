@@ -219,6 +219,7 @@ json::object AgentSnapshotToJson(const runtime::AgentSnapshot& s) {
                    {"createdAt", s.created_ms},
                    {"loaded", s.loaded},
                    {"closed", s.closed}};
+  out["owner"] = s.owner.empty() ? json::value(nullptr) : json::value(s.owner);
   out["activeTurn"] = s.active_turn ? json::value(s.active_turn->str()) : json::value(nullptr);
   if (s.forked_from) {
     out["forkedFrom"] =
@@ -257,6 +258,8 @@ Result<runtime::AgentSnapshot> AgentSnapshotFromJson(const json::value& value) {
   AS_ASSIGN_OR_RETURN(s.forked_from, ForkedFromJson(*obj));
   AS_ASSIGN_OR_RETURN(s.loaded, OptionalBool(*obj, "loaded"));
   AS_ASSIGN_OR_RETURN(s.closed, OptionalBool(*obj, "closed"));
+  AS_ASSIGN_OR_RETURN(std::optional<std::string> owner, OptionalString(*obj, "owner"));
+  s.owner = owner.value_or("");
   return s;
 }
 
@@ -370,6 +373,8 @@ int HttpStatusFor(ErrorCode code) {
       return 429;
     case ErrorCode::kUnauthenticated:
       return 401;
+    case ErrorCode::kMisdirected:
+      return 421;
     case ErrorCode::kUnsupportedVersion:
     case ErrorCode::kCorruption:
     case ErrorCode::kIoError:

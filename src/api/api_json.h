@@ -38,7 +38,7 @@ Result<runtime::AgentConfig> AgentConfigFromJson(const boost::json::value& json)
 // {id, provider, cwd, title, model, mode, status: idle|running|permission|error,
 //  activeTurn: string|null, cursor: "E:S", queue: [{clientMessageId, text}],
 //  permissions: [{requestId, callId, toolName}], createdAt (ms since the epoch),
-//  forkedFrom: {agent, cursor}|null, loaded, closed}.
+//  forkedFrom: {agent, cursor}|null, loaded, closed, owner: the daemon running it|null}.
 boost::json::object AgentSnapshotToJson(const runtime::AgentSnapshot& snapshot);
 Result<runtime::AgentSnapshot> AgentSnapshotFromJson(const boost::json::value& json);
 

@@ -149,6 +149,22 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--io-threads", serve.io_threads, "HTTP and WebSocket I/O threads")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  serve_cmd->add_option("--daemon-id", serve.daemon_id,
+                        "this daemon's id among the daemons sharing a store (default: kept in the "
+                        "data directory)");
+  serve_cmd->add_option("--advertise", serve.advertise,
+                        "base URL other daemons forward commands to (default: http://HOST:PORT of "
+                        "--listen)");
+  serve_cmd
+      ->add_option("--owner-ttl-ms", serve.owner_ttl_ms,
+                   "how long an agent's ownership lease lasts without renewal (milliseconds)")
+      ->check(CLI::Range(500, 600000))
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--owner-renew-ms", serve.owner_renew_ms,
+                   "how often ownership leases are renewed (milliseconds; below the ttl)")
+      ->check(CLI::Range(100, 300000))
+      ->capture_default_str();
 
   auto* sessions_cmd = app.add_subcommand("sessions", "list stored sessions");
   sessions_cmd->add_flag("--json", json, "print JSON");
@@ -172,6 +188,7 @@ int main(int argc, char** argv) {
       EnsureDataDir(data);  // the streams and the inbox key live there whatever the store
       serve.streams_db = data + "/streams.db";
       serve.inbox_key_path = data + "/inbox.key";
+      serve.data_dir = data;
     }
     return agentstream::cli::RunServe(serve);
   }

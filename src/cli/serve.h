@@ -31,6 +31,15 @@ struct ServeOptions {
   std::string claude_program = "claude";
   std::string codex_program = "codex";
   std::string opencode_program = "opencode";  // the `opencode` provider (opencode serve)
+  // Several daemons on one store (docs/architecture.md, "Agent ownership"). The data directory
+  // holds this daemon's id and lock ("" for the memory store: a fresh id); `daemon_id` replaces
+  // the stored id; `advertise` is the base URL other daemons forward commands to ("": this
+  // server's own http://HOST:PORT, unless HOST is a wildcard address).
+  std::string data_dir;
+  std::string daemon_id;
+  std::string advertise;
+  int owner_ttl_ms = 10000;   // an ownership lease lasts this long without renewal
+  int owner_renew_ms = 3000;  // and is renewed this often
 };
 
 // Runs until a stop signal; the process exit code (0 after a clean stop, 1 when the log or the

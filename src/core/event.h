@@ -31,6 +31,8 @@ enum class EventKind : std::uint16_t {
   kAssistantMessageDelta = 22,
   kAssistantMessageEnd = 23,
   kReasoning = 24,
+  kPromptQueued = 25,
+  kPromptCanceled = 26,
   kToolCallStart = 30,
   kToolCallOutput = 31,
   kToolCallEnd = 32,
@@ -165,6 +167,34 @@ struct UserMessage {
   void Fields(V& v) {
     v("messageId", message_id), v("clientMessageId", client_message_id), v("text", text),
         v("attachments", attachments);
+  }
+};
+
+// A prompt acknowledged while a turn ran, recorded before the client heard "queued": it waits
+// behind the running turn (`whileRunning` absent or "queue") or for the running turn to stop
+// ("interrupt", "steer"). It leaves the queue either as a foreground turn whose turn.started and
+// user.message carry its clientMessageId, or with prompt.canceled.
+struct PromptQueued {
+  static constexpr EventKind kKind = EventKind::kPromptQueued;
+  std::string client_message_id;
+  std::string text;
+  std::vector<Attachment> attachments;
+  std::optional<std::string> while_running;
+  template <class V>
+  void Fields(V& v) {
+    v("clientMessageId", client_message_id), v("text", text), v("attachments", attachments),
+        v("whileRunning", while_running);
+  }
+};
+
+// A queued prompt that will not run: a client canceled it, or its session stopped first.
+struct PromptCanceled {
+  static constexpr EventKind kKind = EventKind::kPromptCanceled;
+  std::string client_message_id;
+  std::string reason;
+  template <class V>
+  void Fields(V& v) {
+    v("clientMessageId", client_message_id), v("reason", reason);
   }
 };
 
@@ -420,11 +450,12 @@ struct SubagentEvent {
 
 using Payload =
     std::variant<SessionCreated, SessionForked, SessionRewound, TurnStarted, TurnCompleted,
-                 TurnCanceled, TurnFailed, UserMessage, AssistantMessageStart,
-                 AssistantMessageDelta, AssistantMessageEnd, Reasoning, ToolCallStart,
-                 ToolCallOutput, ToolCallEnd, PermissionRequested, PermissionResolved, Plan,
-                 ModeChanged, ModelChanged, ThinkingOptionChanged, Usage, ErrorEvent, Notice,
-                 ProviderMetadata, AuthorizationRequired, AuthorizationCompleted, SubagentEvent>;
+                 TurnCanceled, TurnFailed, UserMessage, PromptQueued, PromptCanceled,
+                 AssistantMessageStart, AssistantMessageDelta, AssistantMessageEnd, Reasoning,
+                 ToolCallStart, ToolCallOutput, ToolCallEnd, PermissionRequested,
+                 PermissionResolved, Plan, ModeChanged, ModelChanged, ThinkingOptionChanged, Usage,
+                 ErrorEvent, Notice, ProviderMetadata, AuthorizationRequired,
+                 AuthorizationCompleted, SubagentEvent>;
 
 EventKind KindOf(const Payload& payload);
 

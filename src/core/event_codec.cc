@@ -26,6 +26,8 @@ constexpr KindEntry kKinds[] = {
     {EventKind::kTurnCanceled, "turn.canceled"},
     {EventKind::kTurnFailed, "turn.failed"},
     {EventKind::kUserMessage, "user.message"},
+    {EventKind::kPromptQueued, "prompt.queued"},
+    {EventKind::kPromptCanceled, "prompt.canceled"},
     {EventKind::kAssistantMessageStart, "assistant.message.start"},
     {EventKind::kAssistantMessageDelta, "assistant.message.delta"},
     {EventKind::kAssistantMessageEnd, "assistant.message.end"},

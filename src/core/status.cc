@@ -34,6 +34,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "resource_exhausted";
     case ErrorCode::kUnauthenticated:
       return "unauthenticated";
+    case ErrorCode::kMisdirected:
+      return "misdirected";
     case ErrorCode::kInternal:
       return "internal";
   }

@@ -30,7 +30,8 @@ enum class ErrorCode {
   kUnavailable,         // the log refuses writes after an earlier failure, or is closed
   kResourceExhausted,   // a bounded queue is full
   kUnauthenticated,     // a credential (token, signature) is missing, stale or wrong
-  kInternal,            // a bug: an invariant of this program did not hold
+  kMisdirected,         // asked of the wrong server: another daemon runs the agent
+  kInternal,            // a bug: an invariant of this program did not hold (keep last)
 };
 
 std::string_view ErrorCodeName(ErrorCode code);

@@ -27,4 +27,9 @@ Result<HttpUrl> ParseHttpUrl(std::string_view url);
 std::string HostAndPort(const HttpUrl& url);
 std::string UrlOf(const HttpUrl& url, std::string_view target);
 
+// Percent-encodes every byte outside the RFC 3986 unreserved set and ':' (which a path segment
+// and a query value may hold as is, so a cursor "1:5" stays readable), so an id or a cursor is
+// one path segment or query value whatever it contains ("a b/c" -> "a%20b%2Fc").
+std::string PercentEncode(std::string_view text);
+
 }  // namespace agentstream::net

@@ -1,25 +1,17 @@
 #include "runtime/agent_manager.h"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 
 #include "core/turn/engine.h"
-#include "runtime/agent_session.h"
-#include "runtime/session_records.h"
+#include "runtime/manager_impl.h"
 
 namespace agentstream::runtime {
 
 namespace {
 
-// The notice watchers; shared with the Subscriptions, which may outlive the manager.
-struct NoticeHub {
-  std::mutex mu;
-  std::uint64_t next = 0;
-  std::map<std::uint64_t, std::shared_ptr<NoticeWatcher>> watchers;
-};
-
 Status ShutDown() { return Error(ErrorCode::kUnavailable, "the agent manager was shut down"); }
+
+Status Stopping() { return Error(ErrorCode::kUnavailable, "the daemon is stopping"); }
 
 Status ValidateCursor(const SessionInfo& info, Cursor at) {
   if (at.epoch != info.epoch) {
@@ -35,6 +27,13 @@ Status ValidateCursor(const SessionInfo& info, Cursor at) {
   return Status::Ok();
 }
 
+// Sessions whose stored status is told to watchers while they run elsewhere.
+constexpr std::size_t kMaxRemoteStatuses = 10000;
+// Commits of remote sessions are gathered this long before their status is read.
+constexpr process::Millis kRemoteStatusDelay{50};
+
+}  // namespace
+
 AgentSnapshot StoredSnapshot(const SessionInfo& info) {
   const StatusRecord record = DecodeStatusRecord(info.meta.status_snapshot);
   AgentSnapshot s;
@@ -49,82 +48,61 @@ AgentSnapshot StoredSnapshot(const SessionInfo& info) {
   s.created_ms = info.meta.created_ms;
   s.forked_from = info.forked_from;
   s.closed = record.closed;
+  if (info.owner.live()) s.owner = info.owner.owner;
   return s;
 }
 
-}  // namespace
-
-class AgentManager::Impl {
- public:
-  Impl(EventLog& log, ProviderFactory& factory, process::EventLoop& loop,
-       AgentManagerOptions options)
-      : log_(log),
-        factory_(factory),
-        loop_(loop),
-        options_(options),
-        gate_(std::make_shared<LoopGate>(loop)) {}
-  ~Impl() {
-    gate_->Close();
-    alive_.reset();   // nothing posted from here on runs
-    agents_.clear();  // their destructors answer what still waits
-  }
-
-  // Runs `fn` on the loop thread unless the manager is gone by then.
-  void Run(std::function<void(Impl&)> fn) {
-    if (!alive_) return;
-    std::weak_ptr<bool> alive = alive_;
-    loop_.Post([this, alive, fn = std::move(fn)] {
-      if (alive.lock()) fn(*this);
+AgentManager::Impl::Impl(EventLog& log, ProviderFactory& factory, process::EventLoop& loop,
+                         AgentManagerOptions options, Forwarder* forwarder)
+    : log_(log),
+      factory_(factory),
+      loop_(loop),
+      options_(std::move(options)),
+      forwarder_(forwarder),
+      gate_(std::make_shared<LoopGate>(loop)) {
+  std::weak_ptr<bool> alive = alive_;
+  commits_ = log_.SubscribeCommits([gate = gate_, alive, this](const CommitNotice& notice) {
+    gate->Post([alive, this, id = notice.session] {
+      if (alive.lock()) WatchRemoteStatus(id);
     });
-  }
+  });
+  LeaseKeeper::Callbacks callbacks;
+  callbacks.lost = [gate = gate_, alive, this](std::vector<SessionId> lost) {
+    gate->Post([alive, this, lost = std::move(lost)] {
+      if (alive.lock()) OnLeasesLost(lost);
+    });
+  };
+  callbacks.expired = [gate = gate_, alive, this](auto expired) {
+    gate->Post([alive, this, expired = std::move(expired)] {
+      if (alive.lock()) OnLeasesExpired(expired);
+    });
+  };
+  keeper_ =
+      std::make_unique<LeaseKeeper>(log_.coordination(), options_.ownership, std::move(callbacks));
+  Run([](Impl& impl) { impl.CheckOverdue(); });
+}
 
-  void Recover(const StatusCallback& done);
-  void Create(const AgentConfig& config, const Callback<AgentSnapshot>& done);
-  void List(bool include_closed, const Callback<std::vector<AgentSnapshot>>& done);
-  Result<AgentSnapshot> Get(const SessionId& id);
-  void Close(const SessionId& id, const StatusCallback& done);
-  // The live agent of `id`, loading (and reopening) it when needed.
-  Result<std::shared_ptr<LiveAgent>> Load(const SessionId& id);
-  // Load(), after the stop of a runtime that is stopping (it then loads afresh).
-  void WithAgent(const SessionId& id, std::function<void(Result<std::shared_ptr<LiveAgent>>)> fn);
-  // The live agent of `id` when one is attached.
-  std::shared_ptr<LiveAgent> Live(const SessionId& id) const {
-    auto it = agents_.find(id);
-    return it == agents_.end() ? nullptr : it->second;
-  }
-  void AppendForeign(const SessionId& id, std::vector<NewEvent> events, ProducerStamp stamp,
-                     Callback<AppendResult> done);
-  void Fork(const SessionId& id, Cursor at, const Callback<AgentSnapshot>& done);
-  void Rewind(const SessionId& id, Cursor to, const Callback<AgentSnapshot>& done);
-  Subscription Watch(NoticeWatcher watcher);
-  void Shutdown(std::function<void()> done);
-  bool shut_down() const { return shut_down_; }
+AgentManager::Impl::~Impl() {
+  keeper_.reset();  // no report arrives from here on
+  gate_->Close();
+  alive_.reset();  // nothing posted from here on runs
+  timers_.clear();
+  overdue_timer_.reset();
+  agents_.clear();  // their destructors answer what still waits
+}
 
- private:
-  AgentEnv MakeEnv();
-  void Notify(AgentNotice::Kind kind, const AgentSnapshot& agent, const std::string& message);
-  Status RecoverSession(const SessionInfo& info);
-  // Stops the live agent of `id` (if any), drops it, then runs `then`.
-  void Unload(const SessionId& id, std::function<void()> then);
-  Result<AgentSnapshot> MarkClosed(const SessionId& id);
-  // The initial events of a fork or rewind at `at`: `first`, then TurnCanceled for every turn
-  // still open at `at`. `status` gets the status the new history ends in.
-  Result<std::vector<NewEvent>> BranchEvents(const SessionInfo& info, Cursor at,
-                                             const Payload& first, const std::string& reason,
-                                             turn::SessionStatus* status);
+void AgentManager::Impl::Run(std::function<void(Impl&)> fn) {
+  if (!alive_) return;
+  std::weak_ptr<bool> alive = alive_;
+  loop_.Post([this, alive, fn = std::move(fn)] {
+    if (alive.lock()) fn(*this);
+  });
+}
 
-  EventLog& log_;
-  ProviderFactory& factory_;
-  process::EventLoop& loop_;
-  AgentManagerOptions options_;
-  std::shared_ptr<LoopGate> gate_;
-  std::shared_ptr<NoticeHub> hub_ = std::make_shared<NoticeHub>();
-  RandomTurnIds turn_ids_;
-  RandomIds session_ids_;
-  std::map<SessionId, std::shared_ptr<LiveAgent>> agents_;
-  bool shut_down_ = false;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-};
+std::shared_ptr<LiveAgent> AgentManager::Impl::Live(const SessionId& id) const {
+  auto it = agents_.find(id);
+  return it == agents_.end() ? nullptr : it->second;
+}
 
 AgentEnv AgentManager::Impl::MakeEnv() {
   AgentEnv env;
@@ -137,7 +115,9 @@ AgentEnv AgentManager::Impl::MakeEnv() {
   env.notify = [this](AgentNotice::Kind kind, const AgentSnapshot& agent, const std::string& m) {
     Notify(kind, agent, m);
   };
-  env.unload = [this](const SessionId& id) { Run([id](Impl& impl) { impl.Unload(id, [] {}); }); };
+  env.unload = [this](const SessionId& id) {
+    Run([id](Impl& impl) { impl.Unload(id, StopMode{}, false, [](auto) {}); });
+  };
   return env;
 }
 
@@ -167,56 +147,102 @@ Subscription AgentManager::Impl::Watch(NoticeWatcher watcher) {
   });
 }
 
-// ---- Restart recovery ----
-
-void AgentManager::Impl::Recover(const StatusCallback& done) {
-  Status first_error;
-  std::string after;
-  while (true) {
-    Result<std::vector<SessionInfo>> page = log_.ListSessions(after, kListPage);
-    if (!page.ok()) return done(page.status());
-    for (const SessionInfo& info : *page) {
-      if (agents_.count(info.id)) continue;
-      if (!MayHaveOpenTurn(DecodeStatusRecord(info.meta.status_snapshot))) continue;
-      Status s = RecoverSession(info);
-      if (!s.ok() && first_error.ok()) {
-        first_error = Status(s.code(), "recovering " + info.id.str() + ": " + s.message());
-      }
-    }
-    if (page->size() < kListPage) break;
-    after = page->back().id.str();
-  }
-  done(first_error);
+void AgentManager::Impl::WatchRemoteStatus(const SessionId& id) {
+  if (Live(id)) return;  // its runtime here tells its own status
+  remote_dirty_.insert(id);
+  if (remote_flush_scheduled_) return;
+  remote_flush_scheduled_ = true;
+  After(kRemoteStatusDelay, [this] { FlushRemoteStatus(); });
 }
 
-Status AgentManager::Impl::RecoverSession(const SessionInfo& info) {
-  AS_ASSIGN_OR_RETURN(std::vector<Event> events, ReadEpoch(log_, info.id, info.epoch));
-  turn::TurnState state = turn::RestoreTurnState(events, info.meta.provider);
-  if (!state.open.empty()) {
-    turn::Step step =
-        turn::Advance(std::move(state), turn::Command(turn::RecoverAfterRestart{}), turn_ids_);
-    if (!step.events.empty()) {
-      const Seq tail = events.empty() ? info.tail : events.back().seq;
-      AS_RETURN_IF_ERROR(
-          log_.Append(AppendRequest{info.id, info.epoch, tail, std::nullopt, step.events})
-              .status());
-    }
-    state = std::move(step.state);
+void AgentManager::Impl::FlushRemoteStatus() {
+  remote_flush_scheduled_ = false;
+  for (const SessionId& id : std::exchange(remote_dirty_, {})) {
+    if (Live(id)) continue;
+    Result<SessionInfo> info = log_.GetSession(id);
+    if (!info.ok()) continue;
+    const AgentSnapshot snapshot = StoredSnapshot(*info);
+    auto it = remote_status_.find(id);
+    if (it != remote_status_.end() && it->second == snapshot.status) continue;
+    if (remote_status_.size() >= kMaxRemoteStatuses) remote_status_.clear();
+    remote_status_[id] = snapshot.status;
+    if (it != remote_status_.end() || snapshot.status != turn::SessionStatus::kIdle)
+      Notify(AgentNotice::Kind::kStatus, snapshot, "");
   }
-  StatusRecord record = DecodeStatusRecord(info.meta.status_snapshot);
-  record.status = turn::SessionStatusOf(state);
-  std::optional<std::string> model, mode;
-  LastModelAndMode(events, &model, &mode);
-  if (record.model.empty()) record.model = model.value_or("");
-  if (record.mode.empty()) record.mode = mode.value_or("");
-  return log_.UpdateSessionMeta(
-      info.id, SessionMetaUpdate{std::nullopt, std::nullopt, EncodeStatusRecord(record)});
+}
+
+// ---- Loading ----
+
+Result<std::shared_ptr<LiveAgent>> AgentManager::Impl::Load(const SessionId& id,
+                                                            std::string* owner) {
+  if (std::shared_ptr<LiveAgent> live = Live(id)) {
+    if (live->stopping())
+      return Error(ErrorCode::kUnavailable, "the session's runtime is stopping");
+    return live;
+  }
+  if (shut_down_) return Stopping();
+  if (agents_.size() >= options_.max_live_agents) {
+    return Error(ErrorCode::kUnavailable,
+                 "too many live agents (" + std::to_string(options_.max_live_agents) + ")");
+  }
+  const process::Clock::time_point sent = Now();
+  Result<OwnerGrant> grant =
+      coordination().AcquireOwnership(id, options_.ownership.daemon_id, ttl_ms());
+  if (!grant.ok()) {
+    if (grant.status().code() == ErrorCode::kConflict && owner != nullptr) {
+      if (Result<OwnerLease> lease = coordination().GetOwnership(id); lease.ok())
+        *owner = lease->owner;
+    }
+    return grant.status();
+  }
+  return Attach(id, *grant, sent);
+}
+
+Result<std::shared_ptr<LiveAgent>> AgentManager::Impl::Attach(const SessionId& id,
+                                                              const OwnerGrant& grant,
+                                                              process::Clock::time_point sent) {
+  keeper_->Track(id, grant.lease.generation, sent);
+  Result<SessionInfo> info = log_.GetSession(id);
+  Result<std::shared_ptr<LiveAgent>> agent =
+      info.ok() ? LiveAgent::Open(MakeEnv(), *info, grant) : info.status();
+  if (!agent.ok()) {
+    Release(id, grant.lease.generation);
+    return agent.status();
+  }
+  agents_[id] = *agent;
+  remote_status_.erase(id);
+  if ((*agent)->closed()) (void)(*agent)->SetClosed(false);  // a prompt reopens a closed session
+  return agent;
+}
+
+void AgentManager::Impl::Release(const SessionId& id, std::uint64_t generation) {
+  keeper_->Untrack(id, generation);
+  // Refused with kFenced when another daemon took the session over meanwhile: nothing to free.
+  (void)coordination().ReleaseOwnership(id, generation);
+}
+
+void AgentManager::Impl::Unload(const SessionId& id, const StopMode& mode, bool keep_lease,
+                                std::function<void(std::optional<std::uint64_t>)> then) {
+  std::shared_ptr<LiveAgent> agent = Live(id);
+  if (!agent) return then(std::nullopt);
+  agent->Stop(mode, [this, alive = std::weak_ptr<bool>(alive_), id, keep_lease,
+                     weak = std::weak_ptr(agent), then = std::move(then)] {
+    if (!alive.lock()) return;
+    std::shared_ptr<LiveAgent> stopped = weak.lock();
+    auto it = agents_.find(id);
+    if (stopped && it != agents_.end() && it->second == stopped) agents_.erase(it);
+    if (!stopped) return then(std::nullopt);
+    const std::uint64_t generation = stopped->generation();
+    if (keep_lease && !stopped->failed()) return then(generation);
+    Release(id, generation);
+    then(std::nullopt);
+  });
 }
 
 // ---- Sessions ----
 
 void AgentManager::Impl::Create(const AgentConfig& config, const Callback<AgentSnapshot>& done) {
-  if (shut_down_) return done(Error(ErrorCode::kUnavailable, "the daemon is stopping"));
+  if (shut_down_) return done(Stopping());
   const std::vector<std::string> names = factory_.Names();
   if (std::find(names.begin(), names.end(), config.provider) == names.end())
     return done(Error(ErrorCode::kInvalidArgument, "unknown provider \"" + config.provider + "\""));
@@ -228,7 +254,7 @@ void AgentManager::Impl::Create(const AgentConfig& config, const Callback<AgentS
   }
   const SessionId id(session_ids_.Next("ses"));
   const StatusRecord record{turn::SessionStatus::kIdle, false, config.model.value_or(""),
-                            config.mode.value_or("")};
+                            config.mode.value_or(""), false};
   SessionMeta meta{config.provider,           config.cwd, config.title.value_or(""), 0, "",
                    EncodeStatusRecord(record)};
   Result<AppendResult> created =
@@ -245,36 +271,6 @@ void AgentManager::Impl::Create(const AgentConfig& config, const Callback<AgentS
     if (!live) return done(Error(ErrorCode::kUnavailable, "the agent stopped"));
     done(live->Snapshot());
   });
-}
-
-Result<std::shared_ptr<LiveAgent>> AgentManager::Impl::Load(const SessionId& id) {
-  if (std::shared_ptr<LiveAgent> live = Live(id)) {
-    if (live->stopping())
-      return Error(ErrorCode::kUnavailable, "the session's runtime is stopping");
-    return live;
-  }
-  if (shut_down_) return Error(ErrorCode::kUnavailable, "the daemon is stopping");
-  if (agents_.size() >= options_.max_live_agents) {
-    return Error(ErrorCode::kUnavailable,
-                 "too many live agents (" + std::to_string(options_.max_live_agents) + ")");
-  }
-  AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
-  AS_ASSIGN_OR_RETURN(std::shared_ptr<LiveAgent> agent, LiveAgent::Open(MakeEnv(), info));
-  agents_[id] = agent;
-  if (agent->closed()) (void)agent->SetClosed(false);  // a prompt reopens a closed session
-  return agent;
-}
-
-void AgentManager::Impl::WithAgent(const SessionId& id,
-                                   std::function<void(Result<std::shared_ptr<LiveAgent>>)> fn) {
-  if (std::shared_ptr<LiveAgent> live = Live(id); live && live->stopping()) {
-    // Its Unload() waiter (registered first) drops it; this one then loads it again.
-    live->Stop([this, alive = std::weak_ptr<bool>(alive_), id, fn = std::move(fn)]() mutable {
-      if (alive.lock()) WithAgent(id, std::move(fn));
-    });
-    return;
-  }
-  fn(Load(id));
 }
 
 void AgentManager::Impl::List(bool include_closed,
@@ -295,62 +291,50 @@ void AgentManager::Impl::List(bool include_closed,
   done(std::move(out));
 }
 
-void AgentManager::Impl::AppendForeign(const SessionId& id, std::vector<NewEvent> events,
-                                       ProducerStamp stamp, Callback<AppendResult> done) {
-  if (shut_down_) return done(ShutDown());
-  if (std::shared_ptr<LiveAgent> live = Live(id)) {
-    if (!live->stopping()) return live->AppendForeign(std::move(events), std::move(stamp), done);
-    // Its last batches may still be in flight: append once it has stopped.
-    live->Stop([this, alive = std::weak_ptr<bool>(alive_), id, events = std::move(events),
-                stamp = std::move(stamp), done = std::move(done)]() mutable {
-      if (alive.lock()) AppendForeign(id, std::move(events), std::move(stamp), std::move(done));
-    });
-    return;
-  }
-  // No runtime writes this session: append directly. Synchronously, so that a load of the session
-  // on this thread cannot read its tail while the append is in flight.
-  done(log_.Append(
-      AppendRequest{id, std::nullopt, std::nullopt, std::move(stamp), std::move(events)}));
-}
-
 Result<AgentSnapshot> AgentManager::Impl::Get(const SessionId& id) {
   if (std::shared_ptr<LiveAgent> live = Live(id)) return live->Snapshot();
   AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
   return StoredSnapshot(info);
 }
 
-void AgentManager::Impl::Unload(const SessionId& id, std::function<void()> then) {
-  std::shared_ptr<LiveAgent> agent = Live(id);
-  if (!agent) return then();
-  agent->Stop([this, alive = std::weak_ptr<bool>(alive_), id, weak = std::weak_ptr(agent),
-               then = std::move(then)] {
-    if (!alive.lock()) return;
-    auto it = agents_.find(id);
-    if (it != agents_.end() && it->second == weak.lock()) agents_.erase(it);
-    then();
+void AgentManager::Impl::AppendForeign(const SessionId& id, std::vector<NewEvent> events,
+                                       ProducerStamp stamp, Callback<AppendResult> done) {
+  if (shut_down_) return done(ShutDown());
+  std::size_t& in_flight = foreign_in_flight_[id];
+  if (in_flight >= options_.max_pending_foreign) {
+    return done(Error(ErrorCode::kUnavailable,
+                      "too many deliveries waiting for session " + id.str() + " (" +
+                          std::to_string(options_.max_pending_foreign) + ")"));
+  }
+  ++in_flight;
+  // Whoever runs the session: the producer stamp keeps a redelivery exact, and the runtime's
+  // own batches are ordered by their own stamp, so the two interleave safely.
+  AppendRequest request;
+  request.session = id;
+  request.producer = std::move(stamp);
+  request.events = std::move(events);
+  log_.AppendAsync(std::move(request), [gate = gate_, alive = std::weak_ptr<bool>(alive_), this, id,
+                                        done = std::move(done)](Result<AppendResult> result) {
+    gate->Post([alive, this, id, done, result = std::move(result)] {
+      if (!alive.lock()) return;
+      if (auto it = foreign_in_flight_.find(id);
+          it != foreign_in_flight_.end() && --it->second == 0)
+        foreign_in_flight_.erase(it);
+      done(result);
+    });
   });
 }
 
-Result<AgentSnapshot> AgentManager::Impl::MarkClosed(const SessionId& id) {
+Result<AgentSnapshot> AgentManager::Impl::MarkClosed(const SessionId& id,
+                                                     std::uint64_t generation) {
   AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
   StatusRecord record = DecodeStatusRecord(info.meta.status_snapshot);
   record.closed = true;
+  record.queued = false;
   info.meta.status_snapshot = EncodeStatusRecord(record);
   AS_RETURN_IF_ERROR(log_.UpdateSessionMeta(
-      id, SessionMetaUpdate{std::nullopt, std::nullopt, info.meta.status_snapshot}));
+      id, SessionMetaUpdate{std::nullopt, std::nullopt, info.meta.status_snapshot, generation}));
   return StoredSnapshot(info);
-}
-
-void AgentManager::Impl::Close(const SessionId& id, const StatusCallback& done) {
-  if (!Live(id)) {
-    if (Result<SessionInfo> info = log_.GetSession(id); !info.ok()) return done(info.status());
-  }
-  Unload(id, [this, id, done] {
-    Result<AgentSnapshot> closed = MarkClosed(id);
-    if (!closed.ok()) return done(closed.status());
-    Notify(AgentNotice::Kind::kDisposed, *closed, "");
-    done(Status::Ok());
-  });
 }
 
 // ---- Fork and rewind ----
@@ -368,7 +352,7 @@ Result<std::vector<NewEvent>> AgentManager::Impl::BranchEvents(const SessionInfo
 }
 
 void AgentManager::Impl::Fork(const SessionId& id, Cursor at, const Callback<AgentSnapshot>& done) {
-  if (shut_down_) return done(Error(ErrorCode::kUnavailable, "the daemon is stopping"));
+  if (shut_down_) return done(Stopping());
   Result<SessionInfo> info = log_.GetSession(id);
   if (!info.ok()) return done(info.status());
   if (Status s = ValidateCursor(*info, at); !s.ok()) return done(s);
@@ -380,6 +364,7 @@ void AgentManager::Impl::Fork(const SessionId& id, Cursor at, const Callback<Age
   StatusRecord record = DecodeStatusRecord(info->meta.status_snapshot);
   record.status = status;
   record.closed = false;
+  record.queued = false;
   SessionMeta meta = info->meta;
   meta.created_ms = 0;
   meta.persistence_handle.clear();  // the runtime's own session holds the parent's whole history
@@ -393,34 +378,23 @@ void AgentManager::Impl::Fork(const SessionId& id, Cursor at, const Callback<Age
   done(std::move(snapshot));
 }
 
-void AgentManager::Impl::Rewind(const SessionId& id, Cursor to,
-                                const Callback<AgentSnapshot>& done) {
-  if (shut_down_) return done(Error(ErrorCode::kUnavailable, "the daemon is stopping"));
-  Result<SessionInfo> before = log_.GetSession(id);
-  if (!before.ok()) return done(before.status());
-  if (Status s = ValidateCursor(*before, to); !s.ok()) return done(s);
-  // The runtime stops first: its conversation holds the history the rewind drops.
-  Unload(id, [this, id, to, done] {
-    Result<SessionInfo> info = log_.GetSession(id);
-    if (!info.ok()) return done(info.status());
-    if (Status s = ValidateCursor(*info, to); !s.ok()) return done(s);
-    turn::SessionStatus status = turn::SessionStatus::kIdle;
-    Result<std::vector<NewEvent>> initial =
-        BranchEvents(*info, to, SessionRewound{info->epoch, to.epoch, to.seq},
-                     "the session was rewound before this turn ended", &status);
-    if (!initial.ok()) return done(initial.status());
-    Result<AppendResult> rewound = log_.Rewind(id, to, std::move(*initial));
-    if (!rewound.ok()) return done(rewound.status());
-    StatusRecord record = DecodeStatusRecord(info->meta.status_snapshot);
-    record.status = status;
-    Status stored = log_.UpdateSessionMeta(
-        id, SessionMetaUpdate{std::nullopt, std::string(), EncodeStatusRecord(record)});
-    if (!stored.ok()) return done(stored);
-    Result<AgentSnapshot> snapshot = Get(id);
-    if (!snapshot.ok()) return done(snapshot.status());
-    Notify(AgentNotice::Kind::kStatus, *snapshot, "");
-    done(std::move(snapshot));
-  });
+Result<AgentSnapshot> AgentManager::Impl::RewindWith(const SessionId& id, Cursor to,
+                                                     std::uint64_t generation) {
+  AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
+  AS_RETURN_IF_ERROR(ValidateCursor(info, to));
+  turn::SessionStatus status = turn::SessionStatus::kIdle;
+  AS_ASSIGN_OR_RETURN(std::vector<NewEvent> initial,
+                      BranchEvents(info, to, SessionRewound{info.epoch, to.epoch, to.seq},
+                                   "the session was rewound before this turn ended", &status));
+  AS_RETURN_IF_ERROR(log_.Rewind(id, to, std::move(initial)).status());
+  StatusRecord record = DecodeStatusRecord(info.meta.status_snapshot);
+  record.status = status;
+  record.queued = false;
+  AS_RETURN_IF_ERROR(log_.UpdateSessionMeta(
+      id, SessionMetaUpdate{std::nullopt, std::string(), EncodeStatusRecord(record), generation}));
+  AS_ASSIGN_OR_RETURN(AgentSnapshot snapshot, Get(id));
+  Notify(AgentNotice::Kind::kStatus, snapshot, "");
+  return snapshot;
 }
 
 void AgentManager::Impl::Shutdown(std::function<void()> done) {
@@ -431,17 +405,47 @@ void AgentManager::Impl::Shutdown(std::function<void()> done) {
   auto remaining = std::make_shared<std::size_t>(ids.size());
   auto shared_done = std::make_shared<std::function<void()>>(std::move(done));
   for (const SessionId& id : ids) {
-    Unload(id, [remaining, shared_done] {
+    // Queued prompts stay queued in the log: they run when the session next loads.
+    Unload(id, StopMode{}, false, [remaining, shared_done](auto) {
       if (--*remaining == 0) (*shared_done)();
     });
   }
 }
 
+void AgentManager::Impl::After(process::Millis delay, std::function<void()> fn) {
+  const std::uint64_t number = next_timer_++;
+  timers_[number] = loop_.timers().After(delay, [this, number, fn = std::move(fn)] {
+    auto it = timers_.find(number);
+    if (it == timers_.end()) return;
+    std::unique_ptr<process::TimerHandle> self = std::move(it->second);
+    timers_.erase(it);
+    fn();
+  });
+}
+
 // ---- AgentManager: every call hops to the loop thread ----
 
+namespace {
+
+// A routed command's answer, for a caller that wants a status only.
+std::function<void(Result<AgentAnswer>)> AsStatus(StatusCallback done) {
+  return [done = std::move(done)](Result<AgentAnswer> answer) { done(answer.status()); };
+}
+
+template <class T>
+std::function<void(Result<AgentAnswer>)> As(Callback<T> done) {
+  return [done = std::move(done)](Result<AgentAnswer> answer) {
+    if (!answer.ok()) return done(answer.status());
+    if (T* value = std::get_if<T>(&*answer)) return done(std::move(*value));
+    done(Error(ErrorCode::kInternal, "the agent's owner answered with an unexpected shape"));
+  };
+}
+
+}  // namespace
+
 AgentManager::AgentManager(EventLog& log, ProviderFactory& factory, process::EventLoop& loop,
-                           AgentManagerOptions options)
-    : impl_(std::make_unique<Impl>(log, factory, loop, options)) {}
+                           AgentManagerOptions options, Forwarder* forwarder)
+    : impl_(std::make_unique<Impl>(log, factory, loop, std::move(options), forwarder)) {}
 
 AgentManager::~AgentManager() = default;
 
@@ -464,67 +468,60 @@ void AgentManager::Get(const SessionId& id, Callback<AgentSnapshot> done) {
   impl_->Run([id, done = std::move(done)](Impl& impl) { done(impl.Get(id)); });
 }
 
-void AgentManager::Close(const SessionId& id, StatusCallback done) {
-  impl_->Run([id, done = std::move(done)](Impl& impl) {
+void AgentManager::Close(const SessionId& id, StatusCallback done, Forwarding forwarding) {
+  impl_->Run([id, forwarding, done = std::move(done)](Impl& impl) mutable {
     if (impl.shut_down()) return done(ShutDown());
-    impl.Close(id, done);
+    impl.Dispatch(id, commands::Close{}, forwarding, AsStatus(std::move(done)));
   });
 }
 
-void AgentManager::Send(const SessionId& id, SendRequest request, Callback<SendReply> done) {
-  impl_->Run([id, request = std::move(request), done = std::move(done)](Impl& impl) mutable {
-    if (request.client_message_id.empty())
-      return done(Error(ErrorCode::kInvalidArgument, "a prompt needs a client message id"));
-    impl.WithAgent(id, [request = std::move(request),
-                        done = std::move(done)](Result<std::shared_ptr<LiveAgent>> agent) mutable {
-      if (!agent.ok()) return done(agent.status());
-      (*agent)->Send(std::move(request), std::move(done));
-    });
-  });
-}
-
-void AgentManager::CancelQueued(const SessionId& id, std::string client_message_id,
-                                StatusCallback done) {
+void AgentManager::Send(const SessionId& id, SendRequest request, Callback<SendReply> done,
+                        Forwarding forwarding) {
   impl_->Run(
-      [id, client_message_id = std::move(client_message_id), done = std::move(done)](Impl& impl) {
-        if (std::shared_ptr<LiveAgent> live = impl.Live(id))
-          return live->CancelQueued(client_message_id, done);
-        if (Result<AgentSnapshot> s = impl.Get(id); !s.ok()) return done(s.status());
-        done(Error(ErrorCode::kNotFound, "no queued prompt " + client_message_id));
+      [id, forwarding, request = std::move(request), done = std::move(done)](Impl& impl) mutable {
+        if (request.client_message_id.empty())
+          return done(Error(ErrorCode::kInvalidArgument, "a prompt needs a client message id"));
+        impl.Dispatch(id, commands::Send{std::move(request)}, forwarding,
+                      As<SendReply>(std::move(done)));
       });
 }
 
-void AgentManager::Interrupt(const SessionId& id, StatusCallback done) {
-  impl_->Run([id, done = std::move(done)](Impl& impl) {
-    if (std::shared_ptr<LiveAgent> live = impl.Live(id)) return live->Interrupt(done);
-    done(impl.Get(id).status());  // nothing runs without a runtime
+void AgentManager::CancelQueued(const SessionId& id, std::string client_message_id,
+                                StatusCallback done, Forwarding forwarding) {
+  impl_->Run([id, forwarding, client_message_id = std::move(client_message_id),
+              done = std::move(done)](Impl& impl) mutable {
+    impl.Dispatch(id, commands::CancelQueued{std::move(client_message_id)}, forwarding,
+                  AsStatus(std::move(done)));
+  });
+}
+
+void AgentManager::Interrupt(const SessionId& id, StatusCallback done, Forwarding forwarding) {
+  impl_->Run([id, forwarding, done = std::move(done)](Impl& impl) mutable {
+    impl.Dispatch(id, commands::Interrupt{}, forwarding, AsStatus(std::move(done)));
   });
 }
 
 void AgentManager::ReplyPermission(const SessionId& id, turn::ReplyPermission reply,
-                                   StatusCallback done) {
-  impl_->Run([id, reply = std::move(reply), done = std::move(done)](Impl& impl) {
-    if (std::shared_ptr<LiveAgent> live = impl.Live(id)) return live->ReplyPermission(reply, done);
-    if (Result<AgentSnapshot> s = impl.Get(id); !s.ok()) return done(s.status());
-    done(Error(ErrorCode::kNotFound, "no pending permission request " + reply.request_id.str()));
+                                   StatusCallback done, Forwarding forwarding) {
+  impl_->Run(
+      [id, forwarding, reply = std::move(reply), done = std::move(done)](Impl& impl) mutable {
+        impl.Dispatch(id, commands::ReplyPermission{std::move(reply)}, forwarding,
+                      AsStatus(std::move(done)));
+      });
+}
+
+void AgentManager::SetMode(const SessionId& id, std::string mode, StatusCallback done,
+                           Forwarding forwarding) {
+  impl_->Run([id, forwarding, mode = std::move(mode), done = std::move(done)](Impl& impl) mutable {
+    impl.Dispatch(id, commands::SetMode{std::move(mode)}, forwarding, AsStatus(std::move(done)));
   });
 }
 
-void AgentManager::SetMode(const SessionId& id, std::string mode, StatusCallback done) {
-  impl_->Run([id, mode = std::move(mode), done = std::move(done)](Impl& impl) {
-    impl.WithAgent(id, [mode, done](Result<std::shared_ptr<LiveAgent>> agent) {
-      if (!agent.ok()) return done(agent.status());
-      (*agent)->SetMode(mode, done);
-    });
-  });
-}
-
-void AgentManager::SetModel(const SessionId& id, std::string model, StatusCallback done) {
-  impl_->Run([id, model = std::move(model), done = std::move(done)](Impl& impl) {
-    impl.WithAgent(id, [model, done](Result<std::shared_ptr<LiveAgent>> agent) {
-      if (!agent.ok()) return done(agent.status());
-      (*agent)->SetModel(model, done);
-    });
+void AgentManager::SetModel(const SessionId& id, std::string model, StatusCallback done,
+                            Forwarding forwarding) {
+  impl_->Run([id, forwarding, model = std::move(model),
+              done = std::move(done)](Impl& impl) mutable {
+    impl.Dispatch(id, commands::SetModel{std::move(model)}, forwarding, AsStatus(std::move(done)));
   });
 }
 
@@ -540,9 +537,15 @@ void AgentManager::Fork(const SessionId& id, Cursor at, Callback<AgentSnapshot> 
   impl_->Run([id, at, done = std::move(done)](Impl& impl) { impl.Fork(id, at, done); });
 }
 
-void AgentManager::Rewind(const SessionId& id, Cursor to, Callback<AgentSnapshot> done) {
-  impl_->Run([id, to, done = std::move(done)](Impl& impl) { impl.Rewind(id, to, done); });
+void AgentManager::Rewind(const SessionId& id, Cursor to, Callback<AgentSnapshot> done,
+                          Forwarding forwarding) {
+  impl_->Run([id, to, forwarding, done = std::move(done)](Impl& impl) mutable {
+    if (impl.shut_down()) return done(Stopping());
+    impl.Dispatch(id, commands::Rewind{to}, forwarding, As<AgentSnapshot>(std::move(done)));
+  });
 }
+
+void AgentManager::SetAdvertisedUrl(std::string url) { impl_->keeper().SetUrl(std::move(url)); }
 
 Subscription AgentManager::WatchNotices(NoticeWatcher watcher) {
   return impl_->Watch(std::move(watcher));

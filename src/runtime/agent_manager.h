@@ -28,6 +28,7 @@
 #include "core/turn/effect.h"
 #include "process/event_loop.h"
 #include "providers/provider.h"
+#include "runtime/lease_keeper.h"
 #include "store/event_log.h"
 
 namespace agentstream::runtime {
@@ -75,6 +76,7 @@ struct AgentSnapshot {
   std::optional<HistoryBase> forked_from;
   bool loaded = false;  // a runtime is attached (the provider process runs, or is starting)
   bool closed = false;  // DELETE /v1/agents/{id} was called
+  std::string owner;    // the daemon running it (its lease is live); empty when none does
 };
 
 // POST /v1/agents/{id}/messages.
@@ -136,68 +138,101 @@ struct AgentManagerOptions {
   // turns to end after the interrupt and for its appends in flight, before closing the provider
   // anyway (turns still open are then closed by restart recovery when the session next loads).
   process::Millis stop_timeout{10000};
+  // This daemon's identity and its agents' ownership leases (lease_keeper.h).
+  OwnershipOptions ownership;
 };
+
+class Forwarder;  // forwarder.h
+
+// Whether a command may be forwarded to the agent's owner. A daemon that receives a forwarded
+// command answers it itself, or with kMisdirected when yet another daemon owns the agent: forwards
+// never chain.
+enum class Forwarding { kAllowed, kRefused };
 
 class AgentManager {
  public:
-  // `log`, `factory` and `loop` must outlive the manager; `loop` must be run by one thread (the
-  // manager's thread) for as long as the manager exists. Destroy the manager on that thread (or
-  // once the loop no longer runs), normally after Shutdown(): calls still queued are dropped,
-  // sends and starts still waiting are answered kUnavailable, runtimes are destroyed (their
-  // processes killed) and their open turns are closed by restart recovery later.
+  // `log`, `factory`, `loop` and `forwarder` (which may be null: commands for an agent another
+  // daemon owns then fail with kUnavailable) must outlive the manager; `loop` must be run by one
+  // thread (the manager's thread) for as long as the manager exists. Destroy the manager on that
+  // thread (or once the loop no longer runs), normally after Shutdown(): calls still queued are
+  // dropped, sends and starts still waiting are answered kUnavailable, runtimes are destroyed
+  // (their processes killed) and their open turns are closed by restart recovery later.
   AgentManager(EventLog& log, ProviderFactory& factory, process::EventLoop& loop,
-               AgentManagerOptions options = {});
+               AgentManagerOptions options = {}, Forwarder* forwarder = nullptr);
   ~AgentManager();
   AgentManager(const AgentManager&) = delete;
   AgentManager& operator=(const AgentManager&) = delete;
 
   // Restart recovery (see the class comment). Call once, before serving; `done` when finished.
+  // Touches only sessions whose lease this daemon can take (none another live daemon holds).
   void Recover(StatusCallback done);
 
-  // Creates a session (SessionCreated first), starts its runtime. kInvalidArgument for an
-  // unknown provider or a bad config; kUnavailable when the runtime cannot start (the session
-  // then exists, with an Error event saying why).
+  // Creates a session (SessionCreated first), takes its lease and starts its runtime.
+  // kInvalidArgument for an unknown provider or a bad config; kUnavailable when the runtime cannot
+  // start (the session then exists, with an Error event saying why).
   void Create(AgentConfig config, Callback<AgentSnapshot> done);
   // Sessions ordered by id; closed ones only when `include_closed`.
   void List(bool include_closed, Callback<std::vector<AgentSnapshot>> done);
   void Get(const SessionId& id, Callback<AgentSnapshot> done);  // kNotFound
-  // Stops the runtime (open turns are interrupted and end canceled) and marks the session closed.
-  // Its log stays readable; a later send reopens it.
-  void Close(const SessionId& id, StatusCallback done);
+
+  // The commands below run where the agent's runtime runs (docs/architecture.md, "Agent
+  // ownership"): here when this daemon holds the agent's lease or can take it (a command that
+  // needs the runtime then starts it), else on the owner, through the Forwarder (`forwarding`
+  // kRefused: answer kMisdirected instead). An owner that does not answer is waited for until its
+  // lease expires (at most the lease's ttl), and the command then runs here.
+
+  // Stops the runtime (open turns are interrupted and end canceled, queued prompts are canceled)
+  // and marks the session closed. Its log stays readable; a later send reopens it.
+  void Close(const SessionId& id, StatusCallback done,
+             Forwarding forwarding = Forwarding::kAllowed);
 
   // Submits a prompt (R-SYNC-6), (re)starting the session's runtime first when none is attached.
   // kInvalidArgument without a client message id; kNotFound; kUnavailable when the runtime cannot
   // start, or max_pending_sends / max_queued_prompts / max_live_agents would be exceeded. The
-  // reply is made once the events of its step are durable (its cursor includes them).
-  void Send(const SessionId& id, SendRequest request, Callback<SendReply> done);
-  void CancelQueued(const SessionId& id, std::string client_message_id, StatusCallback done);
+  // reply is made once the events of its step are durable (its cursor includes them); a queued
+  // prompt is durable (prompt.queued) before it is answered kQueued.
+  void Send(const SessionId& id, SendRequest request, Callback<SendReply> done,
+            Forwarding forwarding = Forwarding::kAllowed);
+  void CancelQueued(const SessionId& id, std::string client_message_id, StatusCallback done,
+                    Forwarding forwarding = Forwarding::kAllowed);
   // Interrupts the foreground turn, else the autonomous ones (R-TURN-6). OK when nothing runs.
-  void Interrupt(const SessionId& id, StatusCallback done);
+  void Interrupt(const SessionId& id, StatusCallback done,
+                 Forwarding forwarding = Forwarding::kAllowed);
   // kNotFound when the request is not pending.
-  void ReplyPermission(const SessionId& id, turn::ReplyPermission reply, StatusCallback done);
-  void SetMode(const SessionId& id, std::string mode, StatusCallback done);
-  void SetModel(const SessionId& id, std::string model, StatusCallback done);
+  void ReplyPermission(const SessionId& id, turn::ReplyPermission reply, StatusCallback done,
+                       Forwarding forwarding = Forwarding::kAllowed);
+  void SetMode(const SessionId& id, std::string mode, StatusCallback done,
+               Forwarding forwarding = Forwarding::kAllowed);
+  void SetModel(const SessionId& id, std::string model, StatusCallback done,
+                Forwarding forwarding = Forwarding::kAllowed);
 
   // Appends events that come from outside the session's runtime (the inbox: a sub-agent's events
-  // wrapped as SubagentEvent) in order with the runtime's own batches, without starting the
+  // wrapped as SubagentEvent), on any daemon, whoever runs the session, without starting its
   // runtime. `stamp` makes a redelivery idempotent: a duplicate answers OK with `duplicate` set
   // and appends nothing (EventLog's ProducerStamp rules). kNotFound; kUnavailable when
-  // max_pending_foreign would be exceeded or the daemon is stopping; the log's producer errors.
+  // max_pending_foreign appends of the session are in flight or the daemon is stopping; the
+  // log's producer errors.
   void AppendForeign(const SessionId& id, std::vector<NewEvent> events, ProducerStamp stamp,
                      Callback<AppendResult> done);
 
   // A new session whose history is `id`'s prefix through `at` (R-SYNC-7: the epoch must be the
-  // current one and the seq must exist). Its runtime starts on the first prompt.
+  // current one and the seq must exist). Its runtime starts on the first prompt. Runs on any
+  // daemon: it writes only the new session.
   void Fork(const SessionId& id, Cursor at, Callback<AgentSnapshot> done);
   // A new epoch of `id` whose history is the prefix through `to`; the runtime restarts.
-  void Rewind(const SessionId& id, Cursor to, Callback<AgentSnapshot> done);
+  void Rewind(const SessionId& id, Cursor to, Callback<AgentSnapshot> done,
+              Forwarding forwarding = Forwarding::kAllowed);
+
+  // The base URL other daemons forward commands to ("http://host:port"), registered with this
+  // daemon's id once the server listens.
+  void SetAdvertisedUrl(std::string url);
 
   // Every notice of every agent, until the returned subscription is dropped.
   [[nodiscard]] Subscription WatchNotices(NoticeWatcher watcher);
 
-  // Stops every runtime (queued prompts are canceled; open turns are interrupted and end
-  // canceled, "interrupted") and waits for their processes to exit; `done` then. Later calls fail
-  // with kUnavailable.
+  // Stops every runtime (queued prompts stay queued in the log and run when the session next
+  // loads; open turns are interrupted and end canceled, "interrupted"), waits for their processes
+  // to exit and releases their leases; `done` then. Later calls fail with kUnavailable.
   void Shutdown(std::function<void()> done);
 
  private:

@@ -12,6 +12,7 @@
 #include "core/timeline/invariants.h"
 #include "runtime/provider_factory.h"
 #include "runtime/session_records.h"
+#include "store/forwarding_log.h"
 #include "store/sqlite_log.h"
 
 namespace agentstream::runtime {
@@ -23,68 +24,20 @@ using turn::SubmissionOutcome;
 using turn::WhileRunning;
 
 // Forwards to a real log, counts reads, and fails appends on demand.
-class CountingLog final : public EventLog {
+class CountingLog final : public testing::ForwardingLog {
  public:
-  explicit CountingLog(EventLog& inner) : inner_(inner) {}
+  using ForwardingLog::ForwardingLog;
   std::atomic<int> reads{0};
   std::atomic<bool> fail_appends{false};
 
-  Result<AppendResult> CreateSession(const SessionId& id, SessionMeta meta,
-                                     std::vector<NewEvent> initial) override {
-    return inner_.CreateSession(id, std::move(meta), std::move(initial));
-  }
-  Result<AppendResult> Fork(const SessionId& parent, Cursor at, const SessionId& child,
-                            SessionMeta meta, std::vector<NewEvent> initial) override {
-    return inner_.Fork(parent, at, child, std::move(meta), std::move(initial));
-  }
-  Result<AppendResult> Rewind(const SessionId& session, Cursor to,
-                              std::vector<NewEvent> initial) override {
-    return inner_.Rewind(session, to, std::move(initial));
-  }
-  Result<SessionInfo> GetSession(const SessionId& id) override { return inner_.GetSession(id); }
-  Result<std::vector<SessionInfo>> ListSessions(const std::string& after,
-                                                std::size_t limit) override {
-    return inner_.ListSessions(after, limit);
-  }
-  Status UpdateSessionMeta(const SessionId& id, const SessionMetaUpdate& update) override {
-    return inner_.UpdateSessionMeta(id, update);
-  }
   void AppendAsync(AppendRequest request, AppendCallback done) override {
     if (fail_appends) return done(Error(ErrorCode::kIoError, "injected append failure"));
-    inner_.AppendAsync(std::move(request), std::move(done));
+    ForwardingLog::AppendAsync(std::move(request), std::move(done));
   }
   Result<ReadResult> Read(const ReadRequest& request) override {
     ++reads;
-    return inner_.Read(request);
+    return ForwardingLog::Read(request);
   }
-  Result<Cursor> Tail(const SessionId& session) override { return inner_.Tail(session); }
-  Subscription SubscribeCommits(CommitListener listener) override {
-    return inner_.SubscribeCommits(std::move(listener));
-  }
-  Result<ConsumerPosition> AcquireLease(const ConsumerId& c, const SessionId& s,
-                                        const std::string& owner, TimestampMs now,
-                                        std::int64_t ttl) override {
-    return inner_.AcquireLease(c, s, owner, now, ttl);
-  }
-  Status CommitConsumerPosition(const ConsumerId& c, const SessionId& s, std::uint64_t g, Cursor p,
-                                std::optional<std::string> state, TimestampMs now) override {
-    return inner_.CommitConsumerPosition(c, s, g, p, std::move(state), now);
-  }
-  Status ReleaseLease(const ConsumerId& c, const SessionId& s, std::uint64_t g) override {
-    return inner_.ReleaseLease(c, s, g);
-  }
-  Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& c) override {
-    return inner_.ListConsumerPositions(c);
-  }
-  Status DeleteConsumerPositions(const ConsumerId& c) override {
-    return inner_.DeleteConsumerPositions(c);
-  }
-  Coordination& coordination() override { return inner_.coordination(); }
-  Status Health() override { return inner_.Health(); }
-  LogStats Stats() override { return inner_.Stats(); }
-
- private:
-  EventLog& inner_;
 };
 
 template <class T>

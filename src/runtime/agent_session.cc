@@ -29,8 +29,15 @@ void LoopGate::Close() {
   loop_ = nullptr;
 }
 
-LiveAgent::LiveAgent(AgentEnv env, SessionInfo info)
-    : env_(std::move(env)), info_(std::move(info)) {}
+turn::RecoverAfterRestart RecoveryFor(const OwnerGrant& grant, const std::string& daemon_id) {
+  const std::string& previous = grant.previous.owner;
+  if (previous.empty() || previous == daemon_id) return turn::RecoverAfterRestart{};
+  return turn::RecoverAfterRestart{
+      "owner_lost", "the daemon running this agent (" + previous + ") stopped during this turn"};
+}
+
+LiveAgent::LiveAgent(AgentEnv env, SessionInfo info, std::uint64_t generation)
+    : env_(std::move(env)), info_(std::move(info)), generation_(generation) {}
 
 LiveAgent::~LiveAgent() {
   // The manager went away without stopping this agent: nobody will answer these otherwise.
@@ -38,12 +45,13 @@ LiveAgent::~LiveAgent() {
   for (auto& fn : std::exchange(when_ready_, {})) fn(Stopping());
   for (auto& [id, done] : std::exchange(awaiting_, {})) done(Stopping());
   for (Deferred& d : std::exchange(deferred_, {})) d.fn(Stopping());
-  for (Foreign& f : std::exchange(foreign_, {})) f.done(Stopping());
 }
 
-Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionInfo& info) {
+Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionInfo& info,
+                                                   const OwnerGrant& grant) {
   AS_ASSIGN_OR_RETURN(std::vector<Event> events, ReadEpoch(*env.log, info.id, info.epoch));
-  std::shared_ptr<LiveAgent> agent(new LiveAgent(std::move(env), info));
+  const std::string daemon_id = env.options.ownership.daemon_id;
+  std::shared_ptr<LiveAgent> agent(new LiveAgent(std::move(env), info, grant.lease.generation));
   agent->record_ = DecodeStatusRecord(info.meta.status_snapshot);
   AgentConfig& config = agent->config_;
   config.provider = info.meta.provider;
@@ -58,15 +66,15 @@ Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionIn
   const bool left_open = !state.open.empty();
   Seq tail = info.tail;
   if (!events.empty()) tail = std::max(tail, events.back().seq);
-  agent->expected_tail_ = agent->acked_tail_ = tail;
+  agent->acked_tail_ = tail;
   agent->desired_status_ = agent->durable_status_ = turn::SessionStatusOf(state);
   LiveAgent* self = agent.get();
   agent->runner_ = std::make_unique<providers::SessionRunner>(
       *agent->provider_, std::move(state), *agent->env_.ids,
       [self](const std::vector<NewEvent>& batch) { self->Append(batch); },
       [self](const turn::Effect& effect) { self->OnEffect(effect); });
-  // A daemon that stopped without closing these turns (or a session whose appends failed).
-  if (left_open) (void)agent->runner_->Command(turn::RecoverAfterRestart{});
+  // A runtime that stopped without closing these turns (a restart, a lost owner, failed appends).
+  if (left_open) (void)agent->runner_->Command(RecoveryFor(grant, daemon_id));
   agent->StartRuntime();
   return agent;
 }
@@ -92,8 +100,8 @@ void LiveAgent::OnStarted(const Status& status) {
     if (std::optional<providers::PersistenceHandle> handle = provider_->DescribePersistence()) {
       std::string text = EncodeHandle(*handle);
       if (text != info_.meta.persistence_handle) {
-        Status stored =
-            env_.log->UpdateSessionMeta(info_.id, SessionMetaUpdate{std::nullopt, text, {}});
+        Status stored = env_.log->UpdateSessionMeta(
+            info_.id, SessionMetaUpdate{std::nullopt, text, std::nullopt, generation_});
         if (stored.ok()) info_.meta.persistence_handle = std::move(text);
       }
     }
@@ -104,6 +112,8 @@ void LiveAgent::OnStarted(const Status& status) {
     env_.notify(AgentNotice::Kind::kError, Snapshot(), start_error_->message());
   }
   if (!start_error_) {
+    // Prompts the log holds queued (from before a restart or a takeover) go first.
+    (void)runner_->Command(turn::ResumeQueue{});
     for (auto& fn : std::exchange(when_ready_, {})) fn(Status::Ok());
     MaybeArmIdle();
     return;
@@ -145,15 +155,12 @@ void LiveAgent::Append(const std::vector<NewEvent>& batch) {
   deferred_.push_back({index, [this, status](const Status& s) {
                          if (s.ok()) durable_status_ = status;
                        }});
-  // While foreign events wait or are in flight, the engine's batches wait behind them.
-  if (foreign_in_flight_ || !foreign_.empty()) return held_.push_back({index, batch});
-  Issue(index, batch);
-}
-
-void LiveAgent::Issue(std::uint64_t index, const std::vector<NewEvent>& batch) {
-  AppendRequest request{info_.id, info_.epoch, expected_tail_, std::nullopt, batch};
-  expected_tail_ = Seq(expected_tail_.value() + batch.size());
-  sent_ = index;
+  AppendRequest request;
+  request.session = info_.id;
+  request.epoch = info_.epoch;
+  request.producer = ProducerStamp{kRuntimeProducer, generation_, index - 1};
+  request.events = batch;
+  request.owner_generation = generation_;
   std::shared_ptr<LoopGate> gate = env_.gate;
   std::weak_ptr<LiveAgent> weak = weak_from_this();
   env_.log->AppendAsync(std::move(request), [gate, weak, index](Result<AppendResult> result) {
@@ -168,75 +175,22 @@ void LiveAgent::OnAppended(std::uint64_t batch, const Result<AppendResult>& resu
   acked_ = std::max(acked_, batch);
   acked_tail_ = std::max(acked_tail_, result->last_seq);
   RunDeferred();
-  PumpForeign();
-}
-
-// ---- Foreign events (the inbox) ----
-
-void LiveAgent::AppendForeign(std::vector<NewEvent> events, ProducerStamp stamp,
-                              Callback<AppendResult> done) {
-  if (append_error_) return done(*append_error_);
-  if (foreign_.size() >= env_.options.max_pending_foreign) {
-    return done(Error(ErrorCode::kUnavailable,
-                      "too many deliveries waiting for session " + info_.id.str() + " (" +
-                          std::to_string(env_.options.max_pending_foreign) + ")"));
-  }
-  foreign_.push_back({std::move(events), std::move(stamp), std::move(done)});
-  PumpForeign();
-}
-
-// A foreign append carries a producer stamp, so it may turn out to be a duplicate that appends
-// nothing: its effect on the tail is known only once it is acknowledged. It is therefore sent
-// alone, when every batch sent before it is acknowledged, and the engine's batches that arrive
-// meanwhile are held until it is.
-void LiveAgent::PumpForeign() {
-  if (foreign_in_flight_) return;
-  if (foreign_.empty()) {
-    std::deque<Held> held = std::move(held_);
-    held_.clear();
-    for (const Held& h : held) {
-      if (append_error_) break;
-      Issue(h.index, h.batch);
-    }
-    return;
-  }
-  if (acked_ < sent_ || append_error_) {
-    if (append_error_) {
-      std::deque<Foreign> failed = std::move(foreign_);
-      foreign_.clear();
-      for (Foreign& f : failed) f.done(*append_error_);
-    }
-    return;
-  }
-  foreign_in_flight_ = true;
-  AppendRequest request{info_.id, info_.epoch, expected_tail_, foreign_.front().stamp,
-                        std::move(foreign_.front().events)};
-  std::shared_ptr<LoopGate> gate = env_.gate;
-  std::weak_ptr<LiveAgent> weak = weak_from_this();
-  env_.log->AppendAsync(std::move(request), [gate, weak](Result<AppendResult> result) {
-    gate->Post([weak, result = std::move(result)] {
-      if (std::shared_ptr<LiveAgent> agent = weak.lock()) agent->OnForeignAppended(result);
-    });
-  });
-}
-
-void LiveAgent::OnForeignAppended(const Result<AppendResult>& result) {
-  foreign_in_flight_ = false;
-  Foreign done = std::move(foreign_.front());
-  foreign_.pop_front();
-  if (result.ok() && !result->duplicate) expected_tail_ = acked_tail_ = result->last_seq;
-  // A refused foreign append is the sender's error (a producer gap, say); the session goes on.
-  done.done(result);
-  PumpForeign();
 }
 
 void LiveAgent::Fail(const Status& status) {
   if (append_error_) return RunDeferred();
-  append_error_ = Status(status.code(), "the log refused events of session " + info_.id.str() +
-                                            ": " + status.message());
+  // A fenced runtime lost its lease: for its clients that is "try again" (the new owner answers).
+  const ErrorCode code =
+      status.code() == ErrorCode::kFenced ? ErrorCode::kUnavailable : status.code();
+  append_error_ =
+      Status(code, "the log refused events of session " + info_.id.str() + ": " + status.message());
   RunDeferred();
   env_.notify(AgentNotice::Kind::kError, Snapshot(), append_error_->message());
   env_.unload(info_.id);
+}
+
+void LiveAgent::Fence(const std::string& why) {
+  Fail(Error(ErrorCode::kFenced, "this daemon no longer owns the agent: " + why));
 }
 
 void LiveAgent::AfterAppended(std::function<void(Status)> fn) {
@@ -264,8 +218,9 @@ void LiveAgent::PersistStatus(SessionStatus status) {
   const providers::RuntimeInfo runtime = provider_->GetRuntimeInfo();
   if (!runtime.model.empty()) record.model = runtime.model;
   if (!runtime.mode.empty()) record.mode = runtime.mode;
-  Status stored = env_.log->UpdateSessionMeta(
-      info_.id, SessionMetaUpdate{std::nullopt, std::nullopt, EncodeStatusRecord(record)});
+  const turn::TurnState& state = runner_->state();
+  record.queued = !state.queue.empty() || state.pending_after_teardown.has_value();
+  Status stored = StoreRecord(record);
   if (!stored.ok()) {
     env_.notify(AgentNotice::Kind::kError, Snapshot(),
                 "cannot store the session's status: " + stored.message());
@@ -277,10 +232,15 @@ void LiveAgent::PersistStatus(SessionStatus status) {
 Status LiveAgent::SetClosed(bool closed) {
   StatusRecord record = record_;
   record.closed = closed;
-  AS_RETURN_IF_ERROR(env_.log->UpdateSessionMeta(
-      info_.id, SessionMetaUpdate{std::nullopt, std::nullopt, EncodeStatusRecord(record)}));
+  AS_RETURN_IF_ERROR(StoreRecord(record));
   record_ = std::move(record);
   return Status::Ok();
+}
+
+Status LiveAgent::StoreRecord(const StatusRecord& record) {
+  return env_.log->UpdateSessionMeta(
+      info_.id,
+      SessionMetaUpdate{std::nullopt, std::nullopt, EncodeStatusRecord(record), generation_});
 }
 
 // ---- Engine effects ----
@@ -378,12 +338,17 @@ void LiveAgent::Submit(SendRequest request, Callback<SendReply> done) {
 }
 
 void LiveAgent::CancelQueued(const std::string& client_message_id, const StatusCallback& done) {
-  const auto& queue = runner_->state().queue;
-  const bool queued = std::any_of(queue.begin(), queue.end(), [&](const turn::SubmitPrompt& p) {
-    return p.client_message_id == client_message_id;
-  });
+  const turn::TurnState& state = runner_->state();
+  const bool queued = std::any_of(state.queue.begin(), state.queue.end(),
+                                  [&](const turn::SubmitPrompt& p) {
+                                    return p.client_message_id == client_message_id;
+                                  }) ||
+                      (state.pending_after_teardown &&
+                       state.pending_after_teardown->client_message_id == client_message_id);
   if (!queued) return done(Error(ErrorCode::kNotFound, "no queued prompt " + client_message_id));
-  done(runner_->Command(turn::CancelQueuedPrompt{client_message_id}));
+  const Status status = runner_->Command(turn::CancelQueuedPrompt{client_message_id});
+  if (!status.ok()) return done(status);
+  AfterAppended(done);  // prompt.canceled is durable before the client hears of it
 }
 
 void LiveAgent::Interrupt(StatusCallback done) {
@@ -440,7 +405,7 @@ void LiveAgent::MaybeArmIdle() {
   });
 }
 
-void LiveAgent::Stop(std::function<void()> done) {
+void LiveAgent::Stop(const StopMode& mode, std::function<void()> done) {
   stop_waiters_.push_back(std::move(done));
   if (stopping_) return;
   stopping_ = true;
@@ -449,11 +414,20 @@ void LiveAgent::Stop(std::function<void()> done) {
   for (auto& fn : std::exchange(when_ready_, {})) fn(Stopping());
   const process::Clock::time_point now = env_.loop->timers().Now();
   stop_deadline_ = now + env_.options.stop_timeout;
+  if (!append_error_) {
+    // No queued prompt starts from here on: each one is canceled, or stays queued in the log.
+    (void)runner_->Command(turn::HoldQueue{});
+    if (mode.cancel_queue) {
+      const turn::TurnState& state = runner_->state();
+      std::vector<std::string> queued;
+      if (state.pending_after_teardown)
+        queued.push_back(state.pending_after_teardown->client_message_id);
+      for (const turn::SubmitPrompt& p : state.queue) queued.push_back(p.client_message_id);
+      for (const std::string& id : queued)
+        (void)runner_->Command(turn::CancelQueuedPrompt{id, mode.reason});
+    }
+  }
   if (ready_ && !append_error_) {
-    std::vector<std::string> queued;
-    for (const turn::SubmitPrompt& p : runner_->state().queue)
-      queued.push_back(p.client_message_id);
-    for (const std::string& id : queued) (void)runner_->Command(turn::CancelQueuedPrompt{id});
     if (!runner_->state().open.empty()) {
       (void)runner_->Command(turn::RequestInterrupt{});
       last_interrupt_ = now;
@@ -466,7 +440,7 @@ void LiveAgent::CheckStop() {
   if (closing_provider_) return;
   const process::Clock::time_point now = env_.loop->timers().Now();
   const bool turns_open = ready_ && !append_error_ && !runner_->state().open.empty();
-  const bool appends_pending = !append_error_ && (acked_ < issued_ || foreign_in_flight_);
+  const bool appends_pending = !append_error_ && acked_ < issued_;
   std::weak_ptr<bool> alive = alive_;
   if ((turns_open || appends_pending) && now < stop_deadline_) {
     if (turns_open && now - last_interrupt_ >= kReinterruptAfter) {
@@ -492,7 +466,10 @@ void LiveAgent::FinishStop() {
   stop_timer_.reset();
   for (auto& [id, done] : std::exchange(awaiting_, {}))
     done(Error(ErrorCode::kUnavailable, "the runtime stopped before the prompt's turn started"));
-  if (!append_error_ && record_.status != runner_->status()) PersistStatus(runner_->status());
+  const turn::TurnState& state = runner_->state();
+  const bool queued = !state.queue.empty() || state.pending_after_teardown.has_value();
+  if (!append_error_ && (record_.status != runner_->status() || record_.queued != queued))
+    PersistStatus(runner_->status());
   for (auto& fn : std::exchange(stop_waiters_, {})) fn();
 }
 
@@ -530,6 +507,7 @@ AgentSnapshot LiveAgent::Snapshot() const {
   s.forked_from = info_.forked_from;
   s.loaded = !closing_provider_;
   s.closed = record_.closed;
+  if (!append_error_) s.owner = env_.options.ownership.daemon_id;
   return s;
 }
 

@@ -3,11 +3,16 @@
 // into the log, the status snapshot kept in SessionMeta, and the sends waiting for their turn.
 // Private to src/runtime/ (the AgentManager owns one per loaded session).
 //
-// Appends: each engine step's events are one AppendAsync with the session's epoch and the tail the
-// previous batch predicted (expected_tail), issued in step order; the log serves one session's
-// requests in order, so batches land in order or not at all. A refused batch makes every later
-// one refused too (its expected tail no longer matches): the log keeps a consistent prefix, the
-// session reports kError, its runtime stops, and the next prompt reloads it from the log.
+// Ownership: a LiveAgent exists only while this daemon holds the session's lease, and runs under
+// the lease's generation (store/coordination.h). Every append and metadata update carries it, so
+// once another daemon took the session over the log refuses them (kFenced) and the agent stops.
+//
+// Appends: each engine step's events are one AppendAsync, issued in step order, stamped as the
+// runtime's idempotent producer (producer epoch = the ownership generation, seq = the step's
+// number). A refused batch makes every later one refused too (a sequence gap): the log keeps a
+// consistent prefix of the runtime's output, the session reports kError, its runtime stops, and
+// the next prompt reloads it from the log. Appends from outside the runtime (the inbox) carry
+// producer stamps of their own and may land in between.
 //
 // Threading: the manager's loop thread only. Log callbacks are posted back to it through the
 // LoopGate.
@@ -51,18 +56,37 @@ struct AgentEnv {
   AgentManagerOptions options;
   // A notice about this agent, for the watchers.
   std::function<void(AgentNotice::Kind, const AgentSnapshot&, const std::string&)> notify;
-  // The agent cannot go on (its log refused a batch, or its runtime did not start) or was idle
-  // for options.idle_stop_after: the manager stops and drops it (asynchronously).
+  // The agent cannot go on (its log refused a batch, its runtime did not start, it lost its
+  // lease) or was idle for options.idle_stop_after: the manager stops and drops it
+  // (asynchronously).
   std::function<void(const SessionId&)> unload;
+};
+
+// The producer id of every runtime's appends (its epoch is the ownership generation).
+inline const ProducerId kRuntimeProducer{"agentstream.runtime"};
+
+// The terminal code of turns left open by a runtime that stopped without closing them, given who
+// held the lease before this grant: this daemon's earlier run ("daemon_restarted") or another
+// daemon that stopped answering ("owner_lost").
+turn::RecoverAfterRestart RecoveryFor(const OwnerGrant& grant, const std::string& daemon_id);
+
+// How a stopping runtime leaves its queued prompts.
+struct StopMode {
+  // Canceled (prompt.canceled with `reason`: the agent was closed, the session rewound), or
+  // held in the log to run when the session next loads (the daemon stops, the lease was lost).
+  bool cancel_queue = false;
+  std::string reason;
 };
 
 class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
  public:
   // Reads the current epoch of `info`'s session, restores its turn state, makes the provider and
-  // the runner, closes turns a stopped daemon left open (RecoverAfterRestart), and starts the
-  // runtime. Prompts wait for the start (bounded by options.start_timeout). Errors: the log's read
-  // errors; the factory's kInvalidArgument.
-  static Result<std::shared_ptr<LiveAgent>> Open(AgentEnv env, const SessionInfo& info);
+  // the runner, closes turns a stopped runtime left open (RecoveryFor(grant)), and starts the
+  // runtime; prompts the log holds queued start once it is ready. Prompts wait for the start
+  // (bounded by options.start_timeout). `grant` is this daemon's lease of the session. Errors:
+  // the log's read errors; the factory's kInvalidArgument.
+  static Result<std::shared_ptr<LiveAgent>> Open(AgentEnv env, const SessionInfo& info,
+                                                 const OwnerGrant& grant);
   ~LiveAgent();
   LiveAgent(const LiveAgent&) = delete;
   LiveAgent& operator=(const LiveAgent&) = delete;
@@ -76,23 +100,27 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   void ReplyPermission(const turn::ReplyPermission& reply, StatusCallback done);
   void SetMode(const std::string& mode, StatusCallback done);
   void SetModel(const std::string& model, StatusCallback done);
-  // Appends events from outside the runtime (see AgentManager::AppendForeign), in order with the
-  // engine's batches.
-  void AppendForeign(std::vector<NewEvent> events, ProducerStamp stamp,
-                     Callback<AppendResult> done);
   // Stores `closed` in the status snapshot.
   Status SetClosed(bool closed);
 
-  // Cancels queued prompts, interrupts open turns, waits (up to options.stop_timeout) for them to
-  // end and for the appends in flight, then closes the provider. `done` runs once, on the loop,
-  // outside provider callbacks. Idempotent; sends arriving meanwhile get kUnavailable.
-  void Stop(std::function<void()> done);
+  // The lease is gone (another daemon took it, or it went unrenewed too long): nothing more is
+  // appended, waiting sends fail with kUnavailable naming `why`, and the runtime stops.
+  void Fence(const std::string& why);
+
+  // Stops queued prompts from starting (held or canceled as `mode` says), interrupts open
+  // turns, waits (up to options.stop_timeout) for them to end and for the appends in flight,
+  // then closes the provider. `done` runs once, on the loop, outside provider callbacks.
+  // Idempotent (the first mode wins); sends arriving meanwhile get kUnavailable.
+  void Stop(const StopMode& mode, std::function<void()> done);
 
   // Status and cursor as of the acknowledged log; queue, active turn, permissions live.
   AgentSnapshot Snapshot() const;
   const SessionId& id() const { return info_.id; }
+  std::uint64_t generation() const { return generation_; }
   bool stopping() const { return stopping_; }
   bool closed() const { return record_.closed; }
+  // The log refused this agent's appends (fenced, or a failed batch).
+  bool failed() const { return append_error_.has_value(); }
 
  private:
   struct Deferred {
@@ -100,14 +128,11 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
     std::function<void(Status)> fn;  // OK, or the append error
   };
 
-  LiveAgent(AgentEnv env, SessionInfo info);
+  LiveAgent(AgentEnv env, SessionInfo info, std::uint64_t generation);
   void StartRuntime();
   void OnStarted(const Status& status);
   void Append(const std::vector<NewEvent>& batch);
-  void Issue(std::uint64_t index, const std::vector<NewEvent>& batch);
   void OnAppended(std::uint64_t batch, const Result<AppendResult>& result);
-  void PumpForeign();
-  void OnForeignAppended(const Result<AppendResult>& result);
   void Fail(const Status& status);
   void AfterAppended(std::function<void(Status)> fn);
   void RunDeferred();
@@ -115,6 +140,8 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   void OnReply(const turn::ReplySubmission& reply);
   void Submit(SendRequest request, Callback<SendReply> done);
   void PersistStatus(turn::SessionStatus status);
+  // Stores `record` as the status snapshot under this runtime's generation.
+  Status StoreRecord(const StatusRecord& record);
   void CheckStop();
   // (Re)arms the idle stop when the session is idle with nothing waiting; else disarms it.
   void MaybeArmIdle();
@@ -123,6 +150,7 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
 
   AgentEnv env_;
   SessionInfo info_;
+  const std::uint64_t generation_;  // the ownership generation this runtime appends under
   AgentConfig config_;
   StatusRecord record_;  // as stored
   std::unique_ptr<providers::AgentProvider> provider_;
@@ -136,29 +164,13 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   std::vector<std::function<void(Status)>> when_ready_;
   std::unique_ptr<process::TimerHandle> start_timer_;
 
-  // Append pipeline: batches issued and acknowledged (in order), the tail the next batch expects.
+  // Append pipeline: batches issued and acknowledged (in order); batch i is producer seq i - 1.
   std::uint64_t issued_ = 0;
-  std::uint64_t sent_ = 0;  // issued and handed to the log (the others are held_)
   std::uint64_t acked_ = 0;
-  Seq expected_tail_;
   Seq acked_tail_;
   std::optional<Status> append_error_;  // sticky once a batch was refused
   std::deque<Deferred> deferred_;
 
-  // Foreign appends waiting (front: in flight when foreign_in_flight_), and the engine's batches
-  // held behind them.
-  struct Foreign {
-    std::vector<NewEvent> events;
-    ProducerStamp stamp;
-    Callback<AppendResult> done;
-  };
-  struct Held {
-    std::uint64_t index;
-    std::vector<NewEvent> batch;
-  };
-  std::deque<Foreign> foreign_;
-  bool foreign_in_flight_ = false;
-  std::deque<Held> held_;
   turn::SessionStatus durable_status_ = turn::SessionStatus::kIdle;  // as of acked_tail_
   turn::SessionStatus desired_status_ = turn::SessionStatus::kIdle;  // newest decision, and
   std::uint64_t status_generation_ = 0;                              // its number

@@ -33,6 +33,7 @@ std::string EncodeStatusRecord(const StatusRecord& record) {
   o["closed"] = record.closed;
   if (!record.model.empty()) o["model"] = record.model;
   if (!record.mode.empty()) o["mode"] = record.mode;
+  if (record.queued) o["queued"] = true;
   return json::serialize(o);
 }
 
@@ -49,11 +50,13 @@ StatusRecord DecodeStatusRecord(std::string_view text) {
   record.closed = closed && closed->is_bool() && closed->as_bool();
   record.model = StringField(*o, "model");
   record.mode = StringField(*o, "mode");
+  const json::value* queued = o->if_contains("queued");
+  record.queued = queued && queued->is_bool() && queued->as_bool();
   return record;
 }
 
 bool MayHaveOpenTurn(const StatusRecord& record) {
-  return !record.status || *record.status == turn::SessionStatus::kRunning ||
+  return !record.status || record.queued || *record.status == turn::SessionStatus::kRunning ||
          *record.status == turn::SessionStatus::kPermission;
 }
 
@@ -93,6 +96,18 @@ Result<std::vector<Event>> ReadEpoch(EventLog& log, const SessionId& session, Ep
 std::vector<NewEvent> CancelOpenTurns(const turn::TurnState& state, const std::string& reason) {
   std::vector<NewEvent> out;
   for (const auto& [id, run] : state.open) out.push_back(MakeNewEvent(TurnCanceled{reason}, id));
+  for (NewEvent& e : CancelQueuedPrompts(state, reason)) out.push_back(std::move(e));
+  return out;
+}
+
+std::vector<NewEvent> CancelQueuedPrompts(const turn::TurnState& state, const std::string& reason) {
+  std::vector<NewEvent> out;
+  if (state.pending_after_teardown) {
+    out.push_back(
+        MakeNewEvent(PromptCanceled{state.pending_after_teardown->client_message_id, reason}));
+  }
+  for (const turn::SubmitPrompt& p : state.queue)
+    out.push_back(MakeNewEvent(PromptCanceled{p.client_message_id, reason}));
   return out;
 }
 

@@ -1,7 +1,8 @@
 // What the agent manager stores beside a session's history (SessionMeta's JSON texts) and the log
 // reads it needs. Private to src/runtime/.
 //
-//   status_snapshot     {"status":"running","closed":false,"model":"m","mode":"default"}
+//   status_snapshot     {"status":"running","closed":false,"model":"m","mode":"default",
+//                        "queued":true}
 //   persistence_handle  {"provider":"claude","sessionId":"...","cwd":"/w"}
 #pragma once
 
@@ -25,10 +26,14 @@ struct StatusRecord {
   bool closed = false;
   std::string model;
   std::string mode;
+  // Prompts wait in the log's queue (a runtime stopped with its queue held): a restart must load
+  // the session to run them.
+  bool queued = false;
 };
 std::string EncodeStatusRecord(const StatusRecord& record);
 StatusRecord DecodeStatusRecord(std::string_view text);
-// True when a turn may have been open (running, permission, or unknown).
+// True when a turn may have been open (running, permission, or unknown), or prompts wait in the
+// queue: restart recovery must look at the session.
 bool MayHaveOpenTurn(const StatusRecord& record);
 
 std::string EncodeHandle(const providers::PersistenceHandle& handle);
@@ -44,8 +49,11 @@ inline constexpr std::size_t kReadPage = 1000;
 Result<std::vector<Event>> ReadEpoch(EventLog& log, const SessionId& session, Epoch epoch,
                                      Seq through = Seq(0));
 
-// TurnCanceled{reason} for every run `state` holds open (a fork or rewind point inside a turn).
+// TurnCanceled{reason} for every run `state` holds open (a fork or rewind point inside a turn),
+// and PromptCanceled{reason} for every prompt it holds queued.
 std::vector<NewEvent> CancelOpenTurns(const turn::TurnState& state, const std::string& reason);
+// PromptCanceled{reason} for every prompt `state` holds queued.
+std::vector<NewEvent> CancelQueuedPrompts(const turn::TurnState& state, const std::string& reason);
 
 // The model and mode a stored history last named (SessionCreated, ModelChanged, ModeChanged).
 void LastModelAndMode(const std::vector<Event>& events, std::optional<std::string>* model,

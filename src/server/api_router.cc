@@ -43,6 +43,17 @@ bool ParseSize(const std::string& text, std::size_t* out) {
 
 }  // namespace
 
+namespace {
+
+// A command another daemon forwarded here is answered here, never forwarded on (cluster/
+// http_forwarder.h).
+runtime::Forwarding ForwardingOf(const HttpRequest& request) {
+  return request.Header("x-agentstream-forwarded-by").empty() ? runtime::Forwarding::kAllowed
+                                                              : runtime::Forwarding::kRefused;
+}
+
+}  // namespace
+
 HttpResponse JsonResponse(int status, std::string body) {
   HttpResponse response;
   response.status = status;
@@ -213,10 +224,13 @@ void ApiRouter::HandleAgents(const HttpRequest& request, const std::vector<std::
   if (seg.size() == 3) {
     if (request.method == "GET") return agents_.Get(id, SnapshotReply(std::move(reply)));
     if (request.method == "DELETE") {
-      return agents_.Close(id, [this, id, reply = std::move(reply)](const Status& status) mutable {
-        if (!status.ok()) return reply(ErrorResponse(status));
-        agents_.Get(id, SnapshotReply(std::move(reply)));
-      });
+      return agents_.Close(
+          id,
+          [this, id, reply = std::move(reply)](const Status& status) mutable {
+            if (!status.ok()) return reply(ErrorResponse(status));
+            agents_.Get(id, SnapshotReply(std::move(reply)));
+          },
+          ForwardingOf(request));
     }
     return reply(ErrorResponse(NotFoundRoute(request)));
   }
@@ -232,36 +246,42 @@ void ApiRouter::HandleAgentAction(const HttpRequest& request, const SessionId& i
     return reply(ErrorResponse(NotFoundRoute(request)));
   }
   if (request.method == "DELETE" && seg.size() == 5 && action == "messages")
-    return agents_.CancelQueued(id, seg[4], OkReply(std::move(reply)));
+    return agents_.CancelQueued(id, seg[4], OkReply(std::move(reply)), ForwardingOf(request));
   if (request.method != "POST") return reply(ErrorResponse(NotFoundRoute(request)));
-  if (action == "interrupt" && seg.size() == 4) return agents_.Interrupt(id, OkReply(reply));
+  const runtime::Forwarding forwarding = ForwardingOf(request);
+  if (action == "interrupt" && seg.size() == 4)
+    return agents_.Interrupt(id, OkReply(reply), forwarding);
   auto body = api::ParseJson(request.body.empty() ? "{}" : request.body);
   if (!body.ok()) return reply(ErrorResponse(body.status()));
   if (seg.size() == 5 && action == "permissions") {
     auto answer = api::PermissionReplyFromJson(*body, RequestId(seg[4]));
     if (!answer.ok()) return reply(ErrorResponse(answer.status()));
-    return agents_.ReplyPermission(id, std::move(*answer), OkReply(std::move(reply)));
+    return agents_.ReplyPermission(id, std::move(*answer), OkReply(std::move(reply)), forwarding);
   }
   if (seg.size() != 4) return reply(ErrorResponse(NotFoundRoute(request)));
   if (action == "messages") {
     auto send = api::SendRequestFromJson(*body);
     if (!send.ok()) return reply(ErrorResponse(send.status()));
-    return agents_.Send(id, std::move(*send), [reply = std::move(reply)](auto result) {
-      if (!result.ok()) return reply(ErrorResponse(result.status()));
-      reply(Json(api::SendReplyToJson(*result)));
-    });
+    return agents_.Send(
+        id, std::move(*send),
+        [reply = std::move(reply)](auto result) {
+          if (!result.ok()) return reply(ErrorResponse(result.status()));
+          reply(Json(api::SendReplyToJson(*result)));
+        },
+        forwarding);
   }
   if (action == "mode" || action == "model") {
     auto value = api::StringMember(*body, action);
     if (!value.ok()) return reply(ErrorResponse(value.status()));
-    if (action == "mode") return agents_.SetMode(id, std::move(*value), OkReply(std::move(reply)));
-    return agents_.SetModel(id, std::move(*value), OkReply(std::move(reply)));
+    if (action == "mode")
+      return agents_.SetMode(id, std::move(*value), OkReply(std::move(reply)), forwarding);
+    return agents_.SetModel(id, std::move(*value), OkReply(std::move(reply)), forwarding);
   }
   if (action == "fork" || action == "rewind") {
     auto cursor = api::CursorMember(*body, "cursor");
     if (!cursor.ok()) return reply(ErrorResponse(cursor.status()));
     if (action == "fork") return agents_.Fork(id, *cursor, SnapshotReply(std::move(reply)));
-    return agents_.Rewind(id, *cursor, SnapshotReply(std::move(reply)));
+    return agents_.Rewind(id, *cursor, SnapshotReply(std::move(reply)), forwarding);
   }
   reply(ErrorResponse(NotFoundRoute(request)));
 }

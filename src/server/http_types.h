@@ -31,8 +31,8 @@ struct HttpRequest {
 };
 
 // The headers the transport copies into HttpRequest::headers.
-inline constexpr std::string_view kForwardedHeaders[] = {"x-agentstream-timestamp",
-                                                         "x-agentstream-signature"};
+inline constexpr std::string_view kForwardedHeaders[] = {
+    "x-agentstream-timestamp", "x-agentstream-signature", "x-agentstream-forwarded-by"};
 
 struct HttpResponse {
   int status = 200;

@@ -118,6 +118,7 @@ struct SessionInfo {
   Epoch epoch;                             // the current epoch
   Seq tail;                                // the last seq of the current epoch (0 when empty)
   std::optional<HistoryBase> forked_from;  // set for a fork: the parent prefix it started from
+  OwnerLease owner;                        // who runs it (coordination.h), as of now_ms
 };
 
 enum class ReadDirection {

@@ -75,7 +75,10 @@ struct MemoryEventLog::State {
   void Notify(const CommitNotice& notice) { listeners->Notify(notice); }
 
   SessionInfo Info(const std::string& id, const SessionState& s) const {
-    return SessionInfo{SessionId(id), s.meta, s.current(), s.epochs.back().tail, s.forked_from};
+    OwnerLease owner = s.owner;
+    owner.now_ms = store_internal::WallClockMs();
+    return SessionInfo{SessionId(id),        s.meta,        s.current(),
+                       s.epochs.back().tail, s.forked_from, std::move(owner)};
   }
 };
 

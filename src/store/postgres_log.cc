@@ -703,7 +703,8 @@ class PostgresEventLog final : public EventLog, public Coordination {
     AS_ASSIGN_OR_RETURN(auto base, snap.Base(session.key, session.current));
     AS_ASSIGN_OR_RETURN(Seq tail,
                         snap.TailOf(session.key, session.current, base ? base->seq : Seq(0)));
-    return SessionInfo{id, std::move(session.meta), session.current, tail, session.forked_from};
+    return SessionInfo{id,   std::move(session.meta), session.current,
+                       tail, session.forked_from,     std::move(session.owner)};
   }
 
   // Runs `body` on an idle reader connection (opening one while fewer than the bound exist).

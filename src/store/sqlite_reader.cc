@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "store/clock.h"
 #include "store/log_state.h"
 #include "store/record_batch.h"
 #include "store/snapshot_read.h"
@@ -34,6 +35,7 @@ class Snapshot {
     Epoch current;
     SessionMeta meta;
     std::optional<HistoryBase> forked_from;
+    OwnerLease owner;
   };
 
   Result<SessionRow> Session(const SessionId& id) {
@@ -41,7 +43,8 @@ class Snapshot {
         auto s,
         db_.Cached(
             "SELECT key, current_epoch, provider, cwd, title, created_ms, persistence, status, "
-            "forked_session, forked_epoch, forked_seq FROM sessions WHERE id=?"));
+            "forked_session, forked_epoch, forked_seq, owner, owner_generation, owner_expires_ms "
+            "FROM sessions WHERE id=?"));
     s->Bind(1, id.str());
     AS_ASSIGN_OR_RETURN(bool found, s->Step());
     if (!found) return Error(ErrorCode::kNotFound, "no session " + id.str());
@@ -51,6 +54,8 @@ class Snapshot {
     row.meta = SessionMeta{s->Text(2), s->Text(3), s->Text(4), s->Int(5), s->Text(6), s->Text(7)};
     if (!s->IsNull(8))
       row.forked_from = HistoryBase{SessionId(s->Text(8)), Epoch(s->Int(9)), Seq(s->Int(10))};
+    row.owner = OwnerLease{s->Text(11), static_cast<std::uint64_t>(s->Int(12)), s->Int(13),
+                           store_internal::WallClockMs()};
     return row;
   }
 
@@ -235,7 +240,8 @@ Result<SessionInfo> ReaderPool::GetSession(const SessionId& id) {
   AS_ASSIGN_OR_RETURN(Seq committed,
                       snap.TailOf(session.key, session.current, base ? base->seq : Seq(0)));
   const Seq tail = Visible(id, session.current, committed);
-  return SessionInfo{id, std::move(session.meta), session.current, tail, session.forked_from};
+  return SessionInfo{id,   std::move(session.meta), session.current,
+                     tail, session.forked_from,     std::move(session.owner)};
 }
 
 Result<std::vector<SessionInfo>> ReaderPool::ListSessions(const std::string& after,

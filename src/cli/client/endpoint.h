@@ -24,9 +24,6 @@ struct Endpoint {
 // host, a bad port, or a query or fragment in the prefix.
 Result<Endpoint> ParseEndpoint(std::string_view url);
 
-// Percent-encodes every byte outside the RFC 3986 unreserved set and ':' (which a path segment
-// and a query value may hold as is, so a cursor "1:5" stays readable), so an id or a cursor is
-// one path segment or query value whatever it contains ("a b/c" -> "a%20b%2Fc").
-std::string PercentEncode(std::string_view text);
+using net::PercentEncode;  // net/http_url.h
 
 }  // namespace agentstream::cli::client

@@ -53,18 +53,29 @@ struct ReplyPermission {
   std::optional<std::string> message;
 };
 
-// Removes a queued prompt before it entered the log.
+// Removes a queued prompt before it started; recorded as prompt.canceled with `reason`.
 struct CancelQueuedPrompt {
   std::string client_message_id;
+  std::string reason = "canceled by a client";
 };
 
-// The daemon restarted with this state restored from the log: every turn left open fails with
-// code "daemon_restarted".
-struct RecoverAfterRestart {};
+// The runtime that ran this state stopped without closing its turns (the daemon restarted, or
+// the daemon that owned the session stopped answering): every turn left open fails with `code`.
+// Prompts queued in the log stay held until ResumeQueue.
+struct RecoverAfterRestart {
+  std::string code = "daemon_restarted";
+  std::string message = "the daemon restarted during this turn";
+};
 
-using Command =
-    std::variant<SubmitPrompt, ProviderAcceptedTurn, ProviderRejectedTurn, RequestInterrupt,
-                 InterruptTeardownDone, ReplyPermission, CancelQueuedPrompt, RecoverAfterRestart>;
+// The runtime is ready: prompts restored from the log's queue may start (the first one as soon
+// as no turn is open).
+struct ResumeQueue {};
+// The runtime is stopping: queued prompts stay in the log's queue and none starts.
+struct HoldQueue {};
+
+using Command = std::variant<SubmitPrompt, ProviderAcceptedTurn, ProviderRejectedTurn,
+                             RequestInterrupt, InterruptTeardownDone, ReplyPermission,
+                             CancelQueuedPrompt, RecoverAfterRestart, ResumeQueue, HoldQueue>;
 
 // Everything the engine consumes, in the order the session's owner serializes it.
 using EngineInput = std::variant<Command, ProviderEvent>;

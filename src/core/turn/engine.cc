@@ -71,7 +71,7 @@ void Stepper::CloseRun(const TurnId& turn, TurnOutcome outcome, const std::strin
 // Starts the prompt that preempted an autonomous turn, else the next queued prompt, once no run
 // is open: this is the "start" of the atomic autonomous -> foreground transition.
 void Stepper::StartWaitingPrompt() {
-  if (!s_.open.empty()) return;
+  if (!s_.open.empty() || s_.queue_held) return;
   if (s_.pending_after_teardown) {
     SubmitPrompt prompt = std::move(*s_.pending_after_teardown);
     s_.pending_after_teardown.reset();

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "core/turn/engine_internal.h"
+#include "core/utf8.h"
 
 namespace agentstream::turn::internal {
 
@@ -37,8 +38,12 @@ void Stepper::OnCommand(const Command& command) {
           Permission(c);
         else if constexpr (std::is_same_v<T, CancelQueuedPrompt>)
           CancelQueued(c);
+        else if constexpr (std::is_same_v<T, RecoverAfterRestart>)
+          Recover(c);
+        else if constexpr (std::is_same_v<T, ResumeQueue>)
+          ResumeQueued();
         else
-          Recover();
+          s_.queue_held = true;
       },
       command);
 }
@@ -60,14 +65,23 @@ void Stepper::Submit(const SubmitPrompt& p) {
   const bool replace = p.while_running != WhileRunning::kQueue;
   if (!replace || s_.pending_after_teardown) {
     s_.queue.push_back(p);
-    Do(ReplySubmission{p.client_message_id, SubmissionOutcome::kQueued, std::nullopt, ""});
+    Queue(p, "");
     return;
   }
   // Atomic transition: interrupt every open run, await teardown, then start this prompt.
   s_.pending_after_teardown = p;
   for (auto& [id, run] : s_.open) InterruptRun(run);
-  Do(ReplySubmission{p.client_message_id, SubmissionOutcome::kQueued, std::nullopt,
-                     "starts when the running turn has stopped"});
+  Queue(p, "starts when the running turn has stopped");
+}
+
+// Records a prompt that waits (it is durable before the client hears "queued") and replies.
+void Stepper::Queue(const SubmitPrompt& p, const std::string& message) {
+  std::optional<std::string> while_running;
+  if (p.while_running == WhileRunning::kInterrupt) while_running = "interrupt";
+  if (p.while_running == WhileRunning::kSteer) while_running = "steer";
+  Emit(PromptQueued{p.client_message_id, SanitizeUtf8(p.text), p.attachments, while_running},
+       std::nullopt);
+  Do(ReplySubmission{p.client_message_id, SubmissionOutcome::kQueued, std::nullopt, message});
 }
 
 void Stepper::InterruptRun(Run& run) {
@@ -121,17 +135,29 @@ void Stepper::Permission(const ReplyPermission& c) {
 }
 
 void Stepper::CancelQueued(const CancelQueuedPrompt& c) {
+  if (s_.pending_after_teardown &&
+      s_.pending_after_teardown->client_message_id == c.client_message_id) {
+    s_.pending_after_teardown.reset();  // the interrupt it asked for goes on
+    s_.known_client_ids.erase(c.client_message_id);
+    Emit(PromptCanceled{c.client_message_id, SanitizeUtf8(c.reason)}, std::nullopt);
+    Do(ReplySubmission{c.client_message_id, SubmissionOutcome::kCanceled, std::nullopt, ""});
+    return;
+  }
   for (auto it = s_.queue.begin(); it != s_.queue.end(); ++it) {
     if (it->client_message_id != c.client_message_id) continue;
     s_.queue.erase(it);
-    s_.known_client_ids.erase(c.client_message_id);  // never entered the log: may be resent
+    s_.known_client_ids.erase(c.client_message_id);  // never started: may be sent again
+    Emit(PromptCanceled{c.client_message_id, SanitizeUtf8(c.reason)}, std::nullopt);
     Do(ReplySubmission{c.client_message_id, SubmissionOutcome::kCanceled, std::nullopt, ""});
     return;
   }
 }
 
-void Stepper::Recover() {
-  FailAllOpen("daemon_restarted", "the daemon restarted during this turn");
+void Stepper::Recover(const RecoverAfterRestart& c) { FailAllOpen(c.code, c.message); }
+
+void Stepper::ResumeQueued() {
+  s_.queue_held = false;
+  StartWaitingPrompt();
 }
 
 }  // namespace agentstream::turn::internal

@@ -41,7 +41,9 @@ class Stepper {
   void TeardownDone();
   void Permission(const ReplyPermission& c);
   void CancelQueued(const CancelQueuedPrompt& c);
-  void Recover();
+  void Recover(const RecoverAfterRestart& c);
+  void ResumeQueued();
+  void Queue(const SubmitPrompt& p, const std::string& message);
   void InterruptRun(Run& run);
 
   // ---- provider events (engine_provider.cc) ----

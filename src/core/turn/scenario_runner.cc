@@ -61,7 +61,12 @@ std::optional<Command> ParseCommand(const std::string& type, const json::object&
         Str(o, "decision") == "allow" ? PermissionDecision::kAllow : PermissionDecision::kDeny,
         OptStr(o, "optionId"), OptStr(o, "message")};
   if (type == "cancel_queued") return CancelQueuedPrompt{Str(o, "clientMessageId")};
-  if (type == "recover") return RecoverAfterRestart{};
+  if (type == "recover") {
+    RecoverAfterRestart recover;
+    if (auto code = OptStr(o, "code")) recover.code = *code;
+    return recover;
+  }
+  if (type == "resume_queue") return ResumeQueue{};
   return std::nullopt;
 }
 

@@ -144,8 +144,32 @@ class Restorer {
     if (turn) RetireRun(s_, *turn, phase);
   }
 
+  void On(const PromptQueued& p, const std::optional<TurnId>&) {
+    SubmitPrompt prompt{p.client_message_id, p.text, p.attachments, WhileRunning::kQueue};
+    if (p.while_running == "interrupt") prompt.while_running = WhileRunning::kInterrupt;
+    if (p.while_running == "steer") prompt.while_running = WhileRunning::kSteer;
+    s_.known_client_ids[p.client_message_id] = TurnId();
+    // As the engine placed it: a preempting prompt waits for the running turn to stop, unless one
+    // already does.
+    if (prompt.while_running != WhileRunning::kQueue && !s_.pending_after_teardown)
+      s_.pending_after_teardown = std::move(prompt);
+    else
+      s_.queue.push_back(std::move(prompt));
+  }
+  void On(const PromptCanceled& p, const std::optional<TurnId>&) {
+    Unqueue(p.client_message_id);
+    s_.known_client_ids.erase(p.client_message_id);
+  }
+  void Unqueue(const std::string& client_message_id) {
+    if (s_.pending_after_teardown &&
+        s_.pending_after_teardown->client_message_id == client_message_id)
+      s_.pending_after_teardown.reset();
+    std::erase_if(s_.queue,
+                  [&](const SubmitPrompt& q) { return q.client_message_id == client_message_id; });
+  }
   void On(const TurnStarted& p, const std::optional<TurnId>& turn) {
     if (!turn) return;
+    if (p.client_message_id) Unqueue(*p.client_message_id);
     Run run{*turn, p.origin, RunPhase::kAwaitingResponse, p.client_message_id, p.task_id};
     run.order = s_.next_order++;
     if (p.origin == TurnOrigin::kForeground) s_.foreground = *turn;
@@ -204,6 +228,7 @@ TurnState RestoreTurnState(std::span<const Event> events, std::string provider) 
   state.provider = std::move(provider);
   Restorer restorer(state);
   for (const Event& e : events) restorer.Apply(e);
+  state.queue_held = !state.queue.empty() || state.pending_after_teardown.has_value();
   state.reported_status = SessionStatusOf(state);
   return state;
 }

@@ -98,6 +98,9 @@ struct TurnState {
 
   std::deque<SubmitPrompt> queue;                      // prompts waiting for the session
   std::optional<SubmitPrompt> pending_after_teardown;  // autonomous -> foreground in progress
+  // Restored from the log with prompts waiting: none starts before ResumeQueue (the runtime that
+  // will run them is not ready yet).
+  bool queue_held = false;
   // Every client message id ever submitted, with its turn once one started (empty while queued).
   std::unordered_map<std::string, TurnId> known_client_ids;
   std::string last_prompt_text;  // of the last foreground turn
@@ -128,8 +131,9 @@ void RetireRun(TurnState& state, const TurnId& turn, RunPhase phase);
 // held it first (in turn-id order), or nullopt when none did.
 std::optional<TurnId> ResolvePermission(TurnState& state, const RequestId& request);
 
-// Rebuilds the engine state from a stored log (oldest first): open runs, routing keys, queue-free
-// state, known client ids, errored. Events of other sessions or epochs must not be mixed in.
+// Rebuilds the engine state from a stored log (oldest first): open runs, routing keys, the queued
+// prompts that neither started nor were canceled (held: queue_held), known client ids, errored.
+// Events of other sessions or epochs must not be mixed in.
 TurnState RestoreTurnState(std::span<const Event> events, std::string provider);
 
 // SessionStatusOf(RestoreTurnState(events)): the status is a pure function of the log (R-TURN-4).

@@ -3,6 +3,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "net/http_url.h"
 #include "providers/wire_fields.h"
 
 namespace agentstream::providers::opencode {
@@ -12,22 +13,6 @@ using wire::Obj;
 using wire::Str;
 
 namespace {
-
-std::string PercentEncode(std::string_view in) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : in) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) != 0 || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[u >> 4U];
-      out += kHex[u & 15U];
-    }
-  }
-  return out;
-}
 
 std::int64_t Tokens(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
@@ -77,7 +62,7 @@ void OpencodeProvider::Later(Done done, Status status) {
 }
 
 std::string OpencodeProvider::Target(const std::string& path) const {
-  return options_.cwd.empty() ? path : path + "?directory=" + PercentEncode(options_.cwd);
+  return options_.cwd.empty() ? path : path + "?directory=" + net::PercentEncode(options_.cwd);
 }
 
 void OpencodeProvider::Start(Done done) {

@@ -1,0 +1,133 @@
+// Restart recovery and takeover (docs/architecture.md, "Restart recovery", "Agent ownership"):
+// sessions a stopped runtime left with open turns or queued prompts are taken over by whichever
+// daemon can take their lease, at start-up (this daemon's own earlier run) and whenever the lease
+// keeper finds a lease its owner stopped renewing. Also what the keeper reports about this
+// daemon's own leases: lost ones and ones gone unrenewed too long stop their runtimes.
+#include <algorithm>
+
+#include "core/turn/engine.h"
+#include "runtime/manager_impl.h"
+
+namespace agentstream::runtime {
+
+void AgentManager::Impl::Recover(const StatusCallback& done) {
+  Status first_error;
+  std::string after;
+  while (true) {
+    Result<std::vector<SessionInfo>> page = log_.ListSessions(after, kListPage);
+    if (!page.ok()) return done(page.status());
+    for (const SessionInfo& info : *page) {
+      if (agents_.count(info.id)) continue;
+      if (!MayHaveOpenTurn(DecodeStatusRecord(info.meta.status_snapshot))) continue;
+      // Another live daemon runs it: its turns are not ours to close.
+      if (info.owner.live() && info.owner.owner != options_.ownership.daemon_id) continue;
+      Status s = TakeOver(info.id);
+      if (!s.ok() && first_error.ok()) {
+        first_error = Status(s.code(), "recovering " + info.id.str() + ": " + s.message());
+      }
+    }
+    if (page->size() < kListPage) break;
+    after = page->back().id.str();
+  }
+  done(first_error);
+}
+
+Status AgentManager::Impl::TakeOver(const SessionId& id) {
+  if (shut_down_ || Live(id)) return Status::Ok();
+  const process::Clock::time_point sent = Now();
+  Result<OwnerGrant> grant =
+      coordination().AcquireOwnership(id, options_.ownership.daemon_id, ttl_ms());
+  if (!grant.ok()) {
+    // Held by a live daemon (it took the session first, or renewed in time): not ours.
+    return grant.status().code() == ErrorCode::kConflict ? Status::Ok() : grant.status();
+  }
+  keeper_->Track(id, grant->lease.generation, sent);
+  AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
+  std::vector<Event> events;
+  if (Result<std::vector<Event>> read = ReadEpoch(log_, id, info.epoch); read.ok()) {
+    events = std::move(*read);
+  } else {
+    Release(id, grant->lease.generation);
+    return read.status();
+  }
+  const turn::TurnState state = turn::RestoreTurnState(events, info.meta.provider);
+  if (state.queue_held && !DecodeStatusRecord(info.meta.status_snapshot).closed) {
+    // Prompts wait: they run here, after the runtime closed what was left open.
+    AS_ASSIGN_OR_RETURN(std::shared_ptr<LiveAgent> agent, Attach(id, *grant, sent));
+    (void)agent;
+    return Status::Ok();
+  }
+  Result<turn::TurnState> recovered = RecoverWith(info, *grant, events);
+  Release(id, grant->lease.generation);
+  return recovered.status();
+}
+
+Result<turn::TurnState> AgentManager::Impl::RecoverWith(const SessionInfo& info,
+                                                        const OwnerGrant& grant,
+                                                        const std::vector<Event>& events) {
+  turn::TurnState state = turn::RestoreTurnState(events, info.meta.provider);
+  const std::uint64_t generation = grant.lease.generation;
+  if (!state.open.empty()) {
+    turn::Step step =
+        turn::Advance(std::move(state),
+                      turn::Command(RecoveryFor(grant, options_.ownership.daemon_id)), turn_ids_);
+    if (!step.events.empty()) {
+      AppendRequest request;
+      request.session = info.id;
+      request.epoch = info.epoch;
+      request.events = std::move(step.events);
+      request.owner_generation = generation;
+      AS_RETURN_IF_ERROR(log_.Append(std::move(request)).status());
+    }
+    state = std::move(step.state);
+  }
+  StatusRecord record = DecodeStatusRecord(info.meta.status_snapshot);
+  record.status = turn::SessionStatusOf(state);
+  record.queued = state.queue_held && !record.closed;
+  std::optional<std::string> model, mode;
+  LastModelAndMode(events, &model, &mode);
+  if (record.model.empty()) record.model = model.value_or("");
+  if (record.mode.empty()) record.mode = mode.value_or("");
+  AS_RETURN_IF_ERROR(log_.UpdateSessionMeta(
+      info.id,
+      SessionMetaUpdate{std::nullopt, std::nullopt, EncodeStatusRecord(record), generation}));
+  if (Result<AgentSnapshot> snapshot = Get(info.id); snapshot.ok())
+    Notify(AgentNotice::Kind::kStatus, *snapshot, "");
+  return state;
+}
+
+void AgentManager::Impl::OnLeasesLost(const std::vector<SessionId>& lost) {
+  for (const SessionId& id : lost) {
+    std::shared_ptr<LiveAgent> agent = Live(id);
+    if (agent) agent->Fence("another daemon took its lease over");
+  }
+}
+
+void AgentManager::Impl::OnLeasesExpired(
+    const std::vector<std::pair<SessionId, OwnerLease>>& expired) {
+  for (const auto& [id, lease] : expired) {
+    if (Live(id)) continue;  // ours: CheckOverdue stops it if it is overdue
+    (void)TakeOver(id);      // a failure leaves the lease expired: the next round tries again
+  }
+}
+
+void AgentManager::Impl::CheckOverdue() {
+  const process::Clock::time_point now = Now();
+  for (const auto& [id, generation] : keeper_->Overdue(now)) {
+    std::shared_ptr<LiveAgent> agent = Live(id);
+    if (agent && agent->generation() == generation) {
+      agent->Fence(
+          "its lease went unrenewed for " +
+          std::to_string((options_.ownership.ttl - options_.ownership.renew_every).count()) +
+          " ms, so another daemon may take it over");
+    }
+    if (!agent || agent->generation() == generation) keeper_->Untrack(id, generation);
+  }
+  const process::Millis every = std::max(process::Millis(50), options_.ownership.renew_every / 4);
+  std::weak_ptr<bool> alive = alive_;
+  overdue_timer_ = loop_.timers().After(every, [this, alive] {
+    if (alive.lock()) CheckOverdue();
+  });
+}
+
+}  // namespace agentstream::runtime

@@ -1,0 +1,94 @@
+// LeaseKeeper: keeps the ownership leases of the runtimes this daemon runs (store/coordination.h,
+// docs/architecture.md "Agent ownership"). A thread of its own, every `renew_every`:
+//   1. renews every tracked lease in one store call, and reports the leases that were lost;
+//   2. refreshes this daemon's registry entry (its id, advertised URL, heartbeat);
+//   3. lists leases other daemons stopped renewing (their runtimes are gone), for takeover.
+// Store calls block this thread only, never the manager's loop, so a slow or unreachable store
+// cannot freeze the agents; Overdue() tells the loop, from the last renewals that succeeded,
+// which runtimes must stop before their lease may expire.
+//
+// Threading: Track, Untrack and Overdue may be called from any thread. The callbacks run on the
+// keeper's thread; they must only post work elsewhere.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "process/event_loop.h"
+#include "store/coordination.h"
+
+namespace agentstream::runtime {
+
+struct OwnershipOptions {
+  std::string daemon_id = "local";  // unique among the daemons sharing the store
+  std::string url;                  // advertised base URL other daemons forward to ("": none)
+  std::string host;                 // registered with the id, so that no other daemon claims it
+  std::string data_dir;
+  // A lease lasts `ttl` after its grant or last renewal (by the store's clock); it is renewed
+  // every `renew_every`. A runtime whose lease went unrenewed for ttl - renew_every stops by
+  // itself, so it is gone before another daemon may take the lease over.
+  process::Millis ttl{10000};
+  process::Millis renew_every{3000};
+  std::size_t sweep_limit = 64;  // expired leases taken over per round
+};
+
+class LeaseKeeper {
+ public:
+  struct Callbacks {
+    std::function<void(std::vector<SessionId> lost)> lost;
+    std::function<void(std::vector<std::pair<SessionId, OwnerLease>> expired)> expired;
+    // The registry refused this daemon's id (another live daemon holds it), or the store failed.
+    std::function<void(const Status& status)> heartbeat_failed;
+  };
+
+  // `store` must outlive the keeper. Starts the thread; the first round runs at once.
+  LeaseKeeper(Coordination& store, OwnershipOptions options, Callbacks callbacks);
+  ~LeaseKeeper();  // stops and joins the thread
+  LeaseKeeper(const LeaseKeeper&) = delete;
+  LeaseKeeper& operator=(const LeaseKeeper&) = delete;
+
+  // Starts renewing `generation` of `session`, granted by a request sent at `granted_at`.
+  void Track(const SessionId& session, std::uint64_t generation,
+             process::Clock::time_point granted_at);
+  // Stops renewing it (a no-op when another generation is tracked).
+  void Untrack(const SessionId& session, std::uint64_t generation);
+  // The tracked leases whose last successful renewal (or grant) was asked for more than
+  // ttl - renew_every before `now`, with their generations.
+  std::vector<std::pair<SessionId, std::uint64_t>> Overdue(process::Clock::time_point now) const;
+  // Runs a round now rather than at the next period.
+  void Poke();
+  // The URL registered from the next round on (known once the server listens).
+  void SetUrl(std::string url);
+
+  const OwnershipOptions& options() const { return options_; }
+
+ private:
+  struct Tracked {
+    std::uint64_t generation = 0;
+    process::Clock::time_point renewed_at;  // when the last successful renewal was sent
+  };
+  void Loop();
+  void Round();
+
+  Coordination& store_;
+  const OwnershipOptions options_;
+  const Callbacks callbacks_;
+  const TimestampMs started_ms_;
+  mutable std::mutex mu_;  // guards tracked_, stop_, poked_, url_
+  std::string url_;
+  std::condition_variable cv_;
+  std::map<SessionId, Tracked> tracked_;
+  bool stop_ = false;
+  bool poked_ = false;
+  std::thread thread_;
+};
+
+}  // namespace agentstream::runtime

@@ -1,0 +1,170 @@
+// Private to src/runtime/: the AgentManager's state and the jobs it splits across files.
+//   agent_manager.cc   sessions (create, list, get, fork), loading, unloading, notices, shutdown
+//   agent_routing.cc   where a command runs: the local runtime, one started here, or the owner
+//   agent_recovery.cc  restart recovery, takeover of leases other daemons stopped renewing, and
+//                      the lease keeper's reports (lost and overdue leases)
+// Threading: everything here runs on the manager's loop thread, except Run() and the keeper's
+// callbacks, which post to it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/agent_manager.h"
+#include "runtime/agent_session.h"
+#include "runtime/forwarder.h"
+#include "runtime/lease_keeper.h"
+#include "runtime/session_records.h"
+
+namespace agentstream::runtime {
+
+// The notice watchers; shared with the Subscriptions, which may outlive the manager.
+struct NoticeHub {
+  std::mutex mu;
+  std::uint64_t next = 0;
+  std::map<std::uint64_t, std::shared_ptr<NoticeWatcher>> watchers;
+};
+
+// The snapshot a session's stored metadata gives (no runtime attached here).
+AgentSnapshot StoredSnapshot(const SessionInfo& info);
+
+class AgentManager::Impl {
+ public:
+  Impl(EventLog& log, ProviderFactory& factory, process::EventLoop& loop,
+       AgentManagerOptions options, Forwarder* forwarder);
+  ~Impl();
+
+  // Runs `fn` on the loop thread unless the manager is gone by then.
+  void Run(std::function<void(Impl&)> fn);
+
+  // ---- agent_manager.cc ----
+  void Create(const AgentConfig& config, const Callback<AgentSnapshot>& done);
+  void List(bool include_closed, const Callback<std::vector<AgentSnapshot>>& done);
+  Result<AgentSnapshot> Get(const SessionId& id);
+  void AppendForeign(const SessionId& id, std::vector<NewEvent> events, ProducerStamp stamp,
+                     Callback<AppendResult> done);
+  void Fork(const SessionId& id, Cursor at, const Callback<AgentSnapshot>& done);
+  Subscription Watch(NoticeWatcher watcher);
+  LeaseKeeper& keeper() { return *keeper_; }
+  void Shutdown(std::function<void()> done);
+  bool shut_down() const { return shut_down_; }
+
+  // ---- agent_routing.cc ----
+  using AnswerCallback = std::function<void(Result<AgentAnswer>)>;
+  // Runs `command` where the agent's runtime runs (agent_manager.h, "The commands below").
+  void Dispatch(const SessionId& id, AgentCommand command, Forwarding forwarding,
+                AnswerCallback done);
+
+  // ---- agent_recovery.cc ----
+  void Recover(const StatusCallback& done);
+
+ private:
+  // One command on its way to where it runs.
+  struct Attempt {
+    SessionId id;
+    AgentCommand command;
+    Forwarding forwarding = Forwarding::kAllowed;
+    AnswerCallback done;
+    process::Clock::time_point deadline;  // waiting for a silent owner's lease ends here
+    int hops = 0;                         // re-routings so far (the owner changed meanwhile)
+  };
+  using AttemptPtr = std::shared_ptr<Attempt>;
+
+  // ---- agent_manager.cc ----
+  AgentEnv MakeEnv();
+  void Notify(AgentNotice::Kind kind, const AgentSnapshot& agent, const std::string& message);
+  std::shared_ptr<LiveAgent> Live(const SessionId& id) const;
+  Coordination& coordination() { return log_.coordination(); }
+  std::int64_t ttl_ms() const { return options_.ownership.ttl.count(); }
+  process::Clock::time_point Now() { return loop_.timers().Now(); }
+  // The live agent of `id`, taking its lease and starting its runtime when needed. kConflict
+  // when another daemon holds the lease (`*owner` names it when given).
+  Result<std::shared_ptr<LiveAgent>> Load(const SessionId& id, std::string* owner = nullptr);
+  // Attaches a runtime under `grant` (asked for at `sent`); releases the lease when it fails.
+  Result<std::shared_ptr<LiveAgent>> Attach(const SessionId& id, const OwnerGrant& grant,
+                                            process::Clock::time_point sent);
+  void Release(const SessionId& id, std::uint64_t generation);
+  // Stops the live agent of `id` (if any) as `mode` says and drops it, releasing its lease unless
+  // `keep_lease`; then runs `then` with the generation still held (nullopt: none held any more).
+  void Unload(const SessionId& id, const StopMode& mode, bool keep_lease,
+              std::function<void(std::optional<std::uint64_t>)> then);
+  // Marks the session closed in its snapshot under `generation`.
+  Result<AgentSnapshot> MarkClosed(const SessionId& id, std::uint64_t generation);
+  // The initial events of a fork or rewind at `at`: `first`, then TurnCanceled for every turn
+  // still open at `at` and PromptCanceled for every prompt queued there. `status` gets the
+  // status the new history ends in.
+  Result<std::vector<NewEvent>> BranchEvents(const SessionInfo& info, Cursor at,
+                                             const Payload& first, const std::string& reason,
+                                             turn::SessionStatus* status);
+  Result<AgentSnapshot> RewindWith(const SessionId& id, Cursor to, std::uint64_t generation);
+  // Hears commits of sessions that run elsewhere and tells the watchers when their stored
+  // status changed, so every daemon's clients see every agent's status.
+  void WatchRemoteStatus(const SessionId& id);
+  void FlushRemoteStatus();
+
+  // ---- agent_routing.cc ----
+  void Route(AttemptPtr attempt);
+  void Retry(AttemptPtr attempt);
+  void RunLocal(const std::shared_ptr<LiveAgent>& agent, AttemptPtr attempt);
+  void RunWithoutRuntime(AttemptPtr attempt);
+  void CloseLive(AttemptPtr attempt);
+  void RewindLive(AttemptPtr attempt, Cursor to);
+  // Takes the lease, closes what a lost runtime left open, runs `fn` under the lease, releases.
+  void WithLease(AttemptPtr attempt,
+                 std::function<Result<AgentAnswer>(const OwnerGrant&, turn::TurnState&)> fn);
+  void Forward(const std::string& owner, AttemptPtr attempt);
+  // The owner did not answer: waits for its lease to expire or move, then routes again.
+  void WaitForOwner(const std::string& owner, AttemptPtr attempt);
+  // Runs `fn` on the loop after `delay`, unless the manager is destroyed first.
+  void After(process::Millis delay, std::function<void()> fn);
+
+  // ---- agent_recovery.cc ----
+  // Takes over `id` when its lease can be taken: closes the turns a stopped runtime left open and
+  // releases the lease, or starts a runtime here when prompts wait in its queue. Skips a session
+  // another live daemon holds.
+  Status TakeOver(const SessionId& id);
+  // Under `grant`, with `events` the session's current epoch: appends the terminals of the turns
+  // left open and stores the recomputed status; returns the state (its queue included).
+  Result<turn::TurnState> RecoverWith(const SessionInfo& info, const OwnerGrant& grant,
+                                      const std::vector<Event>& events);
+  void OnLeasesLost(const std::vector<SessionId>& lost);
+  void OnLeasesExpired(const std::vector<std::pair<SessionId, OwnerLease>>& expired);
+  void CheckOverdue();
+
+  EventLog& log_;
+  ProviderFactory& factory_;
+  process::EventLoop& loop_;
+  AgentManagerOptions options_;
+  Forwarder* forwarder_;
+  std::shared_ptr<LoopGate> gate_;
+  std::shared_ptr<NoticeHub> hub_ = std::make_shared<NoticeHub>();
+  RandomTurnIds turn_ids_;
+  RandomIds session_ids_;
+  std::map<SessionId, std::shared_ptr<LiveAgent>> agents_;
+  std::map<SessionId, std::size_t> foreign_in_flight_;  // AppendForeign calls per session
+  bool shut_down_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+
+  // Timers started by After(), by number.
+  std::map<std::uint64_t, std::unique_ptr<process::TimerHandle>> timers_;
+  std::uint64_t next_timer_ = 0;
+  std::unique_ptr<process::TimerHandle> overdue_timer_;
+
+  // Remote status: the last status told for sessions that run elsewhere (bounded), the ones
+  // whose commits arrived since the last flush, and the commit subscription.
+  std::map<SessionId, turn::SessionStatus> remote_status_;
+  std::set<SessionId> remote_dirty_;
+  bool remote_flush_scheduled_ = false;
+  Subscription commits_;
+
+  std::unique_ptr<LeaseKeeper> keeper_;  // last: its thread stops first
+};
+
+}  // namespace agentstream::runtime

@@ -1,0 +1,113 @@
+// Test support: an EventLog (and its Coordination) that passes every call to another one, for
+// tests that count, delay or fail some calls of a real backend. Override the calls of interest;
+// the rest forward. Not thread-safe beyond what `inner` is. Only test binaries use it.
+#pragma once
+
+#include <utility>
+
+#include "store/event_log.h"
+
+namespace agentstream::testing {
+
+class ForwardingLog : public EventLog, public Coordination {
+ public:
+  explicit ForwardingLog(EventLog& inner) : inner_(inner) {}
+
+  // ---- EventLog ----
+  Result<AppendResult> CreateSession(const SessionId& id, SessionMeta meta,
+                                     std::vector<NewEvent> initial) override {
+    return inner_.CreateSession(id, std::move(meta), std::move(initial));
+  }
+  Result<AppendResult> Fork(const SessionId& parent, Cursor at, const SessionId& child,
+                            SessionMeta meta, std::vector<NewEvent> initial) override {
+    return inner_.Fork(parent, at, child, std::move(meta), std::move(initial));
+  }
+  Result<AppendResult> Rewind(const SessionId& session, Cursor to,
+                              std::vector<NewEvent> initial) override {
+    return inner_.Rewind(session, to, std::move(initial));
+  }
+  Result<SessionInfo> GetSession(const SessionId& id) override { return inner_.GetSession(id); }
+  Result<std::vector<SessionInfo>> ListSessions(const std::string& after,
+                                                std::size_t limit) override {
+    return inner_.ListSessions(after, limit);
+  }
+  Status UpdateSessionMeta(const SessionId& id, const SessionMetaUpdate& update) override {
+    return inner_.UpdateSessionMeta(id, update);
+  }
+  void AppendAsync(AppendRequest request, AppendCallback done) override {
+    inner_.AppendAsync(std::move(request), std::move(done));
+  }
+  Result<ReadResult> Read(const ReadRequest& request) override { return inner_.Read(request); }
+  Result<Cursor> Tail(const SessionId& session) override { return inner_.Tail(session); }
+  Subscription SubscribeCommits(CommitListener listener) override {
+    return inner_.SubscribeCommits(std::move(listener));
+  }
+  Result<ConsumerPosition> AcquireLease(const ConsumerId& c, const SessionId& s,
+                                        const std::string& owner, TimestampMs now,
+                                        std::int64_t ttl) override {
+    return inner_.AcquireLease(c, s, owner, now, ttl);
+  }
+  Status CommitConsumerPosition(const ConsumerId& c, const SessionId& s, std::uint64_t g, Cursor p,
+                                std::optional<std::string> state, TimestampMs now) override {
+    return inner_.CommitConsumerPosition(c, s, g, p, std::move(state), now);
+  }
+  Status ReleaseLease(const ConsumerId& c, const SessionId& s, std::uint64_t g) override {
+    return inner_.ReleaseLease(c, s, g);
+  }
+  Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& c) override {
+    return inner_.ListConsumerPositions(c);
+  }
+  Status DeleteConsumerPositions(const ConsumerId& c) override {
+    return inner_.DeleteConsumerPositions(c);
+  }
+  Status SaveConsumer(const ConsumerId& c, const std::string& definition) override {
+    return inner_.SaveConsumer(c, definition);
+  }
+  Result<std::vector<StoredConsumer>> ListConsumers() override { return inner_.ListConsumers(); }
+  Status DeleteConsumer(const ConsumerId& c) override { return inner_.DeleteConsumer(c); }
+  Coordination& coordination() override { return *this; }
+  Status Health() override { return inner_.Health(); }
+  LogStats Stats() override { return inner_.Stats(); }
+
+  // ---- Coordination ----
+  Result<OwnerGrant> AcquireOwnership(const SessionId& session, const std::string& owner,
+                                      std::int64_t ttl_ms) override {
+    return owners().AcquireOwnership(session, owner, ttl_ms);
+  }
+  Result<std::vector<SessionId>> RenewOwnerships(
+      const std::string& owner, const std::vector<std::pair<SessionId, std::uint64_t>>& leases,
+      std::int64_t ttl_ms) override {
+    return owners().RenewOwnerships(owner, leases, ttl_ms);
+  }
+  Status ReleaseOwnership(const SessionId& session, std::uint64_t generation) override {
+    return owners().ReleaseOwnership(session, generation);
+  }
+  Result<OwnerLease> GetOwnership(const SessionId& session) override {
+    return owners().GetOwnership(session);
+  }
+  Result<std::vector<std::pair<SessionId, OwnerLease>>> ListExpiredOwnerships(
+      std::size_t limit) override {
+    return owners().ListExpiredOwnerships(limit);
+  }
+  Result<std::vector<OwnershipRecord>> OwnershipHistory(const SessionId& session) override {
+    return owners().OwnershipHistory(session);
+  }
+  Status Heartbeat(const DaemonRecord& self, std::int64_t ttl_ms) override {
+    return owners().Heartbeat(self, ttl_ms);
+  }
+  Result<std::optional<DaemonRecord>> GetDaemon(const std::string& id) override {
+    return owners().GetDaemon(id);
+  }
+  Result<std::string> SharedSecret(const std::string& name, const std::string& candidate) override {
+    return owners().SharedSecret(name, candidate);
+  }
+
+ protected:
+  EventLog& inner() { return inner_; }
+  Coordination& owners() { return inner_.coordination(); }
+
+ private:
+  EventLog& inner_;
+};
+
+}  // namespace agentstream::testing
