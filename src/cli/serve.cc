@@ -25,8 +25,7 @@
 #include "server/inbox.h"
 #include "server/static_files.h"
 #include "store/log_factory.h"
-#include "streams/stream_store.h"
-#include "streams/subscriptions.h"
+#include "streams/streams_factory.h"
 
 namespace agentstream::cli {
 
@@ -150,32 +149,15 @@ int RunServe(const ServeOptions& options) {
   if (Status status = recovered.get_future().get(); !status.ok())
     fmt::print(stderr, "agentstream: recovery: {}\n", status.ToString());
 
-  std::unique_ptr<streams::StreamStore> streams;
-  if (options.streams_db.empty()) {
-    streams = std::make_unique<streams::StreamStore>(streams::StreamLimits{}, nullptr);
-  } else {
-    auto opened = streams::StreamStore::Open(options.streams_db, streams::StreamLimits{});
-    if (!opened.ok()) {
-      fmt::print(stderr, "agentstream: {}\n", opened.status().ToString());
-      return 1;
-    }
-    streams = std::move(*opened);
-  }
-  server_options.streams = streams.get();
-  streams::SubscriptionManager subscriptions(*streams);
-  // Subscriptions are journaled with the streams; their keys sit beside the streams database.
-  const std::string subscription_keys =
-      options.streams_db.empty()
-          ? std::string()
-          : (std::filesystem::path(options.streams_db).parent_path() / "subscriptions.key")
-                .string();
-  if (Status restored = subscriptions.Restore(subscription_keys); !restored.ok()) {
-    fmt::print(stderr, "agentstream: {}\n", restored.ToString());
+  // The generic Durable Streams and their subscriptions: in PostgreSQL with a postgresql://
+  // store, else in memory journaled to streams.db (streams_factory.h).
+  auto streams = streams::OpenStreams({options.store_url, options.streams_db});
+  if (!streams.ok()) {
+    fmt::print(stderr, "agentstream: {}\n", streams.status().ToString());
     return 1;
   }
-  streams->SetChangeHook(
-      [&subscriptions](const std::string& path) { subscriptions.OnStreamChanged(path); });
-  server_options.stream_subscriptions = &subscriptions;
+  server_options.streams = &(*streams)->store();
+  server_options.stream_subscriptions = &(*streams)->subscriptions();
 
   // The inbox, and the durable consumers, whose parent-session sink delivers through it.
   auto inbox_key = server::LoadOrCreateInboxKey(options.inbox_key_path);
@@ -227,7 +209,6 @@ int RunServe(const ServeOptions& options) {
     fmt::print(stderr, "agentstream: agents did not stop within 30 s\n");
   loop_thread.reset();
   server.reset();
-  streams->SetChangeHook({});  // before `subscriptions` goes away
   consumers.reset();
   manager.reset();
   log->reset();

@@ -10,8 +10,8 @@
 #include <future>
 #include <thread>
 
+#include "streams/memory_stream_store.h"
 #include "streams/stream_journal.h"
-#include "streams/stream_store.h"
 
 namespace agentstream::streams {
 namespace {
@@ -23,8 +23,8 @@ class JournalFileTest : public ::testing::Test {
     std::filesystem::remove(path_ + "-wal");
   }
 
-  std::unique_ptr<StreamStore> Open() {
-    auto store = StreamStore::Open(path_, StreamLimits{});
+  std::unique_ptr<MemoryStreamStore> Open() {
+    auto store = MemoryStreamStore::Open(path_, StreamLimits{});
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     return store.ok() ? std::move(*store) : nullptr;
   }
@@ -123,7 +123,7 @@ TEST_F(JournalFileTest, APurgeLongerThanOneWindowFinishesWithoutFurtherWrites) {
   ASSERT_TRUE(journal.ok()) << journal.status().ToString();
   const StreamJournal* raw = journal->get();
   {
-    StreamStore store(StreamLimits{}, std::move(*journal));
+    MemoryStreamStore store(StreamLimits{}, std::move(*journal));
     Create(store, "/big", "0");
     for (int i = 0; i < 10000; ++i) Append(store, "/big", "x");  // about 2.5 purge windows
     Create(store, "/small", "s");

@@ -159,6 +159,12 @@ StreamResponse FromCode(Code code) {
       return Text(503, "A limit of this server is reached");
     case Code::kUnavailable:
       return Text(503, "Storage failed; this server refuses writes");
+    case Code::kStorageDown:
+      return Text(503, "The database is unavailable; nothing was written");
+    case Code::kOutcomeUnknown:
+      return Text(500, "Storage failed; the outcome of this write is unknown");
+    case Code::kInvalidText:
+      return Text(400, "Path, content type, Stream-Seq or Producer-Id is not UTF-8 text");
     default:
       return Text(500, "Internal error");
   }
@@ -254,6 +260,9 @@ std::optional<std::int64_t> DaysFromCivil(int y, unsigned m, unsigned d) {
 void HandleCreate(StreamStore& store, const StreamRequest& req, const std::string& base_url,
                   std::function<void(Outcome)>& done);
 void HandleAppend(StreamStore& store, const StreamRequest& req, std::function<void(Outcome)>& done);
+void AnswerAppend(StreamStore& store, const OpResult& result,
+                  const std::optional<ProducerArgs>& producer, bool has_body, bool close,
+                  std::function<void(Outcome)>& done);
 void HandleRead(StreamStore& store, const StreamRequest& req, std::function<void(Outcome)>& done);
 
 // Answers `response` once everything changed so far is durable.
@@ -384,11 +393,12 @@ void HandleStreamRequest(StreamStore& store, SubscriptionManager* subscriptions,
     return done(std::move(r));
   }
   if (req.method == "DELETE") {
-    const OpResult result = store.Delete(req.path);
-    if (result.code != Code::kOk) return done(FromCode(result.code));
-    StreamResponse r;
-    r.status = 204;
-    return AfterDurable(store, std::move(r), done);
+    return store.DeleteAsync(req.path, [&store, done = std::move(done)](OpResult result) mutable {
+      if (result.code != Code::kOk) return done(FromCode(result.code));
+      StreamResponse r;
+      r.status = 204;
+      AfterDurable(store, std::move(r), done);
+    });
   }
   done(Text(405, "Method not allowed"));
 }
@@ -429,16 +439,19 @@ void HandleCreate(StreamStore& store, const StreamRequest& req, const std::strin
     args.fork_sub_offset = std::stoull(*sub);
   }
   args.body = req.body;
-  const OpResult result = store.Create(args);
-  if (result.code != Code::kCreated && result.code != Code::kOk) return done(FromCode(result.code));
-  StreamResponse r;
-  r.status = result.code == Code::kCreated ? 201 : 200;
-  Set(&r, "content-type",
-      result.info.content_type.empty() ? "application/octet-stream" : result.info.content_type);
-  Set(&r, "Stream-Next-Offset", FormatOffset(result.info.tail));
-  if (result.code == Code::kCreated) Set(&r, "location", base_url + req.path);
-  if (result.info.closed) Set(&r, "Stream-Closed", "true");
-  AfterDurable(store, std::move(r), done);
+  store.CreateAsync(std::move(args), [&store, location = base_url + req.path,
+                                      done = std::move(done)](OpResult result) mutable {
+    if (result.code != Code::kCreated && result.code != Code::kOk)
+      return done(FromCode(result.code));
+    StreamResponse r;
+    r.status = result.code == Code::kCreated ? 201 : 200;
+    Set(&r, "content-type",
+        result.info.content_type.empty() ? "application/octet-stream" : result.info.content_type);
+    Set(&r, "Stream-Next-Offset", FormatOffset(result.info.tail));
+    if (result.code == Code::kCreated) Set(&r, "location", location);
+    if (result.info.closed) Set(&r, "Stream-Closed", "true");
+    AfterDurable(store, std::move(r), done);
+  });
 }
 
 void HandleAppend(StreamStore& store, const StreamRequest& req,
@@ -467,18 +480,29 @@ void HandleAppend(StreamStore& store, const StreamRequest& req,
   args.content_type = req.Header("content-type").value_or("");
   if (!args.body.empty() && args.content_type.empty())
     return done(Text(400, "Content-Type header is required"));
-  const OpResult result = store.Append(args);
+  const std::optional<ProducerArgs> producer = args.producer;
+  const bool has_body = !args.body.empty();
+  const bool close = args.close;
+  store.AppendAsync(std::move(args), [&store, producer, has_body, close,
+                                      done = std::move(done)](OpResult result) mutable {
+    AnswerAppend(store, result, producer, has_body, close, done);
+  });
+}
+
+void AnswerAppend(StreamStore& store, const OpResult& result,
+                  const std::optional<ProducerArgs>& producer, bool has_body, bool close,
+                  std::function<void(Outcome)>& done) {
   StreamResponse r;
   auto producer_headers = [&](std::uint64_t seq_value) {
-    Set(&r, "Producer-Epoch", std::to_string(args.producer->epoch));
+    Set(&r, "Producer-Epoch", std::to_string(producer->epoch));
     Set(&r, "Producer-Seq", std::to_string(seq_value));
   };
   switch (result.code) {
     case Code::kOk:
-      r.status = args.producer && !args.body.empty() ? 200 : 204;
+      r.status = producer && has_body ? 200 : 204;
       Set(&r, "Stream-Next-Offset", FormatOffset(result.offset));
-      if (args.producer) producer_headers(args.producer->seq);
-      if (args.close) Set(&r, "Stream-Closed", "true");
+      if (producer) producer_headers(producer->seq);
+      if (close) Set(&r, "Stream-Closed", "true");
       return AfterDurable(store, std::move(r), done);
     case Code::kDuplicate:
       r.status = 204;

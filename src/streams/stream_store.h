@@ -1,35 +1,38 @@
 // The generic Durable Streams store (docs/protocol.md, "Generic streams"): named byte or JSON
 // streams with idempotent creation, appends (Stream-Seq and idempotent producers), closing,
-// deletion, TTL and absolute expiry, and forks that read through their source. Transport-free
-// and thread-safe (one mutex). Every stream is held in memory and journaled to SQLite
-// (StreamJournal); a mutating call returns at once and its caller answers the client from
-// WhenDurable, after the group commit that made it durable. Watchers are woken after the commit.
+// deletion, TTL and absolute expiry, and forks that read through their source. Transport-free.
+//
+// One interface, two implementations chosen by OpenStreams (streams_factory.h):
+// MemoryStreamStore (memory_stream_store.h: every stream in memory, journaled to SQLite) and the
+// PostgreSQL store (postgres_streams.h: PostgreSQL is the source of truth, shared by several
+// daemons). The protocol's rules for one stream are stream_rules.h, shared by both.
+//
+// Threading: every method may be called from any thread. A mutation's `done` runs exactly once,
+// either before the call returns or on the store's own writer thread; it must not block on the
+// store. What "done" means for durability is each implementation's (see their headers); the
+// protocol layer answers a client only after WhenDurable says so.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
-#include "core/status.h"
 #include "streams/offset.h"
-#include "streams/stream_journal.h"
 #include "streams/stream_model.h"
 
 namespace agentstream::streams {
 
 struct StreamLimits {
   std::size_t max_streams = 100000;                    // live streams (incl. soft-deleted)
-  std::size_t max_total_bytes = std::size_t{1} << 30;  // stored data of all streams
+  std::size_t max_total_bytes = std::size_t{1} << 30;  // stored data of all streams (memory store)
   std::size_t max_read_bytes = std::size_t{1} << 20;   // one catch-up response
+  std::size_t max_read_messages = 4096;                // one catch-up response (PostgreSQL store)
   std::size_t max_producers = 1024;                    // producer states per stream
-  std::size_t max_pending_writes = 65536;              // journal queue
+  std::size_t max_pending_writes = 65536;              // queued writes
   std::size_t max_watchers = 100000;                   // waiting long-polls and SSE readers
   std::int64_t producer_state_ttl_ms = 7LL * 24 * 3600 * 1000;  // idle producer state is dropped
 };
@@ -55,8 +58,11 @@ enum class Code {
   kStaleEpoch,
   kInvalidEpochSeq,  // a new epoch must start at seq 0
   kSequenceGap,
-  kFull,         // a limit of StreamLimits
-  kUnavailable,  // the journal failed; the store refuses writes
+  kFull,            // a limit of StreamLimits
+  kUnavailable,     // the journal failed; the store refuses writes
+  kStorageDown,     // the database could not be reached or refused: nothing was written
+  kOutcomeUnknown,  // the database's answer to a commit was lost: it may or may not have happened
+  kInvalidText,     // a path, content type, Stream-Seq or producer id the database cannot store
 };
 
 struct StreamInfo {
@@ -118,73 +124,44 @@ std::string NormalizeContentType(std::string_view content_type);
 
 class StreamStore {
  public:
+  using Done = std::function<void(OpResult)>;
   using Clock = std::function<std::int64_t()>;  // milliseconds since the Unix epoch
 
-  // `journal` null: memory only (tests, the "memory:" store).
-  StreamStore(StreamLimits limits, std::unique_ptr<StreamJournal> journal, Clock clock = {});
-  ~StreamStore();
-  StreamStore(const StreamStore&) = delete;
-  StreamStore& operator=(const StreamStore&) = delete;
+  virtual ~StreamStore() = default;
 
-  // Opens the journal at `db_path` and loads every stream.
-  static Result<std::unique_ptr<StreamStore>> Open(const std::string& db_path, StreamLimits limits);
+  // Mutations. `done` gets the outcome (see the class comment for when and where it runs).
+  virtual void CreateAsync(CreateArgs args, Done done) = 0;
+  virtual void AppendAsync(AppendArgs args, Done done) = 0;
+  virtual void DeleteAsync(std::string path, Done done) = 0;
 
+  // `touch`: counts as an access for a sliding TTL (a read does; HEAD does not).
+  virtual OpResult Head(const std::string& path, bool touch = false) = 0;
+  // Messages after `after` (from the start when nullopt), at most max_read_bytes (at least one).
+  virtual ReadResult Read(const std::string& path, std::optional<Offset> after) = 0;
+  // The tail of each of `paths` that exists and is live (others are left out).
+  virtual std::map<std::string, Offset> Tails(const std::vector<std::string>& paths) = 0;
+  // The paths of streams (including soft-deleted ones) starting with `prefix`, at most
+  // max_streams of them.
+  virtual std::vector<std::string> Paths(const std::string& prefix) = 0;
+
+  // `fn(ok)` once every change made so far is durable.
+  virtual void WhenDurable(std::function<void(bool ok)> fn) = 0;
+
+  // `fn` runs (on a thread of the store) after each durable change of the stream at `path`: an
+  // append, a close or a deletion. 0 when max_watchers are registered.
+  virtual std::uint64_t Watch(const std::string& path, std::function<void()> fn) = 0;
+  virtual void Unwatch(const std::string& path, std::uint64_t id) = 0;
+  // `hook(path)` after each durable change of any stream, like a watcher. Set before use.
+  // Reset it (empty) before the hook's target goes away.
+  virtual void SetChangeHook(std::function<void(const std::string&)> hook) = 0;
+
+  virtual const StreamLimits& limits() const = 0;
+
+  // Blocking forms of the mutations (tests, tools): they wait for `done`. Never call them on a
+  // thread the store calls back on (a watcher, the change hook, another call's `done`).
   OpResult Create(const CreateArgs& args);
   OpResult Append(const AppendArgs& args);
   OpResult Delete(const std::string& path);
-  // `touch`: counts as an access for a sliding TTL (a read does; HEAD does not).
-  OpResult Head(const std::string& path, bool touch = false);
-  // Messages after `after` (from the start when nullopt), at most max_read_bytes (at least one).
-  ReadResult Read(const std::string& path, std::optional<Offset> after);
-
-  // `fn(ok)` once every change made so far is durable (at once without a journal).
-  void WhenDurable(std::function<void(bool ok)> fn);
-
-  // `fn` runs (on the journal's thread) after each durable change of the stream at `path`:
-  // an append, a close or a deletion. 0 when max_watchers are registered.
-  std::uint64_t Watch(const std::string& path, std::function<void()> fn);
-  void Unwatch(const std::string& path, std::uint64_t id);
-
-  // Every stream's path (including soft-deleted ones).
-  std::vector<std::string> Paths();
-  // `hook(path)` after each durable change of any stream, like a watcher. Set before use.
-  // Reset it (empty) before the hook's target goes away.
-  void SetChangeHook(std::function<void(const std::string&)> hook);
-
-  // Small named records kept beside the streams and journaled with them (the subscriptions):
-  // `value` empty deletes `key`. Durable once WhenDurable says so.
-  void PutState(const std::string& key, const std::string& value);
-  // Every record whose key starts with `prefix`.
-  std::map<std::string, std::string> State(const std::string& prefix);
-
-  const StreamLimits& limits() const { return limits_; }
-
- private:
-  Stream* Lookup(const std::string& path, std::int64_t now);
-  bool Expired(const Stream& s, std::int64_t now) const;
-  void Remove(const std::string& path);
-  void Persist(const Stream& s);
-  void Changed(const std::string& path);
-  void Collect(const Stream& s, std::optional<Offset> after, Offset cap, ReadResult* out,
-               std::size_t* bytes) const;
-  OpResult Validate(Stream& s, const ProducerArgs& p, std::int64_t now) const;
-  Message AppendData(Stream& s, std::string data);
-  static StreamInfo Info(const Stream& s);
-  std::int64_t Now() const;
-
-  const StreamLimits limits_;
-  std::unique_ptr<StreamJournal> journal_;
-  Clock clock_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Stream> streams_;
-  std::size_t total_bytes_ = 0;
-  std::int64_t next_id_ = 1;
-  std::mutex watch_mu_;
-  std::unordered_map<std::string, std::map<std::uint64_t, std::function<void()>>> watchers_;
-  std::size_t watcher_count_ = 0;
-  std::uint64_t next_watch_ = 1;
-  std::function<void(const std::string&)> hook_;
-  std::map<std::string, std::string> state_;  // guarded by mu_
 };
 
 }  // namespace agentstream::streams

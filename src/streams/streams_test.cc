@@ -5,9 +5,9 @@
 #include <future>
 
 #include "streams/json_mode.h"
+#include "streams/memory_stream_store.h"
 #include "streams/offset.h"
 #include "streams/stream_protocol.h"
-#include "streams/stream_store.h"
 
 namespace agentstream::streams {
 namespace {
@@ -84,7 +84,7 @@ class StoreTest : public ::testing::Test {
     }
   }
   std::atomic<std::int64_t> now_{1'000'000};
-  StreamStore store_;
+  MemoryStreamStore store_;
 };
 
 TEST_F(StoreTest, CreateIsIdempotentAndConflictsOnOtherConfig) {
@@ -225,7 +225,7 @@ TEST(JournalTest, StreamsSurviveReopen) {
                                .string();
   std::filesystem::remove(path);
   {
-    auto store = StreamStore::Open(path, StreamLimits{});
+    auto store = MemoryStreamStore::Open(path, StreamLimits{});
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     CreateArgs args;
     args.path = "/d";
@@ -241,7 +241,7 @@ TEST(JournalTest, StreamsSurviveReopen) {
     (*store)->WhenDurable([&](bool ok) { durable.set_value(ok); });
     EXPECT_TRUE(durable.get_future().get());
   }
-  auto store = StreamStore::Open(path, StreamLimits{});
+  auto store = MemoryStreamStore::Open(path, StreamLimits{});
   ASSERT_TRUE(store.ok());
   ReadResult r = (*store)->Read("/d", std::nullopt);
   ASSERT_EQ(r.messages.size(), 2U);
@@ -263,14 +263,14 @@ TEST(JournalTest, ASecondStoreOnTheSameDatabaseIsRefused) {
                                .string();
   std::filesystem::remove(path);
   {
-    auto first = StreamStore::Open(path, StreamLimits{});
+    auto first = MemoryStreamStore::Open(path, StreamLimits{});
     ASSERT_TRUE(first.ok()) << first.status().ToString();
-    auto second = StreamStore::Open(path, StreamLimits{});
+    auto second = MemoryStreamStore::Open(path, StreamLimits{});
     ASSERT_FALSE(second.ok());
     EXPECT_NE(second.status().ToString().find("another daemon"), std::string::npos)
         << second.status().ToString();
   }
-  auto reopened = StreamStore::Open(path, StreamLimits{});  // the lock went with the first
+  auto reopened = MemoryStreamStore::Open(path, StreamLimits{});  // the lock went with the first
   EXPECT_TRUE(reopened.ok()) << reopened.status().ToString();
   reopened->reset();
   std::filesystem::remove(path);
@@ -290,7 +290,7 @@ std::string HeaderOf(const StreamResponse& r, const std::string& name) {
 }
 
 TEST(ProtocolTest, EtagAnd304) {
-  StreamStore store(StreamLimits{}, nullptr);
+  MemoryStreamStore store(StreamLimits{}, nullptr);
   EXPECT_EQ(Call(store, {"PUT", "/v1/stream/x", "", {{"content-type", "text/plain"}}, "hi"}).status,
             201);
   StreamResponse first = Call(store, {"GET", "/v1/stream/x", "offset=-1", {}, ""});
@@ -305,7 +305,7 @@ TEST(ProtocolTest, EtagAnd304) {
 }
 
 TEST(ProtocolTest, RejectsBadOffsetsAndProducerHeaders) {
-  StreamStore store(StreamLimits{}, nullptr);
+  MemoryStreamStore store(StreamLimits{}, nullptr);
   Call(store, {"PUT", "/v1/stream/x", "", {{"content-type", "text/plain"}}, ""});
   EXPECT_EQ(Call(store, {"GET", "/v1/stream/x", "offset=../etc", {}, ""}).status, 400);
   EXPECT_EQ(Call(store, {"GET", "/v1/stream/x", "offset=-1&offset=now", {}, ""}).status, 400);
@@ -320,7 +320,7 @@ TEST(ProtocolTest, RejectsBadOffsetsAndProducerHeaders) {
 }
 
 TEST(ProtocolTest, SsePairsEveryDataEventWithAControlEvent) {
-  StreamStore store(StreamLimits{}, nullptr);
+  MemoryStreamStore store(StreamLimits{}, nullptr);
   Call(store, {"PUT", "/v1/stream/j", "", {{"content-type", "application/json"}}, "[1,2]"});
   Call(store, {"POST", "/v1/stream/j", "", {{"content-type", "application/json"}}, "3"});
   LiveRead read;

@@ -1,17 +1,22 @@
-// Durability of the subscription API: each subscription's whole state (configuration, followed
-// streams with their acknowledged offsets, the wake in progress and its lease) is one record of
-// the stream store's journal, written whenever a request, a stream change or a webhook answer
-// changed it; the keys that sign webhooks and derive callback tokens live in a key file.
+// Durability of the subscription API on one daemon: each subscription's whole state
+// (configuration, followed streams with their acknowledged offsets, the wake in progress and its
+// lease) is one record of the memory stream store's journal, written whenever a request, a
+// stream change or a webhook answer changed it; the keys that sign webhooks and derive callback
+// tokens live in a key file.
 #include <fcntl.h>
 #include <sodium.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/json.hpp>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 
-#include "streams/subscriptions.h"
+#include "streams/memory_stream_store.h"
+#include "streams/subscription_records.h"
 
 namespace agentstream::streams {
 
@@ -20,9 +25,7 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::string_view kRecordPrefix = "subscription/";
-// The key file: the Ed25519 seed, then the token key.
-constexpr std::size_t kSeedBytes = crypto_sign_SEEDBYTES;
-constexpr std::size_t kTokenKeyBytes = 32;
+constexpr std::size_t kKeyBytes = kSubscriptionSeedBytes + kSubscriptionTokenKeyBytes;
 
 std::string Field(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
@@ -39,13 +42,12 @@ Status LoadOrCreateKeys(const std::string& path, std::string* keys) {
   std::ifstream in(path, std::ios::binary);
   if (in) {
     keys->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (keys->size() != kSeedBytes + kTokenKeyBytes)
+    if (keys->size() != kKeyBytes)
       return Error(ErrorCode::kCorruption, "the subscription key file " + path + " is not " +
-                                               std::to_string(kSeedBytes + kTokenKeyBytes) +
-                                               " bytes");
+                                               std::to_string(kKeyBytes) + " bytes");
     return Status::Ok();
   }
-  keys->resize(kSeedBytes + kTokenKeyBytes);
+  keys->resize(kKeyBytes);
   randombytes_buf(keys->data(), keys->size());
   const std::string temp = path + ".tmp";
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -59,9 +61,92 @@ Status LoadOrCreateKeys(const std::string& path, std::string* keys) {
   return Status::Ok();
 }
 
+std::int64_t SystemNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class MemorySubscriptionRecords final : public SubscriptionRecords {
+ public:
+  MemorySubscriptionRecords(MemoryStreamStore& store, std::string key_path)
+      : store_(store), key_path_(std::move(key_path)) {}
+
+  Result<std::string> OpenKeys() override {
+    std::lock_guard lock(mu_);
+    for (const auto& [key, record] : store_.State(std::string(kRecordPrefix))) {
+      std::optional<Subscription> s = DecodeSubscription(record);
+      if (!s)
+        return Error(ErrorCode::kCorruption,
+                     "the journaled subscription " + key + " is unreadable");
+      saved_[s->id] = record;
+      subs_[s->id] = std::move(*s);
+    }
+    any_ = !subs_.empty();
+    if (key_path_.empty()) return std::string();
+    std::string keys;
+    AS_RETURN_IF_ERROR(LoadOrCreateKeys(key_path_, &keys));
+    return keys;
+  }
+
+  Status Update(const std::string& id, const std::function<void(Slot&)>& fn) override {
+    std::lock_guard lock(mu_);
+    Slot slot;
+    slot.now_ms = SystemNowMs();
+    auto it = subs_.find(id);
+    if (it != subs_.end()) {
+      slot.sub = std::move(it->second);
+      subs_.erase(it);
+    }
+    // Counted as present while `fn` runs (it is only out of the map to be handed over).
+    const bool existed = slot.sub.has_value();
+    slot.count = [this, existed] { return subs_.size() + (existed ? 1 : 0); };
+    fn(slot);
+    if (slot.sub) subs_[id] = std::move(*slot.sub);
+    Save(id);
+    any_ = !subs_.empty();
+    return Status::Ok();
+  }
+
+  Result<std::vector<Candidate>> Candidates(const std::string& relative_path) override {
+    std::lock_guard lock(mu_);
+    std::vector<Candidate> out;
+    for (const auto& [id, s] : subs_) {
+      const bool linked = s.streams.count(relative_path) > 0;
+      if (!s.pattern.empty() || linked) out.push_back(Candidate{id, s.pattern, linked});
+    }
+    return out;
+  }
+
+  bool Any() const override { return any_; }
+
+ private:
+  // Journals subscription `id` (or its removal) if it changed since it was last journaled.
+  void Save(const std::string& id) {
+    const std::string key = std::string(kRecordPrefix) + id;
+    auto it = subs_.find(id);
+    if (it == subs_.end()) {
+      if (saved_.erase(id) > 0) store_.PutState(key, "");
+      return;
+    }
+    std::string record = EncodeSubscription(it->second);
+    auto& saved = saved_[id];
+    if (saved == record) return;
+    store_.PutState(key, record);
+    saved = std::move(record);
+  }
+
+  MemoryStreamStore& store_;
+  const std::string key_path_;
+  std::mutex mu_;  // guards subs_ and saved_
+  std::map<std::string, Subscription> subs_;
+  std::map<std::string, std::string> saved_;  // id -> the record last journaled
+  std::atomic<bool> any_{false};
+};
+
 }  // namespace
 
-std::string SubscriptionManager::Encode(const Subscription& s) const {
+std::string EncodeSubscription(const Subscription& s) {
   json::object streams;
   for (const auto& [path, link] : s.streams) {
     json::array types;
@@ -92,8 +177,7 @@ std::string SubscriptionManager::Encode(const Subscription& s) const {
                                       {"snapshot", std::move(snapshot)}});
 }
 
-std::optional<SubscriptionManager::Subscription> SubscriptionManager::Decode(
-    const std::string& text) {
+std::optional<Subscription> DecodeSubscription(const std::string& text) {
   boost::system::error_code ec;
   const json::value v = json::parse(text, ec);
   if (ec || !v.is_object()) return std::nullopt;
@@ -116,7 +200,7 @@ std::optional<SubscriptionManager::Subscription> SubscriptionManager::Decode(
   if (const auto* map = o.if_contains("streams"); map != nullptr && map->is_object()) {
     for (const auto& [path, value] : map->as_object()) {
       if (!value.is_object()) continue;
-      Link& link = s.streams[std::string(path)];
+      SubscriptionLink& link = s.streams[std::string(path)];
       link.acked = Field(value.as_object(), "acked");
       if (const auto* types = value.as_object().if_contains("types");
           types != nullptr && types->is_array())
@@ -135,40 +219,9 @@ std::optional<SubscriptionManager::Subscription> SubscriptionManager::Decode(
   return s;
 }
 
-void SubscriptionManager::Save(const std::string& id) {
-  const std::string key = std::string(kRecordPrefix) + id;
-  auto it = subs_.find(id);
-  if (it == subs_.end()) {
-    if (saved_.erase(id) > 0) store_.PutState(key, "");
-    return;
-  }
-  std::string record = Encode(it->second);
-  auto& saved = saved_[id];
-  if (saved == record) return;
-  store_.PutState(key, record);
-  saved = std::move(record);
-}
-
-Status SubscriptionManager::Restore(const std::string& key_path) {
-  std::lock_guard lock(mu_);
-  if (!key_path.empty()) {
-    std::string keys;
-    if (Status loaded = LoadOrCreateKeys(key_path, &keys); !loaded.ok()) return loaded;
-    crypto_sign_seed_keypair(public_key_, secret_key_,
-                             reinterpret_cast<const unsigned char*>(keys.data()));
-    std::copy_n(keys.data() + kSeedBytes, kTokenKeyBytes, reinterpret_cast<char*>(token_key_));
-    sodium_memzero(keys.data(), keys.size());
-    DeriveKeyId();
-  }
-  for (const auto& [key, record] : store_.State(std::string(kRecordPrefix))) {
-    std::optional<Subscription> s = Decode(record);
-    if (!s)
-      return Error(ErrorCode::kCorruption, "the journaled subscription " + key + " is unreadable");
-    saved_[s->id] = record;
-    subs_[s->id] = std::move(*s);
-  }
-  any_subscription_ = !subs_.empty();
-  return Status::Ok();
+std::unique_ptr<SubscriptionRecords> MakeMemorySubscriptionRecords(MemoryStreamStore& store,
+                                                                   std::string key_path) {
+  return std::make_unique<MemorySubscriptionRecords>(store, std::move(key_path));
 }
 
 }  // namespace agentstream::streams

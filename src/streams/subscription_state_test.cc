@@ -9,7 +9,7 @@
 #include <future>
 #include <thread>
 
-#include "streams/stream_store.h"
+#include "streams/memory_stream_store.h"
 #include "streams/subscriptions.h"
 
 namespace agentstream::streams {
@@ -34,16 +34,17 @@ class SubscriptionStateTest : public ::testing::Test {
     ~Run() {
       if (store) store->SetChangeHook({});  // as the daemon does, before the manager goes
     }
-    std::unique_ptr<StreamStore> store;
+    std::unique_ptr<MemoryStreamStore> store;
     std::unique_ptr<SubscriptionManager> subscriptions;
   };
   Run Start() {
     Run run;
-    auto store = StreamStore::Open(db_, StreamLimits{});
+    auto store = MemoryStreamStore::Open(db_, StreamLimits{});
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     run.store = std::move(*store);
-    run.subscriptions = std::make_unique<SubscriptionManager>(*run.store);
-    const Status restored = run.subscriptions->Restore(keys_);
+    run.subscriptions = std::make_unique<SubscriptionManager>(
+        *run.store, MakeMemorySubscriptionRecords(*run.store, keys_));
+    const Status restored = run.subscriptions->Restore();
     EXPECT_TRUE(restored.ok()) << restored.ToString();
     run.store->SetChangeHook(
         [s = run.subscriptions.get()](const std::string& path) { s->OnStreamChanged(path); });

@@ -17,6 +17,7 @@ namespace {
 
 constexpr std::string_view kStreamRoot = "/v1/stream/";
 constexpr std::string_view kControlRoot = "/v1/stream/__ds/";
+constexpr std::string_view kSubs = "subscriptions/";
 constexpr std::int64_t kMinLeaseMs = 1000;
 constexpr std::int64_t kMaxLeaseMs = 600000;
 constexpr std::int64_t kTokenLifetimeSeconds = 3600;
@@ -105,7 +106,77 @@ std::string Iso8601(std::int64_t ms) {
   return out;
 }
 
+void ClearWake(Subscription& s) {
+  s.token.clear();
+  s.holder.clear();
+  s.wake_id.clear();
+  s.snapshot.clear();
+  s.lease_expires_ms = 0;
+}
+
 }  // namespace
+
+// The tails of a subscription's streams as offset text (zero for a missing stream), read from
+// the store once per change of the subscription: one read for all of them.
+class SubscriptionManager::TailView {
+ public:
+  explicit TailView(StreamStore& store) : store_(store) {}
+
+  void Prefetch(const std::vector<std::string>& relative) {
+    std::vector<std::string> paths;
+    for (const std::string& r : relative)
+      if (cache_.count(r) == 0) paths.push_back(std::string(kStreamRoot) + r);
+    if (paths.empty()) return;
+    const std::map<std::string, Offset> tails = store_.Tails(paths);
+    for (const std::string& path : paths) {
+      auto it = tails.find(path);
+      cache_[path.substr(kStreamRoot.size())] =
+          FormatOffset(it == tails.end() ? Offset{} : it->second);
+    }
+  }
+  void Prefetch(const Subscription& s) {
+    std::vector<std::string> relative;
+    relative.reserve(s.streams.size());
+    for (const auto& [path, link] : s.streams) relative.push_back(path);
+    Prefetch(relative);
+  }
+  const std::string& Get(const std::string& relative) {
+    if (cache_.count(relative) == 0) Prefetch(std::vector<std::string>{relative});
+    return cache_[relative];
+  }
+  std::string FirstPending(const Subscription& s) {
+    Prefetch(s);
+    for (const auto& [path, link] : s.streams)
+      if (Get(path) > link.acked) return path;
+    return "";
+  }
+  // True when a stream's tail differs from the wake snapshot's.
+  bool MovedPast(const Subscription& s) {
+    Prefetch(s);
+    for (const auto& [path, link] : s.streams) {
+      auto at = s.snapshot.find(path);
+      if (at == s.snapshot.end() || at->second != Get(path)) return true;
+    }
+    return false;
+  }
+  json::array Infos(const Subscription& s) {
+    Prefetch(s);
+    json::array out;
+    for (const auto& [path, link] : s.streams) {
+      const std::string& tail = Get(path);
+      out.push_back(json::object{{"path", path},
+                                 {"link_type", link.types.count("explicit") ? "explicit" : "glob"},
+                                 {"acked_offset", link.acked},
+                                 {"tail_offset", tail},
+                                 {"has_pending", tail > link.acked}});
+    }
+    return out;
+  }
+
+ private:
+  StreamStore& store_;
+  std::map<std::string, std::string> cache_;
+};
 
 bool GlobMatch(std::string_view pattern, std::string_view path) {
   auto split = [](std::string_view s) {
@@ -154,8 +225,10 @@ int PostJson(const std::string& url, const std::string& body,
   return reply->status;
 }
 
-SubscriptionManager::SubscriptionManager(StreamStore& store, SubscriptionLimits limits)
-    : store_(store), limits_(limits) {
+SubscriptionManager::SubscriptionManager(StreamStore& store,
+                                         std::unique_ptr<SubscriptionRecords> records,
+                                         SubscriptionLimits limits)
+    : store_(store), records_(std::move(records)), limits_(limits) {
   if (sodium_init() < 0) std::abort();
   crypto_sign_keypair(public_key_, secret_key_);
   randombytes_buf(token_key_, sizeof token_key_);
@@ -180,6 +253,20 @@ SubscriptionManager::~SubscriptionManager() {
   sender_.join();
 }
 
+Status SubscriptionManager::Restore() {
+  AS_ASSIGN_OR_RETURN(std::string keys, records_->OpenKeys());
+  if (keys.empty()) return Status::Ok();
+  if (keys.size() != kSubscriptionSeedBytes + kSubscriptionTokenKeyBytes)
+    return Error(ErrorCode::kCorruption, "the stored subscription keys have the wrong size");
+  crypto_sign_seed_keypair(public_key_, secret_key_,
+                           reinterpret_cast<const unsigned char*>(keys.data()));
+  std::copy_n(keys.data() + kSubscriptionSeedBytes, kSubscriptionTokenKeyBytes,
+              reinterpret_cast<char*>(token_key_));
+  sodium_memzero(keys.data(), keys.size());
+  DeriveKeyId();
+  return Status::Ok();
+}
+
 std::string SubscriptionManager::Sign(const std::string& body, std::int64_t unix_seconds) const {
   const std::string payload = std::to_string(unix_seconds) + "." + body;
   unsigned char sig[crypto_sign_BYTES];
@@ -189,13 +276,14 @@ std::string SubscriptionManager::Sign(const std::string& body, std::int64_t unix
          ",ed25519=" + B64Url(sig, sizeof sig);
 }
 
-std::string SubscriptionManager::MakeToken(const std::string& subject, std::int64_t epoch) const {
+std::string SubscriptionManager::MakeToken(const std::string& subject, std::int64_t epoch,
+                                           std::int64_t now_ms) const {
   unsigned char jti[8];
   randombytes_buf(jti, sizeof jti);
   const std::string payload =
       json::serialize(json::object{{"sub", subject},
                                    {"epoch", epoch},
-                                   {"exp", NowMs() / 1000 + kTokenLifetimeSeconds},
+                                   {"exp", now_ms / 1000 + kTokenLifetimeSeconds},
                                    {"jti", B64Url(jti, sizeof jti)}});
   const std::string p =
       B64Url(reinterpret_cast<const unsigned char*>(payload.data()), payload.size());
@@ -203,34 +291,6 @@ std::string SubscriptionManager::MakeToken(const std::string& subject, std::int6
   crypto_auth_hmacsha256(mac, reinterpret_cast<const unsigned char*>(p.data()), p.size(),
                          token_key_);
   return p + "." + B64Url(mac, sizeof mac);
-}
-
-std::string SubscriptionManager::Tail(const std::string& relative) const {
-  const OpResult head = store_.Head(std::string(kStreamRoot) + relative);
-  return FormatOffset(head.code == Code::kOk ? head.info.tail : Offset{});
-}
-
-std::string SubscriptionManager::StreamInfos(const Subscription& s) const {
-  json::array out;
-  for (const auto& [path, link] : s.streams) {
-    const std::string tail = Tail(path);
-    out.push_back(json::object{{"path", path},
-                               {"link_type", link.types.count("explicit") ? "explicit" : "glob"},
-                               {"acked_offset", link.acked},
-                               {"tail_offset", tail},
-                               {"has_pending", tail > link.acked}});
-  }
-  return json::serialize(out);
-}
-
-bool SubscriptionManager::HasPending(const Subscription& s) const {
-  return !FirstPending(s).empty();
-}
-
-std::string SubscriptionManager::FirstPending(const Subscription& s) const {
-  for (const auto& [path, link] : s.streams)
-    if (Tail(path) > link.acked) return path;
-  return "";
 }
 
 std::string SubscriptionManager::Serialize(const Subscription& s) const {
@@ -259,16 +319,8 @@ std::string SubscriptionManager::Serialize(const Subscription& s) const {
   return json::serialize(o);
 }
 
-void SubscriptionManager::ClearWake(Subscription& s) {
-  s.token.clear();
-  s.holder.clear();
-  s.wake_id.clear();
-  s.snapshot.clear();
-  s.lease_expires_ms = 0;
-}
-
 void SubscriptionManager::CreateWake(Subscription& s, const std::string& triggered_by,
-                                     Actions* actions) {
+                                     TailView& tails, std::int64_t now_ms, Actions* actions) const {
   ++s.generation;
   unsigned char id[12];
   randombytes_buf(id, sizeof id);
@@ -276,15 +328,16 @@ void SubscriptionManager::CreateWake(Subscription& s, const std::string& trigger
   sodium_bin2hex(hex, sizeof hex, id, sizeof id);
   s.wake_id = std::string("w_") + hex;
   s.snapshot.clear();
-  for (const auto& [path, link] : s.streams) s.snapshot[path] = Tail(path);
+  tails.Prefetch(s);
+  for (const auto& [path, link] : s.streams) s.snapshot[path] = tails.Get(path);
   if (s.type == "webhook") {
-    s.token = MakeToken("subscription:" + s.id, s.generation);
-    s.lease_expires_ms = NowMs() + s.lease_ttl_ms;
+    s.token = MakeToken("subscription:" + s.id, s.generation, now_ms);
+    s.lease_expires_ms = now_ms + s.lease_ttl_ms;
     const std::string body = json::serialize(json::object{
         {"subscription_id", s.id},
         {"wake_id", s.wake_id},
         {"generation", s.generation},
-        {"streams", json::parse(StreamInfos(s))},
+        {"streams", tails.Infos(s)},
         {"callback_url", s.base_url + "/v1/stream/__ds/subscriptions/" + s.id + "/callback"},
         {"callback_token", s.token}});
     actions->deliveries.push_back(Delivery{s.id, s.wake_id, s.webhook_url, body});
@@ -296,19 +349,21 @@ void SubscriptionManager::CreateWake(Subscription& s, const std::string& trigger
                                                                   {"subscription_id", s.id},
                                                                   {"stream", triggered_by},
                                                                   {"generation", s.generation},
-                                                                  {"ts", NowMs()}}));
+                                                                  {"ts", now_ms}}));
 }
 
-bool SubscriptionManager::NextWakeIfPending(Subscription& s, Actions* actions) {
-  const std::string first = FirstPending(s);
+bool SubscriptionManager::NextWakeIfPending(Subscription& s, TailView& tails, std::int64_t now_ms,
+                                            Actions* actions) const {
+  const std::string first = tails.FirstPending(s);
   if (first.empty()) return false;
-  CreateWake(s, first, actions);
+  CreateWake(s, first, tails, now_ms, actions);
   return true;
 }
 
 std::optional<StreamResponse> SubscriptionManager::CheckToken(const Subscription& s,
                                                               const std::string& token,
-                                                              const std::string& body) const {
+                                                              const std::string& body,
+                                                              std::int64_t now_ms) const {
   const std::size_t dot = token.find('.');
   if (dot == std::string::npos) return Err(401, "TOKEN_INVALID", "Token invalid");
   const std::string p = token.substr(0, dot);
@@ -332,7 +387,7 @@ std::optional<StreamResponse> SubscriptionManager::CheckToken(const Subscription
   if (c == nullptr || StrField(*c, "sub") != "subscription:" + s.id)
     return Err(401, "TOKEN_INVALID", "Token invalid");
   const json::value* exp = c->if_contains("exp");
-  if (exp == nullptr || !exp->is_int64() || exp->as_int64() < NowMs() / 1000)
+  if (exp == nullptr || !exp->is_int64() || exp->as_int64() < now_ms / 1000)
     return Err(401, "TOKEN_EXPIRED", "Token expired");
   const json::value req = json::parse(body, ec);
   const json::object* r = ec ? nullptr : Object(req);
@@ -345,11 +400,13 @@ std::optional<StreamResponse> SubscriptionManager::CheckToken(const Subscription
   return std::nullopt;
 }
 
-std::optional<StreamResponse> SubscriptionManager::ApplyAcks(Subscription& s,
-                                                             const std::string& body) const {
-  boost::system::error_code ec;
-  const json::value req = json::parse(body, ec);
-  const json::object* r = ec ? nullptr : Object(req);
+namespace {
+
+// Applies the acks of a callback or ack body to `s`; the refusal, if any (then nothing changed).
+std::optional<StreamResponse> ApplyAcks(
+    Subscription& s, const json::value& body,
+    const std::function<const std::string&(const std::string&)>& tail) {
+  const json::object* r = Object(body);
   const json::value* acks = r != nullptr ? r->if_contains("acks") : nullptr;
   if (acks == nullptr || !acks->is_array()) return std::nullopt;
   std::vector<std::pair<std::string, std::string>> updates;
@@ -366,7 +423,7 @@ std::optional<StreamResponse> SubscriptionManager::ApplyAcks(Subscription& s,
     if (offset == "-1") return Err(409, "INVALID_OFFSET", "Ack offset must not be -1");
     if (offset < link->second.acked)
       return Err(409, "INVALID_OFFSET", "Ack offset regresses the committed cursor");
-    if (offset > Tail(stream))
+    if (offset > tail(stream))
       return Err(409, "INVALID_OFFSET", "Ack offset is beyond stream tail");
     updates.emplace_back(stream, offset);
   }
@@ -374,30 +431,11 @@ std::optional<StreamResponse> SubscriptionManager::ApplyAcks(Subscription& s,
   return std::nullopt;
 }
 
-StreamResponse SubscriptionManager::Handle(const StreamRequest& req, const std::string& base_url) {
-  Actions actions;
-  StreamResponse response;
-  {
-    std::lock_guard lock(mu_);
-    // Set before a new subscription reads the streams' tails: a change committed after that
-    // read finds it set and reaches the delivery thread.
-    any_subscription_ = true;
-    response = HandleLocked(req, base_url, &actions);
-    any_subscription_ = !subs_.empty();
-    constexpr std::string_view kSubs = "subscriptions/";
-    if (req.path.rfind(kControlRoot, 0) == 0) {
-      const std::string rest = req.path.substr(kControlRoot.size());
-      if (rest.rfind(kSubs, 0) == 0)
-        Save(rest.substr(kSubs.size(), rest.find('/', kSubs.size()) - kSubs.size()));
-    }
-  }
-  Run(std::move(actions));
-  return response;
-}
+}  // namespace
 
-StreamResponse SubscriptionManager::HandleLocked(const StreamRequest& req,
-                                                 const std::string& base_url, Actions* actions) {
-  const std::string rest = req.path.substr(kControlRoot.size());
+StreamResponse SubscriptionManager::Handle(const StreamRequest& req, const std::string& base_url) {
+  const std::string rest =
+      req.path.size() > kControlRoot.size() ? req.path.substr(kControlRoot.size()) : "";
   if (rest == "jwks.json") {
     if (req.method != "GET") return Err(405, "INVALID_REQUEST", "Method not allowed");
     StreamResponse r =
@@ -412,7 +450,6 @@ StreamResponse SubscriptionManager::HandleLocked(const StreamRequest& req,
     r.headers.emplace_back("cache-control", "public, max-age=300");
     return r;
   }
-  constexpr std::string_view kSubs = "subscriptions/";
   if (rest.rfind(kSubs, 0) != 0)
     return Err(404, "SUBSCRIPTION_NOT_FOUND", "Durable Streams control route not found");
   const std::string tail = rest.substr(kSubs.size());
@@ -423,91 +460,36 @@ StreamResponse SubscriptionManager::HandleLocked(const StreamRequest& req,
   boost::system::error_code ec;
   const json::value body = req.body.empty() ? json::value() : json::parse(req.body, ec);
   if (ec) return Err(400, "INVALID_REQUEST", "Invalid JSON body");
-  auto it = subs_.find(id);
-  auto not_found = [] { return Err(404, "SUBSCRIPTION_NOT_FOUND", "Subscription not found"); };
+  Actions actions;
+  StreamResponse response;
+  // Counted before a new subscription reads the streams' tails: a change committed after that
+  // read is evaluated (and finds the subscription once it is stored).
+  ++handling_;
+  const Status updated = records_->Update(id, [&](Slot& slot) {
+    TailView tails(store_);
+    response = HandleOne(req, base_url, id, action, body, slot, tails, &actions);
+  });
+  --handling_;
+  if (!updated.ok())
+    return Err(503, "UNAVAILABLE", "Subscription storage failed; nothing was changed");
+  Run(std::move(actions));
+  return response;
+}
 
-  if (action.empty() && req.method == "PUT") {
-    const json::object* o = Object(body);
-    if (o == nullptr) return Err(400, "INVALID_REQUEST", "Request body must be a JSON object");
-    Subscription s;
-    s.id = id;
-    s.type = StrField(*o, "type");
-    if (s.type != "webhook" && s.type != "pull-wake")
-      return Err(400, "INVALID_REQUEST", R"(type must be "webhook" or "pull-wake")");
-    s.pattern = Trim(StrField(*o, "pattern"));
-    if (const json::value* streams = o->if_contains("streams"); streams && streams->is_array()) {
-      for (const json::value& v : streams->as_array()) {
-        if (!v.is_string()) return Err(400, "INVALID_REQUEST", "streams must contain only strings");
-        s.explicit_streams.push_back(Trim(v.as_string()));
-      }
-    }
-    if (s.pattern.empty() && s.explicit_streams.empty())
-      return Err(400, "INVALID_REQUEST", "At least one of pattern or streams is required");
-    if (const json::value* lease = o->if_contains("lease_ttl_ms")) {
-      if (!lease->is_int64() || lease->as_int64() < kMinLeaseMs || lease->as_int64() > kMaxLeaseMs)
-        return Err(400, "INVALID_REQUEST", "lease_ttl_ms must be an integer from 1000 to 600000");
-      s.lease_ttl_ms = lease->as_int64();
-    }
-    if (s.type == "webhook") {
-      const json::value* hook = o->if_contains("webhook");
-      if (hook != nullptr && hook->is_object()) s.webhook_url = StrField(hook->as_object(), "url");
-      if (s.webhook_url.empty())
-        return Err(400, "INVALID_REQUEST", "webhook subscriptions require webhook.url");
-    }
-    s.wake_stream = Trim(StrField(*o, "wake_stream"));
-    if (s.type == "pull-wake" && s.wake_stream.empty())
-      return Err(400, "INVALID_REQUEST", "pull-wake subscriptions require wake_stream");
-    s.description = StrField(*o, "description");
-    std::vector<std::string> sorted = s.explicit_streams;
-    std::sort(sorted.begin(), sorted.end());
-    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-    if (it != subs_.end()) {
-      const Subscription& e = it->second;
-      std::vector<std::string> existing = e.explicit_streams;
-      std::sort(existing.begin(), existing.end());
-      existing.erase(std::unique(existing.begin(), existing.end()), existing.end());
-      if (e.type != s.type || e.pattern != s.pattern || existing != sorted ||
-          e.webhook_url != s.webhook_url || e.wake_stream != s.wake_stream ||
-          e.lease_ttl_ms != s.lease_ttl_ms || e.description != s.description)
-        return Err(409, "SUBSCRIPTION_ALREADY_EXISTS",
-                   "Subscription already exists with different configuration");
-      return Json(200, Serialize(e));
-    }
-    if (s.type == "webhook") {
-      if (auto reason = RejectWebhookUrl(s.webhook_url))
-        return Err(400, "WEBHOOK_URL_REJECTED", *reason);
-    }
-    if (subs_.size() >= limits_.max_subscriptions)
-      return Err(503, "INVALID_REQUEST", "Too many subscriptions");
-    s.base_url = base_url;
-    s.created_at = Iso8601(NowMs());
-    for (const std::string& stream : s.explicit_streams) {
-      Link& link = s.streams[stream];
-      link.types.insert("explicit");
-      if (link.acked.empty()) link.acked = Tail(stream);
-    }
-    if (!s.pattern.empty()) {
-      for (const std::string& path : store_.Paths()) {
-        if (path.rfind(kStreamRoot, 0) != 0 || path.rfind(kControlRoot, 0) == 0) continue;
-        const std::string relative = path.substr(kStreamRoot.size());
-        if (!GlobMatch(s.pattern, relative)) continue;
-        Link& link = s.streams[relative];
-        link.types.insert("glob");
-        if (link.acked.empty()) link.acked = Tail(relative);
-      }
-    }
-    const std::string serialized = Serialize(s);
-    subs_.emplace(id, std::move(s));
-    return Json(201, serialized);
-  }
+StreamResponse SubscriptionManager::HandleOne(const StreamRequest& req, const std::string& base_url,
+                                              const std::string& id, const std::string& action,
+                                              const json::value& body, Slot& slot, TailView& tails,
+                                              Actions* actions) {
+  auto not_found = [] { return Err(404, "SUBSCRIPTION_NOT_FOUND", "Subscription not found"); };
+  if (action.empty() && req.method == "PUT") return Create(body, base_url, id, slot, tails);
   if (action.empty() && req.method == "GET")
-    return it == subs_.end() ? not_found() : Json(200, Serialize(it->second));
+    return slot.sub ? Json(200, Serialize(*slot.sub)) : not_found();
   if (action.empty() && req.method == "DELETE") {
-    if (it != subs_.end()) subs_.erase(it);
+    slot.sub.reset();
     return StreamResponse{204, {}, ""};
   }
-  if (it == subs_.end()) return not_found();
-  Subscription& s = it->second;
+  if (!slot.sub) return not_found();
+  Subscription& s = *slot.sub;
   if (action == "streams" && req.method == "POST") {
     const json::object* o = Object(body);
     const json::value* streams = o != nullptr ? o->if_contains("streams") : nullptr;
@@ -519,9 +501,9 @@ StreamResponse SubscriptionManager::HandleLocked(const StreamRequest& req,
     for (const json::value& v : streams->as_array()) {
       if (s.streams.size() >= limits_.max_streams_per_subscription) break;
       const std::string stream = Trim(v.as_string());
-      Link& link = s.streams[stream];
+      SubscriptionLink& link = s.streams[stream];
       link.types.insert("explicit");
-      if (link.acked.empty()) link.acked = Tail(stream);
+      if (link.acked.empty()) link.acked = tails.Get(stream);
     }
     return StreamResponse{204, {}, ""};
   }
@@ -534,58 +516,144 @@ StreamResponse SubscriptionManager::HandleLocked(const StreamRequest& req,
     }
     return StreamResponse{204, {}, ""};
   }
+  if (action == "claim" && req.method == "POST") return Claim(body, slot, tails, actions);
   const std::string auth = req.Header("authorization").value_or("");
   const std::string token = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : "";
-  if (action == "claim" && req.method == "POST") {
-    const json::object* o = Object(body);
-    const std::string worker = o != nullptr ? StrField(*o, "worker") : "";
-    if (worker.empty()) return Err(400, "INVALID_REQUEST", "worker must be a non-empty string");
-    if (s.type != "pull-wake") return Err(400, "INVALID_REQUEST", "Subscription is not pull-wake");
-    if (!s.holder.empty() && NowMs() >= s.lease_expires_ms) ClearWake(s);  // the lease lapsed
-    if (!s.holder.empty())
-      return Json(409, json::serialize(
-                           json::object{{"error", json::object{{"code", "ALREADY_CLAIMED"},
-                                                               {"current_holder", s.holder},
-                                                               {"generation", s.generation}}}}));
-    if (!HasPending(s)) return Err(409, "NO_PENDING_WORK", "Subscription has no pending work");
-    if (s.wake_id.empty()) CreateWake(s, FirstPending(s), actions);
-    s.holder = worker;
-    s.token = MakeToken("subscription:" + s.id, s.generation);
-    s.lease_expires_ms = NowMs() + s.lease_ttl_ms;
-    return Json(200, json::serialize(json::object{{"wake_id", s.wake_id},
-                                                  {"generation", s.generation},
-                                                  {"token", s.token},
-                                                  {"streams", json::parse(StreamInfos(s))},
-                                                  {"lease_ttl_ms", s.lease_ttl_ms}}));
-  }
   const bool callback = action == "callback", ack = action == "ack", release = action == "release";
   if ((callback || ack || release) && req.method == "POST") {
     if (token.empty())
       return Err(401, "TOKEN_INVALID", "Missing or malformed Authorization header");
     if (!callback && s.type != "pull-wake")
       return Err(400, "INVALID_REQUEST", "Subscription is not pull-wake");
-    if (auto fenced = CheckToken(s, token, req.body)) return *fenced;
+    if (auto fenced = CheckToken(s, token, req.body, slot.now_ms)) return *fenced;
     if (release) {
       ClearWake(s);
-      NextWakeIfPending(s, actions);
+      NextWakeIfPending(s, tails, slot.now_ms, actions);
       return StreamResponse{204, {}, ""};
     }
-    if (auto error = ApplyAcks(s, req.body)) return *error;
-    s.lease_expires_ms = NowMs() + s.lease_ttl_ms;
+    if (auto error = ApplyAcks(
+            s, body, [&](const std::string& p) -> const std::string& { return tails.Get(p); }))
+      return *error;
+    s.lease_expires_ms = slot.now_ms + s.lease_ttl_ms;
     bool next = false;
     const json::object* o = Object(body);
     const json::value* done = o != nullptr ? o->if_contains("done") : nullptr;
     if (done != nullptr && done->is_bool() && done->as_bool()) {
       ClearWake(s);
-      next = NextWakeIfPending(s, actions);
+      next = NextWakeIfPending(s, tails, slot.now_ms, actions);
     }
     return Json(200, json::serialize(json::object{{"ok", true}, {"next_wake", next}}));
   }
   return Err(405, "INVALID_REQUEST", "Method not allowed");
 }
 
+StreamResponse SubscriptionManager::Create(const json::value& body, const std::string& base_url,
+                                           const std::string& id, Slot& slot, TailView& tails) {
+  const json::object* o = Object(body);
+  if (o == nullptr) return Err(400, "INVALID_REQUEST", "Request body must be a JSON object");
+  Subscription s;
+  s.id = id;
+  s.type = StrField(*o, "type");
+  if (s.type != "webhook" && s.type != "pull-wake")
+    return Err(400, "INVALID_REQUEST", R"(type must be "webhook" or "pull-wake")");
+  s.pattern = Trim(StrField(*o, "pattern"));
+  if (const json::value* streams = o->if_contains("streams"); streams && streams->is_array()) {
+    for (const json::value& v : streams->as_array()) {
+      if (!v.is_string()) return Err(400, "INVALID_REQUEST", "streams must contain only strings");
+      s.explicit_streams.push_back(Trim(v.as_string()));
+    }
+  }
+  if (s.pattern.empty() && s.explicit_streams.empty())
+    return Err(400, "INVALID_REQUEST", "At least one of pattern or streams is required");
+  if (const json::value* lease = o->if_contains("lease_ttl_ms")) {
+    if (!lease->is_int64() || lease->as_int64() < kMinLeaseMs || lease->as_int64() > kMaxLeaseMs)
+      return Err(400, "INVALID_REQUEST", "lease_ttl_ms must be an integer from 1000 to 600000");
+    s.lease_ttl_ms = lease->as_int64();
+  }
+  if (s.type == "webhook") {
+    const json::value* hook = o->if_contains("webhook");
+    if (hook != nullptr && hook->is_object()) s.webhook_url = StrField(hook->as_object(), "url");
+    if (s.webhook_url.empty())
+      return Err(400, "INVALID_REQUEST", "webhook subscriptions require webhook.url");
+  }
+  s.wake_stream = Trim(StrField(*o, "wake_stream"));
+  if (s.type == "pull-wake" && s.wake_stream.empty())
+    return Err(400, "INVALID_REQUEST", "pull-wake subscriptions require wake_stream");
+  s.description = StrField(*o, "description");
+  std::vector<std::string> sorted = s.explicit_streams;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  if (slot.sub) {
+    const Subscription& e = *slot.sub;
+    std::vector<std::string> existing = e.explicit_streams;
+    std::sort(existing.begin(), existing.end());
+    existing.erase(std::unique(existing.begin(), existing.end()), existing.end());
+    if (e.type != s.type || e.pattern != s.pattern || existing != sorted ||
+        e.webhook_url != s.webhook_url || e.wake_stream != s.wake_stream ||
+        e.lease_ttl_ms != s.lease_ttl_ms || e.description != s.description)
+      return Err(409, "SUBSCRIPTION_ALREADY_EXISTS",
+                 "Subscription already exists with different configuration");
+    return Json(200, Serialize(e));
+  }
+  if (s.type == "webhook") {
+    if (auto reason = RejectWebhookUrl(s.webhook_url))
+      return Err(400, "WEBHOOK_URL_REJECTED", *reason);
+  }
+  if (slot.count() >= limits_.max_subscriptions)
+    return Err(503, "INVALID_REQUEST", "Too many subscriptions");
+  s.base_url = base_url;
+  s.created_at = Iso8601(slot.now_ms);
+  std::vector<std::string> followed = s.explicit_streams;
+  if (!s.pattern.empty()) {
+    // Only streams under the pattern's literal leading segments can match it.
+    const std::size_t wild = s.pattern.find('*');
+    std::string prefix = s.pattern.substr(0, wild);
+    if (wild != std::string::npos) prefix = prefix.substr(0, prefix.rfind('/') + 1);
+    for (const std::string& path : store_.Paths(std::string(kStreamRoot) + prefix)) {
+      if (path.rfind(kStreamRoot, 0) != 0 || path.rfind(kControlRoot, 0) == 0) continue;
+      const std::string relative = path.substr(kStreamRoot.size());
+      if (GlobMatch(s.pattern, relative)) followed.push_back(relative);
+    }
+  }
+  tails.Prefetch(followed);
+  for (std::size_t i = 0; i < followed.size(); ++i) {
+    SubscriptionLink& link = s.streams[followed[i]];
+    link.types.insert(i < s.explicit_streams.size() ? "explicit" : "glob");
+    if (link.acked.empty()) link.acked = tails.Get(followed[i]);
+  }
+  const std::string serialized = Serialize(s);
+  slot.sub = std::move(s);
+  return Json(201, serialized);
+}
+
+StreamResponse SubscriptionManager::Claim(const json::value& body, Slot& slot, TailView& tails,
+                                          Actions* actions) {
+  Subscription& s = *slot.sub;
+  const json::object* o = Object(body);
+  const std::string worker = o != nullptr ? StrField(*o, "worker") : "";
+  if (worker.empty()) return Err(400, "INVALID_REQUEST", "worker must be a non-empty string");
+  if (s.type != "pull-wake") return Err(400, "INVALID_REQUEST", "Subscription is not pull-wake");
+  if (!s.holder.empty() && slot.now_ms >= s.lease_expires_ms) ClearWake(s);  // the lease lapsed
+  if (!s.holder.empty())
+    return Json(
+        409, json::serialize(json::object{{"error", json::object{{"code", "ALREADY_CLAIMED"},
+                                                                 {"current_holder", s.holder},
+                                                                 {"generation", s.generation}}}}));
+  const std::string first = tails.FirstPending(s);
+  if (first.empty()) return Err(409, "NO_PENDING_WORK", "Subscription has no pending work");
+  if (s.wake_id.empty()) CreateWake(s, first, tails, slot.now_ms, actions);
+  s.holder = worker;
+  s.token = MakeToken("subscription:" + s.id, s.generation, slot.now_ms);
+  s.lease_expires_ms = slot.now_ms + s.lease_ttl_ms;
+  return Json(200, json::serialize(json::object{{"wake_id", s.wake_id},
+                                                {"generation", s.generation},
+                                                {"token", s.token},
+                                                {"streams", tails.Infos(s)},
+                                                {"lease_ttl_ms", s.lease_ttl_ms}}));
+}
+
 void SubscriptionManager::OnStreamChanged(const std::string& path) {
-  if (!any_subscription_) return;
+  if (handling_ == 0 && !records_->Any()) return;
   if (path.rfind(kStreamRoot, 0) != 0 || path.rfind(kControlRoot, 0) == 0) return;
   // Handled on the delivery thread: this runs inside the store's commit notification.
   std::lock_guard lock(queue_mu_);
@@ -600,7 +668,7 @@ void SubscriptionManager::Run(Actions actions) {
     args.path = path;
     args.body = event;
     args.content_type = "application/json";
-    (void)store_.Append(args);
+    store_.AppendAsync(std::move(args), [](OpResult) {});
   }
   std::lock_guard lock(queue_mu_);
   for (Delivery& d : actions.deliveries) {
@@ -611,34 +679,29 @@ void SubscriptionManager::Run(Actions actions) {
 }
 
 void SubscriptionManager::DeliveryLoop() {
+  auto refreshed = std::chrono::steady_clock::now();
   for (;;) {
     Delivery d;
     {
       std::unique_lock lock(queue_mu_);
-      queue_cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      queue_cv_.wait_for(lock, std::chrono::seconds(1),
+                         [this] { return stop_ || !queue_.empty(); });
       if (stop_) return;
+      if (queue_.empty()) {
+        lock.unlock();
+        records_->Refresh();
+        refreshed = std::chrono::steady_clock::now();
+        continue;
+      }
       d = std::move(queue_.front());
       queue_.pop_front();
     }
-    if (d.subscription_id.empty()) {  // a changed stream
-      const std::string relative = d.body.substr(kStreamRoot.size());
-      Actions actions;
-      {
-        std::lock_guard lock(mu_);
-        for (auto& [id, s] : subs_) {
-          if (!s.pattern.empty() && GlobMatch(s.pattern, relative)) {
-            Link& link = s.streams[relative];
-            link.types.insert("glob");
-            if (link.acked.empty()) link.acked = "-1";
-          }
-          if (!s.streams.count(relative)) continue;
-          if (!s.wake_id.empty() && NowMs() >= s.lease_expires_ms) ClearWake(s);
-          if (s.wake_id.empty() && s.holder.empty() && HasPending(s))
-            CreateWake(s, relative, &actions);
-          Save(id);
-        }
-      }
-      Run(std::move(actions));
+    if (std::chrono::steady_clock::now() - refreshed > std::chrono::seconds(1)) {
+      records_->Refresh();
+      refreshed = std::chrono::steady_clock::now();
+    }
+    if (d.subscription_id.empty()) {
+      StreamChanged(d.body);
       continue;
     }
     std::string response;
@@ -650,16 +713,44 @@ void SubscriptionManager::DeliveryLoop() {
   }
 }
 
+void SubscriptionManager::StreamChanged(const std::string& path) {
+  const std::string relative = path.substr(kStreamRoot.size());
+  auto candidates = records_->Candidates(relative);
+  if (!candidates.ok()) return;  // storage failed: the next change wakes again
+  for (const SubscriptionRecords::Candidate& candidate : *candidates) {
+    if (!candidate.linked && !GlobMatch(candidate.pattern, relative)) continue;
+    Actions actions;
+    const Status updated = records_->Update(candidate.id, [&](Slot& slot) {
+      if (!slot.sub) return;
+      Subscription& s = *slot.sub;
+      if (!s.pattern.empty() && GlobMatch(s.pattern, relative)) {
+        SubscriptionLink& link = s.streams[relative];
+        link.types.insert("glob");
+        if (link.acked.empty()) link.acked = "-1";
+      }
+      if (!s.streams.count(relative)) return;
+      TailView tails(store_);
+      if (!s.wake_id.empty() && slot.now_ms >= s.lease_expires_ms) {
+        // An unclaimed pull wake is made again only once its streams moved past its snapshot:
+        // the daemons that all hear one change make one wake between them.
+        if (s.holder.empty() && s.type == "pull-wake" && !tails.MovedPast(s)) return;
+        ClearWake(s);
+      }
+      if (!s.wake_id.empty() || !s.holder.empty()) return;
+      const std::string first = tails.FirstPending(s);
+      if (!first.empty()) CreateWake(s, relative, tails, slot.now_ms, &actions);
+    });
+    if (updated.ok()) Run(std::move(actions));
+  }
+}
+
 void SubscriptionManager::Delivered(const Delivery& d, int status, const std::string& body) {
   Actions actions;
-  {
-    std::lock_guard lock(mu_);
-    auto it = subs_.find(d.subscription_id);
-    if (it == subs_.end() || it->second.wake_id != d.wake_id) return;
-    Subscription& s = it->second;
+  const Status updated = records_->Update(d.subscription_id, [&](Slot& slot) {
+    if (!slot.sub || slot.sub->wake_id != d.wake_id) return;  // fenced: a newer wake
+    Subscription& s = *slot.sub;
     if (status < 200 || status >= 300) {
       s.status = "failed";  // redelivered by the next change once the lease lapses
-      Save(s.id);
       return;
     }
     s.status = "active";
@@ -673,11 +764,11 @@ void SubscriptionManager::Delivered(const Delivery& d, int status, const std::st
         if (link != s.streams.end()) link->second.acked = tail;
       }
       ClearWake(s);
-      NextWakeIfPending(s, &actions);
+      TailView tails(store_);
+      NextWakeIfPending(s, tails, slot.now_ms, &actions);
     }
-    Save(s.id);
-  }
-  Run(std::move(actions));
+  });
+  if (updated.ok()) Run(std::move(actions));
 }
 
 }  // namespace agentstream::streams

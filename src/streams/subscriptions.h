@@ -2,19 +2,23 @@
 // whose wakes are POSTed signed with Ed25519 (keys published at __ds/jwks.json), and pull-wake
 // subscriptions, whose wakes are appended to a wake stream and claimed by workers. Each wake has
 // a generation; a callback, ack or release with a stale generation or wake id is fenced (409),
-// and a claim holds a lease of lease_ttl_ms. Subscriptions, with their acknowledged offsets and
-// wake state, are journaled in the stream store (subscription_state.cc) and survive a restart,
-// as do the signing and token keys when a key file is given.
+// and a claim holds a lease of lease_ttl_ms.
+//
+// The subscriptions and the keys live in SubscriptionRecords (subscription_records.h): every
+// request and every stream change is one Update of one subscription, so on records shared by
+// several daemons (PostgreSQL) a wake is created, claimed, acknowledged or fenced by one daemon
+// at a time, and only the daemon whose Update created a wake delivers its webhook.
+//
+// Threading: Handle runs on the caller's thread (it may block on the records' storage);
+// OnStreamChanged only queues; one delivery thread evaluates changed streams and POSTs webhooks.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <map>
+#include <memory>
 #include <mutex>
-#include <optional>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,28 +26,36 @@
 #include "core/status.h"
 #include "streams/stream_protocol.h"
 #include "streams/stream_store.h"
+#include "streams/subscription_records.h"
+
+namespace boost::json {
+class value;
+}
 
 namespace agentstream::streams {
 
 struct SubscriptionLimits {
   std::size_t max_subscriptions = 1000;
   std::size_t max_streams_per_subscription = 10000;
-  std::size_t max_pending_deliveries = 1000;  // queued webhook POSTs
+  std::size_t max_pending_deliveries = 1000;  // queued webhook POSTs and stream changes
   int webhook_timeout_ms = 5000;
 };
 
 class SubscriptionManager {
  public:
-  explicit SubscriptionManager(StreamStore& store, SubscriptionLimits limits = {});
+  // `store` outlives the manager. Starts the delivery thread.
+  SubscriptionManager(StreamStore& store, std::unique_ptr<SubscriptionRecords> records,
+                      SubscriptionLimits limits = {});
   ~SubscriptionManager();
   SubscriptionManager(const SubscriptionManager&) = delete;
   SubscriptionManager& operator=(const SubscriptionManager&) = delete;
 
-  // Loads (or creates, mode 0600) the signing and token keys at `key_path` ("" keeps this run's
-  // fresh keys), then the subscriptions journaled in the store. Call before serving requests.
-  Status Restore(const std::string& key_path);
+  // Opens the records and takes their signing and token keys (or keeps this run's fresh ones
+  // when they keep none). Call before serving requests.
+  Status Restore();
 
-  // A request under /v1/stream/__ds/. `base_url` is "http://host:port" of this server.
+  // A request under /v1/stream/__ds/. `base_url` is "http://host:port" of this server. A storage
+  // failure of the records is 503 (nothing was changed).
   StreamResponse Handle(const StreamRequest& request, const std::string& base_url);
   // A stream changed (append, create, close, delete): wakes the subscriptions that follow it.
   void OnStreamChanged(const std::string& path);
@@ -53,67 +65,50 @@ class SubscriptionManager {
   const std::string& kid() const { return kid_; }
 
  private:
-  struct Link {
-    std::set<std::string> types;  // "explicit", "glob"
-    std::string acked;            // offset, or "-1"
-  };
-  struct Subscription {
-    std::string id, type, pattern, webhook_url, wake_stream, description, base_url, created_at;
-    std::vector<std::string> explicit_streams;
-    std::int64_t lease_ttl_ms = 30000;
-    std::string status = "active";
-    std::map<std::string, Link> streams;
-    std::int64_t generation = 0;
-    std::string wake_id, token, holder;
-    std::int64_t lease_expires_ms = 0;
-    std::map<std::string, std::string> snapshot;
-  };
+  class TailView;
   struct Delivery {
     std::string subscription_id, wake_id, url, body;
   };
-  // Work found under the lock, done after it (appends re-enter the store).
+  // Work found inside an Update, done after it (appends re-enter the store).
   struct Actions {
     std::vector<Delivery> deliveries;
     std::vector<std::pair<std::string, std::string>> wake_appends;  // path, JSON
   };
+  using Slot = SubscriptionRecords::Slot;
 
-  StreamResponse HandleLocked(const StreamRequest& req, const std::string& base_url,
-                              Actions* actions);
-  std::string Tail(const std::string& relative) const;
+  StreamResponse HandleOne(const StreamRequest& req, const std::string& base_url,
+                           const std::string& id, const std::string& action,
+                           const boost::json::value& body, Slot& slot, TailView& tails,
+                           Actions* actions);
+  StreamResponse Create(const boost::json::value& body, const std::string& base_url,
+                        const std::string& id, Slot& slot, TailView& tails);
+  StreamResponse Claim(const boost::json::value& body, Slot& slot, TailView& tails,
+                       Actions* actions);
   std::string Serialize(const Subscription& s) const;
-  std::string StreamInfos(const Subscription& s) const;
-  bool HasPending(const Subscription& s) const;
-  std::string FirstPending(const Subscription& s) const;
-  void CreateWake(Subscription& s, const std::string& triggered_by, Actions* actions);
-  bool NextWakeIfPending(Subscription& s, Actions* actions);
-  void ClearWake(Subscription& s);
-  std::string MakeToken(const std::string& subject, std::int64_t epoch) const;
+  void CreateWake(Subscription& s, const std::string& triggered_by, TailView& tails,
+                  std::int64_t now_ms, Actions* actions) const;
+  bool NextWakeIfPending(Subscription& s, TailView& tails, std::int64_t now_ms,
+                         Actions* actions) const;
+  std::string MakeToken(const std::string& subject, std::int64_t epoch, std::int64_t now_ms) const;
   std::optional<StreamResponse> CheckToken(const Subscription& s, const std::string& token,
-                                           const std::string& body) const;
-  std::optional<StreamResponse> ApplyAcks(Subscription& s, const std::string& body) const;
+                                           const std::string& body, std::int64_t now_ms) const;
   void Run(Actions actions);
-  // Journals subscription `id` (or its removal) if it changed since it was last journaled.
-  // Called under mu_.
-  void Save(const std::string& id);
-  std::string Encode(const Subscription& s) const;
-  static std::optional<Subscription> Decode(const std::string& text);
   void DeriveKeyId();
   void DeliveryLoop();
+  void StreamChanged(const std::string& path);
   void Delivered(const Delivery& d, int status, const std::string& body);
 
   StreamStore& store_;
+  const std::unique_ptr<SubscriptionRecords> records_;
   const SubscriptionLimits limits_;
   unsigned char public_key_[32];
   unsigned char secret_key_[64];
   unsigned char token_key_[32];
   std::string x_, kid_;
-  std::mutex mu_;
-  std::map<std::string, Subscription> subs_;
-  // False only while no subscription exists and none is being created: a changed stream then
-  // wakes nobody (the common case costs no thread hand-off per append).
-  std::atomic<bool> any_subscription_{false};
-  std::map<std::string, std::string> saved_;  // id -> the record last journaled (under mu_)
-  std::mutex queue_mu_;
+  // Requests in progress: while one runs, a changed stream is evaluated even when no
+  // subscription existed yet (a new subscription reads the tails before it is stored).
+  std::atomic<int> handling_{0};
+  std::mutex queue_mu_;  // guards queue_ and stop_
   std::condition_variable queue_cv_;
   std::deque<Delivery> queue_;
   bool stop_ = false;

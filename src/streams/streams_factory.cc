@@ -1,0 +1,44 @@
+#include "streams/streams_factory.h"
+
+#include <filesystem>
+
+#include "streams/memory_stream_store.h"
+
+namespace agentstream::streams {
+
+Streams::Streams(std::unique_ptr<StreamStore> store,
+                 std::unique_ptr<SubscriptionManager> subscriptions)
+    : store_(std::move(store)), subscriptions_(std::move(subscriptions)) {
+  store_->SetChangeHook(
+      [s = subscriptions_.get()](const std::string& path) { s->OnStreamChanged(path); });
+}
+
+Streams::~Streams() {
+  store_->SetChangeHook({});  // before the manager goes
+  subscriptions_.reset();
+  store_.reset();
+}
+
+Result<std::unique_ptr<Streams>> OpenStreams(const StreamsConfig& config) {
+  std::unique_ptr<StreamStore> store;
+  std::unique_ptr<SubscriptionRecords> records;
+  {
+    std::unique_ptr<MemoryStreamStore> memory;
+    std::string key_path;
+    if (config.streams_db.empty()) {
+      memory = std::make_unique<MemoryStreamStore>(config.limits, nullptr);
+    } else {
+      AS_ASSIGN_OR_RETURN(memory, MemoryStreamStore::Open(config.streams_db, config.limits));
+      key_path =
+          (std::filesystem::path(config.streams_db).parent_path() / "subscriptions.key").string();
+    }
+    records = MakeMemorySubscriptionRecords(*memory, std::move(key_path));
+    store = std::move(memory);
+  }
+  auto subscriptions =
+      std::make_unique<SubscriptionManager>(*store, std::move(records), config.subscription_limits);
+  AS_RETURN_IF_ERROR(subscriptions->Restore());
+  return std::make_unique<Streams>(std::move(store), std::move(subscriptions));
+}
+
+}  // namespace agentstream::streams
