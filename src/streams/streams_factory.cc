@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "streams/memory_stream_store.h"
+#include "streams/postgres_streams.h"
 
 namespace agentstream::streams {
 
@@ -20,9 +21,16 @@ Streams::~Streams() {
 }
 
 Result<std::unique_ptr<Streams>> OpenStreams(const StreamsConfig& config) {
+  const std::string& url = config.store_url;
   std::unique_ptr<StreamStore> store;
   std::unique_ptr<SubscriptionRecords> records;
-  {
+  if (url.rfind("postgres://", 0) == 0 || url.rfind("postgresql://", 0) == 0) {
+    PostgresStreamsOptions options;
+    options.conninfo = url;
+    options.limits = config.limits;
+    AS_ASSIGN_OR_RETURN(store, OpenPostgresStreamStore(options));
+    AS_ASSIGN_OR_RETURN(records, OpenPostgresSubscriptionRecords(options));
+  } else {
     std::unique_ptr<MemoryStreamStore> memory;
     std::string key_path;
     if (config.streams_db.empty()) {

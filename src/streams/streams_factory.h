@@ -1,8 +1,10 @@
 // The one place that picks where the generic Durable Streams and their subscriptions live
 // (stream_store.h, subscriptions.h), from the daemon's store URL and data directory:
-//   with a streams_db    in memory, journaled to the SQLite file streams_db; the subscription
-//                        keys in subscriptions.key beside it
-//   streams_db ""        in memory only, keys per run
+//   postgresql://... or postgres://...  the PostgreSQL store and subscription records, shared
+//                                       by every daemon on that database (postgres_streams.h)
+//   anything else, with a streams_db    in memory, journaled to the SQLite file streams_db; the
+//                                       subscription keys in subscriptions.key beside it
+//   anything else, streams_db ""        in memory only, keys per run
 #pragma once
 
 #include <memory>

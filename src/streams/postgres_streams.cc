@@ -1,0 +1,522 @@
+// PostgresStreamStore (postgres_streams.h): the queue of writes and its writer thread (group
+// commit of appends, one transaction per create or delete, the background sweep), the listener
+// that hears the other daemons' commits, and the reads on a pool of reader connections.
+#include "streams/postgres_streams.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <variant>
+
+#include "streams/postgres_streams_internal.h"
+#include "streams/stream_rules.h"
+#include "streams/watchers.h"
+
+namespace agentstream::streams {
+
+namespace {
+
+using pg::Conn;
+using pg::Param;
+using pg::Rows;
+using pgs::Row;
+
+// A NOTIFY payload holds less than 8000 bytes; a change of a longer path wakes every watcher.
+constexpr std::size_t kMaxNoticePath = 7900;
+constexpr std::string_view kWakeAll = "*";
+// Background work per pass.
+constexpr int kSweepStreams = 100;
+constexpr int kPurgeRows = 4096;
+constexpr auto kSweepInterval = std::chrono::seconds(1);
+constexpr auto kProducerSweepInterval = std::chrono::minutes(10);
+
+OpResult WithCode(Code code) {
+  OpResult r;
+  r.code = code;
+  return r;
+}
+
+bool Storable(const CreateArgs& a) {
+  return pgs::StorableText(a.path) && pgs::StorableText(a.content_type) &&
+         pgs::StorableText(a.expires_at.value_or("")) &&
+         pgs::StorableText(a.forked_from.value_or(""));
+}
+
+bool Storable(const AppendArgs& a) {
+  return pgs::StorableText(a.path) && pgs::StorableText(a.stream_seq.value_or("")) &&
+         pgs::StorableText(a.producer ? a.producer->id : "");
+}
+
+class PostgresStreamStore final : public StreamStore {
+ public:
+  PostgresStreamStore(PostgresStreamsOptions options, Conn writer, Conn listening)
+      : options_(std::move(options)),
+        channel_(pgs::Channel(options_.schema)),
+        writer_conn_(std::move(writer)),
+        watchers_(options_.limits.max_watchers) {
+    writer_pid_ = writer_conn_.BackendPid();
+    writer_ = std::thread([this] { WriteLoop(); });
+    listener_ =
+        std::thread([this, conn = std::move(listening)]() mutable { ListenLoop(std::move(conn)); });
+  }
+
+  ~PostgresStreamStore() override {
+    {
+      std::lock_guard lock(queue_mu_);
+      stop_ = true;
+    }
+    queue_cv_.notify_all();
+    writer_.join();  // the queued writes are made first
+    listening_ = false;
+    listener_.join();
+  }
+
+  void CreateAsync(CreateArgs args, Done done) override {
+    if (!Storable(args)) return done(WithCode(Code::kInvalidText));
+    const std::size_t bytes = args.body.size();
+    Enqueue(Op{std::move(args), std::move(done), bytes});
+  }
+  void AppendAsync(AppendArgs args, Done done) override {
+    if (!Storable(args)) return done(WithCode(Code::kInvalidText));
+    const std::size_t bytes = args.body.size();
+    Enqueue(Op{std::move(args), std::move(done), bytes});
+  }
+  void DeleteAsync(std::string path, Done done) override {
+    if (!pgs::StorableText(path)) return done(WithCode(Code::kNotFound));
+    Enqueue(Op{std::move(path), std::move(done), 0});
+  }
+
+  OpResult Head(const std::string& path, bool touch) override;
+  ReadResult Read(const std::string& path, std::optional<Offset> after) override;
+  std::map<std::string, Offset> Tails(const std::vector<std::string>& paths) override;
+  std::vector<std::string> Paths(const std::string& prefix) override;
+
+  // Every write's `done` ran after its commit: there is nothing left to wait for.
+  void WhenDurable(std::function<void(bool ok)> fn) override { fn(true); }
+
+  std::uint64_t Watch(const std::string& path, std::function<void()> fn) override {
+    return watchers_.Add(path, std::move(fn));
+  }
+  void Unwatch(const std::string& path, std::uint64_t id) override { watchers_.Remove(path, id); }
+  void SetChangeHook(std::function<void(const std::string&)> hook) override {
+    watchers_.SetHook(std::move(hook));
+  }
+  const StreamLimits& limits() const override { return options_.limits; }
+
+ private:
+  struct Op {
+    std::variant<AppendArgs, CreateArgs, std::string> what;  // std::string: a delete's path
+    Done done;
+    std::size_t bytes = 0;
+  };
+
+  void Enqueue(Op op) {
+    {
+      std::lock_guard lock(queue_mu_);
+      if (queue_.size() < options_.limits.max_pending_writes && !stop_) {
+        queue_.push_back(std::move(op));
+        queue_cv_.notify_one();
+        return;
+      }
+    }
+    op.done(WithCode(Code::kFull));
+  }
+
+  void WriteLoop();
+  void RunAppends(std::vector<Op>& batch);
+  void RunOne(Op& op);
+  void Sweep();
+  // Opens the writer's connection again when it broke; false when the server cannot be reached.
+  bool WriterReady();
+  // Announces `changed` to the other daemons (delivered at COMMIT).
+  Status Announce(const std::vector<std::string>& changed);
+  // Commits the open transaction; kStorageDown or kOutcomeUnknown when it failed.
+  Code Commit();
+  void Rollback() { (void)writer_conn_.ExecScript("ROLLBACK"); }
+  void Notify(const std::vector<std::string>& changed);
+  void ListenLoop(Conn conn);
+
+  // Runs `body(conn)` on an idle reader connection (opening one while fewer than the bound are
+  // open); nullopt when no connection could be had.
+  template <class Body>
+  auto WithReader(Body body) -> std::optional<decltype(body(std::declval<Conn&>()))>;
+
+  const PostgresStreamsOptions options_;
+  const std::string channel_;
+  Conn writer_conn_;  // writer thread only
+  std::atomic<int> writer_pid_{0};
+  Watchers watchers_;
+
+  std::mutex queue_mu_;  // guards queue_ and stop_
+  std::condition_variable queue_cv_;
+  std::deque<Op> queue_;
+  bool stop_ = false;
+
+  std::mutex readers_mu_;  // guards idle_readers_ and open_readers_
+  std::condition_variable readers_cv_;
+  std::vector<Conn> idle_readers_;
+  std::size_t open_readers_ = 0;
+
+  std::chrono::steady_clock::time_point last_sweep_{};           // writer thread only
+  std::chrono::steady_clock::time_point last_producer_sweep_{};  // writer thread only
+  std::atomic<bool> listening_{true};
+  std::thread writer_;
+  std::thread listener_;
+};
+
+void PostgresStreamStore::WriteLoop() {
+  for (;;) {
+    std::vector<Op> batch;
+    {
+      std::unique_lock lock(queue_mu_);
+      queue_cv_.wait_for(lock, kSweepInterval, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) {
+        if (stop_) return;
+        lock.unlock();
+        Sweep();
+        continue;
+      }
+      // A run of appends commits together; a create or a delete alone.
+      std::size_t bytes = 0;
+      while (!queue_.empty() && batch.size() < options_.max_batch_ops) {
+        Op& next = queue_.front();
+        const bool append = std::holds_alternative<AppendArgs>(next.what);
+        if (!batch.empty() && (!append || bytes + next.bytes > options_.max_batch_bytes)) break;
+        bytes += next.bytes;
+        batch.push_back(std::move(next));
+        queue_.pop_front();
+        if (!append) break;
+      }
+    }
+    if (std::holds_alternative<AppendArgs>(batch.front().what)) {
+      RunAppends(batch);
+    } else {
+      RunOne(batch.front());
+    }
+    Sweep();
+  }
+}
+
+bool PostgresStreamStore::WriterReady() {
+  if (!writer_conn_.Broken()) return true;
+  Result<Conn> reopened = pgs::Connect(options_, true);
+  if (!reopened.ok()) return false;
+  writer_conn_ = std::move(*reopened);
+  writer_pid_ = writer_conn_.BackendPid();
+  return true;
+}
+
+Status PostgresStreamStore::Announce(const std::vector<std::string>& changed) {
+  if (changed.empty()) return Status::Ok();
+  std::set<std::string> payloads;
+  for (const std::string& path : changed)
+    payloads.insert(path.size() <= kMaxNoticePath ? path : std::string(kWakeAll));
+  return writer_conn_
+      .Exec("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p",
+            {channel_, pgs::TextArray({payloads.begin(), payloads.end()})})
+      .status();
+}
+
+Code PostgresStreamStore::Commit() {
+  Status committed = writer_conn_.ExecScript("COMMIT");
+  if (committed.ok()) return Code::kOk;
+  if (writer_conn_.Broken()) return Code::kOutcomeUnknown;  // the answer was lost
+  Rollback();
+  return Code::kStorageDown;
+}
+
+void PostgresStreamStore::Notify(const std::vector<std::string>& changed) {
+  std::set<std::string> unique(changed.begin(), changed.end());
+  for (const std::string& path : unique) watchers_.Changed(path);
+}
+
+void PostgresStreamStore::RunAppends(std::vector<Op>& batch) {
+  std::vector<pgs::AppendOp> ops;
+  ops.reserve(batch.size());
+  for (Op& op : batch) ops.push_back(pgs::AppendOp{std::move(std::get<AppendArgs>(op.what)), {}});
+  auto fail = [&](Code code) {
+    for (Op& op : batch) op.done(WithCode(code));
+  };
+  if (!WriterReady()) return fail(Code::kStorageDown);
+  std::vector<std::string> changed;
+  Status written = writer_conn_.ExecScript("BEGIN");
+  if (written.ok()) written = pgs::AppendBatch(writer_conn_, options_.limits, ops, &changed);
+  if (written.ok()) written = Announce(changed);
+  if (!written.ok()) {
+    Rollback();
+    return fail(Code::kStorageDown);
+  }
+  if (const Code committed = Commit(); committed != Code::kOk) return fail(committed);
+  Notify(changed);
+  for (std::size_t i = 0; i < batch.size(); ++i) batch[i].done(std::move(ops[i].result));
+}
+
+void PostgresStreamStore::RunOne(Op& op) {
+  if (!WriterReady()) return op.done(WithCode(Code::kStorageDown));
+  OpResult result;
+  std::vector<std::string> changed;
+  // A create that meets another daemon's create of the same path is tried once more: it then
+  // finds that stream.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    result = OpResult{};
+    changed.clear();
+    Status written = writer_conn_.ExecScript("BEGIN");
+    if (written.ok()) {
+      if (const auto* create = std::get_if<CreateArgs>(&op.what)) {
+        written = pgs::CreateStream(writer_conn_, options_.limits, *create, &result, &changed);
+      } else {
+        written =
+            pgs::DeleteStream(writer_conn_, std::get<std::string>(op.what), &result, &changed);
+      }
+    }
+    if (written.ok()) written = Announce(changed);
+    if (written.ok()) break;
+    Rollback();
+    if (written.code() != ErrorCode::kConflict || attempt == 1)
+      return op.done(WithCode(Code::kStorageDown));
+  }
+  if (const Code committed = Commit(); committed != Code::kOk) return op.done(WithCode(committed));
+  Notify(changed);
+  op.done(std::move(result));
+}
+
+void PostgresStreamStore::Sweep() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_sweep_ < kSweepInterval || !WriterReady()) return;
+  last_sweep_ = now;
+  // Deleted or expired streams no fork reads through (a source whose forks are all gone goes
+  // with its last fork).
+  Result<Rows> dead = writer_conn_.Exec(
+      "SELECT path FROM ds_streams s WHERE (soft_deleted OR (expires_at_ms IS NOT NULL AND "
+      "expires_at_ms <= " +
+          std::string(pgs::kNowMs) +
+          ") OR (ttl_seconds IS NOT NULL AND last_access_ms + ttl_seconds * 1000 <= " +
+          std::string(pgs::kNowMs) +
+          ")) AND NOT EXISTS (SELECT 1 FROM ds_streams f WHERE f.forked_from_id = s.id) LIMIT $1",
+      {Param(std::int64_t{kSweepStreams})});
+  if (!dead.ok()) return;
+  for (int i = 0; i < dead->size(); ++i) {
+    std::vector<std::string> changed;
+    Status removed = writer_conn_.ExecScript("BEGIN");
+    if (removed.ok()) removed = pgs::RemoveIfDead(writer_conn_, dead->Text(i, 0), &changed);
+    if (removed.ok()) removed = Announce(changed);
+    if (!removed.ok()) return Rollback();
+    if (Commit() != Code::kOk) return;
+    Notify(changed);
+  }
+  // The messages of removed streams, a window at a time.
+  Result<Rows> purge = writer_conn_.Exec("SELECT stream_id FROM ds_dead LIMIT 1");
+  if (purge.ok() && purge->size() > 0) {
+    const Param id(purge->Int(0, 0));
+    Result<Rows> deleted = writer_conn_.Exec(
+        "DELETE FROM ds_messages WHERE ctid = ANY(ARRAY(SELECT ctid FROM ds_messages WHERE "
+        "stream_id = $1 LIMIT $2))",
+        {id, Param(std::int64_t{kPurgeRows})});
+    if (deleted.ok() && deleted->Affected() < kPurgeRows)
+      (void)writer_conn_.Exec("DELETE FROM ds_dead WHERE stream_id = $1", {id});
+  }
+  if (now - last_producer_sweep_ >= kProducerSweepInterval) {
+    last_producer_sweep_ = now;
+    (void)writer_conn_.Exec(
+        "DELETE FROM ds_producers WHERE updated_ms < " + std::string(pgs::kNowMs) + " - $1",
+        {Param(options_.limits.producer_state_ttl_ms)});
+  }
+}
+
+void PostgresStreamStore::ListenLoop(Conn conn) {
+  std::vector<Conn::Notification> received;
+  while (listening_) {
+    if (conn.Broken()) {
+      Result<Conn> opened = pgs::Connect(options_, false);
+      if (opened.ok() && opened->ExecScript("LISTEN " + pgs::QuoteIdentifier(channel_)).ok()) {
+        conn = std::move(*opened);
+        watchers_.WakeAll();  // what was announced while nobody listened
+      } else {
+        for (int i = 0; i < 10 && listening_; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+    }
+    pollfd fd{conn.Socket(), POLLIN, 0};
+    if (::poll(&fd, 1, 100) <= 0) continue;
+    received.clear();
+    if (!conn.Receive(received)) conn = Conn();
+    std::set<std::string> paths;
+    bool all = false;
+    for (const Conn::Notification& n : received) {
+      if (n.sender_pid == writer_pid_.load()) continue;  // this daemon's own commit
+      if (n.payload == kWakeAll) {
+        all = true;
+      } else {
+        paths.insert(n.payload);
+      }
+    }
+    for (const std::string& path : paths) watchers_.Changed(path);
+    if (all) watchers_.WakeAll();
+  }
+}
+
+template <class Body>
+auto PostgresStreamStore::WithReader(Body body)
+    -> std::optional<decltype(body(std::declval<Conn&>()))> {
+  Conn conn;
+  {
+    std::unique_lock lock(readers_mu_);
+    readers_cv_.wait(lock, [&] {
+      return !idle_readers_.empty() || open_readers_ < options_.max_reader_connections;
+    });
+    if (!idle_readers_.empty()) {
+      conn = std::move(idle_readers_.back());
+      idle_readers_.pop_back();
+    } else {
+      ++open_readers_;
+    }
+  }
+  auto give_back = [&](bool keep) {
+    std::lock_guard lock(readers_mu_);
+    if (keep) {
+      idle_readers_.push_back(std::move(conn));
+    } else {
+      --open_readers_;
+    }
+    readers_cv_.notify_one();
+  };
+  if (conn.Broken()) {
+    Result<Conn> opened = pgs::Connect(options_, false);
+    if (!opened.ok()) {
+      give_back(false);
+      return std::nullopt;
+    }
+    conn = std::move(*opened);
+  }
+  auto out = body(conn);
+  give_back(!conn.Broken());  // a broken connection is dropped; the next read opens another
+  return out;
+}
+
+// A sliding TTL's access; skipped while the writer holds the row (its append counts as one).
+Status Touch(Conn& conn, const Row& row) {
+  if (!row.meta.ttl_seconds) return Status::Ok();
+  return conn
+      .Exec(
+          "UPDATE ds_streams SET last_access_ms = GREATEST(last_access_ms, $2) WHERE id = "
+          "(SELECT id FROM ds_streams WHERE id = $1 FOR UPDATE SKIP LOCKED)",
+          {Param(row.meta.id), Param(row.now_ms)})
+      .status();
+}
+
+// kOk, or why `row` cannot be read.
+Result<Code> Readable(Conn& conn, const Row& row) {
+  if (!row.Dead()) return Code::kOk;
+  AS_ASSIGN_OR_RETURN(bool forks, pgs::HasLiveForks(conn, row.meta.id, row.now_ms));
+  return forks ? Code::kGone : Code::kNotFound;
+}
+
+OpResult PostgresStreamStore::Head(const std::string& path, bool touch) {
+  if (!pgs::StorableText(path)) return WithCode(Code::kNotFound);
+  auto result = WithReader([&](Conn& conn) -> Result<OpResult> {
+    AS_ASSIGN_OR_RETURN(
+        Rows r,
+        conn.Exec("SELECT " + pgs::RowColumns() + " FROM ds_streams WHERE path = $1", {path}));
+    if (r.size() == 0) return WithCode(Code::kNotFound);
+    const Row row = pgs::RowAt(r, 0);
+    AS_ASSIGN_OR_RETURN(Code readable, Readable(conn, row));
+    if (readable != Code::kOk) return WithCode(readable);
+    if (touch) AS_RETURN_IF_ERROR(Touch(conn, row));
+    OpResult out;
+    out.info = InfoOf(row.meta, row.tail);
+    return out;
+  });
+  if (!result || !result->ok()) return WithCode(Code::kStorageDown);
+  return **result;
+}
+
+ReadResult PostgresStreamStore::Read(const std::string& path, std::optional<Offset> after) {
+  ReadResult out;
+  if (!pgs::StorableText(path)) {
+    out.code = Code::kNotFound;
+    return out;
+  }
+  auto result = WithReader([&](Conn& conn) -> Result<ReadResult> {
+    ReadResult read;
+    AS_ASSIGN_OR_RETURN(std::vector<Row> chain, pgs::Chain(conn, path));
+    if (chain.empty()) {
+      read.code = Code::kNotFound;
+      return read;
+    }
+    const Row& row = chain.front();
+    AS_ASSIGN_OR_RETURN(read.code, Readable(conn, row));
+    if (read.code != Code::kOk) return read;
+    AS_RETURN_IF_ERROR(Touch(conn, row));
+    AS_RETURN_IF_ERROR(pgs::ReadMessages(conn, chain, after, row.tail,
+                                         options_.limits.max_read_bytes,
+                                         options_.limits.max_read_messages, &read));
+    read.info = InfoOf(row.meta, row.tail);
+    read.json = IsJsonType(row.meta.content_type);
+    return read;
+  });
+  if (!result || !result->ok()) {
+    out.code = Code::kStorageDown;
+    return out;
+  }
+  return std::move(**result);
+}
+
+std::map<std::string, Offset> PostgresStreamStore::Tails(const std::vector<std::string>& paths) {
+  std::vector<std::string> storable;
+  for (const std::string& path : paths)
+    if (pgs::StorableText(path)) storable.push_back(path);
+  auto result = WithReader([&](Conn& conn) -> Result<std::map<std::string, Offset>> {
+    std::map<std::string, Offset> out;
+    AS_ASSIGN_OR_RETURN(Rows r, conn.Exec("SELECT " + pgs::RowColumns() +
+                                              " FROM ds_streams WHERE path = ANY($1::text[])",
+                                          {pgs::TextArray(storable)}));
+    for (int i = 0; i < r.size(); ++i) {
+      const Row row = pgs::RowAt(r, i);
+      if (!row.Dead()) out[row.meta.path] = row.tail;
+    }
+    return out;
+  });
+  if (!result || !result->ok()) return {};
+  return std::move(**result);
+}
+
+std::vector<std::string> PostgresStreamStore::Paths(const std::string& prefix) {
+  if (!pgs::StorableText(prefix)) return {};
+  auto result = WithReader([&](Conn& conn) -> Result<std::vector<std::string>> {
+    AS_ASSIGN_OR_RETURN(
+        Rows r, conn.Exec("SELECT path FROM ds_streams WHERE starts_with(path, $1) ORDER BY path "
+                          "LIMIT $2",
+                          {prefix, Param(static_cast<std::int64_t>(options_.limits.max_streams))}));
+    std::vector<std::string> out;
+    out.reserve(static_cast<std::size_t>(r.size()));
+    for (int i = 0; i < r.size(); ++i) out.push_back(r.Text(i, 0));
+    return out;
+  });
+  if (!result || !result->ok()) return {};
+  return std::move(**result);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<StreamStore>> OpenPostgresStreamStore(PostgresStreamsOptions options) {
+  if (options.conninfo.empty())
+    return Error(ErrorCode::kInvalidArgument, "the PostgreSQL streams need a connection string");
+  AS_ASSIGN_OR_RETURN(Conn setup, Conn::Open(options.conninfo));
+  AS_RETURN_IF_ERROR(pgs::EnsureSchema(setup, options.schema));
+  AS_ASSIGN_OR_RETURN(Conn writer, pgs::Connect(options, true));
+  AS_ASSIGN_OR_RETURN(Conn listening, pgs::Connect(options, false));
+  AS_RETURN_IF_ERROR(
+      listening.ExecScript("LISTEN " + pgs::QuoteIdentifier(pgs::Channel(options.schema))));
+  return std::unique_ptr<StreamStore>(std::make_unique<PostgresStreamStore>(
+      std::move(options), std::move(writer), std::move(listening)));
+}
+
+}  // namespace agentstream::streams
