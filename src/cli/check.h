@@ -1,5 +1,8 @@
-// `agentstream check [SESSION]`: runs the invariant checker of R-TURN-5 over stored session logs
-// and reports every violation with its cursor.
+// `agentstream check [SESSION]`: runs the invariant checker of the turns (docs/timeline.md:
+// a-e) over stored session logs, and two checks of the store: every event was appended by the
+// session's owner of the time (o: no event of a stale ownership generation after a takeover), and
+// a session nobody runs stores the status its log replays to (s: no stuck "running"; skipped with
+// --allow-open). Reports every violation with its cursor.
 #pragma once
 
 #include <string>

@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <array>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -13,10 +12,11 @@
 #include <filesystem>
 #include <future>
 #include <memory>
-#include <random>
 #include <sstream>
 #include <thread>
 
+#include "cli/daemon_identity.h"
+#include "cluster/http_forwarder.h"
 #include "consumers/consumer_service.h"
 #include "process/event_loop.h"
 #include "runtime/agent_manager.h"
@@ -95,12 +95,26 @@ Result<runtime::ProviderFactoryOptions> ProviderOptions(const ServeOptions& opti
   return out;
 }
 
-// A lease owner name unique among live daemons: host, process id and a random tag.
-std::string ConsumerOwnerName() {
-  std::array<char, 256> host{};
-  if (::gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
-  std::random_device random;
-  return fmt::format("{}/{}/{:08x}", host.data(), ::getpid(), random());
+bool IsWildcard(const std::string& host) {
+  return host == "0.0.0.0" || host == "::" || host.empty();
+}
+
+// The URL other daemons forward commands to: --advertise, else this server's own address.
+std::string AdvertisedUrl(const ServeOptions& options, const std::string& host,
+                          std::uint16_t port) {
+  if (!options.advertise.empty()) return options.advertise;
+  if (IsWildcard(host)) return "";
+  const bool v6 = host.find(':') != std::string::npos;
+  return fmt::format("http://{}{}{}:{}", v6 ? "[" : "", host, v6 ? "]" : "", port);
+}
+
+// The inbox key: shared by every daemon of a store that keeps secrets (PostgreSQL; the first
+// daemon's key wins), else this daemon's own, in its data directory.
+Result<std::string> InboxKey(EventLog& log, const ServeOptions& options) {
+  AS_ASSIGN_OR_RETURN(std::string key, server::LoadOrCreateInboxKey(options.inbox_key_path));
+  Result<std::string> shared = log.coordination().SharedSecret("inbox", key);
+  if (!shared.ok() && shared.status().code() == ErrorCode::kUnavailable) return key;
+  return shared;
 }
 
 }  // namespace
@@ -138,11 +152,39 @@ int RunServe(const ServeOptions& options) {
     fmt::print(stderr, "agentstream: {}\n", provider_options.status().message());
     return 2;
   }
+  if (options.owner_renew_ms >= options.owner_ttl_ms) {
+    fmt::print(stderr, "agentstream: --owner-renew-ms ({}) must be below --owner-ttl-ms ({})\n",
+               options.owner_renew_ms, options.owner_ttl_ms);
+    return 2;
+  }
+  auto identity = DaemonIdentity::Claim(options.data_dir, options.daemon_id);
+  if (!identity.ok()) {
+    fmt::print(stderr, "agentstream: {}\n", identity.status().message());
+    return 1;
+  }
+  runtime::AgentManagerOptions manager_options;
+  runtime::OwnershipOptions& ownership = manager_options.ownership;
+  ownership.daemon_id = identity->id();
+  ownership.host = identity->host();
+  ownership.data_dir = options.data_dir;
+  ownership.ttl = process::Millis(options.owner_ttl_ms);
+  ownership.renew_every = process::Millis(options.owner_renew_ms);
+  // Another live daemon may not hold this id (only possible with --daemon-id).
+  if (Status claimed = (*log)->coordination().Heartbeat(
+          DaemonRecord{ownership.daemon_id, "", ownership.host, ownership.data_dir, 0, 0, 0},
+          options.owner_ttl_ms);
+      !claimed.ok()) {
+    fmt::print(stderr, "agentstream: {}\n", claimed.ToString());
+    return 1;
+  }
   process::EventLoop loop;
   runtime::ProviderFactoryOptions& factory_options = *provider_options;
   factory_options.scripted_chunk_gap = process::Millis(options.scripted_chunk_ms);
   runtime::DefaultProviderFactory factory(factory_options);
-  auto manager = std::make_unique<runtime::AgentManager>(**log, factory, loop);
+  cluster::HttpForwarder forwarder(
+      cluster::HttpForwarderOptions{ownership.daemon_id, options.token});
+  auto manager =
+      std::make_unique<runtime::AgentManager>(**log, factory, loop, manager_options, &forwarder);
   auto loop_thread = std::make_unique<LoopThread>(loop);
   std::promise<Status> recovered;
   manager->Recover([&recovered](Status status) { recovered.set_value(std::move(status)); });
@@ -160,14 +202,15 @@ int RunServe(const ServeOptions& options) {
   server_options.stream_subscriptions = &(*streams)->subscriptions();
 
   // The inbox, and the durable consumers, whose parent-session sink delivers through it.
-  auto inbox_key = server::LoadOrCreateInboxKey(options.inbox_key_path);
+  auto inbox_key = InboxKey(**log, options);
   if (!inbox_key.ok()) {
     fmt::print(stderr, "agentstream: inbox key: {}\n", inbox_key.status().ToString());
     return 1;
   }
   server::Inbox inbox(*manager, *inbox_key);
   consumers::ConsumerServiceOptions consumer_options;
-  consumer_options.owner = ConsumerOwnerName();
+  // The daemon's id: restarted, it takes its consumer lanes back at once.
+  consumer_options.owner = ownership.daemon_id;
   auto consumers = std::make_unique<consumers::ConsumerService>(
       **log, consumer_options,
       [&inbox](const SessionId& parent, const consumers::Delivery& delivery,
@@ -193,6 +236,13 @@ int RunServe(const ServeOptions& options) {
     fmt::print("agentstream: serving on http://{}{}{}:{}\n", v6 ? "[" : "", server_options.host,
                v6 ? "]" : "", server->port());
     std::fflush(stdout);
+    const std::string advertised = AdvertisedUrl(options, server_options.host, server->port());
+    if (advertised.empty()) {
+      fmt::print(stderr,
+                 "agentstream: listening on a wildcard address without --advertise: other "
+                 "daemons on this store cannot forward commands for agents this one runs\n");
+    }
+    manager->SetAdvertisedUrl(advertised);
     int signal_number = 0;
     sigwait(&signals, &signal_number);
     fmt::print(stderr, "agentstream: stopping ({})\n",
