@@ -35,9 +35,11 @@ head=$(git -C "$repo" rev-parse HEAD)
 mkdir -p "$out/runs" "$out/failures"
 out=$(cd "$out" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/flake-hunt-clone-XXXXXX")
-pg_dir="$work/pg"
+# Beside the clone, not in it: as root the cluster runs as `postgres`, which may not enter $work.
+pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/agentstream-pg-XXXXXX")
 cleanup() {
-  [ -d "$pg_dir/data" ] && "$work/src/tools/pg_test_cluster.sh" stop "$pg_dir" 2>/dev/null || true
+  if [ -d "$pg_dir/data" ]; then "$work/src/tools/pg_test_cluster.sh" stop "$pg_dir" 2>/dev/null || true; fi
+  rm -rf "$pg_dir"
   if [ "$keep_clone" = 1 ]; then echo "flake hunt: the clone stays in $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -80,7 +82,7 @@ for build in "${builds[@]}"; do
 done
 
 echo "== PostgreSQL test cluster"
-AGENTSTREAM_TEST_PG=$(tools/pg_test_cluster.sh start "$pg_dir")
+AGENTSTREAM_TEST_PG=$(cd "$pg_dir" && "$work/src/tools/pg_test_cluster.sh" start "$pg_dir")
 export AGENTSTREAM_TEST_PG
 
 # failure_sections LOG DIR NAME...: the sections of ctest's LastTest.log that belong to the tests
