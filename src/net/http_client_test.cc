@@ -194,15 +194,16 @@ TEST(StreamHttpGet, AStreamSilentLongerThanItsIdleTimeoutIsBroken) {
 }
 
 TEST(SendHttpRequest, AnUnreachablePeerIsNamedWithTheHint) {
-  HttpRequest request;  // nothing listens on port 1 of loopback
-  request.url = "http://127.0.0.1:1/";
-  request.peer = "the daemon at http://127.0.0.1:1";
+  const test_support::RefusingPort closed;
+  const std::string base = "http://127.0.0.1:" + std::to_string(closed.port());
+  HttpRequest request;
+  request.url = base + "/";
+  request.peer = "the daemon at " + base;
   request.unreachable_hint = "(is it running?)";
   Result<HttpReply> reply = SendHttpRequest(request);
   ASSERT_FALSE(reply.ok());
   EXPECT_EQ(reply.status().code(), ErrorCode::kUnavailable);
-  EXPECT_EQ(reply.status().message().rfind("cannot reach the daemon at http://127.0.0.1:1: ", 0),
-            0U)
+  EXPECT_EQ(reply.status().message().rfind("cannot reach the daemon at " + base + ": ", 0), 0U)
       << reply.status().message();
   EXPECT_TRUE(reply.status().message().ends_with(" (is it running?)")) << reply.status().message();
 }

@@ -1,7 +1,7 @@
 // Test support: a self-signed certificate for "localhost" (EC P-256, subject alternative name
 // DNS:localhost only) with its PEM file, and a TLS server on 127.0.0.1 that answers every
 // connection with one canned reply, served with OpenSSL; a loopback listener for other test
-// servers. Header-only; tests link OpenSSL.
+// servers; a loopback port that refuses connections. Header-only; tests link OpenSSL.
 #pragma once
 
 #include <arpa/inet.h>
@@ -75,6 +75,31 @@ inline int ListenOnLoopback(int& port) {
   port = ntohs(address.sin_port);
   return listener;
 }
+
+// A port on 127.0.0.1 where a connection is refused: bound by a socket that does not listen, so
+// the kernel answers a connect with a reset, and held as long as this object, so no other
+// process can bind it meanwhile (a port closed after binding could be taken by the next server).
+class RefusingPort {
+ public:
+  RefusingPort() {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    (void)bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    socklen_t length = sizeof address;
+    (void)getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+  }
+  ~RefusingPort() { close(fd_); }
+  RefusingPort(const RefusingPort&) = delete;
+  RefusingPort& operator=(const RefusingPort&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
 
 // Serves TLS on 127.0.0.1: reads one request per connection (header and Content-Length body),
 // keeps it, and answers `reply`.

@@ -13,21 +13,9 @@
 namespace agentstream::cli::client {
 namespace {
 
-// A loopback port nobody listens on.
-std::uint16_t ClosedPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t size = sizeof address;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
-
 TEST(HttpClientTest, RefusedConnectionSaysTheDaemonIsNotRunning) {
-  const std::string url = "http://127.0.0.1:" + std::to_string(ClosedPort());
+  const net::test_support::RefusingPort closed;
+  const std::string url = "http://127.0.0.1:" + std::to_string(closed.port());
   auto http = HttpClient::Create({.url = url});
   ASSERT_TRUE(http.ok());
   auto reply = (*http)->Request("GET", "/v1/agents");
