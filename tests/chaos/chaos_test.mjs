@@ -1,0 +1,295 @@
+// Three daemons on one PostgreSQL database, clients driving agents through randomly chosen
+// daemons (sends with client ids, interrupts, permission replies, live follows), and a loop that
+// kills a random daemon with SIGKILL and restarts it on its data directory. Then a fourth daemon
+// reaches the database through a proxy the test cuts (a partition). Afterwards, over the whole
+// database (docs/architecture.md, "Agent ownership"):
+//   - `agentstream check`: dense seqs, one terminal per turn start and the other turn
+//     invariants, no event of a stale ownership generation (o), no stuck status (s);
+//   - every acknowledged send appears exactly once as a user message, an unacknowledged one at
+//     most once;
+//   - every follower saw every event of its agent once, in order, across daemon deaths;
+//   - every daemon reports, for every agent, the status a replay of the log gives.
+// It prints the takeover times (kill to the next grant) for docs/benchmarks.md.
+//
+//   node tests/chaos/chaos_test.mjs AGENTSTREAM_BIN      (AGENTSTREAM_TEST_PG names the server)
+// Environment: AGENTSTREAM_CHAOS_CYCLES (default 30), AGENTSTREAM_CHAOS_AGENTS (default 6),
+// AGENTSTREAM_CHAOS_TTL_MS (default 1500; renewals every fifth of it).
+import { TestEnv, call, pick, sleep } from '../lib/daemons.mjs';
+import { execFileSync } from 'node:child_process';
+
+const bin = process.argv[2];
+if (!bin) {
+  console.error('usage: node chaos_test.mjs AGENTSTREAM_BIN');
+  process.exit(2);
+}
+const CYCLES = Number(process.env.AGENTSTREAM_CHAOS_CYCLES || 30);
+const AGENTS = Number(process.env.AGENTSTREAM_CHAOS_AGENTS || 6);
+const TTL = Number(process.env.AGENTSTREAM_CHAOS_TTL_MS || 1500);
+const RENEW = Math.max(100, Math.floor(TTL / 5));
+const SERVE = ['--scripted-chunk-ms', '15', '--owner-ttl-ms', String(TTL), '--owner-renew-ms',
+               String(RENEW), '--long-poll-ms', '1000'];
+
+function fail(message) {
+  console.error(`FAIL: ${message}`);
+  process.exit(1);
+}
+
+const env = await TestEnv.create('chaos');
+const store = env.pgDatabase();
+if (!store) {
+  console.log('AGENTSTREAM_TEST_PG is not set');
+  process.exit(77);
+}
+const daemons = ['a', 'b', 'c'].map((n) => env.daemon(n, bin, ['--store', store]));
+for (const d of daemons) await d.start(SERVE);
+const up = () => daemons.filter((d) => d.running() && d.url);
+const anyUrl = () => pick(up()).url;
+
+// ---- agents ----
+const agents = [];
+for (let i = 0; i < AGENTS; ++i) {
+  const r = await call(anyUrl(), 'POST', '/v1/agents', { provider: 'scripted', cwd: env.dir,
+                                                         title: `chaos ${i}` });
+  if (r.status !== 200) fail(`create: ${r.status} ${r.text || r.error}`);
+  agents.push(r.json.id);
+}
+
+// ---- clients ----
+const acked = new Map();  // clientMessageId -> outcome
+const unacked = new Set();
+let stopping = false;
+let sends = 0;
+
+async function send(agent, cmid, text, whileRunning) {
+  for (let attempt = 0; attempt < 12 && !stopping; ++attempt) {
+    const r = await call(anyUrl(), 'POST', `/v1/agents/${agent}/messages`,
+                         { text, clientMessageId: cmid, whileRunning }, 20000);
+    if (r.status === 200) {
+      acked.set(cmid, r.json.outcome);
+      unacked.delete(cmid);
+      return;
+    }
+    // Not answered (a daemon died) or refused for now (ownership moving): the same id again.
+    unacked.add(cmid);
+    await sleep(100 + Math.random() * 200);
+  }
+}
+
+async function worker(agent, index) {
+  let n = 0;
+  while (!stopping) {
+    const roll = Math.random();
+    if (roll < 0.6) {
+      const cmid = `c-${index}-${n++}`;
+      const ask = Math.random() < 0.25;
+      const text = `${ask ? 'permission ' : ''}prompt ${cmid} ${'y'.repeat(Math.floor(Math.random() * 80))}`;
+      ++sends;
+      await send(agent, cmid, text, Math.random() < 0.15 ? 'interrupt' : 'queue');
+    } else if (roll < 0.72) {
+      await call(anyUrl(), 'POST', `/v1/agents/${agent}/interrupt`, {}, 10000);
+    } else {
+      const r = await call(anyUrl(), 'GET', `/v1/agents/${agent}`, undefined, 10000);
+      for (const p of (r.json && r.json.permissions) || []) {
+        await call(anyUrl(), 'POST', `/v1/agents/${agent}/permissions/${p.requestId}`,
+                   { decision: Math.random() < 0.7 ? 'allow' : 'deny' }, 10000);
+      }
+    }
+    await sleep(30 + Math.random() * 150);
+  }
+}
+
+// A live follower: long-polls from the last offset through a random daemon, switching on errors.
+const followed = new Map();  // agent -> [{seq, kind, payload}]
+let following = true;
+async function follower(agent) {
+  const seen = [];
+  followed.set(agent, seen);
+  let offset = '-1';
+  while (following) {
+    const r = await call(anyUrl(), 'GET',
+                         `/v1/agents/${agent}/events?offset=${offset}&live=long-poll`, undefined,
+                         5000);
+    if (r.error || (r.status !== 200 && r.status !== 204)) {
+      await sleep(50);
+      continue;
+    }
+    if (r.headers.get('stream-reset')) fail(`${agent}: unexpected reset`);
+    if (r.status === 200) {
+      for (const e of r.json) {
+        const expected = seen.length + 1;
+        if (e.seq !== expected) fail(`${agent}: follower expected seq ${expected}, got ${e.seq}`);
+        seen.push({ seq: e.seq, kind: e.kind, payload: JSON.stringify(e.payload) });
+      }
+    }
+    offset = r.headers.get('stream-next-offset') || offset;
+  }
+}
+
+const workers = agents.map((a, i) => worker(a, i));
+const followers = agents.map((a) => follower(a));
+
+// ---- the kill loop ----
+const kills = [];  // {at (ms), id}
+for (let cycle = 1; cycle <= CYCLES; ++cycle) {
+  await sleep(300 + Math.random() * 900);
+  const victim = pick(daemons);
+  const id = victim.id();
+  kills.push({ at: Date.now(), id });
+  await victim.kill('SIGKILL');
+  // Sometimes back at once (it takes its leases back), sometimes after its leases expired (the
+  // others take its agents over).
+  await sleep(Math.random() < 0.5 ? Math.random() * 300 : TTL + Math.random() * TTL);
+  await victim.start(SERVE);
+  if (cycle % 10 === 0) console.log(`chaos: ${cycle} cycles, ${sends} sends, ${acked.size} acked`);
+}
+
+// ---- a partitioned daemon ----
+const pgPort = Number(new URL(store).port);
+const proxy = await env.proxy(pgPort);
+const viaProxy = new URL(store);
+viaProxy.port = String(proxy.port);
+const p = env.daemon('p', bin, ['--store', viaProxy.toString()]);
+await p.start(SERVE);
+const created = await call(p.url, 'POST', '/v1/agents', { provider: 'scripted', cwd: env.dir,
+                                                          title: 'partitioned' });
+if (created.status !== 200) fail(`create on p: ${created.status} ${created.text || created.error}`);
+const isolated = created.json.id;
+const long = await call(p.url, 'POST', `/v1/agents/${isolated}/messages`,
+                        { text: `long ${'z'.repeat(600)}`, clientMessageId: 'p-1' });
+if (long.status !== 200 || !long.json.accepted) fail(`send on p: ${long.text || long.error}`);
+acked.set('p-1', long.json.outcome);
+agents.push(isolated);
+const cutAt = Date.now();
+proxy.cut();
+// Another daemon takes the agent over once p's lease expired; p stopped its runtime before.
+const pId = p.id();
+let takenBy = '';
+for (let i = 0; i < 100 && !takenBy; ++i) {
+  await sleep(100);
+  const rows = env.psql(store, `SELECT owner FROM owner_history WHERE session='${isolated}' ` +
+                               `ORDER BY generation DESC LIMIT 1`);
+  if (rows.length && rows[0][0] !== pId) takenBy = rows[0][0];
+}
+if (!takenBy) fail('nobody took the partitioned daemon\'s agent over');
+console.log(`chaos: partitioned agent taken over by ${takenBy} ${Date.now() - cutAt} ms after the cut`);
+const seenByP = await call(p.url, 'GET', `/v1/agents/${isolated}`, undefined, 5000);
+if (seenByP.status === 200 && seenByP.json.loaded)
+  fail('the partitioned daemon still runs the agent after the takeover');
+proxy.heal();
+
+// ---- quiesce ----
+stopping = true;
+await Promise.all(workers);
+for (const d of daemons) if (!d.running()) await d.start(SERVE);
+const replayStatus = (events) => {
+  let errored = false;
+  const open = new Set();
+  for (const e of events) {
+    if (e.kind === 'turn.started') { open.add(e.turn); errored = false; }
+    if (['turn.completed', 'turn.canceled'].includes(e.kind)) { open.delete(e.turn); errored = false; }
+    if (e.kind === 'turn.failed') { open.delete(e.turn); errored = true; }
+    if (e.kind === 'error' && e.payload.fatal) errored = true;
+  }
+  return open.size ? 'running' : errored ? 'error' : 'idle';
+};
+async function readAll(agent) {
+  const events = [];
+  let offset = '-1';
+  for (;;) {
+    const r = await call(anyUrl(), 'GET', `/v1/agents/${agent}/events?offset=${offset}`, undefined,
+                         10000);
+    if (r.status !== 200) fail(`read ${agent}: ${r.status} ${r.error || r.text}`);
+    events.push(...r.json);
+    offset = r.headers.get('stream-next-offset');
+    if (r.headers.get('stream-up-to-date')) return events;
+  }
+}
+const deadline = Date.now() + 60000;
+for (const agent of agents) {
+  for (;;) {
+    if (Date.now() > deadline) fail(`${agent} did not settle`);
+    const r = await call(anyUrl(), 'GET', `/v1/agents/${agent}`, undefined, 5000);
+    if (r.status === 200 && r.json.status !== 'running' && r.json.status !== 'permission' &&
+        r.json.queue.length === 0 && !r.json.activeTurn)
+      break;
+    // A permission left pending by a dead client: answer it so the turn ends.
+    for (const p of (r.json && r.json.permissions) || [])
+      await call(anyUrl(), 'POST', `/v1/agents/${agent}/permissions/${p.requestId}`,
+                 { decision: 'deny' }, 5000);
+    await sleep(200);
+  }
+}
+await sleep(1500);  // the followers' last long-polls
+following = false;
+await Promise.all(followers);
+
+// ---- checks ----
+try {
+  execFileSync(bin, ['--store', store, 'check', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+} catch (error) {
+  fail(`agentstream check:\n${error.stdout}${error.stderr}`);
+}
+const counts = new Map();
+for (const agent of agents) {
+  const events = await readAll(agent);
+  events.forEach((e, i) => { if (e.seq !== i + 1) fail(`${agent}: seq ${e.seq} at ${i + 1}`); });
+  for (const e of events)
+    if (e.kind === 'user.message')
+      counts.set(e.payload.clientMessageId, (counts.get(e.payload.clientMessageId) || 0) + 1);
+  const seen = followed.get(agent);
+  if (seen) {
+    if (seen.length !== events.length)
+      fail(`${agent}: follower saw ${seen.length} of ${events.length} events`);
+    seen.forEach((s, i) => {
+      if (s.kind !== events[i].kind || s.payload !== JSON.stringify(events[i].payload))
+        fail(`${agent}: follower's event ${i + 1} differs from the log`);
+    });
+  }
+  const expected = replayStatus(events);
+  for (const d of [...daemons, p]) {
+    const r = await call(d.url, 'GET', `/v1/agents/${agent}`, undefined, 5000);
+    if (r.status !== 200) fail(`${d.name} cannot report ${agent}: ${r.status} ${r.error || r.text}`);
+    if (r.json.status !== expected)
+      fail(`${d.name} reports ${agent} ${r.json.status}; the log replays to ${expected}`);
+  }
+}
+for (const [cmid, outcome] of acked) {
+  if (counts.get(cmid) !== 1)
+    fail(`acknowledged send ${cmid} (${outcome}) appears ${counts.get(cmid) || 0} times`);
+}
+for (const cmid of unacked)
+  if ((counts.get(cmid) || 0) > 1) fail(`unacknowledged send ${cmid} appears ${counts.get(cmid)} times`);
+for (const [cmid, n] of counts)
+  if (!acked.has(cmid) && !unacked.has(cmid)) fail(`user message ${cmid} was never sent (${n})`);
+
+// ---- takeover times: from a kill to the next grant of an agent the victim held ----
+const grants = env.psql(store, 'SELECT session, generation, owner, granted_ms FROM owner_history ' +
+                               'ORDER BY session, generation')
+  .map(([session, generation, owner, granted]) => ({ session, generation: Number(generation), owner,
+                                                     granted: Number(granted) }));
+const takeovers = [];
+for (const kill of kills) {
+  const bySession = new Map();
+  for (const g of grants) {
+    if (g.granted <= kill.at) bySession.set(g.session, { held: g.owner === kill.id });
+    else if (bySession.get(g.session)?.held && !bySession.get(g.session).next) {
+      bySession.get(g.session).next = g.granted - kill.at;
+      bySession.get(g.session).by = g.owner === kill.id ? 'self' : 'other';
+    }
+  }
+  for (const v of bySession.values()) if (v.held && v.next !== undefined) takeovers.push(v);
+}
+const percentile = (list, q) => {
+  const sorted = [...list].sort((x, y) => x - y);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN;
+};
+const byOther = takeovers.filter((t) => t.by === 'other').map((t) => t.next);
+const bySelf = takeovers.filter((t) => t.by === 'self').map((t) => t.next);
+console.log(`chaos: takeover by another daemon after SIGKILL: n=${byOther.length} p50=${
+  percentile(byOther, 0.5)} ms p99=${percentile(byOther, 0.99)} ms (ttl ${TTL} ms, renew ${RENEW} ms)`);
+console.log(`chaos: taken back by the restarted daemon: n=${bySelf.length} p50=${
+  percentile(bySelf, 0.5)} ms p99=${percentile(bySelf, 0.99)} ms`);
+console.log(`chaos: ${CYCLES} kill cycles, ${agents.length} agents, ${sends} sends, ${
+  acked.size} acknowledged (each once), ${unacked.size} unacknowledged, ${grants.length} grants: ok`);
+await env.close();
+process.exit(0);

@@ -1,0 +1,248 @@
+// The Node side of the end-to-end tests' prelude (tests/lib/e2e.sh is the shell side): daemons
+// started on port 0 and found by the port they print, a PostgreSQL database of the test's own, a
+// TCP proxy the test can cut (a partition), HTTP calls with time limits, and one cleanup that
+// kills every process and drops every database however the test ends.
+//
+//   const env = await TestEnv.create('chaos');          // a private temporary directory
+//   const store = await env.pgDatabase();               // postgresql://... (AGENTSTREAM_TEST_PG)
+//   const a = env.daemon('a', bin, ['--store', store]);  // --data env.dir/a.data
+//   await a.start();  a.url ... ; await a.kill('SIGKILL'); await a.start();  // same data dir
+//   const proxy = await env.proxy(targetPort);  proxy.cut(); proxy.heal();
+//   await env.close();                                   // also run on exit and on signals
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import crypto from 'node:crypto';
+
+export function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export function pick(list) {
+  return list[Math.floor(Math.random() * list.length)];
+}
+
+// One HTTP exchange with a time limit: {status, json, text} or {error} (never throws).
+export async function call(url, method, target, body, timeoutMs = 15000, headers = {}) {
+  try {
+    const response = await fetch(url + target, {
+      method,
+      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await response.text();
+    let json = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {}
+    return { status: response.status, json, text, headers: response.headers };
+  } catch (error) {
+    return { error: String(error && error.message ? error.message : error) };
+  }
+}
+
+class Daemon {
+  constructor(env, name, bin, args) {
+    this.env = env;
+    this.name = name;
+    this.bin = bin;
+    this.args = args;
+    this.dataDir = path.join(env.dir, `${name}.data`);
+    this.logFile = path.join(env.dir, `${name}.log`);
+    this.proc = null;
+    this.url = '';
+    this.port = 0;
+  }
+
+  // Starts `bin --data DIR ARGS... serve --listen 127.0.0.1:0 SERVE_ARGS` and waits for its
+  // "serving on" line. Rejects when it exits first or takes over 60 s.
+  start(serveArgs = []) {
+    const args = ['--data', this.dataDir, ...this.args, 'serve', '--listen', '127.0.0.1:0',
+                  ...serveArgs];
+    const log = fs.openSync(this.logFile, 'a');
+    fs.writeSync(log, `--- start ${new Date().toISOString()}\n`);
+    const proc = spawn(this.bin, args, { stdio: ['ignore', 'pipe', log] });
+    fs.closeSync(log);
+    this.proc = proc;
+    this.env.track(proc);
+    return new Promise((resolve, reject) => {
+      let seen = '';
+      const timer = setTimeout(() => reject(new Error(`${this.name} did not start`)), 60000);
+      proc.stdout.on('data', (chunk) => {
+        fs.appendFileSync(this.logFile, chunk);
+        if (this.url) return;
+        seen += chunk.toString();
+        const m = seen.match(/serving on (http:\/\/[^\s]+)/);
+        if (m) {
+          this.url = m[1];
+          this.port = Number(new URL(this.url).port);
+          clearTimeout(timer);
+          resolve(this);
+        }
+      });
+      proc.on('exit', (code, signal) => {
+        if (this.proc === proc) this.proc = null;
+        if (!this.url) {
+          clearTimeout(timer);
+          reject(new Error(`${this.name} exited (${code ?? signal}) before serving; see ${this.logFile}`));
+        }
+      });
+    });
+  }
+
+  running() {
+    return this.proc !== null;
+  }
+
+  // Sends `signal` and waits until the process has exited.
+  async kill(signal = 'SIGTERM') {
+    const proc = this.proc;
+    if (!proc) return;
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    proc.kill(signal);
+    await exited;
+    this.proc = null;
+    this.url = '';
+  }
+
+  pid() {
+    return this.proc ? this.proc.pid : 0;
+  }
+
+  // The daemon id it keeps in its data directory.
+  id() {
+    return fs.readFileSync(path.join(this.dataDir, 'daemon.id'), 'utf8').trim();
+  }
+}
+
+// A TCP proxy in front of 127.0.0.1:targetPort that the test can cut: every connection is
+// destroyed and new ones are closed at once, until heal().
+class CuttableProxy {
+  constructor(targetPort) {
+    this.targetPort = targetPort;
+    this.sockets = new Set();
+    this.cutOff = false;
+    this.server = net.createServer((client) => {
+      if (this.cutOff) return client.destroy();
+      const upstream = net.connect(this.targetPort, '127.0.0.1');
+      const end = () => {
+        client.destroy();
+        upstream.destroy();
+        this.sockets.delete(client);
+        this.sockets.delete(upstream);
+      };
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('error', end);
+        s.on('close', end);
+      }
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+  }
+  listen() {
+    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => {
+      this.port = this.server.address().port;
+      resolve(this);
+    }));
+  }
+  cut() {
+    this.cutOff = true;
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+  }
+  heal() {
+    this.cutOff = false;
+  }
+  close() {
+    this.cut();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+export class TestEnv {
+  static async create(name) {
+    const env = new TestEnv();
+    env.dir = fs.mkdtempSync(path.join(process.env.TMPDIR || os.tmpdir(), `agentstream-${name}.`));
+    env.procs = new Set();
+    env.databases = [];
+    env.proxies = [];
+    env.closed = false;
+    const onSignal = (signal) => {
+      env.closeSync();
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    process.on('exit', () => env.closeSync());
+    return env;
+  }
+
+  track(proc) {
+    this.procs.add(proc);
+    proc.on('exit', () => this.procs.delete(proc));
+  }
+
+  daemon(name, bin, args = []) {
+    return new Daemon(this, name, bin, args);
+  }
+
+  async proxy(targetPort) {
+    const p = await new CuttableProxy(targetPort).listen();
+    this.proxies.push(p);
+    return p;
+  }
+
+  // A database of this test's own on the server AGENTSTREAM_TEST_PG names (dropped on close);
+  // null when the variable is unset.
+  pgDatabase() {
+    const server = process.env.AGENTSTREAM_TEST_PG;
+    if (!server) return null;
+    const name = `t_${path.basename(this.dir).replace(/[^a-z0-9]/gi, '').toLowerCase()}_${
+      crypto.randomBytes(4).toString('hex')}`;
+    const admin = new URL(server);
+    admin.pathname = '/postgres';
+    execFileSync('psql', [admin.toString(), '-qAtc', `CREATE DATABASE ${name}`], { stdio: 'pipe' });
+    this.databases.push({ admin: admin.toString(), name });
+    const url = new URL(server);
+    url.pathname = `/${name}`;
+    return url.toString();
+  }
+
+  // Runs psql against `database` (a postgresql:// URL) and returns the rows as arrays of text.
+  psql(database, sql) {
+    const out = execFileSync('psql', [database, '-qAtF', '\t', '-c', sql], { encoding: 'utf8' });
+    return out.split('\n').filter((l) => l.length > 0).map((l) => l.split('\t'));
+  }
+
+  closeSync() {
+    if (this.closed) return;
+    this.closed = true;
+    for (const proc of this.procs) {
+      try {
+        proc.kill('SIGKILL');
+      } catch {}
+    }
+    for (const p of this.proxies) p.cut();
+    for (const db of this.databases) {
+      try {
+        execFileSync('psql', [db.admin, '-qAtc', `DROP DATABASE IF EXISTS ${db.name} WITH (FORCE)`],
+                     { stdio: 'pipe' });
+      } catch {}
+    }
+    if (process.env.E2E_KEEP === '1') {
+      console.error(`kept ${this.dir}`);
+    } else {
+      fs.rmSync(this.dir, { recursive: true, force: true });
+    }
+  }
+
+  async close() {
+    for (const p of this.proxies) await p.close();
+    this.proxies = [];
+    this.closeSync();
+  }
+}
