@@ -8,7 +8,7 @@ PACKAGES=(
   libcli11-dev libfmt-dev libspdlog-dev libxxhash-dev libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   clang-14 libclang-rt-14-dev clang-format clang-tidy
-  chromium
+  chromium haproxy
 )
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
