@@ -28,9 +28,6 @@ using pg::Param;
 using pg::Rows;
 using pgs::Row;
 
-// A NOTIFY payload holds less than 8000 bytes; a change of a longer path wakes every watcher.
-constexpr std::size_t kMaxNoticePath = 7900;
-constexpr std::string_view kWakeAll = "*";
 // Background work per pass.
 constexpr int kSweepStreams = 100;
 constexpr int kPurgeRows = 4096;
@@ -215,12 +212,9 @@ bool PostgresStreamStore::WriterReady() {
 
 Status PostgresStreamStore::Announce(const std::vector<std::string>& changed) {
   if (changed.empty()) return Status::Ok();
-  std::set<std::string> payloads;
-  for (const std::string& path : changed)
-    payloads.insert(path.size() <= kMaxNoticePath ? path : std::string(kWakeAll));
   return writer_conn_
       .Exec("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p",
-            {channel_, pgs::TextArray({payloads.begin(), payloads.end()})})
+            {channel_, pgs::TextArray(pgs::NoticePayloads(changed))})
       .status();
 }
 
@@ -247,8 +241,8 @@ void PostgresStreamStore::RunAppends(std::vector<Op>& batch) {
   if (!WriterReady()) return fail(Code::kStorageDown);
   std::vector<std::string> changed;
   Status written = writer_conn_.ExecScript("BEGIN");
-  if (written.ok()) written = pgs::AppendBatch(writer_conn_, options_.limits, ops, &changed);
-  if (written.ok()) written = Announce(changed);
+  if (written.ok())
+    written = pgs::AppendBatch(writer_conn_, options_.limits, channel_, ops, &changed);
   if (!written.ok()) {
     Rollback();
     return fail(Code::kStorageDown);
@@ -352,7 +346,7 @@ void PostgresStreamStore::ListenLoop(Conn conn) {
     bool all = false;
     for (const Conn::Notification& n : received) {
       if (n.sender_pid == writer_pid_.load()) continue;  // this daemon's own commit
-      if (n.payload == kWakeAll) {
+      if (n.payload == pgs::kWakeAll) {
         all = true;
       } else {
         paths.insert(n.payload);

@@ -50,6 +50,11 @@ std::string QuoteIdentifier(const std::string& name);
 // PostgreSQL text holds neither NUL bytes nor ill-formed UTF-8.
 bool StorableText(std::string_view text);
 
+// The NOTIFY payloads announcing changes of `paths`: each path, or "*" (wake every watcher) for
+// one too long for a payload.
+std::vector<std::string> NoticePayloads(const std::vector<std::string>& paths);
+inline constexpr std::string_view kWakeAll = "*";
+
 // A text[] / bigint[] literal for `ANY($1::text[])`.
 std::string TextArray(const std::vector<std::string>& items);
 std::string IntArray(const std::vector<std::int64_t>& items);
@@ -77,9 +82,11 @@ struct AppendOp {
   OpResult result;  // set by AppendBatch
 };
 
-// Decides and writes `ops` in order (one lock statement, at most four writes).
-Status AppendBatch(pg::Conn& conn, const StreamLimits& limits, std::vector<AppendOp>& ops,
-                   std::vector<std::string>* changed);
+// Decides and writes `ops` in order, and announces what changed on `channel`: a lock
+// statement, one more when producers append, then one statement for every write (more only
+// for a batch past the protocol's parameter limit).
+Status AppendBatch(pg::Conn& conn, const StreamLimits& limits, const std::string& channel,
+                   std::vector<AppendOp>& ops, std::vector<std::string>* changed);
 // kConflict when another daemon created the same path meanwhile (roll back and retry).
 Status CreateStream(pg::Conn& conn, const StreamLimits& limits, const CreateArgs& args,
                     OpResult* out, std::vector<std::string>* changed);

@@ -2,6 +2,7 @@
 // make: a stream's row and the sources it reads through, whether forks still read through a
 // stream, and a bounded read of messages across a fork chain.
 #include <algorithm>
+#include <set>
 
 #include "core/utf8.h"
 #include "streams/postgres_streams_internal.h"
@@ -163,6 +164,15 @@ std::string Channel(const std::string& schema) {
 
 bool StorableText(std::string_view text) {
   return text.find('\0') == std::string_view::npos && IsValidUtf8(text);
+}
+
+std::vector<std::string> NoticePayloads(const std::vector<std::string>& paths) {
+  // A NOTIFY payload holds less than 8000 bytes.
+  constexpr std::size_t kMaxNoticePath = 7900;
+  std::set<std::string> payloads;
+  for (const std::string& path : paths)
+    payloads.insert(path.size() <= kMaxNoticePath ? path : std::string(kWakeAll));
+  return {payloads.begin(), payloads.end()};
 }
 
 std::string TextArray(const std::vector<std::string>& items) {

@@ -273,6 +273,40 @@ TEST_F(PostgresStreamsTest, ManyWritersOnOneStreamThroughBothDaemons) {
   EXPECT_EQ(std::set<std::string>(seqs.begin(), seqs.end()).size(), seqs.size());
 }
 
+// A commit of more appends than one statement's parameters can carry is split into several
+// statements of one transaction: every append lands, in order.
+TEST_F(PostgresStreamsTest, ABatchPastTheParameterLimitIsWrittenWhole) {
+  PostgresStreamsOptions options = Options();
+  options.max_batch_ops = 100000;
+  auto store = OpenPostgresStreamStore(options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  a_ = std::move(*store);
+  ASSERT_EQ(Create(*a_, "/many").code, Code::kCreated);
+  // The stream's row is held, so the writer's first batch waits and the rest queue behind it.
+  ASSERT_TRUE(admin_.ExecScript("BEGIN").ok());
+  ASSERT_TRUE(admin_.Exec("SELECT id FROM " + schema_ + ".ds_streams FOR UPDATE").ok());
+  constexpr int kAppends = 20000;  // 4 parameters each: past 65,535 in one statement
+  std::atomic<int> ok{0}, answered{0};
+  std::promise<void> all;
+  for (int i = 0; i < kAppends; ++i) {
+    AppendArgs args;
+    args.path = "/many";
+    args.body = std::to_string(i) + ",";
+    a_->AppendAsync(std::move(args), [&](OpResult r) {
+      if (r.code == Code::kOk) ++ok;
+      if (++answered == kAppends) all.set_value();
+    });
+  }
+  std::this_thread::sleep_for(200ms);
+  ASSERT_TRUE(admin_.ExecScript("COMMIT").ok());
+  ASSERT_EQ(all.get_future().wait_for(60s), std::future_status::ready);
+  EXPECT_EQ(ok, kAppends);
+  std::string expected, got;
+  for (int i = 0; i < kAppends; ++i) expected += std::to_string(i) + ",";
+  for (const std::string& m : Messages(*a_, "/many")) got += m;
+  EXPECT_EQ(got, expected);
+}
+
 TEST_F(PostgresStreamsTest, ALiveReaderOnOneDaemonIsWokenByAnAppendThroughTheOther) {
   OpenBoth();
   ASSERT_EQ(Create(*a_, "/live").code, Code::kCreated);

@@ -112,10 +112,70 @@ Result<Locked> LockChain(Conn& conn, const std::string& path,
   return LockPaths(conn, std::move(paths));
 }
 
+// Multi-row writes gathered into data-modifying CTEs of one statement, sent when the next row
+// would pass the protocol's parameter limit, or at Finish with the announcement of the changes.
+class Writes {
+ public:
+  explicit Writes(Conn& conn) : conn_(conn) {}
+
+  // One row of the multi-row statement `head` ... `tail` (its VALUES list in between).
+  Status Row(std::string_view head, std::string_view tail, const std::vector<const char*>& types,
+             std::vector<Param> values) {
+    if (params_.size() + values.size() > kMaxParams) {
+      AS_RETURN_IF_ERROR(EndPart());
+      AS_RETURN_IF_ERROR(Send("SELECT 1"));
+    }
+    if (part_.empty()) {
+      part_.assign(head);
+      tail_.assign(tail);
+    } else {
+      part_ += ',';
+    }
+    part_ += Tuple(params_.size(), types);
+    for (Param& v : values) params_.push_back(std::move(v));
+    return Status::Ok();
+  }
+  // Ends the statement the rows so far belong to.
+  Status EndPart() {
+    if (part_.empty()) return Status::Ok();
+    parts_.push_back("w" + std::to_string(parts_.size()) + " AS (" + part_ + tail_ + ")");
+    part_.clear();
+    return Status::Ok();
+  }
+  // Sends what is left, announcing `changed` on `channel` (delivered at COMMIT).
+  Status Finish(const std::string& channel, const std::vector<std::string>& changed) {
+    AS_RETURN_IF_ERROR(EndPart());
+    if (changed.empty()) return parts_.empty() ? Status::Ok() : Send("SELECT 1");
+    const std::size_t first = params_.size();
+    params_.push_back(Param(channel));
+    params_.push_back(Param(TextArray(NoticePayloads(changed))));
+    return Send("SELECT pg_notify($" + std::to_string(first + 1) + ", p) FROM unnest($" +
+                std::to_string(first + 2) + "::text[]) AS p");
+  }
+
+ private:
+  static constexpr std::size_t kMaxParams = 60000;  // the protocol allows 65,535
+
+  Status Send(const std::string& main) {
+    std::string sql;
+    for (const std::string& part : parts_) sql += (sql.empty() ? "WITH " : ", ") + part;
+    sql += (sql.empty() ? "" : " ") + main;
+    Status sent = conn_.Exec(sql, params_).status();
+    parts_.clear();
+    params_.clear();
+    return sent;
+  }
+
+  Conn& conn_;
+  std::vector<std::string> parts_;
+  std::string part_, tail_;
+  std::vector<Param> params_;
+};
+
 }  // namespace
 
-Status AppendBatch(Conn& conn, const StreamLimits& limits, std::vector<AppendOp>& ops,
-                   std::vector<std::string>* changed) {
+Status AppendBatch(Conn& conn, const StreamLimits& limits, const std::string& channel,
+                   std::vector<AppendOp>& ops, std::vector<std::string>* changed) {
   std::vector<std::string> paths;
   bool producers = false;
   for (const AppendOp& op : ops) {
@@ -203,57 +263,44 @@ Status AppendBatch(Conn& conn, const StreamLimits& limits, std::vector<AppendOp>
     r.info = InfoOf(row->meta, row->tail);
     r.offset = row->tail;
   }
-  constexpr std::size_t kRowsPerStatement = 1000;
-  for (std::size_t from = 0; from < messages.size(); from += kRowsPerStatement) {
-    std::string sql = "INSERT INTO ds_messages(stream_id, read_seq, byte_pos, data) VALUES";
-    std::vector<Param> params;
-    for (std::size_t i = from; i < std::min(messages.size(), from + kRowsPerStatement); ++i) {
-      sql += (i > from ? "," : "") + Tuple(params.size(), {"bigint", "bigint", "bigint", "bytea"});
-      NewMessage& m = messages[i];
-      params.insert(params.end(), {Param(m.stream), Param(I64(m.offset.read_seq)),
-                                   Param(I64(m.offset.byte_pos)), Param::Bytes(std::move(m.data))});
-    }
-    AS_RETURN_IF_ERROR(conn.Exec(sql, params).status());
+  // Every write of the batch and its announcement in as few statements as the parameter limit
+  // allows (one, unless the batch is large): data-modifying CTEs, then pg_notify.
+  Writes writes(conn);
+  for (NewMessage& m : messages) {
+    AS_RETURN_IF_ERROR(
+        writes.Row("INSERT INTO ds_messages(stream_id, read_seq, byte_pos, data) VALUES", "",
+                   {"bigint", "bigint", "bigint", "bytea"},
+                   {Param(m.stream), Param(I64(m.offset.read_seq)), Param(I64(m.offset.byte_pos)),
+                    Param::Bytes(std::move(m.data))}));
   }
-  if (!dirty.empty()) {
-    std::string sql =
+  AS_RETURN_IF_ERROR(writes.EndPart());
+  for (const std::string& path : dirty) {
+    const Row& row = *locked.Find(path);
+    const auto& by = row.meta.closed_by;
+    AS_RETURN_IF_ERROR(writes.Row(
         "UPDATE ds_streams AS s SET tail_read_seq = u.trs, tail_byte_pos = u.tbp, closed = "
         "u.closed, closed_by_producer = u.cbp, closed_by_epoch = u.cbe, closed_by_seq = u.cbs, "
         "last_stream_seq = u.lss, last_access_ms = GREATEST(s.last_access_ms, u.la) FROM "
-        "(VALUES";
-    std::vector<Param> params;
-    for (const std::string& path : dirty) {
-      const Row& row = *locked.Find(path);
-      const auto& by = row.meta.closed_by;
-      sql += (params.empty() ? "" : ",") +
-             Tuple(params.size(), {"bigint", "bigint", "bigint", "boolean", "text", "bigint",
-                                   "bigint", "text", "bigint"});
-      params.insert(
-          params.end(),
-          {Param(row.meta.id), Param(I64(row.tail.read_seq)), Param(I64(row.tail.byte_pos)),
-           Bool(row.meta.closed), by ? Param(by->producer) : Param(),
-           by ? Param(I64(by->epoch)) : Param(), by ? Param(I64(by->seq)) : Param(),
-           Param(row.meta.last_stream_seq), Param(row.last_access_ms)});
-    }
-    sql += ") AS u(id, trs, tbp, closed, cbp, cbe, cbs, lss, la) WHERE s.id = u.id";
-    AS_RETURN_IF_ERROR(conn.Exec(sql, params).status());
+        "(VALUES",
+        ") AS u(id, trs, tbp, closed, cbp, cbe, cbs, lss, la) WHERE s.id = u.id",
+        {"bigint", "bigint", "bigint", "boolean", "text", "bigint", "bigint", "text", "bigint"},
+        {Param(row.meta.id), Param(I64(row.tail.read_seq)), Param(I64(row.tail.byte_pos)),
+         Bool(row.meta.closed), by ? Param(by->producer) : Param(),
+         by ? Param(I64(by->epoch)) : Param(), by ? Param(I64(by->seq)) : Param(),
+         Param(row.meta.last_stream_seq), Param(row.last_access_ms)}));
   }
-  if (!producer_writes.empty()) {
-    std::string sql =
-        "INSERT INTO ds_producers(stream_id, producer, epoch, last_seq, updated_ms) VALUES";
-    std::vector<Param> params;
-    for (const auto& [key, p] : producer_writes) {
-      sql += (params.empty() ? "" : ",") +
-             Tuple(params.size(), {"bigint", "text", "bigint", "bigint", "bigint"});
-      params.insert(params.end(), {Param(key.first), Param(key.second), Param(I64(p.epoch)),
-                                   Param(I64(p.last_seq)), Param(p.updated_ms)});
-    }
-    sql +=
+  AS_RETURN_IF_ERROR(writes.EndPart());
+  for (const auto& [key, p] : producer_writes) {
+    AS_RETURN_IF_ERROR(writes.Row(
+        "INSERT INTO ds_producers(stream_id, producer, epoch, last_seq, updated_ms) VALUES",
         " ON CONFLICT (stream_id, producer) DO UPDATE SET epoch = excluded.epoch, last_seq = "
-        "excluded.last_seq, updated_ms = excluded.updated_ms";
-    AS_RETURN_IF_ERROR(conn.Exec(sql, params).status());
+        "excluded.last_seq, updated_ms = excluded.updated_ms",
+        {"bigint", "text", "bigint", "bigint", "bigint"},
+        {Param(key.first), Param(key.second), Param(I64(p.epoch)), Param(I64(p.last_seq)),
+         Param(p.updated_ms)}));
   }
-  return Status::Ok();
+  AS_RETURN_IF_ERROR(writes.EndPart());
+  return writes.Finish(channel, *changed);
 }
 
 Status CreateStream(Conn& conn, const StreamLimits& limits, const CreateArgs& args, OpResult* out,
