@@ -429,7 +429,7 @@ namespace {
 
 // A routed command's answer, for a caller that wants a status only.
 std::function<void(Result<AgentAnswer>)> AsStatus(StatusCallback done) {
-  return [done = std::move(done)](Result<AgentAnswer> answer) { done(answer.status()); };
+  return [done = std::move(done)](const Result<AgentAnswer>& answer) { done(answer.status()); };
 }
 
 template <class T>

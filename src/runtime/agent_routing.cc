@@ -40,23 +40,23 @@ void AgentManager::Impl::Dispatch(const SessionId& id, AgentCommand command, For
   attempt->forwarding = forwarding;
   attempt->done = std::move(done);
   attempt->deadline = Now() + options_.ownership.ttl + options_.ownership.renew_every;
-  Route(std::move(attempt));
+  Route(attempt);
 }
 
-void AgentManager::Impl::Retry(AttemptPtr attempt) {
+void AgentManager::Impl::Retry(const AttemptPtr& attempt) {
   if (++attempt->hops > kMaxHops) {
     return attempt->done(
         Error(ErrorCode::kUnavailable,
               "the daemon running agent " + attempt->id.str() + " kept changing; try again"));
   }
-  Route(std::move(attempt));
+  Route(attempt);
 }
 
-void AgentManager::Impl::Route(AttemptPtr attempt) {
+void AgentManager::Impl::Route(const AttemptPtr& attempt) {
   const SessionId& id = attempt->id;
   if (shut_down_) return attempt->done(Error(ErrorCode::kUnavailable, "the daemon is stopping"));
   if (std::shared_ptr<LiveAgent> live = Live(id)) {
-    if (!live->stopping()) return RunLocal(live, std::move(attempt));
+    if (!live->stopping()) return RunLocal(live, attempt);
     // Its Unload() waiter (registered first) drops it; this one then routes again.
     return live->Stop(StopMode{}, [this, alive = std::weak_ptr<bool>(alive_), attempt] {
       if (alive.lock()) Route(attempt);
@@ -66,17 +66,18 @@ void AgentManager::Impl::Route(AttemptPtr attempt) {
   if (!info.ok()) return attempt->done(info.status());
   const OwnerLease& lease = info->owner;
   if (lease.live() && lease.owner != options_.ownership.daemon_id)
-    return Forward(lease.owner, std::move(attempt));
-  if (!NeedsRuntime(attempt->command)) return RunWithoutRuntime(std::move(attempt));
+    return Forward(lease.owner, attempt);
+  if (!NeedsRuntime(attempt->command)) return RunWithoutRuntime(attempt);
   std::string owner;
   Result<std::shared_ptr<LiveAgent>> agent = Load(id, &owner);
-  if (agent.ok()) return RunLocal(*agent, std::move(attempt));
+  if (agent.ok()) return RunLocal(*agent, attempt);
   if (agent.status().code() == ErrorCode::kConflict && !owner.empty())
-    return Forward(owner, std::move(attempt));  // taken by another daemon meanwhile
+    return Forward(owner, attempt);  // taken by another daemon meanwhile
   attempt->done(agent.status());
 }
 
-void AgentManager::Impl::RunLocal(const std::shared_ptr<LiveAgent>& agent, AttemptPtr attempt) {
+void AgentManager::Impl::RunLocal(const std::shared_ptr<LiveAgent>& agent,
+                                  const AttemptPtr& attempt) {
   AnswerCallback& done = attempt->done;
   std::visit(
       [&](auto& c) {
@@ -105,7 +106,7 @@ void AgentManager::Impl::RunLocal(const std::shared_ptr<LiveAgent>& agent, Attem
       attempt->command);
 }
 
-void AgentManager::Impl::CloseLive(AttemptPtr attempt) {
+void AgentManager::Impl::CloseLive(const AttemptPtr& attempt) {
   const SessionId id = attempt->id;
   Unload(id, StopMode{true, "the agent was closed"}, true,
          [this, id, attempt](std::optional<std::uint64_t> generation) {
@@ -118,7 +119,7 @@ void AgentManager::Impl::CloseLive(AttemptPtr attempt) {
          });
 }
 
-void AgentManager::Impl::RewindLive(AttemptPtr attempt, Cursor to) {
+void AgentManager::Impl::RewindLive(const AttemptPtr& attempt, Cursor to) {
   const SessionId id = attempt->id;
   // The runtime stops first: its conversation holds the history the rewind drops.
   Unload(id, StopMode{true, "the session was rewound"}, true,
@@ -131,7 +132,7 @@ void AgentManager::Impl::RewindLive(AttemptPtr attempt, Cursor to) {
          });
 }
 
-void AgentManager::Impl::RunWithoutRuntime(AttemptPtr attempt) {
+void AgentManager::Impl::RunWithoutRuntime(const AttemptPtr& attempt) {
   if (std::holds_alternative<commands::Interrupt>(attempt->command))
     return attempt->done(AgentAnswer{});  // nothing runs without a runtime
   if (const auto* c = std::get_if<commands::ReplyPermission>(&attempt->command)) {
@@ -168,14 +169,14 @@ void AgentManager::Impl::RunWithoutRuntime(AttemptPtr attempt) {
 }
 
 void AgentManager::Impl::WithLease(
-    AttemptPtr attempt,
+    const AttemptPtr& attempt,
     std::function<Result<AgentAnswer>(const OwnerGrant&, turn::TurnState&)> fn) {
   const SessionId& id = attempt->id;
   const process::Clock::time_point sent = Now();
   Result<OwnerGrant> grant =
       coordination().AcquireOwnership(id, options_.ownership.daemon_id, ttl_ms());
   if (!grant.ok()) {
-    if (grant.status().code() == ErrorCode::kConflict) return Retry(std::move(attempt));
+    if (grant.status().code() == ErrorCode::kConflict) return Retry(attempt);
     return attempt->done(grant.status());
   }
   keeper_->Track(id, grant->lease.generation, sent);
@@ -192,7 +193,7 @@ void AgentManager::Impl::WithLease(
   attempt->done(std::move(answer));
 }
 
-void AgentManager::Impl::Forward(const std::string& owner, AttemptPtr attempt) {
+void AgentManager::Impl::Forward(const std::string& owner, const AttemptPtr& attempt) {
   if (attempt->forwarding == Forwarding::kRefused) {
     return attempt->done(
         Error(ErrorCode::kMisdirected, "agent " + attempt->id.str() + " runs on daemon " + owner));
@@ -220,7 +221,7 @@ void AgentManager::Impl::Forward(const std::string& owner, AttemptPtr attempt) {
       });
 }
 
-void AgentManager::Impl::WaitForOwner(const std::string& owner, AttemptPtr attempt) {
+void AgentManager::Impl::WaitForOwner(const std::string& owner, const AttemptPtr& attempt) {
   if (Now() >= attempt->deadline) {
     return attempt->done(Error(ErrorCode::kUnavailable,
                                "daemon " + owner + ", which runs agent " + attempt->id.str() +

@@ -110,18 +110,18 @@ class AgentManager::Impl {
   void FlushRemoteStatus();
 
   // ---- agent_routing.cc ----
-  void Route(AttemptPtr attempt);
-  void Retry(AttemptPtr attempt);
-  void RunLocal(const std::shared_ptr<LiveAgent>& agent, AttemptPtr attempt);
-  void RunWithoutRuntime(AttemptPtr attempt);
-  void CloseLive(AttemptPtr attempt);
-  void RewindLive(AttemptPtr attempt, Cursor to);
+  void Route(const AttemptPtr& attempt);
+  void Retry(const AttemptPtr& attempt);
+  void RunLocal(const std::shared_ptr<LiveAgent>& agent, const AttemptPtr& attempt);
+  void RunWithoutRuntime(const AttemptPtr& attempt);
+  void CloseLive(const AttemptPtr& attempt);
+  void RewindLive(const AttemptPtr& attempt, Cursor to);
   // Takes the lease, closes what a lost runtime left open, runs `fn` under the lease, releases.
-  void WithLease(AttemptPtr attempt,
+  void WithLease(const AttemptPtr& attempt,
                  std::function<Result<AgentAnswer>(const OwnerGrant&, turn::TurnState&)> fn);
-  void Forward(const std::string& owner, AttemptPtr attempt);
+  void Forward(const std::string& owner, const AttemptPtr& attempt);
   // The owner did not answer: waits for its lease to expire or move, then routes again.
-  void WaitForOwner(const std::string& owner, AttemptPtr attempt);
+  void WaitForOwner(const std::string& owner, const AttemptPtr& attempt);
   // Runs `fn` on the loop after `delay`, unless the manager is destroyed first.
   void After(process::Millis delay, std::function<void()> fn);
 

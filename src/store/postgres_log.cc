@@ -527,6 +527,7 @@ class PostgresEventLog final : public EventLog, public Coordination {
       AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
     return RunControl<std::vector<SessionId>>([&](Txn& t, std::vector<SessionId>& lost) -> Status {
       std::vector<std::string> ids;
+      ids.reserve(leases.size());
       for (const auto& lease : leases) ids.push_back(lease.first.str());
       AS_RETURN_IF_ERROR(t.Prefetch(std::move(ids)));  // their rows, locked in id order
       AS_ASSIGN_OR_RETURN(TimestampMs now, t.ServerNow());

@@ -14,7 +14,7 @@
 //   node tests/chaos/chaos_test.mjs AGENTSTREAM_BIN      (AGENTSTREAM_TEST_PG names the server)
 // Environment: AGENTSTREAM_CHAOS_CYCLES (default 30), AGENTSTREAM_CHAOS_AGENTS (default 6),
 // AGENTSTREAM_CHAOS_TTL_MS (default 1500; renewals every fifth of it).
-import { TestEnv, call, pick, sleep } from '../lib/daemons.mjs';
+import { TestEnv, call, formatPgUrl, parsePgUrl, pgEndpoint, pick, sleep } from '../lib/daemons.mjs';
 import { execFileSync } from 'node:child_process';
 
 const bin = process.argv[2];
@@ -144,11 +144,12 @@ for (let cycle = 1; cycle <= CYCLES; ++cycle) {
 }
 
 // ---- a partitioned daemon ----
-const pgPort = Number(new URL(store).port);
-const proxy = await env.proxy(pgPort);
-const viaProxy = new URL(store);
-viaProxy.port = String(proxy.port);
-const p = env.daemon('p', bin, ['--store', viaProxy.toString()]);
+const proxy = await env.proxy(pgEndpoint(store));
+const viaProxy = parsePgUrl(store);
+viaProxy.hostport = `127.0.0.1:${proxy.port}`;
+viaProxy.params.delete('host');
+viaProxy.params.delete('port');
+const p = env.daemon('p', bin, ['--store', formatPgUrl(viaProxy)]);
 await p.start(SERVE);
 const created = await call(p.url, 'POST', '/v1/agents', { provider: 'scripted', cwd: env.dir,
                                                           title: 'partitioned' });

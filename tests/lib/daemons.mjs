@@ -7,7 +7,7 @@
 //   const store = await env.pgDatabase();               // postgresql://... (AGENTSTREAM_TEST_PG)
 //   const a = env.daemon('a', bin, ['--store', store]);  // --data env.dir/a.data
 //   await a.start();  a.url ... ; await a.kill('SIGKILL'); await a.start();  // same data dir
-//   const proxy = await env.proxy(targetPort);  proxy.cut(); proxy.heal();
+//   const proxy = await env.proxy(pgEndpoint(store));  proxy.cut(); proxy.heal();
 //   await env.close();                                   // also run on exit and on signals
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,6 +22,28 @@ export function sleep(ms) {
 
 export function pick(list) {
   return list[Math.floor(Math.random() * list.length)];
+}
+
+// A libpq URL ("postgresql://USER@HOST:PORT/DB?host=/socket/dir&port=5432"; the host may be empty
+// when a socket directory is given), which WHATWG URL parsing refuses.
+export function parsePgUrl(url) {
+  const m = url.match(/^(postgres(?:ql)?):\/\/(?:([^@/]*)@)?([^/?]*)(?:\/([^?]*))?(?:\?(.*))?$/);
+  if (!m) throw new Error(`not a postgresql:// URL: ${url}`);
+  return { scheme: m[1], user: m[2] || '', hostport: m[3] || '', database: m[4] || '',
+           params: new URLSearchParams(m[5] || '') };
+}
+export function formatPgUrl(p) {
+  const query = p.params.toString();
+  return `${p.scheme}://${p.user ? `${p.user}@` : ''}${p.hostport}/${p.database}${
+    query ? `?${query}` : ''}`;
+}
+// Where the server of a libpq URL listens: {path} of its Unix socket, or {host, port}.
+export function pgEndpoint(url) {
+  const p = parsePgUrl(url);
+  const port = Number(p.params.get('port') || p.hostport.split(':')[1] || 5432);
+  const dir = p.params.get('host');
+  if (dir && dir.startsWith('/')) return { path: `${dir}/.s.PGSQL.${port}` };
+  return { host: p.hostport.split(':')[0] || '127.0.0.1', port };
 }
 
 // One HTTP exchange with a time limit: {status, json, text} or {error} (never throws).
@@ -118,16 +140,18 @@ class Daemon {
   }
 }
 
-// A TCP proxy in front of 127.0.0.1:targetPort that the test can cut: every connection is
-// destroyed and new ones are closed at once, until heal().
+// A TCP proxy on 127.0.0.1 in front of `target` ({port} on 127.0.0.1, or {path} of a Unix
+// socket) that the test can cut: every connection is destroyed and new ones are closed at once,
+// until heal().
 class CuttableProxy {
-  constructor(targetPort) {
-    this.targetPort = targetPort;
+  constructor(target) {
+    this.target = target;
     this.sockets = new Set();
     this.cutOff = false;
     this.server = net.createServer((client) => {
       if (this.cutOff) return client.destroy();
-      const upstream = net.connect(this.targetPort, '127.0.0.1');
+      const upstream = this.target.path ? net.connect(this.target.path)
+                                        : net.connect(this.target.port, this.target.host || '127.0.0.1');
       const end = () => {
         client.destroy();
         upstream.destroy();
@@ -190,8 +214,8 @@ export class TestEnv {
     return new Daemon(this, name, bin, args);
   }
 
-  async proxy(targetPort) {
-    const p = await new CuttableProxy(targetPort).listen();
+  async proxy(target) {
+    const p = await new CuttableProxy(target).listen();
     this.proxies.push(p);
     return p;
   }
@@ -203,13 +227,10 @@ export class TestEnv {
     if (!server) return null;
     const name = `t_${path.basename(this.dir).replace(/[^a-z0-9]/gi, '').toLowerCase()}_${
       crypto.randomBytes(4).toString('hex')}`;
-    const admin = new URL(server);
-    admin.pathname = '/postgres';
-    execFileSync('psql', [admin.toString(), '-qAtc', `CREATE DATABASE ${name}`], { stdio: 'pipe' });
-    this.databases.push({ admin: admin.toString(), name });
-    const url = new URL(server);
-    url.pathname = `/${name}`;
-    return url.toString();
+    const admin = formatPgUrl({ ...parsePgUrl(server), database: 'postgres' });
+    execFileSync('psql', [admin, '-qAtc', `CREATE DATABASE ${name}`], { stdio: 'pipe' });
+    this.databases.push({ admin, name });
+    return formatPgUrl({ ...parsePgUrl(server), database: name });
   }
 
   // Runs psql against `database` (a postgresql:// URL) and returns the rows as arrays of text.
