@@ -118,6 +118,7 @@ AgentEnv AgentManager::Impl::MakeEnv() {
   env.unload = [this](const SessionId& id) {
     Run([id](Impl& impl) { impl.Unload(id, StopMode{}, false, [](auto) {}); });
   };
+  env.replace = [this](const SessionId& id) { Run([id](Impl& impl) { impl.Replace(id); }); };
   return env;
 }
 
@@ -236,6 +237,21 @@ void AgentManager::Impl::Unload(const SessionId& id, const StopMode& mode, bool 
     if (keep_lease && !stopped->failed()) return then(generation);
     Release(id, generation);
     then(std::nullopt);
+  });
+}
+
+void AgentManager::Impl::Replace(const SessionId& id) {
+  std::shared_ptr<LiveAgent> agent = Live(id);
+  if (!agent) return;
+  const bool queued = agent->Snapshot().queue.size() > 0;
+  Unload(id, StopMode{}, false, [this, id, queued](auto) {
+    if (!queued || shut_down_ || Live(id)) return;
+    // The prompts waiting run on a new runtime (it resumes the conversation).
+    Result<std::shared_ptr<LiveAgent>> reloaded = Load(id);
+    if (reloaded.ok()) return;
+    Result<AgentSnapshot> snapshot = Get(id);
+    Notify(AgentNotice::Kind::kError, snapshot.ok() ? *snapshot : AgentSnapshot{},
+           "the queued prompts wait for the next prompt: " + reloaded.status().message());
   });
 }
 

@@ -247,6 +247,10 @@ Status LiveAgent::StoreRecord(const StatusRecord& record) {
 
 void LiveAgent::OnEffect(const turn::Effect& effect) {
   if (const auto* reply = std::get_if<turn::ReplySubmission>(&effect)) return OnReply(*reply);
+  if (std::holds_alternative<turn::RuntimeExited>(effect)) {
+    // Once the failed turns and the notice are durable; the next runtime resumes the session.
+    return AfterAppended([this](const Status&) { env_.replace(info_.id); });
+  }
   if (std::holds_alternative<turn::StatusChanged>(effect)) {
     AfterAppended([this](const Status& s) {
       if (!s.ok()) return;

@@ -60,6 +60,9 @@ struct AgentEnv {
   // lease) or was idle for options.idle_stop_after: the manager stops and drops it
   // (asynchronously).
   std::function<void(const SessionId&)> unload;
+  // The agent's process is gone: the manager drops this runtime and, when prompts wait in its
+  // queue, starts a new one at once (else the next prompt does).
+  std::function<void(const SessionId&)> replace;
 };
 
 // The producer id of every runtime's appends (its epoch is the ownership generation).

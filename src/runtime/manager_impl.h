@@ -91,6 +91,8 @@ class AgentManager::Impl {
   Result<std::shared_ptr<LiveAgent>> Attach(const SessionId& id, const OwnerGrant& grant,
                                             process::Clock::time_point sent);
   void Release(const SessionId& id, std::uint64_t generation);
+  // The runtime of `id` lost its process: drops it, and starts a new one when prompts wait.
+  void Replace(const SessionId& id);
   // Stops the live agent of `id` (if any) as `mode` says and drops it, releasing its lease unless
   // `keep_lease`; then runs `then` with the generation still held (nullopt: none held any more).
   void Unload(const SessionId& id, const StopMode& mode, bool keep_lease,

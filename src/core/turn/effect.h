@@ -57,7 +57,14 @@ struct StatusChanged {
   SessionStatus status = SessionStatus::kIdle;
 };
 
+// The provider's process is gone (it crashed, was killed, or was stopped after a stall): the owner
+// replaces the runtime, and the next one resumes the conversation from the persistence handle.
+// Queued prompts are held for it.
+struct RuntimeExited {
+  std::string message;
+};
+
 using Effect = std::variant<StartProviderTurn, InterruptProvider, SendPermissionReply,
-                            ReplySubmission, StatusChanged>;
+                            ReplySubmission, StatusChanged, RuntimeExited>;
 
 }  // namespace agentstream::turn

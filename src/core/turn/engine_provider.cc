@@ -87,12 +87,15 @@ void Stepper::OnEcho(const ProviderUserEcho& echo) {
 }
 
 void Stepper::OnExited(const ProviderExited& exited) {
-  if (s_.open.empty()) {
-    Emit(Notice{NoticeLevel::kWarning, "provider process exited: " + SanitizeUtf8(exited.message)},
-         std::nullopt);
-    return;
-  }
-  FailAllOpen("provider_exited", SanitizeUtf8(exited.message));
+  const std::string message = SanitizeUtf8(exited.message);
+  // Nothing queued starts on a dead process: the next runtime runs the queue.
+  s_.queue_held = true;
+  FailAllOpen("provider_exited", message);
+  Emit(Notice{NoticeLevel::kWarning,
+              "the agent's process exited (" + message +
+                  "); the next prompt starts it again, resuming the conversation"},
+       std::nullopt);
+  Do(RuntimeExited{message});
 }
 
 template <class Map, class Key>
