@@ -80,6 +80,7 @@ Result<std::vector<std::string>> ChainPaths(Conn& conn, const std::string& path)
                         "c.forked_from_id WHERE c.depth < 10000) SELECT path FROM chain",
                         {path}));
   std::vector<std::string> paths;
+  paths.reserve(static_cast<std::size_t>(r.size()));
   for (int i = 0; i < r.size(); ++i) paths.push_back(r.Text(i, 0));
   return paths;
 }

@@ -65,6 +65,7 @@ class PostgresSubscriptionRecords final : public SubscriptionRecords {
                            "WHERE pattern <> '' OR paths @> ARRAY[$1]::text[]",
                            {relative_path}));
     std::vector<Candidate> out;
+    out.reserve(static_cast<std::size_t>(r.size()));
     for (int i = 0; i < r.size(); ++i)
       out.push_back(Candidate{r.Text(i, 0), r.Text(i, 1), r.Text(i, 2) == "t"});
     return out;

@@ -393,12 +393,13 @@ void HandleStreamRequest(StreamStore& store, SubscriptionManager* subscriptions,
     return done(std::move(r));
   }
   if (req.method == "DELETE") {
-    return store.DeleteAsync(req.path, [&store, done = std::move(done)](OpResult result) mutable {
-      if (result.code != Code::kOk) return done(FromCode(result.code));
-      StreamResponse r;
-      r.status = 204;
-      AfterDurable(store, std::move(r), done);
-    });
+    return store.DeleteAsync(req.path,
+                             [&store, done = std::move(done)](const OpResult& result) mutable {
+                               if (result.code != Code::kOk) return done(FromCode(result.code));
+                               StreamResponse r;
+                               r.status = 204;
+                               AfterDurable(store, std::move(r), done);
+                             });
   }
   done(Text(405, "Method not allowed"));
 }
@@ -440,7 +441,7 @@ void HandleCreate(StreamStore& store, const StreamRequest& req, const std::strin
   }
   args.body = req.body;
   store.CreateAsync(std::move(args), [&store, location = base_url + req.path,
-                                      done = std::move(done)](OpResult result) mutable {
+                                      done = std::move(done)](const OpResult& result) mutable {
     if (result.code != Code::kCreated && result.code != Code::kOk)
       return done(FromCode(result.code));
     StreamResponse r;
@@ -484,7 +485,7 @@ void HandleAppend(StreamStore& store, const StreamRequest& req,
   const bool has_body = !args.body.empty();
   const bool close = args.close;
   store.AppendAsync(std::move(args), [&store, producer, has_body, close,
-                                      done = std::move(done)](OpResult result) mutable {
+                                      done = std::move(done)](const OpResult& result) mutable {
     AnswerAppend(store, result, producer, has_body, close, done);
   });
 }

@@ -668,7 +668,7 @@ void SubscriptionManager::Run(Actions actions) {
     args.path = path;
     args.body = event;
     args.content_type = "application/json";
-    store_.AppendAsync(std::move(args), [](OpResult) {});
+    store_.AppendAsync(std::move(args), [](const OpResult&) {});
   }
   std::lock_guard lock(queue_mu_);
   for (Delivery& d : actions.deliveries) {
