@@ -12,13 +12,16 @@
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <thread>
 
 #include "cli/daemon_identity.h"
 #include "cluster/http_forwarder.h"
 #include "consumers/consumer_service.h"
+#include "net/http_url.h"
 #include "process/event_loop.h"
+#include "process/leftovers.h"
 #include "runtime/agent_manager.h"
 #include "runtime/provider_factory.h"
 #include "server/http_server.h"
@@ -128,6 +131,11 @@ int RunServe(const ServeOptions& options) {
   server_options.threads = options.io_threads;
   server_options.security.token = options.token;
   server_options.security.allowed_origins = options.allow_origins;
+  server_options.security.allowed_hosts = options.allow_hosts;
+  // Other daemons forward to --advertise, naming its host; Location headers name it too.
+  if (auto advertised = net::ParseHttpUrl(options.advertise); advertised.ok())
+    server_options.security.allowed_hosts.push_back(advertised->host);
+  server_options.public_url = options.advertise;
   server_options.web_root =
       options.web_root.empty() ? server::DefaultWebRoot("/proc/self/exe") : options.web_root;
   if (Status bind = server::CheckBind(server_options.host, options.token); !bind.ok()) {
@@ -142,16 +150,6 @@ int RunServe(const ServeOptions& options) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto log = OpenEventLog(StoreConfig{options.store_url});
-  if (!log.ok()) {
-    fmt::print(stderr, "agentstream: cannot open the log: {}\n", log.status().ToString());
-    return 1;
-  }
-  auto provider_options = ProviderOptions(options);
-  if (!provider_options.ok()) {
-    fmt::print(stderr, "agentstream: {}\n", provider_options.status().message());
-    return 2;
-  }
   if (options.owner_renew_ms >= options.owner_ttl_ms) {
     fmt::print(stderr, "agentstream: --owner-renew-ms ({}) must be below --owner-ttl-ms ({})\n",
                options.owner_renew_ms, options.owner_ttl_ms);
@@ -161,6 +159,21 @@ int RunServe(const ServeOptions& options) {
   if (!identity.ok()) {
     fmt::print(stderr, "agentstream: {}\n", identity.status().message());
     return 1;
+  }
+  // This run's mark on every process it starts, set before any thread runs (process/leftovers.h).
+  const std::string run =
+      fmt::format("{:08x}{:08x}", std::random_device{}(), std::random_device{}());
+  ::setenv(process::kDaemonMarker, (identity->id() + "/" + run).c_str(), 1);
+
+  auto log = OpenEventLog(StoreConfig{options.store_url});
+  if (!log.ok()) {
+    fmt::print(stderr, "agentstream: cannot open the log: {}\n", log.status().ToString());
+    return 1;
+  }
+  auto provider_options = ProviderOptions(options);
+  if (!provider_options.ok()) {
+    fmt::print(stderr, "agentstream: {}\n", provider_options.status().message());
+    return 2;
   }
   runtime::AgentManagerOptions manager_options;
   runtime::OwnershipOptions& ownership = manager_options.ownership;
@@ -177,6 +190,9 @@ int RunServe(const ServeOptions& options) {
     fmt::print(stderr, "agentstream: {}\n", claimed.ToString());
     return 1;
   }
+  // The id is this daemon's alone now: what an earlier run of it left behind dies.
+  if (const std::size_t killed = process::KillLeftovers(identity->id(), run); killed > 0)
+    fmt::print(stderr, "agentstream: stopped {} processes an earlier run left behind\n", killed);
   process::EventLoop loop;
   runtime::ProviderFactoryOptions& factory_options = *provider_options;
   factory_options.scripted_chunk_gap = process::Millis(options.scripted_chunk_ms);

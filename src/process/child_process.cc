@@ -1,8 +1,9 @@
 #include "process/child_process.h"
 
+#include "process/supervisor.h"
+
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -202,35 +203,21 @@ std::string ResolveProgram(const std::string& program, const std::vector<std::st
 Result<pid_t> SpawnRaw(const SpawnOptions& o, Pipes& p) {
   for (auto& fds : p.fds)
     if (::pipe2(fds, O_CLOEXEC) != 0) return Error(ErrorCode::kUnavailable, "pipe2 failed");
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_adddup2(&fa, p.fds[0][0], 0);
-  posix_spawn_file_actions_adddup2(&fa, p.fds[1][1], 1);
-  posix_spawn_file_actions_adddup2(&fa, p.fds[2][1], 2);
-  if (!o.cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, o.cwd.c_str());
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   std::vector<std::string> env = o.env;
   if (env.empty())
     for (char** e = environ; *e; ++e) env.emplace_back(*e);
   const std::string program = ResolveProgram(o.argv[0], env);
   auto argv = CStrings(o.argv);
   auto envp = CStrings(env);
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, program.c_str(), &fa, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0)
-    return Error(ErrorCode::kUnavailable,
-                 "cannot start " + o.argv[0] + ": " + std::string(std::strerror(rc)));
-  return pid;
+  SupervisedSpawn spawn;
+  spawn.program = program.c_str();
+  spawn.argv = argv.data();
+  spawn.envp = envp.data();
+  spawn.cwd = o.cwd.empty() ? nullptr : o.cwd.c_str();
+  spawn.stdin_fd = p.fds[0][0];
+  spawn.stdout_fd = p.fds[1][1];
+  spawn.stderr_fd = p.fds[2][1];
+  return StartSupervised(spawn, o.argv[0]);
 }
 
 }  // namespace

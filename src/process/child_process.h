@@ -1,8 +1,10 @@
-// ChildProcess: the only code in agentstream that creates processes (posix_spawn). It starts a
-// program with an exact argv, environment and working directory in a new session (its own
-// process group), reads stdout through the event loop as newline-framed lines with a maximum
-// size, keeps the tail of stderr in a bounded ring, detects exit (pidfd), writes stdin lines
-// asynchronously, and cleans up the whole process group.
+// ChildProcess: the only code in agentstream that creates processes. It starts a program with an
+// exact argv, environment and working directory in a new session (its own process group) under a
+// supervisor that kills the whole group when the daemon dies, kill -9 included (supervisor.h), so
+// no agent process outlives the daemon; reads stdout through the event loop as newline-framed
+// lines with a maximum size, keeps the tail of stderr in a bounded ring, detects exit (pidfd: the
+// supervisor exits as the agent did), writes stdin lines asynchronously, and cleans up the whole
+// process group.
 //
 // Threading: create, use and destroy on the EventLoop's thread; handlers run on that thread.
 // Lifetime: destroying a ChildProcess kills its process group (SIGKILL), reaps the child and
@@ -59,7 +61,7 @@ class ChildProcess {
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
-  int pid() const;
+  int pid() const;      // the supervisor's: the process group's id
   bool exited() const;  // on_exit has run (or is about to, in this handler turn)
 
   // Queues `line` + '\n' for stdin; writes happen in order. kUnavailable once stdin is closed

@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include "process/event_loop.h"
 #include "testing/temp_dir.h"
@@ -31,6 +35,15 @@ std::unique_ptr<ChildProcess> Start(EventLoop& loop, Captured& run, std::vector<
 
 bool Alive(int pid) { return ::kill(pid, 0) == 0; }
 
+// Alive and not a zombie (a killed process whose parent died waits as one for init).
+bool Running(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const std::size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
 TEST(ChildProcessTest, ArgvEnvCwdAndExitCode) {
   EventLoop loop;
   Captured run;
@@ -47,6 +60,74 @@ TEST(ChildProcessTest, ArgvEnvCwdAndExitCode) {
   EXPECT_EQ(run.frames[2].text, "/tmp");
   EXPECT_EQ(run.exit->exit_code, 3);
   EXPECT_EQ(run.exit->signal, 0);
+}
+
+// The daemon is killed with SIGKILL while its agent runs background tasks (one in a session of
+// its own): the agent, the tasks
+// and the supervisor are all gone soon after, though nobody in the daemon could clean up.
+TEST(ChildProcessTest, TheAgentAndEverythingItStartedDieWithTheDaemon) {
+  int report[2];
+  ASSERT_EQ(::pipe(report), 0);
+  const pid_t daemon = ::fork();
+  ASSERT_GE(daemon, 0);
+  if (daemon == 0) {  // a stand-in daemon: starts the agent, reports its pids, waits to be killed
+    ::close(report[0]);
+    EventLoop loop;
+    Captured run;
+    // A task in the agent's group, and one in a session of its own.
+    auto child =
+        Start(loop, run, {"sh", "-c", "sleep 300 & setsid sleep 302 & echo $! $$; exec sleep 301"});
+    if (!child || !loop.RunUntil([&] { return !run.frames.empty(); }, milliseconds(5000)))
+      ::_exit(1);
+    const std::string line = run.frames[0].text + " " + std::to_string(child->pid()) + "\n";
+    (void)!::write(report[1], line.data(), line.size());
+    for (;;) ::pause();
+  }
+  ::close(report[1]);
+  char buf[128] = {};
+  ASSERT_GT(::read(report[0], buf, sizeof buf - 1), 0);
+  ::close(report[0]);
+  int task = 0, agent = 0, supervisor = 0;
+  ASSERT_EQ(std::sscanf(buf, "%d %d %d", &task, &agent, &supervisor), 3) << buf;
+  ASSERT_TRUE(Running(task) && Running(agent) && Running(supervisor));
+  ASSERT_EQ(::kill(daemon, SIGKILL), 0);
+  ASSERT_EQ(::waitpid(daemon, nullptr, 0), daemon);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while ((Running(task) || Running(agent) || Running(supervisor)) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_FALSE(Running(task)) << "the background task outlived the daemon";
+  EXPECT_FALSE(Running(agent)) << "the agent outlived the daemon";
+  EXPECT_FALSE(Running(supervisor));
+}
+
+// What an agent leaves behind when it exits dies with it, in its group or not.
+TEST(ChildProcessTest, WhatAnAgentLeavesBehindDiesWithIt) {
+  EventLoop loop;
+  Captured run;
+  auto child = Start(loop, run, {"sh", "-c", "setsid sleep 303 & echo $!; exit 7"});
+  ASSERT_TRUE(loop.RunUntil([&] { return run.exit.has_value(); }, milliseconds(5000)));
+  EXPECT_EQ(run.exit->exit_code, 7) << "the supervisor exits as the agent did";
+  ASSERT_EQ(run.frames.size(), 1u);
+  const int left = std::stoi(run.frames[0].text);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (Running(left) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_FALSE(Running(left)) << "a detached process outlived its agent";
+}
+
+// The agent's stdin reaches EOF when the daemon closes it, although another agent was started
+// since (whose supervisor must hold no copy of the first one's pipes).
+TEST(ChildProcessTest, AnotherAgentHoldsNoneOfThisOnesPipes) {
+  EventLoop loop;
+  Captured first, second;
+  auto a = Start(loop, first, {"sh", "-c", "cat >/dev/null; echo eof"});
+  auto b = Start(loop, second, {"sleep", "30"});
+  ASSERT_TRUE(a && b);
+  a->CloseStdin();
+  ASSERT_TRUE(loop.RunUntil([&] { return first.exit.has_value(); }, milliseconds(5000)));
+  ASSERT_EQ(first.frames.size(), 1u);
+  EXPECT_EQ(first.frames[0].text, "eof");
 }
 
 TEST(ChildProcessTest, MissingProgramIsAnError) {
