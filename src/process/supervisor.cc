@@ -117,7 +117,7 @@ void KillDescendants() {
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {
     }
     if (!found) return;
-    const struct timespec pause { 0, 5 * 1000 * 1000 };
+    const struct timespec pause { 0, 5000000L };
     (void)::nanosleep(&pause, nullptr);
   }
 }
