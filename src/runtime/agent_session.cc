@@ -62,6 +62,7 @@ Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionIn
       DecodeHandle(info.meta.persistence_handle);
   AS_ASSIGN_OR_RETURN(agent->provider_,
                       agent->env_.factory->Make(config, resume, *agent->env_.loop));
+  agent->resuming_ = resume.has_value();
   turn::TurnState state = turn::RestoreTurnState(events, info.meta.provider);
   const bool left_open = !state.open.empty();
   Seq tail = info.tail;
@@ -95,6 +96,16 @@ void LiveAgent::StartRuntime() {
 void LiveAgent::OnStarted(const Status& status) {
   if (ready_ || start_error_ || stopping_) return;  // the timer or the provider came first
   start_timer_.reset();
+  if (!status.ok() && resuming_) {
+    // The provider's own session could not be resumed (never saved, or gone): a new one keeps
+    // the agent usable. Out of the provider's callback first: its provider is replaced.
+    resuming_ = false;
+    std::weak_ptr<LiveAgent> weak = weak_from_this();
+    env_.loop->Post([weak, why = status.message()] {
+      if (std::shared_ptr<LiveAgent> agent = weak.lock()) agent->StartFresh(why);
+    });
+    return;
+  }
   if (status.ok()) {
     ready_ = true;
     if (std::optional<providers::PersistenceHandle> handle = provider_->DescribePersistence()) {
@@ -124,6 +135,26 @@ void LiveAgent::OnStarted(const Status& status) {
     for (auto& fn : std::exchange(when_ready_, {})) fn(*start_error_);
     env_.unload(info_.id);
   });
+}
+
+void LiveAgent::StartFresh(const std::string& why) {
+  if (ready_ || start_error_ || stopping_) return;
+  Append({MakeNewEvent(Notice{NoticeLevel::kWarning,
+                              "the " + config_.provider + " session could not be resumed (" + why +
+                                  "); this agent goes on in a new one, without its memory of the "
+                                  "earlier turns"})});
+  Result<std::unique_ptr<providers::AgentProvider>> fresh =
+      env_.factory->Make(config_, std::nullopt, *env_.loop);
+  if (!fresh.ok()) return OnStarted(fresh.status());
+  turn::TurnState state = runner_->state();
+  runner_.reset();  // its subscription goes with the old provider
+  provider_ = std::move(*fresh);
+  LiveAgent* self = this;
+  runner_ = std::make_unique<providers::SessionRunner>(
+      *provider_, std::move(state), *env_.ids,
+      [self](const std::vector<NewEvent>& batch) { self->Append(batch); },
+      [self](const turn::Effect& effect) { self->OnEffect(effect); });
+  StartRuntime();
 }
 
 void LiveAgent::WhenReady(std::function<void(Status)> fn) {

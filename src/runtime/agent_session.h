@@ -134,6 +134,8 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   LiveAgent(AgentEnv env, SessionInfo info, std::uint64_t generation);
   void StartRuntime();
   void OnStarted(const Status& status);
+  // The resumed runtime did not start: records why and starts a new provider session instead.
+  void StartFresh(const std::string& why);
   void Append(const std::vector<NewEvent>& batch);
   void OnAppended(std::uint64_t batch, const Result<AppendResult>& result);
   void Fail(const Status& status);
@@ -161,6 +163,7 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
   // Runtime start.
+  bool resuming_ = false;  // the provider resumes a stored session (a fresh one is tried once)
   bool ready_ = false;
   std::optional<Status> start_error_;
   bool start_reported_ = false;  // start_error_'s Error event is durable (or refused)

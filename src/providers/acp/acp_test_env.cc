@@ -64,18 +64,11 @@ void WriteFile(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Options& options)
-    : loop_(loop) {
-  if (options.root.empty()) {
-    char tmpl[] = "/tmp/agentstream-acp-XXXXXX";
-    root_ = ::mkdtemp(tmpl);
-  } else {
-    root_ = options.root;
-    owns_root_ = false;
-  }
-  const std::string home = root_ + "/home";
+AgentSetup PrepareAgent(Agent agent, int port, const std::string& root) {
+  const std::string work = root + "/work";
+  const std::string home = root + "/home";
   fs::create_directories(home);
-  fs::create_directories(work());
+  fs::create_directories(work);
   const std::string base = "http://127.0.0.1:" + std::to_string(port);
   const char* path = ::getenv("PATH");
   std::vector<std::string> env = {"HOME=" + home,
@@ -94,7 +87,7 @@ AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Op
     case Agent::kOpencode:
     case Agent::kOpencodeServe:
       // Section 4.1; bash asks for permission so that the permission rows can run.
-      WriteFile(work() + "/opencode.json",
+      WriteFile(work + "/opencode.json",
                 R"({"provider":{"anthropic":{"options":{"baseURL":")" + base +
                     R"(/v1","apiKey":"sk-ant-offline-test"}}},)"
                     R"("model":"anthropic/claude-sonnet-4-5","autoupdate":false,)"
@@ -117,6 +110,21 @@ AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Op
       env.insert(env.end(), {"CODEX_HOME=" + home + "/codex", "FAKE_API_KEY=offline-test"});
       break;
   }
+  return AgentSetup{std::move(env), std::move(model), work};
+}
+
+AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Options& options)
+    : loop_(loop) {
+  if (options.root.empty()) {
+    char tmpl[] = "/tmp/agentstream-acp-XXXXXX";
+    root_ = ::mkdtemp(tmpl);
+  } else {
+    root_ = options.root;
+    owns_root_ = false;
+  }
+  AgentSetup setup = PrepareAgent(agent, port, root_);
+  std::vector<std::string> env = std::move(setup.env);
+  const std::optional<std::string> model = setup.model;
   env.insert(env.end(), options.extra_env.begin(), options.extra_env.end());
   if (agent == Agent::kCodex) {
     codex::CodexOptions c;

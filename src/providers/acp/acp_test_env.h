@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -31,6 +32,17 @@ inline void PrintTo(Agent agent, std::ostream* os) { *os << AgentName(agent); }
 std::string AgentProgram(Agent agent);
 // Whether the agent's program exists (the tests skip loudly when it does not).
 bool AgentInstalled(Agent agent);
+
+// An agent's offline setup: a private HOME under `root` holding its configuration, pointed at the
+// scripted model server on `port` (AGENT-CLIS.md sections 2 to 5), and `root`/work as its working
+// directory (opencode's configuration lives there): the environment entries to run it with, and
+// the model to ask for when the agent needs one.
+struct AgentSetup {
+  std::vector<std::string> env;
+  std::optional<std::string> model;
+  std::string work;
+};
+AgentSetup PrepareAgent(Agent agent, int port, const std::string& root);
 
 class AcpSession {
  public:

@@ -1,0 +1,203 @@
+// A dead agent process never wedges a session: the agent manager drives each real CLI (tests/peers,
+// pinned; offline against the scripted model server), and the CLI's process is killed with
+// SIGKILL at a random moment of a turn, again and again. After every kill the turn ends once
+// (provider_exited, or completed when it finished first), and the next prompt is accepted: it
+// starts the CLI again, resuming the conversation from the stored persistence handle. 50 kills in
+// all over claude, codex, gemini (ACP) and opencode serve.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "core/timeline/invariants.h"
+#include "providers/acp/acp_test_env.h"
+#include "providers/claude/claude_test_env.h"
+#include "runtime/agent_manager.h"
+#include "runtime/provider_factory.h"
+#include "runtime/session_records.h"
+#include "store/memory_log.h"
+
+namespace agentstream::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+namespace acp_testing = providers::acp::testing;
+namespace claude_testing = providers::claude::testing;
+
+struct Cli {
+  std::string name;      // for the test's name
+  std::string provider;  // the AgentConfig provider
+  acp_testing::Agent setup;
+  int kills;
+};
+
+void PrintTo(const Cli& cli, std::ostream* os) { *os << cli.name; }
+
+// The pids of the processes whose parent is `parent`.
+std::vector<int> ChildrenOf(int parent) {
+  std::vector<int> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const std::size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    int ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent && state != 'Z') out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+class ProviderFaults : public ::testing::TestWithParam<Cli> {
+ protected:
+  void SetUp() override {
+    const bool installed = GetParam().provider == "claude"
+                               ? ::access(claude_testing::ClaudeProgram().c_str(), X_OK) == 0
+                               : acp_testing::AgentInstalled(GetParam().setup);
+    if (!installed) GTEST_SKIP() << GetParam().name << " is not installed (tools/setup.sh)";
+    char tmpl[] = "/tmp/agentstream-faults-XXXXXX";
+    root_ = ::mkdtemp(tmpl);
+    server_ = std::make_unique<claude_testing::ModelServer>(loop_);
+    setup_ = acp_testing::PrepareAgent(GetParam().setup, server_->port(), root_);
+    ProviderFactoryOptions options;
+    options.claude_program = claude_testing::ClaudeProgram();
+    options.claude_env = setup_.env;
+    options.codex_program = acp_testing::AgentProgram(acp_testing::Agent::kCodex);
+    options.codex_env = setup_.env;
+    options.opencode_program = acp_testing::AgentProgram(acp_testing::Agent::kOpencodeServe);
+    options.opencode_env = setup_.env;
+    options.acp_programs["gemini"] = acp_testing::AgentProgram(acp_testing::Agent::kGemini);
+    options.acp_env = setup_.env;
+    factory_ = std::make_unique<DefaultProviderFactory>(options);
+    manager_ = std::make_unique<AgentManager>(log_, *factory_, loop_);
+  }
+  void TearDown() override {
+    if (manager_) {
+      bool done = false;
+      manager_->Shutdown([&] { done = true; });
+      EXPECT_TRUE(loop_.RunUntil([&] { return done; }, 60s));
+      manager_.reset();
+    }
+    server_.reset();
+    std::error_code ec;
+    if (!root_.empty()) std::filesystem::remove_all(root_, ec);
+  }
+
+  template <class T>
+  Result<T> Wait(const std::function<void(const Callback<T>&)>& start) {
+    auto out = std::make_shared<std::optional<Result<T>>>();
+    start([out](Result<T> r) { *out = std::move(r); });
+    if (!loop_.RunUntil([&] { return out->has_value(); }, 120s))
+      return Error(ErrorCode::kInternal, "timed out");
+    return std::move(**out);
+  }
+  Result<AgentSnapshot> Get(const SessionId& id) {
+    return Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Get(id, d); });
+  }
+  bool WaitNotRunning(const SessionId& id) {
+    const auto deadline = process::Clock::now() + 120s;
+    while (process::Clock::now() < deadline) {
+      Result<AgentSnapshot> s = Get(id);
+      if (s.ok() && s->status != turn::SessionStatus::kRunning &&
+          s->status != turn::SessionStatus::kPermission && !s->active_turn)
+        return true;
+      loop_.RunFor(20ms);
+    }
+    return false;
+  }
+  // Kills the agent's CLI: the children of the supervisors this process started, but the model
+  // server's.
+  int KillCli() {
+    int killed = 0;
+    for (int supervisor : ChildrenOf(::getpid())) {
+      for (int cli : ChildrenOf(supervisor)) {
+        std::ifstream cmd("/proc/" + std::to_string(cli) + "/cmdline");
+        std::string argv((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+        if (argv.find("model_server") != std::string::npos) continue;
+        if (::kill(cli, SIGKILL) == 0) ++killed;
+      }
+    }
+    return killed;
+  }
+  std::vector<Event> Events(const SessionId& id) {
+    Result<SessionInfo> info = log_.GetSession(id);
+    if (!info.ok()) return {};
+    Result<std::vector<Event>> events = ReadEpoch(log_, id, info->epoch);
+    return events.ok() ? *events : std::vector<Event>{};
+  }
+
+  std::string root_;
+  process::EventLoop loop_;
+  MemoryEventLog log_;
+  std::unique_ptr<claude_testing::ModelServer> server_;
+  acp_testing::AgentSetup setup_;
+  std::unique_ptr<DefaultProviderFactory> factory_;
+  std::unique_ptr<AgentManager> manager_;
+};
+
+TEST_P(ProviderFaults, EveryPromptAfterAKilledCliIsAnswered) {
+  const Cli& cli = GetParam();
+  Result<AgentSnapshot> agent = Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) {
+    manager_->Create(AgentConfig{cli.provider, setup_.work, setup_.model, {}, {}}, d);
+  });
+  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+  const SessionId id = agent->id;
+  std::mt19937 random(std::random_device{}());
+  int kills = 0;
+  for (int cycle = 0; cycle < cli.kills; ++cycle) {
+    // A turn of 6 chunks 250 ms apart, killed somewhere in it (or just after it started).
+    Result<SendReply> sent = Wait<SendReply>([&](const Callback<SendReply>& d) {
+      manager_->Send(id, SendRequest{"c" + std::to_string(cycle), "[slow 6]", {}}, d);
+    });
+    ASSERT_TRUE(sent.ok()) << "cycle " << cycle << ": " << sent.status().ToString();
+    ASSERT_TRUE(sent->accepted) << "cycle " << cycle << ": " << sent->message;
+    loop_.RunFor(process::Millis(std::uniform_int_distribution<int>(0, 1400)(random)));
+    kills += KillCli() > 0;
+    ASSERT_TRUE(WaitNotRunning(id)) << "cycle " << cycle << ": the turn never ended";
+  }
+  EXPECT_GE(kills, cli.kills - 2) << "the CLI was rarely found running";
+  Result<SendReply> last = Wait<SendReply>([&](const Callback<SendReply>& d) {
+    manager_->Send(id, SendRequest{"last", "[say still here]", {}}, d);
+  });
+  ASSERT_TRUE(last.ok() && last->accepted) << last.status().ToString();
+  ASSERT_TRUE(WaitNotRunning(id));
+  const std::vector<Event> events = Events(id);
+  std::size_t completed = 0, failed = 0;
+  for (const Event& e : events) {
+    completed += std::holds_alternative<TurnCompleted>(e.payload);
+    failed += std::holds_alternative<TurnFailed>(e.payload);
+  }
+  EXPECT_EQ(completed + failed, static_cast<std::size_t>(cli.kills) + 1) << "one terminal a turn";
+  EXPECT_GE(failed, static_cast<std::size_t>(kills) / 2) << "few kills ended a turn";
+  const Event* last_terminal = nullptr;
+  for (const Event& e : events)
+    if (std::holds_alternative<TurnCompleted>(e.payload) ||
+        std::holds_alternative<TurnFailed>(e.payload))
+      last_terminal = &e;
+  ASSERT_NE(last_terminal, nullptr);
+  EXPECT_TRUE(std::holds_alternative<TurnCompleted>(last_terminal->payload))
+      << "the last prompt's turn did not complete";
+  timeline::CheckOptions check;
+  for (const auto& v : timeline::CheckInvariants(events, check))
+    ADD_FAILURE() << "invariant " << timeline::FormatViolation(v);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Clis, ProviderFaults,
+    ::testing::Values(Cli{"claude", "claude", acp_testing::Agent::kClaude, 15},
+                      Cli{"codex", "codex", acp_testing::Agent::kCodex, 15},
+                      Cli{"gemini", "acp:gemini", acp_testing::Agent::kGemini, 10},
+                      Cli{"opencode", "opencode", acp_testing::Agent::kOpencodeServe, 10}),
+    [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace agentstream::runtime
