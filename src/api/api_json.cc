@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/timeline/item.h"
+#include "core/utf8.h"
 
 namespace agentstream::api {
 
@@ -182,6 +183,7 @@ json::object AgentConfigToJson(const runtime::AgentConfig& config) {
   PutOptional(out, "model", config.model);
   PutOptional(out, "mode", config.mode);
   PutOptional(out, "title", config.title);
+  PutOptional(out, "clientRequestId", config.client_request_id);
   return out;
 }
 
@@ -193,6 +195,7 @@ Result<runtime::AgentConfig> AgentConfigFromJson(const json::value& value) {
   AS_ASSIGN_OR_RETURN(config.model, OptionalString(*obj, "model"));
   AS_ASSIGN_OR_RETURN(config.mode, OptionalString(*obj, "mode"));
   AS_ASSIGN_OR_RETURN(config.title, OptionalString(*obj, "title"));
+  AS_ASSIGN_OR_RETURN(config.client_request_id, OptionalString(*obj, "clientRequestId"));
   return config;
 }
 
@@ -350,8 +353,9 @@ Result<Cursor> CursorMember(const json::value& value, std::string_view name) {
 }
 
 json::object ErrorToJson(const Status& status) {
+  // A message may quote a client's bytes (a path, an id); JSON text must be valid UTF-8.
   return json::object{{"error", json::object{{"code", ErrorCodeName(status.code())},
-                                             {"message", status.message()}}}};
+                                             {"message", SanitizeUtf8(status.message())}}}};
 }
 
 int HttpStatusFor(ErrorCode code) {

@@ -31,7 +31,8 @@ Result<boost::json::value> ParseJson(std::string_view text,
 
 // ---- Agents ----
 
-// {provider, cwd, model?, mode?, title?}. provider and cwd are required, non-empty strings.
+// {provider, cwd, model?, mode?, title?, clientRequestId?}. provider and cwd are required,
+// non-empty strings.
 boost::json::object AgentConfigToJson(const runtime::AgentConfig& config);
 Result<runtime::AgentConfig> AgentConfigFromJson(const boost::json::value& json);
 
@@ -77,7 +78,8 @@ Result<Cursor> CursorMember(const boost::json::value& json, std::string_view nam
 
 // ---- Errors ----
 
-// {"error":{"code":"not_found","message":"..."}} for a non-OK status.
+// {"error":{"code":"not_found","message":"..."}} for a non-OK status; the message is made valid
+// UTF-8 (ill-formed sequences replaced by U+FFFD).
 boost::json::object ErrorToJson(const Status& status);
 // The HTTP status that fits an error code (400, 404, 409, 413, 429, 500, 503, ...); 200 for OK.
 int HttpStatusFor(ErrorCode code);

@@ -1,8 +1,13 @@
 #include "runtime/agent_manager.h"
 
+#include <fmt/core.h>
+#include <xxhash.h>
+
 #include <algorithm>
+#include <filesystem>
 
 #include "core/turn/engine.h"
+#include "core/utf8.h"
 #include "runtime/manager_impl.h"
 
 namespace agentstream::runtime {
@@ -257,18 +262,57 @@ void AgentManager::Impl::Replace(const SessionId& id) {
 
 // ---- Sessions ----
 
+namespace {
+
+Status CheckConfig(const AgentConfig& config) {
+  if (config.cwd.empty())
+    return Error(ErrorCode::kInvalidArgument, "an agent needs a working directory (cwd)");
+  if (config.cwd.find('\0') != std::string::npos || !IsValidUtf8(config.cwd))
+    return Error(ErrorCode::kInvalidArgument, "cwd must be UTF-8 text without NUL bytes");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(config.cwd, ec)) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "cwd " + config.cwd + " is not a directory" +
+                     (ec ? ": " + ec.message() : std::string(" (it does not exist)")));
+  }
+  if (const std::optional<std::string>& key = config.client_request_id) {
+    const bool printable =
+        !key->empty() && key->size() <= 256 &&
+        std::all_of(key->begin(), key->end(), [](char c) { return c >= 0x21 && c <= 0x7e; });
+    if (!printable)
+      return Error(ErrorCode::kInvalidArgument,
+                   "clientRequestId must be 1 to 256 printable ASCII characters");
+  }
+  return Status::Ok();
+}
+
+// The session a create with client request id `key` makes: the same id for every retry, on every
+// daemon, so the store's own uniqueness makes the create idempotent.
+SessionId SessionIdForRequest(const std::string& key) {
+  const std::string input = "agentstream create\n" + key;
+  return SessionId(fmt::format("ses_{:016x}", XXH3_64bits(input.data(), input.size())));
+}
+
+// Whether a stored session is what `config` asks for (a retry of the create that made it).
+bool SameConfig(const SessionInfo& info, const AgentConfig& config) {
+  return info.meta.provider == config.provider && info.meta.cwd == config.cwd &&
+         info.meta.title == config.title.value_or("");
+}
+
+}  // namespace
+
 void AgentManager::Impl::Create(const AgentConfig& config, const Callback<AgentSnapshot>& done) {
   if (shut_down_) return done(Stopping());
   const std::vector<std::string> names = factory_.Names();
   if (std::find(names.begin(), names.end(), config.provider) == names.end())
     return done(Error(ErrorCode::kInvalidArgument, "unknown provider \"" + config.provider + "\""));
-  if (config.cwd.empty())
-    return done(Error(ErrorCode::kInvalidArgument, "an agent needs a working directory (cwd)"));
+  if (Status s = CheckConfig(config); !s.ok()) return done(s);
   if (agents_.size() >= options_.max_live_agents) {
     return done(Error(ErrorCode::kUnavailable,
                       "too many live agents (" + std::to_string(options_.max_live_agents) + ")"));
   }
-  const SessionId id(session_ids_.Next("ses"));
+  const SessionId id = config.client_request_id ? SessionIdForRequest(*config.client_request_id)
+                                                : SessionId(session_ids_.Next("ses"));
   const StatusRecord record{turn::SessionStatus::kIdle, false, config.model.value_or(""),
                             config.mode.value_or(""), false};
   SessionMeta meta{config.provider,           config.cwd, config.title.value_or(""), 0, "",
@@ -277,6 +321,18 @@ void AgentManager::Impl::Create(const AgentConfig& config, const Callback<AgentS
       log_.CreateSession(id, std::move(meta),
                          {MakeNewEvent(SessionCreated{config.provider, config.cwd, config.title,
                                                       config.model, config.mode})});
+  if (!created.ok() && created.status().code() == ErrorCode::kAlreadyExists &&
+      config.client_request_id) {
+    // A retry: the agent the first request made, as it is now.
+    Result<SessionInfo> info = log_.GetSession(id);
+    if (!info.ok()) return done(info.status());
+    if (!SameConfig(*info, config)) {
+      return done(Error(ErrorCode::kConflict, "clientRequestId " + *config.client_request_id +
+                                                  " already made agent " + id.str() +
+                                                  " with another configuration"));
+    }
+    return done(Get(id));
+  }
   if (!created.ok()) return done(created.status());
   Result<std::shared_ptr<LiveAgent>> agent = Load(id);
   if (!agent.ok()) return done(agent.status());

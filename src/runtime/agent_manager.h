@@ -44,6 +44,10 @@ struct AgentConfig {
   std::optional<std::string> model;
   std::optional<std::string> mode;
   std::optional<std::string> title;
+  // Makes a create idempotent (the body's clientRequestId, or the Idempotency-Key header): a
+  // retry with the same key answers the agent the first request made; with another config it
+  // is refused with kConflict. 1 to 256 printable ASCII characters.
+  std::optional<std::string> client_request_id;
 };
 
 struct QueuedPrompt {
@@ -168,8 +172,10 @@ class AgentManager {
   void Recover(StatusCallback done);
 
   // Creates a session (SessionCreated first), takes its lease and starts its runtime.
-  // kInvalidArgument for an unknown provider or a bad config; kUnavailable when the runtime cannot
-  // start (the session then exists, with an Error event saying why).
+  // kInvalidArgument for an unknown provider or a bad config (a cwd that is not an existing
+  // directory); kUnavailable when the runtime cannot start (the session then exists, with an Error
+  // event saying why). With a client request id, a retry answers the same agent (on any daemon:
+  // the id names the session).
   void Create(AgentConfig config, Callback<AgentSnapshot> done);
   // Sessions ordered by id; closed ones only when `include_closed`.
   void List(bool include_closed, Callback<std::vector<AgentSnapshot>> done);

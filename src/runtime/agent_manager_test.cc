@@ -120,7 +120,8 @@ class AgentManagerTest : public ::testing::Test {
 
   AgentSnapshot Create(std::optional<std::string> title = std::nullopt) {
     Result<AgentSnapshot> s = Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& done) {
-      manager_->Create(AgentConfig{"scripted", "/work", std::nullopt, std::nullopt, title}, done);
+      manager_->Create(AgentConfig{"scripted", dir_.string(), std::nullopt, std::nullopt, title},
+                       done);
     });
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? *s : AgentSnapshot{};
@@ -705,9 +706,33 @@ TEST_F(AgentManagerTest, ShutdownCancelsOpenTurnsAndRefusesLaterCalls) {
   EXPECT_EQ(Stored(agent.id).status, SessionStatus::kIdle);
   EXPECT_EQ(Send(agent.id, "c2", "x").status().code(), ErrorCode::kUnavailable);
   Result<AgentSnapshot> created = Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) {
-    manager_->Create(AgentConfig{"scripted", "/w", {}, {}, {}}, d);
+    manager_->Create(AgentConfig{"scripted", dir_.string(), {}, {}, {}}, d);
   });
   EXPECT_EQ(created.status().code(), ErrorCode::kUnavailable);
+}
+
+TEST_F(AgentManagerTest, ARetriedCreateAnswersTheSameAgent) {
+  StartManager();
+  auto create = [&](AgentConfig config) {
+    return Wait<AgentSnapshot>(
+        [&](const Callback<AgentSnapshot>& d) { manager_->Create(std::move(config), d); });
+  };
+  const AgentConfig config{"scripted", dir_.string(), {}, {}, std::string("t"), "req-42"};
+  Result<AgentSnapshot> first = create(config);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  Result<AgentSnapshot> retry = create(config);
+  ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+  EXPECT_EQ(retry->id, first->id);
+  AgentConfig other = config;
+  other.title = "another";
+  EXPECT_EQ(create(other).status().code(), ErrorCode::kConflict);
+  AgentConfig fresh = config;
+  fresh.client_request_id = "req-43";
+  Result<AgentSnapshot> second = create(fresh);
+  ASSERT_TRUE(second.ok());
+  EXPECT_NE(second->id, first->id);
+  EXPECT_EQ(sqlite_->ListSessions("", 10)->size(), 2u);
+  EXPECT_EQ(Of<SessionCreated>(Events(first->id)).size(), 1u);
 }
 
 TEST_F(AgentManagerTest, CreateRejectsBadConfigs) {
@@ -716,10 +741,25 @@ TEST_F(AgentManagerTest, CreateRejectsBadConfigs) {
     return Wait<AgentSnapshot>(
         [&](const Callback<AgentSnapshot>& d) { manager_->Create(std::move(config), d); });
   };
-  EXPECT_EQ(create(AgentConfig{"nope", "/w", {}, {}, {}}).status().code(),
+  EXPECT_EQ(create(AgentConfig{"nope", dir_.string(), {}, {}, {}}).status().code(),
             ErrorCode::kInvalidArgument);
   EXPECT_EQ(create(AgentConfig{"scripted", "", {}, {}, {}}).status().code(),
             ErrorCode::kInvalidArgument);
+  // A cwd that is not a directory is the client's error, named as such, before anything exists.
+  Result<AgentSnapshot> missing =
+      create(AgentConfig{"scripted", (dir_ / "nowhere").string(), {}, {}, {}});
+  EXPECT_EQ(missing.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("cwd"), std::string::npos)
+      << missing.status().message();
+  EXPECT_EQ(create(AgentConfig{"scripted", dir_.string() + std::string("\0x", 2), {}, {}, {}})
+                .status()
+                .code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(create(AgentConfig{"scripted", dir_.string(), {}, {}, {}, std::string("bad key")})
+                .status()
+                .code(),
+            ErrorCode::kInvalidArgument);
+  ASSERT_TRUE(sqlite_->ListSessions("", 10)->empty()) << "a refused create stored a session";
   // A runtime that cannot start: the session exists, with an Error event saying why.
   ProviderFactoryOptions options;
   options.claude_program = (dir_ / "no-such-claude").string();

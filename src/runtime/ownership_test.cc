@@ -177,8 +177,9 @@ class OwnershipTest : public ::testing::Test {
   }
   AgentSnapshot Create(const std::string& on) {
     Result<AgentSnapshot> s = Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& done) {
-      M(on).Create(AgentConfig{"scripted", "/work", std::nullopt, std::nullopt, std::nullopt},
-                   done);
+      M(on).Create(
+          AgentConfig{"scripted", ::testing::TempDir(), std::nullopt, std::nullopt, std::nullopt},
+          done);
     });
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? *s : AgentSnapshot{};

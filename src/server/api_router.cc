@@ -216,6 +216,10 @@ void ApiRouter::HandleAgents(const HttpRequest& request, const std::vector<std::
       if (!body.ok()) return reply(ErrorResponse(body.status()));
       auto config = api::AgentConfigFromJson(*body);
       if (!config.ok()) return reply(ErrorResponse(config.status()));
+      // The standard header makes the create idempotent as the body's clientRequestId does.
+      if (const std::string_view key = request.Header("idempotency-key");
+          !key.empty() && !config->client_request_id)
+        config->client_request_id = std::string(key);
       return agents_.Create(std::move(*config), SnapshotReply(std::move(reply)));
     }
     return reply(ErrorResponse(NotFoundRoute(request)));

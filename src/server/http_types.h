@@ -32,7 +32,8 @@ struct HttpRequest {
 
 // The headers the transport copies into HttpRequest::headers.
 inline constexpr std::string_view kForwardedHeaders[] = {
-    "x-agentstream-timestamp", "x-agentstream-signature", "x-agentstream-forwarded-by"};
+    "x-agentstream-timestamp", "x-agentstream-signature", "x-agentstream-forwarded-by",
+    "idempotency-key"};
 
 struct HttpResponse {
   int status = 200;

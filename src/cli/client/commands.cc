@@ -77,8 +77,9 @@ int ListAgents(const ClientContext& context, bool include_closed) {
 }
 
 int NewAgent(const ClientContext& context, const NewAgentOptions& options) {
-  runtime::AgentConfig config{options.provider, options.cwd, options.model, options.mode,
-                              options.title};
+  // A client request id of its own: a create the transport repeats makes one agent.
+  runtime::AgentConfig config{options.provider, options.cwd,   options.model,
+                              options.mode,     options.title, NewClientMessageId()};
   if (config.cwd.empty()) {
     std::error_code ec;
     config.cwd = std::filesystem::current_path(ec).string();

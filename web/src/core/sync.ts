@@ -435,7 +435,9 @@ export class SyncEngine {
   }
 
   async createAgent(config: { provider: string; cwd: string; model?: string; mode?: string; title?: string }): Promise<AgentSnapshot> {
-    const reply = await this.transport.request({ type: 'agents.create', agent: config });
+    // One request id per create: a request the transport sends again makes one agent.
+    const agent = { ...config, clientRequestId: `web_${crypto.randomUUID()}` };
+    const reply = await this.transport.request({ type: 'agents.create', agent });
     this.setAgent(reply.agent);
     return reply.agent;
   }
