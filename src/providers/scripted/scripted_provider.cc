@@ -80,6 +80,7 @@ void ScriptedProvider::Later(Done done, const Status& status) {
 
 void ScriptedProvider::Emit(ProviderEvent event) {
   history_.push_back(event);
+  if (history_.size() > kMaxHistory) history_.pop_front();
   subscribers_->Publish(std::move(event));
 }
 
@@ -205,7 +206,9 @@ void ScriptedProvider::Interrupt(Done done) {
   Later(std::move(done), Status::Ok());
 }
 
-Result<std::vector<ProviderEvent>> ScriptedProvider::StreamHistory() { return history_; }
+Result<std::vector<ProviderEvent>> ScriptedProvider::StreamHistory() {
+  return std::vector<ProviderEvent>(history_.begin(), history_.end());
+}
 
 RuntimeInfo ScriptedProvider::GetRuntimeInfo() const {
   return RuntimeInfo{"scripted", "scripted", model_, mode_, "1", 0, connected_ && !closed_};

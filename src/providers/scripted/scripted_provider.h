@@ -122,7 +122,10 @@ class ScriptedProvider final : public AgentProvider {
   std::string mode_ = "default", model_ = "scripted-1", thinking_ = "off";
   std::uint64_t counter_ = 0;
   std::string instance_;                      // random hex, set at construction
-  std::vector<turn::ProviderEvent> history_;  // every event played, for StreamHistory
+  // The events played, newest last, for StreamHistory: the last kMaxHistory only, so that a
+  // live agent's memory does not grow with its session.
+  static constexpr std::size_t kMaxHistory = 1000;
+  std::deque<turn::ProviderEvent> history_;
 };
 
 }  // namespace agentstream::providers::scripted
