@@ -148,6 +148,7 @@ OpResult MemoryStreamStore::DoCreate(const CreateArgs& args) {
   std::lock_guard lock(mu_);
   if (journal_ && journal_->failed()) return WithCode(Code::kUnavailable);
   const std::int64_t now = Now();
+  if (ExpiresBeforeCreation(args, now)) return WithCode(Code::kExpiresInPast);
   if (auto it = streams_.find(args.path); it != streams_.end()) {
     Stream* existing = Lookup(args.path, now);
     if (existing != nullptr && existing->meta.soft_deleted) return WithCode(Code::kHasForks);

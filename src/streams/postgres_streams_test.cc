@@ -380,6 +380,19 @@ TEST_F(PostgresStreamsTest, ExpiredStreamsAreGoneForBothAndSweptAway) {
   EXPECT_EQ(Messages(*a_, "/ttl"), (std::vector<std::string>{"again"}));
 }
 
+// An expiry at or before the database's clock would make a stream expired at once: refused.
+TEST_F(PostgresStreamsTest, ACreateExpiredAlreadyIsRefused) {
+  OpenBoth();
+  CreateArgs old;
+  old.path = "/old";
+  old.content_type = "text/plain";
+  old.expires_at = "1970-01-01T00:00:00Z";
+  old.expires_at_ms = 0;
+  EXPECT_EQ(a_->Create(old).code, Code::kExpiresInPast);
+  EXPECT_EQ(b_->Head("/old").code, Code::kNotFound);
+  EXPECT_EQ(Count("SELECT count(*) FROM " + schema_ + ".ds_streams"), 0);
+}
+
 TEST_F(PostgresStreamsTest, ALostConnectionFailsTheRequestAndTheNextReconnects) {
   OpenBoth();
   ASSERT_EQ(Create(*a_, "/c", "text/plain", "0").code, Code::kCreated);

@@ -310,6 +310,10 @@ Status CreateStream(Conn& conn, const StreamLimits& limits, const CreateArgs& ar
   if (args.forked_from) also.push_back(*args.forked_from);
   AS_ASSIGN_OR_RETURN(Locked locked, LockChain(conn, args.path, also));
   const std::int64_t now = locked.now_ms;
+  if (ExpiresBeforeCreation(args, now)) {
+    out->code = Code::kExpiresInPast;
+    return Status::Ok();
+  }
   if (Row* existing = locked.Find(args.path)) {
     if (!existing->Dead()) {
       out->code = SameConfig(args, existing->meta) ? Code::kOk : Code::kConfigConflict;

@@ -165,6 +165,8 @@ StreamResponse FromCode(Code code) {
       return Text(500, "Storage failed; the outcome of this write is unknown");
     case Code::kInvalidText:
       return Text(400, "Path, content type, Stream-Seq or Producer-Id is not UTF-8 text");
+    case Code::kExpiresInPast:
+      return Text(400, "Stream-Expires-At is in the past: the stream would be expired at once");
     default:
       return Text(500, "Internal error");
   }

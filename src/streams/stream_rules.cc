@@ -35,6 +35,10 @@ bool SameConfig(const CreateArgs& args, const StreamMeta& m) {
          args.fork_sub_offset.value_or(0) == m.fork_sub_offset;
 }
 
+bool ExpiresBeforeCreation(const CreateArgs& args, std::int64_t now_ms) {
+  return args.expires_at && args.expires_at_ms <= now_ms;
+}
+
 NewStream PlanCreate(const CreateArgs& args, const ForkSource* source) {
   NewStream out;
   StreamMeta& m = out.meta;

@@ -29,6 +29,10 @@ struct ForkSource {
   std::function<std::optional<std::string>(Offset offset)> first_after;
 };
 
+// True when a create's Stream-Expires-At is at or before `now_ms` (the store's clock): such a
+// stream would be expired when made, so the create is refused (kExpiresInPast, 400).
+bool ExpiresBeforeCreation(const CreateArgs& args, std::int64_t now_ms);
+
 // What a new stream starts with.
 struct NewStream {
   Code code = Code::kCreated;  // or the refusal

@@ -63,6 +63,7 @@ enum class Code {
   kStorageDown,     // the database could not be reached or refused: nothing was written
   kOutcomeUnknown,  // the database's answer to a commit was lost: it may or may not have happened
   kInvalidText,     // a path, content type, Stream-Seq or producer id the database cannot store
+  kExpiresInPast,   // a create whose Stream-Expires-At is not after the store's clock
 };
 
 struct StreamInfo {

@@ -174,6 +174,21 @@ TEST_F(StoreTest, AbsoluteExpiry) {
   EXPECT_EQ(store_.Read("/e", std::nullopt).code, Code::kNotFound);
 }
 
+// A stream that would be expired when made is refused, by the store's clock; nothing is made.
+TEST_F(StoreTest, AnExpiryAtOrBeforeNowIsRefused) {
+  CreateArgs args;
+  args.path = "/old";
+  args.content_type = "text/plain";
+  args.expires_at = "x";
+  for (const std::int64_t at : {std::int64_t{0}, now_.load() - 1, now_.load()}) {
+    args.expires_at_ms = at;
+    EXPECT_EQ(store_.Create(args).code, Code::kExpiresInPast) << at;
+  }
+  EXPECT_EQ(store_.Head("/old").code, Code::kNotFound);
+  args.expires_at_ms = now_ + 1;
+  EXPECT_EQ(store_.Create(args).code, Code::kCreated);
+}
+
 TEST_F(StoreTest, ForkReadsThroughItsSourceAndKeepsItSoftDeleted) {
   Create("/src", "text/plain", "abc");
   const Offset fork_point = store_.Head("/src").info.tail;
@@ -302,6 +317,20 @@ TEST(ProtocolTest, EtagAnd304) {
       Call(store, {"GET", "/v1/stream/x", "offset=-1", {{"if-none-match", etag}}, ""});
   EXPECT_EQ(again.status, 304);
   EXPECT_TRUE(again.body.empty());
+}
+
+TEST(ProtocolTest, ACreateExpiredAlreadyIs400) {
+  MemoryStreamStore store(StreamLimits{}, nullptr);
+  const StreamResponse old = Call(
+      store, {"PUT", "/v1/stream/old", "", {{"stream-expires-at", "1970-01-01T00:00:00Z"}}, ""});
+  EXPECT_EQ(old.status, 400);
+  EXPECT_NE(old.body.find("in the past"), std::string::npos) << old.body;
+  EXPECT_EQ(Call(store, {"HEAD", "/v1/stream/old", "", {}, ""}).status, 404);
+  EXPECT_EQ(
+      Call(store,
+           {"PUT", "/v1/stream/later", "", {{"stream-expires-at", "2999-01-01T00:00:00Z"}}, ""})
+          .status,
+      201);
 }
 
 TEST(ProtocolTest, RejectsBadOffsetsAndProducerHeaders) {
