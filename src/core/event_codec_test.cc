@@ -24,6 +24,8 @@ std::vector<Payload> EveryKind() {
                   "cm1",
                   "hello",
                   {Attachment{"image", "image/png", "a.png", std::nullopt, "iVBOR"}}},
+      PromptQueued{"cm2", "next", {}, "interrupt"},
+      PromptCanceled{"cm2", "canceled by a client"},
       AssistantMessageStart{MessageId("m2"), MessageId("m1")},
       AssistantMessageDelta{MessageId("m2"), "Hel"},
       AssistantMessageEnd{MessageId("m2"), "end_turn"},

@@ -44,7 +44,8 @@ struct ChildProcess::Impl : std::enable_shared_from_this<Impl> {
   LineFramer framer;
   ByteRing ring;
   ProcessHandlers handlers;
-  pid_t pid = -1;
+  pid_t pid = -1;        // the supervisor's, whose exit is reaped
+  pid_t agent_pid = -1;  // the agent's own, and its group's id
   std::array<char, 65536> out_buf{};
   std::array<char, 4096> err_buf{};
   std::deque<std::string> writes;
@@ -62,7 +63,7 @@ struct ChildProcess::Impl : std::enable_shared_from_this<Impl> {
   void PumpWrites();
   void Escalate(int step, KillPlan plan);
   void Kill(int sig) const {
-    if (pid > 0 && !reaped) ::kill(-pid, sig);
+    if (agent_pid > 0 && !reaped) ::kill(-agent_pid, sig);
   }
 };
 
@@ -106,7 +107,7 @@ void ChildProcess::Impl::Reap() {
   reaped = true;
   if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
-  ::kill(-pid, SIGKILL);  // deterministic cleanup: whatever the agent left in its group dies too
+  ::kill(-agent_pid, SIGKILL);  // deterministic cleanup: whatever is left in the agent's group
   // Stdout may stay open in a grandchild that escaped the group; do not wait for it for ever.
   eof_fallback = loop.timers().After(Millis(2000), [w = weak_from_this()] {
     if (auto self = w.lock()) self->out_eof = true, self->MaybeDeliverExit();
@@ -200,7 +201,7 @@ std::string ResolveProgram(const std::string& program, const std::vector<std::st
   return program;
 }
 
-Result<pid_t> SpawnRaw(const SpawnOptions& o, Pipes& p) {
+Result<SupervisedProcess> SpawnRaw(const SpawnOptions& o, Pipes& p) {
   for (auto& fds : p.fds)
     if (::pipe2(fds, O_CLOEXEC) != 0) return Error(ErrorCode::kUnavailable, "pipe2 failed");
   std::vector<std::string> env = o.env;
@@ -227,13 +228,15 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(EventLoop& loop,
                                                           ProcessHandlers handlers) {
   if (options.argv.empty()) return Error(ErrorCode::kInvalidArgument, "empty argv");
   Pipes p;
-  AS_ASSIGN_OR_RETURN(pid_t pid, SpawnRaw(options, p));
+  AS_ASSIGN_OR_RETURN(SupervisedProcess started, SpawnRaw(options, p));
+  const pid_t pid = started.supervisor;
   auto& io = *static_cast<asio::io_context*>(loop.native());
   auto impl = std::make_shared<Impl>(io, loop, options, std::move(handlers));
   impl->pid = pid;
+  impl->agent_pid = started.agent;
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd < 0) {
-    ::kill(-pid, SIGKILL);
+    ::kill(-started.agent, SIGKILL);
     ::waitpid(pid, nullptr, 0);
     return Error(ErrorCode::kUnavailable, "pidfd_open failed");
   }
@@ -254,7 +257,8 @@ ChildProcess::~ChildProcess() {
   i.eof_fallback.reset();
   i.escalation.reset();
   if (!i.reaped) {
-    ::kill(-i.pid, SIGKILL);
+    // The supervisor reaps the agent and kills what it left, then exits.
+    ::kill(-i.agent_pid, SIGKILL);
     ::waitpid(i.pid, nullptr, 0);
     i.reaped = true;
   }
@@ -263,7 +267,7 @@ ChildProcess::~ChildProcess() {
   i.out.close(ignored), i.err.close(ignored), i.in.close(ignored), i.pidfd.close(ignored);
 }
 
-int ChildProcess::pid() const { return impl_->pid; }
+int ChildProcess::pid() const { return impl_->agent_pid; }
 bool ChildProcess::exited() const { return impl_->exit_delivered; }
 
 Status ChildProcess::WriteLine(std::string line) {

@@ -35,6 +35,18 @@ std::unique_ptr<ChildProcess> Start(EventLoop& loop, Captured& run, std::vector<
 
 bool Alive(int pid) { return ::kill(pid, 0) == 0; }
 
+// The parent of `pid`, or 0.
+int ParentOf(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return 0;
+  const std::size_t close = line.rfind(')');
+  if (close == std::string::npos) return 0;
+  int parent = 0;
+  std::sscanf(line.c_str() + close + 2, "%*c %d", &parent);
+  return parent;
+}
+
 // Alive and not a zombie (a killed process whose parent died waits as one for init).
 bool Running(int pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -80,6 +92,7 @@ TEST(ChildProcessTest, TheAgentAndEverythingItStartedDieWithTheDaemon) {
     if (!child || !loop.RunUntil([&] { return !run.frames.empty(); }, milliseconds(5000)))
       ::_exit(1);
     const std::string line = run.frames[0].text + " " + std::to_string(child->pid()) + "\n";
+    // (the agent's pid is the shell's $$)
     (void)!::write(report[1], line.data(), line.size());
     for (;;) ::pause();
   }
@@ -87,8 +100,12 @@ TEST(ChildProcessTest, TheAgentAndEverythingItStartedDieWithTheDaemon) {
   char buf[128] = {};
   ASSERT_GT(::read(report[0], buf, sizeof buf - 1), 0);
   ::close(report[0]);
-  int task = 0, agent = 0, supervisor = 0;
-  ASSERT_EQ(std::sscanf(buf, "%d %d %d", &task, &agent, &supervisor), 3) << buf;
+  int task = 0, agent = 0, agent_again = 0;
+  ASSERT_EQ(std::sscanf(buf, "%d %d %d", &task, &agent, &agent_again), 3) << buf;
+  EXPECT_EQ(agent, agent_again) << "ChildProcess::pid() is the agent's own";
+  const int supervisor = ParentOf(agent);
+  ASSERT_GT(supervisor, 0);
+  ASSERT_NE(supervisor, daemon) << "the agent runs under a supervisor";
   ASSERT_TRUE(Running(task) && Running(agent) && Running(supervisor));
   ASSERT_EQ(::kill(daemon, SIGKILL), 0);
   ASSERT_EQ(::waitpid(daemon, nullptr, 0), daemon);

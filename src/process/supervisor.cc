@@ -22,8 +22,21 @@ constexpr int kSignalDaemonGone = SIGUSR1;
 
 // Everything below runs in forked children: async-signal-safe system calls only.
 
+// What the supervisor and the agent tell the daemon over the report pipe.
+struct Report {
+  int kind;  // kAgentPid, then either nothing (the agent's program runs) or kFailure
+  int value;
+};
+constexpr int kAgentPid = 1;
+constexpr int kFailure = 2;
+
+void Tell(int fd, int kind, int value) {
+  const Report report{kind, value};
+  (void)!::write(fd, &report, sizeof report);
+}
+
 [[noreturn]] void FailChild(int fd, int error) {
-  (void)!::write(fd, &error, sizeof error);
+  Tell(fd, kFailure, error);
   ::_exit(127);
 }
 
@@ -34,6 +47,9 @@ void DefaultDispositions() {
 }
 
 [[noreturn]] void RunAgent(const SupervisedSpawn& s) {
+  // A session of its own: the daemon signals the agent's group, never the supervisor, which stays
+  // to reap the agent and what it leaves.
+  (void)::setsid();
   if (::fcntl(kErrorFd, F_SETFD, FD_CLOEXEC) != 0) FailChild(kErrorFd, errno);
   if (s.cwd != nullptr && ::chdir(s.cwd) != 0) FailChild(kErrorFd, errno);
   sigset_t none;
@@ -144,6 +160,7 @@ void KillDescendants() {
   const pid_t agent = ::fork();
   if (agent < 0) FailChild(kErrorFd, errno);
   if (agent == 0) RunAgent(s);
+  Tell(kErrorFd, kAgentPid, agent);
   for (int fd = 0; fd <= kErrorFd; ++fd) (void)::close(fd);
   sigset_t wait_for;
   sigfillset(&wait_for);
@@ -174,7 +191,7 @@ void KillDescendants() {
 
 }  // namespace
 
-Result<pid_t> StartSupervised(const SupervisedSpawn& spawn, const std::string& what) {
+Result<SupervisedProcess> StartSupervised(const SupervisedSpawn& spawn, const std::string& what) {
   int error_pipe[2];
   if (::pipe2(error_pipe, O_CLOEXEC) != 0)
     return Error(ErrorCode::kUnavailable, "cannot start " + what + ": pipe2 failed");
@@ -192,19 +209,26 @@ Result<pid_t> StartSupervised(const SupervisedSpawn& spawn, const std::string& w
     return Error(ErrorCode::kUnavailable,
                  "cannot start " + what + ": fork failed: " + std::strerror(fork_error));
   }
-  // EOF: the agent's program runs (its copy closed at exec, the supervisor's before it waits).
-  int child_error = 0;
-  ssize_t n;
-  do {
-    n = ::read(error_pipe[0], &child_error, sizeof child_error);
-  } while (n < 0 && errno == EINTR);
+  // The agent's pid, then EOF once its program runs (its copy closed at exec, the supervisor's
+  // before it waits), or a failure.
+  SupervisedProcess started{supervisor, 0};
+  int failure = 0;
+  for (;;) {
+    Report report{};
+    const ssize_t n = ::read(error_pipe[0], &report, sizeof report);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != static_cast<ssize_t>(sizeof report)) break;
+    if (report.kind == kAgentPid) started.agent = report.value;
+    if (report.kind == kFailure) failure = report.value;
+  }
   ::close(error_pipe[0]);
-  if (n == static_cast<ssize_t>(sizeof child_error)) {
+  if (failure != 0 || started.agent <= 0) {
     (void)::waitpid(supervisor, nullptr, 0);
     return Error(ErrorCode::kUnavailable,
-                 "cannot start " + what + ": " + std::string(std::strerror(child_error)));
+                 "cannot start " + what + ": " +
+                     std::string(failure != 0 ? std::strerror(failure) : "the supervisor failed"));
   }
-  return supervisor;
+  return started;
 }
 
 }  // namespace agentstream::process

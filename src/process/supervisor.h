@@ -6,10 +6,9 @@
 //     they die is reparented to it, tools that started sessions of their own included;
 //   - when the agent exits, the supervisor kills everything the agent left (its background
 //     tasks) and exits with the agent's status (re-raising its signal), so the daemon sees the
-//     agent's exit; the daemon then kills what is left in the group;
+//     agent's exit; the daemon then kills what is left in the agent's group;
 //   - when the daemon dies first (kill -9 included), the supervisor kills the agent and every
-//     process it started, wherever it went, then its group, itself included;
-//   - signals the daemon sends to the group reach the agent; the supervisor ignores them.
+//     process it started, wherever it went, then itself.
 // Between fork and exec only async-signal-safe system calls run, as POSIX requires of a child of
 // a multithreaded process; the supervisor closes every descriptor but its own, so it holds none
 // of the daemon's sockets, locks or other agents' pipes.
@@ -33,9 +32,14 @@ struct SupervisedSpawn {
   int stderr_fd = -1;
 };
 
-// Starts the supervisor and the agent; returns the supervisor's pid (the group's id). Waits until
-// the agent's program was executed: kUnavailable naming `what` with the reason when it could not
-// be (not found, not executable, a bad cwd), after reaping the supervisor.
-Result<pid_t> StartSupervised(const SupervisedSpawn& spawn, const std::string& what);
+struct SupervisedProcess {
+  pid_t supervisor = -1;  // the daemon's child, whose exit mirrors the agent's
+  pid_t agent = -1;       // the agent's own process, and the id of its group
+};
+
+// Starts the supervisor and the agent. Waits until the agent's program was executed:
+// kUnavailable naming `what` with the reason when it could not be (not found, not executable, a
+// bad cwd), after reaping the supervisor.
+Result<SupervisedProcess> StartSupervised(const SupervisedSpawn& spawn, const std::string& what);
 
 }  // namespace agentstream::process
