@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "api/api_json.h"
+#include "core/utf8.h"
 
 namespace agentstream::server {
 
@@ -63,6 +64,12 @@ HttpResponse JsonResponse(int status, std::string body) {
 
 HttpResponse ErrorResponse(const Status& status) {
   return Json(api::ErrorToJson(status), api::HttpStatusFor(status.code()));
+}
+
+HttpResponse CodedErrorResponse(int status, std::string_view code, std::string_view message) {
+  return Json(
+      json::object{{"error", json::object{{"code", code}, {"message", SanitizeUtf8(message)}}}},
+      status);
 }
 
 Result<timeline::PageRequest> ParsePageQuery(const std::map<std::string, std::string>& query) {

@@ -26,7 +26,12 @@ using Reply = std::function<void(HttpResponse)>;
 
 // JSON response helpers.
 HttpResponse JsonResponse(int status, std::string body);
+// `{"error":{"code","message"}}` with the status of the code (api::HttpStatusFor). The message
+// is made valid UTF-8 (a client's bytes, such as a path, may be in it).
 HttpResponse ErrorResponse(const Status& status);
+// The same body for a code outside ErrorCode (the transport's refusals: "unauthorized",
+// "forbidden", "not_implemented") with the given status.
+HttpResponse CodedErrorResponse(int status, std::string_view code, std::string_view message);
 
 enum class LiveMode { kNone, kLongPoll, kSse };
 

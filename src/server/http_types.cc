@@ -1,5 +1,8 @@
 #include "server/http_types.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace agentstream::server {
 
 namespace {
@@ -40,6 +43,9 @@ bool ParseTarget(std::string_view target, std::string* path,
   const std::string_view raw_path = target.substr(0, q);
   if (raw_path.empty() || raw_path.front() != '/') return false;
   if (!PercentDecode(raw_path, /*plus_is_space=*/false, path)) return false;
+  for (const char c : *path) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+  }
   query->clear();
   if (q == std::string_view::npos) return true;
   std::string_view rest = target.substr(q + 1);
@@ -69,6 +75,39 @@ std::vector<std::string> PathSegments(std::string_view path) {
     start = slash + 1;
   }
   return out;
+}
+
+bool IsSafeHeaderValue(std::string_view value) {
+  return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
+std::optional<FramingError> CheckFraming(std::optional<std::string_view> transfer_encoding,
+                                         unsigned version) {
+  if (!transfer_encoding) return std::nullopt;
+  if (version < 11)
+    return FramingError{400, "Transfer-Encoding is not allowed in an HTTP/1.0 request"};
+  // The codings, in order, without parameters, lower-cased; empty list elements skipped.
+  std::vector<std::string> codings;
+  std::string_view rest = *transfer_encoding;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    item = item.substr(0, item.find(';'));
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+    if (item.empty()) continue;
+    std::string coding(item);
+    for (char& c : coding) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    codings.push_back(std::move(coding));
+  }
+  if (codings.empty() || codings.back() != "chunked")
+    return FramingError{400, "unsupported Transfer-Encoding: chunked must be the final coding"};
+  if (std::count(codings.begin(), codings.end(), "chunked") > 1)
+    return FramingError{400, "Transfer-Encoding: chunked may be applied only once"};
+  if (codings.size() > 1)
+    return FramingError{501, "unsupported transfer coding: only chunked is implemented"};
+  return std::nullopt;
 }
 
 }  // namespace agentstream::server

@@ -43,7 +43,9 @@ struct HttpResponse {
 };
 
 // Splits "/a/b?x=1&y=%20" into a decoded path and query map. False on a malformed
-// percent-escape, a NUL byte, or a path that does not start with '/'.
+// percent-escape, a NUL byte, a control character (below 0x20, or 0x7f) decoded in the path
+// (paths are echoed in headers such as Location and ETag), or a path that does not start with
+// '/'.
 bool ParseTarget(std::string_view target, std::string* path,
                  std::map<std::string, std::string>* query);
 
@@ -53,5 +55,25 @@ bool PercentDecode(std::string_view in, bool plus_is_space, std::string* out);
 
 // Splits "/v1/agents/x/events" into {"v1","agents","x","events"} (empty segments dropped).
 std::vector<std::string> PathSegments(std::string_view path);
+
+// True when `value` may be written as a header value: no CR, LF or NUL (which would end the
+// header, or the head, early: response splitting).
+bool IsSafeHeaderValue(std::string_view value);
+
+// Why a request head's body framing is refused (RFC 9112 section 6): the status to answer, after
+// which the connection is closed, since where the next request starts is unknown.
+struct FramingError {
+  int status = 400;  // 400, or 501 for a transfer coding this server does not implement
+  std::string message;
+};
+
+// Checks the framing of a request head with HTTP version `version` (11 for 1.1). `transfer_
+// encoding` is the Transfer-Encoding header (its lines joined with ","; nullopt when absent).
+// Accepted: no Transfer-Encoding, or exactly "chunked" on HTTP/1.1. Refused: chunked missing or
+// not the final coding (400: the body's length cannot be known, whatever Content-Length says),
+// any other coding before a final chunked (501), chunked twice, or Transfer-Encoding on HTTP/1.0
+// (400).
+std::optional<FramingError> CheckFraming(std::optional<std::string_view> transfer_encoding,
+                                         unsigned version);
 
 }  // namespace agentstream::server

@@ -3,15 +3,63 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <string>
 
 namespace agentstream::server {
 
+namespace {
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view StripBrackets(std::string_view host) {
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    return host.substr(1, host.size() - 2);
+  return host;
+}
+
+// RFC 3986 reg-name and IPv4 characters: unreserved, sub-delims and '%' of a pct-encoding.
+bool RegNameChar(char c) {
+  if (std::isalnum(static_cast<unsigned char>(c)) != 0) return true;
+  return std::string_view("-._~!$&'()*+,;=%").find(c) != std::string_view::npos;
+}
+
+bool Ipv6Char(char c) {
+  return std::isxdigit(static_cast<unsigned char>(c)) != 0 || c == ':' || c == '.';
+}
+
+bool ValidPort(std::string_view port) {
+  return !port.empty() && port.size() <= 5 && std::all_of(port.begin(), port.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+}
+
+// An address literal in one spelling (inet_ntop's), so that equal addresses compare equal;
+// anything else lower-cased.
+std::string Canonical(std::string_view host) {
+  const std::string text(StripBrackets(host));
+  in_addr v4{};
+  in6_addr v6{};
+  std::array<char, INET6_ADDRSTRLEN> buf{};
+  if (inet_pton(AF_INET, text.c_str(), &v4) == 1 &&
+      inet_ntop(AF_INET, &v4, buf.data(), buf.size()) != nullptr)
+    return buf.data();
+  if (inet_pton(AF_INET6, text.c_str(), &v6) == 1 &&
+      inet_ntop(AF_INET6, &v6, buf.data(), buf.size()) != nullptr)
+    return buf.data();
+  return Lower(text);
+}
+
+}  // namespace
+
 bool IsLoopbackHost(std::string_view host) {
   if (host == "localhost") return true;
-  std::string text(host);
-  if (text.size() > 2 && text.front() == '[' && text.back() == ']')
-    text = text.substr(1, text.size() - 2);
+  const std::string text(StripBrackets(host));
   in_addr v4{};
   if (inet_pton(AF_INET, text.c_str(), &v4) == 1)
     return (ntohl(v4.s_addr) >> 24) == 127;  // 127.0.0.0/8
@@ -21,6 +69,13 @@ bool IsLoopbackHost(std::string_view host) {
     return std::equal(std::begin(v6.s6_addr), std::end(v6.s6_addr), std::begin(kLoopback.s6_addr));
   }
   return false;
+}
+
+bool IsIpLiteral(std::string_view host) {
+  const std::string text(StripBrackets(host));
+  in_addr v4{};
+  in6_addr v6{};
+  return inet_pton(AF_INET, text.c_str(), &v4) == 1 || inet_pton(AF_INET6, text.c_str(), &v6) == 1;
 }
 
 Status CheckBind(std::string_view host, std::string_view token) {
@@ -47,6 +102,19 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
+std::optional<std::string_view> BearerToken(std::string_view authorization) {
+  constexpr std::string_view kScheme = "bearer";
+  if (authorization.size() <= kScheme.size() ||
+      Lower(authorization.substr(0, kScheme.size())) != kScheme ||
+      authorization[kScheme.size()] != ' ')
+    return std::nullopt;
+  std::string_view token = authorization.substr(kScheme.size());
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+  if (token.empty()) return std::nullopt;
+  return token;
+}
+
 Access CheckAccess(const SecurityOptions& options, std::string_view authorization,
                    std::string_view query_token, std::string_view origin) {
   if (!origin.empty()) {
@@ -55,13 +123,47 @@ Access CheckAccess(const SecurityOptions& options, std::string_view authorizatio
     if (!allowed) return Access::kForbiddenOrigin;
   }
   if (options.token.empty()) return Access::kAllowed;
-  constexpr std::string_view kBearer = "Bearer ";
-  if (authorization.size() > kBearer.size() && authorization.substr(0, kBearer.size()) == kBearer &&
-      ConstantTimeEquals(authorization.substr(kBearer.size()), options.token))
+  if (const auto bearer = BearerToken(authorization);
+      bearer && ConstantTimeEquals(*bearer, options.token))
     return Access::kAllowed;
   if (!query_token.empty() && ConstantTimeEquals(query_token, options.token))
     return Access::kAllowed;
   return Access::kUnauthorized;
+}
+
+std::optional<std::string> HostOfHeader(std::string_view value) {
+  std::string_view host;
+  std::string_view rest;
+  if (!value.empty() && value.front() == '[') {
+    const std::size_t close = value.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    host = value.substr(1, close - 1);
+    rest = value.substr(close + 1);
+    if (!std::all_of(host.begin(), host.end(), Ipv6Char)) return std::nullopt;
+  } else {
+    const std::size_t colon = value.find(':');
+    host = value.substr(0, colon);
+    rest = colon == std::string_view::npos ? std::string_view() : value.substr(colon);
+    if (!std::all_of(host.begin(), host.end(), RegNameChar)) return std::nullopt;
+  }
+  if (host.empty()) return std::nullopt;
+  if (!rest.empty() && (rest.front() != ':' || !ValidPort(rest.substr(1)))) return std::nullopt;
+  return Lower(host);
+}
+
+bool HostAllowed(const SecurityOptions& options, std::string_view host_header) {
+  const std::optional<std::string> host = HostOfHeader(host_header);
+  if (!host) return false;
+  if (IsLoopbackHost(*host)) return true;
+  if (options.allow_ip_literal_hosts && IsIpLiteral(*host)) return true;
+  const std::string canonical = Canonical(*host);
+  return std::any_of(options.allowed_hosts.begin(), options.allowed_hosts.end(),
+                     [&](const std::string& allowed) {
+                       // An entry may be written as a Host value ("name:port", "[::1]:7600").
+                       const std::string name =
+                           IsIpLiteral(allowed) ? allowed : HostOfHeader(allowed).value_or(allowed);
+                       return Canonical(name) == canonical;
+                     });
 }
 
 }  // namespace agentstream::server

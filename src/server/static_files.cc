@@ -87,8 +87,10 @@ std::string ContentTypeFor(std::string_view file_name) {
   return "application/octet-stream";
 }
 
-HttpResponse ServeStatic(const std::string& root, std::string_view path,
-                         std::string_view if_none_match) {
+namespace {
+
+HttpResponse ServeFile(const std::string& root, std::string_view path,
+                       std::string_view if_none_match) {
   std::string relative;
   if (!SafeSegments(path, &relative)) return TextResponse(404, "not_found", "no such file");
   if (root.empty())
@@ -133,6 +135,19 @@ HttpResponse ServeStatic(const std::string& root, std::string_view path,
   response.body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   if (response.body.size() > kMaxStaticFileBytes)
     return TextResponse(413, "too_large", "file larger than 8 MiB");
+  return response;
+}
+
+}  // namespace
+
+HttpResponse ServeStatic(const std::string& root, std::string_view path,
+                         std::string_view if_none_match) {
+  HttpResponse response = ServeFile(root, path, if_none_match);
+  // No other site may frame the page (clickjacking its buttons), and the page's URL, which may
+  // hold ?token=, is never sent on as a Referer.
+  response.headers.emplace_back("X-Frame-Options", "DENY");
+  response.headers.emplace_back("Content-Security-Policy", "frame-ancestors 'none'");
+  response.headers.emplace_back("Referrer-Policy", "no-referrer");
   return response;
 }
 

@@ -25,7 +25,9 @@ std::string ContentTypeFor(std::string_view file_name);
 // Serves `path` (already percent-decoded) from `root`. `if_none_match` is the request's
 // If-None-Match header ("" when absent): a matching ETag answers 304 with no body. Hashed assets
 // (under /assets/) are cached for a year as immutable; index.html is revalidated every time.
-// An empty or missing root answers 404 telling how to build the page.
+// An empty or missing root answers 404 telling how to build the page. Every answer forbids
+// framing by other sites (X-Frame-Options, CSP frame-ancestors) and sending the page's URL as a
+// Referer (Referrer-Policy: no-referrer).
 HttpResponse ServeStatic(const std::string& root, std::string_view path,
                          std::string_view if_none_match);
 

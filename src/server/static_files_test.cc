@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "testing/temp_dir.h"
@@ -44,6 +45,18 @@ TEST_F(StaticFilesTest, RootAndClientRoutesServeIndexWithRevalidation) {
   for (const auto& [name, value] : r.headers)
     if (name == "Cache-Control") no_cache = value == "no-cache";
   EXPECT_TRUE(no_cache);
+}
+
+// Another site may not frame the page (its buttons answer permissions), and a page opened as
+// /?token=... never sends its URL on as a Referer.
+TEST_F(StaticFilesTest, ThePageCannotBeFramedAndSendsNoReferrer) {
+  for (const char* path : {"/", "/assets/app-abc123.js", "/missing.js"}) {
+    const HttpResponse r = ServeStatic(root_.string(), path, "");
+    std::map<std::string, std::string> headers(r.headers.begin(), r.headers.end());
+    EXPECT_EQ(headers["X-Frame-Options"], "DENY") << path;
+    EXPECT_EQ(headers["Content-Security-Policy"], "frame-ancestors 'none'") << path;
+    EXPECT_EQ(headers["Referrer-Policy"], "no-referrer") << path;
+  }
 }
 
 TEST_F(StaticFilesTest, HashedAssetsAreImmutableAndAnswer304ForTheirETag) {
