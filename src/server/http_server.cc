@@ -36,7 +36,15 @@ using internal::Frame;
 using internal::FrameQueue;
 using internal::ServerContext;
 
+std::string internal::RemoteAddress(const tcp::socket& socket) {
+  beast::error_code ec;
+  const tcp::endpoint peer = socket.remote_endpoint(ec);
+  return ec ? std::string() : peer.address().to_string();
+}
+
 namespace {
+
+using internal::RemoteAddress;
 
 std::string Header(const http::request<http::string_body>& req, http::field field) {
   auto it = req.find(field);
@@ -50,18 +58,43 @@ std::string StreamCursor() {
   return std::to_string((seconds - 1728432000) / 20);
 }
 
+// The Transfer-Encoding header of a request head, its lines joined; nullopt when absent.
+std::optional<std::string> TransferEncoding(const http::request_header<>& head) {
+  auto [it, end] = head.equal_range(http::field::transfer_encoding);
+  if (it == end) return std::nullopt;
+  std::string joined;
+  for (; it != end; ++it) {
+    if (!joined.empty()) joined += ',';
+    joined += it->value();
+  }
+  return joined;
+}
+
+// The first read of an idle keep-alive connection's next request.
+constexpr std::size_t kFirstReadBytes = 4096;
+
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
+  // A new connection: its first request head must arrive within request_head_timeout.
   HttpConnection(ServerContext& ctx, tcp::socket socket)
-      : ctx_(ctx), stream_(std::move(socket)), timer_(stream_.get_executor()) {
+      : ctx_(ctx),
+        stream_(std::move(socket)),
+        timer_(stream_.get_executor()),
+        address_(RemoteAddress(stream_.socket())),
+        first_request_(true) {
     ctx_.metrics.ConnectionOpened();
   }
-  // A connection handed back after a /v1/stream exchange, with the bytes it already read.
-  HttpConnection(ServerContext& ctx, beast::tcp_stream stream, beast::flat_buffer buffer)
+  // A connection handed back after a /v1/stream exchange, with the bytes it already read and the
+  // place of its address it holds for its next request.
+  HttpConnection(ServerContext& ctx, beast::tcp_stream stream, beast::flat_buffer buffer,
+                 AddressSlot slot)
       : ctx_(ctx),
         stream_(std::move(stream)),
         buffer_(std::move(buffer)),
-        timer_(stream_.get_executor()) {
+        timer_(stream_.get_executor()),
+        address_(RemoteAddress(stream_.socket())),
+        slot_(std::move(slot)),
+        first_request_(false) {
     ctx_.metrics.ConnectionOpened();
   }
   ~HttpConnection() { ctx_.metrics.ConnectionClosed(); }
@@ -72,6 +105,11 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
 
  private:
   void ReadRequest();
+  void ReadHead();
+  void OnHead();
+  void OnMessage();
+  void OnReadError(beast::error_code ec);
+  void Close();
   void OnRequest();
   void Respond(HttpResponse response, bool keep_alive = true);
   void Deny(int status, const std::string& code, const std::string& message);
@@ -102,39 +140,102 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   FrameQueue queue_;
   bool done_ = false;             // the long-poll answered, or the SSE stream ended
   bool write_scheduled_ = false;  // a WriteNext is posted
+  // Waiting for or reading a request holds one of the client address's places.
+  const std::string address_;
+  AddressSlot slot_;
+  bool first_request_;  // no request read yet: the head's deadline runs from the accept
 };
 
 void HttpConnection::ReadRequest() {
+  if (!slot_.Acquire(*ctx_.waiting, address_)) return Close();  // max_waiting_per_address
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(ctx_.options.max_header_bytes));
   parser_->body_limit(ctx_.options.max_body_bytes);
+  if (first_request_ || buffer_.size() > 0) {
+    first_request_ = false;
+    return ReadHead();
+  }
+  // Idle between requests: the next request's head deadline starts at its first byte.
+  stream_.expires_after(ctx_.options.idle_timeout);
+  stream_.async_read_some(buffer_.prepare(kFirstReadBytes),
+                          [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                            if (ec) return;  // closed, or idle for too long
+                            self->buffer_.commit(n);
+                            self->ReadHead();
+                          });
+}
+
+void HttpConnection::ReadHead() {
+  stream_.expires_after(ctx_.options.request_head_timeout);
+  http::async_read_header(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            if (ec) return self->OnReadError(ec);
+                            self->OnHead();
+                          });
+}
+
+void HttpConnection::OnHead() {
+  const http::request_header<>& head = parser_->get();
+  const std::optional<std::string> transfer_encoding = TransferEncoding(head);
+  if (auto refused = CheckFraming(transfer_encoding, head.version())) {
+    request_ = {};
+    request_.version(head.version());
+    return Deny(refused->status, refused->status == 501 ? "not_implemented" : "invalid_argument",
+                refused->message);
+  }
+  if (parser_->is_done()) return OnMessage();
   stream_.expires_after(ctx_.options.idle_timeout);
   http::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                     if (ec == http::error::body_limit || ec == http::error::header_limit) {
-                       self->request_ = {};
-                       return self->Deny(413, "too_large", "request larger than the limit");
-                     }
-                     if (ec) return;  // closed, timed out or malformed: drop the connection
-                     self->request_ = self->parser_->release();
-                     self->OnRequest();
+                     if (ec) return self->OnReadError(ec);
+                     self->OnMessage();
                    });
 }
 
+void HttpConnection::OnMessage() {
+  request_ = parser_->release();
+  slot_.Release();  // answering now, no longer waiting
+  OnRequest();
+}
+
+void HttpConnection::OnReadError(beast::error_code ec) {
+  request_ = {};
+  if (ec == http::error::body_limit || ec == http::error::header_limit)
+    return Deny(413, "too_large", "request larger than the limit");
+  // A malformed request is answered before closing; a peer gone or a deadline passed is not.
+  const bool malformed = ec.category() == make_error_code(http::error::bad_method).category() &&
+                         ec != http::error::end_of_stream && ec != http::error::partial_message;
+  if (malformed) return Deny(400, "invalid_argument", "malformed request: " + ec.message());
+}
+
+void HttpConnection::Close() {
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream_.socket().close(ignored);
+}
+
 void HttpConnection::Deny(int status, const std::string& code, const std::string& message) {
-  HttpResponse response = JsonResponse(
-      status, R"({"error":{"code":")" + code + R"(","message":")" + message + R"("}})");
-  Respond(std::move(response), /*keep_alive=*/false);
+  Respond(CodedErrorResponse(status, code, message), /*keep_alive=*/false);
 }
 
 void HttpConnection::OnRequest() {
   HttpRequest req;
   req.method = std::string(request_.method_string());
+  // The Host allow-list comes first: a page of another site rebound to this address is refused
+  // before anything else is looked at (security.h).
+  req.host = Header(request_, http::field::host);
+  if (request_.count(http::field::host) > 1)
+    return Deny(400, "invalid_argument", "more than one Host header");
+  if (req.host.empty() && request_.version() >= 11)
+    return Deny(400, "invalid_argument", "an HTTP/1.1 request needs a Host header");
+  if (!req.host.empty() && !HostAllowed(ctx_.options.security, req.host))
+    return Deny(403, "forbidden",
+                "misdirected host " + req.host +
+                    ": not a name of this daemon (serve --allow-host adds one)");
   if (!ParseTarget(request_.target(), &req.path, &req.query))
     return Deny(400, "invalid_argument", "malformed request target");
   req.origin = Header(request_, http::field::origin);
   req.authorization = Header(request_, http::field::authorization);
-  req.host = Header(request_, http::field::host);
   for (std::string_view name : kForwardedHeaders) {
     if (auto it = request_.find(name); it != request_.end())
       req.headers.emplace_back(name, std::string(it->value()));
@@ -189,9 +290,13 @@ void HttpConnection::Respond(HttpResponse response, bool keep_alive) {
   res->set(http::field::server, "agentstream");
   res->set(http::field::content_type, response.content_type);
   res->set("X-Content-Type-Options", "nosniff");
-  for (const auto& [name, value] : response.headers) res->set(name, value);
+  for (const auto& [name, value] : response.headers) {
+    if (IsSafeHeaderValue(value)) res->set(name, value);
+  }
   res->body() = std::move(response.body);
-  res->keep_alive(keep_alive && request_.keep_alive());
+  // Staying open is waiting for the next request: the client's address must have a place for
+  // that (max_waiting_per_address), else the answer says the connection closes.
+  res->keep_alive(keep_alive && request_.keep_alive() && slot_.Acquire(*ctx_.waiting, address_));
   res->prepare_payload();
   stream_.expires_after(ctx_.options.idle_timeout);
   http::async_write(stream_, *res,
@@ -427,8 +532,10 @@ void HttpConnection::WriteNext() {
 
 }  // namespace
 
-void internal::ResumeHttp(ServerContext& ctx, beast::tcp_stream stream, beast::flat_buffer buffer) {
-  std::make_shared<HttpConnection>(ctx, std::move(stream), std::move(buffer))->Run();
+void internal::ResumeHttp(ServerContext& ctx, beast::tcp_stream stream, beast::flat_buffer buffer,
+                          AddressSlot slot) {
+  std::make_shared<HttpConnection>(ctx, std::move(stream), std::move(buffer), std::move(slot))
+      ->Run();
 }
 
 struct Server::Impl {
@@ -498,6 +605,17 @@ Status Server::Start() {
                  "cannot listen on " + o.host + ":" + std::to_string(o.port) + ": " + ec.message());
   s.port = s.acceptor->local_endpoint().port();
   if (o.security.allowed_origins.empty()) o.security.allowed_origins = SameHostOrigins(s.port);
+  const bool wildcard = address.is_unspecified();
+  o.security.allowed_hosts.push_back(o.host);
+  o.security.allow_ip_literal_hosts = o.security.allow_ip_literal_hosts || wildcard;
+  s.ctx.waiting = std::make_unique<AddressLimiter>(o.max_waiting_per_address);
+  s.ctx.base_url = o.public_url;
+  if (s.ctx.base_url.empty()) {
+    const std::string host = wildcard ? "127.0.0.1" : o.host;
+    const bool v6 = host.find(':') != std::string::npos;
+    s.ctx.base_url = "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(s.port);
+  }
+  while (!s.ctx.base_url.empty() && s.ctx.base_url.back() == '/') s.ctx.base_url.pop_back();
   o.ws.max_queue_bytes = std::min(o.ws.max_queue_bytes, o.max_queue_bytes);
   Impl* impl = impl_.get();
   // Commits are processed one at a time (a strand), whatever the number of I/O threads.

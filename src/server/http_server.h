@@ -33,16 +33,28 @@ struct ServerOptions {
   // Token and origin allow-list. An empty allow-list means this server's own origins
   // (SameHostOrigins of the bound port).
   SecurityOptions security;
-  int threads = 2;                                        // I/O threads
-  std::size_t max_connections = 1024;                     // further connections are closed at once
+  int threads = 2;                     // I/O threads
+  std::size_t max_connections = 1024;  // further connections are closed at once
+  // Connections of one client address waiting for a request or reading one (address_limiter.h);
+  // a further connection of that address is closed at once, and an answer on a keep-alive
+  // connection of an address at the bound says `Connection: close`.
+  std::size_t max_waiting_per_address = 256;
   std::size_t max_header_bytes = std::size_t{16} * 1024;  // request line and headers
   std::size_t max_body_bytes = std::size_t{1} << 20;      // request body (1 MiB)
   std::chrono::seconds idle_timeout{120};                 // an idle keep-alive connection closes
-  std::chrono::milliseconds long_poll_timeout{30000};     // then 204 No Content
-  std::chrono::milliseconds sse_keepalive{15000};         // SSE comment line while idle
-  std::size_t max_queue_bytes = std::size_t{4} << 20;     // SSE send queue; WebSocket in `ws`
-  BatchLimits batch;                                      // one read / frame of events
+  // The whole request head (line and headers) must arrive within this: on a new connection from
+  // its accept, on a keep-alive connection from the first byte of the request (the wait for that
+  // byte is idle_timeout). Else the connection is closed.
+  std::chrono::milliseconds request_head_timeout{10000};
+  std::chrono::milliseconds long_poll_timeout{30000};  // then 204 No Content
+  std::chrono::milliseconds sse_keepalive{15000};      // SSE comment line while idle
+  std::size_t max_queue_bytes = std::size_t{4} << 20;  // SSE send queue; WebSocket in `ws`
+  BatchLimits batch;                                   // one read / frame of events
   std::string web_root;  // the built web page served at `/` (static_files.h); "" for none
+  // The absolute base URL `Location` headers start with ("http://10.0.0.11:7601"); "" for
+  // http://HOST:PORT of the bound address (127.0.0.1 for a wildcard HOST). Never the request's
+  // Host header.
+  std::string public_url;
   // Generic Durable Streams under /v1/stream/ (streams/stream_store.h); null: not served. Not
   // owned; outlives the server.
   streams::StreamStore* streams = nullptr;

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "server/address_limiter.h"
 #include "server/api_router.h"
 #include "server/consumer_routes.h"
 #include "server/http_server.h"
@@ -28,6 +29,9 @@ struct ServerContext {
   std::unique_ptr<TimelineService> timeline;
   std::unique_ptr<ConsumerRoutes> consumer_routes;
   std::unique_ptr<ApiRouter> router;
+  // Connections waiting for or reading a request, per client address (set by Server::Start).
+  std::unique_ptr<AddressLimiter> waiting;
+  std::string base_url;  // of Location headers: options.public_url or the bound address
 };
 
 // One outgoing frame: head + *shared + tail, so a batch encoded once is never copied.
@@ -54,14 +58,18 @@ struct FrameQueue {
   }
 };
 
+// The client's address of a connection as AddressLimiter counts it ("" when the peer is gone).
+std::string RemoteAddress(const boost::asio::ip::tcp::socket& socket);
+
 // Takes over a connection for one /v1/stream request (stream_http.cc); hands it back through
 // ResumeHttp when the connection stays open.
 void StartStreamExchange(ServerContext& ctx, boost::beast::tcp_stream stream,
                          boost::beast::flat_buffer buffer,
                          boost::beast::http::request<boost::beast::http::string_body> request);
-// Continues the keep-alive request loop on a connection (with the bytes already read).
+// Continues the keep-alive request loop on a connection (with the bytes already read, and the
+// place of its address taken for the next request).
 void ResumeHttp(ServerContext& ctx, boost::beast::tcp_stream stream,
-                boost::beast::flat_buffer buffer);
+                boost::beast::flat_buffer buffer, AddressSlot slot);
 
 // Takes over an upgraded connection and runs the WebSocket app protocol on it.
 void StartWebSocket(ServerContext& ctx, boost::beast::tcp_stream stream,

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "server/server_test_fixture.h"
+#include "streams/memory_stream_store.h"
 
 namespace agentstream::server::testing {
 namespace {
@@ -274,6 +275,11 @@ TEST_F(TokenTest, ATokenIsRequiredAndAnyOtherBindWithoutOneIsRefused) {
   EXPECT_EQ(HttpCall(port_, "GET", "/v1/agents", "", {{"Authorization", "Bearer t0ken"}}).status,
             200);
   EXPECT_EQ(HttpCall(port_, "GET", "/v1/agents?token=t0ken").status, 200);
+  // Authentication schemes are case-insensitive (RFC 9110 section 11.1).
+  EXPECT_EQ(HttpCall(port_, "GET", "/v1/agents", "", {{"Authorization", "bearer t0ken"}}).status,
+            200);
+  EXPECT_EQ(HttpCall(port_, "GET", "/v1/agents", "", {{"Authorization", "BEARER t0ken"}}).status,
+            200);
   WsClient ws;
   EXPECT_EQ(ws.Connect(port_, "/ws"), 401);
   WsClient ws_ok;
@@ -286,6 +292,19 @@ TEST_F(TokenTest, ATokenIsRequiredAndAnyOtherBindWithoutOneIsRefused) {
   EXPECT_EQ(refused.Start().code(), ErrorCode::kInvalidArgument);
 }
 
+// With a token, the page's static files are served without it (they hold no data: docs/web.md
+// says why) and cannot be framed; everything that holds data needs the token.
+TEST_F(TokenTest, ThePageLoadsWithoutTheTokenAndNothingElseDoes) {
+  const TestResponse page = HttpCall(port_, "GET", "/");
+  EXPECT_NE(page.status, 401);
+  EXPECT_EQ(page.Header("x-frame-options"), "DENY");
+  EXPECT_EQ(page.Header("referrer-policy"), "no-referrer");
+  for (const char* target : {"/v1/agents", "/metrics", "/healthz", "/v1/agents/x/events"})
+    EXPECT_EQ(HttpCall(port_, "GET", target).status, 401) << target;
+  WsClient ws;
+  EXPECT_EQ(ws.Connect(port_, "/ws"), 401);
+}
+
 TEST_F(HttpTest, CrossOriginRequestsAndWebSocketsAreRefused) {
   const std::string own = "http://127.0.0.1:" + std::to_string(port_);
   EXPECT_EQ(HttpCall(port_, "GET", "/v1/agents", "", {{"Origin", "http://evil.example"}}).status,
@@ -295,6 +314,175 @@ TEST_F(HttpTest, CrossOriginRequestsAndWebSocketsAreRefused) {
   EXPECT_EQ(evil.Connect(port_, "/ws", {{"Origin", "http://evil.example"}}), 403);
   WsClient same;
   EXPECT_EQ(same.Connect(port_, "/ws", {{"Origin", own}}), 101);
+}
+
+// A 404 quoting a client's bytes (the session id of the path) is valid UTF-8 JSON.
+TEST_F(HttpTest, ErrorBodiesAreValidUtf8WhateverThePathHolds) {
+  const TestResponse res = HttpCall(port_, "GET", "/v1/agents/%ff/events");
+  EXPECT_EQ(res.status, 404);
+  EXPECT_EQ(res.body.find('\xff'), std::string::npos);
+  const json::value body = ParseOrNull(res.body);  // Boost.JSON refuses ill-formed UTF-8
+  ASSERT_TRUE(body.is_object()) << res.body;
+  EXPECT_EQ(body.at("error").at("code"), "not_found");
+  const TestResponse origin =
+      HttpCall(port_, "GET", "/v1/agents", "", {{"Origin", "http://\"x\xfe"}});
+  EXPECT_EQ(origin.status, 403);
+  EXPECT_TRUE(ParseOrNull(origin.body).is_object()) << origin.body;
+}
+
+// An unknown transfer coding leaves the body's length unknown: whatever Content-Length says, the
+// request is refused and the connection closed, so the bytes after it are never a request.
+TEST_F(HttpTest, AnUnknownTransferCodingIsRefusedAndTheConnectionClosed) {
+  RawConnection smuggle;
+  ASSERT_TRUE(smuggle.Connect(port_));
+  smuggle.Send(
+      "POST /v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: xchunked\r\n"
+      "Content-Length: 2\r\n\r\n{}GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  const std::string answer = smuggle.ReadUntilClosed();
+  EXPECT_TRUE(smuggle.closed());
+  EXPECT_EQ(answer.rfind("HTTP/1.1 400 ", 0), 0u) << answer;
+  EXPECT_EQ(answer.find("HTTP/1.1 ", 1), std::string::npos) << answer;  // one answer only
+  RawConnection gzip;
+  ASSERT_TRUE(gzip.Connect(port_));
+  gzip.Send(
+      "POST /v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+      "0\r\n\r\n");
+  EXPECT_EQ(gzip.ReadUntilClosed().rfind("HTTP/1.1 501 ", 0), 0u);
+  EXPECT_TRUE(gzip.closed());
+  EXPECT_EQ(Call("GET", "/v1/agents").at("agents").as_array().size(), 0u);
+}
+
+// A malformed request head is answered with 400 before the connection closes.
+TEST_F(HttpTest, AMalformedRequestIsAnswered) {
+  RawConnection bad;
+  ASSERT_TRUE(bad.Connect(port_));
+  bad.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n");
+  EXPECT_EQ(bad.ReadUntilClosed().rfind("HTTP/1.1 400 ", 0), 0u);
+  RawConnection no_host;
+  ASSERT_TRUE(no_host.Connect(port_));
+  no_host.Send("GET /healthz HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(no_host.ReadUntilClosed().rfind("HTTP/1.1 400 ", 0), 0u);
+  RawConnection http10;  // HTTP/1.0 needs no Host (health checkers send none)
+  ASSERT_TRUE(http10.Connect(port_));
+  http10.Send("GET /healthz HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(http10.ReadUntilClosed().rfind("HTTP/1.0 200 ", 0), 0u);
+}
+
+class HostTest : public ServerFixture {
+ protected:
+  void Configure(ServerOptions& o) override {
+    o.security.allowed_hosts = {"lb.example"};
+    o.streams = &streams_;
+  }
+  streams::MemoryStreamStore streams_{streams::StreamLimits{}, nullptr};
+};
+
+// DNS rebinding: a page on evil.example.com whose name was rebound to 127.0.0.1 sends same-origin
+// requests, without an Origin header, naming its own host.
+TEST_F(HostTest, ARequestNamingAnotherHostIsRefused) {
+  const std::string id = CreateAgent();
+  ASSERT_FALSE(id.empty());
+  const std::string port = std::to_string(port_);
+  const std::string evil = "evil.example.com:" + port;
+  for (const std::string& target :
+       {std::string("/v1/agents"), "/v1/agents/" + id + "/events?offset=-1",
+        "/v1/agents/" + id + "/events?offset=-1&live=long-poll", std::string("/metrics"),
+        std::string("/healthz"), std::string("/"), std::string("/v1/stream/x")}) {
+    const TestResponse res = HttpCall(port_, "GET", target, "", {{"Host", evil}});
+    EXPECT_EQ(res.status, 403) << target;
+    EXPECT_NE(res.body.find("misdirected host"), std::string::npos) << target << ": " << res.body;
+    EXPECT_EQ(res.body.find(id), std::string::npos) << target;
+  }
+  WsClient ws;
+  EXPECT_EQ(ws.Connect(port_, "/ws", {{"Host", evil}}), 403);
+  // This daemon's own names, any port.
+  for (const std::string& host : {"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port,
+                                  std::string("LB.example"), std::string("lb.example:8443")}) {
+    const TestResponse res = HttpCall(port_, "GET", "/v1/agents", "", {{"Host", host}});
+    EXPECT_EQ(res.status, 200) << host;
+    EXPECT_NE(res.body.find(id), std::string::npos) << host;
+  }
+  WsClient own;
+  EXPECT_EQ(own.Connect(port_, "/ws", {{"Host", "localhost:" + port}}), 101);
+}
+
+TEST_F(HostTest, LocationNamesTheConfiguredAddressNotTheClientsHost) {
+  const TestResponse res = HttpCall(port_, "PUT", "/v1/stream/loc", "", {{"Host", "lb.example:1"}});
+  EXPECT_EQ(res.status, 201);
+  EXPECT_EQ(res.Header("location"), "http://127.0.0.1:" + std::to_string(port_) + "/v1/stream/loc");
+  // A path whose decoded form would end the Location header early is refused.
+  const TestResponse split = HttpCall(port_, "PUT", "/v1/stream/a%0d%0aSet-Cookie:%20x=1", "", {});
+  EXPECT_EQ(split.status, 400);
+  EXPECT_EQ(split.Header("set-cookie"), "");
+}
+
+class SlowClientsTest : public ServerFixture {
+ protected:
+  void Configure(ServerOptions& o) override {
+    o.max_connections = 64;
+    o.max_waiting_per_address = 8;
+    o.request_head_timeout = 60s;  // only the bound per address is at work here
+  }
+};
+
+// Many connections from one address each sending half a request head (a "slowloris") hold at
+// most max_waiting_per_address places: another client is still served.
+TEST_F(SlowClientsTest, HalfSentHeadsFromOneAddressDoNotLockOthersOut) {
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  for (int i = 0; i < 80; ++i) {
+    auto connection = std::make_unique<RawConnection>();
+    ASSERT_TRUE(connection->Connect(port_, "127.0.0.2"));
+    connection->Send("GET /v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
+    slow.push_back(std::move(connection));
+  }
+  int open = 0;
+  for (auto& connection : slow) {
+    connection->ReadUntilClosed(100ms);
+    open += connection->closed() ? 0 : 1;
+  }
+  EXPECT_EQ(open, 8);
+  const TestResponse res = HttpCall(port_, "GET", "/v1/agents");  // from 127.0.0.1
+  EXPECT_EQ(res.status, 200);
+  // Keep-alive connections of an address at its bound wait for no further request.
+  RawConnection another;
+  ASSERT_TRUE(another.Connect(port_, "127.0.0.2"));
+  another.ReadUntilClosed(2000ms);
+  EXPECT_TRUE(another.closed());
+}
+
+class HeadDeadlineTest : public ServerFixture {
+ protected:
+  void Configure(ServerOptions& o) override {
+    o.request_head_timeout = 300ms;
+    o.idle_timeout = 60s;
+  }
+};
+
+// The request head must arrive whole within request_head_timeout; an idle keep-alive connection
+// waits idle_timeout for its next request, then has the same time for that request's head.
+TEST_F(HeadDeadlineTest, AHalfSentHeadIsCutOffWhileAnIdleKeepAliveWaits) {
+  RawConnection half;
+  ASSERT_TRUE(half.Connect(port_));
+  half.Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(half.ReadUntilClosed(10s), "");
+  EXPECT_TRUE(half.closed());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+
+  RawConnection silent;  // a new connection sending nothing has the head's time too
+  ASSERT_TRUE(silent.Connect(port_));
+  silent.ReadUntilClosed(10s);
+  EXPECT_TRUE(silent.closed());
+
+  RawConnection idle;
+  ASSERT_TRUE(idle.Connect(port_));
+  const std::string request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  idle.Send(request);
+  ASSERT_TRUE(idle.ReadUntil("{\"status\":\"ok\"}"));
+  std::this_thread::sleep_for(900ms);  // three times the head's deadline, idle
+  idle.Send(request);
+  EXPECT_TRUE(idle.ReadUntil("{\"status\":\"ok\"}", 5s));  // the second answer
+  EXPECT_FALSE(idle.closed());
 }
 
 }  // namespace

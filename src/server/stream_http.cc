@@ -86,8 +86,9 @@ void StreamExchange::Run() {
     req.headers.emplace_back(std::move(name), std::string(field.value()));
   }
   req.body = std::move(request_.body());
-  const auto host = req.Header("host");
-  const std::string base_url = "http://" + host.value_or("127.0.0.1");
+  // Location headers and subscription callback URLs name the configured address, never the
+  // request's Host header.
+  const std::string& base_url = ctx_.base_url;
   std::weak_ptr<StreamExchange> weak = weak_from_this();
   auto executor = stream_.get_executor();
   auto self = shared_from_this();
@@ -113,21 +114,28 @@ void StreamExchange::Respond(StreamResponse response) {
   auto res = std::make_shared<http::response<http::string_body>>(
       static_cast<http::status>(response.status), request_.version() ? request_.version() : 11);
   res->set(http::field::server, "agentstream");
-  for (const auto& [name, value] : response.headers) res->set(name, value);
+  for (const auto& [name, value] : response.headers) {
+    if (IsSafeHeaderValue(value)) res->set(name, value);
+  }
   res->body() = std::move(response.body);
-  res->keep_alive(request_.keep_alive());
+  // Staying open is waiting for the next request, which needs a place of the client's address.
+  AddressSlot slot;
+  res->keep_alive(request_.keep_alive() &&
+                  slot.Acquire(*ctx_.waiting, RemoteAddress(stream_.socket())));
   const bool head = request_.method() == http::verb::head;
   res->prepare_payload();
   if (head) res->content_length(0);
   stream_.expires_after(ctx_.options.idle_timeout);
-  auto on_written = [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+  auto on_written = [self = shared_from_this(), res,
+                     slot = std::make_shared<AddressSlot>(std::move(slot))](beast::error_code ec,
+                                                                            std::size_t) {
     if (ec) return;
     if (!res->keep_alive()) {
       beast::error_code ignored;
       self->stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
       return;
     }
-    ResumeHttp(self->ctx_, std::move(self->stream_), std::move(self->buffer_));
+    ResumeHttp(self->ctx_, std::move(self->stream_), std::move(self->buffer_), std::move(*slot));
   };
   if (head) {
     auto sr = std::make_shared<http::response_serializer<http::string_body>>(*res);

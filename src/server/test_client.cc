@@ -1,5 +1,6 @@
 #include "server/test_client.h"
 
+#include <array>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -169,6 +170,74 @@ bool SseClient::Closed(milliseconds timeout) {
   }
   return true;
 }
+
+struct RawConnection::Impl {
+  asio::io_context io;
+  tcp::socket socket{io};
+  std::string received;
+  std::size_t matched = 0;  // the end of the last marker ReadUntil found
+  bool eof = false;
+
+  // One read of at most `timeout`; false when nothing arrived in time.
+  bool ReadSome(milliseconds timeout) {
+    bool done = false;
+    auto buf = std::make_shared<std::array<char, 8192>>();
+    socket.async_read_some(asio::buffer(*buf), [&, buf](beast::error_code ec, std::size_t n) {
+      if (ec && ec != asio::error::operation_aborted) eof = true;  // closed or reset
+      received.append(buf->data(), n);
+      done = true;
+    });
+    if (RunUntil(io, done, timeout)) return true;
+    socket.cancel();
+    RunUntil(io, done, milliseconds(1000));
+    return false;
+  }
+};
+
+RawConnection::RawConnection() : impl_(std::make_unique<Impl>()) {}
+RawConnection::~RawConnection() = default;
+
+bool RawConnection::Connect(std::uint16_t port, const std::string& local_address) {
+  beast::error_code ec;
+  impl_->socket.open(tcp::v4(), ec);
+  if (!ec) impl_->socket.bind(tcp::endpoint(asio::ip::make_address(local_address), 0), ec);
+  if (!ec) impl_->socket.connect(Local(port), ec);
+  return !ec;
+}
+
+bool RawConnection::Send(const std::string& bytes) {
+  beast::error_code ec;
+  asio::write(impl_->socket, asio::buffer(bytes), ec);
+  return !ec;
+}
+
+std::string RawConnection::ReadUntilClosed(milliseconds timeout) {
+  const std::size_t start = impl_->received.size();
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!impl_->eof) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) break;
+    impl_->ReadSome(std::chrono::duration_cast<milliseconds>(deadline - now));
+  }
+  return impl_->received.substr(start);
+}
+
+bool RawConnection::ReadUntil(const std::string& marker, milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const std::size_t at = impl_->received.find(marker, impl_->matched);
+    if (at != std::string::npos) {
+      impl_->matched = at + marker.size();
+      return true;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (impl_->eof || now >= deadline) return false;
+    impl_->ReadSome(std::chrono::duration_cast<milliseconds>(deadline - now));
+  }
+}
+
+const std::string& RawConnection::received() const { return impl_->received; }
+bool RawConnection::closed() const { return impl_->eof; }
 
 struct WsClient::Impl {
   asio::io_context io;

@@ -52,6 +52,28 @@ class SseClient {
   std::unique_ptr<Impl> impl_;
 };
 
+// A raw TCP connection to 127.0.0.1:port, for partial or malformed requests. Its local address
+// may be any loopback address ("127.0.0.2"), so that a test can act as another client address.
+class RawConnection {
+ public:
+  RawConnection();
+  ~RawConnection();
+  bool Connect(std::uint16_t port, const std::string& local_address = "127.0.0.1");
+  bool Send(const std::string& bytes);
+  // Reads until the server closes the connection or `timeout` passes; what arrived since the
+  // last read. `closed()` then says whether the server closed it.
+  std::string ReadUntilClosed(milliseconds timeout = milliseconds(10000));
+  // Reads until `marker` arrived after the end of the marker the previous call found (true), the
+  // server closed, or `timeout` passed.
+  bool ReadUntil(const std::string& marker, milliseconds timeout = milliseconds(10000));
+  const std::string& received() const;
+  bool closed() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 class WsClient {
  public:
   WsClient();
