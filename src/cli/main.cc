@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
       ->envname("AGENTSTREAM_TOKEN");
   serve_cmd->add_option("--allow-origin", serve.allow_origins,
                         "browser origin allowed to connect (repeatable; default: this server)");
+  serve_cmd->add_option("--allow-host", serve.allow_hosts,
+                        "Host header name allowed besides localhost, loopback addresses and the "
+                        "listen address, e.g. a load balancer's (repeatable)");
   serve_cmd->add_option("--web-root", serve.web_root,
                         "built web page served at / (default: web/ beside the binary, else the "
                         "source tree's web/dist)");

@@ -13,6 +13,9 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:7600";   // HOST:PORT ([::1]:PORT for IPv6)
   std::string token;                       // required for a non-loopback HOST
   std::vector<std::string> allow_origins;  // browser origins; default: this server's own
+  // Host header names allowed besides localhost, the loopback literals and the listen address
+  // (a load balancer's name; server::SecurityOptions::allowed_hosts).
+  std::vector<std::string> allow_hosts;
   // The built web page (web/dist) served at `/`; "" picks `web/` beside the binary, else the
   // source tree's web/dist found above the binary (server::DefaultWebRoot).
   std::string web_root;
