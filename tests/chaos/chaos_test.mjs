@@ -8,7 +8,9 @@
 //   - every acknowledged send appears exactly once as a user message, an unacknowledged one at
 //     most once;
 //   - every follower saw every event of its agent once, in order, across daemon deaths;
-//   - every daemon reports, for every agent, the status a replay of the log gives.
+//   - every daemon reports, for every agent, the status a replay of the log gives;
+//   - a durable webhook consumer, its lanes leased by whichever daemon holds them, delivered
+//     every event of every agent in order, each idempotency key's effect once.
 // It prints the takeover times (kill to the next grant) for docs/benchmarks.md.
 //
 //   node tests/chaos/chaos_test.mjs AGENTSTREAM_BIN      (AGENTSTREAM_TEST_PG names the server)
@@ -16,6 +18,7 @@
 // AGENTSTREAM_CHAOS_TTL_MS (default 1500; renewals every fifth of it).
 import { TestEnv, call, formatPgUrl, parsePgUrl, pgEndpoint, pick, sleep } from '../lib/daemons.mjs';
 import { execFileSync } from 'node:child_process';
+import http from 'node:http';
 
 const bin = process.argv[2];
 if (!bin) {
@@ -44,6 +47,36 @@ const daemons = ['a', 'b', 'c'].map((n) => env.daemon(n, bin, ['--store', store]
 for (const d of daemons) await d.start(SERVE);
 const up = () => daemons.filter((d) => d.running() && d.url);
 const anyUrl = () => pick(up()).url;
+
+// ---- a durable webhook consumer of every session ----
+// Applies each idempotency key once; per session, the deliveries must cover the log in order.
+const delivered = new Map();  // session -> [events], deduplicated by key
+const keys = new Set();
+const hook = http.createServer((req, res) => {
+  let body = '';
+  req.on('data', (chunk) => { body += chunk; });
+  req.on('end', () => {
+    let d;
+    try { d = JSON.parse(body); } catch { res.writeHead(400).end(); return; }
+    if (!keys.has(d.idempotencyKey)) {
+      keys.add(d.idempotencyKey);
+      const got = delivered.get(d.session) || [];
+      const next = got.length ? got[got.length - 1].seq + 1 : 1;
+      if (d.seqStart !== next) fail(`consumer: ${d.session} delivery starts at ${d.seqStart}, expected ${next}`);
+      for (const e of d.events) got.push({ seq: e.seq, kind: e.kind });
+      delivered.set(d.session, got);
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  });
+});
+await new Promise((resolve) => hook.listen(0, '127.0.0.1', resolve));
+const hookUrl = `http://127.0.0.1:${hook.address().port}/hook`;
+{
+  const r = await call(anyUrl(), 'POST', '/v1/consumers', {
+    id: 'chaos-hook', sink: { kind: 'webhook', url: hookUrl, secret: 'chaos-secret-1' },
+    coalesce: false, retry: { maxAttempts: 1000, initialBackoffMs: 50, maxBackoffMs: 500 } });
+  if (r.status !== 200 && r.status !== 201) fail(`consumer: ${r.status} ${r.text || r.error}`);
+}
 
 // ---- agents ----
 const agents = [];
@@ -224,6 +257,23 @@ await sleep(1500);  // the followers' last long-polls
 following = false;
 await Promise.all(followers);
 
+// The consumer's lanes catch up wherever their leases went (a killed daemon's lanes wait for
+// their lease, 15 s, unless it came back and took them at once).
+{
+  const tails = new Map();
+  for (const agent of agents) tails.set(agent, (await readAll(agent)).length);
+  const until = Date.now() + 90000;
+  for (;;) {
+    const behind = agents.filter((a) => (delivered.get(a) || []).length < tails.get(a));
+    if (behind.length === 0) break;
+    if (Date.now() > until)
+      fail(`consumer: ${behind.length} sessions behind, e.g. ${behind[0]}: ${
+        (delivered.get(behind[0]) || []).length} of ${tails.get(behind[0])}`);
+    await sleep(200);
+  }
+}
+hook.close();
+
 // ---- checks ----
 try {
   execFileSync(bin, ['--store', store, 'check', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -246,6 +296,12 @@ for (const agent of agents) {
         fail(`${agent}: follower's event ${i + 1} differs from the log`);
     });
   }
+  const hooked = delivered.get(agent) || [];
+  if (hooked.length !== events.length) fail(`consumer: ${agent} got ${hooked.length} of ${events.length}`);
+  hooked.forEach((h, i) => {
+    if (h.seq !== events[i].seq || h.kind !== events[i].kind)
+      fail(`consumer: ${agent} delivery of seq ${i + 1} differs from the log`);
+  });
   const expected = replayStatus(events);
   for (const d of [...daemons, p]) {
     const r = await call(d.url, 'GET', `/v1/agents/${agent}`, undefined, 5000);
@@ -291,6 +347,7 @@ console.log(`chaos: takeover by another daemon after SIGKILL: n=${byOther.length
 console.log(`chaos: taken back by the restarted daemon: n=${bySelf.length} p50=${
   percentile(bySelf, 0.5)} ms p99=${percentile(bySelf, 0.99)} ms`);
 console.log(`chaos: ${CYCLES} kill cycles, ${agents.length} agents, ${sends} sends, ${
-  acked.size} acknowledged (each once), ${unacked.size} unacknowledged, ${grants.length} grants: ok`);
+  acked.size} acknowledged (each once), ${unacked.size} unacknowledged, ${grants.length} grants, ${
+  keys.size} consumer deliveries: ok`);
 await env.close();
 process.exit(0);
