@@ -346,6 +346,8 @@ int RunLoad(const LoadOptions& options, const std::string& self_path) {
   server_options.port = 0;
   server_options.threads = options.server_threads;
   server_options.max_connections = 16384;
+  // Every subscriber connects from 127.0.0.1, SSE ones all at once.
+  server_options.max_waiting_per_address = 16384;
   server::Server server(agents, log, server_options);
   if (Status s = server.Start(); !s.ok()) return fmt::print(stderr, "{}\n", s.ToString()), 1;
   std::unique_ptr<RawBroadcaster> raw;
