@@ -121,7 +121,7 @@ class ScriptedProvider final : public AgentProvider {
   std::optional<Waiting> permission_;
   std::string mode_ = "default", model_ = "scripted-1", thinking_ = "off";
   std::uint64_t counter_ = 0;
-  std::string instance_;                      // random hex, set at construction
+  std::string instance_;  // random hex, set at construction
   // The events played, newest last, for StreamHistory: the last kMaxHistory only, so that a
   // live agent's memory does not grow with its session.
   static constexpr std::size_t kMaxHistory = 1000;
