@@ -551,7 +551,9 @@ StepOutcome ConsumerService::Impl::Step(Entry& e, Lane& lane) {
       lane.attempts = 0;
     }
     lane.generation = lease->generation;
-    lane.lease_expires_ms = lease->lease_expires_ms;
+    // On this daemon's clock, from before the grant: the store's clock may differ (PostgreSQL
+    // judges by its own), and this reckoning never believes in a lease longer than it lasts.
+    lane.lease_expires_ms = now + ttl;
     std::lock_guard lock(mu_);
     lane.progress.generation = lane.generation;
     lane.progress.lease_owner = options_.owner;

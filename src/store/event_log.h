@@ -244,7 +244,9 @@ class EventLog {
   // ---- Consumer positions ----
   // Grants or renews the lease of (consumer, session) to `owner` until now_ms + ttl_ms. A free or
   // expired lease is granted with the next generation; the current owner renews with the same
-  // generation; a lease held by another owner is refused with kConflict.
+  // generation; a lease held by another owner is refused with kConflict. A store that several
+  // daemons share judges leases by its own clock and ignores `now_ms` (here and in
+  // CommitConsumerPosition), so the returned lease_expires_ms is on the store's clock.
   virtual Result<ConsumerPosition> AcquireLease(const ConsumerId& consumer,
                                                 const SessionId& session, const std::string& owner,
                                                 TimestampMs now_ms, std::int64_t ttl_ms) = 0;

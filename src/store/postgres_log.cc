@@ -391,16 +391,19 @@ class PostgresEventLog final : public EventLog, public Coordination {
     return listeners_->Add(std::move(listener));
   }
 
+  // Consumer leases are judged by the server's clock, as agent ownership is: the daemons sharing
+  // the database may disagree on the time, the database does not. The caller's now_ms is unused.
   Result<ConsumerPosition> AcquireLease(const ConsumerId& consumer, const SessionId& session,
-                                        const std::string& owner, TimestampMs now_ms,
+                                        const std::string& owner, TimestampMs /*now_ms*/,
                                         std::int64_t ttl_ms) override {
     AS_RETURN_IF_ERROR(CheckText(
         {{"a consumer id", consumer.str()}, {"a session id", session.str()}, {"an owner", owner}}));
     return RunControl<ConsumerPosition>([&](Txn& t, ConsumerPosition& out) -> Status {
       AS_RETURN_IF_ERROR(t.LockPosition(consumer, session));
       AS_ASSIGN_OR_RETURN(auto row, t.Position(consumer, session));
-      AS_ASSIGN_OR_RETURN(
-          out, store_internal::GrantLease(row, consumer, session, owner, now_ms, ttl_ms));
+      AS_ASSIGN_OR_RETURN(TimestampMs now, t.ServerNow());
+      AS_ASSIGN_OR_RETURN(out,
+                          store_internal::GrantLease(row, consumer, session, owner, now, ttl_ms));
       return t.StorePosition(out);
     });
   }
@@ -408,16 +411,17 @@ class PostgresEventLog final : public EventLog, public Coordination {
   Status CommitConsumerPosition(const ConsumerId& consumer, const SessionId& session,
                                 std::uint64_t generation, Cursor position,
                                 std::optional<std::string> adapter_state,
-                                TimestampMs now_ms) override {
+                                TimestampMs /*now_ms*/) override {
     AS_RETURN_IF_ERROR(CheckText({{"a consumer id", consumer.str()},
                                   {"a session id", session.str()},
                                   {"an adapter state", adapter_state.value_or("")}}));
     return RunControl<bool>([&](Txn& t, bool&) -> Status {
              AS_RETURN_IF_ERROR(t.LockPosition(consumer, session));
              AS_ASSIGN_OR_RETURN(auto row, t.Position(consumer, session));
+             AS_ASSIGN_OR_RETURN(TimestampMs now, t.ServerNow());
              AS_ASSIGN_OR_RETURN(ConsumerPosition next,
                                  store_internal::CommitPosition(std::move(row), generation,
-                                                                position, adapter_state, now_ms));
+                                                                position, adapter_state, now));
              return t.StorePosition(next);
            })
         .status();

@@ -9,12 +9,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
 #include <set>
 #include <thread>
 
+#include "store/clock.h"
 #include "store/postgres/pg.h"
 
 namespace agentstream {
@@ -158,6 +160,29 @@ TEST_F(PostgresLogTest, OnlyOneDaemonHoldsAConsumerLease) {
   EXPECT_GT(taken->generation, held->generation);
   EXPECT_EQ(a_->CommitConsumerPosition(c, s, held->generation, Cursor{Epoch(1), Seq(1)},
                                        std::nullopt, 1300)
+                .code(),
+            ErrorCode::kFenced);
+}
+
+// Consumer leases are judged by the database's clock: a daemon whose clock runs an hour ahead
+// cannot take a lease another daemon holds, nor can one an hour behind keep committing with a
+// lease that has lapsed.
+TEST_F(PostgresLogTest, AConsumerLeaseIsJudgedByTheDatabasesClock) {
+  OpenBoth();
+  const ConsumerId c("export");
+  const SessionId s("ses_clock");
+  const TimestampMs now = store_internal::WallClockMs();
+  constexpr TimestampMs kHour = 3600 * 1000;
+  auto held = a_->AcquireLease(c, s, "daemon-a", now, 60000);
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  EXPECT_EQ(b_->AcquireLease(c, s, "daemon-b", now + kHour, 60000).status().code(),
+            ErrorCode::kConflict);
+
+  auto brief = b_->AcquireLease(ConsumerId("brief"), s, "daemon-b", now, 200);
+  ASSERT_TRUE(brief.ok()) << brief.status().ToString();
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(b_->CommitConsumerPosition(ConsumerId("brief"), s, brief->generation,
+                                       Cursor{Epoch(1), Seq(1)}, std::nullopt, now - kHour)
                 .code(),
             ErrorCode::kFenced);
 }
