@@ -124,6 +124,11 @@ done
 "$bin" "${a[@]}" send "$hooked" "last round" --wait >/dev/null || fail "send (last round)"
 hook_caught_up() { "$bin" "${a[@]}" consumers show hook --json | grep -q '"lagEvents":0,'; }
 until_true 60 hook_caught_up || fail "the hook consumer did not catch up: $("$bin" "${a[@]}" consumers show hook)"
+# Each restart took the daemon's own lease back at once, under the generation it held, instead of
+# waiting out the lease (15 s) for a grant of the next generation.
+shown=$("$bin" "${a[@]}" consumers show hook --json)
+grep -q '"generation":1,' <<<"$shown" ||
+  fail "the restarted daemon did not take its own lease back: $shown"
 stop a
 n_hooked=$(event_count "$(daemon_data a)" "$hooked")
 # Effects lines: KEY SESSION EPOCH SEQSTART SEQEND EVENTS COALESCED. Sorted by SEQSTART they
