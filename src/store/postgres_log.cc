@@ -12,15 +12,16 @@
 #include <thread>
 #include <variant>
 
-#include "core/utf8.h"
 #include "store/clock.h"
 #include "store/commit_listeners.h"
 #include "store/commit_queue.h"
 #include "store/log_state.h"
 #include "store/postgres/pg.h"
+#include "store/postgres/setup.h"
 #include "store/postgres/snapshot.h"
 #include "store/postgres/sql.h"
 #include "store/postgres/txn.h"
+#include "store/postgres_schema.h"
 #include "store/record_batch.h"
 #include "store/snapshot_read.h"
 
@@ -31,120 +32,14 @@ namespace {
 using pg::Conn;
 using pg::I64;
 using pg::Join;
-using pg::kServerNowSql;
 using pg::LoadPosition;
 using pg::Param;
+using pg::QuoteIdentifier;
 using pg::Rows;
 using pg::Snapshot;
 using pg::TextArray;
 using pg::Txn;
 using store_internal::AppendPlan;
-
-// Version 1: the SQLite layout (sqlite_schema.cc) with PostgreSQL types.
-constexpr const char* kSchemaV1 = R"sql(
-CREATE TABLE IF NOT EXISTS agentstream_schema(version integer NOT NULL);
-CREATE TABLE IF NOT EXISTS sessions(
-  key bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  id text NOT NULL UNIQUE,
-  provider text NOT NULL,
-  cwd text NOT NULL,
-  title text NOT NULL,
-  created_ms bigint NOT NULL,
-  persistence text NOT NULL,
-  status text NOT NULL,
-  forked_session text,
-  forked_epoch bigint,
-  forked_seq bigint,
-  current_epoch bigint NOT NULL
-);
-CREATE TABLE IF NOT EXISTS epochs(
-  session bigint NOT NULL,
-  epoch bigint NOT NULL,
-  base_session text,
-  base_epoch bigint,
-  base_seq bigint,
-  PRIMARY KEY(session, epoch)
-);
-CREATE TABLE IF NOT EXISTS events(
-  session bigint NOT NULL,
-  epoch bigint NOT NULL,
-  first_seq bigint NOT NULL,
-  last_seq bigint NOT NULL,
-  format bigint NOT NULL,
-  data bytea NOT NULL,
-  PRIMARY KEY(session, epoch, first_seq)
-);
-CREATE TABLE IF NOT EXISTS producers(
-  session bigint NOT NULL,
-  producer text NOT NULL,
-  epoch bigint NOT NULL,
-  seq bigint NOT NULL,
-  first_seq bigint NOT NULL,
-  last_seq bigint NOT NULL,
-  PRIMARY KEY(session, producer)
-);
-CREATE TABLE IF NOT EXISTS consumer_positions(
-  consumer text NOT NULL,
-  session text NOT NULL,
-  epoch bigint NOT NULL,
-  seq bigint NOT NULL,
-  lease_owner text NOT NULL,
-  generation bigint NOT NULL,
-  lease_expires_ms bigint NOT NULL,
-  adapter_state text NOT NULL,
-  PRIMARY KEY(consumer, session)
-);
-CREATE TABLE IF NOT EXISTS consumers(
-  id text PRIMARY KEY,
-  definition text NOT NULL
-);
-)sql";
-
-// Version 2 adds agent ownership (store/coordination.h): each session's lease on its row, the
-// generation that wrote each record batch (`writer`, 0 before version 2 or from outside a
-// runtime), the history of grants, the daemon registry and the daemons' shared secrets. Every
-// statement is idempotent, so a version-1 database is migrated in place.
-constexpr const char* kSchemaV2 = R"sql(
-ALTER TABLE sessions ADD COLUMN IF NOT EXISTS owner text NOT NULL DEFAULT '';
-ALTER TABLE sessions ADD COLUMN IF NOT EXISTS owner_generation bigint NOT NULL DEFAULT 0;
-ALTER TABLE sessions ADD COLUMN IF NOT EXISTS owner_expires_ms bigint NOT NULL DEFAULT 0;
-CREATE INDEX IF NOT EXISTS sessions_by_owner_expiry ON sessions(owner_expires_ms)
-  WHERE owner <> '';
-ALTER TABLE events ADD COLUMN IF NOT EXISTS writer bigint NOT NULL DEFAULT 0;
-CREATE TABLE IF NOT EXISTS owner_history(
-  session text NOT NULL,
-  generation bigint NOT NULL,
-  owner text NOT NULL,
-  granted_ms bigint NOT NULL,
-  epoch bigint NOT NULL,
-  seq bigint NOT NULL,
-  PRIMARY KEY(session, generation)
-);
-CREATE TABLE IF NOT EXISTS daemons(
-  id text PRIMARY KEY,
-  url text NOT NULL,
-  host text NOT NULL,
-  data_dir text NOT NULL,
-  started_ms bigint NOT NULL,
-  heartbeat_ms bigint NOT NULL
-);
-CREATE TABLE IF NOT EXISTS secrets(
-  name text PRIMARY KEY,
-  value text NOT NULL
-);
-)sql";
-
-// Serializes schema creation across daemons starting together (an arbitrary constant).
-constexpr std::int64_t kSchemaLock = 0x61677374726d31;  // "agstrm1"
-
-std::string QuoteIdentifier(const std::string& name) {
-  std::string out = "\"";
-  for (char c : name) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // The LISTEN/NOTIFY channel on which the daemons sharing a schema announce their commits.
 std::string Channel(const PostgresLogOptions& options) {
@@ -171,7 +66,7 @@ std::optional<CommitNotice> DecodeNotice(const std::string& payload) {
 // joins a batch, where its failing statement would roll back every request of the commit.
 Status CheckText(std::initializer_list<std::pair<const char*, std::string_view>> fields) {
   for (const auto& [what, text] : fields) {
-    if (text.find('\0') != std::string_view::npos || !IsValidUtf8(text))
+    if (!pg::StorableText(text))
       return Error(ErrorCode::kInvalidArgument,
                    std::string(what) + " must be UTF-8 text without NUL bytes");
   }
@@ -188,15 +83,8 @@ Status CheckMeta(const SessionId& id, const SessionMeta& meta) {
 }
 
 Result<Conn> Connect(const PostgresLogOptions& options, bool writer) {
-  AS_ASSIGN_OR_RETURN(Conn conn, Conn::Open(options.conninfo));
   // Names the daemon's connections in pg_stat_activity ("agentstream" or "agentstream:SCHEMA").
-  AS_RETURN_IF_ERROR(
-      conn.Exec("SELECT set_config('application_name', $1, false)",
-                {options.schema.empty() ? "agentstream" : "agentstream:" + options.schema})
-          .status());
-  if (!options.schema.empty()) {
-    AS_RETURN_IF_ERROR(conn.ExecScript("SET search_path TO " + QuoteIdentifier(options.schema)));
-  }
+  AS_ASSIGN_OR_RETURN(Conn conn, pg::ConnectTo(options.conninfo, "agentstream", options.schema));
   if (writer && options.durability == Durability::kOs)
     AS_RETURN_IF_ERROR(conn.ExecScript("SET synchronous_commit TO off"));
   return conn;
@@ -207,39 +95,6 @@ Result<Conn> Listen(const PostgresLogOptions& options) {
   AS_ASSIGN_OR_RETURN(Conn conn, Connect(options, false));
   AS_RETURN_IF_ERROR(conn.ExecScript("LISTEN " + QuoteIdentifier(Channel(options))));
   return conn;
-}
-
-Status EnsureSchema(Conn& conn, const std::string& schema) {
-  AS_RETURN_IF_ERROR(conn.ExecScript("BEGIN"));
-  auto create = [&]() -> Status {
-    AS_RETURN_IF_ERROR(
-        conn.Exec("SELECT pg_advisory_xact_lock($1)", {Param(kSchemaLock)}).status());
-    if (!schema.empty()) {
-      AS_RETURN_IF_ERROR(conn.ExecScript("CREATE SCHEMA IF NOT EXISTS " + QuoteIdentifier(schema)));
-      AS_RETURN_IF_ERROR(conn.ExecScript("SET LOCAL search_path TO " + QuoteIdentifier(schema)));
-    }
-    AS_RETURN_IF_ERROR(conn.ExecScript(kSchemaV1));
-    AS_ASSIGN_OR_RETURN(Rows version, conn.Exec("SELECT max(version) FROM agentstream_schema"));
-    const bool none = version.size() == 0 || version.IsNull(0, 0);
-    if (!none && version.Int(0, 0) > kPostgresSchemaVersion) {
-      return Error(ErrorCode::kUnsupportedVersion,
-                   "the database has schema version " + version.Text(0, 0) +
-                       "; this build reads up to " + std::to_string(kPostgresSchemaVersion));
-    }
-    if (!none && version.Int(0, 0) == kPostgresSchemaVersion) return Status::Ok();
-    AS_RETURN_IF_ERROR(conn.ExecScript(kSchemaV2));
-    AS_RETURN_IF_ERROR(conn.ExecScript("DELETE FROM agentstream_schema"));
-    return conn
-        .Exec("INSERT INTO agentstream_schema(version) VALUES($1)",
-              {Param(std::int64_t{kPostgresSchemaVersion})})
-        .status();
-  };
-  Status created = create();
-  if (!created.ok()) {
-    (void)conn.ExecScript("ROLLBACK");
-    return created;
-  }
-  return conn.ExecScript("COMMIT");
 }
 
 // ---- the log ----
@@ -570,8 +425,8 @@ class PostgresEventLog final : public EventLog, public Coordination {
     AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
     return WithReader<OwnerLease>([&](Conn& conn) -> Result<OwnerLease> {
       AS_ASSIGN_OR_RETURN(
-          Rows r, conn.Exec(std::string("SELECT owner, owner_generation, owner_expires_ms, (") +
-                                kServerNowSql + ") FROM sessions WHERE id=$1",
+          Rows r, conn.Exec("SELECT owner, owner_generation, owner_expires_ms, " +
+                                std::string(pg::kServerNowMs) + " FROM sessions WHERE id=$1",
                             {session.str()}));
       if (r.size() == 0) return Error(ErrorCode::kNotFound, "no session " + session.str());
       return OwnerLease{r.Text(0, 0), static_cast<std::uint64_t>(r.Int(0, 1)), r.Int(0, 2),
@@ -583,7 +438,7 @@ class PostgresEventLog final : public EventLog, public Coordination {
       std::size_t limit) override {
     using Expired = std::vector<std::pair<SessionId, OwnerLease>>;
     return WithReader<Expired>([&](Conn& conn) -> Result<Expired> {
-      AS_ASSIGN_OR_RETURN(Rows now_row, conn.Exec(kServerNowSql));
+      AS_ASSIGN_OR_RETURN(Rows now_row, conn.Exec(pg::ServerNowSql()));
       const TimestampMs now = now_row.Int(0, 0);
       AS_ASSIGN_OR_RETURN(
           Rows r,
@@ -651,10 +506,10 @@ class PostgresEventLog final : public EventLog, public Coordination {
     AS_RETURN_IF_ERROR(CheckText({{"a daemon id", id}}));
     using Found = std::optional<DaemonRecord>;
     return WithReader<Found>([&](Conn& conn) -> Result<Found> {
-      AS_ASSIGN_OR_RETURN(
-          Rows r, conn.Exec(std::string("SELECT url, host, data_dir, started_ms, heartbeat_ms, (") +
-                                kServerNowSql + ") FROM daemons WHERE id=$1",
-                            {id}));
+      AS_ASSIGN_OR_RETURN(Rows r,
+                          conn.Exec("SELECT url, host, data_dir, started_ms, heartbeat_ms, " +
+                                        std::string(pg::kServerNowMs) + " FROM daemons WHERE id=$1",
+                                    {id}));
       if (r.size() == 0) return Found();
       return Found(DaemonRecord{id, r.Text(0, 0), r.Text(0, 1), r.Text(0, 2), r.Int(0, 3),
                                 r.Int(0, 4), r.Int(0, 5)});
@@ -871,7 +726,7 @@ Result<std::unique_ptr<EventLog>> OpenPostgresEventLog(PostgresLogOptions option
   if (options.conninfo.empty())
     return Error(ErrorCode::kInvalidArgument, "the PostgreSQL log needs a connection string");
   AS_ASSIGN_OR_RETURN(Conn setup, Conn::Open(options.conninfo));
-  AS_RETURN_IF_ERROR(EnsureSchema(setup, options.schema));
+  AS_RETURN_IF_ERROR(pg::EnsureSchema(setup, options.schema, PostgresLogSchema()));
   AS_ASSIGN_OR_RETURN(Conn writer, Connect(options, true));
   AS_ASSIGN_OR_RETURN(Conn listening, Listen(options));
   return std::unique_ptr<EventLog>(std::make_unique<PostgresEventLog>(

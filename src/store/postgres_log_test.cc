@@ -230,6 +230,39 @@ TEST_F(PostgresLogTest, ASchemaNewerThanThisBuildIsRefused) {
   EXPECT_NE(again.status().message().find("99"), std::string::npos);
 }
 
+// A database laid out by a build of schema version 1 (before agent ownership) is brought to the
+// current version in place when a daemon opens it, keeping its sessions.
+TEST_F(PostgresLogTest, AVersionOneDatabaseIsMigratedInPlace) {
+  {
+    auto current = Open();
+    ASSERT_TRUE(current.ok()) << current.status().ToString();
+    ASSERT_TRUE((*current)
+                    ->CreateSession(SessionId("ses_old"), {"scripted", "/w", "old"}, {Note("a")})
+                    .ok());
+  }
+  // Back to version 1: what version 2 added is dropped.
+  ASSERT_TRUE(admin_
+                  .ExecScript("SET search_path TO " + schema_ +
+                              "; ALTER TABLE sessions DROP COLUMN owner, DROP COLUMN "
+                              "owner_generation, DROP COLUMN owner_expires_ms; ALTER TABLE events "
+                              "DROP COLUMN writer; DROP TABLE owner_history, daemons, secrets; "
+                              "UPDATE agentstream_schema SET version = 1; RESET search_path")
+                  .ok());
+  auto opened = Open();
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  a_ = std::move(*opened);
+  auto version = admin_.Exec("SELECT version FROM " + schema_ + ".agentstream_schema");
+  ASSERT_TRUE(version.ok());
+  ASSERT_EQ(version->size(), 1);
+  EXPECT_EQ(version->Int(0, 0), kPostgresSchemaVersion);
+  auto old = a_->GetSession(SessionId("ses_old"));
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->meta.title, "old");
+  auto grant = a_->coordination().AcquireOwnership(SessionId("ses_old"), "daemon-a", 10000);
+  ASSERT_TRUE(grant.ok()) << grant.status().ToString();
+  EXPECT_EQ(grant->lease.generation, 1u);
+}
+
 TEST_F(PostgresLogTest, ADaemonHearsTheOtherDaemonsCommitsAndItsOwnOnce) {
   OpenBoth();
   std::mutex mu;

@@ -11,14 +11,20 @@
 
 #include "core/status.h"
 #include "store/postgres/pg.h"
+#include "store/postgres/setup.h"
 #include "streams/postgres_streams.h"
 #include "streams/stream_model.h"
 #include "streams/stream_store.h"
 
 namespace agentstream::streams::pgs {
 
-// The database's clock in Unix milliseconds, as an SQL expression.
-inline constexpr std::string_view kNowMs = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+// What every PostgreSQL store shares (store/postgres/setup.h): the database's clock in Unix
+// milliseconds as an SQL expression, identifiers, array literals, storable text.
+using pg::IntArray;
+using pg::QuoteIdentifier;
+using pg::StorableText;
+using pg::TextArray;
+inline constexpr std::string_view kNowMs = pg::kServerNowMs;
 
 // The columns of ds_streams in the order RowAt reads them, each prefixed with `table` ("s."
 // or ""), followed by the database's clock when `with_now`.
@@ -45,19 +51,11 @@ Result<pg::Conn> Connect(const PostgresStreamsOptions& options, bool writer);
 Status EnsureSchema(pg::Conn& conn, const std::string& schema);
 // The NOTIFY channel of the streams in `schema`.
 std::string Channel(const std::string& schema);
-std::string QuoteIdentifier(const std::string& name);
-
-// PostgreSQL text holds neither NUL bytes nor ill-formed UTF-8.
-bool StorableText(std::string_view text);
 
 // The NOTIFY payloads announcing changes of `paths`: each path, or "*" (wake every watcher) for
 // one too long for a payload.
 std::vector<std::string> NoticePayloads(const std::vector<std::string>& paths);
 inline constexpr std::string_view kWakeAll = "*";
-
-// A text[] / bigint[] literal for `ANY($1::text[])`.
-std::string TextArray(const std::vector<std::string>& items);
-std::string IntArray(const std::vector<std::int64_t>& items);
 
 // True when stream `id` still has a live fork: one not deleted or expired, or one that is but
 // has a live fork itself (it reads through).

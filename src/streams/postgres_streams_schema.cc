@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <set>
 
-#include "core/utf8.h"
 #include "streams/postgres_streams_internal.h"
 #include "streams/stream_rules.h"
 
@@ -72,9 +71,6 @@ CREATE TABLE IF NOT EXISTS ds_subscriptions(
 CREATE INDEX IF NOT EXISTS ds_subscriptions_paths ON ds_subscriptions USING gin(paths);
 CREATE TABLE IF NOT EXISTS ds_keys(name text PRIMARY KEY, value bytea NOT NULL);
 )sql";
-
-// Serializes schema creation across daemons starting together (an arbitrary constant).
-constexpr std::int64_t kSchemaLock = 0x64737472656d31;  // "dstrem1"
 
 constexpr const char* kColumns[] = {"id",
                                     "path",
@@ -149,21 +145,8 @@ Row RowAt(const Rows& r, int i, int f) {
   return row;
 }
 
-std::string QuoteIdentifier(const std::string& name) {
-  std::string out = "\"";
-  for (char c : name) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string Channel(const std::string& schema) {
   return schema.empty() ? "agentstream_ds" : "agentstream_ds:" + schema;
-}
-
-bool StorableText(std::string_view text) {
-  return text.find('\0') == std::string_view::npos && IsValidUtf8(text);
 }
 
 std::vector<std::string> NoticePayloads(const std::vector<std::string>& paths) {
@@ -175,68 +158,22 @@ std::vector<std::string> NoticePayloads(const std::vector<std::string>& paths) {
   return {payloads.begin(), payloads.end()};
 }
 
-std::string TextArray(const std::vector<std::string>& items) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ',';
-    out += '"';
-    for (char c : items[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  return out + "}";
-}
-
-std::string IntArray(const std::vector<std::int64_t>& items) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < items.size(); ++i)
-    out += (i > 0 ? "," : "") + std::to_string(items[i]);
-  return out + "}";
-}
-
 Result<Conn> Connect(const PostgresStreamsOptions& options, bool writer) {
-  AS_ASSIGN_OR_RETURN(Conn conn, Conn::Open(options.conninfo));
-  AS_RETURN_IF_ERROR(
-      conn.Exec("SELECT set_config('application_name', $1, false)",
-                {options.schema.empty() ? "agentstream-ds" : "agentstream-ds:" + options.schema})
-          .status());
-  if (!options.schema.empty())
-    AS_RETURN_IF_ERROR(conn.ExecScript("SET search_path TO " + QuoteIdentifier(options.schema)));
+  AS_ASSIGN_OR_RETURN(Conn conn, pg::ConnectTo(options.conninfo, "agentstream-ds", options.schema));
   // Readers write nothing but sliding-TTL accesses, whose loss in a server crash is harmless.
   if (!writer) AS_RETURN_IF_ERROR(conn.ExecScript("SET synchronous_commit TO off"));
   return conn;
 }
 
 Status EnsureSchema(Conn& conn, const std::string& schema) {
-  AS_RETURN_IF_ERROR(conn.ExecScript("BEGIN"));
-  auto create = [&]() -> Status {
-    AS_RETURN_IF_ERROR(
-        conn.Exec("SELECT pg_advisory_xact_lock($1)", {Param(kSchemaLock)}).status());
-    if (!schema.empty()) {
-      AS_RETURN_IF_ERROR(conn.ExecScript("CREATE SCHEMA IF NOT EXISTS " + QuoteIdentifier(schema)));
-      AS_RETURN_IF_ERROR(conn.ExecScript("SET LOCAL search_path TO " + QuoteIdentifier(schema)));
-    }
-    AS_RETURN_IF_ERROR(conn.ExecScript(kSchemaV1));
-    AS_ASSIGN_OR_RETURN(Rows version, conn.Exec("SELECT max(version) FROM ds_schema"));
-    if (version.size() == 0 || version.IsNull(0, 0))
-      return conn
-          .Exec("INSERT INTO ds_schema(version) VALUES($1)",
-                {Param(std::int64_t{kPostgresStreamsSchemaVersion})})
-          .status();
-    if (version.Int(0, 0) > kPostgresStreamsSchemaVersion)
-      return Error(ErrorCode::kUnsupportedVersion,
-                   "the database's generic streams have schema version " + version.Text(0, 0) +
-                       "; this build reads up to " + std::to_string(kPostgresStreamsSchemaVersion));
-    return Status::Ok();
+  static_assert(kPostgresStreamsSchemaVersion == 1, "a script for each version");
+  static const pg::SchemaLayout kLayout{
+      0x64737472656d31,  // "dstrem1": serializes daemons starting together
+      "ds_schema",
+      {kSchemaV1},
+      "the database's generic streams have",
   };
-  Status created = create();
-  if (!created.ok()) {
-    (void)conn.ExecScript("ROLLBACK");
-    return created;
-  }
-  return conn.ExecScript("COMMIT");
+  return pg::EnsureSchema(conn, schema, kLayout);
 }
 
 Result<bool> HasLiveForks(Conn& conn, std::int64_t id, std::int64_t now_ms) {

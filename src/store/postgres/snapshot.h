@@ -40,9 +40,8 @@ class Snapshot {
     AS_ASSIGN_OR_RETURN(
         Rows r, conn_.Exec("SELECT key, current_epoch, provider, cwd, title, created_ms, "
                            "persistence, status, forked_session, forked_epoch, forked_seq, owner, "
-                           "owner_generation, owner_expires_ms, "
-                           "(extract(epoch FROM clock_timestamp()) * 1000)::bigint FROM "
-                           "sessions WHERE id=$1",
+                           "owner_generation, owner_expires_ms, " +
+                               std::string(kServerNowMs) + " FROM sessions WHERE id=$1",
                            {id.str()}));
     if (r.size() == 0) return Error(ErrorCode::kNotFound, "no session " + id.str());
     return SessionRow{r.Int(0, 0), Epoch(r.Int(0, 1)), MetaOf(r, 0, 2), BaseOf(r, 0, 8),

@@ -1,5 +1,5 @@
 // Internal to the store module: what the PostgreSQL log's writer (txn.h) and readers
-// (snapshot.h) share: rows of the session tables as values, array literals, consumer positions.
+// (snapshot.h) share: rows of the session tables as values, consumer positions.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 
 #include "store/event_log.h"
 #include "store/postgres/pg.h"
+#include "store/postgres/setup.h"
 
 namespace agentstream::pg {
 
@@ -18,21 +19,6 @@ inline std::string Join(const std::vector<std::string>& items) {
   std::string out;
   for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
   return out;
-}
-
-// A text[] literal for `ANY($1::text[])`.
-inline std::string TextArray(const std::vector<std::string>& items) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ',';
-    out += '"';
-    for (char c : items[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  return out + "}";
 }
 
 inline SessionMeta MetaOf(const Rows& r, int row, int first) {

@@ -24,10 +24,6 @@ namespace agentstream::pg {
 using store_internal::AppendPlan;
 using store_internal::SessionState;
 
-// The server's clock in milliseconds since the Unix epoch, as one row of one bigint.
-inline constexpr const char* kServerNowSql =
-    "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint";
-
 // Record batches are cut at this many events or bytes, as in SQLite.
 inline constexpr std::size_t kMaxBatchRecords = 128;
 inline constexpr std::size_t kMaxBatchBytes = std::size_t{64} * 1024;
@@ -288,7 +284,7 @@ class Txn {
   // The server's clock (milliseconds since the Unix epoch): leases are judged by it, so that the
   // daemons sharing a database agree on time whatever their own clocks say.
   Result<TimestampMs> ServerNow() {
-    AS_ASSIGN_OR_RETURN(Rows r, Exec(kServerNowSql));
+    AS_ASSIGN_OR_RETURN(Rows r, Exec(ServerNowSql()));
     return r.Int(0, 0);
   }
 

@@ -1,0 +1,56 @@
+// What every PostgreSQL store of the daemon shares (the session log, postgres_log.cc, and the
+// generic streams, src/streams/postgres_streams*.cc): opening a connection into a schema, laying
+// out and versioning its tables, the server's clock, literals and the text PostgreSQL can hold.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "store/postgres/pg.h"
+
+namespace agentstream::pg {
+
+// The server's clock in milliseconds since the Unix epoch, as an SQL expression: leases, expiries
+// and TTLs are judged by it, so the daemons sharing a database agree on time whatever their own
+// clocks say.
+inline constexpr std::string_view kServerNowMs =
+    "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+// The same as one row of one bigint.
+std::string ServerNowSql();
+
+// `name` as an SQL identifier, quoted.
+std::string QuoteIdentifier(const std::string& name);
+
+// A text[] / bigint[] literal for `ANY($1::text[])`.
+std::string TextArray(const std::vector<std::string>& items);
+std::string IntArray(const std::vector<std::int64_t>& items);
+
+// PostgreSQL text holds neither NUL bytes nor ill-formed UTF-8.
+bool StorableText(std::string_view text);
+
+// Opens a connection to `conninfo` named APPLICATION (or APPLICATION:SCHEMA) in
+// pg_stat_activity, whose search_path is `schema` when one is given.
+Result<Conn> ConnectTo(const std::string& conninfo, const std::string& application,
+                       const std::string& schema);
+
+// A store's tables and their versions.
+struct SchemaLayout {
+  std::int64_t lock_key = 0;  // of pg_advisory_xact_lock: one per layout
+  // The table holding the version, one row.
+  std::string version_table;
+  // scripts[0] makes version 1 and the version table, idempotently (it runs at every opening);
+  // scripts[i] goes from version i to i + 1.
+  std::vector<const char*> scripts;
+  // Names the tables in an error: "the database has", "the database's generic streams have".
+  std::string what;
+};
+
+// Creates `schema` (when given) and brings its tables to the layout's newest version, in one
+// transaction under the layout's advisory lock, so daemons starting together do it once.
+// kUnsupportedVersion when the tables are newer than this build.
+Status EnsureSchema(Conn& conn, const std::string& schema, const SchemaLayout& layout);
+
+}  // namespace agentstream::pg

@@ -1,0 +1,119 @@
+#include "store/postgres_schema.h"
+
+#include <iterator>
+
+#include "store/postgres_log.h"
+
+namespace agentstream {
+
+namespace {
+
+// Version 1: the SQLite layout (sqlite_schema.cc) with PostgreSQL types.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE IF NOT EXISTS agentstream_schema(version integer NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions(
+  key bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id text NOT NULL UNIQUE,
+  provider text NOT NULL,
+  cwd text NOT NULL,
+  title text NOT NULL,
+  created_ms bigint NOT NULL,
+  persistence text NOT NULL,
+  status text NOT NULL,
+  forked_session text,
+  forked_epoch bigint,
+  forked_seq bigint,
+  current_epoch bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS epochs(
+  session bigint NOT NULL,
+  epoch bigint NOT NULL,
+  base_session text,
+  base_epoch bigint,
+  base_seq bigint,
+  PRIMARY KEY(session, epoch)
+);
+CREATE TABLE IF NOT EXISTS events(
+  session bigint NOT NULL,
+  epoch bigint NOT NULL,
+  first_seq bigint NOT NULL,
+  last_seq bigint NOT NULL,
+  format bigint NOT NULL,
+  data bytea NOT NULL,
+  PRIMARY KEY(session, epoch, first_seq)
+);
+CREATE TABLE IF NOT EXISTS producers(
+  session bigint NOT NULL,
+  producer text NOT NULL,
+  epoch bigint NOT NULL,
+  seq bigint NOT NULL,
+  first_seq bigint NOT NULL,
+  last_seq bigint NOT NULL,
+  PRIMARY KEY(session, producer)
+);
+CREATE TABLE IF NOT EXISTS consumer_positions(
+  consumer text NOT NULL,
+  session text NOT NULL,
+  epoch bigint NOT NULL,
+  seq bigint NOT NULL,
+  lease_owner text NOT NULL,
+  generation bigint NOT NULL,
+  lease_expires_ms bigint NOT NULL,
+  adapter_state text NOT NULL,
+  PRIMARY KEY(consumer, session)
+);
+CREATE TABLE IF NOT EXISTS consumers(
+  id text PRIMARY KEY,
+  definition text NOT NULL
+);
+)sql";
+
+// Version 2 adds agent ownership (store/coordination.h): each session's lease on its row, the
+// generation that wrote each record batch (`writer`, 0 before version 2 or from outside a
+// runtime), the history of grants, the daemon registry and the daemons' shared secrets. Every
+// statement is idempotent, so a version-1 database is migrated in place.
+constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE sessions ADD COLUMN IF NOT EXISTS owner text NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN IF NOT EXISTS owner_generation bigint NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN IF NOT EXISTS owner_expires_ms bigint NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS sessions_by_owner_expiry ON sessions(owner_expires_ms)
+  WHERE owner <> '';
+ALTER TABLE events ADD COLUMN IF NOT EXISTS writer bigint NOT NULL DEFAULT 0;
+CREATE TABLE IF NOT EXISTS owner_history(
+  session text NOT NULL,
+  generation bigint NOT NULL,
+  owner text NOT NULL,
+  granted_ms bigint NOT NULL,
+  epoch bigint NOT NULL,
+  seq bigint NOT NULL,
+  PRIMARY KEY(session, generation)
+);
+CREATE TABLE IF NOT EXISTS daemons(
+  id text PRIMARY KEY,
+  url text NOT NULL,
+  host text NOT NULL,
+  data_dir text NOT NULL,
+  started_ms bigint NOT NULL,
+  heartbeat_ms bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS secrets(
+  name text PRIMARY KEY,
+  value text NOT NULL
+);
+)sql";
+
+}  // namespace
+
+const pg::SchemaLayout& PostgresLogSchema() {
+  constexpr const char* kScripts[] = {kSchemaV1, kSchemaV2};
+  static_assert(std::size(kScripts) == kPostgresSchemaVersion, "a script for each version");
+  static const pg::SchemaLayout kLayout{
+      0x61677374726d31,  // "agstrm1": serializes daemons starting together
+      "agentstream_schema",
+      {std::begin(kScripts), std::end(kScripts)},
+      "the database has",
+  };
+  return kLayout;
+}
+
+}  // namespace agentstream

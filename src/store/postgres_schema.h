@@ -1,0 +1,11 @@
+// The PostgreSQL session log's tables (postgres_log.cc), version by version.
+#pragma once
+
+#include "store/postgres/setup.h"
+
+namespace agentstream {
+
+// Scripts for versions 1 to kPostgresSchemaVersion (postgres_log.h).
+const pg::SchemaLayout& PostgresLogSchema();
+
+}  // namespace agentstream
