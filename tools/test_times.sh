@@ -25,7 +25,10 @@ for build in "$@"; do
   ' "$log" >>"$times"
 done
 echo "slowest $n tests (seconds, build, test):"
-sort -t$'\t' -k1,1gr "$times" | head -n "$n" | awk -F'\t' '{ printf "  %8.2f  %-6s %s\n", $1, $2, $3 }'
+# awk reads all of sort's output (no head): under pipefail, a reader that stops early would kill
+# sort with SIGPIPE and fail the script.
+sort -t$'\t' -k1,1gr "$times" |
+  awk -F'\t' -v n="$n" 'NR <= n { printf "  %8.2f  %-6s %s\n", $1, $2, $3 }'
 awk -F'\t' '{ sum[$2] += $1; count[$2]++ }
   END { for (b in sum) printf "sum of test times in %s: %.0f s over %d tests\n", b, sum[b], count[b] }' \
   "$times" | sort
