@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -570,38 +569,9 @@ class PostgresEventLog final : public EventLog, public Coordination {
   // Runs `body` on an idle reader connection (opening one while fewer than the bound exist).
   template <class T, class Body>
   Result<T> WithReader(Body body) {
-    Conn conn;
-    {
-      std::unique_lock lock(readers_mu_);
-      readers_cv_.wait(lock, [&] {
-        return !idle_readers_.empty() || open_readers_ < options_.max_reader_connections;
-      });
-      if (!idle_readers_.empty()) {
-        conn = std::move(idle_readers_.back());
-        idle_readers_.pop_back();
-      } else {
-        ++open_readers_;
-      }
-    }
-    auto give_back = [&](bool keep) {
-      std::lock_guard lock(readers_mu_);
-      if (keep) {
-        idle_readers_.push_back(std::move(conn));
-      } else {
-        --open_readers_;
-      }
-      readers_cv_.notify_one();
-    };
-    if (conn.Broken()) {
-      Result<Conn> opened = Connect(options_, false);
-      if (!opened.ok()) {
-        give_back(false);
-        return opened.status();
-      }
-      conn = std::move(*opened);
-    }
+    AS_ASSIGN_OR_RETURN(Conn conn, readers_.Acquire());
     Result<T> out = body(conn);
-    give_back(!conn.Broken());  // a broken connection is dropped; the next read opens another
+    readers_.Release(std::move(conn));  // a broken connection is dropped; the next opens another
     return out;
   }
 
@@ -709,10 +679,8 @@ class PostgresEventLog final : public EventLog, public Coordination {
   std::shared_ptr<store_internal::CommitListeners> listeners_ =
       std::make_shared<store_internal::CommitListeners>();
 
-  std::mutex readers_mu_;  // guards idle_readers_ and open_readers_
-  std::condition_variable readers_cv_;
-  std::vector<Conn> idle_readers_;
-  std::size_t open_readers_ = 0;
+  pg::ReaderPool readers_{options_.max_reader_connections,
+                          [this] { return Connect(options_, false); }};
 
   std::atomic<int> writer_pid_{0};  // the server process of the writer's connection
   std::atomic<bool> listening_{true};

@@ -156,10 +156,8 @@ class PostgresStreamStore final : public StreamStore {
   std::deque<Op> queue_;
   bool stop_ = false;
 
-  std::mutex readers_mu_;  // guards idle_readers_ and open_readers_
-  std::condition_variable readers_cv_;
-  std::vector<Conn> idle_readers_;
-  std::size_t open_readers_ = 0;
+  pg::ReaderPool readers_{options_.max_reader_connections,
+                          [this] { return pgs::Connect(options_, false); }};
 
   std::chrono::steady_clock::time_point last_sweep_{};           // writer thread only
   std::chrono::steady_clock::time_point last_producer_sweep_{};  // writer thread only
@@ -360,38 +358,10 @@ void PostgresStreamStore::ListenLoop(Conn conn) {
 template <class Body>
 auto PostgresStreamStore::WithReader(Body body)
     -> std::optional<decltype(body(std::declval<Conn&>()))> {
-  Conn conn;
-  {
-    std::unique_lock lock(readers_mu_);
-    readers_cv_.wait(lock, [&] {
-      return !idle_readers_.empty() || open_readers_ < options_.max_reader_connections;
-    });
-    if (!idle_readers_.empty()) {
-      conn = std::move(idle_readers_.back());
-      idle_readers_.pop_back();
-    } else {
-      ++open_readers_;
-    }
-  }
-  auto give_back = [&](bool keep) {
-    std::lock_guard lock(readers_mu_);
-    if (keep) {
-      idle_readers_.push_back(std::move(conn));
-    } else {
-      --open_readers_;
-    }
-    readers_cv_.notify_one();
-  };
-  if (conn.Broken()) {
-    Result<Conn> opened = pgs::Connect(options_, false);
-    if (!opened.ok()) {
-      give_back(false);
-      return std::nullopt;
-    }
-    conn = std::move(*opened);
-  }
-  auto out = body(conn);
-  give_back(!conn.Broken());  // a broken connection is dropped; the next read opens another
+  Result<Conn> conn = readers_.Acquire();
+  if (!conn.ok()) return std::nullopt;
+  auto out = body(*conn);
+  readers_.Release(std::move(*conn));  // a broken connection is dropped; the next opens another
   return out;
 }
 

@@ -51,6 +51,38 @@ Result<Conn> ConnectTo(const std::string& conninfo, const std::string& applicati
   return conn;
 }
 
+Result<Conn> ReaderPool::Acquire() {
+  Conn conn;
+  {
+    std::unique_lock lock(mu_);
+    freed_.wait(lock, [&] { return !idle_.empty() || open_count_ < max_; });
+    if (!idle_.empty()) {
+      conn = std::move(idle_.back());
+      idle_.pop_back();
+    } else {
+      ++open_count_;
+    }
+  }
+  if (!conn.Broken()) return conn;
+  Result<Conn> opened = open_();
+  if (!opened.ok()) {
+    std::lock_guard lock(mu_);
+    --open_count_;
+    freed_.notify_one();
+  }
+  return opened;
+}
+
+void ReaderPool::Release(Conn conn) {
+  std::lock_guard lock(mu_);
+  if (conn.Broken()) {
+    --open_count_;
+  } else {
+    idle_.push_back(std::move(conn));
+  }
+  freed_.notify_one();
+}
+
 namespace {
 
 Status Migrate(Conn& conn, const std::string& schema, const SchemaLayout& layout) {

@@ -3,7 +3,11 @@
 // out and versioning its tables, the server's clock, literals and the text PostgreSQL can hold.
 #pragma once
 
+#include <condition_variable>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,5 +56,26 @@ struct SchemaLayout {
 // transaction under the layout's advisory lock, so daemons starting together do it once.
 // kUnsupportedVersion when the tables are newer than this build.
 Status EnsureSchema(Conn& conn, const std::string& schema, const SchemaLayout& layout);
+
+// A bounded pool of reader connections. Acquire waits for an idle connection, or opens one while
+// fewer than `max` are open; Release gives it back, or drops it when it broke while in use, so
+// the next Acquire opens another in its place.
+class ReaderPool {
+ public:
+  ReaderPool(std::size_t max, std::function<Result<Conn>()> open)
+      : max_(max), open_(std::move(open)) {}
+
+  // The error of opening a connection when none was idle and opening failed.
+  Result<Conn> Acquire();
+  void Release(Conn conn);
+
+ private:
+  const std::size_t max_;
+  const std::function<Result<Conn>()> open_;
+  std::mutex mu_;  // guards idle_ and open_count_
+  std::condition_variable freed_;
+  std::vector<Conn> idle_;
+  std::size_t open_count_ = 0;  // idle, in use, or being opened
+};
 
 }  // namespace agentstream::pg
