@@ -414,13 +414,20 @@ Result<AgentSnapshot> AgentManager::Impl::MarkClosed(const SessionId& id,
 Result<std::vector<NewEvent>> AgentManager::Impl::BranchEvents(const SessionInfo& info, Cursor at,
                                                                const Payload& first,
                                                                const std::string& reason,
-                                                               turn::SessionStatus* status) {
-  AS_ASSIGN_OR_RETURN(std::vector<Event> prefix, ReadEpoch(log_, info.id, at.epoch, at.seq));
-  const turn::TurnState state = turn::RestoreTurnState(prefix, info.meta.provider);
+                                                               turn::SessionStatus* status,
+                                                               HistoryFold* prefix) {
+  AS_ASSIGN_OR_RETURN(*prefix, LoadHistory(log_, info.id, at.epoch, at.seq, info.meta.provider));
+  const turn::TurnState& state = prefix->turns.state();
   std::vector<NewEvent> events{MakeNewEvent(first)};
   for (NewEvent& e : CancelOpenTurns(state, reason)) events.push_back(std::move(e));
   *status = state.errored ? turn::SessionStatus::kError : turn::SessionStatus::kIdle;
   return events;
+}
+
+void AgentManager::Impl::CheckpointBranch(const SessionId& id, Epoch epoch, HistoryFold prefix) {
+  // Saves reading only: a branch without its checkpoint loads from its history.
+  if (FoldHistory(log_, id, epoch, Seq(0), prefix).ok())
+    (void)SaveHistoryCheckpoint(log_, id, epoch, prefix);
 }
 
 void AgentManager::Impl::Fork(const SessionId& id, Cursor at, const Callback<AgentSnapshot>& done) {
@@ -429,9 +436,10 @@ void AgentManager::Impl::Fork(const SessionId& id, Cursor at, const Callback<Age
   if (!info.ok()) return done(info.status());
   if (Status s = ValidateCursor(*info, at); !s.ok()) return done(s);
   turn::SessionStatus status = turn::SessionStatus::kIdle;
+  HistoryFold prefix;
   Result<std::vector<NewEvent>> initial =
       BranchEvents(*info, at, SessionForked{id, at.epoch, at.seq},
-                   "the session was forked before this turn ended", &status);
+                   "the session was forked before this turn ended", &status, &prefix);
   if (!initial.ok()) return done(initial.status());
   StatusRecord record = DecodeStatusRecord(info->meta.status_snapshot);
   record.status = status;
@@ -444,6 +452,7 @@ void AgentManager::Impl::Fork(const SessionId& id, Cursor at, const Callback<Age
   const SessionId child(session_ids_.Next("ses"));
   Result<AppendResult> forked = log_.Fork(id, at, child, std::move(meta), std::move(*initial));
   if (!forked.ok()) return done(forked.status());
+  CheckpointBranch(child, forked->epoch, std::move(prefix));
   Result<AgentSnapshot> snapshot = Get(child);
   if (!snapshot.ok()) return done(snapshot.status());
   Notify(AgentNotice::Kind::kCreated, *snapshot, "");
@@ -455,10 +464,13 @@ Result<AgentSnapshot> AgentManager::Impl::RewindWith(const SessionId& id, Cursor
   AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
   AS_RETURN_IF_ERROR(ValidateCursor(info, to));
   turn::SessionStatus status = turn::SessionStatus::kIdle;
-  AS_ASSIGN_OR_RETURN(std::vector<NewEvent> initial,
-                      BranchEvents(info, to, SessionRewound{info.epoch, to.epoch, to.seq},
-                                   "the session was rewound before this turn ended", &status));
-  AS_RETURN_IF_ERROR(log_.Rewind(id, to, std::move(initial)).status());
+  HistoryFold prefix;
+  AS_ASSIGN_OR_RETURN(
+      std::vector<NewEvent> initial,
+      BranchEvents(info, to, SessionRewound{info.epoch, to.epoch, to.seq},
+                   "the session was rewound before this turn ended", &status, &prefix));
+  AS_ASSIGN_OR_RETURN(AppendResult rewound, log_.Rewind(id, to, std::move(initial)));
+  CheckpointBranch(id, rewound.epoch, std::move(prefix));
   StatusRecord record = DecodeStatusRecord(info.meta.status_snapshot);
   record.status = status;
   record.queued = false;

@@ -43,29 +43,32 @@ Status AgentManager::Impl::TakeOver(const SessionId& id) {
   }
   keeper_->Track(id, grant->lease.generation, sent);
   AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
-  std::vector<Event> events;
-  if (Result<std::vector<Event>> read = ReadEpoch(log_, id, info.epoch); read.ok()) {
-    events = std::move(*read);
-  } else {
+  Result<HistoryFold> history = LoadHistory(log_, id, info.epoch, Seq(0), info.meta.provider);
+  if (!history.ok()) {
     Release(id, grant->lease.generation);
-    return read.status();
+    return history.status();
   }
-  const turn::TurnState state = turn::RestoreTurnState(events, info.meta.provider);
-  if (state.queue_held && !DecodeStatusRecord(info.meta.status_snapshot).closed) {
+  const turn::TurnState& state = history->turns.state();
+  const bool queued = !state.queue.empty() || state.pending_after_teardown.has_value();
+  if (queued && !DecodeStatusRecord(info.meta.status_snapshot).closed) {
     // Prompts wait: they run here, after the runtime closed what was left open.
     AS_ASSIGN_OR_RETURN(std::shared_ptr<LiveAgent> agent, Attach(id, *grant, sent));
     (void)agent;
     return Status::Ok();
   }
-  Result<turn::TurnState> recovered = RecoverWith(info, *grant, events);
+  Result<turn::TurnState> recovered = RecoverWith(info, *grant, std::move(*history));
   Release(id, grant->lease.generation);
   return recovered.status();
 }
 
 Result<turn::TurnState> AgentManager::Impl::RecoverWith(const SessionInfo& info,
                                                         const OwnerGrant& grant,
-                                                        const std::vector<Event>& events) {
-  turn::TurnState state = turn::RestoreTurnState(events, info.meta.provider);
+                                                        HistoryFold history) {
+  const std::optional<std::string> model = history.model, mode = history.mode;
+  // Saves the next load the reading (the terminals appended below are few).
+  if (history.events_read >= kCheckpointEvery)
+    (void)SaveHistoryCheckpoint(log_, info.id, info.epoch, history);
+  turn::TurnState state = std::move(history.turns).Finish();
   const std::uint64_t generation = grant.lease.generation;
   if (!state.open.empty()) {
     turn::Step step =
@@ -84,8 +87,6 @@ Result<turn::TurnState> AgentManager::Impl::RecoverWith(const SessionInfo& info,
   StatusRecord record = DecodeStatusRecord(info.meta.status_snapshot);
   record.status = turn::SessionStatusOf(state);
   record.queued = state.queue_held && !record.closed;
-  std::optional<std::string> model, mode;
-  LastModelAndMode(events, &model, &mode);
   if (record.model.empty()) record.model = model.value_or("");
   if (record.mode.empty()) record.mode = mode.value_or("");
   AS_RETURN_IF_ERROR(log_.UpdateSessionMeta(

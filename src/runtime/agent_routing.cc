@@ -184,8 +184,9 @@ void AgentManager::Impl::WithLease(
     AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
     turn::TurnState state;
     if (MayHaveOpenTurn(DecodeStatusRecord(info.meta.status_snapshot))) {
-      AS_ASSIGN_OR_RETURN(std::vector<Event> events, ReadEpoch(log_, id, info.epoch));
-      AS_ASSIGN_OR_RETURN(state, RecoverWith(info, *grant, events));
+      AS_ASSIGN_OR_RETURN(HistoryFold history,
+                          LoadHistory(log_, id, info.epoch, Seq(0), info.meta.provider));
+      AS_ASSIGN_OR_RETURN(state, RecoverWith(info, *grant, std::move(history)));
     }
     return fn(*grant, state);
   }();

@@ -49,7 +49,8 @@ LiveAgent::~LiveAgent() {
 
 Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionInfo& info,
                                                    const OwnerGrant& grant) {
-  AS_ASSIGN_OR_RETURN(std::vector<Event> events, ReadEpoch(*env.log, info.id, info.epoch));
+  AS_ASSIGN_OR_RETURN(HistoryFold history,
+                      LoadHistory(*env.log, info.id, info.epoch, Seq(0), info.meta.provider));
   const std::string daemon_id = env.options.ownership.daemon_id;
   std::shared_ptr<LiveAgent> agent(new LiveAgent(std::move(env), info, grant.lease.generation));
   agent->record_ = DecodeStatusRecord(info.meta.status_snapshot);
@@ -57,17 +58,18 @@ Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionIn
   config.provider = info.meta.provider;
   config.cwd = info.meta.cwd;
   config.title = info.meta.title;
-  LastModelAndMode(events, &config.model, &config.mode);
+  config.model = history.model;
+  config.mode = history.mode;
   const std::optional<providers::PersistenceHandle> resume =
       DecodeHandle(info.meta.persistence_handle);
   AS_ASSIGN_OR_RETURN(agent->provider_,
                       agent->env_.factory->Make(config, resume, *agent->env_.loop));
   agent->resuming_ = resume.has_value();
-  turn::TurnState state = turn::RestoreTurnState(events, info.meta.provider);
+  agent->acked_tail_ = std::max(info.tail, history.through);
+  agent->checkpoint_seq_ = Seq(history.through.value() - history.events_read);
+  agent->StoreCheckpoint(history, false);
+  turn::TurnState state = std::move(history.turns).Finish();
   const bool left_open = !state.open.empty();
-  Seq tail = info.tail;
-  if (!events.empty()) tail = std::max(tail, events.back().seq);
-  agent->acked_tail_ = tail;
   agent->desired_status_ = agent->durable_status_ = turn::SessionStatusOf(state);
   LiveAgent* self = agent.get();
   agent->runner_ = std::make_unique<providers::SessionRunner>(
@@ -206,6 +208,21 @@ void LiveAgent::OnAppended(std::uint64_t batch, const Result<AppendResult>& resu
   acked_ = std::max(acked_, batch);
   acked_tail_ = std::max(acked_tail_, result->last_seq);
   RunDeferred();
+  if (acked_tail_.value() - checkpoint_seq_.value() >= kCheckpointEvery) RefreshCheckpoint();
+}
+
+void LiveAgent::RefreshCheckpoint() {
+  if (append_error_ || acked_tail_ <= checkpoint_seq_) return;
+  Result<HistoryFold> history =
+      LoadHistory(*env_.log, info_.id, info_.epoch, acked_tail_, info_.meta.provider);
+  if (history.ok()) StoreCheckpoint(*history, true);
+}
+
+void LiveAgent::StoreCheckpoint(const HistoryFold& history, bool any) {
+  if (history.events_read == 0 || (!any && history.events_read < kCheckpointEvery)) return;
+  // A checkpoint only saves reading: when it cannot be stored, the next load reads more.
+  (void)SaveHistoryCheckpoint(*env_.log, info_.id, info_.epoch, history);
+  checkpoint_seq_ = history.through;
 }
 
 void LiveAgent::Fail(const Status& status) {
@@ -505,6 +522,8 @@ void LiveAgent::FinishStop() {
   const bool queued = !state.queue.empty() || state.pending_after_teardown.has_value();
   if (!append_error_ && (record_.status != runner_->status() || record_.queued != queued))
     PersistStatus(runner_->status());
+  RefreshCheckpoint();  // the next load reads nothing
+
   for (auto& fn : std::exchange(stop_waiters_, {})) fn();
 }
 

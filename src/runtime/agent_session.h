@@ -138,6 +138,11 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   void StartFresh(const std::string& why);
   void Append(const std::vector<NewEvent>& batch);
   void OnAppended(std::uint64_t batch, const Result<AppendResult>& result);
+  // Folds the events since the stored checkpoint into a new one (once kCheckpointEvery events
+  // were acknowledged since, and when the runtime stops).
+  void RefreshCheckpoint();
+  // Stores `history` as the checkpoint when it read any events (`any`), or kCheckpointEvery.
+  void StoreCheckpoint(const HistoryFold& history, bool any);
   void Fail(const Status& status);
   void AfterAppended(std::function<void(Status)> fn);
   void RunDeferred();
@@ -174,6 +179,7 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   std::uint64_t issued_ = 0;
   std::uint64_t acked_ = 0;
   Seq acked_tail_;
+  Seq checkpoint_seq_;  // the seq of the session's stored checkpoint, as far as this runtime knows
   std::optional<Status> append_error_;  // sticky once a batch was refused
   std::deque<Deferred> deferred_;
 

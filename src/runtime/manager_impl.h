@@ -101,10 +101,13 @@ class AgentManager::Impl {
   Result<AgentSnapshot> MarkClosed(const SessionId& id, std::uint64_t generation);
   // The initial events of a fork or rewind at `at`: `first`, then TurnCanceled for every turn
   // still open at `at` and PromptCanceled for every prompt queued there. `status` gets the
-  // status the new history ends in.
+  // status the new history ends in, and `prefix` the history's fold through `at`.
   Result<std::vector<NewEvent>> BranchEvents(const SessionInfo& info, Cursor at,
                                              const Payload& first, const std::string& reason,
-                                             turn::SessionStatus* status);
+                                             turn::SessionStatus* status, HistoryFold* prefix);
+  // Stores the checkpoint of a new fork or epoch: `prefix` (the fold through the branch point)
+  // with the branch's own events, so that its first load reads none of the history before.
+  void CheckpointBranch(const SessionId& id, Epoch epoch, HistoryFold prefix);
   Result<AgentSnapshot> RewindWith(const SessionId& id, Cursor to, std::uint64_t generation);
   // Hears commits of sessions that run elsewhere and tells the watchers when their stored
   // status changed, so every daemon's clients see every agent's status.
@@ -132,10 +135,11 @@ class AgentManager::Impl {
   // releases the lease, or starts a runtime here when prompts wait in its queue. Skips a session
   // another live daemon holds.
   Status TakeOver(const SessionId& id);
-  // Under `grant`, with `events` the session's current epoch: appends the terminals of the turns
-  // left open and stores the recomputed status; returns the state (its queue included).
+  // Under `grant`, with `history` the fold of the session's current epoch: appends the terminals
+  // of the turns left open and stores the recomputed status; returns the state (its queue
+  // included).
   Result<turn::TurnState> RecoverWith(const SessionInfo& info, const OwnerGrant& grant,
-                                      const std::vector<Event>& events);
+                                      HistoryFold history);
   void OnLeasesLost(const std::vector<SessionId>& lost);
   void OnLeasesExpired(const std::vector<std::pair<SessionId, OwnerLease>>& expired);
   void CheckOverdue();

@@ -11,6 +11,7 @@
 #include "runtime/forwarder.h"
 #include "runtime/provider_factory.h"
 #include "runtime/session_records.h"
+#include "runtime/testing/loop_wait.h"
 #include "store/forwarding_log.h"
 #include "store/memory_log.h"
 
@@ -21,7 +22,7 @@ using namespace std::chrono_literals;
 using turn::SessionStatus;
 
 // One daemon's view of the shared log; `cut` makes every call fail as a lost connection would.
-class DaemonLog final : public testing::ForwardingLog {
+class DaemonLog final : public agentstream::testing::ForwardingLog {
  public:
   using ForwardingLog::ForwardingLog;
   std::atomic<bool> cut{false};
@@ -162,18 +163,10 @@ class OwnershipTest : public ::testing::Test {
 
   template <class T>
   Result<T> Wait(const std::function<void(const Callback<T>&)>& start) {
-    auto out = std::make_shared<std::optional<Result<T>>>();
-    start([out](Result<T> r) { *out = std::move(r); });
-    if (!loop_.RunUntil([&] { return out->has_value(); }, 20s))
-      return Error(ErrorCode::kInternal, "timed out");
-    return std::move(**out);
+    return testing::RunForResult<T>(loop_, start);
   }
   Status WaitStatus(const std::function<void(const StatusCallback&)>& start) {
-    auto out = std::make_shared<std::optional<Status>>();
-    start([out](Status s) { *out = std::move(s); });
-    if (!loop_.RunUntil([&] { return out->has_value(); }, 20s))
-      return Error(ErrorCode::kInternal, "timed out");
-    return **out;
+    return testing::RunForStatus(loop_, start);
   }
   AgentSnapshot Create(const std::string& on) {
     Result<AgentSnapshot> s = Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& done) {

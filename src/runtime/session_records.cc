@@ -2,9 +2,13 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
+
+#include "core/turn/turn_state_codec.h"
 
 namespace agentstream::runtime {
 
@@ -74,22 +78,29 @@ std::optional<providers::PersistenceHandle> DecodeHandle(std::string_view text) 
   return handle;
 }
 
-Result<std::vector<Event>> ReadEpoch(EventLog& log, const SessionId& session, Epoch epoch,
-                                     Seq through) {
-  std::vector<Event> events;
-  Seq next(1);
+Status ForEachEvent(EventLog& log, const SessionId& session, Epoch epoch, Seq from, Seq through,
+                    const std::function<void(Event)>& fn) {
+  Seq next = std::max(from, Seq(1));
   while (through.value() == 0 || next <= through) {
     const ReadRequest request{session, epoch,     ReadDirection::kForward,
                               next,    kReadPage, std::size_t{16} << 20};
     AS_ASSIGN_OR_RETURN(ReadResult page, log.Read(request));
     for (const EventRecord& record : page.events) {
-      if (through.value() != 0 && record.seq > through) return events;
+      if (through.value() != 0 && record.seq > through) return Status::Ok();
       AS_ASSIGN_OR_RETURN(Event event, DecodeRecord(record));
-      events.push_back(std::move(event));
+      fn(std::move(event));
     }
     if (page.events.empty() || !page.has_newer) break;
     next = page.events.back().seq.next();
   }
+  return Status::Ok();
+}
+
+Result<std::vector<Event>> ReadEpoch(EventLog& log, const SessionId& session, Epoch epoch,
+                                     Seq through) {
+  std::vector<Event> events;
+  AS_RETURN_IF_ERROR(ForEachEvent(log, session, epoch, Seq(1), through,
+                                  [&](Event e) { events.push_back(std::move(e)); }));
   return events;
 }
 
@@ -111,18 +122,84 @@ std::vector<NewEvent> CancelQueuedPrompts(const turn::TurnState& state, const st
   return out;
 }
 
-void LastModelAndMode(const std::vector<Event>& events, std::optional<std::string>* model,
-                      std::optional<std::string>* mode) {
-  for (const Event& e : events) {
-    if (const auto* created = std::get_if<SessionCreated>(&e.payload)) {
-      if (created->model) *model = created->model;
-      if (created->mode) *mode = created->mode;
-    } else if (const auto* m = std::get_if<ModelChanged>(&e.payload)) {
-      *model = m->model;
-    } else if (const auto* m = std::get_if<ModeChanged>(&e.payload)) {
-      *mode = m->mode;
+void HistoryFold::Apply(const Event& e) {
+  turns.Apply(e);
+  if (const auto* created = std::get_if<SessionCreated>(&e.payload)) {
+    if (created->model) model = created->model;
+    if (created->mode) mode = created->mode;
+  } else if (const auto* m = std::get_if<ModelChanged>(&e.payload)) {
+    model = m->model;
+  } else if (const auto* m = std::get_if<ModeChanged>(&e.payload)) {
+    mode = m->mode;
+  }
+  through = std::max(through, e.seq);
+}
+
+Status FoldHistory(EventLog& log, const SessionId& session, Epoch epoch, Seq through,
+                   HistoryFold& fold) {
+  return ForEachEvent(log, session, epoch, fold.through.next(), through, [&](Event e) {
+    fold.Apply(e);
+    ++fold.events_read;
+  });
+}
+
+Result<HistoryFold> LoadHistory(EventLog& log, const SessionId& session, Epoch epoch, Seq through,
+                                const std::string& provider) {
+  HistoryFold fold;
+  AS_ASSIGN_OR_RETURN(std::optional<Checkpoint> stored, log.LoadCheckpoint(session));
+  if (stored && stored->epoch == epoch && (through.value() == 0 || stored->seq <= through)) {
+    if (Result<HistoryFold> decoded = DecodeCheckpointBody(stored->body, provider); decoded.ok()) {
+      fold = std::move(*decoded);
+      fold.through = stored->seq;
+      fold.from_checkpoint = true;
     }
   }
+  if (!fold.from_checkpoint) {
+    turn::TurnState initial;
+    initial.provider = provider;
+    fold.turns = turn::TurnStateFold(std::move(initial));
+  }
+  AS_RETURN_IF_ERROR(FoldHistory(log, session, epoch, through, fold));
+  return fold;
+}
+
+Status SaveHistoryCheckpoint(EventLog& log, const SessionId& session, Epoch epoch,
+                             const HistoryFold& fold) {
+  return log.SaveCheckpoint(session, Checkpoint{epoch, fold.through, EncodeCheckpointBody(fold)});
+}
+
+namespace {
+constexpr std::int64_t kCheckpointVersion = 1;
+}  // namespace
+
+std::string EncodeCheckpointBody(const HistoryFold& fold) {
+  json::object o;
+  o["v"] = kCheckpointVersion;
+  if (fold.model) o["model"] = *fold.model;
+  if (fold.mode) o["mode"] = *fold.mode;
+  o["turns"] = turn::TurnStateToJson(fold.turns.state());
+  return json::serialize(o);
+}
+
+Result<HistoryFold> DecodeCheckpointBody(std::string_view body, const std::string& provider) {
+  std::optional<json::object> o = ParseObject(body);
+  if (!o) return Error(ErrorCode::kCorruption, "a checkpoint is not a JSON object");
+  const json::value* v = o->if_contains("v");
+  if (!v || !v->is_int64()) return Error(ErrorCode::kCorruption, "a checkpoint has no version");
+  if (v->get_int64() != kCheckpointVersion) {
+    return Error(ErrorCode::kUnsupportedVersion,
+                 "a checkpoint of version " + std::to_string(v->get_int64()) +
+                     "; this build reads version " + std::to_string(kCheckpointVersion));
+  }
+  const json::value* turns = o->if_contains("turns");
+  if (!turns) return Error(ErrorCode::kCorruption, "a checkpoint has no turn state");
+  AS_ASSIGN_OR_RETURN(turn::TurnState state, turn::TurnStateFromJson(*turns));
+  state.provider = provider;
+  HistoryFold fold;
+  fold.turns = turn::TurnStateFold(std::move(state));
+  if (o->contains("model")) fold.model = StringField(*o, "model");
+  if (o->contains("mode")) fold.mode = StringField(*o, "mode");
+  return fold;
 }
 
 RandomIds::RandomIds() : rng_(std::random_device{}()) {}

@@ -6,6 +6,7 @@
 //   persistence_handle  {"provider":"claude","sessionId":"...","cwd":"/w"}
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "core/event.h"
 #include "core/turn/engine.h"
+#include "core/turn/turn_state.h"
 #include "providers/provider.h"
 #include "store/event_log.h"
 
@@ -44,20 +46,62 @@ std::optional<providers::PersistenceHandle> DecodeHandle(std::string_view text);
 inline constexpr std::size_t kListPage = 256;
 inline constexpr std::size_t kReadPage = 1000;
 
+// Calls `fn` with every event of `epoch` of `session` with seq in [from, through] (through
+// Seq(0): the tail), oldest first, decoded, reading kReadPage events at a time. Errors of
+// EventLog::Read and DecodeRecord.
+Status ForEachEvent(EventLog& log, const SessionId& session, Epoch epoch, Seq from, Seq through,
+                    const std::function<void(Event)>& fn);
+
 // Every event of `epoch` of `session` with seq <= `through` (Seq(0): through the tail), oldest
 // first, decoded. Errors of EventLog::Read and DecodeRecord.
 Result<std::vector<Event>> ReadEpoch(EventLog& log, const SessionId& session, Epoch epoch,
                                      Seq through = Seq(0));
+
+// What a runtime needs of a session's history, folded event by event in bounded memory: the turn
+// engine's state and the model and mode the history last named, through seq `through`.
+struct HistoryFold {
+  turn::TurnStateFold turns;
+  std::optional<std::string> model;
+  std::optional<std::string> mode;
+  Seq through;                   // the last seq folded (0: none)
+  std::size_t events_read = 0;   // events read from the log and folded (not the checkpoint's)
+  bool from_checkpoint = false;  // started from the session's stored checkpoint
+
+  void Apply(const Event& event);
+};
+
+// A session is checkpointed when at least this many events were folded since its last
+// checkpoint: while its runtime runs, when a load read that many, and when the runtime stops
+// (then for any number). So a load reads fewer than kCheckpointEvery events plus those of the
+// runtime's last unfinished stretch (docs/architecture.md, "Loading a session").
+inline constexpr std::size_t kCheckpointEvery = 2000;
+
+// Folds the events of `epoch` of `session` in (fold.through, through] (Seq(0): through the tail)
+// into `fold`, kReadPage events at a time. Errors of EventLog::Read and DecodeRecord.
+Status FoldHistory(EventLog& log, const SessionId& session, Epoch epoch, Seq through,
+                   HistoryFold& fold);
+
+// The fold of `epoch` of `session` through `through` (Seq(0): the tail), started from the
+// session's stored checkpoint when it is of `epoch`, at or before `through`, and readable; from
+// the first event otherwise (a missing, stale or unreadable checkpoint costs time, never
+// correctness). The turn state's provider is `provider`.
+Result<HistoryFold> LoadHistory(EventLog& log, const SessionId& session, Epoch epoch, Seq through,
+                                const std::string& provider);
+
+// Stores `fold` as the checkpoint of `epoch` of `session`.
+Status SaveHistoryCheckpoint(EventLog& log, const SessionId& session, Epoch epoch,
+                             const HistoryFold& fold);
+
+// The checkpoint body (docs/event-log-format.md, "Checkpoints"), and back: kCorruption or
+// kUnsupportedVersion for a body this build cannot use.
+std::string EncodeCheckpointBody(const HistoryFold& fold);
+Result<HistoryFold> DecodeCheckpointBody(std::string_view body, const std::string& provider);
 
 // TurnCanceled{reason} for every run `state` holds open (a fork or rewind point inside a turn),
 // and PromptCanceled{reason} for every prompt it holds queued.
 std::vector<NewEvent> CancelOpenTurns(const turn::TurnState& state, const std::string& reason);
 // PromptCanceled{reason} for every prompt `state` holds queued.
 std::vector<NewEvent> CancelQueuedPrompts(const turn::TurnState& state, const std::string& reason);
-
-// The model and mode a stored history last named (SessionCreated, ModelChanged, ModeChanged).
-void LastModelAndMode(const std::vector<Event>& events, std::optional<std::string>* model,
-                      std::optional<std::string>* mode);
 
 // "<prefix>_<16 hex digits>" from a randomly seeded generator. Not thread-safe.
 class RandomIds {

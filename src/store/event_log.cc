@@ -29,6 +29,14 @@ Result<AppendResult> EventLog::Append(AppendRequest request) {
   return future.get();
 }
 
+Status EventLog::SaveCheckpoint(const SessionId&, const Checkpoint&) {
+  return Error(ErrorCode::kUnavailable, "this log does not store checkpoints");
+}
+
+Result<std::optional<Checkpoint>> EventLog::LoadCheckpoint(const SessionId&) {
+  return std::optional<Checkpoint>();
+}
+
 Status EventLog::SaveConsumer(const ConsumerId& consumer, const std::string& definition) {
   return Error(ErrorCode::kUnavailable, "this log does not store consumers");
 }

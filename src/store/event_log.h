@@ -39,11 +39,12 @@ namespace agentstream {
 
 // Limits applied by every backend. Each one is checked before anything is written.
 struct LogLimits {
-  std::size_t max_payload_bytes = 1 << 20;  // one event's payload (1 MiB)
-  std::size_t max_batch_events = 4096;      // events in one append
-  std::size_t max_batch_bytes = 16 << 20;   // payload bytes in one append (16 MiB)
-  std::size_t max_read_items = 10000;       // events one read may return
-  std::size_t max_read_bytes = 16 << 20;    // payload bytes one read may return
+  std::size_t max_payload_bytes = 1 << 20;     // one event's payload (1 MiB)
+  std::size_t max_batch_events = 4096;         // events in one append
+  std::size_t max_batch_bytes = 16 << 20;      // payload bytes in one append (16 MiB)
+  std::size_t max_read_items = 10000;          // events one read may return
+  std::size_t max_read_bytes = 16 << 20;       // payload bytes one read may return
+  std::size_t max_checkpoint_bytes = 8 << 20;  // one session checkpoint's body (8 MiB)
 };
 
 // Idempotent producer stamp, as in the Durable Streams protocol and Kafka. Per session, a
@@ -172,6 +173,15 @@ class Subscription {
   std::function<void()> cancel_;
 };
 
+// What a runtime derived from a session's history through (epoch, seq): the turn engine's state,
+// as JSON text the log does not read (docs/event-log-format.md, "Checkpoints"). Stored beside the
+// history so that loading the session reads only the events after `seq`.
+struct Checkpoint {
+  Epoch epoch;
+  Seq seq;
+  std::string body;
+};
+
 // A durable consumer's position in one session, with its lease. At most one holder per
 // (consumer, session): a holder's writes carry the generation it was granted, and writes with any
 // other generation, or after the lease expired, are refused with kFenced.
@@ -269,6 +279,17 @@ class EventLog {
   virtual Status SaveConsumer(const ConsumerId& consumer, const std::string& definition);
   virtual Result<std::vector<StoredConsumer>> ListConsumers();
   virtual Status DeleteConsumer(const ConsumerId& consumer);
+
+  // ---- Checkpoints ----
+  // One per session; SaveCheckpoint replaces it. A checkpoint is recomputable from the history,
+  // which no write within an epoch changes, so any daemon's is correct and no owner generation
+  // fences it. Errors: kNotFound (no session), kConflict (`epoch` is not the current one: the
+  // session was rewound), kInvalidArgument (`seq` past the epoch's tail), kTooLarge (body over
+  // LogLimits::max_checkpoint_bytes). LoadCheckpoint returns nullopt when none was saved.
+  // The defaults keep none: saving is refused with kUnavailable and loading finds nothing, for
+  // decorators and logs that keep no checkpoints.
+  virtual Status SaveCheckpoint(const SessionId& session, const Checkpoint& checkpoint);
+  virtual Result<std::optional<Checkpoint>> LoadCheckpoint(const SessionId& session);
 
   // ---- Coordination ----
   // The ownership leases, daemon registry and shared secrets kept in the same store

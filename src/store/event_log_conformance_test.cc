@@ -516,6 +516,40 @@ TEST_P(EventLogConformance, ConsumerDefinitionsAreDurableAndDeleteTheirPositions
   EXPECT_EQ(log().ListConsumerPositions(ConsumerId("b"))->size(), 1u);
 }
 
+TEST_P(EventLogConformance, CheckpointsAreDurableReplacedAndCheckedAgainstTheHistory) {
+  const SessionId s = NewSession("s1", 10);
+  auto none = log().LoadCheckpoint(s);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->has_value());
+  ASSERT_TRUE(log().SaveCheckpoint(s, Checkpoint{Epoch(1), Seq(4), "{\"a\":1}"}).ok());
+  ASSERT_TRUE(log().SaveCheckpoint(s, Checkpoint{Epoch(1), Seq(10), "{\"a\":2}"}).ok());
+  backend_->Reopen();
+  auto loaded = log().LoadCheckpoint(s);
+  ASSERT_TRUE(loaded.ok() && loaded->has_value()) << loaded.status().ToString();
+  EXPECT_EQ((*loaded)->epoch, Epoch(1));
+  EXPECT_EQ((*loaded)->seq, Seq(10));
+  EXPECT_EQ((*loaded)->body, "{\"a\":2}");
+
+  // Refused, and the stored one kept: past the tail, an unknown session, too large, and an epoch
+  // a rewind replaced.
+  EXPECT_EQ(log().SaveCheckpoint(s, Checkpoint{Epoch(1), Seq(11), "x"}).code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(log().SaveCheckpoint(SessionId("nope"), Checkpoint{Epoch(1), Seq(0), "x"}).code(),
+            ErrorCode::kNotFound);
+  EXPECT_EQ(log().LoadCheckpoint(SessionId("nope")).status().code(), ErrorCode::kNotFound);
+  const std::string huge(LogLimits{}.max_checkpoint_bytes + 1, 'x');
+  EXPECT_EQ(log().SaveCheckpoint(s, Checkpoint{Epoch(1), Seq(10), huge}).code(),
+            ErrorCode::kTooLarge);
+  ASSERT_TRUE(log().Rewind(s, Cursor{Epoch(1), Seq(4)}, {}).ok());
+  EXPECT_EQ(log().SaveCheckpoint(s, Checkpoint{Epoch(1), Seq(4), "x"}).code(),
+            ErrorCode::kConflict);
+  loaded = log().LoadCheckpoint(s);
+  ASSERT_TRUE(loaded.ok() && loaded->has_value());
+  EXPECT_EQ((*loaded)->body, "{\"a\":2}");  // of epoch 1: its reader sees it is not current
+  ASSERT_TRUE(log().SaveCheckpoint(s, Checkpoint{Epoch(2), Seq(4), "{\"a\":3}"}).ok());
+  EXPECT_EQ((*log().LoadCheckpoint(s))->epoch, Epoch(2));
+}
+
 TEST_P(EventLogConformance, SessionMetadataAndListing) {
   for (const char* id : {"b", "a", "c"}) NewSession(id, 1);
   ASSERT_TRUE(log()
@@ -586,11 +620,14 @@ TEST_P(EventLogConformance, ConcurrentAppendersKeepEachSessionDense) {
 
 // Turns a current file back into `version` as an older build left it.
 void Downgrade(const std::string& path, int version) {
-  std::string sql =
-      "DROP INDEX sessions_by_owner_expiry; ALTER TABLE sessions DROP COLUMN owner; "
-      "ALTER TABLE sessions DROP COLUMN owner_generation; "
-      "ALTER TABLE sessions DROP COLUMN owner_expires_ms; ALTER TABLE events DROP COLUMN writer; "
-      "DROP TABLE owner_history; DROP TABLE daemons;";
+  std::string sql = "DROP TABLE checkpoints;";
+  if (version < 3) {
+    sql +=
+        "DROP INDEX sessions_by_owner_expiry; ALTER TABLE sessions DROP COLUMN owner; "
+        "ALTER TABLE sessions DROP COLUMN owner_generation; "
+        "ALTER TABLE sessions DROP COLUMN owner_expires_ms; ALTER TABLE events DROP COLUMN "
+        "writer; DROP TABLE owner_history; DROP TABLE daemons;";
+  }
   if (version < 2) sql += "DROP TABLE consumers;";
   sql += "PRAGMA user_version = " + std::to_string(version) + ";";
   sqlite3* db = nullptr;
@@ -603,9 +640,9 @@ void Downgrade(const std::string& path, int version) {
 }
 
 // An older file is migrated in place and keeps its data: version 1 (before consumer
-// definitions) and version 2 (before agent ownership).
+// definitions), version 2 (before agent ownership) and version 3 (before checkpoints).
 TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
-  for (int version : {1, 2}) {
+  for (int version : {1, 2, 3}) {
     char tmpl[] = "/tmp/agentstream-migrate-XXXXXX";
     const std::string dir = mkdtemp(tmpl);
     const std::string path = dir + "/log.db";
@@ -631,6 +668,9 @@ TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
       ASSERT_TRUE(lease.ok()) << lease.status().ToString();
       EXPECT_FALSE(lease->live());
       EXPECT_TRUE((*opened)->coordination().AcquireOwnership(SessionId("s"), "d", 1000).ok());
+      EXPECT_FALSE((*opened)->LoadCheckpoint(SessionId("s"))->has_value());
+      EXPECT_TRUE(
+          (*opened)->SaveCheckpoint(SessionId("s"), Checkpoint{Epoch(1), Seq(1), "{}"}).ok());
     }
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);

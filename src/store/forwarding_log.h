@@ -60,6 +60,12 @@ class ForwardingLog : public EventLog, public Coordination {
   Status DeleteConsumerPositions(const ConsumerId& c) override {
     return inner_.DeleteConsumerPositions(c);
   }
+  Status SaveCheckpoint(const SessionId& s, const Checkpoint& checkpoint) override {
+    return inner_.SaveCheckpoint(s, checkpoint);
+  }
+  Result<std::optional<Checkpoint>> LoadCheckpoint(const SessionId& s) override {
+    return inner_.LoadCheckpoint(s);
+  }
   Status SaveConsumer(const ConsumerId& c, const std::string& definition) override {
     return inner_.SaveConsumer(c, definition);
   }

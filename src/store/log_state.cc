@@ -48,6 +48,26 @@ Status CheckOwner(const SessionState& session, const SessionId& id,
   return Status::Ok();
 }
 
+Status CheckCheckpoint(const SessionState& session, const SessionId& id,
+                       const Checkpoint& checkpoint, const LogLimits& limits) {
+  if (checkpoint.body.size() > limits.max_checkpoint_bytes) {
+    return Error(ErrorCode::kTooLarge, "a checkpoint of " + Num(checkpoint.body.size()) +
+                                           " bytes exceeds the limit of " +
+                                           Num(limits.max_checkpoint_bytes));
+  }
+  if (checkpoint.epoch != session.current()) {
+    return Error(ErrorCode::kConflict, "a checkpoint of epoch " + Num(checkpoint.epoch.value()) +
+                                           " of " + id.str() + ", whose current epoch is " +
+                                           Num(session.current().value()));
+  }
+  if (checkpoint.seq > session.epochs.back().tail) {
+    return Error(ErrorCode::kInvalidArgument, "a checkpoint at seq " + Num(checkpoint.seq.value()) +
+                                                  " of " + id.str() + ", past the tail " +
+                                                  Num(session.epochs.back().tail.value()));
+  }
+  return Status::Ok();
+}
+
 Result<OwnerGrant> GrantOwnership(SessionState& session, const SessionId& id,
                                   const std::string& owner, TimestampMs now_ms,
                                   std::int64_t ttl_ms) {

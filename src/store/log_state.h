@@ -60,6 +60,11 @@ Result<AppendPlan> PlanAppend(const SessionState& session, const AppendRequest& 
 Status CheckOwner(const SessionState& session, const SessionId& id,
                   std::optional<std::uint64_t> generation);
 
+// Whether `checkpoint` may be stored for `session` (EventLog::SaveCheckpoint's errors but
+// kNotFound).
+Status CheckCheckpoint(const SessionState& session, const SessionId& id,
+                       const Checkpoint& checkpoint, const LogLimits& limits);
+
 // Ownership rules shared by the backends; `now_ms` is the store's clock. GrantOwnership decides
 // and records a grant in `session` (kConflict while another owner's lease is live);
 // RenewOwnership extends the lease when `owner` still holds `generation` (false: lost);

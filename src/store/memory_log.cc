@@ -25,6 +25,7 @@ struct MemoryEventLog::State {
   std::map<std::pair<std::string, std::string>, ConsumerPosition> positions;  // (consumer, session)
   // Consumer definitions by id.
   std::map<std::string, std::string> consumers;
+  std::map<std::string, Checkpoint> checkpoints;                      // by session
   std::map<std::string, std::vector<OwnershipRecord>> owner_history;  // by session
   std::map<std::string, DaemonRecord> daemons;
   Status sticky;
@@ -339,6 +340,27 @@ Status MemoryEventLog::DeleteConsumerPositions(const ConsumerId& consumer) {
   std::erase_if(state_->positions,
                 [&](const auto& entry) { return entry.first.first == consumer.str(); });
   return Status::Ok();
+}
+
+Status MemoryEventLog::SaveCheckpoint(const SessionId& session, const Checkpoint& checkpoint) {
+  std::lock_guard lock(state_->mu);
+  AS_RETURN_IF_ERROR(state_->CheckWritable());
+  auto it = state_->sessions.find(session.str());
+  if (it == state_->sessions.end())
+    return Error(ErrorCode::kNotFound, "no session " + session.str());
+  AS_RETURN_IF_ERROR(
+      store_internal::CheckCheckpoint(it->second, session, checkpoint, state_->limits));
+  state_->checkpoints[session.str()] = checkpoint;
+  return Status::Ok();
+}
+
+Result<std::optional<Checkpoint>> MemoryEventLog::LoadCheckpoint(const SessionId& session) {
+  std::lock_guard lock(state_->mu);
+  if (!state_->sessions.count(session.str()))
+    return Error(ErrorCode::kNotFound, "no session " + session.str());
+  auto it = state_->checkpoints.find(session.str());
+  if (it == state_->checkpoints.end()) return std::optional<Checkpoint>();
+  return std::optional<Checkpoint>(it->second);
 }
 
 Status MemoryEventLog::SaveConsumer(const ConsumerId& consumer, const std::string& definition) {

@@ -44,6 +44,8 @@ class MemoryEventLog final : public EventLog, public Coordination {
                       std::uint64_t generation) override;
   Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer) override;
   Status DeleteConsumerPositions(const ConsumerId& consumer) override;
+  Status SaveCheckpoint(const SessionId& session, const Checkpoint& checkpoint) override;
+  Result<std::optional<Checkpoint>> LoadCheckpoint(const SessionId& session) override;
   Status SaveConsumer(const ConsumerId& consumer, const std::string& definition) override;
   Result<std::vector<StoredConsumer>> ListConsumers() override;
   Status DeleteConsumer(const ConsumerId& consumer) override;

@@ -316,6 +316,40 @@ class PostgresEventLog final : public EventLog, public Coordination {
         .status();
   }
 
+  Status SaveCheckpoint(const SessionId& session, const Checkpoint& checkpoint) override {
+    AS_RETURN_IF_ERROR(
+        CheckText({{"a session id", session.str()}, {"a checkpoint", checkpoint.body}}));
+    return RunControl<bool>([&](Txn& t, bool&) -> Status {
+             AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(session));
+             AS_RETURN_IF_ERROR(
+                 store_internal::CheckCheckpoint(s->state, session, checkpoint, options_.limits));
+             return t
+                 .Exec(
+                     "INSERT INTO checkpoints(session, epoch, seq, body) VALUES($1,$2,$3,$4) "
+                     "ON CONFLICT (session) DO UPDATE SET epoch=excluded.epoch, "
+                     "seq=excluded.seq, body=excluded.body",
+                     {session.str(), static_cast<std::int64_t>(checkpoint.epoch.value()),
+                      static_cast<std::int64_t>(checkpoint.seq.value()), checkpoint.body})
+                 .status();
+           })
+        .status();
+  }
+
+  Result<std::optional<Checkpoint>> LoadCheckpoint(const SessionId& session) override {
+    return WithReader<std::optional<Checkpoint>>(
+        [&](Conn& conn) -> Result<std::optional<Checkpoint>> {
+          AS_ASSIGN_OR_RETURN(Rows r,
+                              conn.Exec("SELECT c.epoch, c.seq, c.body FROM sessions s LEFT JOIN "
+                                        "checkpoints c ON c.session = s.id WHERE s.id = $1",
+                                        {session.str()}));
+          if (r.size() == 0) return Error(ErrorCode::kNotFound, "no session " + session.str());
+          if (r.IsNull(0, 0)) return std::optional<Checkpoint>();
+          return std::optional<Checkpoint>(
+              Checkpoint{Epoch(static_cast<std::uint64_t>(r.Int(0, 0))),
+                         Seq(static_cast<std::uint64_t>(r.Int(0, 1))), r.Text(0, 2)});
+        });
+  }
+
   Status SaveConsumer(const ConsumerId& consumer, const std::string& definition) override {
     AS_RETURN_IF_ERROR(
         CheckText({{"a consumer id", consumer.str()}, {"a consumer definition", definition}}));

@@ -240,14 +240,16 @@ TEST_F(PostgresLogTest, AVersionOneDatabaseIsMigratedInPlace) {
                     ->CreateSession(SessionId("ses_old"), {"scripted", "/w", "old"}, {Note("a")})
                     .ok());
   }
-  // Back to version 1: what version 2 added is dropped.
-  ASSERT_TRUE(admin_
-                  .ExecScript("SET search_path TO " + schema_ +
-                              "; ALTER TABLE sessions DROP COLUMN owner, DROP COLUMN "
-                              "owner_generation, DROP COLUMN owner_expires_ms; ALTER TABLE events "
-                              "DROP COLUMN writer; DROP TABLE owner_history, daemons, secrets; "
-                              "UPDATE agentstream_schema SET version = 1; RESET search_path")
-                  .ok());
+  // Back to version 1: what versions 2 and 3 added is dropped.
+  ASSERT_TRUE(
+      admin_
+          .ExecScript(
+              "SET search_path TO " + schema_ +
+              "; ALTER TABLE sessions DROP COLUMN owner, DROP COLUMN "
+              "owner_generation, DROP COLUMN owner_expires_ms; ALTER TABLE events "
+              "DROP COLUMN writer; DROP TABLE owner_history, daemons, secrets, checkpoints; "
+              "UPDATE agentstream_schema SET version = 1; RESET search_path")
+          .ok());
   auto opened = Open();
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   a_ = std::move(*opened);

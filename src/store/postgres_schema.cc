@@ -102,10 +102,20 @@ CREATE TABLE IF NOT EXISTS secrets(
 );
 )sql";
 
+// Version 3 adds session checkpoints (EventLog::SaveCheckpoint), one row per session.
+constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE IF NOT EXISTS checkpoints(
+  session text PRIMARY KEY,
+  epoch bigint NOT NULL,
+  seq bigint NOT NULL,
+  body text NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const pg::SchemaLayout& PostgresLogSchema() {
-  constexpr const char* kScripts[] = {kSchemaV1, kSchemaV2};
+  constexpr const char* kScripts[] = {kSchemaV1, kSchemaV2, kSchemaV3};
   static_assert(std::size(kScripts) == kPostgresSchemaVersion, "a script for each version");
   static const pg::SchemaLayout kLayout{
       0x61677374726d31,  // "agstrm1": serializes daemons starting together

@@ -217,6 +217,27 @@ class SqliteEventLog final : public EventLog, public Coordination {
         .status();
   }
 
+  Status SaveCheckpoint(const SessionId& session, const Checkpoint& checkpoint) override {
+    return RunControl<bool>([&](Writer& w, bool&) -> Status {
+             AS_ASSIGN_OR_RETURN(Writer::Cached * cached, w.Load(session));
+             AS_RETURN_IF_ERROR(store_internal::CheckCheckpoint(cached->state, session, checkpoint,
+                                                                options_.limits));
+             AS_ASSIGN_OR_RETURN(Stmt s, w.db().Prepare("INSERT OR REPLACE INTO "
+                                                        "checkpoints(session, epoch, seq, body) "
+                                                        "VALUES(?,?,?,?)"));
+             s.Bind(1, session.str())
+                 .Bind(2, static_cast<std::int64_t>(checkpoint.epoch.value()))
+                 .Bind(3, static_cast<std::int64_t>(checkpoint.seq.value()))
+                 .Bind(4, checkpoint.body);
+             return w.Check(s.Exec());
+           })
+        .status();
+  }
+
+  Result<std::optional<Checkpoint>> LoadCheckpoint(const SessionId& session) override {
+    return readers_.LoadCheckpoint(session);
+  }
+
   Status SaveConsumer(const ConsumerId& consumer, const std::string& definition) override {
     return RunControl<bool>([&](Writer& w, bool&) -> Status {
              AS_ASSIGN_OR_RETURN(

@@ -56,6 +56,6 @@ Result<std::unique_ptr<EventLog>> OpenSqliteEventLog(SqliteLogOptions options);
 
 // The schema version this build writes (PRAGMA user_version). Opening an older file migrates it
 // in place (version 2 adds the consumers table, version 3 agent ownership).
-inline constexpr int kSqliteSchemaVersion = 3;
+inline constexpr int kSqliteSchemaVersion = 4;
 
 }  // namespace agentstream

@@ -299,6 +299,25 @@ Result<std::vector<StoredConsumer>> ReaderPool::ListConsumers() {
   return out;
 }
 
+Result<std::optional<Checkpoint>> ReaderPool::LoadCheckpoint(const SessionId& session) {
+  AS_ASSIGN_OR_RETURN(Db db, Acquire());
+  Lease lease(*this, std::move(db));
+  AS_ASSIGN_OR_RETURN(auto exists, lease.db().Cached("SELECT 1 FROM sessions WHERE id=?"));
+  exists->Bind(1, session.str());
+  AS_ASSIGN_OR_RETURN(bool found, exists->Step());
+  if (!found) return Error(ErrorCode::kNotFound, "no session " + session.str());
+  AS_ASSIGN_OR_RETURN(
+      auto s, lease.db().Cached("SELECT epoch, seq, body FROM checkpoints WHERE session=?"));
+  s->Bind(1, session.str());
+  AS_ASSIGN_OR_RETURN(bool row, s->Step());
+  std::optional<Checkpoint> out;
+  if (row) {
+    out = Checkpoint{Epoch(static_cast<std::uint64_t>(s->Int(0))),
+                     Seq(static_cast<std::uint64_t>(s->Int(1))), s->Text(2)};
+  }
+  return out;
+}
+
 Result<OwnerLease> ReaderPool::GetOwnership(const SessionId& session, TimestampMs now_ms) {
   AS_ASSIGN_OR_RETURN(Db db, Acquire());
   Lease lease(*this, std::move(db));

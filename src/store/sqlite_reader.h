@@ -30,6 +30,7 @@ class ReaderPool {
   Result<std::vector<SessionInfo>> ListSessions(const std::string& after, std::size_t limit);
   Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer);
   Result<std::vector<StoredConsumer>> ListConsumers();
+  Result<std::optional<Checkpoint>> LoadCheckpoint(const SessionId& session);
   // Coordination reads (coordination.h), judged at `now_ms`.
   Result<OwnerLease> GetOwnership(const SessionId& session, TimestampMs now_ms);
   Result<std::vector<std::pair<SessionId, OwnerLease>>> ListExpiredOwnerships(TimestampMs now_ms,

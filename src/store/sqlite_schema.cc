@@ -103,6 +103,17 @@ CREATE TABLE daemons(
 ) STRICT, WITHOUT ROWID;
 )sql";
 
+// Version 4 adds session checkpoints (EventLog::SaveCheckpoint), one row per session. Migrating
+// from version 3 only creates the table: sessions without a row load from their history.
+constexpr const char* kSchemaV4Additions = R"sql(
+CREATE TABLE checkpoints(
+  session TEXT PRIMARY KEY,
+  epoch INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  body TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 Status EnsureSchema(Db& db) {
@@ -126,7 +137,8 @@ Status EnsureSchema(Db& db) {
     if (current >= kSqliteSchemaVersion) return Status::Ok();
     if (current == 0) AS_RETURN_IF_ERROR(db.Exec(kSchemaV1));
     if (current <= 1) AS_RETURN_IF_ERROR(db.Exec(kSchemaV2Additions));
-    AS_RETURN_IF_ERROR(db.Exec(kSchemaV3Additions));
+    if (current <= 2) AS_RETURN_IF_ERROR(db.Exec(kSchemaV3Additions));
+    AS_RETURN_IF_ERROR(db.Exec(kSchemaV4Additions));
     return db.Exec("PRAGMA user_version = " + std::to_string(kSqliteSchemaVersion));
   };
   Status created = upgrade();

@@ -1,6 +1,9 @@
 import { expect, type Page } from '@playwright/test';
 
 export async function createAgent(page: Page): Promise<string> {
+  // Until the page is connected its agent list is not loaded and a click on create may be lost:
+  // on a loaded machine that takes longer than the click.
+  await expect(page.getByTestId('connection')).toHaveText('connected');
   const before = await page.getByTestId('agent-row').count();
   await page.getByTestId('create').click();
   await expect(page.getByTestId('agent-row')).toHaveCount(before + 1);

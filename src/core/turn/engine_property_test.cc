@@ -7,6 +7,7 @@
 
 #include "core/timeline/invariants.h"
 #include "core/turn/test_util.h"
+#include "core/turn/turn_state_codec.h"
 
 namespace agentstream::turn::testing {
 namespace {
@@ -128,6 +129,41 @@ RC_GTEST_PROP(EngineProperty, InvariantsHoldAndStatusEqualsReplay, ()) {
     RC_ASSERT(n == 1);
   }
   RC_ASSERT(StatusFromLog(h.log) == SessionStatusOf(h.state));
+}
+
+// Loading from a checkpoint is loading from the log: the state folded through any seq, written
+// as JSON and read back, then folded with the rest of the log, equals the state folded from the
+// whole log.
+RC_GTEST_PROP(EngineProperty, ACheckpointPlusTheRestOfTheLogEqualsTheWholeLog, ()) {
+  const auto ops = *rc::gen::container<std::vector<Op>>(
+      rc::gen::build<Op>(rc::gen::set(&Op::kind, rc::gen::inRange(0, kOpKinds)),
+                         rc::gen::set(&Op::a, rc::gen::inRange(0, 60)),
+                         rc::gen::set(&Op::b, rc::gen::inRange(0, 60))));
+  Harness h;
+  int prompts = 0;
+  for (const Op& op : ops) {
+    if (op.kind == 19) {
+      h.state = RestoreTurnState(h.log, "test");
+      h.Cmd(RecoverAfterRestart{});
+    } else if (auto input = ToInput(op, h, prompts)) {
+      h.Feed(*input);
+    }
+  }
+  const std::size_t split = *rc::gen::inRange<std::size_t>(0, h.log.size() + 1);
+  TurnStateFold head;
+  for (std::size_t i = 0; i < split; ++i) head.Apply(h.log[i]);
+  const std::string checkpoint = boost::json::serialize(TurnStateToJson(head.state()));
+  Result<TurnState> read = TurnStateFromJson(boost::json::parse(checkpoint));
+  RC_ASSERT(read.ok());
+  RC_ASSERT(boost::json::serialize(TurnStateToJson(*read)) == checkpoint);
+  TurnStateFold rest(std::move(*read));
+  for (std::size_t i = split; i < h.log.size(); ++i) rest.Apply(h.log[i]);
+  const TurnState loaded = std::move(rest).Finish();
+  const TurnState whole = RestoreTurnState(h.log, "test");
+  RC_ASSERT(boost::json::serialize(TurnStateToJson(loaded)) ==
+            boost::json::serialize(TurnStateToJson(whole)));
+  RC_ASSERT(loaded.queue_held == whole.queue_held);
+  RC_ASSERT(loaded.reported_status == whole.reported_status);
 }
 
 }  // namespace

@@ -223,14 +223,26 @@ class Restorer {
 
 }  // namespace
 
-TurnState RestoreTurnState(std::span<const Event> events, std::string provider) {
-  TurnState state;
-  state.provider = std::move(provider);
-  Restorer restorer(state);
-  for (const Event& e : events) restorer.Apply(e);
+TurnStateFold::TurnStateFold(TurnState initial) : state_(std::move(initial)) {}
+TurnStateFold::TurnStateFold(TurnStateFold&&) noexcept = default;
+TurnStateFold& TurnStateFold::operator=(TurnStateFold&&) noexcept = default;
+TurnStateFold::~TurnStateFold() = default;
+
+void TurnStateFold::Apply(const Event& event) { Restorer(state_).Apply(event); }
+
+TurnState TurnStateFold::Finish() && {
+  TurnState state = std::move(state_);
   state.queue_held = !state.queue.empty() || state.pending_after_teardown.has_value();
   state.reported_status = SessionStatusOf(state);
   return state;
+}
+
+TurnState RestoreTurnState(std::span<const Event> events, std::string provider) {
+  TurnState initial;
+  initial.provider = std::move(provider);
+  TurnStateFold fold(std::move(initial));
+  for (const Event& e : events) fold.Apply(e);
+  return std::move(fold).Finish();
 }
 
 SessionStatus StatusFromLog(std::span<const Event> events) {

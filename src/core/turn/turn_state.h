@@ -131,6 +131,26 @@ void RetireRun(TurnState& state, const TurnId& turn, RunPhase phase);
 // held it first (in turn-id order), or nullopt when none did.
 std::optional<TurnId> ResolvePermission(TurnState& state, const RequestId& request);
 
+// Folds stored events into the engine state one at a time, in log order: RestoreTurnState is a
+// fold over every event, and a checkpoint of the state as of some seq (turn_state_codec.h)
+// folded with the events after it gives the same state, in memory independent of the history.
+class TurnStateFold {
+ public:
+  explicit TurnStateFold(TurnState initial = {});
+  TurnStateFold(TurnStateFold&&) noexcept;
+  TurnStateFold& operator=(TurnStateFold&&) noexcept;
+  ~TurnStateFold();
+
+  void Apply(const Event& event);
+  // The state so far, without Finish's derived fields.
+  const TurnState& state() const { return state_; }
+  // The state as RestoreTurnState returns it: queue_held and reported_status derived.
+  TurnState Finish() &&;
+
+ private:
+  TurnState state_;
+};
+
 // Rebuilds the engine state from a stored log (oldest first): open runs, routing keys, the queued
 // prompts that neither started nor were canceled (held: queue_held), known client ids, errored.
 // Events of other sessions or epochs must not be mixed in.

@@ -1,0 +1,192 @@
+// The agent manager over a real SQLite log in a temp dir, with the scripted provider on a real
+// EventLoop driven by the test thread (RunUntil). Every session's log must satisfy the turn
+// invariants at the end of each test.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+
+#include "core/timeline/invariants.h"
+#include "runtime/agent_manager.h"
+#include "runtime/provider_factory.h"
+#include "runtime/session_records.h"
+#include "runtime/testing/loop_wait.h"
+#include "store/forwarding_log.h"
+#include "store/sqlite_log.h"
+
+namespace agentstream::runtime::testing {
+
+using namespace std::chrono_literals;
+using turn::SessionStatus;
+using turn::WhileRunning;
+
+// Forwards to a real log, counts reads, and fails appends on demand.
+class CountingLog final : public agentstream::testing::ForwardingLog {
+ public:
+  using ForwardingLog::ForwardingLog;
+  std::atomic<int> reads{0};
+  std::atomic<std::size_t> events_read{0};  // events the reads returned, to be decoded
+  std::atomic<bool> fail_appends{false};
+
+  void AppendAsync(AppendRequest request, AppendCallback done) override {
+    if (fail_appends) return done(Error(ErrorCode::kIoError, "injected append failure"));
+    ForwardingLog::AppendAsync(std::move(request), std::move(done));
+  }
+  Result<ReadResult> Read(const ReadRequest& request) override {
+    ++reads;
+    Result<ReadResult> read = ForwardingLog::Read(request);
+    if (read.ok()) events_read += read->events.size();
+    return read;
+  }
+};
+
+template <class T>
+std::vector<const Event*> Of(const std::vector<Event>& events) {
+  std::vector<const Event*> out;
+  for (const Event& e : events)
+    if (std::holds_alternative<T>(e.payload)) out.push_back(&e);
+  return out;
+}
+
+class AgentManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("agentstream_runtime_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    OpenLog();
+  }
+
+  void TearDown() override {
+    if (manager_) {
+      bool done = false;
+      manager_->Shutdown([&] { done = true; });
+      EXPECT_TRUE(loop_.RunUntil([&] { return done; }, 20s)) << "shutdown did not finish";
+    }
+    subscription_.Reset();
+    manager_.reset();
+    CheckEverySession();
+    log_.reset();
+    sqlite_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void OpenLog() {
+    SqliteLogOptions options;
+    options.path = (dir_ / "log.db").string();
+    options.durability = Durability::kOs;
+    auto opened = OpenSqliteEventLog(options);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    sqlite_ = std::move(opened).value();
+    log_ = std::make_unique<CountingLog>(*sqlite_);
+  }
+
+  // The daemon dies: no Shutdown. Closing the log lands the appends still queued in its writer,
+  // as a killed daemon's are either durable or gone before the next one starts.
+  void DieAndReopen() {
+    subscription_.Reset();
+    manager_.reset();
+    log_.reset();
+    sqlite_.reset();
+    OpenLog();
+  }
+
+  // A manager whose scripted agent streams its chunks `gap` apart (a turn lasts about 10 gaps).
+  void StartManager(process::Millis gap = 2ms, AgentManagerOptions options = {}) {
+    ProviderFactoryOptions factory_options;
+    factory_options.scripted_chunk_gap = gap;
+    factory_ = std::make_unique<DefaultProviderFactory>(factory_options);
+    manager_ = std::make_unique<AgentManager>(*log_, *factory_, loop_, options);
+    subscription_ = manager_->WatchNotices([this](const AgentNotice& n) { notices_.push_back(n); });
+  }
+
+  template <class T>
+  Result<T> Wait(const std::function<void(const Callback<T>&)>& start) {
+    return testing::RunForResult<T>(loop_, start);
+  }
+  Status WaitStatus(const std::function<void(const StatusCallback&)>& start) {
+    return testing::RunForStatus(loop_, start);
+  }
+
+  AgentSnapshot Create(std::optional<std::string> title = std::nullopt) {
+    Result<AgentSnapshot> s = Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& done) {
+      manager_->Create(AgentConfig{"scripted", dir_.string(), std::nullopt, std::nullopt, title},
+                       done);
+    });
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? *s : AgentSnapshot{};
+  }
+  Result<SendReply> Send(const SessionId& id, const std::string& client_id, const std::string& text,
+                         WhileRunning mode = WhileRunning::kQueue) {
+    return Wait<SendReply>([&](const Callback<SendReply>& done) {
+      manager_->Send(id, SendRequest{client_id, text, {}, mode}, done);
+    });
+  }
+  Result<AgentSnapshot> Get(const SessionId& id) {
+    return Wait<AgentSnapshot>(
+        [&](const Callback<AgentSnapshot>& done) { manager_->Get(id, done); });
+  }
+  // Polls the snapshot until `pred` holds (20 s deadline).
+  bool WaitFor(const SessionId& id, const std::function<bool(const AgentSnapshot&)>& pred) {
+    const auto deadline = process::Clock::now() + 20s;
+    while (process::Clock::now() < deadline) {
+      Result<AgentSnapshot> s = Get(id);
+      if (s.ok() && pred(*s)) return true;
+      loop_.RunFor(5ms);
+    }
+    return false;
+  }
+  bool WaitIdle(const SessionId& id) {
+    return WaitFor(id, [](const AgentSnapshot& s) {
+      return s.status == SessionStatus::kIdle && s.queue.empty() && !s.active_turn;
+    });
+  }
+  std::vector<Event> Events(const SessionId& id) {
+    Result<SessionInfo> info = sqlite_->GetSession(id);
+    EXPECT_TRUE(info.ok());
+    if (!info.ok()) return {};
+    Result<std::vector<Event>> events = ReadEpoch(*sqlite_, id, info->epoch);
+    EXPECT_TRUE(events.ok()) << events.status().ToString();
+    return events.ok() ? *events : std::vector<Event>{};
+  }
+  StatusRecord Stored(const SessionId& id) {
+    Result<SessionInfo> info = sqlite_->GetSession(id);
+    EXPECT_TRUE(info.ok());
+    return info.ok() ? DecodeStatusRecord(info->meta.status_snapshot) : StatusRecord{};
+  }
+  std::size_t NoticesOf(AgentNotice::Kind kind) const {
+    std::size_t n = 0;
+    for (const AgentNotice& notice : notices_) n += notice.kind == kind;
+    return n;
+  }
+
+  // R-TURN-5 over the current epoch of every session; seqs dense from 1.
+  void CheckEverySession() {
+    if (!sqlite_) return;
+    Result<std::vector<SessionInfo>> sessions = sqlite_->ListSessions("", 10000);
+    ASSERT_TRUE(sessions.ok());
+    for (const SessionInfo& info : *sessions) {
+      const std::vector<Event> events = Events(info.id);
+      for (std::size_t i = 0; i < events.size(); ++i)
+        ASSERT_EQ(events[i].seq.value(), i + 1) << info.id.str();
+      for (const auto& v : timeline::CheckInvariants(events))
+        ADD_FAILURE() << info.id.str() << ": invariant " << timeline::FormatViolation(v);
+    }
+  }
+
+  std::filesystem::path dir_;
+  process::EventLoop loop_;
+  std::unique_ptr<EventLog> sqlite_;
+  std::unique_ptr<CountingLog> log_;
+  std::unique_ptr<DefaultProviderFactory> factory_;
+  std::unique_ptr<AgentManager> manager_;
+  Subscription subscription_;
+  std::vector<AgentNotice> notices_;
+};
+
+}  // namespace agentstream::runtime::testing
