@@ -5,8 +5,29 @@
 
 namespace agentstream::server {
 
-TimelineService::TimelineService(EventLog& log, std::size_t max_sessions)
-    : log_(log), max_sessions_(max_sessions) {}
+TimelineService::TimelineService(EventLog& log, std::size_t max_sessions, std::size_t max_bytes)
+    : log_(log), max_sessions_(max_sessions), max_bytes_(max_bytes) {}
+
+std::size_t TimelineService::IndexBytes() {
+  std::lock_guard lock(mu_);
+  return total_bytes_;
+}
+
+void TimelineService::DropLeastRecent() {
+  auto it = entries_.find(lru_.back());
+  total_bytes_ -= it->second.first->bytes;
+  entries_.erase(it);
+  lru_.pop_back();
+}
+
+void TimelineService::Account(const SessionId& session, Entry& entry, std::size_t bytes) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(session);
+  if (it == entries_.end() || it->second.first.get() != &entry) return;  // dropped meanwhile
+  total_bytes_ = total_bytes_ - entry.bytes + bytes;
+  entry.bytes = bytes;
+  while (total_bytes_ > max_bytes_ && lru_.size() > 1 && lru_.back() != session) DropLeastRecent();
+}
 
 std::shared_ptr<TimelineService::Entry> TimelineService::EntryFor(const SessionId& session) {
   std::lock_guard lock(mu_);
@@ -15,10 +36,7 @@ std::shared_ptr<TimelineService::Entry> TimelineService::EntryFor(const SessionI
     lru_.splice(lru_.begin(), lru_, it->second.second);
     return it->second.first;
   }
-  if (entries_.size() >= max_sessions_ && !lru_.empty()) {
-    entries_.erase(lru_.back());
-    lru_.pop_back();
-  }
+  if (entries_.size() >= max_sessions_ && !lru_.empty()) DropLeastRecent();
   lru_.push_front(session);
   auto entry = std::make_shared<Entry>();
   entries_.emplace(session, std::make_pair(entry, lru_.begin()));
@@ -55,8 +73,10 @@ Result<timeline::Page> TimelineService::Page(const SessionId& session,
   Status caught_up = CatchUp(session, *entry);
   if (!caught_up.ok()) {
     entry->index.reset();
+    Account(session, *entry, 0);
     return caught_up;
   }
+  Account(session, *entry, entry->index->MemoryBytes());
   EventLogReader reader(log_, session);
   return timeline::BuildPage(*entry->index, reader, request);
 }

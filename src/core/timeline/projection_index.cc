@@ -4,6 +4,15 @@
 
 namespace agentstream::timeline {
 
+namespace {
+
+// What a string holds outside itself: nothing while it fits the small-string buffer.
+std::size_t HeapBytes(const std::string& s) {
+  return s.capacity() > std::string().capacity() ? s.capacity() + 1 : 0;
+}
+
+}  // namespace
+
 std::optional<std::size_t> ProjectionIndex::Add(const Event& event, bool* created) {
   if (created) *created = false;
   if (event.seq <= tail_) return std::nullopt;
@@ -14,7 +23,9 @@ std::optional<std::size_t> ProjectionIndex::Add(const Event& event, bool* create
   if (merges) {
     if (auto it = by_key_.find(key->key); it != by_key_.end()) {
       ItemSpan& span = spans_[it->second];
+      const std::size_t ranges = span.ranges.capacity();
       AddToRanges(span.ranges, event.seq);
+      heap_bytes_ += (span.ranges.capacity() - ranges) * sizeof(SeqRange);
       span.seq_end = event.seq;
       TreeSet(it->second, event.seq.value());
       return it->second;
@@ -22,10 +33,21 @@ std::optional<std::size_t> ProjectionIndex::Add(const Event& event, bool* create
   }
   const std::size_t ordinal = spans_.size();
   spans_.push_back(ItemSpan{key->kind, key->key, event.seq, event.seq, {{event.seq, event.seq}}});
-  if (merges) by_key_.emplace(std::move(key->key), ordinal);
+  heap_bytes_ += HeapBytes(spans_.back().key) + spans_.back().ranges.capacity() * sizeof(SeqRange);
+  if (merges) {
+    // A hash node: the key, the ordinal, the next pointer and the cached hash; plus its bucket.
+    heap_bytes_ +=
+        sizeof(std::string) + HeapBytes(key->key) + 3 * sizeof(std::size_t) + sizeof(void*);
+    by_key_.emplace(std::move(key->key), ordinal);
+  }
   TreeAppend(event.seq.value());
   if (created) *created = true;
   return ordinal;
+}
+
+std::size_t ProjectionIndex::MemoryBytes() const {
+  return sizeof(*this) + heap_bytes_ + spans_.capacity() * sizeof(ItemSpan) +
+         tree_.capacity() * sizeof(std::uint64_t);
 }
 
 std::size_t ProjectionIndex::FirstStartingAfter(Seq seq) const {

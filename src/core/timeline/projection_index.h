@@ -45,6 +45,10 @@ class ProjectionIndex {
   // nullopt when the event is not projected (or ignored). `created` tells which.
   std::optional<std::size_t> Add(const Event& event, bool* created = nullptr);
 
+  // The memory the index holds, in bytes (its spans, keys, ranges, key map and tree; allocator
+  // overhead estimated), kept as events are added.
+  std::size_t MemoryBytes() const;
+
   // The first ordinal whose seq_start > `seq` (size() when none).
   std::size_t FirstStartingAfter(Seq seq) const;
 
@@ -61,6 +65,7 @@ class ProjectionIndex {
 
   Epoch epoch_;
   Seq tail_;
+  std::size_t heap_bytes_ = 0;  // of the spans' keys and ranges, and of by_key_'s entries
   std::vector<ItemSpan> spans_;
   std::unordered_map<std::string, std::size_t> by_key_;  // merged items only
   std::size_t tree_capacity_ = 0;                        // leaves, a power of two
