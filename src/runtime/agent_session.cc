@@ -369,7 +369,8 @@ void LiveAgent::Submit(SendRequest request, Callback<SendReply> done) {
   if (stopping_) return done(Stopping());
   const std::string id = request.client_message_id;
   const turn::TurnState& state = runner_->state();
-  if (state.queue.size() >= env_.options.max_queued_prompts && !state.known_client_ids.count(id)) {
+  if (state.queue.size() >= env_.options.max_queued_prompts &&
+      !state.known_client_ids.Contains(id)) {
     return done(Error(
         ErrorCode::kUnavailable,
         "too many prompts are queued (" + std::to_string(env_.options.max_queued_prompts) + ")"));

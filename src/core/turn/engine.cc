@@ -40,7 +40,7 @@ void Stepper::StartForeground(const SubmitPrompt& prompt) {
   Run& run = s_.open[turn];
   run.prompt_text = SanitizeUtf8(prompt.text);
   s_.last_prompt_text = run.prompt_text;
-  s_.known_client_ids[prompt.client_message_id] = turn;
+  s_.known_client_ids.Set(prompt.client_message_id, turn);
   Emit(UserMessage{MessageId("user_" + turn.str()), prompt.client_message_id, run.prompt_text,
                    prompt.attachments},
        turn);

@@ -49,15 +49,14 @@ void Stepper::OnCommand(const Command& command) {
 }
 
 void Stepper::Submit(const SubmitPrompt& p) {
-  if (auto known = s_.known_client_ids.find(p.client_message_id);
-      known != s_.known_client_ids.end()) {
+  if (const TurnId* known = s_.known_client_ids.Find(p.client_message_id)) {
     std::optional<TurnId> turn;
-    if (!known->second.empty()) turn = known->second;
+    if (!known->empty()) turn = *known;
     Do(ReplySubmission{p.client_message_id, SubmissionOutcome::kDuplicate, turn,
                        "already received"});
     return;
   }
-  s_.known_client_ids[p.client_message_id] = TurnId();
+  s_.known_client_ids.Set(p.client_message_id, TurnId());
   if (s_.open.empty() && !s_.pending_after_teardown) {
     StartForeground(p);  // accepted once the provider accepts (ProviderAcceptedTurn)
     return;
@@ -138,7 +137,7 @@ void Stepper::CancelQueued(const CancelQueuedPrompt& c) {
   if (s_.pending_after_teardown &&
       s_.pending_after_teardown->client_message_id == c.client_message_id) {
     s_.pending_after_teardown.reset();  // the interrupt it asked for goes on
-    s_.known_client_ids.erase(c.client_message_id);
+    s_.known_client_ids.Erase(c.client_message_id);
     Emit(PromptCanceled{c.client_message_id, SanitizeUtf8(c.reason)}, std::nullopt);
     Do(ReplySubmission{c.client_message_id, SubmissionOutcome::kCanceled, std::nullopt, ""});
     return;
@@ -146,7 +145,7 @@ void Stepper::CancelQueued(const CancelQueuedPrompt& c) {
   for (auto it = s_.queue.begin(); it != s_.queue.end(); ++it) {
     if (it->client_message_id != c.client_message_id) continue;
     s_.queue.erase(it);
-    s_.known_client_ids.erase(c.client_message_id);  // never started: may be sent again
+    s_.known_client_ids.Erase(c.client_message_id);  // never started: may be sent again
     Emit(PromptCanceled{c.client_message_id, SanitizeUtf8(c.reason)}, std::nullopt);
     Do(ReplySubmission{c.client_message_id, SubmissionOutcome::kCanceled, std::nullopt, ""});
     return;

@@ -71,7 +71,7 @@ void Stepper::OnEcho(const ProviderUserEcho& echo) {
       fg && (text == fg->prompt_text ||
              (echo.client_message_id && echo.client_message_id == fg->client_message_id));
   const bool echo_of_known =
-      (echo.client_message_id && s_.known_client_ids.count(*echo.client_message_id)) ||
+      (echo.client_message_id && s_.known_client_ids.Contains(*echo.client_message_id)) ||
       text == s_.last_prompt_text;
   if (echo_of_fg) {
     if (echo.message_id) Remember(s_.by_message, *echo.message_id, fg->id, &Run::message_ids);

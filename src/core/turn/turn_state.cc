@@ -43,6 +43,28 @@ bool IsOpen(RunPhase phase) {
          phase == RunPhase::kStreaming || phase == RunPhase::kFinalizing;
 }
 
+const TurnId* KnownClientIds::Find(const std::string& id) const {
+  auto it = turns_.find(id);
+  return it == turns_.end() ? nullptr : &it->second.first;
+}
+
+void KnownClientIds::Set(const std::string& id, TurnId turn) {
+  if (auto it = turns_.find(id); it != turns_.end()) {
+    it->second.first = std::move(turn);
+    return;
+  }
+  order_.push_back(id);
+  turns_.emplace(id, std::make_pair(std::move(turn), std::prev(order_.end())));
+  if (turns_.size() > kKnownClientIds) Erase(order_.front());
+}
+
+void KnownClientIds::Erase(const std::string& id) {
+  auto it = turns_.find(id);
+  if (it == turns_.end()) return;
+  order_.erase(it->second.second);
+  turns_.erase(it);
+}
+
 TurnMode ModeOf(const TurnState& state) {
   if (state.foreground) return TurnMode::kForeground;
   return state.open.empty() ? TurnMode::kIdle : TurnMode::kAutonomous;
@@ -148,7 +170,7 @@ class Restorer {
     SubmitPrompt prompt{p.client_message_id, p.text, p.attachments, WhileRunning::kQueue};
     if (p.while_running == "interrupt") prompt.while_running = WhileRunning::kInterrupt;
     if (p.while_running == "steer") prompt.while_running = WhileRunning::kSteer;
-    s_.known_client_ids[p.client_message_id] = TurnId();
+    s_.known_client_ids.Set(p.client_message_id, TurnId());
     // As the engine placed it: a preempting prompt waits for the running turn to stop, unless one
     // already does.
     if (prompt.while_running != WhileRunning::kQueue && !s_.pending_after_teardown)
@@ -158,7 +180,7 @@ class Restorer {
   }
   void On(const PromptCanceled& p, const std::optional<TurnId>&) {
     Unqueue(p.client_message_id);
-    s_.known_client_ids.erase(p.client_message_id);
+    s_.known_client_ids.Erase(p.client_message_id);
   }
   void Unqueue(const std::string& client_message_id) {
     if (s_.pending_after_teardown &&
@@ -174,12 +196,12 @@ class Restorer {
     run.order = s_.next_order++;
     if (p.origin == TurnOrigin::kForeground) s_.foreground = *turn;
     if (p.task_id) s_.by_task[*p.task_id] = *turn;
-    if (p.client_message_id) s_.known_client_ids[*p.client_message_id] = *turn;
+    if (p.client_message_id) s_.known_client_ids.Set(*p.client_message_id, *turn);
     s_.open[*turn] = std::move(run);
     s_.errored = false;
   }
   void On(const UserMessage& p, const std::optional<TurnId>& turn) {
-    s_.known_client_ids[p.client_message_id] = turn.value_or(TurnId());
+    s_.known_client_ids.Set(p.client_message_id, turn.value_or(TurnId()));
     if (Run* r = OpenRun(turn)) r->prompt_text = p.text;
     s_.last_prompt_text = p.text;
   }

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <list>
 #include <map>
 #include <optional>
 #include <set>
@@ -80,6 +81,30 @@ class SequentialTurnIds final : public TurnIdSource {
 };
 
 inline constexpr std::size_t kRecentClosedTurns = 256;
+inline constexpr std::size_t kKnownClientIds = 4096;
+
+// The client message ids a session recognises as retries, each with the turn it started (empty
+// while its prompt waits in the queue): the newest kKnownClientIds, the oldest forgotten first.
+// A queue holds far fewer prompts than that, so a queued prompt's id is never forgotten.
+class KnownClientIds {
+ public:
+  // nullptr when `id` is not known.
+  const TurnId* Find(const std::string& id) const;
+  bool Contains(const std::string& id) const { return Find(id) != nullptr; }
+  // Records `id` as the newest, or updates its turn where it stands.
+  void Set(const std::string& id, TurnId turn);
+  void Erase(const std::string& id);
+  std::size_t size() const { return turns_.size(); }
+  // Oldest first.
+  template <class Fn>
+  void ForEach(Fn fn) const {
+    for (const std::string& id : order_) fn(id, turns_.at(id).first);
+  }
+
+ private:
+  std::list<std::string> order_;  // oldest first
+  std::unordered_map<std::string, std::pair<TurnId, std::list<std::string>::iterator>> turns_;
+};
 
 struct TurnState {
   std::string provider;  // stamped on provider.metadata events
@@ -101,8 +126,8 @@ struct TurnState {
   // Restored from the log with prompts waiting: none starts before ResumeQueue (the runtime that
   // will run them is not ready yet).
   bool queue_held = false;
-  // Every client message id ever submitted, with its turn once one started (empty while queued).
-  std::unordered_map<std::string, TurnId> known_client_ids;
+  // The client message ids submitted last (KnownClientIds), with their turns.
+  KnownClientIds known_client_ids;
   std::string last_prompt_text;  // of the last foreground turn
 
   bool errored = false;  // the last turn failed or the provider reported a fatal error

@@ -237,7 +237,11 @@ json::object TurnStateToJson(const TurnState& state) {
   o["queue"] = std::move(queue);
   if (state.pending_after_teardown)
     o["pendingAfterTeardown"] = PromptToJson(*state.pending_after_teardown);
-  o["knownClientIds"] = SortedMap(state.known_client_ids);
+  json::array known;
+  state.known_client_ids.ForEach([&](const std::string& id, const TurnId& turn) {
+    known.push_back(json::array{json::string(id), json::string(turn.str())});
+  });
+  o["knownClientIds"] = std::move(known);  // oldest first: the order they are forgotten in
   o["lastPromptText"] = state.last_prompt_text;
   o["errored"] = state.errored;
   return o;
@@ -274,7 +278,17 @@ Result<TurnState> TurnStateFromJson(const json::value& value) {
   }
   if (const json::value* pending = r.Field("pendingAfterTeardown", false))
     state.pending_after_teardown = PromptFromJson(*pending, "pendingAfterTeardown", &error);
-  r.TurnMap<std::string>("knownClientIds", state.known_client_ids);
+  if (const json::array* known = r.Array("knownClientIds")) {
+    for (const json::value& pair : *known) {
+      const json::array* p = pair.if_array();
+      if (!p || p->size() != 2 || !(*p)[0].is_string() || !(*p)[1].is_string()) {
+        r.Fail("knownClientIds must hold [clientMessageId, turn] pairs");
+        break;
+      }
+      state.known_client_ids.Set(std::string((*p)[0].get_string()),
+                                 TurnId(std::string((*p)[1].get_string())));
+    }
+  }
   state.last_prompt_text = r.String("lastPromptText");
   state.errored = r.Bool("errored");
   if (error.empty() && !r.ok()) error = r.error();

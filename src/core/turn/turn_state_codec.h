@@ -4,13 +4,14 @@
 //   {"open":[RUN...],"foreground":"turn_1","nextOrder":4,
 //    "byMessage":{"m1":"turn_1"},"byCall":{},"byRequest":{},"byTask":{},
 //    "recentClosed":[RUN...],"queue":[PROMPT...],"pendingAfterTeardown":PROMPT,
-//    "knownClientIds":{"c1":"turn_1","c2":""},"lastPromptText":"hi","errored":false}
+//    "knownClientIds":[["c1","turn_1"],["c2",""]],"lastPromptText":"hi","errored":false}
 //   RUN     {"id":"turn_1","origin":"foreground","phase":"streaming","clientMessageId":"c1",
 //            "taskId":"t","promptText":"hi","order":1,"pendingPermissions":["r1"],
 //            "messageIds":["m1"],"callIds":[],"requestIds":["r1"]}
 //   PROMPT  {"clientMessageId":"c2","text":"next","attachments":[...],"whileRunning":"queue"}
 //
-// Maps are written with their keys sorted, so equal states encode to equal text. `provider`,
+// Maps are written with their keys sorted, so equal states encode to equal text; the known
+// client ids in the order they are forgotten in (oldest first). `provider`,
 // `queue_held` and `reported_status` are not written: the loader sets the provider, and
 // TurnStateFold::Finish derives the other two.
 #pragma once

@@ -30,7 +30,9 @@ TurnState EveryField() {
   Attachment image{"image", "image/png", "a.png", std::nullopt, "aGk="};
   s.queue.push_back(SubmitPrompt{"c3", "later", {image}, WhileRunning::kQueue});
   s.pending_after_teardown = SubmitPrompt{"c4", "now", {}, WhileRunning::kSteer};
-  s.known_client_ids = {{"c2", run.id}, {"c3", TurnId()}, {"c4", TurnId()}};
+  s.known_client_ids.Set("c2", run.id);
+  s.known_client_ids.Set("c3", TurnId());
+  s.known_client_ids.Set("c4", TurnId());
   s.last_prompt_text = "go";
   s.errored = true;
   return s;
@@ -54,10 +56,10 @@ TEST(TurnStateCodec, EqualStatesEncodeEquallyWhateverTheirHashOrder) {
   TurnState a = EveryField();
   TurnState b = EveryField();
   for (int i = 0; i < 50; ++i) {
-    a.known_client_ids.emplace("x" + std::to_string(i), TurnId());
-    b.known_client_ids.emplace("x" + std::to_string(49 - i), TurnId());
+    a.by_task.emplace("x" + std::to_string(i), TurnId("t"));
+    b.by_task.emplace("x" + std::to_string(49 - i), TurnId("t"));
   }
-  b.known_client_ids.rehash(1024);
+  b.by_task.rehash(1024);
   EXPECT_EQ(json::serialize(TurnStateToJson(a)), json::serialize(TurnStateToJson(b)));
 }
 
