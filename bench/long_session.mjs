@@ -10,7 +10,9 @@
 //                  says "accepted" (the turn started and the provider took the prompt; the agent
 //                  is loaded from the log first)
 //   peak_rss_mib   the daemon's VmHWM (/proc/PID/status) once that turn has ended
-//                  (pages_rss_mib: its VmHWM after the two pages, before the prompt)
+//                  (pages_rss_mib: its VmHWM after the two pages, before the prompt;
+//                  anon_mib: its RssAnon then, the heap without the pages of the SQLite file
+//                  that its readers map, which VmHWM counts)
 // then stops the daemon with SIGTERM. Prints the figures as one JSON line; exits 1 when a step
 // fails (the daemon's output is in DATA/../daemon.log).
 //   node bench/long_session.mjs BIN DATA SESSION EVENTS [STORE_URL] [CLIENT_MESSAGE_ID]
@@ -114,6 +116,7 @@ for (let waited = 0; ; waited += 20) {
 }
 const peakKib = vmKib(daemon.proc.pid, 'VmHWM');
 const rssKib = vmKib(daemon.proc.pid, 'VmRSS');
+const anonKib = vmKib(daemon.proc.pid, 'RssAnon');
 const exited = new Promise((resolve) => daemon.proc.once('exit', resolve));
 daemon.proc.kill('SIGTERM');
 await exited;
@@ -127,6 +130,7 @@ console.log(JSON.stringify({
   peak_rss_mib: Number((peakKib / 1024).toFixed(1)),
   pages_rss_mib: Number((pagesPeakKib / 1024).toFixed(1)),
   rss_after_mib: Number((rssKib / 1024).toFixed(1)),
+  anon_mib: Number((anonKib / 1024).toFixed(1)),
   tail_items: tail.json.items.length,
   before_items: before.json.items.length,
 }));

@@ -102,12 +102,12 @@ const rows = lines.map((l) => {
   return { store, size: Number(size), gen: Number(gen), ...JSON.parse(json) };
 });
 const keys = ["ready_ms", "tail_ms", "before_ms", "prompt_ms", "peak_rss_mib", "pages_rss_mib",
-  "first_prompt_ms", "first_rss_mib"];
+  "anon_mib", "first_prompt_ms", "first_rss_mib"];
 const base = {};
 for (const r of rows) if (r.size === 1000) base[r.store] = r;
 console.log(`rounds: ${process.argv[2]} (medians of the rounds after the first)`);
-console.log("| events | store | generated in | ready ms | tail page ms | before page ms | first prompt ms | peak RSS MiB | peak RSS after the pages MiB | round 1 (no checkpoint): first prompt ms | round 1: peak RSS MiB |");
-console.log("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+console.log("| events | store | generated in | ready ms | tail page ms | before page ms | first prompt ms | peak RSS MiB | peak RSS after the pages MiB | anonymous RSS at the end MiB | round 1 (no checkpoint): first prompt ms | round 1: peak RSS MiB |");
+console.log("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 const fmt = (v) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
 for (const r of rows) {
   const b = base[r.store];
