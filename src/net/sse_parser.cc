@@ -85,16 +85,23 @@ Status SseParser::EndLine(std::vector<SseEvent>& out) {
 
 Status SseParser::ProcessField(std::string_view field, std::string_view value) {
   if (dropping_) return Status::Ok();
+  // The event's size (data plus type) once this field is taken. A type before any data is
+  // counted when the data comes.
+  std::size_t grown = 0;
   if (field == "data") {
-    const std::size_t grown = data_.size() + (has_data_ ? 1 : 0) + value.size();
-    if (grown + event_type_.size() > limits_.max_event_bytes) {
-      if (limits_.skip_oversize) {
-        Drop();
-        return Status::Ok();
-      }
-      return Error(ErrorCode::kTooLarge, "server-sent event larger than " +
-                                             std::to_string(limits_.max_event_bytes) + " bytes");
+    grown = data_.size() + (has_data_ ? 1 : 0) + value.size() + event_type_.size();
+  } else if (field == "event" && has_data_) {
+    grown = data_.size() + value.size();
+  }
+  if (grown > limits_.max_event_bytes) {
+    if (limits_.skip_oversize) {
+      Drop();
+      return Status::Ok();
     }
+    return Error(ErrorCode::kTooLarge, "server-sent event larger than " +
+                                           std::to_string(limits_.max_event_bytes) + " bytes");
+  }
+  if (field == "data") {
     if (has_data_) data_.push_back('\n');
     data_.append(value);
     has_data_ = true;

@@ -213,15 +213,24 @@ void LiveAgent::OnAppended(std::uint64_t batch, const Result<AppendResult>& resu
 
 void LiveAgent::RefreshCheckpoint() {
   if (append_error_ || acked_tail_ <= checkpoint_seq_) return;
+  // Through the log's tail: whichever checkpoint is stored (another load's may be newer than
+  // this runtime's view) is at or before it, so only the events after it are read.
   Result<HistoryFold> history =
-      LoadHistory(*env_.log, info_.id, info_.epoch, acked_tail_, info_.meta.provider);
-  if (history.ok()) StoreCheckpoint(*history, true);
+      LoadHistory(*env_.log, info_.id, info_.epoch, Seq(0), info_.meta.provider);
+  if (!history.ok()) {
+    checkpoint_seq_ = acked_tail_;  // tried again kCheckpointEvery events later
+    return;
+  }
+  StoreCheckpoint(*history, true);
 }
 
 void LiveAgent::StoreCheckpoint(const HistoryFold& history, bool any) {
-  if (history.events_read == 0 || (!any && history.events_read < kCheckpointEvery)) return;
-  // A checkpoint only saves reading: when it cannot be stored, the next load reads more.
-  (void)SaveHistoryCheckpoint(*env_.log, info_.id, info_.epoch, history);
+  if (history.events_read != 0 && (any || history.events_read >= kCheckpointEvery)) {
+    // A checkpoint only saves reading: when it cannot be stored, the next load reads more.
+    (void)SaveHistoryCheckpoint(*env_.log, info_.id, info_.epoch, history);
+  } else if (history.events_read != 0) {
+    return;  // too few events to be worth a checkpoint yet
+  }
   checkpoint_seq_ = history.through;
 }
 

@@ -141,7 +141,8 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   // Folds the events since the stored checkpoint into a new one (once kCheckpointEvery events
   // were acknowledged since, and when the runtime stops).
   void RefreshCheckpoint();
-  // Stores `history` as the checkpoint when it read any events (`any`), or kCheckpointEvery.
+  // Stores `history` as the checkpoint when it read any events (`any`), or kCheckpointEvery; a
+  // fold that read none started from the stored checkpoint, which is then at its seq.
   void StoreCheckpoint(const HistoryFold& history, bool any);
   void Fail(const Status& status);
   void AfterAppended(std::function<void(Status)> fn);
