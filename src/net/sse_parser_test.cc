@@ -112,6 +112,21 @@ TEST(SseParserTest, EventLargerThanTheLimitFails) {
   EXPECT_EQ(parser.Feed("data: 67890\n", out).code(), ErrorCode::kTooLarge);
 }
 
+// The type counts toward the event's size whichever comes first, its data or its `event:` line.
+TEST(SseParserTest, ATypeAfterTheDataCountsTowardTheLimit) {
+  SseParser parser(SseLimits{.max_line_bytes = 32, .max_event_bytes = 8});
+  std::vector<SseEvent> out;
+  ASSERT_TRUE(parser.Feed("data: abc\n", out).ok());
+  EXPECT_EQ(parser.Feed("event: abcdefghij\n\n", out).code(), ErrorCode::kTooLarge);
+  EXPECT_TRUE(out.empty());
+
+  SseParser skipping(SseLimits{.max_line_bytes = 32, .max_event_bytes = 8, .skip_oversize = true});
+  ASSERT_TRUE(skipping.Feed("data: abc\nevent: abcdefghij\n\ndata: ok\n\n", out).ok());
+  ASSERT_EQ(out.size(), 1U);
+  EXPECT_EQ(out[0].data, "ok");
+  EXPECT_EQ(skipping.dropped(), 1U);
+}
+
 TEST(SseParserTest, EventsWithinTheLimitsPass) {
   SseParser parser(SseLimits{.max_line_bytes = 16, .max_event_bytes = 16});
   std::vector<SseEvent> out;

@@ -74,6 +74,7 @@ Result<RpcMessage> ParseRpc(std::string_view line) {
   } catch (const std::exception& e) {
     return Error(ErrorCode::kInvalidArgument, std::string("not JSON: ") + e.what());
   }
+  wire::NullNonFinite(v);
   if (!v.is_object()) return Error(ErrorCode::kInvalidArgument, "not a JSON object");
   json::object& o = v.as_object();
   RpcMessage m;

@@ -45,7 +45,8 @@ struct RpcMessage {
   std::int64_t error_code = 0;
 };
 
-// kInvalidArgument when `line` is not a JSON-RPC 2.0 object of one of the three kinds.
+// kInvalidArgument when `line` is not a JSON-RPC 2.0 object of one of the three kinds. A number
+// beyond the range of a double reads as null (wire::NullNonFinite).
 Result<RpcMessage> ParseRpc(std::string_view line);
 
 std::string RequestLine(std::int64_t id, std::string_view method, boost::json::value params);

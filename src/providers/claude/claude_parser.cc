@@ -56,6 +56,7 @@ std::optional<json::value> ParseJsonRepaired(std::string_view text) {
   json::value v = json::parse(text, ec, {}, options);
   if (ec) return std::nullopt;
   Repair(v);
+  wire::NullNonFinite(v);
   return v;
 }
 

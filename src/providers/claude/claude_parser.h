@@ -92,8 +92,9 @@ class ClaudeStreamParser {
   std::string mode_;
 };
 
-// Parses a JSON text accepting invalid UTF-8, then repairs every string (keys and values).
-// nullopt when `text` is not JSON.
+// Parses a JSON text accepting invalid UTF-8, then repairs every string (keys and values) and
+// turns a number beyond the range of a double into null (wire::NullNonFinite). nullopt when
+// `text` is not JSON.
 std::optional<boost::json::value> ParseJsonRepaired(std::string_view text);
 
 // Plain text of a message `content`: a string, or the text blocks of an array, concatenated.

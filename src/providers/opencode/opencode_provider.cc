@@ -80,6 +80,7 @@ void OpencodeProvider::Start(Done done) {
       if (!Ok(r)) return finish(Error(ErrorCode::kUnavailable, "opencode session: " + Why(r)));
       std::error_code ec;
       json::value v = json::parse(r->body, ec);
+      wire::NullNonFinite(v);
       if (ec || !v.is_object() || Str(v.as_object(), "id").empty())
         return finish(Error(ErrorCode::kUnavailable, "opencode returned no session"));
       session_id_ = Str(v.as_object(), "id");

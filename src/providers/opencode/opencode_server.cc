@@ -246,6 +246,7 @@ void OpencodeServer::OnEvent(const std::string& data) {
   std::error_code ec;
   json::value v = json::parse(data, ec);
   if (ec || !v.is_object()) return;
+  wire::NullNonFinite(v);  // an event's numbers are stored as the agent sent them
   const json::object* payload = wire::Obj(v.as_object(), "payload");
   if (payload == nullptr) payload = &v.as_object();  // the per-directory /event shape
   const std::string type = wire::Str(*payload, "type");
