@@ -137,7 +137,7 @@ void HistoryFold::Apply(const Event& e) {
 
 Status FoldHistory(EventLog& log, const SessionId& session, Epoch epoch, Seq through,
                    HistoryFold& fold) {
-  return ForEachEvent(log, session, epoch, fold.through.next(), through, [&](Event e) {
+  return ForEachEvent(log, session, epoch, fold.through.next(), through, [&](const Event& e) {
     fold.Apply(e);
     ++fold.events_read;
   });
