@@ -12,6 +12,7 @@
 #include "runtime/provider_factory.h"
 #include "runtime/session_records.h"
 #include "runtime/testing/loop_wait.h"
+#include "runtime/testing/session_checks.h"
 #include "store/forwarding_log.h"
 #include "store/memory_log.h"
 
@@ -226,11 +227,7 @@ class OwnershipTest : public ::testing::Test {
     Result<std::vector<SessionInfo>> sessions = store_.ListSessions("", 10000);
     ASSERT_TRUE(sessions.ok());
     for (const SessionInfo& info : *sessions) {
-      const std::vector<Event> events = Events(info.id);
-      for (std::size_t i = 0; i < events.size(); ++i)
-        ASSERT_EQ(events[i].seq.value(), i + 1) << info.id.str();
-      for (const auto& v : timeline::CheckInvariants(events))
-        ADD_FAILURE() << info.id.str() << ": invariant " << timeline::FormatViolation(v);
+      testing::ExpectDenseAndValid(info.id, Events(info.id));
       Result<std::vector<OwnershipRecord>> history = store_.OwnershipHistory(info.id);
       ASSERT_TRUE(history.ok());
       for (const EventRecord& r : Records(info.id)) {

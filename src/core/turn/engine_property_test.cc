@@ -89,21 +89,30 @@ std::optional<EngineInput> ToInput(const Op& op, const Harness& h, int& prompt_c
   }
 }
 
-RC_GTEST_PROP(EngineProperty, InvariantsHoldAndStatusEqualsReplay, ()) {
-  const auto ops = *rc::gen::container<std::vector<Op>>(
+rc::Gen<std::vector<Op>> RandomOps() {
+  return rc::gen::container<std::vector<Op>>(
       rc::gen::build<Op>(rc::gen::set(&Op::kind, rc::gen::inRange(0, kOpKinds)),
                          rc::gen::set(&Op::a, rc::gen::inRange(0, 60)),
                          rc::gen::set(&Op::b, rc::gen::inRange(0, 60))));
+}
+
+// Plays one operation: a daemon restart (state from the log, then recovery) or an engine input.
+void Play(const Op& op, Harness& h, int& prompts) {
+  if (op.kind == 19) {
+    h.state = RestoreTurnState(h.log, "test");
+    h.Cmd(RecoverAfterRestart{});
+  } else if (auto input = ToInput(op, h, prompts)) {
+    h.Feed(*input);
+  }
+}
+
+RC_GTEST_PROP(EngineProperty, InvariantsHoldAndStatusEqualsReplay, ()) {
+  const auto ops = *RandomOps();
   Harness h;
   int prompts = 0;
   std::set<std::string> accepted_prompts;
   for (const Op& op : ops) {
-    if (op.kind == 19) {  // the daemon restarts: state from the log, then recovery
-      h.state = RestoreTurnState(h.log, "test");
-      h.Cmd(RecoverAfterRestart{});
-    } else if (auto input = ToInput(op, h, prompts)) {
-      h.Feed(*input);
-    }
+    Play(op, h, prompts);
     for (const Effect& e : h.effects)
       if (const auto* r = std::get_if<ReplySubmission>(&e);
           r && r->outcome == SubmissionOutcome::kAccepted)
@@ -135,20 +144,10 @@ RC_GTEST_PROP(EngineProperty, InvariantsHoldAndStatusEqualsReplay, ()) {
 // as JSON and read back, then folded with the rest of the log, equals the state folded from the
 // whole log.
 RC_GTEST_PROP(EngineProperty, ACheckpointPlusTheRestOfTheLogEqualsTheWholeLog, ()) {
-  const auto ops = *rc::gen::container<std::vector<Op>>(
-      rc::gen::build<Op>(rc::gen::set(&Op::kind, rc::gen::inRange(0, kOpKinds)),
-                         rc::gen::set(&Op::a, rc::gen::inRange(0, 60)),
-                         rc::gen::set(&Op::b, rc::gen::inRange(0, 60))));
+  const auto ops = *RandomOps();
   Harness h;
   int prompts = 0;
-  for (const Op& op : ops) {
-    if (op.kind == 19) {
-      h.state = RestoreTurnState(h.log, "test");
-      h.Cmd(RecoverAfterRestart{});
-    } else if (auto input = ToInput(op, h, prompts)) {
-      h.Feed(*input);
-    }
-  }
+  for (const Op& op : ops) Play(op, h, prompts);
   const std::size_t split = *rc::gen::inRange<std::size_t>(0, h.log.size() + 1);
   TurnStateFold head;
   for (std::size_t i = 0; i < split; ++i) head.Apply(h.log[i]);
