@@ -20,6 +20,7 @@ namespace agentstream::runtime {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Of;
 using turn::SessionStatus;
 
 // One daemon's view of the shared log; `cut` makes every call fail as a lost connection would.
@@ -212,13 +213,6 @@ class OwnershipTest : public ::testing::Test {
     Result<ReadResult> page =
         store_.Read(ReadRequest{id, std::nullopt, ReadDirection::kForward, Seq(1), 10000, 1 << 24});
     return page.ok() ? page->events : std::vector<EventRecord>{};
-  }
-  template <class T>
-  std::vector<const Event*> Of(const std::vector<Event>& events) {
-    std::vector<const Event*> out;
-    for (const Event& e : events)
-      if (std::holds_alternative<T>(e.payload)) out.push_back(&e);
-    return out;
   }
 
   // Turn invariants and dense seqs over every session; and no event of a generation after the

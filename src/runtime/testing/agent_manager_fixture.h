@@ -44,14 +44,6 @@ class CountingLog final : public agentstream::testing::ForwardingLog {
   }
 };
 
-template <class T>
-std::vector<const Event*> Of(const std::vector<Event>& events) {
-  std::vector<const Event*> out;
-  for (const Event& e : events)
-    if (std::holds_alternative<T>(e.payload)) out.push_back(&e);
-  return out;
-}
-
 class AgentManagerTest : public ::testing::Test {
  protected:
   void SetUp() override {
