@@ -4,6 +4,7 @@
 #include <chrono>
 #include <random>
 
+#include "net/base64.h"
 #include "streams/json_mode.h"
 #include "streams/subscriptions.h"
 
@@ -19,33 +20,6 @@ std::int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::string Base64(std::string_view in) {
-  static constexpr char kChars[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const auto n = (static_cast<unsigned char>(in[i]) << 16) |
-                   (static_cast<unsigned char>(in[i + 1]) << 8) |
-                   static_cast<unsigned char>(in[i + 2]);
-    out += kChars[(n >> 18) & 63];
-    out += kChars[(n >> 12) & 63];
-    out += kChars[(n >> 6) & 63];
-    out += kChars[n & 63];
-  }
-  if (i < in.size()) {
-    const bool two = i + 1 < in.size();
-    const auto n = (static_cast<unsigned char>(in[i]) << 16) |
-                   (two ? static_cast<unsigned char>(in[i + 1]) << 8 : 0);
-    out += kChars[(n >> 18) & 63];
-    out += kChars[(n >> 12) & 63];
-    out += two ? kChars[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
 }
 
 int HexValue(char c) {
@@ -178,7 +152,7 @@ void Set(StreamResponse* r, std::string name, std::string value) {
 
 std::string Etag(const std::string& path, const std::string& start, const std::string& end,
                  bool closed) {
-  return "\"" + Base64(path) + ":" + start + ":" + end + (closed ? ":c" : "") + "\"";
+  return "\"" + net::EncodeBase64(path) + ":" + start + ":" + end + (closed ? ":c" : "") + "\"";
 }
 
 std::string Body(const ReadResult& read) {
@@ -627,7 +601,7 @@ SseOutput SseStep(StreamStore& store, LiveRead& read, bool timed_out) {
     const Message& m = result.messages[i];
     std::string payload;
     if (read.base64) {
-      payload = Base64(*m.data);
+      payload = net::EncodeBase64(*m.data);
     } else if (result.json) {
       payload = "[";
       AppendJsonElements(*m.data, &payload);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "net/base64.h"
 #include "net/http_client.h"
 
 namespace agentstream::streams {
@@ -31,10 +32,8 @@ std::int64_t NowMs() {
 }
 
 std::string B64Url(const unsigned char* data, std::size_t size) {
-  std::string out(sodium_base64_encoded_len(size, sodium_base64_VARIANT_URLSAFE_NO_PADDING), '\0');
-  sodium_bin2base64(out.data(), out.size(), data, size, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-  out.resize(std::strlen(out.c_str()));
-  return out;
+  return net::EncodeBase64({reinterpret_cast<const char*>(data), size},
+                           net::Base64Alphabet::kUrlSafeNoPadding);
 }
 
 std::string Trim(std::string_view path) {
@@ -374,13 +373,9 @@ std::optional<StreamResponse> SubscriptionManager::CheckToken(const Subscription
   if (expected.size() != token.size() - dot - 1 ||
       sodium_memcmp(expected.data(), token.data() + dot + 1, expected.size()) != 0)
     return Err(401, "TOKEN_INVALID", "Token invalid");
-  std::string payload(p.size(), '\0');
-  std::size_t len = 0;
-  if (sodium_base642bin(reinterpret_cast<unsigned char*>(payload.data()), payload.size(), p.data(),
-                        p.size(), nullptr, &len, nullptr,
-                        sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0)
-    return Err(401, "TOKEN_INVALID", "Token invalid");
-  payload.resize(len);
+  std::optional<std::string> decoded = net::DecodeBase64(p, net::Base64Alphabet::kUrlSafeNoPadding);
+  if (!decoded) return Err(401, "TOKEN_INVALID", "Token invalid");
+  const std::string payload = std::move(*decoded);
   boost::system::error_code ec;
   const json::value claims = json::parse(payload, ec);
   const json::object* c = ec ? nullptr : Object(claims);

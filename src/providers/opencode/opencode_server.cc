@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "net/base64.h"
 #include "net/sse_parser.h"
 #include "providers/wire_fields.h"
 
@@ -20,28 +21,6 @@ namespace agentstream::providers::opencode {
 namespace json = boost::json;
 
 namespace {
-
-std::string Base64(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    const unsigned v = (static_cast<unsigned char>(in[i]) << 16U) |
-                       (static_cast<unsigned char>(in[i + 1]) << 8U) |
-                       static_cast<unsigned char>(in[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out += kAlphabet[(v >> static_cast<unsigned>(s)) & 63U];
-  }
-  if (i < in.size()) {
-    unsigned v = static_cast<unsigned char>(in[i]) << 16U;
-    if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8U;
-    out += kAlphabet[(v >> 18U) & 63U];
-    out += kAlphabet[(v >> 12U) & 63U];
-    out += i + 1 < in.size() ? kAlphabet[(v >> 6U) & 63U] : '=';
-    out += '=';
-  }
-  return out;
-}
 
 std::string RandomSecret() {
   std::random_device rd;
@@ -185,7 +164,7 @@ void OpencodeServer::OnStdout(const process::Frame& frame) {
   base_url_ = "http://" + host_port;
   net::HttpRequest request;
   request.url = base_url_ + "/global/event";
-  request.headers = {{"Authorization", "Basic " + Base64("opencode:" + password_)},
+  request.headers = {{"Authorization", "Basic " + net::EncodeBase64("opencode:" + password_)},
                      {"Accept", "text/event-stream"}};
   request.timeout = config_.request_timeout;
   Threads* t = threads_.get();
@@ -327,7 +306,7 @@ void OpencodeServer::Request(const std::string& method, const std::string& targe
   net::HttpRequest request;
   request.method = method;
   request.url = base_url_ + target;
-  request.headers = {{"Authorization", "Basic " + Base64("opencode:" + password_)}};
+  request.headers = {{"Authorization", "Basic " + net::EncodeBase64("opencode:" + password_)}};
   request.body = std::move(body);
   request.timeout = config_.request_timeout;
   request.max_reply_bytes = config_.max_reply_bytes;
