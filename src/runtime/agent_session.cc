@@ -225,12 +225,13 @@ void LiveAgent::RefreshCheckpoint() {
 }
 
 void LiveAgent::StoreCheckpoint(const HistoryFold& history, bool any) {
-  if (history.events_read != 0 && (any || history.events_read >= kCheckpointEvery)) {
-    // A checkpoint only saves reading: when it cannot be stored, the next load reads more.
-    (void)SaveHistoryCheckpoint(*env_.log, info_.id, info_.epoch, history);
-  } else if (history.events_read != 0) {
-    return;  // too few events to be worth a checkpoint yet
+  if (history.events_read == 0) {
+    checkpoint_seq_ = history.through;  // the fold started from the stored checkpoint, at its end
+    return;
   }
+  if (!any && history.events_read < kCheckpointEvery) return;  // too few events to be worth one
+  // A checkpoint only saves reading: when it cannot be stored, the next load reads more.
+  (void)SaveHistoryCheckpoint(*env_.log, info_.id, info_.epoch, history);
   checkpoint_seq_ = history.through;
 }
 
@@ -533,7 +534,6 @@ void LiveAgent::FinishStop() {
   if (!append_error_ && (record_.status != runner_->status() || record_.queued != queued))
     PersistStatus(runner_->status());
   RefreshCheckpoint();  // the next load reads nothing
-
   for (auto& fn : std::exchange(stop_waiters_, {})) fn();
 }
 
