@@ -155,6 +155,11 @@ export class FakeTransport implements Transport {
     for (const h of held) h.reject(new D());
     for (const fn of this.connectionFns) fn(false);
   }
+  drops = 0;
+  drop(): void {
+    this.drops++;
+    this.disconnect();
+  }
   push(msg: any): void {
     for (const fn of this.messageFns) fn(msg);
   }

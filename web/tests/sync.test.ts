@@ -77,6 +77,22 @@ describe('SyncEngine', () => {
     expect(t.sent.some((m) => m.type === 'heartbeat' && m.deviceType === 'desktop')).toBe(true);
   });
 
+  it('an agents list that fails on a live socket drops it, and the reconnect lists again', async () => {
+    const s = new FakeSession();
+    const { t, engine } = setup();
+    t.connect();
+    await settle();
+    t.take('hello')!.resolve({ type: 'server_info', features: {} });
+    await settle();
+    t.take('agents.list')!.reject(new Error('request timed out'));
+    await settle();
+    expect(t.drops).toBe(1);
+    expect(engine.agents.size).toBe(0);
+    t.connect();
+    await serve(t, s);
+    expect(engine.agents.has(s.id)).toBe(true);
+  });
+
   it('resume with a cursor catches up page after page until hasNewer is false', async () => {
     const s = new FakeSession();
     writeTurn(s, 1);

@@ -148,7 +148,10 @@ export class SyncEngine {
       const list = await this.transport.request({ type: 'agents.list', includeClosed: false });
       for (const a of list.agents as AgentSnapshot[]) this.setAgent(a);
     } catch {
-      return; // the transport reconnects and calls again
+      // A lost socket reconnects and calls this again; so must an answer that failed on a live
+      // one (a timeout, an error), or the page would stay connected without its agents.
+      if (this.transport.connected) this.transport.drop();
+      return;
     }
     for (const id of this.wanted()) void this.syncAgent(id);
     this.flushSubmissions();

@@ -21,6 +21,8 @@ export interface Transport {
   send(msg: Record<string, unknown>): void; // fire and forget (no id, no reply)
   onMessage(fn: (msg: any) => void): void;
   onConnection(fn: (connected: boolean) => void): void;
+  // Drops the socket as a network failure would; the transport then reconnects.
+  drop(): void;
 }
 
 export const MAX_PENDING_REQUESTS = 1024;
