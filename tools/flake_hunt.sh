@@ -11,7 +11,8 @@
 #     -o DIR        where the report goes (default: a new flake-hunt-* directory under $TMPDIR)
 #     --keep-clone  keeps the clone and its builds (default: removed at the end)
 # Reports each failing test with the number of runs it failed in, and keeps the output of every
-# failure in DIR/failures/RUN-BUILD/TEST.log (the test's section of ctest's LastTest.log), with
+# failure in DIR/failures/RUN-BUILD/TEST.log (the test's section of ctest's LastTest.log; for the
+# web tests also Playwright's test-results/ in DIR/failures/RUN-BUILD/web-test-results), with
 # ctest's own console output in DIR/runs/RUN-BUILD.log. Exit status 1 when any test failed.
 set -euo pipefail
 runs=10
@@ -124,6 +125,10 @@ for run in $(seq 1 "$runs"); do
     failure_sections "build/$build/Testing/Temporary/LastTest.log" "$out/failures/$tag" "${names[@]}"
     for name in "${names[@]}"; do
       echo "  FAILED $name"
+      # The web tests' screenshots and page snapshots, which the next run would overwrite.
+      if [ "$name" = web_test ] && [ -d web/test-results ]; then
+        cp -r web/test-results "$out/failures/$tag/web-test-results"
+      fi
       failed_runs["$build $name"]+="$run "
       total_failures=$((total_failures + 1))
     done
