@@ -18,6 +18,7 @@
 
 #include "core/ids.h"
 #include "core/utf8.h"
+#include "fuzz_check.h"
 #include "json_same.h"
 #include "providers/claude/claude_parser.h"
 #include "providers/claude/claude_protocol.h"
@@ -27,9 +28,7 @@ namespace {
 
 namespace json = boost::json;
 
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using fuzzing::Check;
 
 void CheckText(const std::string& s) { Check(IsValidUtf8(s)); }
 template <class Tag>

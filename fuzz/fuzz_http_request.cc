@@ -14,6 +14,7 @@
 
 #include "core/ids.h"
 #include "core/utf8.h"
+#include "fuzz_check.h"
 #include "net/http_url.h"
 #include "server/api_router.h"
 #include "server/http_types.h"
@@ -25,9 +26,7 @@
 namespace agentstream {
 namespace {
 
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using fuzzing::Check;
 
 void FuzzTarget(std::string_view target) {
   std::string path;

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <variant>
 
+#include "fuzz_check.h"
 #include "json_same.h"
 #include "providers/acp/acp_protocol.h"
 
@@ -23,9 +24,7 @@ namespace {
 
 namespace json = boost::json;
 
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using fuzzing::Check;
 
 void CheckRoundTrip(const RpcMessage& m) {
   switch (m.kind) {

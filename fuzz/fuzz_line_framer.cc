@@ -11,14 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_check.h"
 #include "process/line_framer.h"
 
 namespace agentstream::process {
 namespace {
 
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using fuzzing::Check;
 
 bool Same(const Frame& a, const Frame& b) {
   return a.kind == b.kind && a.text == b.text && a.dropped == b.dropped;

@@ -11,14 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_check.h"
 #include "net/sse_parser.h"
 
 namespace agentstream::net {
 namespace {
 
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using fuzzing::Check;
 
 // HTML Living Standard 9.2.6, read literally, with no limits: a leading BOM is ignored, lines end
 // at CRLF, LF or CR, an empty line dispatches, a trailing line without its end is not processed.

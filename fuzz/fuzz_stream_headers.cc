@@ -22,6 +22,7 @@
 #include <variant>
 #include <vector>
 
+#include "fuzz_check.h"
 #include "net/sse_parser.h"
 #include "streams/memory_stream_store.h"
 #include "streams/offset.h"
@@ -33,9 +34,7 @@ namespace {
 constexpr std::int64_t kNowMs = 1748736000000;             // 2025-06-01T00:00:00Z
 constexpr std::int64_t kMaxOffsetPart = 9999999999999999;  // 16 digits: the documented width
 
-void Check(bool ok) {
-  if (!ok) std::abort();
-}
+using fuzzing::Check;
 
 bool AllDigits(std::string_view s) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
