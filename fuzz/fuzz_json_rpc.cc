@@ -1,11 +1,13 @@
 // libFuzzer target: the JSON-RPC 2.0 reading of ACP agents and codex app-server
-// (providers/acp/acp_protocol.h: ParseRpc, one stdout line to a message) and the mapping of the
+// (jsonrpc/json_rpc.h: ParseRpc, one stdout line to a message) and the mapping of the
 // `session/update` notifications it yields (AcpUpdateMapper). The input is split at '\n' into
 // lines of one agent process. Checked: ParseRpc never throws; what it accepts keeps its kind's
 // shape and survives a round trip through the line builders (RequestLine, NotificationLine,
 // ResultLine, ErrorLine), which also proves every value it yields writes back as JSON; the mapper's
 // events stay balanced (text only inside a started message, a message or tool call ends at most
-// once and only after it started).
+// once and only after it started). Each line is also read as the editor's input of `agentstream
+// acp` (acp_server/acp_shapes.h: ReadLine): it yields a message or an error line that is JSON with
+// a JSON-RPC error code, never both.
 #include <boost/json.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -15,14 +17,22 @@
 #include <string_view>
 #include <variant>
 
+#include "acp_server/acp_shapes.h"
 #include "fuzz_check.h"
 #include "json_same.h"
+#include "jsonrpc/json_rpc.h"
 #include "providers/acp/acp_protocol.h"
 
 namespace agentstream::providers::acp {
 namespace {
 
 namespace json = boost::json;
+using jsonrpc::ErrorLine;
+using jsonrpc::NotificationLine;
+using jsonrpc::ParseRpc;
+using jsonrpc::RequestLine;
+using jsonrpc::ResultLine;
+using jsonrpc::RpcMessage;
 
 using fuzzing::Check;
 
@@ -98,6 +108,7 @@ struct Balance {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace acp = agentstream::providers::acp;
+  namespace jsonrpc = agentstream::jsonrpc;
   using agentstream::ToolCallStatus;
   std::string_view rest(reinterpret_cast<const char*>(data), size);
   acp::AcpUpdateMapper mapper("fz");
@@ -106,15 +117,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t nl = rest.find('\n');
     const std::string_view line = rest.substr(0, nl);
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    agentstream::Result<acp::RpcMessage> m = acp::ParseRpc(line);
+    const agentstream::acp_server::Inbound in = agentstream::acp_server::ReadLine(
+        {agentstream::process::Frame::Kind::kLine, std::string(line), 0});
+    acp::Check(!(in.message && !in.error_line.empty()));
+    if (!in.error_line.empty()) {
+      const boost::json::value error = boost::json::parse(in.error_line);
+      const std::int64_t code = error.at("error").at("code").as_int64();
+      acp::Check(code == jsonrpc::kParseError || code == jsonrpc::kInvalidRequest);
+    }
+    agentstream::Result<jsonrpc::RpcMessage> m = jsonrpc::ParseRpc(line);
     if (!m.ok()) {
       acp::Check(m.status().code() == agentstream::ErrorCode::kInvalidArgument);
       continue;
     }
     acp::CheckRoundTrip(*m);
-    if (m->kind == acp::RpcMessage::Kind::kNotification && m->method == "session/update") {
+    if (m->kind == jsonrpc::RpcMessage::Kind::kNotification && m->method == "session/update") {
       balance.Apply(mapper.Map(m->params));
-    } else if (m->kind == acp::RpcMessage::Kind::kRequest &&
+    } else if (m->kind == jsonrpc::RpcMessage::Kind::kRequest &&
                m->method == "session/request_permission" && m->params.is_object()) {
       // The agent asks before a tool runs: announced, and denied here (what the provider does
       // when the permission is refused).
@@ -126,7 +145,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           balance.Apply(
               mapper.EndTool(std::string(id->as_string()), ToolCallStatus::kFailed, "denied"));
       }
-    } else if (m->kind == acp::RpcMessage::Kind::kResponse) {  // the end of a prompt
+    } else if (m->kind == jsonrpc::RpcMessage::Kind::kResponse) {  // the end of a prompt
       balance.Apply(mapper.CloseMessage("end_turn"));
       balance.Apply(mapper.CloseTools(ToolCallStatus::kCanceled));
       acp::Check(balance.open_messages.empty());

@@ -8,7 +8,8 @@ PACKAGES=(
   libcli11-dev libfmt-dev libspdlog-dev libxxhash-dev libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   clang-14 libclang-rt-14-dev clang-format clang-tidy
-  chromium haproxy
+  chromium haproxy curl debootstrap dpkg-dev
+  systemd  # systemd-analyze verify and systemd-sysusers --dry-run check the units (cli_service)
 )
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo

@@ -6,10 +6,13 @@
 #include <filesystem>
 #include <string>
 
+#include "cli/build_info.h"
 #include "cli/check.h"
 #include "cli/client/client_cli.h"
+#include "cli/config_cli.h"
 #include "cli/demo.h"
 #include "cli/serve.h"
+#include "cli/service.h"
 #include "core/event_codec.h"
 #include "store/log_factory.h"
 
@@ -76,6 +79,9 @@ int PrintEvents(const std::string& url, const std::string& session, const std::s
 int main(int argc, char** argv) {
   CLI::App app{"agentstream: runs coding agents and keeps every event in a durable session log"};
   app.require_subcommand(1);
+  app.set_version_flag(
+      "--version", [] { return agentstream::cli::VersionText(); },
+      "print the version, the commit and build type, and the stores compiled in");
   // Global options (--data, --store, --url, ...) may also follow the subcommand:
   // `agentstream serve --data DIR` as well as `agentstream --data DIR serve`.
   app.fallthrough();
@@ -168,18 +174,32 @@ int main(int argc, char** argv) {
                    "how often ownership leases are renewed (milliseconds; below the ttl)")
       ->check(CLI::Range(100, 300000))
       ->capture_default_str();
+  serve_cmd
+      ->add_option("--log-level", serve.log_level,
+                   "the least level of the log lines on stderr (docs/operations.md, \"Logs\")")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--log-format", serve.log_format, "log lines as text, or one JSON object each")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
 
   auto* sessions_cmd = app.add_subcommand("sessions", "list stored sessions");
   sessions_cmd->add_flag("--json", json, "print JSON");
 
   agentstream::cli::client::ClientCommands client_commands(app);
+  agentstream::cli::ServiceCommands service_commands(app);
+  // --config and `config show`: the file's top-level keys set the global options, [serve] serve's.
+  agentstream::cli::ConfigLayer config(app, {serve_cmd});
 
   try {
-    app.parse(argc, argv);
+    config.Parse(argc, argv);  // app.parse, then the environment and the configuration file
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;  // 2: usage
   }
   if (auto code = client_commands.Run()) return *code;
+  if (auto code = service_commands.Run(data)) return *code;
+  if (auto code = config.Run()) return *code;
   const std::string url = StoreUrl(store, data);
   if (*demo_cmd) {
     demo.store_url = url;

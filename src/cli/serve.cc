@@ -16,10 +16,14 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/build_info.h"
 #include "cli/daemon_identity.h"
+#include "cli/sd_notify.h"
 #include "cluster/http_forwarder.h"
 #include "consumers/consumer_service.h"
+#include "log/log.h"
 #include "net/http_url.h"
+#include "process/child_process.h"
 #include "process/event_loop.h"
 #include "process/leftovers.h"
 #include "runtime/agent_manager.h"
@@ -120,9 +124,55 @@ Result<std::string> InboxKey(EventLog& log, const ServeOptions& options) {
   return shared;
 }
 
+// "memory", "sqlite" or "postgresql": what the log says of the store (its URL may hold a
+// password).
+std::string_view StoreKind(const std::string& url) {
+  if (url.rfind("memory:", 0) == 0) return "memory";
+  if (url.rfind("postgres://", 0) == 0 || url.rfind("postgresql://", 0) == 0) return "postgresql";
+  return "sqlite";
+}
+
+// The password of a postgresql:// URL (USER:PASSWORD@HOST, or ?password=), for the log to mask.
+std::string StorePassword(const std::string& url) {
+  const std::size_t scheme = url.find("://");
+  if (scheme == std::string::npos) return "";
+  const std::size_t host = scheme + 3;
+  const std::size_t end = std::min(url.find_first_of("/?", host), url.size());
+  const std::size_t at = url.rfind('@', end);
+  const std::size_t colon = url.find(':', host);
+  if (at != std::string::npos && at >= host && colon < at)
+    return url.substr(colon + 1, at - colon - 1);
+  const std::size_t key = url.find("password=", end);
+  if (key == std::string::npos) return "";
+  const std::size_t value = key + std::string_view("password=").size();
+  return url.substr(value, url.find('&', value) - value);
+}
+
+// Configures the log from --log-level and --log-format; false, after saying why, when either is
+// malformed. The token and the store's password are masked in every line.
+bool ConfigureLog(const ServeOptions& options) {
+  const std::optional<log::Level> level = log::ParseLevel(options.log_level);
+  const std::optional<log::Format> format = log::ParseFormat(options.log_format);
+  if (!level || !format) {
+    fmt::print(stderr,
+               "agentstream: --log-level takes trace, debug, info, warn, error or off, and "
+               "--log-format text or json\n");
+    return false;
+  }
+  log::Configure(log::Options{*level, *format, {options.token, StorePassword(options.store_url)}});
+  return true;
+}
+
+// A failure to start once the options were read: logged; the exit code.
+int StartFailed(std::string_view step, const std::string& error) {
+  log::Error("daemon.start_failed", {{"step", step}, {"error", error}});
+  return 1;
+}
+
 }  // namespace
 
 int RunServe(const ServeOptions& options) {
+  if (!ConfigureLog(options)) return 2;
   server::ServerOptions server_options;
   if (!SplitListen(options.listen, &server_options.host, &server_options.port)) {
     fmt::print(stderr, "agentstream: --listen takes HOST:PORT, got {}\n", options.listen);
@@ -156,20 +206,14 @@ int RunServe(const ServeOptions& options) {
     return 2;
   }
   auto identity = DaemonIdentity::Claim(options.data_dir, options.daemon_id);
-  if (!identity.ok()) {
-    fmt::print(stderr, "agentstream: {}\n", identity.status().message());
-    return 1;
-  }
+  if (!identity.ok()) return StartFailed("identity", identity.status().message());
   // This run's mark on every process it starts, set before any thread runs (process/leftovers.h).
   const std::string run =
       fmt::format("{:08x}{:08x}", std::random_device{}(), std::random_device{}());
   ::setenv(process::kDaemonMarker, (identity->id() + "/" + run).c_str(), 1);
 
   auto log = OpenEventLog(StoreConfig{options.store_url});
-  if (!log.ok()) {
-    fmt::print(stderr, "agentstream: cannot open the log: {}\n", log.status().ToString());
-    return 1;
-  }
+  if (!log.ok()) return StartFailed("open_store", log.status().ToString());
   auto provider_options = ProviderOptions(options);
   if (!provider_options.ok()) {
     fmt::print(stderr, "agentstream: {}\n", provider_options.status().message());
@@ -187,12 +231,11 @@ int RunServe(const ServeOptions& options) {
           DaemonRecord{ownership.daemon_id, "", ownership.host, ownership.data_dir, 0, 0, 0},
           options.owner_ttl_ms);
       !claimed.ok()) {
-    fmt::print(stderr, "agentstream: {}\n", claimed.ToString());
-    return 1;
+    return StartFailed("claim_id", claimed.ToString());
   }
   // The id is this daemon's alone now: what an earlier run of it left behind dies.
   if (const std::size_t killed = process::KillLeftovers(identity->id(), run); killed > 0)
-    fmt::print(stderr, "agentstream: stopped {} processes an earlier run left behind\n", killed);
+    log::Warn("daemon.leftovers_killed", {{"processes", killed}});
   process::EventLoop loop;
   runtime::ProviderFactoryOptions& factory_options = *provider_options;
   factory_options.scripted_chunk_gap = process::Millis(options.scripted_chunk_ms);
@@ -205,24 +248,18 @@ int RunServe(const ServeOptions& options) {
   std::promise<Status> recovered;
   manager->Recover([&recovered](Status status) { recovered.set_value(std::move(status)); });
   if (Status status = recovered.get_future().get(); !status.ok())
-    fmt::print(stderr, "agentstream: recovery: {}\n", status.ToString());
+    log::Error("daemon.recovery_failed", {{"error", status.ToString()}});
 
   // The generic Durable Streams and their subscriptions: in PostgreSQL with a postgresql://
   // store, else in memory journaled to streams.db (streams_factory.h).
   auto streams = streams::OpenStreams({options.store_url, options.streams_db});
-  if (!streams.ok()) {
-    fmt::print(stderr, "agentstream: {}\n", streams.status().ToString());
-    return 1;
-  }
+  if (!streams.ok()) return StartFailed("streams", streams.status().ToString());
   server_options.streams = &(*streams)->store();
   server_options.stream_subscriptions = &(*streams)->subscriptions();
 
   // The inbox, and the durable consumers, whose parent-session sink delivers through it.
   auto inbox_key = InboxKey(**log, options);
-  if (!inbox_key.ok()) {
-    fmt::print(stderr, "agentstream: inbox key: {}\n", inbox_key.status().ToString());
-    return 1;
-  }
+  if (!inbox_key.ok()) return StartFailed("inbox_key", inbox_key.status().ToString());
   server::Inbox inbox(*manager, *inbox_key);
   consumers::ConsumerServiceOptions consumer_options;
   // The daemon's id: restarted, it takes its consumer lanes back at once.
@@ -235,34 +272,41 @@ int RunServe(const ServeOptions& options) {
             parent, delivery,
             [done = std::move(done)](const Result<server::InboxResult>& r) { done(r.status()); });
       });
-  if (Status started = consumers->Start(); !started.ok()) {
-    fmt::print(stderr, "agentstream: consumers: {}\n", started.ToString());
-    return 1;
-  }
+  if (Status started = consumers->Start(); !started.ok())
+    return StartFailed("consumers", started.ToString());
   server_options.consumers = consumers.get();
   server_options.inbox = &inbox;
   server_options.long_poll_timeout = std::chrono::milliseconds(options.long_poll_ms);
   auto server = std::make_unique<server::Server>(*manager, **log, server_options);
   int code = 0;
   if (Status started = server->Start(); !started.ok()) {
-    fmt::print(stderr, "agentstream: {}\n", started.message());
-    code = 1;
+    code = StartFailed("listen", started.message());
   } else {
     const bool v6 = server_options.host.find(':') != std::string::npos;
-    fmt::print("agentstream: serving on http://{}{}{}:{}\n", v6 ? "[" : "", server_options.host,
-               v6 ? "]" : "", server->port());
+    const std::string url = fmt::format("http://{}{}{}:{}", v6 ? "[" : "", server_options.host,
+                                        v6 ? "]" : "", server->port());
+    fmt::print("agentstream: serving on {}\n", url);  // tests and scripts read this line
     std::fflush(stdout);
+    // Under systemd (Type=notify): `systemctl start` returns now that the port accepts.
+    if (Status notified = Notify("READY=1"); !notified.ok())
+      fmt::print(stderr, "agentstream: {}\n", notified.message());
     const std::string advertised = AdvertisedUrl(options, server_options.host, server->port());
-    if (advertised.empty()) {
-      fmt::print(stderr,
-                 "agentstream: listening on a wildcard address without --advertise: other "
-                 "daemons on this store cannot forward commands for agents this one runs\n");
-    }
+    const BuildInfo& build = GetBuildInfo();
+    log::Info("daemon.started", {{"daemon", ownership.daemon_id},
+                                 {"version", build.version},
+                                 {"commit", build.commit},
+                                 {"pid", ::getpid()},
+                                 {"store", StoreKind(options.store_url)},
+                                 {"listen", url},
+                                 {"advertise", advertised}});
+    // A wildcard address without --advertise: other daemons on this store cannot forward
+    // commands for the agents this one runs.
+    if (advertised.empty()) log::Warn("daemon.not_advertised", {{"listen", url}});
     manager->SetAdvertisedUrl(advertised);
     int signal_number = 0;
     sigwait(&signals, &signal_number);
-    fmt::print(stderr, "agentstream: stopping ({})\n",
-               signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+    log::Info("daemon.stopping", {{"signal", process::SignalName(signal_number)}});
+    (void)Notify("STOPPING=1");  // a failure showed at READY=1
   }
   // Order: no new requests, then the consumers (their parent-session deliveries go to the
   // agents), then the agents (open turns end canceled), then their thread, then the server's
@@ -272,12 +316,13 @@ int RunServe(const ServeOptions& options) {
   std::promise<void> stopped;
   manager->Shutdown([&stopped] { stopped.set_value(); });
   if (stopped.get_future().wait_for(30s) != std::future_status::ready)
-    fmt::print(stderr, "agentstream: agents did not stop within 30 s\n");
+    log::Warn("daemon.stop_timeout", {{"waited_ms", 30000}});
   loop_thread.reset();
   server.reset();
   consumers.reset();
   manager.reset();
   log->reset();
+  log::Info("daemon.stopped", {{"exit_code", code}});
   return code;
 }
 

@@ -43,6 +43,9 @@ struct ServeOptions {
   std::string advertise;
   int owner_ttl_ms = 10000;   // an ownership lease lasts this long without renewal
   int owner_renew_ms = 3000;  // and is renewed this often
+  // The daemon's log lines on stderr (log/log.h, docs/operations.md "Logs").
+  std::string log_level = "info";   // trace | debug | info | warn | error | off
+  std::string log_format = "text";  // text | json
 };
 
 // Runs until a stop signal; the process exit code (0 after a clean stop, 1 when the log or the

@@ -15,6 +15,7 @@
 #include "consumers/lane.h"
 #include "consumers/sink.h"
 #include "consumers/sinks.h"
+#include "log/log.h"
 
 namespace agentstream::consumers {
 
@@ -495,6 +496,9 @@ Status ConsumerService::Impl::Commit(Entry& e, Lane& lane, Cursor position) {
     lane.progress.parked = lane.record.parked;
   } else if (s.code() == ErrorCode::kFenced) {
     // Another holder took over: stop delivering this session until a new lease is granted.
+    log::Info("consumer.fenced", {{"consumer", e.spec.id.str()},
+                                  {"session", lane.session.str()},
+                                  {"generation", lane.generation}});
     lane.generation = 0;
     std::lock_guard lock(mu_);
     lane.progress.last_error = s.ToString();
@@ -513,6 +517,12 @@ StepOutcome ConsumerService::Impl::Fail(Entry& e, Lane& lane, const std::string&
     lane.record.error = error;
     parked = Commit(e, lane, lane.position).ok();
     if (!parked) lane.record.parked = false;
+  }
+  if (parked) {
+    log::Warn("consumer.parked", {{"consumer", e.spec.id.str()},
+                                  {"session", lane.session.str()},
+                                  {"attempts", lane.attempts},
+                                  {"error", error}});
   }
   const std::int64_t delay = parked ? 0 : Backoff(e.spec.retry, lane.attempts);
   std::lock_guard lock(mu_);
@@ -575,6 +585,7 @@ StepOutcome ConsumerService::Impl::Step(Entry& e, Lane& lane) {
       lane.record.parked = true;
       return {Next::kRetry, 1000};
     }
+    log::Info("consumer.resumed", {{"consumer", e.spec.id.str()}, {"session", lane.session.str()}});
     std::lock_guard lock(mu_);
     lane.progress.attempts = 0;
     lane.progress.last_error.clear();

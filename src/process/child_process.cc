@@ -16,10 +16,17 @@
 #include <cstring>
 #include <deque>
 
+#include "log/log.h"
+
 namespace agentstream::process {
 
 namespace asio = boost::asio;
 using Descriptor = asio::posix::stream_descriptor;
+
+std::string SignalName(int signal) {
+  const char* abbrev = ::sigabbrev_np(signal);
+  return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
+}
 
 std::string ExitInfo::Describe() const {
   std::string out = signal != 0 ? "killed by signal " + std::to_string(signal)
@@ -54,23 +61,48 @@ struct ChildProcess::Impl : std::enable_shared_from_this<Impl> {
   ExitInfo exit;
   std::unique_ptr<TimerHandle> eof_fallback, escalation;
   std::vector<std::function<void()>> on_done;
+  // The log::Scope of Spawn's caller: the handlers run in it, and the process's lines carry it.
+  std::vector<log::Field> log_scope;
+  std::string program;  // argv[0], in the process's lines
 
   void ReadOut();
   void ReadErr();
+  void DrainErr();
   void WaitExit();
   void Reap();
   void MaybeDeliverExit();
   void PumpWrites();
   void Escalate(int step, KillPlan plan);
   void Kill(int sig) const {
-    if (agent_pid > 0 && !reaped) ::kill(-agent_pid, sig);
+    if (agent_pid <= 0 || reaped) return;
+    Log(log::Level::kInfo, "process.signaled", {{"pid", agent_pid}, {"signal", SignalName(sig)}});
+    ::kill(-agent_pid, sig);
   }
+  void Log(log::Level level, std::string_view event, std::vector<log::Field> fields) const {
+    log::Scope scope(log_scope);
+    fields.insert(fields.begin(), log::Field{"program", program});
+    log::Write(level, event, fields);
+  }
+  void LogExit() const;
 };
+
+void ChildProcess::Impl::LogExit() const {
+  std::vector<log::Field> fields = {{"pid", agent_pid}};
+  if (exit.signal != 0) {
+    fields.push_back({"signal", SignalName(exit.signal)});
+  } else {
+    fields.push_back({"exit_code", exit.exit_code});
+  }
+  if (!exit.stderr_tail.empty()) fields.push_back({"stderr_tail", log::Tail(exit.stderr_tail)});
+  const bool clean = exit.signal == 0 && exit.exit_code == 0;
+  Log(clean ? log::Level::kInfo : log::Level::kWarn, "process.exited", std::move(fields));
+}
 
 void ChildProcess::Impl::ReadOut() {
   out.async_read_some(asio::buffer(out_buf), [self = shared_from_this()](
                                                  const boost::system::error_code& ec, size_t n) {
     if (self->exit_delivered) return;
+    log::Scope scope(self->log_scope);
     if (n > 0) {
       for (Frame& f : self->framer.Feed(std::string_view(self->out_buf.data(), n)))
         if (self->handlers.on_stdout) self->handlers.on_stdout(std::move(f));
@@ -91,6 +123,17 @@ void ChildProcess::Impl::ReadErr() {
                         if (n > 0) self->ring.Write(std::string_view(self->err_buf.data(), n));
                         if (!ec) self->ReadErr();
                       });
+}
+
+// What stderr still holds at exit: its last lines (often the reason) arrive with the exit, and
+// the pending read may not have run yet.
+void ChildProcess::Impl::DrainErr() {
+  boost::system::error_code ec;
+  err.non_blocking(true, ec);
+  for (int i = 0; i < 16 && !ec; ++i) {  // at most 64 KiB: the ring keeps the end anyway
+    const std::size_t n = err.read_some(asio::buffer(err_buf), ec);
+    if (n > 0) ring.Write(std::string_view(err_buf.data(), n));
+  }
 }
 
 void ChildProcess::Impl::WaitExit() {
@@ -120,9 +163,12 @@ void ChildProcess::Impl::MaybeDeliverExit() {
   exit_delivered = true;
   eof_fallback.reset();
   escalation.reset();
+  DrainErr();
   exit.stderr_tail = ring.Contents();
   boost::system::error_code ignored;
   out.close(ignored), err.close(ignored), in.close(ignored), pidfd.close(ignored);
+  LogExit();
+  log::Scope scope(log_scope);
   if (handlers.on_exit) handlers.on_exit(exit);
   auto done = std::move(on_done);
   for (auto& fn : done) fn();
@@ -234,6 +280,8 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(EventLoop& loop,
   auto impl = std::make_shared<Impl>(io, loop, options, std::move(handlers));
   impl->pid = pid;
   impl->agent_pid = started.agent;
+  impl->log_scope = log::Scope::Current();
+  impl->program = options.argv[0];
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd < 0) {
     ::kill(-started.agent, SIGKILL);
@@ -244,6 +292,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(EventLoop& loop,
   impl->in.assign(std::exchange(p.fds[0][1], -1));
   impl->out.assign(std::exchange(p.fds[1][0], -1));
   impl->err.assign(std::exchange(p.fds[2][0], -1));
+  impl->Log(log::Level::kInfo, "process.started", {{"pid", started.agent}});
   impl->ReadOut();
   impl->ReadErr();
   impl->WaitExit();
@@ -258,7 +307,7 @@ ChildProcess::~ChildProcess() {
   i.escalation.reset();
   if (!i.reaped) {
     // The supervisor reaps the agent and kills what it left, then exits.
-    ::kill(-i.agent_pid, SIGKILL);
+    i.Kill(SIGKILL);
     ::waitpid(i.pid, nullptr, 0);
     i.reaped = true;
   }

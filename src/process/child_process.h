@@ -9,6 +9,9 @@
 // Threading: create, use and destroy on the EventLoop's thread; handlers run on that thread.
 // Lifetime: destroying a ChildProcess kills its process group (SIGKILL), reaps the child and
 // guarantees no handler runs afterwards.
+// Logs (log/log.h): process.started, process.signaled and process.exited (with the stderr tail),
+// each with the program and the fields of the log::Scope open when Spawn was called (the agent
+// whose provider started it); the handlers run inside that scope too.
 #pragma once
 
 #include <cstddef>
@@ -38,6 +41,9 @@ struct ExitInfo {
   std::string stderr_tail;
   std::string Describe() const;  // "exit code 1" / "killed by signal 9", plus the stderr tail
 };
+
+// "SIGKILL" for 9; "signal N" for a number without a name.
+std::string SignalName(int signal);
 
 struct ProcessHandlers {
   std::function<void(Frame)> on_stdout;   // each complete stdout line (or oversize frame)

@@ -5,10 +5,11 @@
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
-#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "core/json_hygiene.h"
 
 namespace agentstream::providers::wire {
 
@@ -34,18 +35,7 @@ inline bool Bool(const boost::json::object& o, std::string_view key) {
   return v && v->is_bool() && v->as_bool();
 }
 
-// Replaces every number the parser read as infinite (a literal beyond the range of a double, such
-// as 1e999) with null, as JavaScript's JSON.stringify does. Boost.JSON writes an infinite number
-// back as "Infinity", which is not JSON: the log would refuse the event that carries it. Call it
-// on every value parsed from a provider's output.
-inline void NullNonFinite(boost::json::value& v) {
-  if (v.is_double()) {
-    if (!std::isfinite(v.get_double())) v = nullptr;
-  } else if (v.is_array()) {
-    for (boost::json::value& e : v.get_array()) NullNonFinite(e);
-  } else if (v.is_object()) {
-    for (auto& kv : v.get_object()) NullNonFinite(kv.value());
-  }
-}
+// NullNonFinite (core/json_hygiene.h): call it on every value parsed from a provider's output.
+using ::agentstream::NullNonFinite;
 
 }  // namespace agentstream::providers::wire

@@ -8,6 +8,7 @@
 
 #include "core/turn/engine.h"
 #include "core/utf8.h"
+#include "log/log.h"
 #include "runtime/manager_impl.h"
 
 namespace agentstream::runtime {
@@ -109,6 +110,11 @@ std::shared_ptr<LiveAgent> AgentManager::Impl::Live(const SessionId& id) const {
   return it == agents_.end() ? nullptr : it->second;
 }
 
+bool AgentManager::Impl::IsCurrent(const SessionId& id, const std::weak_ptr<LiveAgent>& agent) {
+  std::shared_ptr<LiveAgent> live = agent.lock();
+  return live != nullptr && Live(id) == live;
+}
+
 AgentEnv AgentManager::Impl::MakeEnv() {
   AgentEnv env;
   env.log = &log_;
@@ -120,15 +126,49 @@ AgentEnv AgentManager::Impl::MakeEnv() {
   env.notify = [this](AgentNotice::Kind kind, const AgentSnapshot& agent, const std::string& m) {
     Notify(kind, agent, m);
   };
-  env.unload = [this](const SessionId& id) {
-    Run([id](Impl& impl) { impl.Unload(id, StopMode{}, false, [](auto) {}); });
+  env.unload = [this](const SessionId& id, const std::weak_ptr<LiveAgent>& agent) {
+    Run([id, agent](Impl& impl) {
+      if (impl.IsCurrent(id, agent)) impl.Unload(id, StopMode{}, false, [](auto) {});
+    });
   };
-  env.replace = [this](const SessionId& id) { Run([id](Impl& impl) { impl.Replace(id); }); };
+  env.replace = [this](const SessionId& id, const std::weak_ptr<LiveAgent>& agent) {
+    Run([id, agent](Impl& impl) {
+      if (impl.IsCurrent(id, agent)) impl.Replace(id);
+    });
+  };
   return env;
 }
 
+namespace {
+
+// The log line of a notice: lifecycle and errors at info and warn, the chatter at debug.
+void LogNotice(AgentNotice::Kind kind, const AgentSnapshot& agent, const std::string& message) {
+  const std::string id = agent.id.str();
+  switch (kind) {
+    case AgentNotice::Kind::kCreated:
+      if (agent.forked_from) {
+        return log::Info("agent.forked", {{"agent", id},
+                                          {"provider", agent.provider},
+                                          {"from", agent.forked_from->session.str()}});
+      }
+      return log::Info("agent.created", {{"agent", id}, {"provider", agent.provider}});
+    case AgentNotice::Kind::kDisposed:
+      return log::Info("agent.closed", {{"agent", id}});
+    case AgentNotice::Kind::kError:
+      return log::Warn("agent.error", {{"agent", id}, {"error", message}});
+    case AgentNotice::Kind::kStatus:
+      return log::Debug("agent.status",
+                        {{"agent", id}, {"status", turn::SessionStatusName(agent.status)}});
+    case AgentNotice::Kind::kQueued:
+      return log::Debug("agent.queue_changed", {{"agent", id}, {"client_message_id", message}});
+  }
+}
+
+}  // namespace
+
 void AgentManager::Impl::Notify(AgentNotice::Kind kind, const AgentSnapshot& agent,
                                 const std::string& message) {
+  LogNotice(kind, agent, message);
   std::vector<std::shared_ptr<NoticeWatcher>> watchers;
   {
     std::lock_guard lock(hub_->mu);
@@ -192,8 +232,7 @@ Result<std::shared_ptr<LiveAgent>> AgentManager::Impl::Load(const SessionId& id,
                  "too many live agents (" + std::to_string(options_.max_live_agents) + ")");
   }
   const process::Clock::time_point sent = Now();
-  Result<OwnerGrant> grant =
-      coordination().AcquireOwnership(id, options_.ownership.daemon_id, ttl_ms());
+  Result<OwnerGrant> grant = Acquire(id);
   if (!grant.ok()) {
     if (grant.status().code() == ErrorCode::kConflict && owner != nullptr) {
       if (Result<OwnerLease> lease = coordination().GetOwnership(id); lease.ok())

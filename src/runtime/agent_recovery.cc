@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/turn/engine.h"
+#include "log/log.h"
 #include "runtime/manager_impl.h"
 
 namespace agentstream::runtime {
@@ -32,11 +33,22 @@ void AgentManager::Impl::Recover(const StatusCallback& done) {
   done(first_error);
 }
 
+Result<OwnerGrant> AgentManager::Impl::Acquire(const SessionId& id) {
+  Result<OwnerGrant> grant =
+      coordination().AcquireOwnership(id, options_.ownership.daemon_id, ttl_ms());
+  if (grant.ok() && !grant->previous.owner.empty() &&
+      grant->previous.owner != options_.ownership.daemon_id) {
+    log::Info("ownership.takeover", {{"agent", id.str()},
+                                     {"from", grant->previous.owner},
+                                     {"generation", grant->lease.generation}});
+  }
+  return grant;
+}
+
 Status AgentManager::Impl::TakeOver(const SessionId& id) {
   if (shut_down_ || Live(id)) return Status::Ok();
   const process::Clock::time_point sent = Now();
-  Result<OwnerGrant> grant =
-      coordination().AcquireOwnership(id, options_.ownership.daemon_id, ttl_ms());
+  Result<OwnerGrant> grant = Acquire(id);
   if (!grant.ok()) {
     // Held by a live daemon (it took the session first, or renewed in time): not ours.
     return grant.status().code() == ErrorCode::kConflict ? Status::Ok() : grant.status();
@@ -71,9 +83,9 @@ Result<turn::TurnState> AgentManager::Impl::RecoverWith(const SessionInfo& info,
   turn::TurnState state = std::move(history.turns).Finish();
   const std::uint64_t generation = grant.lease.generation;
   if (!state.open.empty()) {
-    turn::Step step =
-        turn::Advance(std::move(state),
-                      turn::Command(RecoveryFor(grant, options_.ownership.daemon_id)), turn_ids_);
+    const turn::RecoverAfterRestart recovery = RecoveryFor(grant, options_.ownership.daemon_id);
+    const std::size_t open_turns = state.open.size();
+    turn::Step step = turn::Advance(std::move(state), turn::Command(recovery), turn_ids_);
     if (!step.events.empty()) {
       AppendRequest request;
       request.session = info.id;
@@ -82,6 +94,8 @@ Result<turn::TurnState> AgentManager::Impl::RecoverWith(const SessionInfo& info,
       request.owner_generation = generation;
       AS_RETURN_IF_ERROR(log_.Append(std::move(request)).status());
     }
+    log::Info("agent.recovered",
+              {{"agent", info.id.str()}, {"open_turns", open_turns}, {"code", recovery.code}});
     state = std::move(step.state);
   }
   StatusRecord record = DecodeStatusRecord(info.meta.status_snapshot);

@@ -78,12 +78,25 @@ void AgentManager::Impl::Route(const AttemptPtr& attempt) {
 
 void AgentManager::Impl::RunLocal(const std::shared_ptr<LiveAgent>& agent,
                                   const AttemptPtr& attempt) {
-  AnswerCallback& done = attempt->done;
+  // A runtime may begin to stop after it took a command and before it ran it: its provider died
+  // and it is being replaced, or it went idle. It refuses the command then, having recorded
+  // nothing, and the command routes again, to the next runtime (the command stays in the
+  // attempt, copied, not moved, for that).
+  AnswerCallback done = [this, alive = std::weak_ptr<bool>(alive_), weak = std::weak_ptr(agent),
+                         attempt](Result<AgentAnswer> answer) {
+    std::shared_ptr<LiveAgent> stopping = weak.lock();
+    if (answer.ok() || !alive.lock() || !stopping || !stopping->stopping() || shut_down_ ||
+        answer.status().code() != ErrorCode::kUnavailable)
+      return attempt->done(std::move(answer));
+    stopping->Stop(StopMode{}, [this, alive, attempt] {
+      if (alive.lock()) Retry(attempt);
+    });
+  };
   std::visit(
       [&](auto& c) {
         using T = std::decay_t<decltype(c)>;
         if constexpr (std::is_same_v<T, commands::Send>) {
-          agent->Send(std::move(c.request), [done](Result<SendReply> reply) {
+          agent->Send(c.request, [done](Result<SendReply> reply) {
             if (!reply.ok()) return done(reply.status());
             done(AgentAnswer{std::move(*reply)});
           });
@@ -173,8 +186,7 @@ void AgentManager::Impl::WithLease(
     std::function<Result<AgentAnswer>(const OwnerGrant&, turn::TurnState&)> fn) {
   const SessionId& id = attempt->id;
   const process::Clock::time_point sent = Now();
-  Result<OwnerGrant> grant =
-      coordination().AcquireOwnership(id, options_.ownership.daemon_id, ttl_ms());
+  Result<OwnerGrant> grant = Acquire(id);
   if (!grant.ok()) {
     if (grant.status().code() == ErrorCode::kConflict) return Retry(attempt);
     return attempt->done(grant.status());

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "core/event_codec.h"
+#include "log/log.h"
+
 namespace agentstream::runtime {
 
 using turn::SessionStatus;
@@ -16,6 +19,21 @@ bool IsOpenStatus(SessionStatus s) {
 }
 
 Status Stopping() { return Error(ErrorCode::kUnavailable, "the session's runtime is stopping"); }
+
+// The failed turns of `batch` as they go to the log: their code and message, never a prompt.
+void LogFailedTurns(const SessionId& id, const std::vector<NewEvent>& batch) {
+  for (const NewEvent& event : batch) {
+    if (event.kind != EventKind::kTurnFailed) continue;
+    Result<Payload> payload =
+        DecodePayload(static_cast<std::uint16_t>(event.kind), kEventFormatVersion, event.payload);
+    const auto* failed = payload.ok() ? std::get_if<TurnFailed>(&*payload) : nullptr;
+    if (failed == nullptr) continue;
+    log::Warn("turn.failed", {{"agent", id.str()},
+                              {"turn", event.turn ? event.turn->str() : ""},
+                              {"code", failed->code},
+                              {"message", failed->message}});
+  }
+}
 
 }  // namespace
 
@@ -69,7 +87,7 @@ Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionIn
   agent->checkpoint_seq_ = Seq(history.through.value() - history.events_read);
   agent->StoreCheckpoint(history, false);
   turn::TurnState state = std::move(history.turns).Finish();
-  const bool left_open = !state.open.empty();
+  const std::size_t left_open = state.open.size();
   agent->desired_status_ = agent->durable_status_ = turn::SessionStatusOf(state);
   LiveAgent* self = agent.get();
   agent->runner_ = std::make_unique<providers::SessionRunner>(
@@ -77,7 +95,12 @@ Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionIn
       [self](const std::vector<NewEvent>& batch) { self->Append(batch); },
       [self](const turn::Effect& effect) { self->OnEffect(effect); });
   // A runtime that stopped without closing these turns (a restart, a lost owner, failed appends).
-  if (left_open) (void)agent->runner_->Command(RecoveryFor(grant, daemon_id));
+  if (left_open > 0) {
+    const turn::RecoverAfterRestart recovery = RecoveryFor(grant, daemon_id);
+    log::Info("agent.recovered",
+              {{"agent", info.id.str()}, {"open_turns", left_open}, {"code", recovery.code}});
+    (void)agent->runner_->Command(recovery);
+  }
   agent->StartRuntime();
   return agent;
 }
@@ -90,6 +113,8 @@ void LiveAgent::StartRuntime() {
                     "the runtime did not become ready within " +
                         std::to_string(env_.options.start_timeout.count()) + " ms"));
   });
+  // The provider's processes log as this agent's (process/child_process.h).
+  log::Scope scope({{"agent", info_.id.str()}, {"provider", config_.provider}});
   provider_->Start([this, alive](const Status& s) {
     if (alive.lock()) OnStarted(s);
   });
@@ -110,6 +135,9 @@ void LiveAgent::OnStarted(const Status& status) {
   }
   if (status.ok()) {
     ready_ = true;
+    log::Info("agent.runtime_started", {{"agent", info_.id.str()},
+                                        {"provider", config_.provider},
+                                        {"pid", provider_->GetRuntimeInfo().pid}});
     if (std::optional<providers::PersistenceHandle> handle = provider_->DescribePersistence()) {
       std::string text = EncodeHandle(*handle);
       if (text != info_.meta.persistence_handle) {
@@ -135,7 +163,7 @@ void LiveAgent::OnStarted(const Status& status) {
   AfterAppended([this](const Status&) {
     start_reported_ = true;
     for (auto& fn : std::exchange(when_ready_, {})) fn(*start_error_);
-    env_.unload(info_.id);
+    env_.unload(info_.id, weak_from_this());
   });
 }
 
@@ -171,6 +199,7 @@ void LiveAgent::WhenReady(std::function<void(Status)> fn) {
 void LiveAgent::Append(const std::vector<NewEvent>& batch) {
   const std::uint64_t index = ++issued_;
   if (append_error_) return;  // refused: every later batch would be refused too (see Fail)
+  LogFailedTurns(info_.id, batch);
   const SessionStatus status = runner_->status();
   if (status != desired_status_) {
     desired_status_ = status;
@@ -237,6 +266,11 @@ void LiveAgent::StoreCheckpoint(const HistoryFold& history, bool any) {
 
 void LiveAgent::Fail(const Status& status) {
   if (append_error_) return RunDeferred();
+  if (status.code() == ErrorCode::kFenced) {
+    log::Warn(
+        "ownership.fenced",
+        {{"agent", info_.id.str()}, {"generation", generation_}, {"reason", status.message()}});
+  }
   // A fenced runtime lost its lease: for its clients that is "try again" (the new owner answers).
   const ErrorCode code =
       status.code() == ErrorCode::kFenced ? ErrorCode::kUnavailable : status.code();
@@ -244,7 +278,7 @@ void LiveAgent::Fail(const Status& status) {
       Status(code, "the log refused events of session " + info_.id.str() + ": " + status.message());
   RunDeferred();
   env_.notify(AgentNotice::Kind::kError, Snapshot(), append_error_->message());
-  env_.unload(info_.id);
+  env_.unload(info_.id, weak_from_this());
 }
 
 void LiveAgent::Fence(const std::string& why) {
@@ -306,8 +340,12 @@ Status LiveAgent::StoreRecord(const StatusRecord& record) {
 void LiveAgent::OnEffect(const turn::Effect& effect) {
   if (const auto* reply = std::get_if<turn::ReplySubmission>(&effect)) return OnReply(*reply);
   if (std::holds_alternative<turn::RuntimeExited>(effect)) {
+    // A process that exits before its runtime is ready fails the start instead (OnStarted: a new
+    // provider session when the resume failed, else the start error): replacing the runtime
+    // would resume the same dead conversation again, and again.
+    if (!ready_) return;
     // Once the failed turns and the notice are durable; the next runtime resumes the session.
-    return AfterAppended([this](const Status&) { env_.replace(info_.id); });
+    return AfterAppended([this](const Status&) { env_.replace(info_.id, weak_from_this()); });
   }
   if (std::holds_alternative<turn::StatusChanged>(effect)) {
     AfterAppended([this](const Status& s) {
@@ -464,11 +502,12 @@ void LiveAgent::MaybeArmIdle() {
     idle_timer_.reset();
     const bool still_idle = !stopping_ && !IsOpenStatus(runner_->status()) && open_sends_ == 0 &&
                             runner_->state().queue.empty();
-    if (still_idle) env_.unload(info_.id);
+    if (still_idle) env_.unload(info_.id, weak_from_this());
   });
 }
 
 void LiveAgent::Stop(const StopMode& mode, std::function<void()> done) {
+  if (stopped_) return done();
   stop_waiters_.push_back(std::move(done));
   if (stopping_) return;
   stopping_ = true;
@@ -534,6 +573,8 @@ void LiveAgent::FinishStop() {
   if (!append_error_ && (record_.status != runner_->status() || record_.queued != queued))
     PersistStatus(runner_->status());
   RefreshCheckpoint();  // the next load reads nothing
+  log::Info("agent.runtime_stopped", {{"agent", info_.id.str()}});
+  stopped_ = true;
   for (auto& fn : std::exchange(stop_waiters_, {})) fn();
 }
 

@@ -47,6 +47,8 @@ class LoopGate {
 };
 
 // What a LiveAgent needs from its manager. Everything outlives the agent.
+class LiveAgent;
+
 struct AgentEnv {
   EventLog* log = nullptr;
   process::EventLoop* loop = nullptr;
@@ -58,11 +60,12 @@ struct AgentEnv {
   std::function<void(AgentNotice::Kind, const AgentSnapshot&, const std::string&)> notify;
   // The agent cannot go on (its log refused a batch, its runtime did not start, it lost its
   // lease) or was idle for options.idle_stop_after: the manager stops and drops it
-  // (asynchronously).
-  std::function<void(const SessionId&)> unload;
+  // (asynchronously; not when `agent` is no longer the session's runtime by then: a request of
+  // a runtime never reaches its successor).
+  std::function<void(const SessionId&, const std::weak_ptr<LiveAgent>& agent)> unload;
   // The agent's process is gone: the manager drops this runtime and, when prompts wait in its
-  // queue, starts a new one at once (else the next prompt does).
-  std::function<void(const SessionId&)> replace;
+  // queue, starts a new one at once (else the next prompt does). Asynchronous, as unload.
+  std::function<void(const SessionId&, const std::weak_ptr<LiveAgent>& agent)> replace;
 };
 
 // The producer id of every runtime's appends (its epoch is the ownership generation).
@@ -113,7 +116,8 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   // Stops queued prompts from starting (held or canceled as `mode` says), interrupts open
   // turns, waits (up to options.stop_timeout) for them to end and for the appends in flight,
   // then closes the provider. `done` runs once, on the loop, outside provider callbacks.
-  // Idempotent (the first mode wins); sends arriving meanwhile get kUnavailable.
+  // Idempotent (the first mode wins; `done` of a Stop after the agent stopped runs at once);
+  // sends arriving meanwhile get kUnavailable.
   void Stop(const StopMode& mode, std::function<void()> done);
 
   // Status and cursor as of the acknowledged log; queue, active turn, permissions live.
@@ -198,6 +202,7 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
 
   // Stop.
   bool stopping_ = false;
+  bool stopped_ = false;
   bool closing_provider_ = false;
   std::vector<std::function<void()>> stop_waiters_;
   std::unique_ptr<process::TimerHandle> stop_timer_;

@@ -81,6 +81,8 @@ class AgentManager::Impl {
   AgentEnv MakeEnv();
   void Notify(AgentNotice::Kind kind, const AgentSnapshot& agent, const std::string& message);
   std::shared_ptr<LiveAgent> Live(const SessionId& id) const;
+  // `agent` is still the runtime of session `id`.
+  bool IsCurrent(const SessionId& id, const std::weak_ptr<LiveAgent>& agent);
   Coordination& coordination() { return log_.coordination(); }
   std::int64_t ttl_ms() const { return options_.ownership.ttl.count(); }
   process::Clock::time_point Now() { return loop_.timers().Now(); }
@@ -131,6 +133,8 @@ class AgentManager::Impl {
   void After(process::Millis delay, std::function<void()> fn);
 
   // ---- agent_recovery.cc ----
+  // Asks the store for the lease of `id` (AcquireOwnership); logs a takeover from another daemon.
+  Result<OwnerGrant> Acquire(const SessionId& id);
   // Takes over `id` when its lease can be taken: closes the turns a stopped runtime left open and
   // releases the lease, or starts a runtime here when prompts wait in its queue. Skips a session
   // another live daemon holds.

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "log/log.h"
 #include "server/follower.h"
 #include "server/server_internal.h"
 #include "server/static_files.h"
@@ -422,6 +423,10 @@ void HttpConnection::SseBatch(const std::shared_ptr<const EventBatch>& batch) {
     SseSendControl(false);
     if (queue_.bytes > ctx_.options.max_queue_bytes) {
       ctx_.metrics.SlowClientDropped();
+      log::Warn("server.slow_client_dropped", {{"transport", "sse"},
+                                               {"agent", follower_->session().str()},
+                                               {"queued_bytes", queue_.bytes},
+                                               {"limit", ctx_.options.max_queue_bytes}});
       done_ = true;
       token_.Reset();
       beast::error_code ignored;

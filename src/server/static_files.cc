@@ -155,6 +155,9 @@ std::string DefaultWebRoot(const std::string& exe_path) {
   std::error_code ec;
   fs::path dir = fs::weakly_canonical(exe_path, ec).parent_path();
   if (ec || dir.empty()) return "";
+  if (const fs::path installed = dir.parent_path() / "share" / "agentstream" / "web";
+      fs::is_regular_file(installed / "index.html", ec))
+    return installed.string();
   if (fs::is_regular_file(dir / "web" / "index.html", ec)) return (dir / "web").string();
   // A build directory is at most a few levels under the source tree (build/NAME/src/cli).
   constexpr int kMaxLevels = 6;

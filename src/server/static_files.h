@@ -31,9 +31,11 @@ std::string ContentTypeFor(std::string_view file_name);
 HttpResponse ServeStatic(const std::string& root, std::string_view path,
                          std::string_view if_none_match);
 
-// The default --web-root for a binary at `exe_path`: `web/` beside the binary (an installed
-// layout), else the first `web/dist` with an index.html found walking up from the binary's
-// directory (a build tree inside the source tree). "" when neither exists.
+// The default --web-root for a binary at `exe_path`, the first with an index.html of:
+// `../share/agentstream/web` from the binary's directory (an installed layout: PREFIX/bin and
+// PREFIX/share, as `cmake --install` and the Debian package lay it out), `web/` beside the
+// binary, else the first `web/dist` found walking up from the binary's directory (a build tree
+// inside the source tree). "" when none exists.
 std::string DefaultWebRoot(const std::string& exe_path);
 
 }  // namespace agentstream::server

@@ -127,5 +127,21 @@ TEST(StaticFiles, DefaultWebRootFindsTheSourceTreeDist) {
             (fs::canonical(base) / "web" / "dist").string());
 }
 
+TEST(StaticFiles, DefaultWebRootFindsTheInstalledPageFirst) {
+  const test_support::TempDir dir("static-files-installed");
+  const fs::path prefix = dir.path();
+  fs::create_directories(prefix / "bin");
+  fs::create_directories(prefix / "share" / "agentstream" / "web");
+  std::ofstream(prefix / "bin" / "agentstream") << "";
+  const std::string exe = (prefix / "bin" / "agentstream").string();
+  EXPECT_EQ(DefaultWebRoot(exe), "");  // no index.html yet
+  // A web/dist above the prefix (the binary installed inside a source tree) loses to share/.
+  fs::create_directories(prefix / "web" / "dist");
+  std::ofstream(prefix / "web" / "dist" / "index.html") << "x";
+  std::ofstream(prefix / "share" / "agentstream" / "web" / "index.html") << "x";
+  EXPECT_EQ(DefaultWebRoot(exe),
+            (fs::canonical(prefix) / "share" / "agentstream" / "web").string());
+}
+
 }  // namespace
 }  // namespace agentstream::server

@@ -107,7 +107,9 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   // Reads catch-up batches while the send queue has room; handles resets.
   void Pump(const SessionId& agent);
   void Reset(const SessionId& agent);
-  bool Overflowing();
+  // Closes the connection once more than limits_.max_queue_bytes wait to be sent (after a batch
+  // of `agent`); true then.
+  bool Overflowing(const SessionId& agent);
 
   runtime::AgentManager& agents_;
   EventLog& log_;

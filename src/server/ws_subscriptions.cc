@@ -3,6 +3,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "api/api_json.h"
+#include "log/log.h"
 #include "server/ws_app.h"
 
 namespace agentstream::server {
@@ -89,7 +90,7 @@ void WsApp::OnBatch(const SessionId& agent, std::uint64_t generation,
   Follower& follower = *it->second.follower;
   if (auto deliver = follower.OnLive(batch)) {
     SendBatch(*deliver);
-    Overflowing();
+    Overflowing(agent);
     return;
   }
   Pump(agent);
@@ -105,9 +106,13 @@ void WsApp::SendBatch(const EventBatch& batch) {
   metrics_.FramesSent(1);
 }
 
-bool WsApp::Overflowing() {
+bool WsApp::Overflowing(const SessionId& agent) {
   if (closed_ || out_.queued_bytes() <= limits_.max_queue_bytes) return false;
   metrics_.SlowClientDropped();
+  log::Warn("server.slow_client_dropped", {{"transport", "websocket"},
+                                           {"agent", agent.str()},
+                                           {"queued_bytes", out_.queued_bytes()},
+                                           {"limit", limits_.max_queue_bytes}});
   closed_ = true;
   subs_.clear();
   out_.Close("slow client: more than " + std::to_string(limits_.max_queue_bytes) +

@@ -68,7 +68,7 @@ sleep 1
 running "sleep 302" || fail "nothing survived the supervisor's death (nothing to prove at restart)"
 start_daemon d --claude-program "$claude"
 until_true 5 gone "sleep 302" || fail "the restarted daemon did not stop what its earlier run left"
-grep -q "processes an earlier run left behind" "$E2E_DIR/d.log" ||
+grep -q "daemon.leftovers_killed" "$E2E_DIR/d.log" ||
   fail "the restarted daemon did not report the leftovers it stopped"
 # The session goes on: the next prompt resumes the conversation.
 "$E2E_BIN" --url "$d_url" send "$agent" "hello again" --wait >/dev/null ||

@@ -7,7 +7,9 @@
 # (success, `fail`, a failed command, SIGINT/SIGTERM/SIGHUP), kills every process the test
 # started (SIGKILL), drops every database `pg_database` created and removes the directory (kept
 # when E2E_KEEP=1, and its path printed). Every server starts on port 0 and is found by the port
-# it prints; no test guesses a free port. Works under `set -euo pipefail` too.
+# it prints; no test guesses a free port. It also exports AGENTSTREAM_CONFIG=/dev/null, so that
+# no agentstream the test runs reads the user's configuration file (a test of the file sets its
+# own). Works under `set -euo pipefail` too.
 #
 # Variables
 #   E2E_DIR    the private temporary directory of this run (under $TMPDIR, else /tmp)
@@ -45,6 +47,8 @@
 #                            a TCP proxy (tests/lib/tcp_proxy.mjs) in front of daemon TARGET that
 #                            keeps one address while TARGET is restarted on other ports (its
 #                            connections close while TARGET is down); sets NAME_url and NAME_port
+#   at_cleanup COMMAND...    the cleanup runs COMMAND (after killing the test's processes, before
+#                            removing E2E_DIR), e.g. to unmount what the test mounted in it
 #   pg_database              creates a database of its own on the PostgreSQL server of
 #                            AGENTSTREAM_TEST_PG and prints its postgresql:// URL (dropped at
 #                            exit); returns 1 when AGENTSTREAM_TEST_PG is unset or the server
@@ -56,8 +60,10 @@ _e2e_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 _e2e_test_name=$(basename "$0" .sh)
 E2E_DIR=$(mktemp -d "${TMPDIR:-/tmp}/agentstream-${_e2e_test_name}.XXXXXX")
 E2E_BIN=${E2E_BIN:-}
+export AGENTSTREAM_CONFIG=/dev/null  # not ~/.config/agentstream/config.toml (docs/cli.md)
 declare -gA _e2e_daemon_pid=()
 _e2e_show=()
+_e2e_at_cleanup=()
 
 # _e2e_child PID PARENT: PID runs (not a zombie) and is still a child of PARENT. A pid the
 # kernel has given to another process since is not.
@@ -69,7 +75,7 @@ _e2e_child() {
 }
 
 _e2e_cleanup() {
-  local status=$? pid parent db
+  local status=$? pid parent db hook
   trap - EXIT
   # (bash reports each killed job on stderr; that is no news here)
   if [ -f "$E2E_DIR/.pids" ]; then
@@ -82,6 +88,7 @@ _e2e_cleanup() {
       done <"$E2E_DIR/.pids"
     } 2>/dev/null
   fi
+  for hook in "${_e2e_at_cleanup[@]}"; do eval "$hook" || true; done
   if [ -f "$E2E_DIR/.databases" ]; then
     while read -r db; do
       psql "$AGENTSTREAM_TEST_PG" -qAt -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" \
@@ -91,7 +98,8 @@ _e2e_cleanup() {
   if [ "${E2E_KEEP:-0}" = 1 ]; then
     echo "e2e: kept $E2E_DIR" >&2
   else
-    rm -rf "$E2E_DIR"
+    # Never into a file system the test mounted inside it and failed to unmount.
+    rm -rf --one-file-system "$E2E_DIR"
   fi
   exit "$status"
 }
@@ -117,6 +125,8 @@ skip() {
 }
 
 show_on_failure() { _e2e_show+=("$@"); }
+
+at_cleanup() { _e2e_at_cleanup+=("$(printf '%q ' "$@")"); }
 
 until_true() {
   local deadline=$((SECONDS + $1))

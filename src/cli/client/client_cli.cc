@@ -5,6 +5,8 @@
 #include <string>
 #include <tuple>
 
+#include "acp_server/acp_server.h"
+#include "cli/build_info.h"
 #include "cli/client/commands.h"
 #include "cli/client/consumer_commands.h"
 
@@ -19,6 +21,8 @@ struct ClientCommands::State {
   CLI::App *mode = nullptr, *model = nullptr;
   CLI::App *consumers = nullptr, *c_ls = nullptr, *c_new = nullptr, *c_show = nullptr;
   CLI::App *c_rm = nullptr, *c_resume = nullptr, *inbox = nullptr;
+  CLI::App* acp = nullptr;
+  acp_server::AcpServerOptions acp_options;
   NewConsumerOptions new_consumer;
   std::string consumer, session;
   bool include_closed = false;
@@ -32,6 +36,7 @@ struct ClientCommands::State {
   void AddTurnCommands(CLI::App& app);  // send, follow, history
   void AddSteering(CLI::App& app);      // interrupt, approve, deny, fork, rewind, mode, model
   void AddConsumers(CLI::App& app);     // consumers ls|new|show|rm|resume, inbox
+  void AddAcp(CLI::App& app);           // acp
 };
 
 namespace {
@@ -166,6 +171,15 @@ void ClientCommands::State::AddConsumers(CLI::App& app) {
   s.inbox->add_option("agent", s.agent, "agent id")->required();
 }
 
+void ClientCommands::State::AddAcp(CLI::App& app) {
+  acp = Command(app, "acp", "serve the Agent Client Protocol on stdio for an editor (docs/acp.md)",
+                nullptr);
+  acp->add_option("--provider", acp_options.provider, "the provider of new sessions")
+      ->capture_default_str();
+  acp->add_option("--model", acp_options.model, "the model of new sessions");
+  acp->add_option("--mode", acp_options.mode, "the mode of new sessions");
+}
+
 ClientCommands::ClientCommands(CLI::App& app) : state_(std::make_unique<State>()) {
   State& s = *state_;
   app.add_option("--url", s.context.http.url, "the daemon's URL (client commands)")
@@ -178,6 +192,7 @@ ClientCommands::ClientCommands(CLI::App& app) : state_(std::make_unique<State>()
   s.AddTurnCommands(app);
   s.AddSteering(app);
   s.AddConsumers(app);
+  s.AddAcp(app);
 }
 
 ClientCommands::~ClientCommands() = default;
@@ -209,6 +224,12 @@ std::optional<int> ClientCommands::Run() const {
     return ListConsumers(c);
   }
   if (*s.inbox) return ShowInbox(c, s.agent);
+  if (*s.acp) {
+    acp_server::AcpServerOptions options = s.acp_options;
+    options.http = c.http;
+    options.version = GetBuildInfo().version;
+    return acp_server::RunAcpServer(options);
+  }
   return std::nullopt;
 }
 

@@ -3,8 +3,6 @@
 #include <fmt/core.h>
 #include <boost/json/serialize.hpp>
 
-#include <random>
-
 #include "core/ids.h"
 
 namespace agentstream::cli::client {
@@ -39,10 +37,6 @@ bool ValidCursor(const std::string& text, const char* option) {
   return false;
 }
 
-std::string NewClientMessageId() {
-  std::random_device random;
-  const std::uint64_t high = random(), low = random();
-  return fmt::format("cli_{:016x}", (high << 32) ^ low);
-}
+std::string NewClientMessageId() { return NewClientId("cli"); }
 
 }  // namespace agentstream::cli::client

@@ -1,6 +1,9 @@
 #include "cli/client/daemon_api.h"
 
+#include <fmt/core.h>
 #include <boost/json/serialize.hpp>
+
+#include <random>
 
 #include "api/api_json.h"
 #include "cli/client/endpoint.h"
@@ -11,6 +14,12 @@ namespace {
 // Reply bodies are bounded by the transport (HttpClientOptions::max_body_bytes).
 constexpr std::size_t kMaxReplyJsonBytes = std::size_t{64} << 20;
 }  // namespace
+
+std::string NewClientId(std::string_view prefix) {
+  std::random_device random;
+  const std::uint64_t high = random(), low = random();
+  return fmt::format("{}_{:016x}", prefix, (high << 32) ^ low);
+}
 
 std::string DaemonApi::AgentPath(std::string_view agent, std::string_view suffix) {
   return "/v1/agents/" + PercentEncode(agent) + std::string(suffix);

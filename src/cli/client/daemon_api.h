@@ -35,4 +35,7 @@ class DaemonApi {
   HttpClient& http_;
 };
 
+// A fresh random id "PREFIX_<16 hex digits>", for a clientMessageId or a clientRequestId.
+std::string NewClientId(std::string_view prefix);
+
 }  // namespace agentstream::cli::client

@@ -112,21 +112,28 @@ EventFollower::Attempt EventFollower::ReadOnce(const EventCallback& on_event,
   };
   const std::string target =
       DaemonApi::AgentPath(agent_, "/events?offset=" + PercentEncode(offset_) + "&live=sse");
-  attempt.status = http_.Stream(target, "text/event-stream", handler);
+  attempt.status = http_.Stream(target, "text/event-stream", handler, options_.stop);
   Finish(connection, attempt, on_event);
   return attempt;
 }
 
 Status EventFollower::Run(const EventCallback& on_event, const RetryCallback& on_retry,
                           const UpToDateCallback& on_up_to_date) {
+  auto stopped = [this] { return options_.stop != nullptr && options_.stop->load(); };
   std::chrono::milliseconds backoff = options_.first_backoff;
   for (;;) {
     Attempt attempt = ReadOnce(on_event, on_up_to_date);
-    if (attempt.stopped) return Status::Ok();
+    if (attempt.stopped || stopped()) return Status::Ok();
     if (attempt.permanent) return attempt.status;
     if (attempt.progressed) backoff = options_.first_backoff;
     if (on_retry) on_retry(attempt.status, backoff);
-    std::this_thread::sleep_for(backoff);
+    const auto until = std::chrono::steady_clock::now() + backoff;
+    while (!stopped() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(
+          std::chrono::milliseconds(100), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                              until - std::chrono::steady_clock::now())));
+    }
+    if (stopped()) return Status::Ok();
     backoff = std::min(backoff * 2, options_.max_backoff);
   }
 }

@@ -12,6 +12,7 @@
 // Threading: Run blocks the calling thread; the callbacks run on it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -30,6 +31,9 @@ struct EventFollowerOptions {
   std::chrono::milliseconds max_backoff{5000};
   std::size_t max_error_body_bytes = 64u << 10;  // of an HTTP error reply kept for its message
   std::size_t max_catch_up_bytes = 64u << 20;    // of a catch-up (non-SSE) reply body
+  // When given: once it is true (set from any thread), Run returns OK within about 100 ms, also
+  // while it waits to reconnect. Must outlive Run.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 class EventFollower {
@@ -44,11 +48,11 @@ class EventFollower {
   // `http` must outlive the follower.
   EventFollower(HttpClient& http, std::string agent, EventFollowerOptions options = {});
 
-  // Follows until `on_event` returns false (OK) or the daemon answers something that retrying
-  // cannot fix, which is returned: a 4xx reply (no such agent, a bad offset, a refused token), an
-  // event newer than this build reads (kUnsupportedVersion), or a frame that does not decode
-  // (kInvalidArgument, kTooLarge). Connection failures, 5xx replies and read errors the daemon
-  // reports are retried forever.
+  // Follows until `on_event` returns false or `options.stop` is set (OK), or the daemon answers
+  // something that retrying cannot fix, which is returned: a 4xx reply (no such agent, a bad
+  // offset, a refused token), an event newer than this build reads (kUnsupportedVersion), or a
+  // frame that does not decode (kInvalidArgument, kTooLarge). Connection failures, 5xx replies and
+  // read errors the daemon reports are retried forever.
   Status Run(const EventCallback& on_event, const RetryCallback& on_retry,
              const UpToDateCallback& on_up_to_date = nullptr);
 

@@ -37,7 +37,7 @@ Result<HttpResponse> HttpClient::Request(std::string_view method, std::string_vi
 }
 
 Status HttpClient::Stream(std::string_view target, std::string_view accept,
-                          const StreamHandler& handler) {
+                          const StreamHandler& handler, const std::atomic<bool>* stop) {
   // The handler's error, if it ended the stream with one.
   Status failed;
   auto keep = [&failed](Result<bool> more) {
@@ -49,7 +49,7 @@ Status HttpClient::Stream(std::string_view target, std::string_view accept,
       For("GET", target, accept),
       {.on_head = [&](const HttpResponse& head) { return keep(handler.on_head(head)); },
        .on_body = [&](std::string_view bytes) { return keep(handler.on_data(bytes)); }},
-      never, options_.stream_idle_timeout);
+      stop != nullptr ? *stop : never, options_.stream_idle_timeout);
   if (!failed.ok()) return failed;
   return ended.status();
 }

@@ -12,6 +12,7 @@
 // Threading: an HttpClient may be used by one thread at a time; use one per thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -64,8 +65,10 @@ class HttpClient {
 
   // GETs `target` with `accept` and feeds the reply to `handler` until the body ends (OK), the
   // handler ends it (OK) or fails (its error), or the connection breaks or stays silent for
-  // stream_idle_timeout (kUnavailable).
-  Status Stream(std::string_view target, std::string_view accept, const StreamHandler& handler);
+  // stream_idle_timeout (kUnavailable), or `stop` (when given) becomes true (OK; checked at least
+  // every 100 ms, from any thread).
+  Status Stream(std::string_view target, std::string_view accept, const StreamHandler& handler,
+                const std::atomic<bool>* stop = nullptr);
 
   const Endpoint& endpoint() const;
 

@@ -17,22 +17,6 @@ using process::Clock;
 using process::Millis;
 namespace json = boost::json;
 
-TEST(AcpProtocol, ParsesTheThreeMessageKinds) {
-  auto req = ParseRpc(R"({"jsonrpc":"2.0","id":0,"method":"fs/read_text_file","params":{}})");
-  ASSERT_TRUE(req.ok());
-  EXPECT_EQ(req->kind, RpcMessage::Kind::kRequest);
-  auto note = ParseRpc(R"({"jsonrpc":"2.0","method":"session/update","params":{}})");
-  ASSERT_TRUE(note.ok());
-  EXPECT_EQ(note->kind, RpcMessage::Kind::kNotification);
-  auto err = ParseRpc(R"({"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"boom"}})");
-  ASSERT_TRUE(err.ok());
-  EXPECT_EQ(err->kind, RpcMessage::Kind::kResponse);
-  EXPECT_EQ(err->error.value_or(""), "-32603: boom");
-  EXPECT_FALSE(ParseRpc("not json").ok());
-  EXPECT_FALSE(ParseRpc("[1,2]").ok());
-  EXPECT_FALSE(ParseRpc(R"({"jsonrpc":"2.0"})").ok());
-}
-
 TEST(AcpProtocol, ChoosesOptionsByKindNeverById) {
   const std::vector<AcpOption> gemini = {{"proceed_always", "allow_always", ""},
                                          {"proceed_once", "allow_once", ""},

@@ -1,5 +1,5 @@
 // The Agent Client Protocol (ACP, schema v1) as plain values: the agent command configuration and
-// its named presets, JSON-RPC 2.0 message classification and builders, and AcpUpdateMapper, which
+// its named presets (the JSON-RPC 2.0 lines are jsonrpc/json_rpc.h), and AcpUpdateMapper, which
 // turns `session/update` notifications and permission requests into normalized provider events.
 // No I/O (the provider in acp_provider.h owns the process); see AGENT-CLIS.md section 3.
 #pragma once
@@ -32,33 +32,6 @@ struct AgentCommand {
 Result<AgentCommand> Preset(const std::string& name, const std::optional<std::string>& model,
                             const std::string& program = {});
 std::vector<std::string> PresetNames();
-
-// One decoded JSON-RPC message from the agent.
-struct RpcMessage {
-  enum class Kind { kRequest, kNotification, kResponse };
-  Kind kind = Kind::kNotification;
-  boost::json::value id;  // request / response id (number or string); null for notifications
-  std::string method;
-  boost::json::value params;         // request / notification params
-  boost::json::value result;         // response result
-  std::optional<std::string> error;  // response error: "code: message"
-  std::int64_t error_code = 0;
-};
-
-// kInvalidArgument when `line` is not a JSON-RPC 2.0 object of one of the three kinds. A number
-// beyond the range of a double reads as null (wire::NullNonFinite).
-Result<RpcMessage> ParseRpc(std::string_view line);
-
-std::string RequestLine(std::int64_t id, std::string_view method, boost::json::value params);
-std::string NotificationLine(std::string_view method, boost::json::value params);
-std::string ResultLine(const boost::json::value& id, boost::json::value result);
-std::string ErrorLine(const boost::json::value& id, int code, std::string_view message);
-
-// JSON-RPC error codes the client answers with.
-inline constexpr int kMethodNotFound = -32601;
-inline constexpr int kInvalidParams = -32602;
-inline constexpr int kInternalError = -32603;
-inline constexpr int kResourceNotFound = -32002;
 
 // `path` (absolute, as ACP requires) resolved lexically and through existing symlinks; refused
 // (kInvalidArgument) unless it lies inside `root` (the session's cwd).

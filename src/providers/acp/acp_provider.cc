@@ -12,6 +12,16 @@
 namespace agentstream::providers::acp {
 
 namespace json = boost::json;
+using jsonrpc::ErrorLine;
+using jsonrpc::kInternalError;
+using jsonrpc::kInvalidParams;
+using jsonrpc::kMethodNotFound;
+using jsonrpc::kResourceNotFound;
+using jsonrpc::NotificationLine;
+using jsonrpc::ParseRpc;
+using jsonrpc::RequestLine;
+using jsonrpc::ResultLine;
+using jsonrpc::RpcMessage;
 using process::Millis;
 
 namespace {

@@ -29,6 +29,7 @@
 #include <memory>
 #include <string>
 
+#include "jsonrpc/json_rpc.h"
 #include "process/child_process.h"
 #include "providers/acp/acp_protocol.h"
 #include "providers/acp/acp_terminals.h"
@@ -86,10 +87,10 @@ class AcpProvider final : public AgentProvider {
   using Reply = std::function<void(Result<boost::json::value>)>;
 
   void OnFrame(const process::Frame& frame);
-  void OnMessage(RpcMessage m);
-  void OnAgentRequest(const RpcMessage& m);
-  void OnPermissionRequest(const RpcMessage& m);
-  void OnFsRequest(const RpcMessage& m);
+  void OnMessage(jsonrpc::RpcMessage m);
+  void OnAgentRequest(const jsonrpc::RpcMessage& m);
+  void OnPermissionRequest(const jsonrpc::RpcMessage& m);
+  void OnFsRequest(const jsonrpc::RpcMessage& m);
   void OnExit(const process::ExitInfo& exit);
   void Call(std::string_view method, boost::json::value params, Reply reply);
   void Answer(const boost::json::value& id, Result<boost::json::value> result);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <boost/json.hpp>
 #include <random>
 
 #include "providers/codex/codex_history.h"
@@ -10,7 +11,7 @@
 namespace agentstream::providers::codex {
 
 namespace json = boost::json;
-using acp::RpcMessage;
+using jsonrpc::RpcMessage;
 
 namespace {
 
@@ -290,7 +291,7 @@ void CodexProvider::OnFrame(const process::Frame& frame) {
   } else if (frame.kind == process::Frame::Kind::kOversize) {
     Publish(turn::ProviderError{
         "protocol_oversize", "dropped a " + std::to_string(frame.dropped) + "-byte line", false});
-  } else if (Result<RpcMessage> m = acp::ParseRpc(frame.text); m.ok()) {
+  } else if (Result<RpcMessage> m = jsonrpc::ParseRpc(frame.text); m.ok()) {
     OnMessage(std::move(m).value());
   } else if (!frame.text.empty()) {
     Publish(turn::ProviderError{"protocol_garbage",
@@ -407,7 +408,7 @@ void CodexProvider::OnServerRequest(const RpcMessage& m) {
     if (child_)
       (void)child_->WriteLine(
           Line({{"id", m.id},
-                {"error", json::object{{"code", acp::kMethodNotFound},
+                {"error", json::object{{"code", jsonrpc::kMethodNotFound},
                                        {"message", "agentstream does not handle " + m.method}}}}));
     return;
   }

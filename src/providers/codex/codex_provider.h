@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "jsonrpc/json_rpc.h"
 #include "process/child_process.h"
-#include "providers/acp/acp_protocol.h"
 #include "providers/provider.h"
 
 namespace agentstream::providers::codex {
@@ -91,10 +91,10 @@ class CodexProvider final : public AgentProvider {
   using Reply = std::function<void(Result<boost::json::value>)>;
 
   void OnFrame(const process::Frame& frame);
-  void OnMessage(acp::RpcMessage m);
+  void OnMessage(jsonrpc::RpcMessage m);
   void OnNotification(const std::string& method, const boost::json::object& params);
   void OnItem(bool completed, const boost::json::object& item);
-  void OnServerRequest(const acp::RpcMessage& m);
+  void OnServerRequest(const jsonrpc::RpcMessage& m);
   void OnExit(const process::ExitInfo& exit);
   std::int64_t Call(std::string_view method, boost::json::value params, Reply reply);
   void LoadHistory(const std::string& cursor, const Done& finish);
