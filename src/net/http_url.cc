@@ -63,6 +63,59 @@ std::string UrlOf(const HttpUrl& url, std::string_view target) {
   return (url.tls ? "https://" : "http://") + HostAndPort(url) + std::string(target);
 }
 
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The byte of the escape at in[i] ('%'), or -1 when it is malformed.
+int EscapedByte(std::string_view in, std::size_t i) {
+  if (i + 2 >= in.size()) return -1;
+  const int hi = HexValue(in[i + 1]);
+  const int lo = HexValue(in[i + 2]);
+  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+}  // namespace
+
+bool PercentDecode(std::string_view in, bool plus_is_space, std::string* out) {
+  out->clear();
+  out->reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    char c = in[i];
+    if (c == '%') {
+      const int byte = EscapedByte(in, i);
+      if (byte < 0) return false;
+      c = static_cast<char>(byte);
+      i += 2;
+    } else if (c == '+' && plus_is_space) {
+      c = ' ';
+    }
+    if (c == '\0') return false;
+    out->push_back(c);
+  }
+  return true;
+}
+
+std::string PercentDecodeLenient(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const int byte = in[i] == '%' ? EscapedByte(in, i) : -1;
+    if (byte >= 0) {
+      out.push_back(static_cast<char>(byte));
+      i += 2;
+    } else {
+      out.push_back(in[i] == '+' ? ' ' : in[i]);
+    }
+  }
+  return out;
+}
+
 std::string PercentEncode(std::string_view text) {
   constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;

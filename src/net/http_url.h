@@ -32,4 +32,13 @@ std::string UrlOf(const HttpUrl& url, std::string_view target);
 // one path segment or query value whatever it contains ("a b/c" -> "a%20b%2Fc").
 std::string PercentEncode(std::string_view text);
 
+// Percent-decodes `in` (%XX, hex digits of either case; '+' is a space where `plus_is_space`, as
+// in a query). Strict, for requests the daemon routes: false for a malformed escape ("%4", "%zz")
+// or a decoded NUL byte, and `out` is then unspecified.
+bool PercentDecode(std::string_view in, bool plus_is_space, std::string* out);
+
+// Lenient, for the query parameters of the Durable Streams protocol, read as its reference
+// server reads them: '+' is a space, and a malformed escape stays as written ("%zz" -> "%zz").
+std::string PercentDecodeLenient(std::string_view in);
+
 }  // namespace agentstream::net

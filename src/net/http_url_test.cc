@@ -41,5 +41,24 @@ TEST(HttpUrl, RefusesWhatItCannotReach) {
   }
 }
 
+TEST(PercentDecoding, StrictRefusesMalformedEscapesAndNul) {
+  std::string out;
+  EXPECT_TRUE(PercentDecode("a%20b%2fc%2F+d", false, &out));
+  EXPECT_EQ(out, "a b/c/+d");
+  EXPECT_TRUE(PercentDecode("a+b", true, &out));
+  EXPECT_EQ(out, "a b");
+  for (const char* bad : {"%", "%4", "a%zz", "%g0", "x%00y", "%%41"})
+    EXPECT_FALSE(PercentDecode(bad, true, &out)) << bad;
+  EXPECT_TRUE(PercentDecode(PercentEncode("id/with space:1\x7f"), false, &out));
+  EXPECT_EQ(out, "id/with space:1\x7f");
+}
+
+TEST(PercentDecoding, LenientKeepsMalformedEscapesAsWritten) {
+  EXPECT_EQ(PercentDecodeLenient("a%20b+c"), "a b c");
+  EXPECT_EQ(PercentDecodeLenient("%zz%4"), "%zz%4");
+  EXPECT_EQ(PercentDecodeLenient("100%"), "100%");
+  EXPECT_EQ(PercentDecodeLenient("%%41"), "%A");
+}
+
 }  // namespace
 }  // namespace agentstream::net

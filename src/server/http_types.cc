@@ -3,46 +3,16 @@
 #include <algorithm>
 #include <cctype>
 
+#include "net/http_url.h"
+
 namespace agentstream::server {
-
-namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
-
-bool PercentDecode(std::string_view in, bool plus_is_space, std::string* out) {
-  out->clear();
-  out->reserve(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    if (c == '%') {
-      if (i + 2 >= in.size()) return false;
-      const int hi = HexValue(in[i + 1]);
-      const int lo = HexValue(in[i + 2]);
-      if (hi < 0 || lo < 0) return false;
-      c = static_cast<char>(hi * 16 + lo);
-      i += 2;
-    } else if (c == '+' && plus_is_space) {
-      c = ' ';
-    }
-    if (c == '\0') return false;
-    out->push_back(c);
-  }
-  return true;
-}
 
 bool ParseTarget(std::string_view target, std::string* path,
                  std::map<std::string, std::string>* query) {
   const std::size_t q = target.find('?');
   const std::string_view raw_path = target.substr(0, q);
   if (raw_path.empty() || raw_path.front() != '/') return false;
-  if (!PercentDecode(raw_path, /*plus_is_space=*/false, path)) return false;
+  if (!net::PercentDecode(raw_path, /*plus_is_space=*/false, path)) return false;
   for (const char c : *path) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
   }
@@ -56,8 +26,8 @@ bool ParseTarget(std::string_view target, std::string* path,
     if (pair.empty()) continue;
     const std::size_t eq = pair.find('=');
     std::string key, value;
-    if (!PercentDecode(pair.substr(0, eq), true, &key)) return false;
-    if (eq != std::string_view::npos && !PercentDecode(pair.substr(eq + 1), true, &value))
+    if (!net::PercentDecode(pair.substr(0, eq), true, &key)) return false;
+    if (eq != std::string_view::npos && !net::PercentDecode(pair.substr(eq + 1), true, &value))
       return false;
     (*query)[key] = value;
   }

@@ -49,10 +49,6 @@ struct HttpResponse {
 bool ParseTarget(std::string_view target, std::string* path,
                  std::map<std::string, std::string>* query);
 
-// Decodes %XX escapes (and '+' as space when `plus_is_space`). False on a malformed escape or
-// a decoded NUL.
-bool PercentDecode(std::string_view in, bool plus_is_space, std::string* out);
-
 // Splits "/v1/agents/x/events" into {"v1","agents","x","events"} (empty segments dropped).
 std::vector<std::string> PathSegments(std::string_view path);
 

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "net/base64.h"
+#include "net/http_url.h"
 #include "streams/json_mode.h"
 #include "streams/subscriptions.h"
 
@@ -22,29 +23,6 @@ std::int64_t NowMs() {
       .count();
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string Decode(std::string_view in) {
-  std::string out;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '+') {
-      out += ' ';
-    } else if (in[i] == '%' && i + 2 < in.size() && HexValue(in[i + 1]) >= 0 &&
-               HexValue(in[i + 2]) >= 0) {
-      out += static_cast<char>(HexValue(in[i + 1]) * 16 + HexValue(in[i + 2]));
-      i += 2;
-    } else {
-      out += in[i];
-    }
-  }
-  return out;
-}
-
 // Every value of `key` in a raw query string.
 std::vector<std::string> QueryValues(std::string_view query, std::string_view key) {
   std::vector<std::string> values;
@@ -53,8 +31,9 @@ std::vector<std::string> QueryValues(std::string_view query, std::string_view ke
     const std::string_view pair = query.substr(0, amp);
     query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
     const std::size_t eq = pair.find('=');
-    if (Decode(pair.substr(0, eq)) != key) continue;
-    values.push_back(eq == std::string_view::npos ? std::string() : Decode(pair.substr(eq + 1)));
+    if (net::PercentDecodeLenient(pair.substr(0, eq)) != key) continue;
+    values.push_back(eq == std::string_view::npos ? std::string()
+                                                  : net::PercentDecodeLenient(pair.substr(eq + 1)));
   }
   return values;
 }
