@@ -22,12 +22,14 @@
 #include "cluster/http_forwarder.h"
 #include "consumers/consumer_service.h"
 #include "log/log.h"
+#include "mcp_server/mcp_http.h"
 #include "net/http_url.h"
 #include "process/child_process.h"
 #include "process/event_loop.h"
 #include "process/leftovers.h"
 #include "runtime/agent_manager.h"
 #include "runtime/provider_factory.h"
+#include "server/api_router.h"
 #include "server/http_server.h"
 #include "server/inbox.h"
 #include "server/static_files.h"
@@ -277,6 +279,21 @@ int RunServe(const ServeOptions& options) {
   server_options.consumers = consumers.get();
   server_options.inbox = &inbox;
   server_options.long_poll_timeout = std::chrono::milliseconds(options.long_poll_ms);
+  // /mcp: the MCP server's HTTP transport, its tools calling this daemon's own API (set once the
+  // port is known; until then /mcp answers 503).
+  std::unique_ptr<mcp_server::McpHttp> mcp;
+  std::atomic<mcp_server::McpHttp*> mcp_ready{nullptr};
+  server_options.mcp = [&mcp_ready](const server::HttpRequest& request,
+                                    std::function<void(server::HttpResponse)> reply) {
+    mcp_server::McpHttp* handler = mcp_ready.load();
+    if (handler == nullptr) {
+      return reply(server::CodedErrorResponse(503, "unavailable", "the daemon is starting"));
+    }
+    handler->Handle(request.method, request.body,
+                    [reply = std::move(reply)](const mcp_server::McpHttpReply& r) {
+                      reply(server::HttpResponse{r.status, r.content_type, r.headers, r.body});
+                    });
+  };
   auto server = std::make_unique<server::Server>(*manager, **log, server_options);
   int code = 0;
   if (Status started = server->Start(); !started.ok()) {
@@ -285,6 +302,13 @@ int RunServe(const ServeOptions& options) {
     const bool v6 = server_options.host.find(':') != std::string::npos;
     const std::string url = fmt::format("http://{}{}{}:{}", v6 ? "[" : "", server_options.host,
                                         v6 ? "]" : "", server->port());
+    cli::client::HttpClientOptions self;  // a wildcard address is reached on loopback
+    self.url = server_options.host == "0.0.0.0" ? fmt::format("http://127.0.0.1:{}", server->port())
+               : server_options.host == "::"    ? fmt::format("http://[::1]:{}", server->port())
+                                                : url;
+    self.token = options.token;
+    mcp = std::make_unique<mcp_server::McpHttp>(self, GetBuildInfo().version);
+    mcp_ready = mcp.get();
     fmt::print("agentstream: serving on {}\n", url);  // tests and scripts read this line
     std::fflush(stdout);
     // Under systemd (Type=notify): `systemctl start` returns now that the port accepts.
@@ -312,6 +336,8 @@ int RunServe(const ServeOptions& options) {
   // agents), then the agents (open turns end canceled), then their thread, then the server's
   // handlers and the log.
   server->Stop();
+  mcp_ready = nullptr;
+  mcp.reset();  // its running tools end (their daemon calls fail: the server stopped)
   consumers->Stop();
   std::promise<void> stopped;
   manager->Shutdown([&stopped] { stopped.set_value(); });

@@ -167,7 +167,8 @@ ApiRouter::ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineServi
 
 std::string ApiRouter::RouteOf(const HttpRequest& request) {
   const std::vector<std::string> seg = PathSegments(request.path);
-  if (seg.size() == 1 && (seg[0] == "healthz" || seg[0] == "metrics" || seg[0] == "ws"))
+  if (seg.size() == 1 &&
+      (seg[0] == "healthz" || seg[0] == "metrics" || seg[0] == "ws" || seg[0] == "mcp"))
     return "/" + seg[0];
   if (seg.size() >= 2 && seg[0] == "v1" && seg[1] == "consumers") {
     if (seg.size() == 2) return "/v1/consumers";

@@ -277,11 +277,13 @@ void HttpConnection::OnRequest() {
     if (query->live == LiveMode::kLongPoll) return StartLongPoll(*query);
     if (query->live == LiveMode::kSse) return StartSse(*query);
   }
-  ctx_.router->Handle(req, [self = shared_from_this()](HttpResponse response) {
+  auto reply = [self = shared_from_this()](HttpResponse response) {
     asio::post(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
       self->Respond(std::move(response));
     });
-  });
+  };
+  if (req.path == "/mcp" && ctx_.options.mcp) return ctx_.options.mcp(req, std::move(reply));
+  ctx_.router->Handle(req, std::move(reply));
 }
 
 void HttpConnection::Respond(HttpResponse response, bool keep_alive) {

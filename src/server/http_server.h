@@ -11,12 +11,14 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "consumers/consumer_service.h"
 #include "core/status.h"
 #include "runtime/agent_manager.h"
+#include "server/http_types.h"
 #include "server/hub.h"
 #include "server/inbox.h"
 #include "server/metrics.h"
@@ -64,6 +66,11 @@ struct ServerOptions {
   consumers::ConsumerService* consumers = nullptr;
   Inbox* inbox = nullptr;
   WsLimits ws;
+  // Requests to /mcp (any method), after the Host, Origin and token checks every request passes:
+  // the MCP server's streamable HTTP transport (mcp_server/mcp_http.h), set by the composition
+  // root; `reply` takes the response once, from any thread. Null: /mcp answers 404. Must stay
+  // callable until Stop() returned.
+  std::function<void(const HttpRequest& request, std::function<void(HttpResponse)> reply)> mcp;
 };
 
 class Server {

@@ -62,7 +62,7 @@ std::string ETagOf(std::uintmax_t size, fs::file_time_type mtime) {
 bool IsStaticRequest(std::string_view method, std::string_view path) {
   if (method != "GET") return false;
   if (path == "/v1" || path.starts_with("/v1/")) return false;
-  return path != "/ws" && path != "/healthz" && path != "/metrics";
+  return path != "/ws" && path != "/healthz" && path != "/metrics" && path != "/mcp";
 }
 
 std::string ContentTypeFor(std::string_view file_name) {

@@ -16,7 +16,8 @@ namespace agentstream::server {
 // One asset is read whole into the response; the built page's largest file is a few hundred KiB.
 inline constexpr std::size_t kMaxStaticFileBytes = std::size_t{8} << 20;
 
-// True for a request the web page answers: GET, not the API (/v1/...), /ws, /healthz or /metrics.
+// True for a request the web page answers: GET, not the API (/v1/...), /ws, /healthz, /metrics
+// or /mcp.
 bool IsStaticRequest(std::string_view method, std::string_view path);
 
 // The content type for a file name by its extension (application/octet-stream when unknown).

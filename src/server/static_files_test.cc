@@ -112,6 +112,7 @@ TEST(StaticFiles, RoutesOnlyPageRequests) {
   EXPECT_FALSE(IsStaticRequest("GET", "/ws"));
   EXPECT_FALSE(IsStaticRequest("GET", "/healthz"));
   EXPECT_FALSE(IsStaticRequest("GET", "/metrics"));
+  EXPECT_FALSE(IsStaticRequest("GET", "/mcp"));
   EXPECT_EQ(ContentTypeFor("a.css"), "text/css; charset=utf-8");
   EXPECT_EQ(ContentTypeFor("a.unknown"), "application/octet-stream");
 }

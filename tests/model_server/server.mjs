@@ -20,6 +20,10 @@
 //   [say TEXT]         replies TEXT exactly
 //   [recall]           replies "Recall: " + the earlier user prompts of the request, joined by
 //                      " | " (a resumed session's request carries its past)
+//   [mcp TOOL {ARGS}]  (one or more, in order) calls the MCP tool whose offered name ends in
+//                      "__TOOL" (claude names them mcp__SERVER__TOOL) with ARGS, one call per
+//                      request; "$agent" in ARGS becomes the agent id (agent.id) of the first
+//                      call's result. After the last result it replies "MCP done: <result>".
 //   anything else      replies "Echo: <prompt>"
 // A request whose last user message carries tool results gets "Tool finished: <output>", one
 // carrying a <task-notification> gets "Background task finished: <status>".
@@ -56,6 +60,8 @@ export function decide(messages) {
   const after = blocks.slice(lastResult + 1).filter((b) => b && b.type === 'text')
     .map((b) => stripReminders(b.text))
     .filter((t) => t.length > 0 && !t.startsWith('<task-notification>'));
+  const mcp = mcpPlan(users);
+  if (mcp) return mcp;
   if (results.length > 0 && after.length === 0) {
     const r = results[results.length - 1];
     const out = typeof r.content === 'string' ? r.content : userText(r.content);
@@ -91,6 +97,36 @@ export function decide(messages) {
     return { kind: 'text', text: `Recall: ${earlier.join(' | ')}` };
   }
   return { kind: 'text', text: `Echo: ${text.slice(0, 200)}` };
+}
+
+function resultText(block) {
+  return typeof block.content === 'string' ? block.content : userText(block.content);
+}
+
+// The next step of the [mcp TOOL {ARGS}] directives of the last text prompt: a tool call per
+// tool result received since that prompt, then the final text.
+function mcpPlan(users) {
+  let at = -1;
+  for (let i = users.length - 1; i >= 0 && at < 0; i--) {
+    const content = users[i].content;
+    const texts = typeof content === 'string' ? [content] : (Array.isArray(content) ? content : [])
+      .filter((b) => b && b.type === 'text').map((b) => stripReminders(b.text));
+    if (texts.some((t) => t.includes('[mcp '))) at = i;
+  }
+  if (at < 0) return null;
+  const prompt = userText(users[at].content);
+  const steps = [...prompt.matchAll(/\[mcp (\w+) (\{[^\]]*\})\]/g)].map((m) => ({ tool: m[1], args: m[2] }));
+  const results = users.slice(at).flatMap((u) => (Array.isArray(u.content) ? u.content : [])
+    .filter((b) => b && b.type === 'tool_result').map(resultText));
+  if (results.length >= steps.length) {
+    return { kind: 'text', text: `MCP done: ${(results[results.length - 1] || '').slice(0, 2000)}` };
+  }
+  let agent = '';
+  try {
+    agent = JSON.parse(results[0]).agent.id;
+  } catch {}
+  return { kind: 'mcp', tool: steps[results.length].tool,
+           input: JSON.parse(steps[results.length].args.replaceAll('$agent', agent)) };
 }
 
 function frame(res, type, data) {
@@ -149,6 +185,16 @@ function answerStream(res, body, plan) {
   if (plan.kind === 'text') {
     textBlock(res, 0, splitText(plan.text));
     return finish(res, 'end_turn');
+  }
+  if (plan.kind === 'mcp') {
+    const offered = (body.tools || []).map((t) => t && t.name);
+    const name = offered.find((n) => typeof n === 'string' && n.endsWith(`__${plan.tool}`)) || plan.tool;
+    const id = `toolu_scripted_${messageCount}_${process.pid}`;
+    frame(res, 'content_block_start', { index: 0, content_block: { type: 'tool_use', id, name, input: {} } });
+    frame(res, 'content_block_delta', { index: 0,
+      delta: { type: 'input_json_delta', partial_json: JSON.stringify(plan.input) } });
+    frame(res, 'content_block_stop', { index: 0 });
+    return finish(res, 'tool_use');
   }
   if (plan.kind === 'tool') {
     textBlock(res, 0, [background(plan) ? 'Starting it in the background.' : 'Running it.']);

@@ -9,6 +9,7 @@
 #include "cli/build_info.h"
 #include "cli/client/commands.h"
 #include "cli/client/consumer_commands.h"
+#include "mcp_server/mcp_server.h"
 
 namespace agentstream::cli::client {
 
@@ -21,7 +22,7 @@ struct ClientCommands::State {
   CLI::App *mode = nullptr, *model = nullptr;
   CLI::App *consumers = nullptr, *c_ls = nullptr, *c_new = nullptr, *c_show = nullptr;
   CLI::App *c_rm = nullptr, *c_resume = nullptr, *inbox = nullptr;
-  CLI::App* acp = nullptr;
+  CLI::App *acp = nullptr, *mcp = nullptr;
   acp_server::AcpServerOptions acp_options;
   NewConsumerOptions new_consumer;
   std::string consumer, session;
@@ -36,7 +37,7 @@ struct ClientCommands::State {
   void AddTurnCommands(CLI::App& app);  // send, follow, history
   void AddSteering(CLI::App& app);      // interrupt, approve, deny, fork, rewind, mode, model
   void AddConsumers(CLI::App& app);     // consumers ls|new|show|rm|resume, inbox
-  void AddAcp(CLI::App& app);           // acp
+  void AddAcp(CLI::App& app);           // acp, mcp
 };
 
 namespace {
@@ -178,6 +179,8 @@ void ClientCommands::State::AddAcp(CLI::App& app) {
       ->capture_default_str();
   acp->add_option("--model", acp_options.model, "the model of new sessions");
   acp->add_option("--mode", acp_options.mode, "the mode of new sessions");
+  mcp = Command(app, "mcp", "serve the Model Context Protocol on stdio for an agent (docs/mcp.md)",
+                nullptr);
 }
 
 ClientCommands::ClientCommands(CLI::App& app) : state_(std::make_unique<State>()) {
@@ -229,6 +232,12 @@ std::optional<int> ClientCommands::Run() const {
     options.http = c.http;
     options.version = GetBuildInfo().version;
     return acp_server::RunAcpServer(options);
+  }
+  if (*s.mcp) {
+    mcp_server::McpServerOptions options;
+    options.http = c.http;
+    options.version = GetBuildInfo().version;
+    return mcp_server::RunMcpServer(options);
   }
   return std::nullopt;
 }

@@ -9,55 +9,13 @@
 #include "cli/client/daemon_api.h"
 #include "cli/client/endpoint.h"
 #include "cli/client/event_follower.h"
+#include "cli/client/turn_wait.h"
 
 namespace agentstream::cli::client {
 
 namespace json = boost::json;
 
 namespace {
-
-// How the turn a prompt started ended.
-struct TurnEnd {
-  std::string turn;
-  std::string outcome;  // completed | canceled | failed
-  std::string reason;   // stop reason, cancel reason, or "code: message"
-  Cursor at;
-};
-
-// Follows the agent's log from `from` until the turn started by `client_id` (or `turn`, when
-// the reply named it) ends.
-Result<TurnEnd> WaitForTurn(HttpClient& http, const std::string& agent, const std::string& from,
-                            const std::string& client_id, std::optional<std::string> turn) {
-  EventFollower follower(http, agent, EventFollowerOptions{.from = from});
-  TurnEnd end;
-  auto on_event = [&](const EventRecord& record) {
-    auto event = DecodeRecord(record);
-    if (!event.ok() || !record.turn) return true;
-    const auto* started = std::get_if<TurnStarted>(&event->payload);
-    if (!turn && started && started->client_message_id == client_id) turn = record.turn->str();
-    if (!turn || record.turn->str() != *turn) return true;
-    if (const auto* done = std::get_if<TurnCompleted>(&event->payload)) {
-      end.outcome = "completed";
-      end.reason = done->stop_reason.value_or("");
-    } else if (const auto* canceled = std::get_if<TurnCanceled>(&event->payload)) {
-      end.outcome = "canceled";
-      end.reason = canceled->reason;
-    } else if (const auto* failed = std::get_if<TurnFailed>(&event->payload)) {
-      end.outcome = "failed";
-      end.reason = failed->code + (failed->message.empty() ? "" : ": " + failed->message);
-    } else {
-      return true;
-    }
-    end.turn = *turn;
-    end.at = record.cursor();
-    return false;
-  };
-  auto on_retry = [](const Status& why, std::chrono::milliseconds delay) {
-    fmt::print(stderr, "agentstream: {}; retrying in {} ms\n", why.message(), delay.count());
-  };
-  AS_RETURN_IF_ERROR(follower.Run(on_event, on_retry));
-  return end;
-}
 
 bool ParseWhileRunning(const std::string& text, turn::WhileRunning* out) {
   for (auto mode :
@@ -125,8 +83,11 @@ int Send(const ClientContext& context, const SendOptions& options) {
     if (reply.outcome == turn::SubmissionOutcome::kDuplicate) from = "-1";  // it may be long done
     std::optional<std::string> turn;
     if (reply.turn) turn = reply.turn->str();
-    AS_ASSIGN_OR_RETURN(
-        TurnEnd end, WaitForTurn(api.http(), options.agent, from, request.client_message_id, turn));
+    auto on_retry = [](const Status& why, std::chrono::milliseconds delay) {
+      fmt::print(stderr, "agentstream: {}; retrying in {} ms\n", why.message(), delay.count());
+    };
+    AS_ASSIGN_OR_RETURN(TurnEnd end, WaitForTurn(api.http(), options.agent, from,
+                                                 request.client_message_id, turn, on_retry));
     turn_ok = end.outcome == "completed";
     if (context.json) {
       json::object out = reply_json.is_object() ? reply_json.get_object() : json::object();

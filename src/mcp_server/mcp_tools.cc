@@ -1,0 +1,416 @@
+#include "mcp_server/mcp_tools.h"
+
+#include <boost/json.hpp>
+#include <cctype>
+#include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/api_json.h"
+#include "cli/client/daemon_api.h"
+#include "cli/client/endpoint.h"
+#include "cli/client/http_client.h"
+#include "consumers/consumer_spec.h"
+
+namespace agentstream::mcp_server {
+
+namespace json = boost::json;
+using cli::client::DaemonApi;
+using cli::client::HttpClient;
+
+namespace {
+
+// The tools: name, title, description and the JSON Schema of their arguments.
+constexpr std::string_view kTools = R"json([
+{"name": "agents_list", "title": "List agents",
+ "description": "The daemon's agents with their provider, cwd, title, status (idle, running, permission, error), pending permission requests and log cursor.",
+ "inputSchema": {"type": "object", "additionalProperties": false, "properties": {
+   "includeClosed": {"type": "boolean", "description": "also closed agents (default false)"}}}},
+{"name": "agent_create", "title": "Create an agent",
+ "description": "Starts a new agent session on the daemon and returns its snapshot (its id is agent.id). With notifyParent, every turn end of the new agent is delivered into that agent's session, once, also across daemon restarts.",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["provider", "cwd"],
+  "properties": {
+   "provider": {"type": "string", "description": "claude, codex, opencode, acp:gemini, scripted, ..."},
+   "cwd": {"type": "string", "description": "absolute working directory"},
+   "title": {"type": "string"}, "model": {"type": "string"}, "mode": {"type": "string"},
+   "notifyParent": {"type": "string", "description": "an agent id to notify of each turn end"}}}},
+{"name": "agent_send", "title": "Prompt an agent",
+ "description": "Sends a prompt. With wait, waits (at most timeoutSeconds) for the turn it started to end and returns how it ended and the last assistant message.",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["agent", "text"],
+  "properties": {
+   "agent": {"type": "string"}, "text": {"type": "string"},
+   "wait": {"type": "boolean", "description": "wait for the turn's end (default false)"},
+   "timeoutSeconds": {"type": "integer", "minimum": 1, "maximum": 3600, "description": "how long to wait (default 120)"},
+   "whileRunning": {"type": "string", "enum": ["queue", "interrupt", "steer"], "description": "when a turn runs (default queue)"},
+   "clientMessageId": {"type": "string", "description": "a retry with the same id is recorded once"},
+   "notifyParent": {"type": "string", "description": "an agent id to notify of each turn end"}}}},
+{"name": "agent_timeline", "title": "Read an agent's timeline",
+ "description": "A page of the agent's timeline items (user and assistant messages, tool calls, permissions, errors): the newest (tail), or before / after a cursor of a previous page (startCursor, endCursor).",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["agent"],
+  "properties": {
+   "agent": {"type": "string"},
+   "direction": {"type": "string", "enum": ["tail", "before", "after"]},
+   "cursor": {"type": "string", "description": "EPOCH:SEQ; required for before and after"},
+   "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "items (default 20)"}}}},
+{"name": "agent_last_message", "title": "Read an agent's last answer",
+ "description": "The text of the agent's last assistant message (null when it has none yet).",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["agent"],
+  "properties": {"agent": {"type": "string"}}}},
+{"name": "agent_interrupt", "title": "Interrupt an agent",
+ "description": "Interrupts the agent's running turn (it ends canceled).",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["agent"],
+  "properties": {"agent": {"type": "string"}}}},
+{"name": "permission_answer", "title": "Answer a permission request",
+ "description": "Allows or denies a pending permission request of an agent (agents_list shows them).",
+ "inputSchema": {"type": "object", "additionalProperties": false,
+  "required": ["agent", "requestId", "decision"],
+  "properties": {
+   "agent": {"type": "string"}, "requestId": {"type": "string"},
+   "decision": {"type": "string", "enum": ["allow", "deny"]},
+   "optionId": {"type": "string", "description": "a provider's option (allow_once, allow_always, ...)"},
+   "message": {"type": "string", "description": "a message for the agent"}}}}
+])json";
+
+const json::array& Tools() {
+  static const json::array* tools = new json::array(json::parse(kTools).as_array());
+  return *tools;
+}
+
+Status Invalid(const std::string& message) { return Error(ErrorCode::kInvalidArgument, message); }
+
+// The arguments of one call, checked against the tool's schema's property names and types.
+class Args {
+ public:
+  static Result<Args> Of(std::string_view tool, const json::value& arguments) {
+    if (arguments.is_null()) return Args(json::object());
+    if (!arguments.is_object()) return Invalid("arguments must be an object");
+    const json::object* properties = nullptr;
+    for (const json::value& t : Tools())
+      if (t.at("name").as_string() == tool)
+        properties = &t.at("inputSchema").at("properties").as_object();
+    for (const auto& [key, value] : arguments.as_object())
+      if (properties == nullptr || !properties->contains(key))
+        return Invalid("unknown argument " + std::string(key));
+    return Args(arguments.as_object());
+  }
+
+  Result<std::optional<std::string>> Str(std::string_view name) const {
+    const json::value* v = args_.if_contains(name);
+    if (v == nullptr || v->is_null()) return std::optional<std::string>();
+    if (!v->is_string()) return Invalid(std::string(name) + " must be a string");
+    return std::optional<std::string>(std::string(v->as_string()));
+  }
+  Result<std::string> Required(std::string_view name) const {
+    AS_ASSIGN_OR_RETURN(std::optional<std::string> s, Str(name));
+    if (!s || s->empty()) return Invalid(std::string(name) + " is required");
+    return *s;
+  }
+  Result<bool> Bool(std::string_view name) const {
+    const json::value* v = args_.if_contains(name);
+    if (v == nullptr || v->is_null()) return false;
+    if (!v->is_bool()) return Invalid(std::string(name) + " must be true or false");
+    return v->as_bool();
+  }
+  Result<int> Int(std::string_view name, int min, int max, int fallback) const {
+    const json::value* v = args_.if_contains(name);
+    if (v == nullptr || v->is_null()) return fallback;
+    const double d = v->is_number() ? v->to_number<double>() : 0.5;  // 0.5: not an integer
+    if (d != std::floor(d) || d < min || d > max)
+      return Invalid(std::string(name) + " must be an integer from " + std::to_string(min) +
+                     " to " + std::to_string(max));
+    return static_cast<int>(d);
+  }
+
+ private:
+  explicit Args(json::object args) : args_(std::move(args)) {}
+  json::object args_;
+};
+
+Result<std::string> OneOf(const std::optional<std::string>& value, std::string_view name,
+                          std::vector<std::string_view> allowed) {
+  if (!value) return std::string(allowed.front());
+  for (std::string_view a : allowed)
+    if (*value == a) return *value;
+  std::string list;
+  for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+  return Invalid(std::string(name) + " must be one of " + list);
+}
+
+json::object AsObject(json::value v) {
+  return v.is_object() ? std::move(v.as_object()) : json::object{{"value", std::move(v)}};
+}
+
+Result<json::object> ListAgents(const ToolEnv& env, const Args& args) {
+  AS_ASSIGN_OR_RETURN(bool closed, args.Bool("includeClosed"));
+  AS_ASSIGN_OR_RETURN(json::value reply,
+                      env.call("GET", closed ? "/v1/agents?closed=true" : "/v1/agents", nullptr));
+  return AsObject(std::move(reply));
+}
+
+// kNotFound (the daemon's) unless `parent`, when given, is an agent of the daemon.
+Status CheckParent(const ToolEnv& env, const std::optional<std::string>& parent) {
+  if (!parent) return Status::Ok();
+  if (parent->empty()) return Invalid("notifyParent must not be empty");
+  return env.call("GET", DaemonApi::AgentPath(*parent), nullptr).status();
+}
+
+// Creates the notify consumer of `child` when `parent` is given.
+Result<std::optional<std::string>> Notify(const ToolEnv& env, const std::string& child,
+                                          const std::optional<std::string>& parent) {
+  if (!parent) return std::optional<std::string>();
+  AS_ASSIGN_OR_RETURN(json::object spec, NotifySpec(child, *parent));
+  const json::value body = spec;
+  AS_RETURN_IF_ERROR(env.call("POST", "/v1/consumers", &body).status());
+  return std::optional<std::string>(std::string(spec.at("id").as_string()));
+}
+
+Result<json::object> CreateAgent(const ToolEnv& env, const Args& args) {
+  runtime::AgentConfig config;
+  AS_ASSIGN_OR_RETURN(config.provider, args.Required("provider"));
+  AS_ASSIGN_OR_RETURN(config.cwd, args.Required("cwd"));
+  if (!config.cwd.starts_with("/")) return Invalid("cwd must be an absolute path");
+  AS_ASSIGN_OR_RETURN(config.title, args.Str("title"));
+  AS_ASSIGN_OR_RETURN(config.model, args.Str("model"));
+  AS_ASSIGN_OR_RETURN(config.mode, args.Str("mode"));
+  AS_ASSIGN_OR_RETURN(std::optional<std::string> parent, args.Str("notifyParent"));
+  if (parent && parent->empty()) return Invalid("notifyParent must not be empty");
+  AS_RETURN_IF_ERROR(CheckParent(env, parent));  // before the agent exists
+  config.client_request_id = cli::client::NewClientId("mcp");
+  const json::value body = api::AgentConfigToJson(config);
+  AS_ASSIGN_OR_RETURN(json::value agent, env.call("POST", "/v1/agents", &body));
+  AS_ASSIGN_OR_RETURN(std::string id, api::StringMember(agent, "id"));
+  json::object out{{"agent", agent}};
+  Result<std::optional<std::string>> consumer = Notify(env, id, parent);
+  if (!consumer.ok())
+    return Error(consumer.status().code(), "agent " + id +
+                                               " was created, but its notification "
+                                               "was not: " +
+                                               consumer.status().message());
+  if (*consumer) out["notifyConsumer"] = **consumer;
+  return out;
+}
+
+std::string TimelineTarget(const std::string& agent, const std::string& direction,
+                           const std::string& cursor, int limit) {
+  std::string target = DaemonApi::AgentPath(agent, "/timeline") + "?direction=" + direction;
+  if (!cursor.empty()) target += "&cursor=" + cli::client::PercentEncode(cursor);
+  return target + "&limit=" + std::to_string(limit) +
+         "&maxBytes=" + std::to_string(kMaxTimelineBytes);
+}
+
+// The last assistant message of `agent`, read back from the tail: {text, turn, cursor}, text
+// null when there is none in the last kLastMessagePages pages.
+Result<json::object> LastMessage(const ToolEnv& env, const std::string& agent) {
+  std::string direction = "tail", cursor;
+  for (int page = 0; page < kLastMessagePages; ++page) {
+    AS_ASSIGN_OR_RETURN(json::value reply,
+                        env.call("GET", TimelineTarget(agent, direction, cursor, 50), nullptr));
+    const json::object* p = reply.is_object() ? &reply.as_object() : nullptr;
+    const json::value* items = p ? p->if_contains("items") : nullptr;
+    if (items == nullptr || !items->is_array()) return Invalid("daemon: a page without items");
+    const json::array& list = items->as_array();
+    for (auto it = list.rbegin(); it != list.rend(); ++it) {
+      if (!it->is_object() || !it->as_object().contains("kind") ||
+          it->at("kind") != "assistant_message")
+        continue;
+      const json::object& item = it->as_object();
+      json::object out{{"agent", agent}, {"text", item.contains("text") ? item.at("text") : ""}};
+      out["turn"] = item.contains("turn") ? item.at("turn") : json::value(nullptr);
+      if (p->contains("epoch") && item.contains("seqEnd"))
+        out["cursor"] = json::serialize(p->at("epoch")) + ":" + json::serialize(item.at("seqEnd"));
+      return out;
+    }
+    const json::value* older = p->if_contains("hasOlder");
+    const json::value* start = p->if_contains("startCursor");
+    if (!older || !older->is_bool() || !older->as_bool() || !start || !start->is_string()) break;
+    direction = "before";
+    cursor = start->as_string();
+  }
+  return json::object{{"agent", agent}, {"text", nullptr}};
+}
+
+Result<json::object> Send(const ToolEnv& env, const Args& args, const std::atomic<bool>* cancel) {
+  AS_ASSIGN_OR_RETURN(std::string agent, args.Required("agent"));
+  AS_ASSIGN_OR_RETURN(std::string text, args.Required("text"));
+  AS_ASSIGN_OR_RETURN(bool wait, args.Bool("wait"));
+  AS_ASSIGN_OR_RETURN(int timeout,
+                      args.Int("timeoutSeconds", 1, kMaxWaitSeconds, kDefaultWaitSeconds));
+  AS_ASSIGN_OR_RETURN(std::optional<std::string> while_running, args.Str("whileRunning"));
+  AS_ASSIGN_OR_RETURN(std::string mode,
+                      OneOf(while_running, "whileRunning", {"queue", "interrupt", "steer"}));
+  AS_ASSIGN_OR_RETURN(std::optional<std::string> client_id, args.Str("clientMessageId"));
+  AS_ASSIGN_OR_RETURN(std::optional<std::string> parent, args.Str("notifyParent"));
+  if (parent && parent->empty()) return Invalid("notifyParent must not be empty");
+  json::object body{
+      {"clientMessageId",
+       client_id && !client_id->empty() ? *client_id : cli::client::NewClientId("mcp")},
+      {"text", text},
+      {"whileRunning", mode}};
+  const std::string message_id(body.at("clientMessageId").as_string());
+
+  AS_RETURN_IF_ERROR(CheckParent(env, parent));
+  AS_ASSIGN_OR_RETURN(std::optional<std::string> consumer, Notify(env, agent, parent));
+  std::string from = "-1";
+  if (wait) {  // read from the tail before the prompt, so no event of its turn is missed
+    AS_ASSIGN_OR_RETURN(json::value snapshot,
+                        env.call("GET", DaemonApi::AgentPath(agent), nullptr));
+    AS_ASSIGN_OR_RETURN(std::string cursor, api::StringMember(snapshot, "cursor"));
+    if (!cursor.ends_with(":0")) from = cursor;
+  }
+  const json::value request = body;
+  AS_ASSIGN_OR_RETURN(json::value reply_json,
+                      env.call("POST", DaemonApi::AgentPath(agent, "/messages"), &request));
+  AS_ASSIGN_OR_RETURN(runtime::SendReply reply, api::SendReplyFromJson(reply_json));
+  json::object out = AsObject(reply_json);
+  out["clientMessageId"] = message_id;
+  if (consumer) out["notifyConsumer"] = *consumer;
+  const bool refused = reply.outcome == turn::SubmissionOutcome::kRejected ||
+                       reply.outcome == turn::SubmissionOutcome::kCanceled;
+  if (!wait || refused) return out;
+  if (reply.outcome == turn::SubmissionOutcome::kDuplicate) from = "-1";  // it may be long done
+  std::optional<std::string> turn;
+  if (reply.turn) turn = reply.turn->str();
+  AS_ASSIGN_OR_RETURN(cli::client::TurnEnd end, env.wait(agent, from, message_id, turn,
+                                                         std::chrono::seconds(timeout), cancel));
+  if (end.outcome.empty()) {
+    out["timedOut"] = true;
+    if (!end.turn.empty()) out["turnId"] = end.turn;
+    return out;
+  }
+  out["timedOut"] = false;
+  out["turnId"] = end.turn;
+  out["turnOutcome"] = end.outcome;
+  out["turnReason"] = end.reason;
+  out["endCursor"] = FormatCursor(end.at);
+  AS_ASSIGN_OR_RETURN(json::object last, LastMessage(env, agent));
+  out["lastMessage"] = last.at("text");
+  return out;
+}
+
+Result<json::object> Timeline(const ToolEnv& env, const Args& args) {
+  AS_ASSIGN_OR_RETURN(std::string agent, args.Required("agent"));
+  AS_ASSIGN_OR_RETURN(std::optional<std::string> d, args.Str("direction"));
+  AS_ASSIGN_OR_RETURN(std::string direction, OneOf(d, "direction", {"tail", "before", "after"}));
+  AS_ASSIGN_OR_RETURN(std::optional<std::string> cursor, args.Str("cursor"));
+  if (direction != "tail" && (!cursor || cursor->empty()))
+    return Invalid("cursor is required for direction " + direction);
+  Cursor parsed;
+  if (cursor && !ParseCursor(*cursor, &parsed)) return Invalid("cursor must be EPOCH:SEQ");
+  AS_ASSIGN_OR_RETURN(int limit, args.Int("limit", 1, kMaxTimelineItems, 20));
+  AS_ASSIGN_OR_RETURN(
+      json::value page,
+      env.call("GET", TimelineTarget(agent, direction, cursor.value_or(""), limit), nullptr));
+  return AsObject(std::move(page));
+}
+
+Result<json::object> Interrupt(const ToolEnv& env, const Args& args) {
+  AS_ASSIGN_OR_RETURN(std::string agent, args.Required("agent"));
+  AS_ASSIGN_OR_RETURN(json::value reply,
+                      env.call("POST", DaemonApi::AgentPath(agent, "/interrupt"), nullptr));
+  return AsObject(std::move(reply));
+}
+
+Result<json::object> AnswerPermission(const ToolEnv& env, const Args& args) {
+  AS_ASSIGN_OR_RETURN(std::string agent, args.Required("agent"));
+  AS_ASSIGN_OR_RETURN(std::string request, args.Required("requestId"));
+  AS_ASSIGN_OR_RETURN(std::optional<std::string> d, args.Str("decision"));
+  if (!d) return Invalid("decision is required");
+  AS_ASSIGN_OR_RETURN(std::string decision, OneOf(d, "decision", {"allow", "deny"}));
+  turn::ReplyPermission reply;
+  reply.request_id = RequestId(request);
+  reply.decision = decision == "allow" ? PermissionDecision::kAllow : PermissionDecision::kDeny;
+  AS_ASSIGN_OR_RETURN(reply.option_id, args.Str("optionId"));
+  AS_ASSIGN_OR_RETURN(reply.message, args.Str("message"));
+  const json::value body = api::PermissionReplyToJson(reply);
+  const std::string target =
+      DaemonApi::AgentPath(agent, "/permissions/" + cli::client::PercentEncode(request));
+  AS_ASSIGN_OR_RETURN(json::value answer, env.call("POST", target, &body));
+  return AsObject(std::move(answer));
+}
+
+}  // namespace
+
+json::object ToolsList() { return json::object{{"tools", Tools()}}; }
+
+bool IsTool(std::string_view name) {
+  for (const json::value& t : Tools())
+    if (t.at("name").as_string() == name) return true;
+  return false;
+}
+
+Result<json::object> CallTool(const ToolEnv& env, std::string_view name,
+                              const json::value& arguments, const std::atomic<bool>* cancel) {
+  if (!IsTool(name)) return Invalid("no tool " + std::string(name));
+  AS_ASSIGN_OR_RETURN(Args args, Args::Of(name, arguments));
+  if (name == "agents_list") return ListAgents(env, args);
+  if (name == "agent_create") return CreateAgent(env, args);
+  if (name == "agent_send") return Send(env, args, cancel);
+  if (name == "agent_timeline") return Timeline(env, args);
+  if (name == "agent_last_message") {
+    AS_ASSIGN_OR_RETURN(std::string agent, args.Required("agent"));
+    return LastMessage(env, agent);
+  }
+  if (name == "agent_interrupt") return Interrupt(env, args);
+  return AnswerPermission(env, args);
+}
+
+ToolEnv DaemonToolEnv(const cli::client::HttpClientOptions& http_options,
+                      std::chrono::milliseconds retry_for,
+                      const std::shared_ptr<std::atomic<bool>>& stopping) {
+  ToolEnv env;
+  env.call = [http_options, retry_for, stopping](std::string_view method, const std::string& target,
+                                                 const json::value* body) -> Result<json::value> {
+    const bool retry = !target.ends_with("/interrupt");
+    const auto deadline = std::chrono::steady_clock::now() + retry_for;
+    std::chrono::milliseconds backoff{200};
+    for (;;) {
+      AS_ASSIGN_OR_RETURN(std::unique_ptr<HttpClient> http, HttpClient::Create(http_options));
+      cli::client::DaemonApi api(*http);
+      Result<json::value> result = api.Call(method, target, body);
+      if (result.ok() || result.status().code() != ErrorCode::kUnavailable || !retry || *stopping ||
+          std::chrono::steady_clock::now() + backoff > deadline)
+        return result;
+      std::this_thread::sleep_for(backoff);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+    }
+  };
+  env.wait = [http_options, stopping](
+                 const std::string& agent, const std::string& from, const std::string& client_id,
+                 std::optional<std::string> turn, std::chrono::milliseconds timeout,
+                 const std::atomic<bool>* cancel) -> Result<cli::client::TurnEnd> {
+    AS_ASSIGN_OR_RETURN(std::unique_ptr<HttpClient> http, HttpClient::Create(http_options));
+    std::atomic<bool> stop{false};
+    std::jthread timer(
+        [&stop, stopping, cancel,
+         deadline = std::chrono::steady_clock::now() + timeout](const std::stop_token& done) {
+          while (!done.stop_requested() && !*stopping && !(cancel && *cancel) &&
+                 std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          stop = true;
+        });
+    return cli::client::WaitForTurn(
+        *http, agent, from, client_id, std::move(turn),
+        [](const Status&, std::chrono::milliseconds) {}, &stop);
+  };
+  return env;
+}
+
+Result<json::object> NotifySpec(const std::string& child, const std::string& parent) {
+  if (child == parent) return Invalid("an agent cannot notify itself");
+  consumers::ConsumerSpec spec;
+  std::string id = "mcp-notify." + child + "." + parent;
+  for (char& c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  if (id.size() > consumers::kMaxConsumerIdBytes)
+    return Invalid("the agent ids are too long for a notification consumer id");
+  spec.id = ConsumerId(id);
+  spec.filter.sessions = {SessionId(child)};
+  spec.filter.kinds = {"turn.completed", "turn.canceled", "turn.failed"};
+  spec.sink.kind = consumers::SinkKind::kParentSession;
+  spec.sink.parent = SessionId(parent);
+  spec.from_now = true;  // the child's earlier turn ends are not news
+  return consumers::ConsumerSpecToJson(spec, /*redact_secret=*/false);
+}
+
+}  // namespace agentstream::mcp_server

@@ -1,0 +1,95 @@
+// The real `claude` CLI (tests/peers, 2.1.197) with `agentstream mcp` as an MCP server
+// (--mcp-config), offline against the scripted model server, which tells it to call the tools:
+// it creates a child agent (the scripted provider) on the daemon, prompts it and waits for the
+// turn's end, and reads its last message; claude's final answer carries the child's answer, and
+// the daemon's log holds the child's turn (docs/mcp.md).
+//   node tests/mcp/claude_mcp_test.mjs AGENTSTREAM_BIN
+// Exit 77 (skipped) when the claude CLI is not installed (tools/setup.sh installs tests/peers).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { TestEnv, call } from '../lib/daemons.mjs';
+
+const bin = process.argv[2] && path.resolve(process.argv[2]);  // claude spawns it from its cwd
+if (!bin) {
+  console.error('usage: node claude_mcp_test.mjs AGENTSTREAM_BIN');
+  process.exit(2);
+}
+const claude = new URL('../peers/node_modules/.bin/claude', import.meta.url).pathname;
+if (!fs.existsSync(claude)) {
+  console.error('SKIP: the claude CLI is not installed in tests/peers (tools/setup.sh)');
+  process.exit(77);
+}
+function fail(message) {
+  console.error(`FAIL: ${message}`);
+  process.exit(1);
+}
+function check(ok, message) {
+  if (!ok) fail(message);
+}
+
+const env = await TestEnv.create('claude-mcp');
+const daemon = env.daemon('d', bin);
+await daemon.start(['--scripted-chunk-ms', '2']);
+
+// The scripted model server on a port of its own; it exits when its stdin closes.
+const model = spawn('node', [new URL('../model_server/server.mjs', import.meta.url).pathname],
+                    { stdio: ['pipe', 'pipe', 'inherit'] });
+env.track(model);
+const modelPort = await new Promise((resolve, reject) => {
+  let seen = '';
+  model.stdout.on('data', (c) => {
+    seen += c;
+    const m = seen.match(/listening (\d+)/);
+    if (m) resolve(Number(m[1]));
+  });
+  model.once('exit', () => reject(new Error('the model server exited')));
+});
+
+const config = path.join(env.dir, 'mcp.json');
+fs.writeFileSync(config, JSON.stringify({
+  mcpServers: { agentstream: { command: bin, args: ['mcp', '--url', daemon.url] } } }));
+const home = path.join(env.dir, 'home');
+fs.mkdirSync(home);
+const work = path.join(env.dir, 'work');
+fs.mkdirSync(work);
+const prompt = `[mcp agent_create {"provider":"scripted","cwd":"${work}","title":"kid"}] ` +
+  '[mcp agent_send {"agent":"$agent","text":"hello from claude","wait":true}] ' +
+  '[mcp agent_last_message {"agent":"$agent"}]';
+const run = spawn(claude, ['-p', prompt, '--output-format', 'stream-json', '--verbose',
+                           '--mcp-config', config, '--strict-mcp-config',
+                           '--allowedTools', 'mcp__agentstream'], {
+  cwd: work,
+  stdio: ['ignore', 'pipe', 'pipe'],
+  env: { PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: `http://127.0.0.1:${modelPort}`,
+         ANTHROPIC_API_KEY: 'sk-ant-offline-test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+         DISABLE_AUTOUPDATER: '1', IS_SANDBOX: '1' },
+});
+env.track(run);
+let out = '';
+let err = '';
+run.stdout.on('data', (c) => { out += c; });
+run.stderr.on('data', (c) => { err += c; });
+const timer = setTimeout(() => run.kill('SIGKILL'), 120000);
+const code = await new Promise((resolve) => run.once('exit', resolve));
+clearTimeout(timer);
+fs.writeFileSync(path.join(env.dir, 'claude.out'), out);
+const lines = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+const init = lines.find((l) => l.type === 'system' && l.subtype === 'init');
+check(init && init.mcp_servers.some((s) => s.name === 'agentstream' && s.status === 'connected'),
+      `agentstream is a connected MCP server: ${JSON.stringify(init?.mcp_servers)} ${err}`);
+check(['agent_create', 'agent_send', 'agent_last_message'].every((t) =>
+  init.tools.includes(`mcp__agentstream__${t}`)), 'claude offers the tools');
+const result = lines.find((l) => l.type === 'result');
+check(code === 0 && result && result.subtype === 'success', `claude: exit ${code} ${err.slice(-500)}`);
+check(result.result.startsWith('MCP done:') && result.result.includes('You asked: hello from claude'),
+      `claude's answer: ${result.result}`);
+
+const { agents } = (await call(daemon.url, 'GET', '/v1/agents')).json;
+const kid = agents.find((a) => a.title === 'kid');
+check(kid && kid.status === 'idle' && kid.provider === 'scripted', 'the child agent on the daemon');
+const events = (await call(daemon.url, 'GET', `/v1/agents/${kid.id}/events?offset=-1`)).json;
+check(events.filter((e) => e.kind === 'turn.completed').length === 1, 'the child turn completed once');
+console.log('ok - claude created a child agent through agentstream mcp, waited and read its answer');
+await env.close();
+console.log('PASS');
