@@ -6,7 +6,7 @@
 // ResultLine, ErrorLine), which also proves every value it yields writes back as JSON; the mapper's
 // events stay balanced (text only inside a started message, a message or tool call ends at most
 // once and only after it started). Each line is also read as the editor's input of `agentstream
-// acp` (acp_server/acp_shapes.h: ReadLine): it yields a message or an error line that is JSON with
+// acp` (jsonrpc/stdio_channel.h: ReadLine): it yields a message or an error line that is JSON with
 // a JSON-RPC error code, never both.
 #include <boost/json.hpp>
 #include <cstddef>
@@ -17,10 +17,10 @@
 #include <string_view>
 #include <variant>
 
-#include "acp_server/acp_shapes.h"
 #include "fuzz_check.h"
 #include "json_same.h"
 #include "jsonrpc/json_rpc.h"
+#include "jsonrpc/stdio_channel.h"
 #include "providers/acp/acp_protocol.h"
 
 namespace agentstream::providers::acp {
@@ -117,7 +117,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t nl = rest.find('\n');
     const std::string_view line = rest.substr(0, nl);
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    const agentstream::acp_server::Inbound in = agentstream::acp_server::ReadLine(
+    const agentstream::jsonrpc::Inbound in = agentstream::jsonrpc::ReadLine(
         {agentstream::process::Frame::Kind::kLine, std::string(line), 0});
     acp::Check(!(in.message && !in.error_line.empty()));
     if (!in.error_line.empty()) {

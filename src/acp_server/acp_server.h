@@ -20,8 +20,8 @@
 #include <optional>
 #include <string>
 
-#include "acp_server/stdio_channel.h"
 #include "cli/client/http_client.h"
+#include "jsonrpc/stdio_channel.h"
 
 namespace agentstream::acp_server {
 
@@ -33,7 +33,7 @@ struct AcpServerOptions {
   std::optional<std::string> model, mode;
   std::string version = "0.0.0";   // agentInfo.version
   int in_fd = 0, out_fd = 1;       // the editor's pipes
-  ChannelLimits limits;            // input line, output queue, stalled client
+  jsonrpc::ChannelLimits limits;   // input line, output queue, stalled client
   std::size_t worker_threads = 4;  // concurrent daemon calls
   // Idempotent daemon calls (creating an agent with its clientRequestId, a prompt with its
   // clientMessageId, a permission answer) are retried this long while the daemon is unreachable

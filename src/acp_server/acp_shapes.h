@@ -23,17 +23,6 @@ namespace agentstream::acp_server {
 
 // The ACP protocol version spoken (schema v1, as @agentclientprotocol/sdk 2.4.0 has it).
 inline constexpr int kProtocolVersion = 1;
-// An input line (one JSON-RPC message) longer than this is refused: 8 MiB.
-inline constexpr std::size_t kMaxLineBytes = std::size_t{8} << 20;
-
-// One input line: the message it holds, or the error line that answers it (a parse error -32700
-// or an invalid request -32600, with the request's id when it had one, else null; an oversize
-// line -32600 naming kMaxLineBytes). A line of white space only is neither (ignored).
-struct Inbound {
-  std::optional<jsonrpc::RpcMessage> message;
-  std::string error_line;
-};
-Inbound ReadLine(const process::Frame& frame);
 
 // The `initialize` result: protocol version 1, loadSession, session list / resume / close,
 // prompts with images and embedded context, and agentInfo {name: "agentstream", version}.

@@ -1,6 +1,7 @@
 // Bad input answered by the right JSON-RPC error, the initialize result, prompts, turn ends and
 // session/list paging.
 #include "acp_server/acp_shapes.h"
+#include "jsonrpc/stdio_channel.h"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,9 @@ namespace json = boost::json;
 process::Frame Line(std::string text) { return {process::Frame::Kind::kLine, std::move(text), 0}; }
 
 // The error a line is answered with: {id, code}.
+using jsonrpc::Inbound;
+using jsonrpc::ReadLine;
+
 std::pair<json::value, std::int64_t> ErrorOf(const Inbound& in) {
   const json::value v = json::parse(in.error_line);
   return {v.at("id"), v.at("error").at("code").as_int64()};

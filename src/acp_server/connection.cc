@@ -105,7 +105,7 @@ void Connection::WithdrawAsk(std::int64_t id) {
 }
 
 void Connection::OnLine(const process::Frame& frame) {
-  Inbound in = ReadLine(frame);
+  jsonrpc::Inbound in = jsonrpc::ReadLine(frame);
   if (!in.error_line.empty()) return Send(std::move(in.error_line));
   if (!in.message) return;
   switch (in.message->kind) {

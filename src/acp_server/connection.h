@@ -20,10 +20,10 @@
 #include <string>
 
 #include "acp_server/acp_server.h"
-#include "acp_server/stdio_channel.h"
 #include "cli/client/daemon_api.h"
 #include "core/ids.h"
 #include "jsonrpc/json_rpc.h"
+#include "jsonrpc/stdio_channel.h"
 
 namespace agentstream::acp_server {
 
@@ -83,7 +83,7 @@ class Connection {
 
   boost::asio::io_context& io_;
   AcpServerOptions options_;
-  StdioChannel channel_;
+  jsonrpc::StdioChannel channel_;
   boost::asio::steady_timer drain_timer_;
   boost::asio::thread_pool workers_;
   std::shared_ptr<std::atomic<bool>> stopping_ = std::make_shared<std::atomic<bool>>(false);

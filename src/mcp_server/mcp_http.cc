@@ -2,7 +2,7 @@
 
 #include <boost/asio/post.hpp>
 
-#include "acp_server/acp_shapes.h"
+#include "jsonrpc/stdio_channel.h"
 #include "mcp_server/mcp_protocol.h"
 
 namespace agentstream::mcp_server {
@@ -39,7 +39,7 @@ void McpHttp::Handle(const std::string& method, const std::string& body,
     return done(std::move(r));
   }
   // The same reader as stdio: a parse error, an invalid request (the daemon bounds the body).
-  acp_server::Inbound in = acp_server::ReadLine(process::Frame{process::Frame::Kind::kLine, body});
+  jsonrpc::Inbound in = jsonrpc::ReadLine(process::Frame{process::Frame::Kind::kLine, body});
   if (!in.error_line.empty()) return done(Json(400, std::move(in.error_line)));
   if (!in.message)
     return done(Json(400, jsonrpc::ErrorLine(nullptr, jsonrpc::kInvalidRequest, "an empty body")));

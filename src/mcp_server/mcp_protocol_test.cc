@@ -4,7 +4,7 @@
 
 #include <boost/json.hpp>
 
-#include "acp_server/acp_shapes.h"
+#include "jsonrpc/stdio_channel.h"
 
 namespace agentstream::mcp_server {
 namespace {
@@ -97,11 +97,10 @@ TEST(McpProtocol, CancelledNamesTheRequestTheClientGaveUpOn) {
 }
 
 TEST(McpProtocol, MalformedAndOversizeLinesAreAnsweredByTheSharedReader) {
-  acp_server::Inbound garbage =
-      acp_server::ReadLine(process::Frame{process::Frame::Kind::kLine, "{nope"});
+  jsonrpc::Inbound garbage =
+      jsonrpc::ReadLine(process::Frame{process::Frame::Kind::kLine, "{nope"});
   EXPECT_EQ(Parse(garbage.error_line).at("error").at("code"), jsonrpc::kParseError);
-  acp_server::Inbound big =
-      acp_server::ReadLine(process::Frame{process::Frame::Kind::kOversize, ""});
+  jsonrpc::Inbound big = jsonrpc::ReadLine(process::Frame{process::Frame::Kind::kOversize, ""});
   EXPECT_NE(Parse(big.error_line).at("error").at("message").as_string().find("8388608"),
             std::string::npos);
 }

@@ -13,7 +13,7 @@
 #include <memory>
 #include <thread>
 
-#include "acp_server/acp_shapes.h"
+#include "jsonrpc/stdio_channel.h"
 #include "mcp_server/mcp_protocol.h"
 #include "mcp_server/mcp_tools.h"
 
@@ -49,7 +49,7 @@ class Server {
 
  private:
   void OnLine(const process::Frame& frame) {
-    acp_server::Inbound in = acp_server::ReadLine(frame);  // JSON-RPC 2.0, bounded lines
+    jsonrpc::Inbound in = jsonrpc::ReadLine(frame);  // JSON-RPC 2.0, bounded lines
     if (!in.error_line.empty()) return channel_.Write(std::move(in.error_line));
     if (!in.message) return;
     Dispatch d = protocol_.OnMessage(*in.message);
@@ -96,7 +96,7 @@ class Server {
 
   asio::io_context& io_;
   const McpServerOptions& options_;
-  acp_server::StdioChannel channel_;
+  jsonrpc::StdioChannel channel_;
   asio::steady_timer drain_timer_;
   asio::thread_pool workers_;
   std::shared_ptr<std::atomic<bool>> stopping_ = std::make_shared<std::atomic<bool>>(false);

@@ -17,8 +17,8 @@
 #include <cstddef>
 #include <string>
 
-#include "acp_server/stdio_channel.h"
 #include "cli/client/http_client.h"
+#include "jsonrpc/stdio_channel.h"
 
 namespace agentstream::mcp_server {
 
@@ -27,7 +27,7 @@ struct McpServerOptions {
   std::string version = "0.0.0";        // serverInfo.version
   int in_fd = 0, out_fd = 1;            // the client's pipes
   // One input message (8 MiB), the output queue (16 MiB), a client that reads nothing (30 s).
-  acp_server::ChannelLimits limits;
+  jsonrpc::ChannelLimits limits;
   std::size_t worker_threads = 8;  // tool calls run at once; more wait their turn
   // Daemon calls other than agent_interrupt (idempotent: creates and prompts carry client ids)
   // are retried this long while the daemon is unreachable (a restart); an interrupt fails at once.

@@ -1,6 +1,6 @@
 // The stdio transport over real pipes: lines framed in, oversize input bounded, output in order,
 // and a client that does not read disconnected (over the queue bound, or stalled).
-#include "acp_server/stdio_channel.h"
+#include "jsonrpc/stdio_channel.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace agentstream::acp_server {
+namespace agentstream::jsonrpc {
 namespace {
 
 struct Pipe {
@@ -118,4 +118,4 @@ TEST(StdioChannel, AClientThatStopsReadingIsDisconnectedAfterTheStallTimeout) {
 }
 
 }  // namespace
-}  // namespace agentstream::acp_server
+}  // namespace agentstream::jsonrpc

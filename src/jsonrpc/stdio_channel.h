@@ -1,5 +1,6 @@
-// StdioChannel: the transport of `agentstream acp`, newline-delimited JSON-RPC over two file
-// descriptors (the editor's pipes on stdin and stdout), on an Asio io_context.
+// StdioChannel: the transport of the JSON-RPC servers on stdio (`agentstream acp`, `agentstream
+// mcp`): newline-delimited JSON-RPC over two file descriptors (the client's pipes on stdin and
+// stdout), on an Asio io_context; and ReadLine, one input line read as a JSON-RPC message.
 //
 // Input is framed with process::LineFramer: a line longer than max_line_bytes is one kOversize
 // frame (its bytes dropped, memory bounded). Output is a queue of lines written in order; it is
@@ -19,15 +20,29 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "core/status.h"
+#include "jsonrpc/json_rpc.h"
 #include "process/line_framer.h"
 
-namespace agentstream::acp_server {
+namespace agentstream::jsonrpc {
+
+// An input line (one JSON-RPC message) longer than this is refused: 8 MiB.
+inline constexpr std::size_t kMaxLineBytes = std::size_t{8} << 20;
+
+// One input line: the message it holds, or the error line that answers it (a parse error -32700
+// or an invalid request -32600, with the request's id when it had one, else null; an oversize
+// line -32600 naming kMaxLineBytes). A line of white space only is neither (ignored).
+struct Inbound {
+  std::optional<RpcMessage> message;
+  std::string error_line;
+};
+Inbound ReadLine(const process::Frame& frame);
 
 struct ChannelLimits {
-  std::size_t max_line_bytes = std::size_t{8} << 20;    // one input message
+  std::size_t max_line_bytes = kMaxLineBytes;           // one input message
   std::size_t max_queue_bytes = std::size_t{16} << 20;  // output waiting for the client
   std::chrono::milliseconds stall_timeout{30000};       // output queued, none taken
 };
@@ -78,4 +93,4 @@ class StdioChannel {
   bool closed_ = false;  // failed: nothing is read or written any more
 };
 
-}  // namespace agentstream::acp_server
+}  // namespace agentstream::jsonrpc
