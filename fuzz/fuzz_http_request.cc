@@ -43,9 +43,9 @@ void FuzzTarget(std::string_view target) {
     if (auto it = query.find("offset"); it != query.end()) (void)ParseCursor(it->second, &cursor);
   }
   std::string decoded;
-  if (server::PercentDecode(target, /*plus_is_space=*/false, &decoded)) {
+  if (net::PercentDecode(target, /*plus_is_space=*/false, &decoded)) {
     std::string again;
-    Check(server::PercentDecode(net::PercentEncode(decoded), false, &again) && again == decoded);
+    Check(net::PercentDecode(net::PercentEncode(decoded), false, &again) && again == decoded);
   }
 }
 
