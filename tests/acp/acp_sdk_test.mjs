@@ -17,7 +17,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { Readable, Writable } from 'node:stream';
-import { TestEnv, call, sleep } from '../lib/daemons.mjs';
+import { TestEnv, call, check, fail, readEvents, sleep, until } from '../lib/daemons.mjs';
 
 const bin = process.argv[2];
 if (!bin) {
@@ -35,13 +35,6 @@ const sdkVersion = JSON.parse(fs.readFileSync(
   new URL('../peers/node_modules/@agentclientprotocol/sdk/package.json', import.meta.url))).version;
 if (sdkVersion !== '2.4.0') console.error(`note: SDK ${sdkVersion}, the reference is 2.4.0`);
 
-function fail(message) {
-  console.error(`FAIL: ${message}`);
-  process.exit(1);
-}
-function check(ok, message) {
-  if (!ok) fail(message);
-}
 async function within(ms, promise, what) {
   let timer;
   const timeout = new Promise((_, reject) => {
@@ -53,15 +46,6 @@ async function within(ms, promise, what) {
     clearTimeout(timer);
   }
 }
-async function until(what, fn, ms = 30000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > deadline) fail(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 const env = await TestEnv.create('acp');
 const serve = ['--scripted-chunk-ms', '2'];
@@ -71,17 +55,6 @@ await daemon.start(serve);
 const proxy = await env.proxy({ port: daemon.port });
 const proxyUrl = `http://127.0.0.1:${proxy.port}`;
 
-async function events(agent) {
-  const out = [];
-  let offset = '-1';
-  for (;;) {
-    const r = await call(daemon.url, 'GET', `/v1/agents/${agent}/events?offset=${offset}`);
-    check(r.status === 200, `events: ${r.status} ${r.text || r.error}`);
-    out.push(...r.json);
-    offset = r.headers.get('stream-next-offset');
-    if (r.headers.get('stream-up-to-date')) return out;
-  }
-}
 async function timeline(agent) {
   const items = new Map();
   let cursor = '1:0';
@@ -172,7 +145,7 @@ check(allowed.stopReason === 'end_turn', `allowed: ${allowed.stopReason}`);
 answer = allowWith('reject_once');
 await within(30000, prompt(a, sid, 'ask permission again'), 'denied turn');
 check(a.asks.length === 2, `asks: ${a.asks.length}`);
-const decisions = (await events(sid)).filter((e) => e.kind === 'permission.resolved')
+const decisions = (await readEvents(daemon.url, sid)).filter((e) => e.kind === 'permission.resolved')
   .map((e) => e.payload.decision);
 check(JSON.stringify(decisions) === '["allow","deny"]', `decisions in the log: ${decisions}`);
 const deniedCall = a.asks[1].toolCall.toolCallId;
@@ -192,7 +165,7 @@ await a.agent.notify(acp.methods.agent.session.cancel, { sessionId: sid });
 const stopped = await within(30000, canceled, 'canceled turn');
 release();
 check(stopped.stopReason === 'cancelled', `canceled: ${stopped.stopReason}`);
-check((await events(sid)).some((e) => e.kind === 'turn.canceled'), 'no turn.canceled in the log');
+check((await readEvents(daemon.url, sid)).some((e) => e.kind === 'turn.canceled'), 'no turn.canceled in the log');
 console.log('ok 3 session/cancel');
 
 // ---- 4. list ---------------------------------------------------------------------------------
@@ -209,7 +182,7 @@ console.log('ok 4 session/list');
 // ---- 5. load a session of ~500 events: replay == timeline, item by item -----------------------
 const big = (await call(daemon.url, 'POST', '/v1/agents', { provider: 'scripted', cwd: env.dir }))
   .json.id;
-for (let i = 0; (await events(big)).length < 500; ++i) {
+for (let i = 0; (await readEvents(daemon.url, big)).length < 500; ++i) {
   const ask = i % 6 === 5;
   const r = await call(daemon.url, 'POST', `/v1/agents/${big}/messages`,
                        { text: ask ? `turn ${i} needs permission` : `turn ${i}`,
@@ -231,7 +204,7 @@ await initialize(b);
 await within(30000, b.agent.request(acp.methods.agent.session.load,
   { sessionId: big, cwd: env.dir, mcpServers: [] }), 'session/load');
 const replay = b.of(big);
-const log = await events(big);
+const log = await readEvents(daemon.url, big);
 const items = await timeline(big);
 check(log.length >= 500 && replay.length > 200, `replay ${replay.length} of ${log.length} events`);
 for (let i = 1; i < replay.length; ++i)
@@ -363,13 +336,13 @@ const stored = d.of(sid).filter((u) => seqOf(u) > since && seqOf(u) <= until7 &&
   .map((u) => JSON.stringify(u));
 check(live.length > 5 && JSON.stringify(live) === JSON.stringify(stored),
       `gap or duplicate across kill -9:\nlive ${live.join('\n')}\nstored ${stored.join('\n')}`);
-check((await events(sid)).some((e) => e.kind === 'turn.failed' &&
+check((await readEvents(daemon.url, sid)).some((e) => e.kind === 'turn.failed' &&
                                       e.payload.code === 'daemon_restarted'), 'no turn.failed');
 console.log('ok 7 kill -9 mid-turn: reconnected, no gap, no duplicate');
 
 // ---- 8. bad input: answered, nothing stored changes -----------------------------------------------
 const before = { agents: (await call(daemon.url, 'GET', '/v1/agents')).json.agents.length,
-                 events: (await events(sid)).length };
+                 events: (await readEvents(daemon.url, sid)).length };
 const raw = spawn(bin, ['acp', '--url', proxyUrl, '--provider', 'scripted'],
                   { stdio: ['pipe', 'pipe', 'inherit'] });
 env.track(raw);
@@ -406,7 +379,7 @@ check(oversize.id === null && oversize.error.code === -32600, `oversize ${JSON.s
 send(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'session/list', params: {} }));
 await reply((l) => l.id === 9 && l.result && Array.isArray(l.result.sessions), 'alive after it all');
 const afterBad = { agents: (await call(daemon.url, 'GET', '/v1/agents')).json.agents.length,
-                   events: (await events(sid)).length };
+                   events: (await readEvents(daemon.url, sid)).length };
 check(JSON.stringify(before) === JSON.stringify(afterBad),
       `bad input changed the store: ${JSON.stringify(before)} -> ${JSON.stringify(afterBad)}`);
 raw.stdin.end();

@@ -16,7 +16,9 @@
 //   node tests/chaos/chaos_test.mjs AGENTSTREAM_BIN      (AGENTSTREAM_TEST_PG names the server)
 // Environment: AGENTSTREAM_CHAOS_CYCLES (default 30), AGENTSTREAM_CHAOS_AGENTS (default 6),
 // AGENTSTREAM_CHAOS_TTL_MS (default 1500; renewals every fifth of it).
-import { TestEnv, call, formatPgUrl, parsePgUrl, pgEndpoint, pick, sleep } from '../lib/daemons.mjs';
+import {
+  TestEnv, call, fail, formatPgUrl, parsePgUrl, pgEndpoint, pick, sleep,
+} from '../lib/daemons.mjs';
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 
@@ -31,11 +33,6 @@ const TTL = Number(process.env.AGENTSTREAM_CHAOS_TTL_MS || 1500);
 const RENEW = Math.max(100, Math.floor(TTL / 5));
 const SERVE = ['--scripted-chunk-ms', '15', '--owner-ttl-ms', String(TTL), '--owner-renew-ms',
                String(RENEW), '--long-poll-ms', '1000'];
-
-function fail(message) {
-  console.error(`FAIL: ${message}`);
-  process.exit(1);
-}
 
 const env = await TestEnv.create('chaos');
 const store = env.pgDatabase();

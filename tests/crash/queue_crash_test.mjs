@@ -5,7 +5,7 @@
 // queued ones, and an unacknowledged one at most once; `agentstream check` is clean.
 //   node tests/crash/queue_crash_test.mjs AGENTSTREAM_BIN
 // Environment: AGENTSTREAM_CRASH_CYCLES (default 20), AGENTSTREAM_QUEUE_BURST (default 20).
-import { TestEnv, call, sleep } from '../lib/daemons.mjs';
+import { TestEnv, call, fail, sleep } from '../lib/daemons.mjs';
 import { execFileSync } from 'node:child_process';
 
 const bin = process.argv[2];
@@ -16,10 +16,6 @@ if (!bin) {
 const CYCLES = Math.max(20, Number(process.env.AGENTSTREAM_CRASH_CYCLES || 20));
 const BURST = Number(process.env.AGENTSTREAM_QUEUE_BURST || 20);
 const serve = ['--scripted-chunk-ms', '10'];
-function fail(message) {
-  console.error(`FAIL: ${message}`);
-  process.exit(1);
-}
 
 const env = await TestEnv.create('queue-crash');
 const daemon = env.daemon('d', bin);

@@ -20,6 +20,25 @@ export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+// Ends the test as failed (the cleanup of TestEnv runs on exit).
+export function fail(message) {
+  console.error(`FAIL: ${message}`);
+  process.exit(1);
+}
+export function check(ok, message) {
+  if (!ok) fail(message);
+}
+// The first truthy value of `fn`, called every 20 ms; fails the test after `ms`.
+export async function until(what, fn, ms = 30000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > deadline) fail(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
 export function pick(list) {
   return list[Math.floor(Math.random() * list.length)];
 }
@@ -265,5 +284,19 @@ export class TestEnv {
     for (const p of this.proxies) await p.close();
     this.proxies = [];
     this.closeSync();
+  }
+}
+
+// Every event of agent `agent`'s session log so far, read through the daemon at `url`
+// (GET /v1/agents/ID/events, page by page until up to date).
+export async function readEvents(url, agent) {
+  const out = [];
+  let offset = '-1';
+  for (;;) {
+    const r = await call(url, 'GET', `/v1/agents/${agent}/events?offset=${offset}`);
+    check(r.status === 200, `events: ${r.status} ${r.text || r.error}`);
+    out.push(...r.json);
+    offset = r.headers.get('stream-next-offset');
+    if (r.headers.get('stream-up-to-date')) return out;
   }
 }

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { TestEnv, call } from '../lib/daemons.mjs';
+import { TestEnv, call, check, fail } from '../lib/daemons.mjs';
 
 const bin = process.argv[2] && path.resolve(process.argv[2]);  // claude spawns it from its cwd
 if (!bin) {
@@ -19,13 +19,6 @@ const claude = new URL('../peers/node_modules/.bin/claude', import.meta.url).pat
 if (!fs.existsSync(claude)) {
   console.error('SKIP: the claude CLI is not installed in tests/peers (tools/setup.sh)');
   process.exit(77);
-}
-function fail(message) {
-  console.error(`FAIL: ${message}`);
-  process.exit(1);
-}
-function check(ok, message) {
-  if (!ok) fail(message);
 }
 
 const env = await TestEnv.create('claude-mcp');

@@ -17,7 +17,7 @@
 // Exit 77 (skipped) when the SDK is not installed (tools/setup.sh installs tests/peers).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { TestEnv, call, sleep } from '../lib/daemons.mjs';
+import { TestEnv, call, check, fail, readEvents, sleep, until } from '../lib/daemons.mjs';
 
 const bin = process.argv[2];
 if (!bin) {
@@ -37,38 +37,9 @@ const { LATEST_PROTOCOL_VERSION } = await import(new URL('dist/esm/types.js', sd
 const sdkVersion = JSON.parse(fs.readFileSync(new URL('package.json', sdkDir))).version;
 if (sdkVersion !== '1.32.2') console.error(`note: SDK ${sdkVersion}, the reference is 1.32.2`);
 
-function fail(message) {
-  console.error(`FAIL: ${message}`);
-  process.exit(1);
-}
-function check(ok, message) {
-  if (!ok) fail(message);
-}
-async function until(what, fn, ms = 30000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > deadline) fail(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
 const env = await TestEnv.create('mcp');
 const daemon = env.daemon('d', bin);
 await daemon.start(['--scripted-chunk-ms', '2']);
-
-async function events(agent) {
-  const out = [];
-  let offset = '-1';
-  for (;;) {
-    const r = await call(daemon.url, 'GET', `/v1/agents/${agent}/events?offset=${offset}`);
-    check(r.status === 200, `events: ${r.status} ${r.text || r.error}`);
-    out.push(...r.json);
-    offset = r.headers.get('stream-next-offset');
-    if (r.headers.get('stream-up-to-date')) return out;
-  }
-}
 
 // An MCP client connected to `agentstream mcp --url URL` over its stdio.
 async function connect(name) {
@@ -181,7 +152,7 @@ await until('the queued prompts done', async () => {
 console.log('ok 3 - permission_answer, agent_interrupt, a wait that times out, cancelled waits');
 
 // ---- 4. bad input -------------------------------------------------------------------------------
-const before = JSON.stringify((await events(agent)).length) +
+const before = JSON.stringify((await readEvents(daemon.url, agent)).length) +
   JSON.stringify((await call(daemon.url, 'GET', '/v1/agents')).json.agents.length);
 for (const [tool, args] of [['agent_create', { provider: 'scripted', cwd: 'relative' }],
                             ['agent_send', { agent, text: 'x', timeoutSeconds: 99999 }],
@@ -226,7 +197,7 @@ check(r0.some((r) => r.id === null && r.error?.code === -32600 &&
 check(r0.some((r) => r.id === 5 && r.error?.code === -32600), 'jsonrpc 1.0 refused');
 raw.stdin.end();
 check(await new Promise((resolve) => raw.once('exit', resolve)) === 0, 'raw: exit 0 at input end');
-const after = JSON.stringify((await events(agent)).length) +
+const after = JSON.stringify((await readEvents(daemon.url, agent)).length) +
   JSON.stringify((await call(daemon.url, 'GET', '/v1/agents')).json.agents.length);
 check(before === after, `nothing stored changed: ${before} vs ${after}`);
 console.log('ok 4 - bad input: tool errors, JSON-RPC errors, nothing stored changes');
@@ -245,7 +216,7 @@ await mcp.close();
 await daemon.kill('SIGKILL');
 await daemon.start(['--scripted-chunk-ms', '2']);
 const { client: mcp2 } = await connect('b');
-const terminals = async () => (await events(parent)).filter((e) => e.kind === 'subagent.event' &&
+const terminals = async () => (await readEvents(daemon.url, parent)).filter((e) => e.kind === 'subagent.event' &&
   e.payload.child === kid && e.payload.childKind.startsWith('turn.'));
 await until('the restarted turn end in the parent', async () => (await terminals()).length >= 1);
 // The next turn of the child (same consumer: asking again is idempotent) ends after the first in
