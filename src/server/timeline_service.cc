@@ -1,12 +1,57 @@
 #include "server/timeline_service.h"
 
 #include "core/event_codec.h"
+#include "log/log.h"
+#include "timeline_store/durable_index.h"
 #include "timeline_store/event_log_reader.h"
 
 namespace agentstream::server {
 
 TimelineService::TimelineService(EventLog& log, std::size_t max_sessions, std::size_t max_bytes)
-    : log_(log), max_sessions_(max_sessions), max_bytes_(max_bytes) {}
+    : log_(log), max_sessions_(max_sessions), max_bytes_(max_bytes) {
+  if (log_.item_index() == nullptr) return;
+  indexer_ = std::thread([this] { IndexLoop(); });
+  commits_ = log_.SubscribeCommits([this](const CommitNotice& notice) {
+    std::lock_guard lock(pending_mu_);
+    if (pending_.size() >= kMaxPendingIndexing && !pending_.count(notice.session)) return;
+    if (pending_.insert(notice.session).second) pending_cv_.notify_one();
+  });
+}
+
+TimelineService::~TimelineService() {
+  commits_.Reset();
+  {
+    std::lock_guard lock(pending_mu_);
+    stopping_ = true;
+  }
+  pending_cv_.notify_one();
+  if (indexer_.joinable()) indexer_.join();
+}
+
+void TimelineService::IndexLoop() {
+  ItemIndexStore& store = *log_.item_index();
+  std::unique_lock lock(pending_mu_);
+  while (true) {
+    pending_cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+    if (stopping_) return;
+    // Gather the commits of the next moments too: one indexing per session per delay.
+    pending_cv_.wait_for(lock, kIndexingDelay, [&] { return stopping_; });
+    if (stopping_) return;
+    std::unordered_set<SessionId> sessions;
+    sessions.swap(pending_);
+    lock.unlock();
+    for (const SessionId& session : sessions) {
+      std::shared_ptr<Entry> entry = EntryFor(session);
+      std::lock_guard page_lock(entry->mu);
+      Result<Cursor> tail = log_.Tail(session);
+      if (!tail.ok()) continue;
+      Status indexed = CatchUpIndex(store, log_, session, tail->epoch, tail->seq);
+      if (!indexed.ok())
+        log::Warn("timeline.index_failed", {{"agent", session.str()}, {"error", indexed.ToString()}});
+    }
+    lock.lock();
+  }
+}
 
 std::size_t TimelineService::IndexBytes() {
   std::lock_guard lock(mu_);
@@ -66,19 +111,56 @@ Status TimelineService::CatchUp(const SessionId& session, Entry& entry) {
   return Status::Ok();
 }
 
+std::optional<Result<timeline::Page>> TimelineService::DurablePage(
+    ItemIndexStore& store, const SessionId& session, const timeline::PageRequest& request) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Result<Cursor> tail = log_.Tail(session);
+    if (!tail.ok()) return Result<timeline::Page>(tail.status());
+    Status indexed = CatchUpIndex(store, log_, session, tail->epoch, tail->seq);
+    Result<timeline::Page> page = indexed;
+    if (indexed.ok()) {
+      Result<std::unique_ptr<DurableIndexView>> view =
+          DurableIndexView::Open(store, session, tail->epoch);
+      if (view.ok()) {
+        EventLogReader reader(log_, session);
+        page = timeline::BuildPage(**view, reader, request);
+      } else {
+        page = view.status();
+      }
+    }
+    const ErrorCode code = page.ok() ? ErrorCode::kOk : page.status().code();
+    if (code == ErrorCode::kInvalidArgument && !indexed.ok()) return std::nullopt;  // unstorable
+    if (code != ErrorCode::kCorruption && code != ErrorCode::kInternal) return page;
+    // Rows that fail their checks, or disagree with the log: rebuild them from the log.
+    log::Warn("timeline.index_rebuilt",
+              {{"agent", session.str()}, {"error", page.status().ToString()}});
+    if (Status dropped = store.DropItems(session, tail->epoch); !dropped.ok()) return page;
+  }
+  return std::nullopt;
+}
+
 Result<timeline::Page> TimelineService::Page(const SessionId& session,
                                              const timeline::PageRequest& request) {
   std::shared_ptr<Entry> entry = EntryFor(session);
   std::lock_guard lock(entry->mu);
-  Status caught_up = CatchUp(session, *entry);
+  if (ItemIndexStore* store = log_.item_index()) {
+    if (std::optional<Result<timeline::Page>> page = DurablePage(*store, session, request))
+      return std::move(*page);
+  }
+  return MemoryPage(session, *entry, request);
+}
+
+Result<timeline::Page> TimelineService::MemoryPage(const SessionId& session, Entry& entry,
+                                                   const timeline::PageRequest& request) {
+  Status caught_up = CatchUp(session, entry);
   if (!caught_up.ok()) {
-    entry->index.reset();
-    Account(session, *entry, 0);
+    entry.index.reset();
+    Account(session, entry, 0);
     return caught_up;
   }
-  Account(session, *entry, entry->index->MemoryBytes());
+  Account(session, entry, entry.index->MemoryBytes());
   EventLogReader reader(log_, session);
-  return timeline::BuildPage(*entry->index, reader, request);
+  return timeline::BuildPage(*entry.index, reader, request);
 }
 
 }  // namespace agentstream::server

@@ -1,16 +1,31 @@
 // TimelineService: projected timeline pages of any session (R-SYNC-2) for HTTP and WebSocket.
-// Keeps one ProjectionIndex per recently paged session (docs/timeline.md): built once with one
-// pass over the session's current epoch, then brought up to date before each page by reading
-// only the events committed since (O(new events)), and rebuilt when the epoch changed.
+//
+// On a log that keeps a durable item index (EventLog::item_index, docs/timeline.md "The durable
+// index"), a page reads the index's rows: the index is brought up to the session's tail first,
+// which reads only the events committed since it was last brought up (a background indexer
+// follows every commit, so after a restart that is the last moments' events), and the page then
+// costs time proportional to the page. Rows that fail their checks are dropped and rebuilt; if
+// the rebuilt index fails again, or the store cannot hold a row, the page is served from an
+// in-memory index instead, never from the suspect rows.
+//
+// On any other log, and as that fallback, it keeps one in-memory ProjectionIndex per recently
+// paged session: built once with one pass over the session's current epoch, then brought up to
+// date before each page by reading only the events committed since, and rebuilt when the epoch
+// changed.
 //
 // Thread-safe: pages of one session are built one at a time; different sessions in parallel.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/timeline/pager.h"
 #include "store/event_log.h"
@@ -25,6 +40,15 @@ class TimelineService {
   // kept alone. A dropped index is rebuilt by its session's next page.
   explicit TimelineService(EventLog& log, std::size_t max_sessions = 256,
                            std::size_t max_bytes = std::size_t{256} << 20);
+  ~TimelineService();
+  TimelineService(const TimelineService&) = delete;
+  TimelineService& operator=(const TimelineService&) = delete;
+
+  // Sessions whose commits wait for the background indexer, at most; a session beyond it is
+  // indexed by its next page instead.
+  static constexpr std::size_t kMaxPendingIndexing = 4096;
+  // How long the background indexer gathers commits before indexing them.
+  static constexpr std::chrono::milliseconds kIndexingDelay{200};
 
   // The bytes the kept indexes hold, as of their last page.
   std::size_t IndexBytes();
@@ -40,6 +64,12 @@ class TimelineService {
   };
   std::shared_ptr<Entry> EntryFor(const SessionId& session);
   Status CatchUp(const SessionId& session, Entry& entry);
+  Result<timeline::Page> MemoryPage(const SessionId& session, Entry& entry,
+                                    const timeline::PageRequest& request);
+  // A page from the durable index; nullopt when it must be served from memory instead.
+  std::optional<Result<timeline::Page>> DurablePage(ItemIndexStore& store, const SessionId& session,
+                                                    const timeline::PageRequest& request);
+  void IndexLoop();
   // Records that `entry` of `session` now holds `bytes`, and drops the least recently used
   // others while the total exceeds max_bytes_.
   void Account(const SessionId& session, Entry& entry, std::size_t bytes);
@@ -53,6 +83,14 @@ class TimelineService {
   std::list<SessionId> lru_;     // guarded by mu_; most recent first
   std::unordered_map<SessionId, std::pair<std::shared_ptr<Entry>, std::list<SessionId>::iterator>>
       entries_;  // guarded by mu_
+
+  // The background indexer (durable index only).
+  std::mutex pending_mu_;
+  std::condition_variable pending_cv_;
+  std::unordered_set<SessionId> pending_;  // guarded by pending_mu_
+  bool stopping_ = false;                  // guarded by pending_mu_
+  std::thread indexer_;
+  Subscription commits_;  // declared last: unsubscribed first
 };
 
 }  // namespace agentstream::server

@@ -34,6 +34,7 @@
 #include "core/ids.h"
 #include "core/status.h"
 #include "store/coordination.h"
+#include "store/item_index.h"
 
 namespace agentstream {
 
@@ -295,6 +296,12 @@ class EventLog {
   // The ownership leases, daemon registry and shared secrets kept in the same store
   // (coordination.h). Lives as long as the log.
   virtual Coordination& coordination() = 0;
+
+  // ---- Timeline index ----
+  // The durable rows of the timeline's projection index in the same store (item_index.h), or
+  // null for a log that keeps none (the timeline then builds its index in memory). Lives as
+  // long as the log.
+  virtual ItemIndexStore* item_index() { return nullptr; }
 
   // OK while the log accepts writes; the sticky error after a failure of unknown outcome.
   virtual Status Health() = 0;

@@ -72,6 +72,7 @@ class ForwardingLog : public EventLog, public Coordination {
   Result<std::vector<StoredConsumer>> ListConsumers() override { return inner_.ListConsumers(); }
   Status DeleteConsumer(const ConsumerId& c) override { return inner_.DeleteConsumer(c); }
   Coordination& coordination() override { return *this; }
+  ItemIndexStore* item_index() override { return inner_.item_index(); }
   Status Health() override { return inner_.Health(); }
   LogStats Stats() override { return inner_.Stats(); }
 

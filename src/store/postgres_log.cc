@@ -20,6 +20,7 @@
 #include "store/postgres/snapshot.h"
 #include "store/postgres/sql.h"
 #include "store/postgres/txn.h"
+#include "store/postgres_item_index.h"
 #include "store/postgres_schema.h"
 #include "store/record_batch.h"
 #include "store/snapshot_read.h"
@@ -104,7 +105,7 @@ using Op = Queue::Op;
 using PendingAppend = Queue::Append;
 using PendingControl = Queue::Control;
 
-class PostgresEventLog final : public EventLog, public Coordination {
+class PostgresEventLog final : public EventLog, public Coordination, public ItemIndexStore {
  public:
   // `listening` already LISTENs, so every commit made after the log is open is heard.
   PostgresEventLog(PostgresLogOptions options, Conn writer, Conn listening)
@@ -390,6 +391,56 @@ class PostgresEventLog final : public EventLog, public Coordination {
   }
 
   Coordination& coordination() override { return *this; }
+  ItemIndexStore* item_index() override { return this; }
+
+  // ---- ItemIndexStore: reads on a reader connection, writes in the writer's batch ----
+  Result<std::optional<ItemIndexState>> LoadItemState(const SessionId& session,
+                                                      Epoch epoch) override {
+    return WithReader<std::optional<ItemIndexState>>(
+        [&](Conn& conn) { return pg::LoadItemState(conn, session, epoch); });
+  }
+  Result<std::optional<HistoryBase>> EpochBase(const SessionId& session, Epoch epoch) override {
+    return WithReader<std::optional<HistoryBase>>(
+        [&](Conn& conn) { return pg::LoadEpochBase(conn, session, epoch); });
+  }
+  Result<std::vector<ItemRow>> ItemsBetween(const SessionId& session, Epoch epoch,
+                                            std::uint64_t lo, std::uint64_t hi) override {
+    return WithReader<std::vector<ItemRow>>(
+        [&](Conn& conn) { return pg::LoadItemsBetween(conn, session, epoch, lo, hi); });
+  }
+  Result<std::vector<ItemRow>> ItemsByKeys(const SessionId& session, Epoch epoch,
+                                           const std::vector<std::string>& keys) override {
+    return WithReader<std::vector<ItemRow>>(
+        [&](Conn& conn) { return pg::LoadItemsByKeys(conn, session, epoch, keys); });
+  }
+  Result<std::optional<std::uint64_t>> FirstOrdinalStartingAfter(const SessionId& session,
+                                                                 Epoch epoch, Seq seq) override {
+    return WithReader<std::optional<std::uint64_t>>(
+        [&](Conn& conn) { return pg::LoadFirstOrdinalStartingAfter(conn, session, epoch, seq); });
+  }
+  Result<std::vector<ItemRow>> ItemsOpenAcross(const SessionId& session, Epoch epoch,
+                                               Seq seq) override {
+    return WithReader<std::vector<ItemRow>>(
+        [&](Conn& conn) { return pg::LoadItemsOpenAcross(conn, session, epoch, seq); });
+  }
+  Status CommitItems(const SessionId& session, Epoch epoch,
+                     const std::optional<ItemIndexState>& expected, const ItemIndexState& next,
+                     const std::vector<ItemRow>& rows) override {
+    AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
+    for (const ItemRow& row : rows)
+      AS_RETURN_IF_ERROR(CheckText({{"an item key", row.key}, {"item ranges", row.ranges}}));
+    return RunControl<bool>([&](Txn& t, bool&) -> Status {
+             return pg::StoreItems(t, session, epoch, expected, next, rows);
+           })
+        .status();
+  }
+  Status DropItems(const SessionId& session, Epoch epoch) override {
+    AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
+    return RunControl<bool>([&](Txn& t, bool&) -> Status {
+             return pg::DeleteItems(t, session, epoch);
+           })
+        .status();
+  }
 
   Result<OwnerGrant> AcquireOwnership(const SessionId& session, const std::string& owner,
                                       std::int64_t ttl_ms) override {

@@ -1,7 +1,9 @@
 #include "store/postgres_schema.h"
 
 #include <iterator>
+#include <string>
 
+#include "store/item_index.h"
 #include "store/postgres_log.h"
 
 namespace agentstream {
@@ -112,10 +114,42 @@ CREATE TABLE IF NOT EXISTS checkpoints(
 );
 )sql";
 
+// Version 4 adds the timeline's durable item index (item_index.h).
+std::string SchemaV4() {
+  return std::string(R"sql(
+CREATE TABLE IF NOT EXISTS timeline_index(
+  session text NOT NULL,
+  epoch bigint NOT NULL,
+  format bigint NOT NULL,
+  watermark bigint NOT NULL,
+  items bigint NOT NULL,
+  base_items bigint NOT NULL,
+  PRIMARY KEY(session, epoch)
+);
+CREATE TABLE IF NOT EXISTS timeline_items(
+  session text NOT NULL,
+  epoch bigint NOT NULL,
+  ordinal bigint NOT NULL,
+  kind bigint NOT NULL,
+  key text NOT NULL,
+  merges bigint NOT NULL,
+  seq_start bigint NOT NULL,
+  seq_end bigint NOT NULL,
+  ranges text NOT NULL,
+  PRIMARY KEY(session, epoch, ordinal)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS timeline_items_by_key ON timeline_items(session, epoch, key)
+  WHERE merges = 1;
+CREATE INDEX IF NOT EXISTS timeline_items_by_start ON timeline_items(session, epoch, seq_start);
+CREATE INDEX IF NOT EXISTS timeline_items_long ON timeline_items(session, epoch, seq_end) WHERE )sql") +
+         kLongItemCondition + ";\n";
+}
+
 }  // namespace
 
 const pg::SchemaLayout& PostgresLogSchema() {
-  constexpr const char* kScripts[] = {kSchemaV1, kSchemaV2, kSchemaV3};
+  static const std::string kSchemaV4 = SchemaV4();
+  const char* const kScripts[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4.c_str()};
   static_assert(std::size(kScripts) == kPostgresSchemaVersion, "a script for each version");
   static const pg::SchemaLayout kLayout{
       0x61677374726d31,  // "agstrm1": serializes daemons starting together

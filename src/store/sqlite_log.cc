@@ -16,6 +16,7 @@
 #include "store/sqlite/durable_floor.h"
 #include "store/sqlite/fault_vfs.h"
 #include "store/sqlite/wal_syncer.h"
+#include "store/sqlite_item_index.h"
 #include "store/sqlite_reader.h"
 #include "store/sqlite_schema.h"
 #include "store/sqlite_writer.h"
@@ -37,7 +38,7 @@ using Op = Queue::Op;
 using PendingAppend = Queue::Append;
 using PendingControl = Queue::Control;
 
-class SqliteEventLog final : public EventLog, public Coordination {
+class SqliteEventLog final : public EventLog, public Coordination, public ItemIndexStore {
  public:
   SqliteEventLog(SqliteLogOptions options, Db write_db)
       : options_(std::move(options)),
@@ -267,6 +268,69 @@ class SqliteEventLog final : public EventLog, public Coordination {
   }
 
   Coordination& coordination() override { return *this; }
+  ItemIndexStore* item_index() override { return this; }
+
+  // ---- ItemIndexStore: reads on a reader connection, writes on the writer thread ----
+  template <class T, class Body>
+  Result<T> ReadItems(Body body) {
+    std::optional<T> out;
+    AS_RETURN_IF_ERROR(readers_.Run([&](Db& db) -> Status {
+      AS_ASSIGN_OR_RETURN(T value, body(db));
+      out = std::move(value);
+      return Status::Ok();
+    }));
+    return std::move(*out);
+  }
+
+  Result<std::optional<ItemIndexState>> LoadItemState(const SessionId& session,
+                                                      Epoch epoch) override {
+    return ReadItems<std::optional<ItemIndexState>>(
+        [&](Db& db) { return sqlite::LoadItemState(db, session, epoch); });
+  }
+  Result<std::optional<HistoryBase>> EpochBase(const SessionId& session, Epoch epoch) override {
+    return ReadItems<std::optional<HistoryBase>>(
+        [&](Db& db) { return sqlite::LoadEpochBase(db, session, epoch); });
+  }
+  Result<std::vector<ItemRow>> ItemsBetween(const SessionId& session, Epoch epoch,
+                                            std::uint64_t lo, std::uint64_t hi) override {
+    return ReadItems<std::vector<ItemRow>>(
+        [&](Db& db) { return sqlite::LoadItemsBetween(db, session, epoch, lo, hi); });
+  }
+  Result<std::vector<ItemRow>> ItemsByKeys(const SessionId& session, Epoch epoch,
+                                           const std::vector<std::string>& keys) override {
+    return ReadItems<std::vector<ItemRow>>(
+        [&](Db& db) { return sqlite::LoadItemsByKeys(db, session, epoch, keys); });
+  }
+  Result<std::optional<std::uint64_t>> FirstOrdinalStartingAfter(const SessionId& session,
+                                                                 Epoch epoch, Seq seq) override {
+    return ReadItems<std::optional<std::uint64_t>>(
+        [&](Db& db) { return sqlite::LoadFirstOrdinalStartingAfter(db, session, epoch, seq); });
+  }
+  Result<std::vector<ItemRow>> ItemsOpenAcross(const SessionId& session, Epoch epoch,
+                                               Seq seq) override {
+    return ReadItems<std::vector<ItemRow>>(
+        [&](Db& db) { return sqlite::LoadItemsOpenAcross(db, session, epoch, seq); });
+  }
+  Status CommitItems(const SessionId& session, Epoch epoch,
+                     const std::optional<ItemIndexState>& expected, const ItemIndexState& next,
+                     const std::vector<ItemRow>& rows) override {
+    return RunControl<bool>([&](Writer& w, bool&) -> Status {
+             Result<std::optional<ItemIndexState>> stored =
+                 sqlite::LoadItemState(w.db(), session, epoch);
+             if (!stored.ok()) return w.Check(stored.status());
+             if (*stored != expected)
+               return Error(ErrorCode::kConflict, "the timeline index of " + session.str() +
+                                                      " moved on meanwhile");
+             return w.Check(sqlite::StoreItems(w.db(), session, epoch, next, rows));
+           })
+        .status();
+  }
+  Status DropItems(const SessionId& session, Epoch epoch) override {
+    return RunControl<bool>([&](Writer& w, bool&) -> Status {
+             return w.Check(sqlite::DeleteItems(w.db(), session, epoch));
+           })
+        .status();
+  }
 
   Result<OwnerGrant> AcquireOwnership(const SessionId& session, const std::string& owner,
                                       std::int64_t ttl_ms) override {

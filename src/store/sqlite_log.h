@@ -55,7 +55,8 @@ struct SqliteLogOptions {
 Result<std::unique_ptr<EventLog>> OpenSqliteEventLog(SqliteLogOptions options);
 
 // The schema version this build writes (PRAGMA user_version). Opening an older file migrates it
-// in place (version 2 adds the consumers table, version 3 agent ownership).
-inline constexpr int kSqliteSchemaVersion = 4;
+// in place (version 2 adds the consumers table, version 3 agent ownership, version 4 checkpoints,
+// version 5 the timeline's durable item index).
+inline constexpr int kSqliteSchemaVersion = 5;
 
 }  // namespace agentstream

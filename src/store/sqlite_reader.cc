@@ -318,6 +318,14 @@ Result<std::optional<Checkpoint>> ReaderPool::LoadCheckpoint(const SessionId& se
   return out;
 }
 
+Status ReaderPool::Run(const std::function<Status(Db&)>& body) {
+  AS_ASSIGN_OR_RETURN(Db db, Acquire());
+  Lease lease(*this, std::move(db));
+  Snapshot snap(lease.db());
+  AS_RETURN_IF_ERROR(snap.Begin());
+  return body(lease.db());
+}
+
 Result<OwnerLease> ReaderPool::GetOwnership(const SessionId& session, TimestampMs now_ms) {
   AS_ASSIGN_OR_RETURN(Db db, Acquire());
   Lease lease(*this, std::move(db));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -31,6 +32,8 @@ class ReaderPool {
   Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer);
   Result<std::vector<StoredConsumer>> ListConsumers();
   Result<std::optional<Checkpoint>> LoadCheckpoint(const SessionId& session);
+  // Runs `body` on a pooled connection inside one read transaction (one committed snapshot).
+  Status Run(const std::function<Status(Db&)>& body);
   // Coordination reads (coordination.h), judged at `now_ms`.
   Result<OwnerLease> GetOwnership(const SessionId& session, TimestampMs now_ms);
   Result<std::vector<std::pair<SessionId, OwnerLease>>> ListExpiredOwnerships(TimestampMs now_ms,

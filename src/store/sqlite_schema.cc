@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "store/item_index.h"
 #include "store/sqlite_log.h"
 
 namespace agentstream::sqlite {
@@ -114,6 +115,37 @@ CREATE TABLE checkpoints(
 ) STRICT, WITHOUT ROWID;
 )sql";
 
+// Version 5 adds the timeline's durable item index (item_index.h). Migrating from version 4 only
+// creates the tables: sessions without rows are indexed from their history when first paged.
+std::string SchemaV5Additions() {
+  return std::string(R"sql(
+CREATE TABLE timeline_index(
+  session TEXT NOT NULL,
+  epoch INTEGER NOT NULL,
+  format INTEGER NOT NULL,
+  watermark INTEGER NOT NULL,
+  items INTEGER NOT NULL,
+  base_items INTEGER NOT NULL,
+  PRIMARY KEY(session, epoch)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE timeline_items(
+  session TEXT NOT NULL,
+  epoch INTEGER NOT NULL,
+  ordinal INTEGER NOT NULL,
+  kind INTEGER NOT NULL,
+  key TEXT NOT NULL,
+  merges INTEGER NOT NULL,
+  seq_start INTEGER NOT NULL,
+  seq_end INTEGER NOT NULL,
+  ranges TEXT NOT NULL,
+  PRIMARY KEY(session, epoch, ordinal)
+) STRICT, WITHOUT ROWID;
+CREATE UNIQUE INDEX timeline_items_by_key ON timeline_items(session, epoch, key) WHERE merges = 1;
+CREATE INDEX timeline_items_by_start ON timeline_items(session, epoch, seq_start);
+CREATE INDEX timeline_items_long ON timeline_items(session, epoch, seq_end) WHERE )sql") +
+         kLongItemCondition + ";\n";
+}
+
 }  // namespace
 
 Status EnsureSchema(Db& db) {
@@ -138,7 +170,8 @@ Status EnsureSchema(Db& db) {
     if (current == 0) AS_RETURN_IF_ERROR(db.Exec(kSchemaV1));
     if (current <= 1) AS_RETURN_IF_ERROR(db.Exec(kSchemaV2Additions));
     if (current <= 2) AS_RETURN_IF_ERROR(db.Exec(kSchemaV3Additions));
-    AS_RETURN_IF_ERROR(db.Exec(kSchemaV4Additions));
+    if (current <= 3) AS_RETURN_IF_ERROR(db.Exec(kSchemaV4Additions));
+    AS_RETURN_IF_ERROR(db.Exec(SchemaV5Additions()));
     return db.Exec("PRAGMA user_version = " + std::to_string(kSqliteSchemaVersion));
   };
   Status created = upgrade();

@@ -10,17 +10,16 @@ namespace agentstream::timeline {
 
 namespace {
 
-// Loads the full items of `ordinals` by reading exactly their source ranges.
-Result<std::vector<ProjectedItem>> LoadItems(const ProjectionIndex& index, RawEventReader& reader,
-                                             const std::vector<std::size_t>& ordinals) {
+// Loads the full items of `spans` by reading exactly their source ranges.
+Result<std::vector<ProjectedItem>> LoadItems(Epoch epoch, RawEventReader& reader,
+                                             const std::vector<ItemSpan>& spans) {
   std::vector<SeqRange> ranges;
   std::unordered_map<std::string, std::size_t> slot;  // key -> position in `items`
-  std::vector<ProjectedItem> items(ordinals.size());
-  std::vector<std::uint64_t> expected(ordinals.size(), 0);
-  for (std::size_t i = 0; i < ordinals.size(); ++i) {
-    const ItemSpan& span = index.span(ordinals[i]);
-    slot.emplace(span.key, i);
-    for (const SeqRange& r : span.ranges) {
+  std::vector<ProjectedItem> items(spans.size());
+  std::vector<std::uint64_t> expected(spans.size(), 0);
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    slot.emplace(spans[i].key, i);
+    for (const SeqRange& r : spans[i].ranges) {
       ranges.push_back(r);
       expected[i] += r.last.value() - r.first.value() + 1;
     }
@@ -35,10 +34,9 @@ Result<std::vector<ProjectedItem>> LoadItems(const ProjectionIndex& index, RawEv
       reads.push_back(r);
     }
   }
-  std::vector<std::uint64_t> folded(ordinals.size(), 0);
+  std::vector<std::uint64_t> folded(spans.size(), 0);
   for (const SeqRange& read : reads) {
-    AS_ASSIGN_OR_RETURN(std::vector<Event> events,
-                        reader.ReadRange(index.epoch(), read.first, read.last));
+    AS_ASSIGN_OR_RETURN(std::vector<Event> events, reader.ReadRange(epoch, read.first, read.last));
     for (const Event& e : events) {
       std::optional<ItemKey> key = ItemKeyOf(e);
       if (!key) continue;
@@ -49,10 +47,10 @@ Result<std::vector<ProjectedItem>> LoadItems(const ProjectionIndex& index, RawEv
       FoldIntoItem(item, e);
     }
   }
-  for (std::size_t i = 0; i < ordinals.size(); ++i) {
+  for (std::size_t i = 0; i < spans.size(); ++i) {
     if (folded[i] != expected[i])
-      return Error(ErrorCode::kInternal, "the log does not hold the source events of item " +
-                                             index.span(ordinals[i]).key);
+      return Error(ErrorCode::kInternal,
+                   "the log does not hold the source events of item " + spans[i].key);
   }
   return items;
 }
@@ -82,12 +80,12 @@ void SortByStart(std::vector<ProjectedItem>& items) {
 }
 
 // The newest items with ordinal < `hi` (tail and before pages).
-Result<Page> Backward(const ProjectionIndex& index, RawEventReader& reader, std::size_t hi,
+Result<Page> Backward(IndexView& index, RawEventReader& reader, std::size_t hi,
                       const PageRequest& request, Page page) {
   const std::size_t lo = hi > request.max_items ? hi - request.max_items : 0;
-  std::vector<std::size_t> ordinals;
-  for (std::size_t i = hi; i > lo; --i) ordinals.push_back(i - 1);  // newest first
-  AS_ASSIGN_OR_RETURN(std::vector<ProjectedItem> items, LoadItems(index, reader, ordinals));
+  AS_ASSIGN_OR_RETURN(std::vector<ItemSpan> spans, index.Spans(lo, hi));
+  std::reverse(spans.begin(), spans.end());  // newest first
+  AS_ASSIGN_OR_RETURN(std::vector<ProjectedItem> items, LoadItems(index.epoch(), reader, spans));
   const std::size_t kept = FitBytes(items, request.max_bytes, &page.bytes);
   items.resize(kept);
   SortByStart(items);
@@ -100,34 +98,37 @@ Result<Page> Backward(const ProjectionIndex& index, RawEventReader& reader, std:
 
 struct Candidate {
   Seq first_touch;  // the item's first source seq after the cursor
-  std::size_t ordinal;
+  ItemSpan span;
 };
 
 // Items changed after `after`, by first change: those open across the cursor, then new ones.
-std::vector<Candidate> AfterCandidates(const ProjectionIndex& index, Seq after, std::size_t limit) {
-  const std::size_t i0 = index.FirstStartingAfter(after);
+Result<std::vector<Candidate>> AfterCandidates(IndexView& index, std::size_t i0, Seq after,
+                                               std::size_t limit) {
   std::vector<Candidate> out;
-  for (std::size_t ordinal : index.EndingAfter(i0, after)) {
-    for (const SeqRange& r : index.span(ordinal).ranges) {
+  AS_ASSIGN_OR_RETURN(std::vector<IndexView::Numbered> open, index.EndingAfter(i0, after));
+  for (auto& [ordinal, span] : open) {
+    for (const SeqRange& r : span.ranges) {
       if (r.last <= after) continue;
-      out.push_back({std::max(r.first, after.next()), ordinal});
+      out.push_back({std::max(r.first, after.next()), std::move(span)});
       break;
     }
   }
-  for (std::size_t i = i0; i < index.size() && i < i0 + limit; ++i)
-    out.push_back({index.span(i).seq_start, i});
+  AS_ASSIGN_OR_RETURN(std::vector<ItemSpan> fresh, index.Spans(i0, i0 + limit));
+  for (ItemSpan& span : fresh) out.push_back({span.seq_start, std::move(span)});
   std::sort(out.begin(), out.end(),
             [](const Candidate& a, const Candidate& b) { return a.first_touch < b.first_touch; });
   return out;
 }
 
-Result<Page> Forward(const ProjectionIndex& index, RawEventReader& reader, Seq after,
+Result<Page> Forward(IndexView& index, RawEventReader& reader, Seq after,
                      const PageRequest& request, Page page) {
-  std::vector<Candidate> candidates = AfterCandidates(index, after, request.max_items + 1);
+  AS_ASSIGN_OR_RETURN(std::size_t i0, index.FirstStartingAfter(after));
+  AS_ASSIGN_OR_RETURN(std::vector<Candidate> candidates,
+                      AfterCandidates(index, i0, after, request.max_items + 1));
   const std::size_t take = std::min(candidates.size(), request.max_items);
-  std::vector<std::size_t> ordinals;
-  for (std::size_t i = 0; i < take; ++i) ordinals.push_back(candidates[i].ordinal);
-  AS_ASSIGN_OR_RETURN(std::vector<ProjectedItem> items, LoadItems(index, reader, ordinals));
+  std::vector<ItemSpan> spans;
+  for (std::size_t i = 0; i < take; ++i) spans.push_back(candidates[i].span);
+  AS_ASSIGN_OR_RETURN(std::vector<ProjectedItem> items, LoadItems(index.epoch(), reader, spans));
   const std::size_t kept = FitBytes(items, request.max_bytes, &page.bytes);
   items.resize(kept);
   SortByStart(items);
@@ -136,15 +137,19 @@ Result<Page> Forward(const ProjectionIndex& index, RawEventReader& reader, Seq a
   const Seq end = page.has_newer ? Seq(candidates[kept].first_touch.value() - 1) : index.tail();
   page.start_cursor = {index.epoch(), after};
   page.end_cursor = {index.epoch(), end};
-  page.has_older =
-      index.FirstStartingAfter(after) > 0 && index.size() > 0 && index.span(0).seq_start <= after;
+  page.has_older = i0 > 0;  // ordinals follow seq_start: item 0 started at or before `after`
   return page;
 }
 
 }  // namespace
 
 Result<Page> BuildPage(const ProjectionIndex& index, RawEventReader& reader,
-                       const PageRequest& request_in) {
+                       const PageRequest& request) {
+  ProjectionIndexView view(index);
+  return BuildPage(view, reader, request);
+}
+
+Result<Page> BuildPage(IndexView& index, RawEventReader& reader, const PageRequest& request_in) {
   PageRequest request = request_in;
   request.max_items = std::clamp<std::size_t>(request.max_items, 1, kMaxPageItems);
   Page page;
@@ -168,7 +173,10 @@ Result<Page> BuildPage(const ProjectionIndex& index, RawEventReader& reader,
       return Backward(index, reader, index.size(), request, std::move(page));
     case PageDirection::kBefore: {
       const Seq c = request.cursor->seq;
-      const std::size_t hi = c.value() == 0 ? 0 : index.FirstStartingAfter(Seq(c.value() - 1));
+      std::size_t hi = 0;
+      if (c.value() > 0) {
+        AS_ASSIGN_OR_RETURN(hi, index.FirstStartingAfter(Seq(c.value() - 1)));
+      }
       page.end_cursor = {index.epoch(), Seq(c.value() == 0 ? 0 : c.value() - 1)};
       page.start_cursor = *request.cursor;
       return Backward(index, reader, hi, request, std::move(page));

@@ -26,6 +26,7 @@
 #include "core/event.h"
 #include "core/status.h"
 #include "core/timeline/item.h"
+#include "core/timeline/index_view.h"
 #include "core/timeline/projection_index.h"
 
 namespace agentstream::timeline {
@@ -71,6 +72,8 @@ struct Page {
 // Builds one page from `index` and the raw events `reader` returns. Errors: kInvalidArgument for
 // a missing cursor or a cursor past the tail; kInternal when the reader's events disagree with
 // the index; the reader's errors unchanged.
+Result<Page> BuildPage(IndexView& index, RawEventReader& reader, const PageRequest& request);
+// The same over an in-memory index.
 Result<Page> BuildPage(const ProjectionIndex& index, RawEventReader& reader,
                        const PageRequest& request);
 
