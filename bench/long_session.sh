@@ -7,7 +7,8 @@
 # starts on it and bench/long_session.mjs measures ready, the first tail page, a `before` page in
 # the middle, the first prompt's acceptance and the peak RSS (also as it was after the two pages,
 # before the prompt loaded the agent), and stops it. Each figure is the median of the rounds after
-# the first (whose load finds no checkpoint; its prompt and peak RSS are shown apart); the
+# the first (whose load finds no checkpoint and whose first page finds no timeline index; its
+# prompt, peak RSS and tail page are shown apart); the
 # table gives each next to the 1,000-event session of the same store.
 # Builds nothing: takes a build directory configured with AGENTSTREAM_BUILD_BENCHMARKS=ON in which
 # `agentstream` and `gen_long_session` are built (use a release build).
@@ -82,6 +83,7 @@ const median = (k) => { const v = rows.map((r) => r[k]).sort((a, b) => a - b); r
 const out = {};
 for (const k of Object.keys(rows[0])) out[k] = median(k);
 out.first_prompt_ms = all[0].prompt_ms;
+out.first_tail_ms = all[0].tail_ms;
 out.first_rss_mib = all[0].peak_rss_mib;
 console.log(JSON.stringify(out));' "$dir/rounds.jsonl")"
   drop_db
@@ -102,12 +104,12 @@ const rows = lines.map((l) => {
   return { store, size: Number(size), gen: Number(gen), ...JSON.parse(json) };
 });
 const keys = ["ready_ms", "tail_ms", "before_ms", "prompt_ms", "peak_rss_mib", "pages_rss_mib",
-  "anon_mib", "first_prompt_ms", "first_rss_mib"];
+  "anon_mib", "first_prompt_ms", "first_rss_mib", "first_tail_ms"];
 const base = {};
 for (const r of rows) if (r.size === 1000) base[r.store] = r;
 console.log(`rounds: ${process.argv[2]} (medians of the rounds after the first)`);
-console.log("| events | store | generated in | ready ms | tail page ms | before page ms | first prompt ms | peak RSS MiB | peak RSS after the pages MiB | anonymous RSS at the end MiB | round 1 (no checkpoint): first prompt ms | round 1: peak RSS MiB |");
-console.log("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+console.log("| events | store | generated in | ready ms | tail page ms | before page ms | first prompt ms | peak RSS MiB | peak RSS after the pages MiB | anonymous RSS at the end MiB | round 1 (no checkpoint): first prompt ms | round 1: peak RSS MiB | round 1 (no index): tail page ms |");
+console.log("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 const fmt = (v) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
 for (const r of rows) {
   const b = base[r.store];

@@ -117,17 +117,13 @@ std::optional<Result<timeline::Page>> TimelineService::DurablePage(
     Result<Cursor> tail = log_.Tail(session);
     if (!tail.ok()) return Result<timeline::Page>(tail.status());
     Status indexed = CatchUpIndex(store, log_, session, tail->epoch, tail->seq);
-    Result<timeline::Page> page = indexed;
-    if (indexed.ok()) {
-      Result<std::unique_ptr<DurableIndexView>> view =
-          DurableIndexView::Open(store, session, tail->epoch);
-      if (view.ok()) {
-        EventLogReader reader(log_, session);
-        page = timeline::BuildPage(**view, reader, request);
-      } else {
-        page = view.status();
-      }
-    }
+    Result<timeline::Page> page = [&]() -> Result<timeline::Page> {
+      AS_RETURN_IF_ERROR(indexed);
+      AS_ASSIGN_OR_RETURN(std::unique_ptr<DurableIndexView> view,
+                          DurableIndexView::Open(store, session, tail->epoch));
+      EventLogReader reader(log_, session);
+      return timeline::BuildPage(*view, reader, request);
+    }();
     const ErrorCode code = page.ok() ? ErrorCode::kOk : page.status().code();
     if (code == ErrorCode::kInvalidArgument && !indexed.ok()) return std::nullopt;  // unstorable
     if (code != ErrorCode::kCorruption && code != ErrorCode::kInternal) return page;

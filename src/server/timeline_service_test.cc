@@ -2,8 +2,14 @@
 #include "server/timeline_service.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
 
 #include "store/memory_log.h"
+#include "store/sqlite_log.h"
 
 namespace agentstream::server {
 namespace {
@@ -69,6 +75,72 @@ TEST_F(TimelineServiceTest, AnIndexGrowsWithItsSessionAndIsAccountedAtEachPage) 
   ASSERT_TRUE(log_.Append(std::move(more)).ok());
   ASSERT_TRUE(service.Page(a, {}).ok());
   EXPECT_GT(service.IndexBytes(), small + 2000 * sizeof(timeline::ItemSpan));
+}
+
+// On a store, pages come from the durable index; rows damaged on disk are dropped and rebuilt
+// from the log, and the pages stay what they were.
+TEST(TimelineServiceStoreTest, DamagedIndexRowsAreRebuiltNotServed) {
+  char tmpl[] = "/tmp/agentstream-timeline-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  SqliteLogOptions options;
+  options.path = dir + "/log.db";
+  auto log = OpenSqliteEventLog(options);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  const SessionId session("s");
+  ASSERT_TRUE((*log)->CreateSession(session, SessionMeta{"scripted", "/w"}, {}).ok());
+  AppendRequest request;
+  request.session = session;
+  for (int i = 0; i < 300; ++i) {
+    const MessageId m("m" + std::to_string(i));
+    request.events.push_back(MakeNewEvent(AssistantMessageStart{m}));
+    request.events.push_back(MakeNewEvent(AssistantMessageDelta{m, "text " + std::to_string(i)}));
+    request.events.push_back(MakeNewEvent(AssistantMessageEnd{m}));
+  }
+  ASSERT_TRUE((*log)->Append(std::move(request)).ok());
+  auto text = [](const timeline::Page& page) {
+    boost::json::array items;
+    for (const timeline::ProjectedItem& item : page.items) items.push_back(ItemToJson(item));
+    return boost::json::serialize(items);
+  };
+  std::string before;
+  {
+    TimelineService service(**log);
+    Result<timeline::Page> page = service.Page(session, {});
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    EXPECT_EQ(page->items.size(), 50u);
+    before = text(*page);
+  }
+  auto count_rows = [&] {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(options.path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(db, "SELECT count(*) FROM timeline_items", -1, &s, nullptr);
+    sqlite3_step(s);
+    const int n = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return n;
+  };
+  EXPECT_EQ(count_rows(), 300);  // the index is stored
+  for (const char* damage :
+       {"UPDATE timeline_items SET ranges = 'x' WHERE ordinal = 299",
+        "UPDATE timeline_items SET ranges = '898-899', seq_start = 898 WHERE ordinal = 299",
+        "UPDATE timeline_items SET kind = 99 WHERE ordinal = 298",
+        // Well-formed, but names an event of another item: the pager's count disagrees.
+        "UPDATE timeline_items SET ranges = '897-900', seq_start = 897 WHERE ordinal = 299"}) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(options.path.c_str(), &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    ASSERT_EQ(sqlite3_exec(db, damage, nullptr, nullptr, nullptr), SQLITE_OK) << damage;
+    sqlite3_close(db);
+    TimelineService service(**log);
+    Result<timeline::Page> page = service.Page(session, {});
+    ASSERT_TRUE(page.ok()) << damage << ": " << page.status().ToString();
+    EXPECT_EQ(text(*page), before) << damage;
+    EXPECT_EQ(count_rows(), 300) << damage;  // rebuilt
+  }
+  log->reset();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
