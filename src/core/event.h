@@ -49,6 +49,8 @@ enum class EventKind : std::uint16_t {
   kAuthorizationRequired = 70,
   kAuthorizationCompleted = 71,
   kSubagentEvent = 80,
+  kWorkspaceCreated = 90,
+  kWorkspaceRemoved = 91,
 };
 
 // "turn.started" for kTurnStarted; empty for a number this build does not know.
@@ -448,6 +450,34 @@ struct SubagentEvent {
   }
 };
 
+// The session runs in a git worktree of its own (docs/workspaces.md): made for it at `path` on
+// the new `branch`, from `base` (a ref, or for a fork the parent's branch) resolved to
+// `baseCommit`, of the repository whose top directory is `repository`.
+struct WorkspaceCreated {
+  static constexpr EventKind kKind = EventKind::kWorkspaceCreated;
+  std::string path;
+  std::string branch;
+  std::string base;
+  std::string base_commit;
+  std::string repository;
+  template <class V>
+  void Fields(V& v) {
+    v("path", path), v("branch", branch), v("base", base), v("baseCommit", base_commit),
+        v("repository", repository);
+  }
+};
+
+// The session's worktree at `path` was removed on request; its branch stays.
+struct WorkspaceRemoved {
+  static constexpr EventKind kKind = EventKind::kWorkspaceRemoved;
+  std::string path;
+  bool forced = false;  // uncommitted changes were discarded
+  template <class V>
+  void Fields(V& v) {
+    v("path", path), v("forced", forced);
+  }
+};
+
 using Payload =
     std::variant<SessionCreated, SessionForked, SessionRewound, TurnStarted, TurnCompleted,
                  TurnCanceled, TurnFailed, UserMessage, PromptQueued, PromptCanceled,
@@ -455,7 +485,7 @@ using Payload =
                  ToolCallStart, ToolCallOutput, ToolCallEnd, PermissionRequested,
                  PermissionResolved, Plan, ModeChanged, ModelChanged, ThinkingOptionChanged, Usage,
                  ErrorEvent, Notice, ProviderMetadata, AuthorizationRequired,
-                 AuthorizationCompleted, SubagentEvent>;
+                 AuthorizationCompleted, SubagentEvent, WorkspaceCreated, WorkspaceRemoved>;
 
 EventKind KindOf(const Payload& payload);
 

@@ -48,6 +48,8 @@ constexpr KindEntry kKinds[] = {
     {EventKind::kAuthorizationRequired, "authorization.required"},
     {EventKind::kAuthorizationCompleted, "authorization.completed"},
     {EventKind::kSubagentEvent, "subagent.event"},
+    {EventKind::kWorkspaceCreated, "workspace.created"},
+    {EventKind::kWorkspaceRemoved, "workspace.removed"},
 };
 
 // Decodes the payload alternative whose kind is `kind`.

@@ -54,6 +54,9 @@ std::vector<Payload> EveryKind() {
       AuthorizationCompleted{RequestId("a1"), true},
       SubagentEvent{SessionId("child"), Epoch(1), Seq(4), "assistant.message.delta", TurnId("t9"),
                     boost::json::object{{"messageId", "m"}, {"text", "x"}}},
+      WorkspaceCreated{"/data/worktrees/ses_1", "agentstream/ses_1", "HEAD",
+                       "0123456789abcdef0123456789abcdef01234567", "/src/repo"},
+      WorkspaceRemoved{"/data/worktrees/ses_1", true},
   };
 }
 
@@ -80,6 +83,9 @@ TEST(EventCodecTest, KindNumbersAreFixed) {
   EXPECT_EQ(static_cast<int>(EventKind::kToolCallStart), 30);
   EXPECT_EQ(static_cast<int>(EventKind::kPermissionRequested), 40);
   EXPECT_EQ(static_cast<int>(EventKind::kSubagentEvent), 80);
+  EXPECT_EQ(static_cast<int>(EventKind::kWorkspaceCreated), 90);
+  EXPECT_EQ(static_cast<int>(EventKind::kWorkspaceRemoved), 91);
+  EXPECT_EQ(EventKindName(EventKind::kWorkspaceCreated), "workspace.created");
   EXPECT_EQ(EventKindName(EventKind::kAssistantMessageDelta), "assistant.message.delta");
 }
 

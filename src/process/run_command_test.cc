@@ -28,7 +28,21 @@ TEST(RunCommandTest, AProgramThatCannotStartIsUnavailable) {
   options.argv = {"agentstream-no-such-program"};
   auto ran = RunCommand(options, Millis(60000));
   ASSERT_FALSE(ran.ok());
-  EXPECT_EQ(ran.status().code(), ErrorCode::kUnavailable);
+  EXPECT_EQ(ran.status().code(), ErrorCode::kNotFound);
+}
+
+TEST(RunCommandTest, StdoutPastTheBoundKeepsItsFirstWholeLines) {
+  SpawnOptions options;
+  options.argv = {"/bin/sh", "-c", "echo 12345; echo 67890; echo abcde; exit 0"};
+  auto ran = RunCommand(options, Millis(60000), 14);
+  ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+  EXPECT_EQ(ran->out, "12345\n67890\n");
+  EXPECT_TRUE(ran->out_truncated);
+  EXPECT_EQ(ran->exit.exit_code, 0);
+  auto whole = RunCommand(options, Millis(60000), 18);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->out, "12345\n67890\nabcde\n");
+  EXPECT_FALSE(whole->out_truncated);
 }
 
 TEST(RunCommandTest, AProgramThatOverstaysIsKilled) {

@@ -1,0 +1,61 @@
+// Git: the `git` program run as a child process (process/run_command.h) with a time limit and a
+// bound on its output, for the workspaces of agents (worktree.h, diff.h). It runs git with the
+// daemon's environment plus GIT_OPTIONAL_LOCKS=0 (read-only commands such as `git status` and
+// `git diff` never rewrite the index), GIT_TERMINAL_PROMPT=0 (never waits for a password) and
+// LC_ALL=C (messages in English, as the errors quote them).
+//
+// Threading: a Git is immutable after construction; Run may be called from any thread, and
+// blocks the calling thread until git exits (at most `timeout`). Never call it on an event
+// loop's thread.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "process/event_loop.h"
+
+namespace agentstream::workspace {
+
+struct GitOptions {
+  std::string program = "git";      // a path, or a name looked up in the daemon's PATH
+  process::Millis timeout{10000};   // each git command; it is killed after this
+  std::size_t max_output_bytes = std::size_t{8} << 20;  // stdout kept from one command
+};
+
+struct GitOutput {
+  int exit_code = -1;
+  std::string out;         // stdout, at most max_output_bytes (whole lines)
+  bool truncated = false;  // stdout went past the bound
+  std::string err;         // the tail of stderr
+};
+
+class Git {
+ public:
+  explicit Git(GitOptions options = {});
+
+  // Runs `git ARGS` in the directory `dir`, with at most `max_output_bytes` of stdout kept (0:
+  // the options' bound). A non-zero exit is not an error here: the caller reads exit_code.
+  // Errors: kInvalidArgument when git cannot be started ("git is not installed or not in the
+  // daemon's PATH"); kUnavailable when it did not finish within the timeout or was killed.
+  Result<GitOutput> Run(const std::string& dir, const std::vector<std::string>& args,
+                        std::size_t max_output_bytes = 0) const;
+
+  // Run, and `failure` (with git's own message) unless git exited 0. Returns stdout with its
+  // trailing newline removed.
+  Result<std::string> Check(const std::string& dir, const std::vector<std::string>& args,
+                            ErrorCode failure) const;
+
+  const GitOptions& options() const { return options_; }
+
+ private:
+  GitOptions options_;
+  std::vector<std::string> env_;  // the daemon's environment with git's settings
+};
+
+// The first line of git's stderr without "fatal: " / "error: ", for messages; "exit code N"
+// when git printed nothing.
+std::string GitMessage(const GitOutput& output);
+
+}  // namespace agentstream::workspace
