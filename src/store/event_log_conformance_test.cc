@@ -620,7 +620,8 @@ TEST_P(EventLogConformance, ConcurrentAppendersKeepEachSessionDense) {
 
 // Turns a current file back into `version` as an older build left it.
 void Downgrade(const std::string& path, int version) {
-  std::string sql = "DROP TABLE checkpoints;";
+  std::string sql = "DROP TABLE timeline_items; DROP TABLE timeline_index;";
+  if (version < 4) sql += "DROP TABLE checkpoints;";
   if (version < 3) {
     sql +=
         "DROP INDEX sessions_by_owner_expiry; ALTER TABLE sessions DROP COLUMN owner; "
@@ -640,9 +641,10 @@ void Downgrade(const std::string& path, int version) {
 }
 
 // An older file is migrated in place and keeps its data: version 1 (before consumer
-// definitions), version 2 (before agent ownership) and version 3 (before checkpoints).
+// definitions), version 2 (before agent ownership), version 3 (before checkpoints) and version 4
+// (before the timeline index).
 TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
-  for (int version : {1, 2, 3}) {
+  for (int version : {1, 2, 3, 4}) {
     char tmpl[] = "/tmp/agentstream-migrate-XXXXXX";
     const std::string dir = mkdtemp(tmpl);
     const std::string path = dir + "/log.db";
@@ -671,6 +673,13 @@ TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
       EXPECT_FALSE((*opened)->LoadCheckpoint(SessionId("s"))->has_value());
       EXPECT_TRUE(
           (*opened)->SaveCheckpoint(SessionId("s"), Checkpoint{Epoch(1), Seq(1), "{}"}).ok());
+      ItemIndexStore& index = *(*opened)->item_index();
+      EXPECT_FALSE(index.LoadItemState(SessionId("s"), Epoch(1))->has_value());
+      EXPECT_TRUE(index.CommitItems(SessionId("s"), Epoch(1), std::nullopt,
+                                    ItemIndexState{1, Seq(1), 1, 0},
+                                    {ItemRow{0, 7, "#1", false, Seq(1), Seq(1), "1"}})
+                      .ok());
+      EXPECT_EQ(index.ItemsBetween(SessionId("s"), Epoch(1), 0, 5)->size(), 1u);
     }
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
