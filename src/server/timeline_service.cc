@@ -33,10 +33,10 @@ void TimelineService::IndexLoop() {
   std::unique_lock lock(pending_mu_);
   while (true) {
     pending_cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
-    if (stopping_) return;
-    // Gather the commits of the next moments too: one indexing per session per delay.
+    // Gather the commits of the next moments too: one indexing per session per delay. When
+    // stopping, what is pending is indexed at once, so the next start finds the index current.
     pending_cv_.wait_for(lock, kIndexingDelay, [&] { return stopping_; });
-    if (stopping_) return;
+    const bool last = stopping_;
     std::unordered_set<SessionId> sessions;
     sessions.swap(pending_);
     lock.unlock();
@@ -49,6 +49,7 @@ void TimelineService::IndexLoop() {
       if (!indexed.ok())
         log::Warn("timeline.index_failed", {{"agent", session.str()}, {"error", indexed.ToString()}});
     }
+    if (last) return;
     lock.lock();
   }
 }

@@ -30,8 +30,8 @@ namespace agentstream {
 
 // The rows' encoding. Another stored format is dropped and rebuilt.
 inline constexpr std::int64_t kItemIndexFormat = 1;
-// Events read and indexed per committed batch: bounds the indexer's memory.
-inline constexpr std::size_t kIndexBatchEvents = 1000;
+// Events read and indexed per committed batch: bounds the indexer's memory (a few MiB).
+inline constexpr std::size_t kIndexBatchEvents = 4096;
 
 // Ranges as text: "first-last" or "seq", ascending, comma-separated ("1-3,7,9-12").
 std::string EncodeRanges(const std::vector<timeline::SeqRange>& ranges);
