@@ -1,5 +1,7 @@
 // Measures, in headless Chromium: (1) the time from opening the page until a session's tail
-// row is shown, (2) frames while a reply streams into the open pane, with the page's own work
+// row is shown, (2) scrolling up: the time from scrolling the pane to its top until the older
+// page is in, ten times, and the frames meanwhile, (3) frames while a reply streams into the open
+// pane, with the page's own work
 // per frame (renders, style recalculations, layouts, script time: Chrome's Performance metrics),
 // which a loaded machine does not inflate the way it inflates dropped frames.
 // Usage: node measure.mjs URL AGENT_ID  (CHROMIUM defaults to /usr/bin/chromium)
@@ -88,6 +90,22 @@ const renderStats = async () => {
 const cdp = await page.context().newCDPSession(page);
 await cdp.send('Performance.enable');
 const metrics = async () => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
+// Scrolling up through the history, one `before` page at a time.
+const timeline = `[data-testid="pane"][data-agent="${agent}"] [data-testid="timeline"]`;
+await startFrames();
+const scrolls = [];
+for (let i = 0; i < 10; i++) {
+  const height = await page.$eval(timeline, (el) => el.scrollHeight);
+  const t0 = Date.now();
+  await page.$eval(timeline, (el) => { el.scrollTop = 0; });
+  await page.waitForFunction(([sel, h]) => document.querySelector(sel).scrollHeight > h, [timeline, height], { timeout: 10000 });
+  scrolls.push(Date.now() - t0);
+}
+const sortedScrolls = [...scrolls].sort((a, b) => a - b);
+console.log(
+  `scrolling up: older page in after median ${sortedScrolls[4]} ms, max ${sortedScrolls[9]} ms (10 pages); ${await frameStats()}`,
+);
+
 // Baseline: the same page, nothing streaming (the machine's own noise).
 await startFrames();
 const i0 = await metrics();
