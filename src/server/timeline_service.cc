@@ -47,7 +47,8 @@ void TimelineService::IndexLoop() {
       if (!tail.ok()) continue;
       Status indexed = CatchUpIndex(store, log_, session, tail->epoch, tail->seq);
       if (!indexed.ok())
-        log::Warn("timeline.index_failed", {{"agent", session.str()}, {"error", indexed.ToString()}});
+        log::Warn("timeline.index_failed",
+                  {{"agent", session.str()}, {"error", indexed.ToString()}});
     }
     if (last) return;
     lock.lock();

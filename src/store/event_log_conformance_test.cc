@@ -675,9 +675,10 @@ TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
           (*opened)->SaveCheckpoint(SessionId("s"), Checkpoint{Epoch(1), Seq(1), "{}"}).ok());
       ItemIndexStore& index = *(*opened)->item_index();
       EXPECT_FALSE(index.LoadItemState(SessionId("s"), Epoch(1))->has_value());
-      EXPECT_TRUE(index.CommitItems(SessionId("s"), Epoch(1), std::nullopt,
-                                    ItemIndexState{1, Seq(1), 1, 0},
-                                    {ItemRow{0, 7, "#1", false, Seq(1), Seq(1), "1"}})
+      EXPECT_TRUE(index
+                      .CommitItems(SessionId("s"), Epoch(1), std::nullopt,
+                                   ItemIndexState{1, Seq(1), 1, 0},
+                                   {ItemRow{0, 7, "#1", false, Seq(1), Seq(1), "1"}})
                       .ok());
       EXPECT_EQ(index.ItemsBetween(SessionId("s"), Epoch(1), 0, 5)->size(), 1u);
     }

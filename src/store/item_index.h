@@ -43,10 +43,10 @@ struct ItemRow {
 };
 
 struct ItemIndexState {
-  std::int64_t format = 0;      // of the rows' encoding; another format is rebuilt
-  Seq watermark;                // the rows reflect the epoch's events through this seq
-  std::uint64_t items = 0;      // items in the epoch's timeline (base items included)
-  std::uint64_t base_items = 0; // of them, the items of the base prefix
+  std::int64_t format = 0;       // of the rows' encoding; another format is rebuilt
+  Seq watermark;                 // the rows reflect the epoch's events through this seq
+  std::uint64_t items = 0;       // items in the epoch's timeline (base items included)
+  std::uint64_t base_items = 0;  // of them, the items of the base prefix
   friend bool operator==(const ItemIndexState&, const ItemIndexState&) = default;
 };
 

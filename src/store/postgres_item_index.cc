@@ -46,8 +46,8 @@ Result<std::optional<HistoryBase>> LoadEpochBase(Conn& conn, const SessionId& se
                                         "WHERE s.id=$1 AND e.epoch=$2",
                                         {session.str(), I64(epoch.value())}));
   if (r.size() == 0)
-    return Error(ErrorCode::kNotFound, "no epoch " + std::to_string(epoch.value()) +
-                                           " of session " + session.str());
+    return Error(ErrorCode::kNotFound,
+                 "no epoch " + std::to_string(epoch.value()) + " of session " + session.str());
   return BaseOf(r, 0, 0);
 }
 
@@ -81,8 +81,8 @@ Result<std::optional<std::uint64_t>> LoadFirstOrdinalStartingAfter(Conn& conn,
   return std::optional<std::uint64_t>(static_cast<std::uint64_t>(r.Int(0, 0)));
 }
 
-Result<std::vector<ItemRow>> LoadItemsOpenAcross(Conn& conn, const SessionId& session,
-                                                 Epoch epoch, Seq seq) {
+Result<std::vector<ItemRow>> LoadItemsOpenAcross(Conn& conn, const SessionId& session, Epoch epoch,
+                                                 Seq seq) {
   const std::int64_t at = I64(seq.value());
   const std::int64_t near = at - I64(kLongItemSpan);
   // Short rows started at most kLongItemSpan before `seq`; long rows through their own index.
@@ -99,9 +99,9 @@ Result<std::vector<ItemRow>> LoadItemsOpenAcross(Conn& conn, const SessionId& se
 Status StoreItems(Txn& t, const SessionId& session, Epoch epoch,
                   const std::optional<ItemIndexState>& expected, const ItemIndexState& next,
                   const std::vector<ItemRow>& rows) {
-  const std::vector<Param> state = {session.str(),           I64(epoch.value()),
-                                    next.format,             I64(next.watermark.value()),
-                                    I64(next.items),         I64(next.base_items)};
+  const std::vector<Param> state = {session.str(),   I64(epoch.value()),
+                                    next.format,     I64(next.watermark.value()),
+                                    I64(next.items), I64(next.base_items)};
   Rows moved;
   if (!expected) {
     AS_ASSIGN_OR_RETURN(moved, t.Exec("INSERT INTO timeline_index(session, epoch, format, "
@@ -140,8 +140,8 @@ Status StoreItems(Txn& t, const SessionId& session, Epoch epoch,
           "$6::bigint[], $7::bigint[], $8::bigint[], $9::text[]) ON CONFLICT (session, epoch, "
           "ordinal) DO UPDATE SET kind=excluded.kind, key=excluded.key, merges=excluded.merges, "
           "seq_start=excluded.seq_start, seq_end=excluded.seq_end, ranges=excluded.ranges",
-          {session.str(), I64(epoch.value()), IntArray(ordinals), IntArray(kinds),
-           TextArray(keys), IntArray(merges), IntArray(starts), IntArray(ends), TextArray(ranges)})
+          {session.str(), I64(epoch.value()), IntArray(ordinals), IntArray(kinds), TextArray(keys),
+           IntArray(merges), IntArray(starts), IntArray(ends), TextArray(ranges)})
       .status();
 }
 

@@ -17,8 +17,7 @@ namespace agentstream::pg {
 
 Result<std::optional<ItemIndexState>> LoadItemState(Conn& conn, const SessionId& session,
                                                     Epoch epoch);
-Result<std::optional<HistoryBase>> LoadEpochBase(Conn& conn, const SessionId& session,
-                                                 Epoch epoch);
+Result<std::optional<HistoryBase>> LoadEpochBase(Conn& conn, const SessionId& session, Epoch epoch);
 Result<std::vector<ItemRow>> LoadItemsBetween(Conn& conn, const SessionId& session, Epoch epoch,
                                               std::uint64_t lo, std::uint64_t hi);
 Result<std::vector<ItemRow>> LoadItemsByKeys(Conn& conn, const SessionId& session, Epoch epoch,
@@ -26,8 +25,8 @@ Result<std::vector<ItemRow>> LoadItemsByKeys(Conn& conn, const SessionId& sessio
 Result<std::optional<std::uint64_t>> LoadFirstOrdinalStartingAfter(Conn& conn,
                                                                    const SessionId& session,
                                                                    Epoch epoch, Seq seq);
-Result<std::vector<ItemRow>> LoadItemsOpenAcross(Conn& conn, const SessionId& session,
-                                                 Epoch epoch, Seq seq);
+Result<std::vector<ItemRow>> LoadItemsOpenAcross(Conn& conn, const SessionId& session, Epoch epoch,
+                                                 Seq seq);
 // Moves the state row from `expected` to `next` (kConflict when it is not `expected`) and writes
 // `rows`. Every value must be storable text (the caller checks).
 Status StoreItems(Txn& t, const SessionId& session, Epoch epoch,

@@ -403,8 +403,8 @@ class PostgresEventLog final : public EventLog, public Coordination, public Item
     return WithReader<std::optional<HistoryBase>>(
         [&](Conn& conn) { return pg::LoadEpochBase(conn, session, epoch); });
   }
-  Result<std::vector<ItemRow>> ItemsBetween(const SessionId& session, Epoch epoch,
-                                            std::uint64_t lo, std::uint64_t hi) override {
+  Result<std::vector<ItemRow>> ItemsBetween(const SessionId& session, Epoch epoch, std::uint64_t lo,
+                                            std::uint64_t hi) override {
     return WithReader<std::vector<ItemRow>>(
         [&](Conn& conn) { return pg::LoadItemsBetween(conn, session, epoch, lo, hi); });
   }
@@ -436,9 +436,8 @@ class PostgresEventLog final : public EventLog, public Coordination, public Item
   }
   Status DropItems(const SessionId& session, Epoch epoch) override {
     AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
-    return RunControl<bool>([&](Txn& t, bool&) -> Status {
-             return pg::DeleteItems(t, session, epoch);
-           })
+    return RunControl<bool>(
+               [&](Txn& t, bool&) -> Status { return pg::DeleteItems(t, session, epoch); })
         .status();
   }
 

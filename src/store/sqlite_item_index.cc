@@ -11,9 +11,13 @@ std::int64_t I64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 constexpr const char* kRowColumns = "ordinal, kind, key, merges, seq_start, seq_end, ranges";
 
 ItemRow RowAt(const Stmt& s) {
-  return ItemRow{static_cast<std::uint64_t>(s.Int(0)), s.Int(1), s.Text(2), s.Int(3) != 0,
+  return ItemRow{static_cast<std::uint64_t>(s.Int(0)),
+                 s.Int(1),
+                 s.Text(2),
+                 s.Int(3) != 0,
                  Seq(static_cast<std::uint64_t>(s.Int(4))),
-                 Seq(static_cast<std::uint64_t>(s.Int(5))), s.Text(6)};
+                 Seq(static_cast<std::uint64_t>(s.Int(5))),
+                 s.Text(6)};
 }
 
 Result<std::vector<ItemRow>> AllRows(Stmt& s) {
@@ -26,22 +30,21 @@ Result<std::vector<ItemRow>> AllRows(Stmt& s) {
 }
 
 std::string Select(const std::string& where) {
-  return std::string("SELECT ") + kRowColumns + " FROM timeline_items WHERE session=? AND epoch=? " +
-         where;
+  return std::string("SELECT ") + kRowColumns +
+         " FROM timeline_items WHERE session=? AND epoch=? " + where;
 }
 
 }  // namespace
 
-Result<std::optional<ItemIndexState>> LoadItemState(Db& db, const SessionId& session,
-                                                    Epoch epoch) {
+Result<std::optional<ItemIndexState>> LoadItemState(Db& db, const SessionId& session, Epoch epoch) {
   AS_ASSIGN_OR_RETURN(auto s, db.Cached("SELECT format, watermark, items, base_items FROM "
                                         "timeline_index WHERE session=? AND epoch=?"));
   s->Bind(1, session.str()).Bind(2, I64(epoch.value()));
   AS_ASSIGN_OR_RETURN(bool row, s->Step());
   if (!row) return std::optional<ItemIndexState>();
-  return std::optional<ItemIndexState>(ItemIndexState{
-      s->Int(0), Seq(static_cast<std::uint64_t>(s->Int(1))),
-      static_cast<std::uint64_t>(s->Int(2)), static_cast<std::uint64_t>(s->Int(3))});
+  return std::optional<ItemIndexState>(
+      ItemIndexState{s->Int(0), Seq(static_cast<std::uint64_t>(s->Int(1))),
+                     static_cast<std::uint64_t>(s->Int(2)), static_cast<std::uint64_t>(s->Int(3))});
 }
 
 Result<std::optional<HistoryBase>> LoadEpochBase(Db& db, const SessionId& session, Epoch epoch) {
@@ -51,8 +54,8 @@ Result<std::optional<HistoryBase>> LoadEpochBase(Db& db, const SessionId& sessio
   s->Bind(1, session.str()).Bind(2, I64(epoch.value()));
   AS_ASSIGN_OR_RETURN(bool row, s->Step());
   if (!row)
-    return Error(ErrorCode::kNotFound, "no epoch " + std::to_string(epoch.value()) +
-                                           " of session " + session.str());
+    return Error(ErrorCode::kNotFound,
+                 "no epoch " + std::to_string(epoch.value()) + " of session " + session.str());
   if (s->IsNull(0)) return std::optional<HistoryBase>();
   return std::optional<HistoryBase>(HistoryBase{SessionId(s->Text(0)),
                                                 Epoch(static_cast<std::uint64_t>(s->Int(1))),
@@ -80,8 +83,7 @@ Result<std::vector<ItemRow>> LoadItemsByKeys(Db& db, const SessionId& session, E
   return out;
 }
 
-Result<std::optional<std::uint64_t>> LoadFirstOrdinalStartingAfter(Db& db,
-                                                                   const SessionId& session,
+Result<std::optional<std::uint64_t>> LoadFirstOrdinalStartingAfter(Db& db, const SessionId& session,
                                                                    Epoch epoch, Seq seq) {
   AS_ASSIGN_OR_RETURN(auto s, db.Cached("SELECT ordinal FROM timeline_items WHERE session=? AND "
                                         "epoch=? AND seq_start > ? ORDER BY seq_start LIMIT 1"));
@@ -96,14 +98,13 @@ Result<std::vector<ItemRow>> LoadItemsOpenAcross(Db& db, const SessionId& sessio
   const std::int64_t at = I64(seq.value());
   const std::int64_t span = I64(kLongItemSpan);
   // Short rows started at most kLongItemSpan before `seq`; long rows through their own index.
-  AS_ASSIGN_OR_RETURN(
-      auto near, db.Cached(Select("AND seq_start <= ? AND seq_start >= ? AND seq_end > ?")));
+  AS_ASSIGN_OR_RETURN(auto near,
+                      db.Cached(Select("AND seq_start <= ? AND seq_start >= ? AND seq_end > ?")));
   near->Bind(1, session.str()).Bind(2, I64(epoch.value())).Bind(3, at).Bind(4, at - span);
   near->Bind(5, at);
   AS_ASSIGN_OR_RETURN(std::vector<ItemRow> out, AllRows(*near));
-  AS_ASSIGN_OR_RETURN(
-      auto far, db.Cached(Select(std::string("AND ") + kLongItemCondition +
-                                 " AND seq_end > ? AND seq_start < ?")));
+  AS_ASSIGN_OR_RETURN(auto far, db.Cached(Select(std::string("AND ") + kLongItemCondition +
+                                                 " AND seq_end > ? AND seq_start < ?")));
   far->Bind(1, session.str()).Bind(2, I64(epoch.value())).Bind(3, at).Bind(4, at - span);
   AS_ASSIGN_OR_RETURN(std::vector<ItemRow> long_rows, AllRows(*far));
   out.insert(out.end(), std::make_move_iterator(long_rows.begin()),

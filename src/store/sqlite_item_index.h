@@ -19,8 +19,7 @@ Result<std::vector<ItemRow>> LoadItemsBetween(Db& db, const SessionId& session, 
                                               std::uint64_t lo, std::uint64_t hi);
 Result<std::vector<ItemRow>> LoadItemsByKeys(Db& db, const SessionId& session, Epoch epoch,
                                              const std::vector<std::string>& keys);
-Result<std::optional<std::uint64_t>> LoadFirstOrdinalStartingAfter(Db& db,
-                                                                   const SessionId& session,
+Result<std::optional<std::uint64_t>> LoadFirstOrdinalStartingAfter(Db& db, const SessionId& session,
                                                                    Epoch epoch, Seq seq);
 Result<std::vector<ItemRow>> LoadItemsOpenAcross(Db& db, const SessionId& session, Epoch epoch,
                                                  Seq seq);

@@ -291,8 +291,8 @@ class SqliteEventLog final : public EventLog, public Coordination, public ItemIn
     return ReadItems<std::optional<HistoryBase>>(
         [&](Db& db) { return sqlite::LoadEpochBase(db, session, epoch); });
   }
-  Result<std::vector<ItemRow>> ItemsBetween(const SessionId& session, Epoch epoch,
-                                            std::uint64_t lo, std::uint64_t hi) override {
+  Result<std::vector<ItemRow>> ItemsBetween(const SessionId& session, Epoch epoch, std::uint64_t lo,
+                                            std::uint64_t hi) override {
     return ReadItems<std::vector<ItemRow>>(
         [&](Db& db) { return sqlite::LoadItemsBetween(db, session, epoch, lo, hi); });
   }
@@ -319,8 +319,8 @@ class SqliteEventLog final : public EventLog, public Coordination, public ItemIn
                  sqlite::LoadItemState(w.db(), session, epoch);
              if (!stored.ok()) return w.Check(stored.status());
              if (*stored != expected)
-               return Error(ErrorCode::kConflict, "the timeline index of " + session.str() +
-                                                      " moved on meanwhile");
+               return Error(ErrorCode::kConflict,
+                            "the timeline index of " + session.str() + " moved on meanwhile");
              return w.Check(sqlite::StoreItems(w.db(), session, epoch, next, rows));
            })
         .status();

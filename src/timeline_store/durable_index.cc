@@ -27,9 +27,8 @@ std::string EncodeRanges(const std::vector<SeqRange>& ranges) {
 namespace {
 
 Status BadRanges(std::string_view text) {
-  return Error(ErrorCode::kCorruption,
-               "a stored timeline index row has unreadable ranges \"" +
-                   std::string(text.substr(0, 64)) + "\"");
+  return Error(ErrorCode::kCorruption, "a stored timeline index row has unreadable ranges \"" +
+                                           std::string(text.substr(0, 64)) + "\"");
 }
 
 // Parses a decimal seq at the front of `text`, advancing it.
@@ -113,8 +112,8 @@ Result<std::unique_ptr<DurableIndexView>> DurableIndexView::Open(ItemIndexStore&
     return Error(ErrorCode::kNotFound, "no timeline index of " + session.str() + " epoch " +
                                            std::to_string(epoch.value()));
   if (clip && *clip > state->watermark)
-    return Error(ErrorCode::kConflict, "the timeline index of " + session.str() +
-                                           " is behind the requested tail");
+    return Error(ErrorCode::kConflict,
+                 "the timeline index of " + session.str() + " is behind the requested tail");
   std::unique_ptr<DurableIndexView> view(new DurableIndexView(store, session, epoch));
   view->tail_ = clip.value_or(state->watermark);
   view->size_ = static_cast<std::size_t>(state->items);
@@ -127,8 +126,8 @@ Result<std::unique_ptr<DurableIndexView>> DurableIndexView::Open(ItemIndexStore&
     if (view->base_seq_ < base->seq) {
       view->base_items_ = view->base_->size();
     } else if (view->base_->size() != view->base_items_) {
-      return Error(ErrorCode::kCorruption, "the timeline index of " + session.str() +
-                                               " disagrees with its base's");
+      return Error(ErrorCode::kCorruption,
+                   "the timeline index of " + session.str() + " disagrees with its base's");
     }
   }
   if (view->tail_ < state->watermark) {
@@ -157,8 +156,8 @@ Result<std::vector<ItemSpan>> DurableIndexView::Spans(std::size_t lo, std::size_
     if (next_row < rows.size() && rows[next_row].ordinal == ordinal) {
       AS_ASSIGN_OR_RETURN(std::optional<ItemSpan> span, Clipped(rows[next_row++]));
       if (!span)
-        return Error(ErrorCode::kCorruption, "timeline item " + std::to_string(ordinal) +
-                                                 " starts after the index's tail");
+        return Error(ErrorCode::kCorruption,
+                     "timeline item " + std::to_string(ordinal) + " starts after the index's tail");
       out.push_back(std::move(*span));
     } else if (ordinal < base_items_ && ordinal - lo < from_base.size()) {
       out.push_back(std::move(from_base[ordinal - lo]));
@@ -286,8 +285,8 @@ Status IndexBatch(DurableIndexView& view, const std::vector<Event>& events, Item
     }
     const auto ordinal = static_cast<std::size_t>(next.items++);
     if (merges) by_key.emplace(key->key, ordinal);
-    touched.emplace(ordinal, ItemSpan{key->kind, key->key, event.seq, event.seq,
-                                      {{event.seq, event.seq}}});
+    touched.emplace(ordinal,
+                    ItemSpan{key->kind, key->key, event.seq, event.seq, {{event.seq, event.seq}}});
     changed.insert(ordinal);
   }
   for (const auto& [ordinal, span] : touched)
@@ -305,8 +304,8 @@ Status CatchUpIndex(ItemIndexStore& store, EventLog& log, const SessionId& sessi
     request.session = session;
     request.epoch = epoch;
     request.from = state.watermark.next();
-    request.max_items = std::min<std::uint64_t>(kIndexBatchEvents,
-                                                target.value() - state.watermark.value());
+    request.max_items =
+        std::min<std::uint64_t>(kIndexBatchEvents, target.value() - state.watermark.value());
     AS_ASSIGN_OR_RETURN(ReadResult read, log.Read(request));
     if (read.events.empty()) return Status::Ok();
     std::vector<Event> events;

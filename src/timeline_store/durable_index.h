@@ -69,7 +69,7 @@ class DurableIndexView final : public timeline::IndexView {
   Seq tail_;
   std::size_t size_ = 0;
   std::size_t base_items_ = 0;
-  Seq base_seq_;                             // 0 for a root epoch
+  Seq base_seq_;                            // 0 for a root epoch
   std::unique_ptr<DurableIndexView> base_;  // the base prefix's view, clipped at base_seq_
 };
 

@@ -65,9 +65,9 @@ std::string PageText(const timeline::Page& page) {
   boost::json::array items;
   for (const timeline::ProjectedItem& item : page.items) items.push_back(ItemToJson(item));
   return boost::json::serialize(items) + " older=" + std::to_string(page.has_older) +
-         " newer=" + std::to_string(page.has_newer) + " start=" +
-         FormatCursor(page.start_cursor) + " end=" + FormatCursor(page.end_cursor) +
-         " reset=" + std::to_string(page.reset) + " tail=" + std::to_string(page.tail.value());
+         " newer=" + std::to_string(page.has_newer) + " start=" + FormatCursor(page.start_cursor) +
+         " end=" + FormatCursor(page.end_cursor) + " reset=" + std::to_string(page.reset) +
+         " tail=" + std::to_string(page.tail.value());
 }
 
 // Compares random pages of the current epoch of `session` from both indexes.
@@ -92,12 +92,12 @@ void CheckPages(EventLog& log, const SessionId& session) {
   RC_ASSERT((*durable)->tail() == memory->tail());
   for (int i = 0; i < 6; ++i) {
     PageRequest request;
-    request.direction = *rc::gen::element(PageDirection::kTail, PageDirection::kBefore,
-                                          PageDirection::kAfter);
+    request.direction =
+        *rc::gen::element(PageDirection::kTail, PageDirection::kBefore, PageDirection::kAfter);
     request.max_items = *rc::gen::inRange<std::size_t>(1, 6);
     if (request.direction != PageDirection::kTail)
-      request.cursor = Cursor{tail->epoch, Seq(*rc::gen::inRange<std::uint64_t>(
-                                               0, tail->seq.value() + 1))};
+      request.cursor =
+          Cursor{tail->epoch, Seq(*rc::gen::inRange<std::uint64_t>(0, tail->seq.value() + 1))};
     EventLogReader a(log, session), b(log, session);
     Result<timeline::Page> want = timeline::BuildPage(*memory, a, request);
     Result<timeline::Page> got = timeline::BuildPage(**durable, b, request);
@@ -120,35 +120,34 @@ class DurableIndexTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(DurableIndexTest, PagesAsTheInMemoryIndexOverForksAndRewinds) {
   int n = 0;
-  const bool passed = rc::check(
-      "durable pages equal in-memory pages", [&] {
-        const SessionId root("root_" + std::to_string(n++));
-        RC_ASSERT(log().CreateSession(root, SessionMeta{"scripted", "/w"}, {}).ok());
-        Append(log(), root, RandomEvents(120));
-        CheckPages(log(), root);
-        // A fork at a random point, then its own events (some extending items of the base).
-        const std::uint64_t root_tail = log().Tail(root)->seq.value();
-        const SessionId child("child_" + std::to_string(n));
-        const Cursor at{Epoch(1), Seq(*rc::gen::inRange<std::uint64_t>(0, root_tail + 1))};
-        RC_ASSERT(log().Fork(root, at, child, SessionMeta{"scripted", "/w"}, {}).ok());
-        Append(log(), child, RandomEvents(60));
-        CheckPages(log(), child);
-        // The root goes on, then is rewound to a random point of its history.
-        Append(log(), root, RandomEvents(30));
-        const std::uint64_t now = log().Tail(root)->seq.value();
-        const Cursor to{Epoch(1), Seq(*rc::gen::inRange<std::uint64_t>(0, now + 1))};
-        RC_ASSERT(log().Rewind(root, to, {}).ok());
-        Append(log(), root, RandomEvents(40));
-        CheckPages(log(), root);
-        CheckPages(log(), child);  // the fork's base did not change
-        // A fork of the fork.
-        const std::uint64_t child_tail = log().Tail(child)->seq.value();
-        const SessionId grandchild("grandchild_" + std::to_string(n));
-        const Cursor at2{Epoch(1), Seq(*rc::gen::inRange<std::uint64_t>(0, child_tail + 1))};
-        RC_ASSERT(log().Fork(child, at2, grandchild, SessionMeta{"scripted", "/w"}, {}).ok());
-        Append(log(), grandchild, RandomEvents(40));
-        CheckPages(log(), grandchild);
-      });
+  const bool passed = rc::check("durable pages equal in-memory pages", [&] {
+    const SessionId root("root_" + std::to_string(n++));
+    RC_ASSERT(log().CreateSession(root, SessionMeta{"scripted", "/w"}, {}).ok());
+    Append(log(), root, RandomEvents(120));
+    CheckPages(log(), root);
+    // A fork at a random point, then its own events (some extending items of the base).
+    const std::uint64_t root_tail = log().Tail(root)->seq.value();
+    const SessionId child("child_" + std::to_string(n));
+    const Cursor at{Epoch(1), Seq(*rc::gen::inRange<std::uint64_t>(0, root_tail + 1))};
+    RC_ASSERT(log().Fork(root, at, child, SessionMeta{"scripted", "/w"}, {}).ok());
+    Append(log(), child, RandomEvents(60));
+    CheckPages(log(), child);
+    // The root goes on, then is rewound to a random point of its history.
+    Append(log(), root, RandomEvents(30));
+    const std::uint64_t now = log().Tail(root)->seq.value();
+    const Cursor to{Epoch(1), Seq(*rc::gen::inRange<std::uint64_t>(0, now + 1))};
+    RC_ASSERT(log().Rewind(root, to, {}).ok());
+    Append(log(), root, RandomEvents(40));
+    CheckPages(log(), root);
+    CheckPages(log(), child);  // the fork's base did not change
+    // A fork of the fork.
+    const std::uint64_t child_tail = log().Tail(child)->seq.value();
+    const SessionId grandchild("grandchild_" + std::to_string(n));
+    const Cursor at2{Epoch(1), Seq(*rc::gen::inRange<std::uint64_t>(0, child_tail + 1))};
+    RC_ASSERT(log().Fork(child, at2, grandchild, SessionMeta{"scripted", "/w"}, {}).ok());
+    Append(log(), grandchild, RandomEvents(40));
+    CheckPages(log(), grandchild);
+  });
   EXPECT_TRUE(passed);
 }
 
@@ -211,16 +210,19 @@ TEST_P(DurableIndexTest, PagesAfterAReopenReadOnlyThePage) {
   // The tool call t3, open from turn 3 to the tail, is found open across the end of turn 300.
   Result<std::size_t> i0 = (*view)->FirstStartingAfter(Seq(16 * 300));
   ASSERT_TRUE(i0.ok());
-  Result<std::vector<timeline::IndexView::Numbered>> open = (*view)->EndingAfter(*i0, Seq(16 * 300));
+  Result<std::vector<timeline::IndexView::Numbered>> open =
+      (*view)->EndingAfter(*i0, Seq(16 * 300));
   ASSERT_TRUE(open.ok());
-  ASSERT_EQ(open->size(), 1u) << open->back().second.key << " " << open->back().second.seq_start.value() << "-" << open->back().second.seq_end.value();
+  ASSERT_EQ(open->size(), 1u) << open->back().second.key << " "
+                              << open->back().second.seq_start.value() << "-"
+                              << open->back().second.seq_end.value();
   EXPECT_EQ(open->front().second.key, "t:t3");
   EXPECT_EQ(open->front().second.seq_end, tail);
 }
 
 TEST(DurableIndexRanges, RoundTripAndRefuseMalformedText) {
-  const std::vector<timeline::SeqRange> ranges = {{Seq(1), Seq(3)}, {Seq(7), Seq(7)},
-                                                  {Seq(9), Seq(12)}};
+  const std::vector<timeline::SeqRange> ranges = {
+      {Seq(1), Seq(3)}, {Seq(7), Seq(7)}, {Seq(9), Seq(12)}};
   EXPECT_EQ(EncodeRanges(ranges), "1-3,7,9-12");
   Result<std::vector<timeline::SeqRange>> back = DecodeRanges("1-3,7,9-12");
   ASSERT_TRUE(back.ok());

@@ -25,8 +25,8 @@
 
 #include "core/event.h"
 #include "core/status.h"
-#include "core/timeline/item.h"
 #include "core/timeline/index_view.h"
+#include "core/timeline/item.h"
 #include "core/timeline/projection_index.h"
 
 namespace agentstream::timeline {

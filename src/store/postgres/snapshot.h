@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "store/log_state.h"
@@ -76,21 +77,20 @@ class Snapshot {
 
   // The rows of (key, epoch) with seqs in [lo, hi], ascending, at most `limit` (the lowest ones
   // reading forward, the highest ones reading backward). Each batch holds at least one row of the
-  // range, so limit + 1 batches (the first may start below lo) always suffice.
+  // range, so limit + 1 batches (the first may start below lo) always suffice. Only the batches
+  // from the one holding `lo` are considered (found through the index, as the SQLite reader
+  // does), so a read costs the batches of its range whatever the history before it.
   Status RowsOf(std::int64_t key, Epoch epoch, Seq lo, Seq hi, bool backward, std::size_t limit,
                 std::vector<store_internal::StoredRow>& out) {
     const auto batches = static_cast<std::int64_t>(std::min<std::size_t>(limit, 100000) + 1);
+    constexpr const char* kFrom =
+        "SELECT first_seq, last_seq, format, data, writer FROM events WHERE session=$1 AND "
+        "epoch=$2 AND first_seq >= COALESCE((SELECT max(first_seq) FROM events WHERE session=$1 "
+        "AND epoch=$2 AND first_seq <= $3), 0) AND last_seq >= $3 AND first_seq <= $4 ";
     Result<Rows> found =
-        backward ? conn_.Exec(
-                       "SELECT first_seq, last_seq, format, data, writer FROM events WHERE "
-                       "session=$1 AND epoch=$2 AND first_seq <= $3 AND last_seq >= $4 "
-                       "ORDER BY first_seq DESC LIMIT $5",
-                       {key, I64(epoch.value()), I64(hi.value()), I64(lo.value()), batches})
-                 : conn_.Exec(
-                       "SELECT first_seq, last_seq, format, data, writer FROM events WHERE "
-                       "session=$1 AND epoch=$2 AND last_seq >= $3 AND first_seq <= $4 "
-                       "ORDER BY first_seq LIMIT $5",
-                       {key, I64(epoch.value()), I64(lo.value()), I64(hi.value()), batches});
+        conn_.Exec(std::string(kFrom) + (backward ? "ORDER BY first_seq DESC LIMIT $5"
+                                                  : "ORDER BY first_seq LIMIT $5"),
+                   {key, I64(epoch.value()), I64(lo.value()), I64(hi.value()), batches});
     AS_ASSIGN_OR_RETURN(Rows r, std::move(found));
     std::vector<std::vector<store_internal::StoredRow>> chunks;  // backward: newest batch first
     std::size_t collected = 0;
