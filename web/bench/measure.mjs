@@ -106,8 +106,9 @@ console.log(
   `scrolling up: older page in after median ${sortedScrolls[4]} ms, max ${sortedScrolls[9]} ms (10 pages); ${await frameStats()}`,
 );
 
-// Baseline: the same page, nothing streaming (the machine's own noise).
-await startFrames();
+// Baseline: the same page, nothing streaming (the machine's own noise). The frame loop the
+// scrolling started goes on; its records start again here.
+await page.evaluate(() => { window.__frames = []; window.__renders = []; });
 const i0 = await metrics();
 await page.waitForTimeout(5000);
 const i1 = await metrics();
