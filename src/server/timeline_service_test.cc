@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <filesystem>
 
+#include "store/forwarding_log.h"
 #include "store/memory_log.h"
 #include "store/sqlite_log.h"
 
@@ -140,6 +141,75 @@ TEST(TimelineServiceStoreTest, DamagedIndexRowsAreRebuiltNotServed) {
     EXPECT_EQ(count_rows(), 300) << damage;  // rebuilt
   }
   log->reset();
+  std::filesystem::remove_all(dir);
+}
+
+// The pages of the test below, on the reopened log: each decodes fewer than 300 events.
+void CheckPagesAfterRestart(EventLog& inner, const SessionId& session, int turns) {
+  testing::ReadCountingLog log(inner);
+  TimelineService service(log);
+  timeline::PageRequest tail;
+  Result<timeline::Page> page = service.Page(session, tail);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(page->items.size(), 50u);
+  EXPECT_LT(log.events_read.load(), 300u) << "of " << turns * 15 << " events";
+  log.events_read = 0;
+  timeline::PageRequest middle;
+  middle.direction = timeline::PageDirection::kBefore;
+  middle.cursor = Cursor{Epoch(1), Seq(turns * 15 / 2)};
+  page = service.Page(session, middle);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(page->items.size(), 50u);
+  EXPECT_LT(log.events_read.load(), 300u);
+  // New commits: the next page indexes those and reads its own.
+  AppendRequest more;
+  more.session = session;
+  for (int i = 0; i < 20; ++i) more.events.push_back(MakeNewEvent(Notice{NoticeLevel::kInfo, "n"}));
+  ASSERT_TRUE(log.Append(std::move(more)).ok());
+  log.events_read = 0;
+  page = service.Page(session, tail);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->items.back().key, "#" + std::to_string(turns * 15 + 20));
+  EXPECT_LT(log.events_read.load(), 300u);
+}
+
+// After a restart (a new service and a reopened log), a page decodes only its own items'
+// events: the tail page and a `before` page in the middle of 60,000 events read under 300 events
+// each, the index built before is not rebuilt, and a page after new commits indexes only them.
+TEST(TimelineServiceStoreTest, APageAfterARestartDecodesOnlyThePage) {
+  char tmpl[] = "/tmp/agentstream-timeline-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  SqliteLogOptions options;
+  options.path = dir + "/log.db";
+  const SessionId session("s");
+  constexpr int kTurns = 4000;  // 15 events and 3 items each
+  {
+    auto log = OpenSqliteEventLog(options);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    ASSERT_TRUE((*log)->CreateSession(session, SessionMeta{"scripted", "/w"}, {}).ok());
+    for (int chunk = 0; chunk < kTurns / 100; ++chunk) {
+      AppendRequest request;
+      request.session = session;
+      for (int turn = chunk * 100; turn < (chunk + 1) * 100; ++turn) {
+        const std::string n = std::to_string(turn);
+        const MessageId m("m" + n);
+        request.events.push_back(MakeNewEvent(UserMessage{MessageId("u" + n), "c" + n, "go"}));
+        request.events.push_back(MakeNewEvent(AssistantMessageStart{m}));
+        for (int d = 0; d < 10; ++d)
+          request.events.push_back(MakeNewEvent(AssistantMessageDelta{m, "x"}));
+        request.events.push_back(MakeNewEvent(AssistantMessageEnd{m}));
+        request.events.push_back(MakeNewEvent(ToolCallStart{ToolCallId("t" + n), "Bash"}));
+        request.events.push_back(MakeNewEvent(ToolCallEnd{ToolCallId("t" + n)}));
+      }
+      ASSERT_TRUE((*log)->Append(std::move(request)).ok());
+    }
+    TimelineService service(**log);
+    ASSERT_TRUE(service.Page(session, {}).ok());  // builds the index once
+  }
+  auto reopened = OpenSqliteEventLog(options);
+  ASSERT_TRUE(reopened.ok());
+  CheckPagesAfterRestart(**reopened, session, kTurns);
+  reopened->reset();
   std::filesystem::remove_all(dir);
 }
 

@@ -3,6 +3,8 @@
 // the rest forward. Not thread-safe beyond what `inner` is. Only test binaries use it.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <utility>
 
 #include "store/event_log.h"
@@ -115,6 +117,22 @@ class ForwardingLog : public EventLog, public Coordination {
 
  private:
   EventLog& inner_;
+};
+
+// Counts the reads and the events they returned (the events the caller then decodes), so a test
+// can bound what a page or a load touches.
+class ReadCountingLog : public ForwardingLog {
+ public:
+  using ForwardingLog::ForwardingLog;
+  std::atomic<int> reads{0};
+  std::atomic<std::size_t> events_read{0};
+
+  Result<ReadResult> Read(const ReadRequest& request) override {
+    ++reads;
+    Result<ReadResult> read = ForwardingLog::Read(request);
+    if (read.ok()) events_read += read->events.size();
+    return read;
+  }
 };
 
 }  // namespace agentstream::testing

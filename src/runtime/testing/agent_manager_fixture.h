@@ -25,22 +25,14 @@ using turn::SessionStatus;
 using turn::WhileRunning;
 
 // Forwards to a real log, counts reads, and fails appends on demand.
-class CountingLog final : public agentstream::testing::ForwardingLog {
+class CountingLog final : public agentstream::testing::ReadCountingLog {
  public:
-  using ForwardingLog::ForwardingLog;
-  std::atomic<int> reads{0};
-  std::atomic<std::size_t> events_read{0};  // events the reads returned, to be decoded
+  using ReadCountingLog::ReadCountingLog;
   std::atomic<bool> fail_appends{false};
 
   void AppendAsync(AppendRequest request, AppendCallback done) override {
     if (fail_appends) return done(Error(ErrorCode::kIoError, "injected append failure"));
-    ForwardingLog::AppendAsync(std::move(request), std::move(done));
-  }
-  Result<ReadResult> Read(const ReadRequest& request) override {
-    ++reads;
-    Result<ReadResult> read = ForwardingLog::Read(request);
-    if (read.ok()) events_read += read->events.size();
-    return read;
+    ReadCountingLog::AppendAsync(std::move(request), std::move(done));
   }
 };
 
