@@ -199,6 +199,31 @@ Result<runtime::AgentConfig> AgentConfigFromJson(const json::value& value) {
   return config;
 }
 
+Result<std::optional<workspace::WorktreeRequest>> WorktreeRequestFromJson(const json::value& body) {
+  using Request = std::optional<workspace::WorktreeRequest>;
+  AS_ASSIGN_OR_RETURN(const json::object* obj, AsObject(body, "the agent config"));
+  const json::value* member = obj->if_contains("worktree");
+  if (member == nullptr || member->is_null() || (member->is_bool() && !member->get_bool()))
+    return Request();
+  if (member->is_bool()) return Request(workspace::WorktreeRequest{});
+  if (!member->is_object())
+    return Invalid("worktree must be true or an object {branch?, base?}");
+  workspace::WorktreeRequest request;
+  AS_ASSIGN_OR_RETURN(request.branch, OptionalString(member->get_object(), "branch"));
+  AS_ASSIGN_OR_RETURN(request.base, OptionalString(member->get_object(), "base"));
+  for (const auto* field : {&request.branch, &request.base}) {
+    if (*field && (*field)->empty()) return Invalid("worktree branch and base must not be empty");
+  }
+  return Request(std::move(request));
+}
+
+json::object WorktreeRequestToJson(const workspace::WorktreeRequest& request) {
+  json::object out;
+  PutOptional(out, "branch", request.branch);
+  PutOptional(out, "base", request.base);
+  return out;
+}
+
 json::object AgentSnapshotToJson(const runtime::AgentSnapshot& s) {
   json::array queue;
   for (const auto& q : s.queue)

@@ -19,6 +19,7 @@
 #include "core/timeline/pager.h"
 #include "core/turn/command.h"
 #include "runtime/agent_manager.h"
+#include "workspace/worktree.h"
 
 namespace agentstream::api {
 
@@ -35,6 +36,12 @@ Result<boost::json::value> ParseJson(std::string_view text,
 // non-empty strings.
 boost::json::object AgentConfigToJson(const runtime::AgentConfig& config);
 Result<runtime::AgentConfig> AgentConfigFromJson(const boost::json::value& json);
+
+// The `worktree` member of a create body: absent or null (nullopt), true or {} (a worktree with
+// the defaults), or {branch?, base?} with non-empty strings. kInvalidArgument otherwise.
+Result<std::optional<workspace::WorktreeRequest>> WorktreeRequestFromJson(
+    const boost::json::value& body);
+boost::json::object WorktreeRequestToJson(const workspace::WorktreeRequest& request);
 
 // {id, provider, cwd, title, model, mode, status: idle|running|permission|error,
 //  activeTurn: string|null, cursor: "E:S", queue: [{clientMessageId, text}],

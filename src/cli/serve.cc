@@ -33,6 +33,7 @@
 #include "server/http_server.h"
 #include "server/inbox.h"
 #include "server/static_files.h"
+#include "server/workspace_routes.h"
 #include "store/log_factory.h"
 #include "streams/streams_factory.h"
 
@@ -294,6 +295,16 @@ int RunServe(const ServeOptions& options) {
                       reply(server::HttpResponse{r.status, r.content_type, r.headers, r.body});
                     });
   };
+  // Agents' git worktrees, under the data directory (none with the memory store, which has
+  // none: a create asking for a worktree is refused).
+  std::unique_ptr<workspace::Worktrees> worktrees;
+  std::unique_ptr<server::WorkspaceRoutes> workspaces;
+  if (!options.data_dir.empty()) {
+    worktrees = std::make_unique<workspace::Worktrees>(
+        workspace::Git(), (std::filesystem::path(options.data_dir) / "worktrees").string());
+    workspaces = std::make_unique<server::WorkspaceRoutes>(*manager, **log, *worktrees);
+    server_options.workspaces = workspaces.get();
+  }
   auto server = std::make_unique<server::Server>(*manager, **log, server_options);
   int code = 0;
   if (Status started = server->Start(); !started.ok()) {
@@ -336,6 +347,7 @@ int RunServe(const ServeOptions& options) {
   // agents), then the agents (open turns end canceled), then their thread, then the server's
   // handlers and the log.
   server->Stop();
+  if (workspaces) workspaces->Stop();  // before the manager: its jobs call the manager
   mcp_ready = nullptr;
   mcp.reset();  // its running tools end (their daemon calls fail: the server stopped)
   consumers->Stop();
@@ -347,6 +359,7 @@ int RunServe(const ServeOptions& options) {
   server.reset();
   consumers.reset();
   manager.reset();
+  workspaces.reset();
   log->reset();
   log::Info("daemon.stopped", {{"exit_code", code}});
   return code;

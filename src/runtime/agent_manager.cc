@@ -325,17 +325,27 @@ Status CheckConfig(const AgentConfig& config) {
   return Status::Ok();
 }
 
-// The session a create with client request id `key` makes: the same id for every retry, on every
-// daemon, so the store's own uniqueness makes the create idempotent.
+// Whether a stored session is what `config` asks for (a retry of the create that made it).
+bool SameConfig(const SessionInfo& info, const AgentConfig& config) {
+  return info.meta.provider == config.provider && info.meta.cwd == config.cwd &&
+         info.meta.title == config.title.value_or("");
+}
+
+}  // namespace
+
 SessionId SessionIdForRequest(const std::string& key) {
   const std::string input = "agentstream create\n" + key;
   return SessionId(fmt::format("ses_{:016x}", XXH3_64bits(input.data(), input.size())));
 }
 
-// Whether a stored session is what `config` asks for (a retry of the create that made it).
-bool SameConfig(const SessionInfo& info, const AgentConfig& config) {
-  return info.meta.provider == config.provider && info.meta.cwd == config.cwd &&
-         info.meta.title == config.title.value_or("");
+namespace {
+
+// session.created, then workspace.created when the agent runs in a worktree of its own.
+std::vector<NewEvent> CreationEvents(const AgentConfig& config) {
+  std::vector<NewEvent> events{MakeNewEvent(
+      SessionCreated{config.provider, config.cwd, config.title, config.model, config.mode})};
+  if (config.workspace) events.push_back(MakeNewEvent(*config.workspace));
+  return events;
 }
 
 }  // namespace
@@ -350,16 +360,14 @@ void AgentManager::Impl::Create(const AgentConfig& config, const Callback<AgentS
     return done(Error(ErrorCode::kUnavailable,
                       "too many live agents (" + std::to_string(options_.max_live_agents) + ")"));
   }
-  const SessionId id = config.client_request_id ? SessionIdForRequest(*config.client_request_id)
-                                                : SessionId(session_ids_.Next("ses"));
+  const SessionId id = config.session_id          ? *config.session_id
+                       : config.client_request_id ? SessionIdForRequest(*config.client_request_id)
+                                                  : SessionId(session_ids_.Next("ses"));
   const StatusRecord record{turn::SessionStatus::kIdle, false, config.model.value_or(""),
                             config.mode.value_or(""), false};
   SessionMeta meta{config.provider,           config.cwd, config.title.value_or(""), 0, "",
                    EncodeStatusRecord(record)};
-  Result<AppendResult> created =
-      log_.CreateSession(id, std::move(meta),
-                         {MakeNewEvent(SessionCreated{config.provider, config.cwd, config.title,
-                                                      config.model, config.mode})});
+  Result<AppendResult> created = log_.CreateSession(id, std::move(meta), CreationEvents(config));
   if (!created.ok() && created.status().code() == ErrorCode::kAlreadyExists &&
       config.client_request_id) {
     // A retry: the agent the first request made, as it is now.
@@ -469,7 +477,8 @@ void AgentManager::Impl::CheckpointBranch(const SessionId& id, Epoch epoch, Hist
     (void)SaveHistoryCheckpoint(log_, id, epoch, prefix);
 }
 
-void AgentManager::Impl::Fork(const SessionId& id, Cursor at, const Callback<AgentSnapshot>& done) {
+void AgentManager::Impl::Fork(const SessionId& id, Cursor at, const Callback<AgentSnapshot>& done,
+                             const std::optional<ForkWorkspace>& workspace) {
   if (shut_down_) return done(Stopping());
   Result<SessionInfo> info = log_.GetSession(id);
   if (!info.ok()) return done(info.status());
@@ -488,7 +497,11 @@ void AgentManager::Impl::Fork(const SessionId& id, Cursor at, const Callback<Age
   meta.created_ms = 0;
   meta.persistence_handle.clear();  // the runtime's own session holds the parent's whole history
   meta.status_snapshot = EncodeStatusRecord(record);
-  const SessionId child(session_ids_.Next("ses"));
+  const SessionId child = workspace ? workspace->id : SessionId(session_ids_.Next("ses"));
+  if (workspace) {
+    meta.cwd = workspace->workspace.path;
+    initial->insert(initial->begin() + 1, MakeNewEvent(workspace->workspace));
+  }
   Result<AppendResult> forked = log_.Fork(id, at, child, std::move(meta), std::move(*initial));
   if (!forked.ok()) return done(forked.status());
   CheckpointBranch(child, forked->epoch, std::move(prefix));
@@ -656,8 +669,11 @@ void AgentManager::AppendForeign(const SessionId& id, std::vector<NewEvent> even
   });
 }
 
-void AgentManager::Fork(const SessionId& id, Cursor at, Callback<AgentSnapshot> done) {
-  impl_->Run([id, at, done = std::move(done)](Impl& impl) { impl.Fork(id, at, done); });
+void AgentManager::Fork(const SessionId& id, Cursor at, Callback<AgentSnapshot> done,
+                        std::optional<ForkWorkspace> workspace) {
+  impl_->Run([id, at, done = std::move(done), workspace = std::move(workspace)](Impl& impl) {
+    impl.Fork(id, at, done, workspace);
+  });
 }
 
 void AgentManager::Rewind(const SessionId& id, Cursor to, Callback<AgentSnapshot> done,

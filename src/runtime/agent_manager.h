@@ -48,6 +48,17 @@ struct AgentConfig {
   // retry with the same key answers the agent the first request made; with another config it
   // is refused with kConflict. 1 to 256 printable ASCII characters.
   std::optional<std::string> client_request_id;
+  // Set by the daemon, never read from a request: the id to create the session with (a
+  // workspace was made for it under that name), and the worktree it runs in (cwd is then the
+  // worktree's path), recorded as workspace.created right after session.created.
+  std::optional<SessionId> session_id;
+  std::optional<WorkspaceCreated> workspace;
+};
+
+// The child of a fork, when the caller made it a worktree of its own (docs/workspaces.md).
+struct ForkWorkspace {
+  SessionId id;                // the child's id, the worktree's name
+  WorkspaceCreated workspace;  // the child's cwd and its workspace.created event
 };
 
 struct QueuedPrompt {
@@ -153,6 +164,10 @@ class Forwarder;  // forwarder.h
 // never chain.
 enum class Forwarding { kAllowed, kRefused };
 
+// The session a create with client request id `key` makes: the same id for every retry, on every
+// daemon, so the store's own uniqueness makes the create idempotent.
+SessionId SessionIdForRequest(const std::string& key);
+
 class AgentManager {
  public:
   // `log`, `factory`, `loop` and `forwarder` (which may be null: commands for an agent another
@@ -224,7 +239,10 @@ class AgentManager {
   // A new session whose history is `id`'s prefix through `at` (R-SYNC-7: the epoch must be the
   // current one and the seq must exist). Its runtime starts on the first prompt. Runs on any
   // daemon: it writes only the new session.
-  void Fork(const SessionId& id, Cursor at, Callback<AgentSnapshot> done);
+  // With `workspace`, the child is that session id, runs in that worktree, and its history
+  // records it (workspace.created after session.forked).
+  void Fork(const SessionId& id, Cursor at, Callback<AgentSnapshot> done,
+            std::optional<ForkWorkspace> workspace = std::nullopt);
   // A new epoch of `id` whose history is the prefix through `to`; the runtime restarts.
   void Rewind(const SessionId& id, Cursor to, Callback<AgentSnapshot> done,
               Forwarding forwarding = Forwarding::kAllowed);

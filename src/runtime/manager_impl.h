@@ -50,7 +50,8 @@ class AgentManager::Impl {
   Result<AgentSnapshot> Get(const SessionId& id);
   void AppendForeign(const SessionId& id, std::vector<NewEvent> events, ProducerStamp stamp,
                      Callback<AppendResult> done);
-  void Fork(const SessionId& id, Cursor at, const Callback<AgentSnapshot>& done);
+  void Fork(const SessionId& id, Cursor at, const Callback<AgentSnapshot>& done,
+            const std::optional<ForkWorkspace>& workspace);
   Subscription Watch(NoticeWatcher watcher);
   LeaseKeeper& keeper() { return *keeper_; }
   void Shutdown(std::function<void()> done);

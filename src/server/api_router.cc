@@ -6,6 +6,7 @@
 
 #include "api/api_json.h"
 #include "core/utf8.h"
+#include "server/workspace_routes.h"
 
 namespace agentstream::server {
 
@@ -19,14 +20,6 @@ HttpResponse Json(const json::value& value, int status = 200) {
 
 Status NotFoundRoute(const HttpRequest& request) {
   return Error(ErrorCode::kNotFound, "no endpoint " + request.method + " " + request.path);
-}
-
-// Replies with the snapshot or the error.
-runtime::Callback<runtime::AgentSnapshot> SnapshotReply(Reply reply) {
-  return [reply = std::move(reply)](Result<runtime::AgentSnapshot> result) {
-    if (!result.ok()) return reply(ErrorResponse(result.status()));
-    reply(Json(api::AgentSnapshotToJson(*result)));
-  };
 }
 
 runtime::StatusCallback OkReply(Reply reply) {
@@ -44,16 +37,17 @@ bool ParseSize(const std::string& text, std::size_t* out) {
 
 }  // namespace
 
-namespace {
+runtime::Callback<runtime::AgentSnapshot> SnapshotReply(Reply reply) {
+  return [reply = std::move(reply)](Result<runtime::AgentSnapshot> result) {
+    if (!result.ok()) return reply(ErrorResponse(result.status()));
+    reply(Json(api::AgentSnapshotToJson(*result)));
+  };
+}
 
-// A command another daemon forwarded here is answered here, never forwarded on (cluster/
-// http_forwarder.h).
 runtime::Forwarding ForwardingOf(const HttpRequest& request) {
   return request.Header("x-agentstream-forwarded-by").empty() ? runtime::Forwarding::kAllowed
                                                               : runtime::Forwarding::kRefused;
 }
-
-}  // namespace
 
 HttpResponse JsonResponse(int status, std::string body) {
   HttpResponse response;
@@ -156,14 +150,15 @@ HttpResponse EventsResponse(const EventsQuery& query, const EventBatch& batch, b
 
 ApiRouter::ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline,
                      Metrics& metrics, Hub& hub, BatchLimits read_limits,
-                     ConsumerRoutes* consumer_routes)
+                     ConsumerRoutes* consumer_routes, WorkspaceRoutes* workspace_routes)
     : agents_(agents),
       log_(log),
       timeline_(timeline),
       metrics_(metrics),
       hub_(hub),
       read_limits_(read_limits),
-      consumer_routes_(consumer_routes) {}
+      consumer_routes_(consumer_routes),
+      workspace_routes_(workspace_routes) {}
 
 std::string ApiRouter::RouteOf(const HttpRequest& request) {
   const std::vector<std::string> seg = PathSegments(request.path);
@@ -176,6 +171,7 @@ std::string ApiRouter::RouteOf(const HttpRequest& request) {
     if (seg.size() == 4 && seg[3] == "resume") return "/v1/consumers/{id}/resume";
     return "other";
   }
+  if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "worktrees") return "/v1/worktrees";
   if (seg.size() < 2 || seg[0] != "v1" || seg[1] != "agents") return "other";
   if (seg.size() == 2) return "/v1/agents";
   if (seg.size() == 3) return "/v1/agents/{id}";
@@ -201,6 +197,7 @@ void ApiRouter::Handle(const HttpRequest& request, Reply reply) {
     return reply(std::move(response));
   }
   if (consumer_routes_ != nullptr && consumer_routes_->Handle(request, seg, reply)) return;
+  if (workspace_routes_ != nullptr && workspace_routes_->Handle(request, seg, reply)) return;
   if (seg.size() >= 2 && seg[0] == "v1" && seg[1] == "agents")
     return HandleAgents(request, seg, std::move(reply));
   reply(ErrorResponse(NotFoundRoute(request)));
@@ -224,6 +221,12 @@ void ApiRouter::HandleAgents(const HttpRequest& request, const std::vector<std::
       if (!body.ok()) return reply(ErrorResponse(body.status()));
       auto config = api::AgentConfigFromJson(*body);
       if (!config.ok()) return reply(ErrorResponse(config.status()));
+      // A worktree is made by the WorkspaceRoutes, which took the request if there are any.
+      if (auto worktree = api::WorktreeRequestFromJson(*body); !worktree.ok() || *worktree) {
+        return reply(ErrorResponse(
+            !worktree.ok() ? worktree.status()
+                           : Error(ErrorCode::kInvalidArgument, "this daemon makes no worktrees")));
+      }
       // The standard header makes the create idempotent as the body's clientRequestId does.
       if (const std::string_view key = request.Header("idempotency-key");
           !key.empty() && !config->client_request_id)

@@ -32,6 +32,13 @@ HttpResponse ErrorResponse(const Status& status);
 // The same body for a code outside ErrorCode (the transport's refusals: "unauthorized",
 // "forbidden", "not_implemented") with the given status.
 HttpResponse CodedErrorResponse(int status, std::string_view code, std::string_view message);
+// Replies with the agent's snapshot (api::AgentSnapshotToJson), or the error.
+runtime::Callback<runtime::AgentSnapshot> SnapshotReply(Reply reply);
+// A command another daemon forwarded here is answered here, never forwarded on (cluster/
+// http_forwarder.h).
+runtime::Forwarding ForwardingOf(const HttpRequest& request);
+
+class WorkspaceRoutes;  // workspace_routes.h
 
 enum class LiveMode { kNone, kLongPoll, kSse };
 
@@ -59,7 +66,8 @@ class ApiRouter {
   // Every reference must outlive the router.
   ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline,
             Metrics& metrics, Hub& hub, BatchLimits read_limits = {},
-            ConsumerRoutes* consumer_routes = nullptr);
+            ConsumerRoutes* consumer_routes = nullptr,
+            WorkspaceRoutes* workspace_routes = nullptr);
 
   // The route pattern of a request for metrics ("/v1/agents/{id}/messages"), "other" if none.
   static std::string RouteOf(const HttpRequest& request);
@@ -80,6 +88,7 @@ class ApiRouter {
   Hub& hub_;
   BatchLimits read_limits_;
   ConsumerRoutes* consumer_routes_;  // null: no consumer or inbox endpoints
+  WorkspaceRoutes* workspace_routes_;  // null: no worktrees (a create asking for one is refused)
 };
 
 // Parses the timeline query: direction (tail|before|after), cursor (E:S), limit (1..500),

@@ -634,7 +634,7 @@ Status Server::Start() {
   s.ctx.consumer_routes = std::make_unique<ConsumerRoutes>(o.consumers, o.inbox);
   s.ctx.router =
       std::make_unique<ApiRouter>(s.ctx.agents, s.ctx.log, *s.ctx.timeline, s.ctx.metrics,
-                                  *s.ctx.hub, o.batch, s.ctx.consumer_routes.get());
+                                  *s.ctx.hub, o.batch, s.ctx.consumer_routes.get(), o.workspaces);
   s.Accept();
   for (auto& io : s.ios) s.threads.emplace_back([io = io.get()] { io->run(); });
   return Status::Ok();

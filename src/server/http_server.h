@@ -23,6 +23,7 @@
 #include "server/inbox.h"
 #include "server/metrics.h"
 #include "server/security.h"
+#include "server/workspace_routes.h"
 #include "server/ws_app.h"
 #include "streams/stream_store.h"
 #include "streams/subscriptions.h"
@@ -65,6 +66,9 @@ struct ServerOptions {
   // 404. Not owned; outlive the server.
   consumers::ConsumerService* consumers = nullptr;
   Inbox* inbox = nullptr;
+  // Agents' git worktrees and diffs (workspace_routes.h); null: a create asking for a worktree
+  // is refused. Not owned; outlives the server.
+  WorkspaceRoutes* workspaces = nullptr;
   WsLimits ws;
   // Requests to /mcp (any method), after the Host, Origin and token checks every request passes:
   // the MCP server's streamable HTTP transport (mcp_server/mcp_http.h), set by the composition

@@ -33,7 +33,7 @@ struct HttpRequest {
 // The headers the transport copies into HttpRequest::headers.
 inline constexpr std::string_view kForwardedHeaders[] = {
     "x-agentstream-timestamp", "x-agentstream-signature", "x-agentstream-forwarded-by",
-    "idempotency-key"};
+    "idempotency-key", "accept"};
 
 struct HttpResponse {
   int status = 200;

@@ -23,6 +23,10 @@ struct ClientCommands::State {
   CLI::App *consumers = nullptr, *c_ls = nullptr, *c_new = nullptr, *c_show = nullptr;
   CLI::App *c_rm = nullptr, *c_resume = nullptr, *inbox = nullptr;
   CLI::App *acp = nullptr, *mcp = nullptr;
+  CLI::App *diff = nullptr, *worktrees = nullptr;
+  CLI::Option* worktree = nullptr;
+  RemoveAgentOptions remove_agent;
+  DiffOptions diff_options;
   acp_server::AcpServerOptions acp_options;
   NewConsumerOptions new_consumer;
   std::string consumer, session;
@@ -38,6 +42,7 @@ struct ClientCommands::State {
   void AddSteering(CLI::App& app);      // interrupt, approve, deny, fork, rewind, mode, model
   void AddConsumers(CLI::App& app);     // consumers ls|new|show|rm|resume, inbox
   void AddAcp(CLI::App& app);           // acp, mcp
+  void AddWorkspaces(CLI::App& app);    // diff, worktrees
 };
 
 namespace {
@@ -66,10 +71,20 @@ void ClientCommands::State::AddAgents(CLI::App& app) {
   s.add->add_option("--model", s.new_agent.model, "model");
   s.add->add_option("--mode", s.new_agent.mode, "mode");
   s.add->add_option("--title", s.new_agent.title, "title");
+  s.worktree = s.add->add_option("--worktree", s.new_agent.branch,
+                                 "run it in a git worktree of its own, on this new branch "
+                                 "(default: agentstream/AGENT)")
+                   ->expected(0, 1);
+  s.add->add_option("--base", s.new_agent.base, "the worktree's base commit (default: HEAD)")
+      ->needs(s.worktree);
   s.show = Command(*s.agents, "show", "show an agent's status", nullptr);
   s.show->add_option("agent", s.agent, "agent id")->required();
   s.rm = Command(*s.agents, "rm", "close an agent (its log stays readable)", nullptr);
-  s.rm->add_option("agent", s.agent, "agent id")->required();
+  s.rm->add_option("agent", s.remove_agent.agent, "agent id")->required();
+  s.rm->add_flag("--remove-worktree", s.remove_agent.remove_worktree,
+                 "also remove its worktree (its branch stays)");
+  s.rm->add_flag("--force", s.remove_agent.force,
+                 "remove the worktree even with uncommitted changes");
 }
 
 void ClientCommands::State::AddTurnCommands(CLI::App& app) {
@@ -183,6 +198,16 @@ void ClientCommands::State::AddAcp(CLI::App& app) {
                 nullptr);
 }
 
+void ClientCommands::State::AddWorkspaces(CLI::App& app) {
+  State& s = *this;
+  bool* json = &s.context.json;
+  s.diff = Command(app, "diff", "print the changes in an agent's worktree (a unified diff)", json);
+  s.diff->add_option("agent", s.diff_options.agent, "agent id")->required();
+  s.diff->add_option("--against", s.diff_options.against,
+                     "compare with this commit or branch (default: the worktree's base)");
+  s.worktrees = Command(app, "worktrees", "list agents' worktrees and their state", json);
+}
+
 ClientCommands::ClientCommands(CLI::App& app) : state_(std::make_unique<State>()) {
   State& s = *state_;
   app.add_option("--url", s.context.http.url, "the daemon's URL (client commands)")
@@ -196,6 +221,7 @@ ClientCommands::ClientCommands(CLI::App& app) : state_(std::make_unique<State>()
   s.AddSteering(app);
   s.AddConsumers(app);
   s.AddAcp(app);
+  s.AddWorkspaces(app);
 }
 
 ClientCommands::~ClientCommands() = default;
@@ -204,9 +230,13 @@ std::optional<int> ClientCommands::Run() const {
   const State& s = *state_;
   const ClientContext& c = s.context;
   if (*s.agents) {
-    if (*s.add) return NewAgent(c, s.new_agent);
+    if (*s.add) {
+      NewAgentOptions options = s.new_agent;
+      options.worktree = s.worktree->count() > 0;
+      return NewAgent(c, options);
+    }
     if (*s.show) return ShowAgent(c, s.agent);
-    if (*s.rm) return RemoveAgent(c, s.agent);
+    if (*s.rm) return RemoveAgent(c, s.remove_agent);
     return ListAgents(c, s.include_closed);
   }
   if (*s.send) return Send(c, s.send_options);
@@ -227,6 +257,8 @@ std::optional<int> ClientCommands::Run() const {
     return ListConsumers(c);
   }
   if (*s.inbox) return ShowInbox(c, s.agent);
+  if (*s.diff) return Diff(c, s.diff_options);
+  if (*s.worktrees) return ListWorktrees(c);
   if (*s.acp) {
     acp_server::AcpServerOptions options = s.acp_options;
     options.http = c.http;

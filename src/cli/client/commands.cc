@@ -84,9 +84,16 @@ int NewAgent(const ClientContext& context, const NewAgentOptions& options) {
     std::error_code ec;
     config.cwd = std::filesystem::current_path(ec).string();
   }
-  const json::value body = api::AgentConfigToJson(config);
+  json::object body = api::AgentConfigToJson(config);
+  if (options.worktree) {
+    workspace::WorktreeRequest worktree;
+    if (!options.branch.empty()) worktree.branch = options.branch;
+    if (!options.base.empty()) worktree.base = options.base;
+    body["worktree"] = api::WorktreeRequestToJson(worktree);
+  }
+  const json::value value = std::move(body);
   return RunCall(context, [&](DaemonApi& api) -> Status {
-    AS_ASSIGN_OR_RETURN(json::value reply, api.Call("POST", "/v1/agents", &body));
+    AS_ASSIGN_OR_RETURN(json::value reply, api.Call("POST", "/v1/agents", &value));
     return PrintAgentReply(context, reply,
                            [](const runtime::AgentSnapshot& s) { fmt::print("{}\n", s.id.str()); });
   });
@@ -99,13 +106,18 @@ int ShowAgent(const ClientContext& context, const std::string& agent) {
   });
 }
 
-int RemoveAgent(const ClientContext& context, const std::string& agent) {
+int RemoveAgent(const ClientContext& context, const RemoveAgentOptions& options) {
+  const std::string& agent = options.agent;
+  std::string query;
+  if (options.remove_worktree) query = options.force ? "?removeWorktree=true&force=true"
+                                                     : "?removeWorktree=true";
   return RunCall(context, [&](DaemonApi& api) -> Status {
-    AS_ASSIGN_OR_RETURN(json::value reply, api.Call("DELETE", DaemonApi::AgentPath(agent)));
+    AS_ASSIGN_OR_RETURN(json::value reply,
+                        api.Call("DELETE", DaemonApi::AgentPath(agent, query)));
     if (context.json) {
       PrintJson(reply.is_null() ? json::value(json::object{{"closed", agent}}) : reply);
     } else {
-      fmt::print("closed {}\n", agent);
+      fmt::print("closed {}{}\n", agent, options.remove_worktree ? ", worktree removed" : "");
     }
     return Status::Ok();
   });

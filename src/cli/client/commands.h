@@ -28,6 +28,21 @@ struct NewAgentOptions {
   std::string provider;
   std::string cwd;  // empty: the current directory
   std::optional<std::string> model, mode, title;
+  bool worktree = false;        // run it in a git worktree of its own (docs/workspaces.md)
+  std::string branch, base;     // the worktree's new branch and its base; empty: the defaults
+};
+
+// agents rm: close, and with `remove_worktree` remove its worktree (`force`: even with
+// uncommitted changes).
+struct RemoveAgentOptions {
+  std::string agent;
+  bool remove_worktree = false;
+  bool force = false;
+};
+
+struct DiffOptions {
+  std::string agent;
+  std::string against;  // empty: the worktree's base
 };
 
 struct SendOptions {
@@ -53,7 +68,11 @@ struct FollowOptions {
 int ListAgents(const ClientContext& context, bool include_closed);
 int NewAgent(const ClientContext& context, const NewAgentOptions& options);
 int ShowAgent(const ClientContext& context, const std::string& agent);
-int RemoveAgent(const ClientContext& context, const std::string& agent);
+int RemoveAgent(const ClientContext& context, const RemoveAgentOptions& options);
+// The agent's changes: the unified diff (or the JSON form with --json).
+int Diff(const ClientContext& context, const DiffOptions& options);
+// Every agent's worktree with its branch and state.
+int ListWorktrees(const ClientContext& context);
 int Send(const ClientContext& context, const SendOptions& options);
 int History(const ClientContext& context, const HistoryOptions& options);
 int Interrupt(const ClientContext& context, const std::string& agent);

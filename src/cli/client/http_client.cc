@@ -30,8 +30,8 @@ net::HttpRequest HttpClient::For(std::string_view method, std::string_view targe
 }
 
 Result<HttpResponse> HttpClient::Request(std::string_view method, std::string_view target,
-                                         std::string_view json_body) {
-  net::HttpRequest request = For(method, target, "application/json");
+                                         std::string_view json_body, std::string_view accept) {
+  net::HttpRequest request = For(method, target, accept);
   request.body = std::string(json_body);
   return net::SendHttpRequest(request);
 }

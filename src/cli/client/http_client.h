@@ -59,9 +59,10 @@ class HttpClient {
   HttpClient& operator=(const HttpClient&) = delete;
 
   // Sends `method target` (the target is appended to the URL's path prefix) with `json_body`
-  // when not empty, and reads the whole reply.
+  // when not empty, asking for `accept`, and reads the whole reply.
   Result<HttpResponse> Request(std::string_view method, std::string_view target,
-                               std::string_view json_body = {});
+                               std::string_view json_body = {},
+                               std::string_view accept = "application/json");
 
   // GETs `target` with `accept` and feeds the reply to `handler` until the body ends (OK), the
   // handler ends it (OK) or fails (its error), or the connection breaks or stays silent for

@@ -1,0 +1,325 @@
+#include "server/workspace_routes.h"
+
+#include <boost/json/serialize.hpp>
+#include <charconv>
+#include <condition_variable>
+#include <deque>
+#include <thread>
+#include <utility>
+
+#include "api/api_json.h"
+#include "api/workspace_json.h"
+#include "core/event_codec.h"
+#include "runtime/session_records.h"
+
+namespace agentstream::server {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::size_t kMaxDiffBytes = std::size_t{8} << 20;
+constexpr std::size_t kCacheEntries = 4096;  // sessions whose worktree (or none) is remembered
+
+HttpResponse Json(const json::value& value) { return JsonResponse(200, json::serialize(value)); }
+
+bool Flag(const HttpRequest& request, const std::string& name) {
+  const auto it = request.query.find(name);
+  return it != request.query.end() && (it->second == "true" || it->second == "1");
+}
+
+// The workspace.created among `records`, if any.
+std::optional<workspace::Workspace> WorkspaceIn(const std::vector<EventRecord>& records) {
+  std::optional<workspace::Workspace> found;
+  for (const EventRecord& record : records) {
+    if (record.kind != static_cast<std::uint16_t>(EventKind::kWorkspaceCreated)) continue;
+    Result<Event> event = DecodeRecord(record);
+    if (event.ok()) found = std::get<WorkspaceCreated>(event->payload);
+  }
+  return found;
+}
+
+Status NoWorktree(const SessionId& id) {
+  return Error(ErrorCode::kNotFound, "agent " + id.str() + " has no worktree");
+}
+
+}  // namespace
+
+// One thread running jobs in order, at most `max_pending` waiting.
+class WorkspaceRoutes::Worker {
+ public:
+  explicit Worker(std::size_t max_pending) : max_pending_(max_pending) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~Worker() { Stop(); }
+
+  bool Post(std::function<void()> job) {
+    std::lock_guard lock(mu_);
+    if (stopping_ || jobs_.size() >= max_pending_) return false;
+    jobs_.push_back(std::move(job));
+    cv_.notify_one();
+    return true;
+  }
+
+  void Stop() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+      jobs_.clear();
+      cv_.notify_one();
+    }
+    if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      if (stopping_) return;
+      std::function<void()> job = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      job();
+      lock.lock();
+    }
+  }
+
+  const std::size_t max_pending_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;  // guarded by mu_
+  bool stopping_ = false;                   // guarded by mu_
+  std::thread thread_;
+};
+
+WorkspaceRoutes::WorkspaceRoutes(runtime::AgentManager& agents, EventLog& log,
+                                 const workspace::Worktrees& worktrees,
+                                 WorkspaceRoutesOptions options)
+    : agents_(agents),
+      log_(log),
+      worktrees_(worktrees),
+      options_(options),
+      worker_(std::make_unique<Worker>(options.max_pending)) {}
+
+WorkspaceRoutes::~WorkspaceRoutes() { Stop(); }
+
+void WorkspaceRoutes::Stop() { worker_->Stop(); }
+
+void WorkspaceRoutes::Post(const Reply& reply, std::function<void()> job) {
+  if (!worker_->Post(std::move(job))) {
+    reply(ErrorResponse(Error(ErrorCode::kUnavailable,
+                              "too many worktree requests waiting for git (" +
+                                  std::to_string(options_.max_pending) + "); retry")));
+  }
+}
+
+Result<std::optional<workspace::Workspace>> WorkspaceRoutes::Lookup(const SessionId& id) {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = known_.find(id); it != known_.end()) return it->second;
+  }
+  AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
+  // workspace.created follows session.created (seq 2), or a fork's session.forked.
+  ReadRequest read;
+  read.session = id;
+  read.from = info.forked_from ? info.forked_from->seq.next() : Seq(1);
+  read.max_items = 4;
+  AS_ASSIGN_OR_RETURN(ReadResult events, log_.Read(read));
+  std::optional<workspace::Workspace> found = WorkspaceIn(events.events);
+  std::lock_guard lock(mu_);
+  if (known_.size() >= kCacheEntries) known_.clear();
+  known_[id] = found;
+  return found;
+}
+
+bool WorkspaceRoutes::Handle(const HttpRequest& request, const std::vector<std::string>& seg,
+                             const Reply& reply) {
+  if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "worktrees" && request.method == "GET") {
+    Post(reply, [this, reply] { List(reply); });
+    return true;
+  }
+  if (seg.size() < 2 || seg[0] != "v1" || seg[1] != "agents") return false;
+  if (seg.size() == 2 && request.method == "POST") {
+    auto body = api::ParseJson(request.body);
+    if (!body.ok()) return false;  // ApiRouter says why
+    auto worktree = api::WorktreeRequestFromJson(*body);
+    if (worktree.ok() && !*worktree) return false;
+    if (!worktree.ok()) return reply(ErrorResponse(worktree.status())), true;
+    auto config = api::AgentConfigFromJson(*body);
+    if (!config.ok()) return reply(ErrorResponse(config.status())), true;
+    if (const std::string_view key = request.Header("idempotency-key");
+        !key.empty() && !config->client_request_id)
+      config->client_request_id = std::string(key);
+    Post(reply, [this, config = std::move(*config), wt = std::move(**worktree), reply]() mutable {
+      Create(std::move(config), std::move(wt), reply);
+    });
+    return true;
+  }
+  if (seg.size() < 3) return false;
+  const SessionId id(seg[2]);
+  if (seg.size() == 3 && request.method == "DELETE" && Flag(request, "removeWorktree")) {
+    const bool force = Flag(request, "force");
+    Post(reply, [this, id, force, forwarding = ForwardingOf(request), reply] {
+      Remove(id, force, forwarding, reply);
+    });
+    return true;
+  }
+  if (seg.size() != 4) return false;
+  if (seg[3] == "diff" && request.method == "GET") {
+    std::optional<std::string> against;
+    if (auto it = request.query.find("against"); it != request.query.end()) against = it->second;
+    std::size_t max_bytes = options_.diff.max_bytes;
+    if (auto it = request.query.find("maxBytes"); it != request.query.end()) {
+      const std::string& text = it->second;
+      auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), max_bytes);
+      if (ec != std::errc() || ptr != text.data() + text.size() || max_bytes < 1024 ||
+          max_bytes > kMaxDiffBytes) {
+        return reply(ErrorResponse(Error(ErrorCode::kInvalidArgument,
+                                         "maxBytes must be from 1024 to 8388608"))),
+               true;
+      }
+    }
+    const bool text = request.Header("accept").find("text/x-diff") != std::string_view::npos;
+    Post(reply, [this, id, against, max_bytes, text, reply] {
+      Diff(id, against, max_bytes, text, reply);
+    });
+    return true;
+  }
+  if (seg[3] == "fork" && request.method == "POST") {
+    auto workspace = Lookup(id);
+    if (!workspace.ok() || !*workspace) return false;  // ApiRouter forks (or says why not)
+    auto body = api::ParseJson(request.body.empty() ? "{}" : request.body);
+    if (!body.ok()) return reply(ErrorResponse(body.status())), true;
+    auto cursor = api::CursorMember(*body, "cursor");
+    if (!cursor.ok()) return reply(ErrorResponse(cursor.status())), true;
+    Post(reply, [this, id, ws = std::move(**workspace), at = *cursor, reply]() mutable {
+      Fork(id, std::move(ws), at, reply);
+    });
+    return true;
+  }
+  return false;
+}
+
+// ---- On the worker ----
+
+void WorkspaceRoutes::Create(runtime::AgentConfig config, workspace::WorktreeRequest request,
+                             Reply reply) {
+  static runtime::RandomIds ids;  // the worker's thread only
+  const SessionId id = config.client_request_id
+                           ? runtime::SessionIdForRequest(*config.client_request_id)
+                           : SessionId(ids.Next("ses"));
+  config.session_id = id;
+  if (config.client_request_id && log_.GetSession(id).ok()) {
+    // A retry: the agent (and worktree) the first request made, as it is now.
+    auto existing = Lookup(id);
+    if (existing.ok() && *existing) {
+      config.cwd = (*existing)->path;
+      config.workspace = **existing;
+    }
+    return agents_.Create(std::move(config), SnapshotReply(reply));
+  }
+  auto made = worktrees_.Create(config.cwd, request, id.str());
+  if (!made.ok()) return reply(ErrorResponse(made.status()));
+  config.cwd = made->path;
+  config.workspace = *made;
+  agents_.Create(std::move(config), [this, id, ws = *made, reply](
+                                        Result<runtime::AgentSnapshot> created) {
+    if (created.ok()) return reply(Json(api::AgentSnapshotToJson(*created)));
+    // Nothing stays behind when no session was made; a session that exists keeps its worktree.
+    if (log_.GetSession(id).status().code() == ErrorCode::kNotFound)
+      Post([](HttpResponse) {}, [this, ws] { worktrees_.Discard(ws); });
+    reply(ErrorResponse(created.status()));
+  });
+}
+
+void WorkspaceRoutes::Fork(SessionId parent, workspace::Workspace workspace, Cursor at,
+                           Reply reply) {
+  static runtime::RandomIds ids;  // the worker's thread only
+  const SessionId child(ids.Next("ses"));
+  auto made = worktrees_.Branch(workspace, child.str());
+  if (!made.ok()) return reply(ErrorResponse(made.status()));
+  agents_.Fork(
+      parent, at,
+      [this, child, ws = *made, reply](Result<runtime::AgentSnapshot> forked) {
+        if (forked.ok()) return reply(Json(api::AgentSnapshotToJson(*forked)));
+        if (log_.GetSession(child).status().code() == ErrorCode::kNotFound)
+          Post([](HttpResponse) {}, [this, ws] { worktrees_.Discard(ws); });
+        reply(ErrorResponse(forked.status()));
+      },
+      runtime::ForkWorkspace{child, *made});
+}
+
+void WorkspaceRoutes::Remove(SessionId id, bool force, runtime::Forwarding forwarding,
+                             Reply reply) {
+  auto workspace = Lookup(id);
+  if (!workspace.ok()) return reply(ErrorResponse(workspace.status()));
+  if (!*workspace) return reply(ErrorResponse(NoWorktree(id)));
+  if (!force && worktrees_.StateOf(**workspace) == workspace::WorktreeState::kPresent) {
+    std::string changes;
+    auto dirty = worktrees_.HasChanges(**workspace, &changes);
+    if (!dirty.ok()) return reply(ErrorResponse(dirty.status()));
+    if (*dirty) {
+      return reply(ErrorResponse(Error(
+          ErrorCode::kConflict, "the worktree " + (*workspace)->path +
+                                    " has uncommitted changes; nothing was closed or removed "
+                                    "(force=true discards them):\n" + changes)));
+    }
+  }
+  agents_.Close(
+      id,
+      [this, id, ws = **workspace, force, reply](const Status& closed) {
+        if (!closed.ok()) return reply(ErrorResponse(closed));
+        Post(reply, [this, id, ws, force, reply] {
+          if (Status removed = worktrees_.Remove(ws, force); !removed.ok())
+            return reply(ErrorResponse(removed));
+          // Recorded once: a repeated removal is a duplicate of the same stamp.
+          ProducerStamp stamp{ProducerId("workspace:" + id.str()), 0, 0};
+          agents_.AppendForeign(id, {MakeNewEvent(WorkspaceRemoved{ws.path, force})}, stamp,
+                                [this, id, reply](const Result<AppendResult>& appended) {
+                                  if (!appended.ok()) return reply(ErrorResponse(appended.status()));
+                                  agents_.Get(id, SnapshotReply(reply));
+                                });
+        });
+      },
+      forwarding);
+}
+
+void WorkspaceRoutes::Diff(SessionId id, std::optional<std::string> against,
+                           std::size_t max_bytes, bool text, Reply reply) {
+  auto workspace = Lookup(id);
+  if (!workspace.ok()) return reply(ErrorResponse(workspace.status()));
+  if (!*workspace) return reply(ErrorResponse(NoWorktree(id)));
+  workspace::DiffLimits limits = options_.diff;
+  limits.max_bytes = max_bytes;
+  auto diff = workspace::DiffWorktree(worktrees_, **workspace, against, limits);
+  if (!diff.ok()) return reply(ErrorResponse(diff.status()));
+  HttpResponse response;
+  if (text) {
+    response.content_type = "text/x-diff";
+    response.body = std::move(diff->text);
+  } else {
+    response = Json(api::DiffToJson(id, **workspace, *diff));
+  }
+  response.headers.emplace_back("Diff-Truncated", diff->truncated ? "true" : "false");
+  response.headers.emplace_back("Cache-Control", "no-store");
+  reply(std::move(response));
+}
+
+void WorkspaceRoutes::List(Reply reply) {
+  agents_.List(true, [this, reply](Result<std::vector<runtime::AgentSnapshot>> agents) {
+    if (!agents.ok()) return reply(ErrorResponse(agents.status()));
+    Post(reply, [this, agents = std::move(*agents), reply] {
+      json::array list;
+      for (const runtime::AgentSnapshot& agent : agents) {
+        auto workspace = Lookup(agent.id);
+        if (!workspace.ok() || !*workspace) continue;
+        list.push_back(api::WorktreeToJson(agent.id, **workspace,
+                                           worktrees_.StateOf(**workspace), agent.closed));
+      }
+      reply(Json(json::object{{"worktrees", std::move(list)}}));
+    });
+  });
+}
+
+}  // namespace agentstream::server

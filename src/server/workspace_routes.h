@@ -1,0 +1,83 @@
+// WorkspaceRoutes: the endpoints of agents' git worktrees (docs/workspaces.md).
+//
+//   POST   /v1/agents {..., worktree: {branch?, base?}}   make a worktree, start the agent in it
+//   POST   /v1/agents/{id}/fork                           of an agent with a worktree: the child
+//                                                         gets its own, from the parent's branch
+//   DELETE /v1/agents/{id}?removeWorktree=true[&force=true] close, then remove the worktree
+//   GET    /v1/agents/{id}/diff[?against=REF&maxBytes=N]  its changes: JSON, or text/x-diff
+//   GET    /v1/worktrees                                  every agent's worktree and its state
+//
+// Other requests (and a fork of an agent without a worktree, a DELETE without removeWorktree)
+// are left to ApiRouter. A session's worktree is read from its log (its workspace.created
+// event), so a restarted daemon finds every worktree again; what was read is cached.
+//
+// Threading: Handle() may be called from any thread. Git runs on one worker thread of the
+// routes' own (never on an I/O thread or the manager's), at most `max_pending` requests waiting
+// for it (more are answered 503). Stop() before the AgentManager is shut down.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/agent_manager.h"
+#include "server/api_router.h"
+#include "server/http_types.h"
+#include "store/event_log.h"
+#include "workspace/diff.h"
+#include "workspace/worktree.h"
+
+namespace agentstream::server {
+
+struct WorkspaceRoutesOptions {
+  workspace::DiffLimits diff;  // the default bounds of a diff (maxBytes may ask for up to 8 MiB)
+  std::size_t max_pending = 16;
+};
+
+class WorkspaceRoutes {
+ public:
+  // Every reference must outlive the routes.
+  WorkspaceRoutes(runtime::AgentManager& agents, EventLog& log,
+                  const workspace::Worktrees& worktrees, WorkspaceRoutesOptions options = {});
+  ~WorkspaceRoutes();  // Stop()
+  WorkspaceRoutes(const WorkspaceRoutes&) = delete;
+  WorkspaceRoutes& operator=(const WorkspaceRoutes&) = delete;
+
+  // Handles the request when it is one of the routes above (true); else leaves it (false).
+  bool Handle(const HttpRequest& request, const std::vector<std::string>& seg, const Reply& reply);
+
+  // The worktree of session `id` as its log records it; nullopt when it has none. kNotFound for
+  // an unknown session; the log's errors.
+  Result<std::optional<workspace::Workspace>> Lookup(const SessionId& id);
+
+  // Finishes the git command that runs and drops the requests still waiting (unanswered).
+  // Idempotent.
+  void Stop();
+
+ private:
+  class Worker;
+  // Runs `job` on the worker, or answers 503 when max_pending jobs wait.
+  void Post(const Reply& reply, std::function<void()> job);
+
+  void Create(runtime::AgentConfig config, workspace::WorktreeRequest request, Reply reply);
+  void Fork(SessionId parent, workspace::Workspace workspace, Cursor at, Reply reply);
+  void Remove(SessionId id, bool force, runtime::Forwarding forwarding, Reply reply);
+  void Diff(SessionId id, std::optional<std::string> against, std::size_t max_bytes,
+            bool text, Reply reply);
+  void List(Reply reply);
+
+  runtime::AgentManager& agents_;
+  EventLog& log_;
+  const workspace::Worktrees& worktrees_;
+  WorkspaceRoutesOptions options_;
+  std::mutex mu_;
+  std::map<SessionId, std::optional<workspace::Workspace>> known_;  // guarded by mu_
+  std::unique_ptr<Worker> worker_;
+};
+
+}  // namespace agentstream::server
