@@ -600,3 +600,51 @@ TEST_F(AgentManagerTest, CreateRejectsBadConfigs) {
 
 }  // namespace
 }  // namespace agentstream::runtime
+
+namespace agentstream::runtime {
+namespace {
+
+TEST_F(AgentManagerTest, AWorkspaceIsRecordedAfterTheSessionsFirstEventAndAForksOwnAfterItsFork) {
+  StartManager();
+  const std::filesystem::path parent_dir = dir_ / "wt-parent";
+  const std::filesystem::path child_dir = dir_ / "wt-child";
+  std::filesystem::create_directories(parent_dir);
+  std::filesystem::create_directories(child_dir);
+  AgentConfig config{"scripted", parent_dir.string(), {}, {}, {}};
+  config.session_id = SessionId("ses_workspace");
+  config.workspace = WorkspaceCreated{parent_dir.string(), "agentstream/ses_workspace", "HEAD",
+                                      "c0ffee", "/repo"};
+  Result<AgentSnapshot> agent = Wait<AgentSnapshot>(
+      [&](const Callback<AgentSnapshot>& d) { manager_->Create(config, d); });
+  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+  EXPECT_EQ(agent->id, SessionId("ses_workspace"));
+  EXPECT_EQ(agent->cwd, parent_dir.string());
+  std::vector<Event> events = Events(agent->id);
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<SessionCreated>(events[0].payload));
+  ASSERT_TRUE(std::holds_alternative<WorkspaceCreated>(events[1].payload));
+  EXPECT_EQ(std::get<WorkspaceCreated>(events[1].payload).branch, "agentstream/ses_workspace");
+
+  const Cursor tail = Get(agent->id)->cursor;
+  ForkWorkspace child{SessionId("ses_child"),
+                      WorkspaceCreated{child_dir.string(), "agentstream/ses_child",
+                                       "agentstream/ses_workspace", "c0ffee", "/repo"}};
+  Result<AgentSnapshot> forked = Wait<AgentSnapshot>(
+      [&](const Callback<AgentSnapshot>& d) { manager_->Fork(agent->id, tail, d, child); });
+  ASSERT_TRUE(forked.ok()) << forked.status().ToString();
+  EXPECT_EQ(forked->id, SessionId("ses_child"));
+  EXPECT_EQ(forked->cwd, child_dir.string());
+  std::vector<Event> child_events = Events(forked->id);
+  ASSERT_EQ(child_events.size(), tail.seq.value() + 2);
+  EXPECT_TRUE(std::holds_alternative<SessionForked>(child_events[tail.seq.value()].payload));
+  ASSERT_TRUE(std::holds_alternative<WorkspaceCreated>(child_events.back().payload));
+  EXPECT_EQ(std::get<WorkspaceCreated>(child_events.back().payload).path, child_dir.string());
+  // The fork runs in its own worktree.
+  Result<SendReply> sent = Send(forked->id, "c1", "hello");
+  ASSERT_TRUE(sent.ok() && sent->accepted);
+  ASSERT_TRUE(WaitIdle(forked->id));
+  EXPECT_EQ(Get(forked->id)->cwd, child_dir.string());
+}
+
+}  // namespace
+}  // namespace agentstream::runtime
