@@ -149,12 +149,12 @@ CREATE INDEX IF NOT EXISTS timeline_items_long ON timeline_items(session, epoch,
 
 const pg::SchemaLayout& PostgresLogSchema() {
   static const std::string kSchemaV4 = SchemaV4();
-  const char* const kScripts[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4.c_str()};
-  static_assert(std::size(kScripts) == kPostgresSchemaVersion, "a script for each version");
+  const char* const scripts[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4.c_str()};
+  static_assert(std::size(scripts) == kPostgresSchemaVersion, "a script for each version");
   static const pg::SchemaLayout kLayout{
       0x61677374726d31,  // "agstrm1": serializes daemons starting together
       "agentstream_schema",
-      {std::begin(kScripts), std::end(kScripts)},
+      {std::begin(scripts), std::end(scripts)},
       "the database has",
   };
   return kLayout;

@@ -105,7 +105,8 @@ ItemRow RowOf(std::uint64_t ordinal, const ItemSpan& span) {
 }  // namespace
 
 Result<std::unique_ptr<DurableIndexView>> DurableIndexView::Open(ItemIndexStore& store,
-                                                                 SessionId session, Epoch epoch,
+                                                                 const SessionId& session,
+                                                                 Epoch epoch,
                                                                  std::optional<Seq> clip) {
   AS_ASSIGN_OR_RETURN(std::optional<ItemIndexState> state, store.LoadItemState(session, epoch));
   if (!state || state->format != kItemIndexFormat)
@@ -194,6 +195,7 @@ Result<std::vector<timeline::IndexView::Numbered>> DurableIndexView::EndingAfter
     for (auto& [ordinal, span] : inherited) found.emplace(ordinal, std::move(span));
   }
   std::vector<Numbered> out;
+  out.reserve(found.size());
   for (auto& [ordinal, span] : found) out.emplace_back(ordinal, std::move(span));
   return out;
 }

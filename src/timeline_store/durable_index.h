@@ -43,8 +43,8 @@ class DurableIndexView final : public timeline::IndexView {
   // The view of (session, epoch) as of its stored state, clipped at `clip` (absent: the
   // watermark). kNotFound when the epoch has no stored state (or one of another
   // format); kConflict when the watermark is below `clip`.
-  static Result<std::unique_ptr<DurableIndexView>> Open(ItemIndexStore& store, SessionId session,
-                                                        Epoch epoch,
+  static Result<std::unique_ptr<DurableIndexView>> Open(ItemIndexStore& store,
+                                                        const SessionId& session, Epoch epoch,
                                                         std::optional<Seq> clip = std::nullopt);
 
   Epoch epoch() const override { return epoch_; }
