@@ -187,16 +187,11 @@ bool WorkspaceRoutes::Handle(const HttpRequest& request, const std::vector<std::
     return true;
   }
   if (seg[3] == "fork" && request.method == "POST") {
-    auto workspace = Lookup(id);
-    if (!workspace.ok() || !*workspace) return false;  // ApiRouter forks (or says why not)
     auto body = api::ParseJson(request.body.empty() ? "{}" : request.body);
-    if (!body.ok()) return reply(ErrorResponse(body.status())), true;
+    if (!body.ok()) return false;  // ApiRouter says why
     auto cursor = api::CursorMember(*body, "cursor");
-    if (!cursor.ok()) return reply(ErrorResponse(cursor.status())), true;
-    Post(reply, [this, id, ws = std::move(**workspace), at = *cursor, reply]() mutable {
-      Fork(id, std::move(ws), at, reply);
-    });
-    return true;
+    if (!cursor.ok()) return false;
+    return ForkWithWorktree(id, *cursor, SnapshotReply(reply));
   }
   return false;
 }
@@ -233,21 +228,28 @@ void WorkspaceRoutes::Create(runtime::AgentConfig config, workspace::WorktreeReq
   });
 }
 
-void WorkspaceRoutes::Fork(SessionId parent, workspace::Workspace workspace, Cursor at,
-                           Reply reply) {
-  static runtime::RandomIds ids;  // the worker's thread only
-  const SessionId child(ids.Next("ses"));
-  auto made = worktrees_.Branch(workspace, child.str());
-  if (!made.ok()) return reply(ErrorResponse(made.status()));
-  agents_.Fork(
-      parent, at,
-      [this, child, ws = *made, reply](Result<runtime::AgentSnapshot> forked) {
-        if (forked.ok()) return reply(Json(api::AgentSnapshotToJson(*forked)));
-        if (log_.GetSession(child).status().code() == ErrorCode::kNotFound)
-          Post([](HttpResponse) {}, [this, ws] { worktrees_.Discard(ws); });
-        reply(ErrorResponse(forked.status()));
-      },
-      runtime::ForkWorkspace{child, *made});
+bool WorkspaceRoutes::ForkWithWorktree(const SessionId& parent, Cursor at,
+                                       runtime::Callback<runtime::AgentSnapshot> done) {
+  auto workspace = Lookup(parent);
+  if (!workspace.ok() || !*workspace) return false;  // a plain fork (or the fork's own error)
+  Reply refuse = [done](const HttpResponse&) {
+    done(Error(ErrorCode::kUnavailable, "too many worktree requests waiting for git; retry"));
+  };
+  Post(refuse, [this, parent, ws = std::move(**workspace), at, done] {
+    static runtime::RandomIds ids;  // the worker's thread only
+    const SessionId child(ids.Next("ses"));
+    auto made = worktrees_.Branch(ws, child.str());
+    if (!made.ok()) return done(made.status());
+    agents_.Fork(
+        parent, at,
+        [this, child, made = *made, done](Result<runtime::AgentSnapshot> forked) {
+          if (!forked.ok() && log_.GetSession(child).status().code() == ErrorCode::kNotFound)
+            Post([](HttpResponse) {}, [this, made] { worktrees_.Discard(made); });
+          done(std::move(forked));
+        },
+        runtime::ForkWorkspace{child, *made});
+  });
+  return true;
 }
 
 void WorkspaceRoutes::Remove(SessionId id, bool force, runtime::Forwarding forwarding,

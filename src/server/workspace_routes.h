@@ -55,6 +55,12 @@ class WorkspaceRoutes {
   // an unknown session; the log's errors.
   Result<std::optional<workspace::Workspace>> Lookup(const SessionId& id);
 
+  // Forks `parent` at `at` when it has a worktree, giving the child a worktree of its own
+  // (docs/workspaces.md); `done` then runs once, on the worker's or the manager's thread. False
+  // when it has none: the caller forks it as any other agent.
+  bool ForkWithWorktree(const SessionId& parent, Cursor at,
+                        runtime::Callback<runtime::AgentSnapshot> done);
+
   // Finishes the git command that runs and drops the requests still waiting (unanswered).
   // Idempotent.
   void Stop();
@@ -65,7 +71,6 @@ class WorkspaceRoutes {
   void Post(const Reply& reply, std::function<void()> job);
 
   void Create(runtime::AgentConfig config, workspace::WorktreeRequest request, Reply reply);
-  void Fork(SessionId parent, workspace::Workspace workspace, Cursor at, Reply reply);
   void Remove(SessionId id, bool force, runtime::Forwarding forwarding, Reply reply);
   void Diff(SessionId id, std::optional<std::string> against, std::size_t max_bytes,
             bool text, Reply reply);

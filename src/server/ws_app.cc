@@ -5,6 +5,7 @@
 
 #include "api/api_json.h"
 #include "server/api_router.h"
+#include "server/workspace_routes.h"
 
 namespace agentstream::server {
 
@@ -42,7 +43,8 @@ std::string_view NoticeType(runtime::AgentNotice::Kind kind) {
 }  // namespace
 
 WsApp::WsApp(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline, Hub& hub,
-             Metrics& metrics, WsOutput& out, Poster post, WsLimits limits)
+             Metrics& metrics, WsOutput& out, Poster post, WsLimits limits,
+             WorkspaceRoutes* workspaces)
     : agents_(agents),
       log_(log),
       timeline_(timeline),
@@ -50,7 +52,8 @@ WsApp::WsApp(runtime::AgentManager& agents, EventLog& log, TimelineService& time
       metrics_(metrics),
       out_(out),
       post_(std::move(post)),
-      limits_(limits) {}
+      limits_(limits),
+      workspaces_(workspaces) {}
 
 void WsApp::Start() {
   std::weak_ptr<WsApp> weak = weak_from_this();
@@ -279,7 +282,12 @@ void WsApp::ForkOrRewind(const json::object& msg, const std::string& id) {
   if (!agent.ok()) return SendError(id, agent.status());
   auto cursor = api::CursorMember(msg, "cursor");
   if (!cursor.ok()) return SendError(id, cursor.status());
-  if (StringOr(msg, "type") == "fork") return agents_.Fork(*agent, *cursor, AgentOnStrand(id));
+  if (StringOr(msg, "type") == "fork") {
+    // An agent with a worktree: the child gets its own (docs/workspaces.md).
+    if (workspaces_ != nullptr && workspaces_->ForkWithWorktree(*agent, *cursor, AgentOnStrand(id)))
+      return;
+    return agents_.Fork(*agent, *cursor, AgentOnStrand(id));
+  }
   agents_.Rewind(*agent, *cursor, AgentOnStrand(id));
 }
 

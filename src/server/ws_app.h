@@ -37,6 +37,8 @@ struct WsLimits {
 };
 
 // What WsApp needs from its connection.
+class WorkspaceRoutes;  // workspace_routes.h
+
 class WsOutput {
  public:
   virtual ~WsOutput() = default;
@@ -55,8 +57,10 @@ class WsOutput {
 class WsApp : public std::enable_shared_from_this<WsApp> {
  public:
   // Every reference must outlive the app; `out` lives as long as the connection.
+  // `workspaces` (may be null) forks agents that have a worktree (workspace_routes.h).
   WsApp(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline, Hub& hub,
-        Metrics& metrics, WsOutput& out, Poster post, WsLimits limits = {});
+        Metrics& metrics, WsOutput& out, Poster post, WsLimits limits = {},
+        WorkspaceRoutes* workspaces = nullptr);
 
   // Starts watching agent notices. Call once after construction (needs shared_from_this).
   void Start();
@@ -119,6 +123,7 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   WsOutput& out_;
   Poster post_;
   WsLimits limits_;
+  WorkspaceRoutes* workspaces_;  // null: forks never make worktrees
   std::map<SessionId, Sub> subs_;
   std::uint64_t next_generation_ = 1;
   Subscription notices_;

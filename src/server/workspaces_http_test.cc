@@ -1,0 +1,113 @@
+// Agents' worktrees through the server (docs/workspaces.md): created over HTTP in a real git
+// repository made by the test, diffed, and forked over the WebSocket protocol as over HTTP, each
+// fork in a worktree of its own.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "server/server_test_fixture.h"
+#include "server/workspace_routes.h"
+#include "testing/temp_dir.h"
+
+namespace agentstream::server::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Sh(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  EXPECT_EQ(::pclose(pipe), 0) << command;
+  return out;
+}
+
+class WorkspacesHttpTest : public ServerFixture {
+ protected:
+  void Configure(ServerOptions& options) override {
+    Sh("git init -q -b main " + repo_ + " && printf 'one\\ntwo\\n' >" + repo_ +
+       "/f.txt && git -C " + repo_ + " add -A && git -C " + repo_ +
+       " -c user.name=t -c user.email=t@t commit -q -m first");
+    workspaces_ = std::make_unique<WorkspaceRoutes>(*manager_, log_, worktrees_);
+    options.workspaces = workspaces_.get();
+  }
+  void TearDown() override {
+    workspaces_->Stop();
+    ServerFixture::TearDown();
+    workspaces_.reset();
+  }
+
+  std::string Cwd(const std::string& id) { return std::string(Snapshot(id).at("cwd").as_string()); }
+
+  test_support::TempDir dir_{"workspaces-http"};
+  const std::string repo_ = dir_.File("repo");
+  const std::string root_ = dir_.File("worktrees");
+  workspace::Worktrees worktrees_{workspace::Git(), root_};
+  std::unique_ptr<WorkspaceRoutes> workspaces_;
+};
+
+TEST_F(WorkspacesHttpTest, ForksOverHttpAndWebSocketGetWorktreesOfTheirOwn) {
+  json::value agent = Call("POST", "/v1/agents",
+                           R"({"provider":"scripted","cwd":")" + repo_ + R"(","worktree":{}})");
+  ASSERT_TRUE(agent.is_object());
+  const std::string id(agent.at("id").as_string());
+  EXPECT_EQ(Cwd(id), root_ + "/" + id);
+  std::ofstream(root_ + "/" + id + "/f.txt") << "one\nTWO\n";
+  json::value diff = Call("GET", "/v1/agents/" + id + "/diff");
+  EXPECT_EQ(diff.at("files").at(0).at("path"), "f.txt");
+  EXPECT_EQ(diff.at("additions"), 1);
+  EXPECT_EQ(diff.at("branch"), json::value("agentstream/" + id));
+  Sh("git -C " + root_ + "/" + id + " -c user.name=t -c user.email=t@t commit -q -am parent");
+  const std::string cursor(Snapshot(id).at("cursor").as_string());
+
+  json::value http_fork =
+      Call("POST", "/v1/agents/" + id + "/fork", R"({"cursor":")" + cursor + R"("})");
+  const std::string http_child(http_fork.at("id").as_string());
+  EXPECT_EQ(Cwd(http_child), root_ + "/" + http_child);
+
+  WsClient ws;
+  ASSERT_EQ(ws.Connect(port_), 101);
+  ASSERT_TRUE(ws.Send(R"({"type":"fork","id":"f1","agent":")" + id + R"(","cursor":")" + cursor +
+                      R"("})"));
+  json::value reply;
+  for (int i = 0; i < 100 && reply.is_null(); ++i) {
+    auto text = ws.Read();
+    ASSERT_TRUE(text.has_value());
+    json::value msg = ParseOrNull(*text);
+    if (msg.is_object() && msg.as_object().contains("id") && msg.at("id") == "f1") reply = msg;
+  }
+  ASSERT_EQ(reply.at("type"), "agent") << json::serialize(reply);
+  const std::string ws_child(reply.at("agent").at("id").as_string());
+  EXPECT_EQ(Cwd(ws_child), root_ + "/" + ws_child);
+  for (const std::string& child : {http_child, ws_child}) {
+    // From the parent's branch as it is now: its commit, on a branch of the child's own.
+    EXPECT_EQ(Sh("git -C " + root_ + "/" + child + " rev-parse HEAD"),
+              Sh("git -C " + root_ + "/" + id + " rev-parse HEAD"));
+    EXPECT_EQ(Sh("git -C " + root_ + "/" + child + " rev-parse --abbrev-ref HEAD"),
+              "agentstream/" + child + "\n");
+    bool recorded = false;
+    for (const json::value& e : AllEvents(child))
+      recorded |= Kind(e) == "workspace.created" &&
+                  e.at("payload").at("base") == json::value("agentstream/" + id);
+    EXPECT_TRUE(recorded) << child;
+  }
+  json::value list = Call("GET", "/v1/worktrees");
+  EXPECT_EQ(list.at("worktrees").as_array().size(), 3u);
+}
+
+TEST_F(WorkspacesHttpTest, AnAgentWithoutAWorktreeHasNoDiffAndForksPlainly) {
+  const std::string id = CreateAgent();
+  TestResponse diff = HttpCall(port_, "GET", "/v1/agents/" + id + "/diff");
+  EXPECT_EQ(diff.status, 404);
+  EXPECT_NE(diff.body.find("has no worktree"), std::string::npos) << diff.body;
+  const std::string cursor(Snapshot(id).at("cursor").as_string());
+  json::value child = Call("POST", "/v1/agents/" + id + "/fork", R"({"cursor":")" + cursor + R"("})");
+  EXPECT_EQ(child.at("cwd"), "/tmp");
+  EXPECT_FALSE(fs::exists(root_));
+}
+
+}  // namespace
+}  // namespace agentstream::server::testing
