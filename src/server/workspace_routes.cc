@@ -221,10 +221,14 @@ void WorkspaceRoutes::Create(runtime::AgentConfig config, workspace::WorktreeReq
   agents_.Create(std::move(config), [this, id, ws = *made, reply](
                                         Result<runtime::AgentSnapshot> created) {
     if (created.ok()) return reply(Json(api::AgentSnapshotToJson(*created)));
-    // Nothing stays behind when no session was made; a session that exists keeps its worktree.
-    if (log_.GetSession(id).status().code() == ErrorCode::kNotFound)
-      Post([](HttpResponse) {}, [this, ws] { worktrees_.Discard(ws); });
-    reply(ErrorResponse(created.status()));
+    // Nothing stays behind when no session was made (answered once it is gone); a session that
+    // exists keeps its worktree.
+    if (log_.GetSession(id).status().code() != ErrorCode::kNotFound)
+      return reply(ErrorResponse(created.status()));
+    Post(reply, [this, ws, status = created.status(), reply] {
+      worktrees_.Discard(ws);
+      reply(ErrorResponse(status));
+    });
   });
 }
 
@@ -243,9 +247,13 @@ bool WorkspaceRoutes::ForkWithWorktree(const SessionId& parent, Cursor at,
     agents_.Fork(
         parent, at,
         [this, child, made = *made, done](Result<runtime::AgentSnapshot> forked) {
-          if (!forked.ok() && log_.GetSession(child).status().code() == ErrorCode::kNotFound)
-            Post([](HttpResponse) {}, [this, made] { worktrees_.Discard(made); });
-          done(std::move(forked));
+          if (forked.ok() || log_.GetSession(child).status().code() != ErrorCode::kNotFound)
+            return done(std::move(forked));
+          Reply refuse = [done, status = forked.status()](const HttpResponse&) { done(status); };
+          Post(refuse, [this, made, status = forked.status(), done] {
+            worktrees_.Discard(made);
+            done(status);
+          });
         },
         runtime::ForkWorkspace{child, *made});
   });
