@@ -206,8 +206,7 @@ Result<std::optional<workspace::WorktreeRequest>> WorktreeRequestFromJson(const 
   if (member == nullptr || member->is_null() || (member->is_bool() && !member->get_bool()))
     return Request();
   if (member->is_bool()) return Request(workspace::WorktreeRequest{});
-  if (!member->is_object())
-    return Invalid("worktree must be true or an object {branch?, base?}");
+  if (!member->is_object()) return Invalid("worktree must be true or an object {branch?, base?}");
   workspace::WorktreeRequest request;
   AS_ASSIGN_OR_RETURN(request.branch, OptionalString(member->get_object(), "branch"));
   AS_ASSIGN_OR_RETURN(request.base, OptionalString(member->get_object(), "base"));

@@ -15,8 +15,8 @@
 namespace agentstream::process {
 
 struct CommandResult {
-  ExitInfo exit;    // how it ended, with the tail of its stderr
-  std::string out;  // its stdout, each line ending in '\n', at most the output bound
+  ExitInfo exit;               // how it ended, with the tail of its stderr
+  std::string out;             // its stdout, each line ending in '\n', at most the output bound
   bool out_truncated = false;  // stdout went past the bound: `out` holds its first lines only
 };
 
@@ -25,7 +25,8 @@ struct CommandResult {
 // set); `options.max_line_bytes` still bounds one line. Errors: kNotFound when the program
 // cannot be started (not found, not executable, a bad cwd); kUnavailable when it did not exit
 // within `timeout` (its process group is killed then).
-Result<CommandResult> RunCommand(const SpawnOptions& options, Millis timeout,
-                                 std::size_t max_out_bytes = std::numeric_limits<std::size_t>::max());
+Result<CommandResult> RunCommand(
+    const SpawnOptions& options, Millis timeout,
+    std::size_t max_out_bytes = std::numeric_limits<std::size_t>::max());
 
 }  // namespace agentstream::process

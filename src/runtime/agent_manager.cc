@@ -478,7 +478,7 @@ void AgentManager::Impl::CheckpointBranch(const SessionId& id, Epoch epoch, Hist
 }
 
 void AgentManager::Impl::Fork(const SessionId& id, Cursor at, const Callback<AgentSnapshot>& done,
-                             const std::optional<ForkWorkspace>& workspace) {
+                              const std::optional<ForkWorkspace>& workspace) {
   if (shut_down_) return done(Stopping());
   Result<SessionInfo> info = log_.GetSession(id);
   if (!info.ok()) return done(info.status());

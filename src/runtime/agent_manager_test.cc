@@ -612,10 +612,10 @@ TEST_F(AgentManagerTest, AWorkspaceIsRecordedAfterTheSessionsFirstEventAndAForks
   std::filesystem::create_directories(child_dir);
   AgentConfig config{"scripted", parent_dir.string(), {}, {}, {}};
   config.session_id = SessionId("ses_workspace");
-  config.workspace = WorkspaceCreated{parent_dir.string(), "agentstream/ses_workspace", "HEAD",
-                                      "c0ffee", "/repo"};
-  Result<AgentSnapshot> agent = Wait<AgentSnapshot>(
-      [&](const Callback<AgentSnapshot>& d) { manager_->Create(config, d); });
+  config.workspace =
+      WorkspaceCreated{parent_dir.string(), "agentstream/ses_workspace", "HEAD", "c0ffee", "/repo"};
+  Result<AgentSnapshot> agent =
+      Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Create(config, d); });
   ASSERT_TRUE(agent.ok()) << agent.status().ToString();
   EXPECT_EQ(agent->id, SessionId("ses_workspace"));
   EXPECT_EQ(agent->cwd, parent_dir.string());

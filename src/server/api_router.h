@@ -66,8 +66,7 @@ class ApiRouter {
   // Every reference must outlive the router.
   ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline,
             Metrics& metrics, Hub& hub, BatchLimits read_limits = {},
-            ConsumerRoutes* consumer_routes = nullptr,
-            WorkspaceRoutes* workspace_routes = nullptr);
+            ConsumerRoutes* consumer_routes = nullptr, WorkspaceRoutes* workspace_routes = nullptr);
 
   // The route pattern of a request for metrics ("/v1/agents/{id}/messages"), "other" if none.
   static std::string RouteOf(const HttpRequest& request);
@@ -87,7 +86,7 @@ class ApiRouter {
   Metrics& metrics_;
   Hub& hub_;
   BatchLimits read_limits_;
-  ConsumerRoutes* consumer_routes_;  // null: no consumer or inbox endpoints
+  ConsumerRoutes* consumer_routes_;    // null: no consumer or inbox endpoints
   WorkspaceRoutes* workspace_routes_;  // null: no worktrees (a create asking for one is refused)
 };
 

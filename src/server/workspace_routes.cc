@@ -108,9 +108,9 @@ void WorkspaceRoutes::Stop() { worker_->Stop(); }
 
 void WorkspaceRoutes::Post(const Reply& reply, std::function<void()> job) {
   if (!worker_->Post(std::move(job))) {
-    reply(ErrorResponse(Error(ErrorCode::kUnavailable,
-                              "too many worktree requests waiting for git (" +
-                                  std::to_string(options_.max_pending) + "); retry")));
+    reply(ErrorResponse(
+        Error(ErrorCode::kUnavailable, "too many worktree requests waiting for git (" +
+                                           std::to_string(options_.max_pending) + "); retry")));
   }
 }
 
@@ -175,8 +175,8 @@ bool WorkspaceRoutes::Handle(const HttpRequest& request, const std::vector<std::
       auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), max_bytes);
       if (ec != std::errc() || ptr != text.data() + text.size() || max_bytes < 1024 ||
           max_bytes > kMaxDiffBytes) {
-        return reply(ErrorResponse(Error(ErrorCode::kInvalidArgument,
-                                         "maxBytes must be from 1024 to 8388608"))),
+        return reply(ErrorResponse(
+                   Error(ErrorCode::kInvalidArgument, "maxBytes must be from 1024 to 8388608"))),
                true;
       }
     }
@@ -218,18 +218,18 @@ void WorkspaceRoutes::Create(runtime::AgentConfig config, workspace::WorktreeReq
   if (!made.ok()) return reply(ErrorResponse(made.status()));
   config.cwd = made->path;
   config.workspace = *made;
-  agents_.Create(std::move(config), [this, id, ws = *made, reply](
-                                        Result<runtime::AgentSnapshot> created) {
-    if (created.ok()) return reply(Json(api::AgentSnapshotToJson(*created)));
-    // Nothing stays behind when no session was made (answered once it is gone); a session that
-    // exists keeps its worktree.
-    if (log_.GetSession(id).status().code() != ErrorCode::kNotFound)
-      return reply(ErrorResponse(created.status()));
-    Post(reply, [this, ws, status = created.status(), reply] {
-      worktrees_.Discard(ws);
-      reply(ErrorResponse(status));
-    });
-  });
+  agents_.Create(std::move(config),
+                 [this, id, ws = *made, reply](Result<runtime::AgentSnapshot> created) {
+                   if (created.ok()) return reply(Json(api::AgentSnapshotToJson(*created)));
+                   // Nothing stays behind when no session was made (answered once it is gone); a
+                   // session that exists keeps its worktree.
+                   if (log_.GetSession(id).status().code() != ErrorCode::kNotFound)
+                     return reply(ErrorResponse(created.status()));
+                   Post(reply, [this, ws, status = created.status(), reply] {
+                     worktrees_.Discard(ws);
+                     reply(ErrorResponse(status));
+                   });
+                 });
 }
 
 bool WorkspaceRoutes::ForkWithWorktree(const SessionId& parent, Cursor at,
@@ -270,10 +270,11 @@ void WorkspaceRoutes::Remove(SessionId id, bool force, runtime::Forwarding forwa
     auto dirty = worktrees_.HasChanges(**workspace, &changes);
     if (!dirty.ok()) return reply(ErrorResponse(dirty.status()));
     if (*dirty) {
-      return reply(ErrorResponse(Error(
-          ErrorCode::kConflict, "the worktree " + (*workspace)->path +
-                                    " has uncommitted changes; nothing was closed or removed "
-                                    "(force=true discards them):\n" + changes)));
+      return reply(ErrorResponse(
+          Error(ErrorCode::kConflict, "the worktree " + (*workspace)->path +
+                                          " has uncommitted changes; nothing was closed or removed "
+                                          "(force=true discards them):\n" +
+                                          changes)));
     }
   }
   agents_.Close(
@@ -287,7 +288,8 @@ void WorkspaceRoutes::Remove(SessionId id, bool force, runtime::Forwarding forwa
           ProducerStamp stamp{ProducerId("workspace:" + id.str()), 0, 0};
           agents_.AppendForeign(id, {MakeNewEvent(WorkspaceRemoved{ws.path, force})}, stamp,
                                 [this, id, reply](const Result<AppendResult>& appended) {
-                                  if (!appended.ok()) return reply(ErrorResponse(appended.status()));
+                                  if (!appended.ok())
+                                    return reply(ErrorResponse(appended.status()));
                                   agents_.Get(id, SnapshotReply(reply));
                                 });
         });
@@ -295,8 +297,8 @@ void WorkspaceRoutes::Remove(SessionId id, bool force, runtime::Forwarding forwa
       forwarding);
 }
 
-void WorkspaceRoutes::Diff(SessionId id, std::optional<std::string> against,
-                           std::size_t max_bytes, bool text, Reply reply) {
+void WorkspaceRoutes::Diff(SessionId id, std::optional<std::string> against, std::size_t max_bytes,
+                           bool text, Reply reply) {
   auto workspace = Lookup(id);
   if (!workspace.ok()) return reply(ErrorResponse(workspace.status()));
   if (!*workspace) return reply(ErrorResponse(NoWorktree(id)));
@@ -324,8 +326,8 @@ void WorkspaceRoutes::List(Reply reply) {
       for (const runtime::AgentSnapshot& agent : agents) {
         auto workspace = Lookup(agent.id);
         if (!workspace.ok() || !*workspace) continue;
-        list.push_back(api::WorktreeToJson(agent.id, **workspace,
-                                           worktrees_.StateOf(**workspace), agent.closed));
+        list.push_back(api::WorktreeToJson(agent.id, **workspace, worktrees_.StateOf(**workspace),
+                                           agent.closed));
       }
       reply(Json(json::object{{"worktrees", std::move(list)}}));
     });

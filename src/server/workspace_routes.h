@@ -72,8 +72,8 @@ class WorkspaceRoutes {
 
   void Create(runtime::AgentConfig config, workspace::WorktreeRequest request, Reply reply);
   void Remove(SessionId id, bool force, runtime::Forwarding forwarding, Reply reply);
-  void Diff(SessionId id, std::optional<std::string> against, std::size_t max_bytes,
-            bool text, Reply reply);
+  void Diff(SessionId id, std::optional<std::string> against, std::size_t max_bytes, bool text,
+            Reply reply);
   void List(Reply reply);
 
   runtime::AgentManager& agents_;

@@ -70,8 +70,8 @@ TEST_F(WorkspacesHttpTest, ForksOverHttpAndWebSocketGetWorktreesOfTheirOwn) {
 
   WsClient ws;
   ASSERT_EQ(ws.Connect(port_), 101);
-  ASSERT_TRUE(ws.Send(R"({"type":"fork","id":"f1","agent":")" + id + R"(","cursor":")" + cursor +
-                      R"("})"));
+  ASSERT_TRUE(
+      ws.Send(R"({"type":"fork","id":"f1","agent":")" + id + R"(","cursor":")" + cursor + R"("})"));
   json::value reply;
   for (int i = 0; i < 100 && reply.is_null(); ++i) {
     auto text = ws.Read();
@@ -104,7 +104,8 @@ TEST_F(WorkspacesHttpTest, AnAgentWithoutAWorktreeHasNoDiffAndForksPlainly) {
   EXPECT_EQ(diff.status, 404);
   EXPECT_NE(diff.body.find("has no worktree"), std::string::npos) << diff.body;
   const std::string cursor(Snapshot(id).at("cursor").as_string());
-  json::value child = Call("POST", "/v1/agents/" + id + "/fork", R"({"cursor":")" + cursor + R"("})");
+  json::value child =
+      Call("POST", "/v1/agents/" + id + "/fork", R"({"cursor":")" + cursor + R"("})");
   EXPECT_EQ(child.at("cwd"), "/tmp");
   EXPECT_FALSE(fs::exists(root_));
 }

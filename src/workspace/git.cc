@@ -41,15 +41,15 @@ Result<GitOutput> Git::Run(const std::string& dir, const std::vector<std::string
   spawn.max_line_bytes = bound;
   auto ran = process::RunCommand(spawn, options_.timeout, bound);
   if (!ran.ok() && ran.status().code() == ErrorCode::kNotFound) {
-    return Error(ErrorCode::kInvalidArgument,
-                 "cannot run git (is it installed and in the daemon's PATH?): " +
-                     ran.status().message());
+    return Error(
+        ErrorCode::kInvalidArgument,
+        "cannot run git (is it installed and in the daemon's PATH?): " + ran.status().message());
   }
   if (!ran.ok()) return Error(ErrorCode::kUnavailable, "git: " + ran.status().message());
   if (ran->exit.signal != 0) {
-    return Error(ErrorCode::kUnavailable,
-                 "git " + (args.empty() ? std::string() : args[0]) + " was killed by " +
-                     process::SignalName(ran->exit.signal));
+    return Error(ErrorCode::kUnavailable, "git " + (args.empty() ? std::string() : args[0]) +
+                                              " was killed by " +
+                                              process::SignalName(ran->exit.signal));
   }
   return GitOutput{ran->exit.exit_code, std::move(ran->out), ran->out_truncated,
                    std::move(ran->exit.stderr_tail)};

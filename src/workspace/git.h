@@ -19,8 +19,8 @@
 namespace agentstream::workspace {
 
 struct GitOptions {
-  std::string program = "git";      // a path, or a name looked up in the daemon's PATH
-  process::Millis timeout{10000};   // each git command; it is killed after this
+  std::string program = "git";     // a path, or a name looked up in the daemon's PATH
+  process::Millis timeout{10000};  // each git command; it is killed after this
   std::size_t max_output_bytes = std::size_t{8} << 20;  // stdout kept from one command
 };
 

@@ -34,14 +34,30 @@ std::string Unquote(std::string_view text) {
       continue;
     }
     switch (e) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'a': out += '\a'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'r': out += '\r'; break;
-      case 'v': out += '\v'; break;
-      default: out += e; break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case 'a':
+        out += '\a';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 'v':
+        out += '\v';
+        break;
+      default:
+        out += e;
+        break;
     }
   }
   return out;

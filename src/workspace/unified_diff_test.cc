@@ -95,8 +95,8 @@ TEST(UnifiedDiffTest, DeletionsRenamesBinariesAndModeChanges) {
 }
 
 TEST(UnifiedDiffTest, ADiffCutShortKeepsWhatItHas) {
-  const std::vector<FileDiff> files = ParseUnifiedDiff(
-      "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1,5 +1,5 @@\n one\n-two\n+2");
+  const std::vector<FileDiff> files =
+      ParseUnifiedDiff("diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1,5 +1,5 @@\n one\n-two\n+2");
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(files[0].hunks[0].lines.size(), 3u);
   EXPECT_TRUE(ParseUnifiedDiff("").empty());

@@ -52,9 +52,8 @@ Worktrees::Worktrees(Git git, std::string root) : git_(std::move(git)), root_(st
 
 Result<std::string> Worktrees::ResolveCommit(const std::string& dir, const std::string& ref) const {
   AS_RETURN_IF_ERROR(CheckRef("base", ref));
-  AS_ASSIGN_OR_RETURN(GitOutput resolved,
-                      git_.Run(dir, {"rev-parse", "--verify", "--quiet", "--end-of-options",
-                                     ref + "^{commit}"}));
+  AS_ASSIGN_OR_RETURN(GitOutput resolved, git_.Run(dir, {"rev-parse", "--verify", "--quiet",
+                                                         "--end-of-options", ref + "^{commit}"}));
   if (resolved.exit_code != 0 || resolved.out.size() < 41)
     return Error(ErrorCode::kInvalidArgument, "base \"" + ref + "\" is not a commit of " + dir);
   return resolved.out.substr(0, resolved.out.find('\n'));
@@ -125,7 +124,8 @@ Status Worktrees::Remove(const Workspace& workspace, bool force) const {
   if (dirty && !force) {
     return Error(ErrorCode::kConflict, "the worktree " + workspace.path +
                                            " has uncommitted changes (pass force=true to "
-                                           "discard them):\n" + changes);
+                                           "discard them):\n" +
+                                           changes);
   }
   std::vector<std::string> args{"worktree", "remove"};
   if (force) args.emplace_back("--force");

@@ -23,7 +23,8 @@ std::string Sh(const std::string& command) {
   if (pipe == nullptr) ADD_FAILURE() << "popen " << command;
   char buffer[4096];
   std::size_t n = 0;
-  while (pipe != nullptr && (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  while (pipe != nullptr && (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0)
+    out.append(buffer, n);
   const int status = pipe == nullptr ? -1 : ::pclose(pipe);
   EXPECT_EQ(status, 0) << command;
   return out;
@@ -52,8 +53,9 @@ class WorktreeTest : public ::testing::Test {
     return s;
   }
   bool BranchExists(const std::string& branch) {
-    return std::system((git_ + repo_ + " rev-parse --verify --quiet refs/heads/" + branch +
-                        " >/dev/null").c_str()) == 0;
+    return std::system(
+               (git_ + repo_ + " rev-parse --verify --quiet refs/heads/" + branch + " >/dev/null")
+                   .c_str()) == 0;
   }
 
   test_support::TempDir dir_{"worktree"};

@@ -71,9 +71,10 @@ void ClientCommands::State::AddAgents(CLI::App& app) {
   s.add->add_option("--model", s.new_agent.model, "model");
   s.add->add_option("--mode", s.new_agent.mode, "mode");
   s.add->add_option("--title", s.new_agent.title, "title");
-  s.worktree = s.add->add_option("--worktree", s.new_agent.branch,
-                                 "run it in a git worktree of its own, on this new branch "
-                                 "(default: agentstream/AGENT)")
+  s.worktree = s.add
+                   ->add_option("--worktree", s.new_agent.branch,
+                                "run it in a git worktree of its own, on this new branch "
+                                "(default: agentstream/AGENT)")
                    ->expected(0, 1);
   s.add->add_option("--base", s.new_agent.base, "the worktree's base commit (default: HEAD)")
       ->needs(s.worktree);

@@ -109,11 +109,10 @@ int ShowAgent(const ClientContext& context, const std::string& agent) {
 int RemoveAgent(const ClientContext& context, const RemoveAgentOptions& options) {
   const std::string& agent = options.agent;
   std::string query;
-  if (options.remove_worktree) query = options.force ? "?removeWorktree=true&force=true"
-                                                     : "?removeWorktree=true";
+  if (options.remove_worktree)
+    query = options.force ? "?removeWorktree=true&force=true" : "?removeWorktree=true";
   return RunCall(context, [&](DaemonApi& api) -> Status {
-    AS_ASSIGN_OR_RETURN(json::value reply,
-                        api.Call("DELETE", DaemonApi::AgentPath(agent, query)));
+    AS_ASSIGN_OR_RETURN(json::value reply, api.Call("DELETE", DaemonApi::AgentPath(agent, query)));
     if (context.json) {
       PrintJson(reply.is_null() ? json::value(json::object{{"closed", agent}}) : reply);
     } else {

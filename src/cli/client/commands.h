@@ -28,8 +28,8 @@ struct NewAgentOptions {
   std::string provider;
   std::string cwd;  // empty: the current directory
   std::optional<std::string> model, mode, title;
-  bool worktree = false;        // run it in a git worktree of its own (docs/workspaces.md)
-  std::string branch, base;     // the worktree's new branch and its base; empty: the defaults
+  bool worktree = false;     // run it in a git worktree of its own (docs/workspaces.md)
+  std::string branch, base;  // the worktree's new branch and its base; empty: the defaults
 };
 
 // agents rm: close, and with `remove_worktree` remove its worktree (`force`: even with

@@ -31,9 +31,9 @@ int Diff(const ClientContext& context, const DiffOptions& options) {
                         api.http().Request("GET", target, {}, "text/x-diff"));
     if (response.status < 200 || response.status >= 300) {
       auto parsed = api::ParseJson(response.body);
-      const Status status = parsed.ok() ? api::ErrorFromJson(*parsed, response.status)
-                                        : Error(ErrorCode::kInternal,
-                                                "HTTP " + std::to_string(response.status));
+      const Status status =
+          parsed.ok() ? api::ErrorFromJson(*parsed, response.status)
+                      : Error(ErrorCode::kInternal, "HTTP " + std::to_string(response.status));
       return Error(status.code(), "daemon: " + status.ToString());
     }
     std::fwrite(response.body.data(), 1, response.body.size(), stdout);
@@ -50,8 +50,8 @@ int ListWorktrees(const ClientContext& context) {
       PrintJson(reply);
       return Status::Ok();
     }
-    const json::value* list = reply.is_object() ? reply.get_object().if_contains("worktrees")
-                                                : nullptr;
+    const json::value* list =
+        reply.is_object() ? reply.get_object().if_contains("worktrees") : nullptr;
     if (list == nullptr || !list->is_array())
       return Error(ErrorCode::kInvalidArgument, "daemon: worktrees: not a list");
     for (const json::value& element : list->get_array()) {
