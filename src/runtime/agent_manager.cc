@@ -110,6 +110,22 @@ std::shared_ptr<LiveAgent> AgentManager::Impl::Live(const SessionId& id) const {
   return it == agents_.end() ? nullptr : it->second;
 }
 
+bool AgentManager::Impl::MakeRoom() {
+  std::size_t running = 0;
+  std::shared_ptr<LiveAgent> oldest;
+  for (const auto& [id, agent] : agents_) {
+    if (agent->stopping()) continue;
+    ++running;
+    if (agent->idle_since() && (!oldest || *agent->idle_since() < *oldest->idle_since()))
+      oldest = agent;
+  }
+  if (running < options_.max_live_agents) return true;
+  if (!oldest) return false;
+  log::Info("agent.evicted", {{"agent", oldest->id().str()}, {"reason", "max_live_agents"}});
+  Unload(oldest->id(), StopMode{}, false, [](auto) {});
+  return true;
+}
+
 bool AgentManager::Impl::IsCurrent(const SessionId& id, const std::weak_ptr<LiveAgent>& agent) {
   std::shared_ptr<LiveAgent> live = agent.lock();
   return live != nullptr && Live(id) == live;
@@ -227,9 +243,10 @@ Result<std::shared_ptr<LiveAgent>> AgentManager::Impl::Load(const SessionId& id,
     return live;
   }
   if (shut_down_) return Stopping();
-  if (agents_.size() >= options_.max_live_agents) {
-    return Error(ErrorCode::kUnavailable,
-                 "too many live agents (" + std::to_string(options_.max_live_agents) + ")");
+  if (!MakeRoom()) {
+    return Error(ErrorCode::kUnavailable, "too many live agents (" +
+                                              std::to_string(options_.max_live_agents) +
+                                              "), none of them idle");
   }
   const process::Clock::time_point sent = Now();
   Result<OwnerGrant> grant = Acquire(id);
@@ -356,9 +373,10 @@ void AgentManager::Impl::Create(const AgentConfig& config, const Callback<AgentS
   if (std::find(names.begin(), names.end(), config.provider) == names.end())
     return done(Error(ErrorCode::kInvalidArgument, "unknown provider \"" + config.provider + "\""));
   if (Status s = CheckConfig(config); !s.ok()) return done(s);
-  if (agents_.size() >= options_.max_live_agents) {
-    return done(Error(ErrorCode::kUnavailable,
-                      "too many live agents (" + std::to_string(options_.max_live_agents) + ")"));
+  if (!MakeRoom()) {
+    return done(Error(ErrorCode::kUnavailable, "too many live agents (" +
+                                                   std::to_string(options_.max_live_agents) +
+                                                   "), none of them idle"));
   }
   const SessionId id = config.session_id          ? *config.session_id
                        : config.client_request_id ? SessionIdForRequest(*config.client_request_id)

@@ -140,7 +140,9 @@ struct AgentManagerOptions {
   // Idle runtimes (no open turn, no client activity) are stopped after this long; the session
   // stays in the log and restarts on the next prompt. Zero: never.
   process::Millis idle_stop_after{0};
-  std::size_t max_live_agents = 256;  // attached runtimes; a further start gets kUnavailable
+  // Attached runtimes. A further start stops the runtime idle the longest to make room (the
+  // session stays in the log and reloads on its next prompt), or gets kUnavailable when none is.
+  std::size_t max_live_agents = 256;
   // Sends of one session waiting for an answer (for the runtime to start, or for their turn to
   // start); a further send gets kUnavailable.
   std::size_t max_pending_sends = 64;

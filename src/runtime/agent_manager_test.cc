@@ -517,6 +517,37 @@ TEST_F(AgentManagerTest, IdleRuntimesStopAndRestartOnTheNextPrompt) {
   EXPECT_EQ(Of<TurnCompleted>(Events(agent.id)).size(), 2u);
 }
 
+// At max_live_agents, a new runtime stops the one idle the longest; with none idle it is refused.
+TEST_F(AgentManagerTest, AtTheBoundTheLongestIdleRuntimeMakesRoom) {
+  AgentManagerOptions options;
+  options.max_live_agents = 2;
+  StartManager(50ms, options);
+  const AgentSnapshot a = Create();
+  ASSERT_TRUE(Send(a.id, "a1", "hi").ok());
+  ASSERT_TRUE(WaitIdle(a.id));
+  const AgentSnapshot b = Create();
+  ASSERT_TRUE(Send(b.id, "b1", "hi").ok());
+  ASSERT_TRUE(WaitIdle(b.id));
+  const AgentSnapshot c = Create();  // a has been idle the longest
+  ASSERT_TRUE(WaitFor(a.id, [](const AgentSnapshot& s) { return !s.loaded; }));
+  EXPECT_TRUE(Get(b.id)->loaded);
+  EXPECT_TRUE(Get(c.id)->loaded);
+  // b and c busy: nothing idle to stop, so a's prompt is refused and nothing is lost.
+  ASSERT_TRUE(Send(b.id, "b2", "long").ok());
+  ASSERT_TRUE(Send(c.id, "c1", "long").ok());
+  Result<SendReply> refused = Send(a.id, "a2", "again");
+  EXPECT_EQ(refused.status().code(), ErrorCode::kUnavailable) << refused.status().ToString();
+  ASSERT_TRUE(WaitIdle(b.id));
+  ASSERT_TRUE(WaitIdle(c.id));
+  // Now b has been idle the longest: a's prompt loads a and stops b.
+  Result<SendReply> again = Send(a.id, "a2", "again");
+  ASSERT_TRUE(again.ok() && again->accepted) << again.status().ToString();
+  ASSERT_TRUE(WaitFor(b.id, [](const AgentSnapshot& s) { return !s.loaded; }));
+  ASSERT_TRUE(WaitIdle(a.id));
+  EXPECT_EQ(Of<TurnCompleted>(Events(a.id)).size(), 2u);
+  EXPECT_EQ(Of<TurnCompleted>(Events(b.id)).size(), 2u);
+}
+
 TEST_F(AgentManagerTest, ShutdownCancelsOpenTurnsAndRefusesLaterCalls) {
   StartManager(100ms);
   const AgentSnapshot agent = Create();

@@ -492,6 +492,11 @@ void LiveAgent::SetModel(const std::string& model, StatusCallback done) {
 void LiveAgent::MaybeArmIdle() {
   const bool idle = ready_ && !stopping_ && !IsOpenStatus(runner_->status()) && open_sends_ == 0 &&
                     runner_->state().queue.empty() && !runner_->state().pending_after_teardown;
+  if (!idle) {
+    idle_since_.reset();
+  } else if (!idle_since_) {
+    idle_since_ = process::Clock::now();
+  }
   if (!idle || env_.options.idle_stop_after.count() == 0) {
     idle_timer_.reset();
     return;
@@ -512,6 +517,7 @@ void LiveAgent::Stop(const StopMode& mode, std::function<void()> done) {
   if (stopping_) return;
   stopping_ = true;
   idle_timer_.reset();
+  idle_since_.reset();
   start_timer_.reset();
   for (auto& fn : std::exchange(when_ready_, {})) fn(Stopping());
   const process::Clock::time_point now = env_.loop->timers().Now();

@@ -126,6 +126,9 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   std::uint64_t generation() const { return generation_; }
   bool stopping() const { return stopping_; }
   bool closed() const { return record_.closed; }
+  // Since when the session has been idle with nothing waiting (no open turn, nothing queued, no
+  // send waiting, ready and not stopping); nullopt while it is not.
+  std::optional<process::Clock::time_point> idle_since() const { return idle_since_; }
   // The log refused this agent's appends (fenced, or a failed batch).
   bool failed() const { return append_error_.has_value(); }
 
@@ -199,6 +202,7 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   std::map<std::string, Callback<SendReply>> awaiting_;
 
   std::unique_ptr<process::TimerHandle> idle_timer_;
+  std::optional<process::Clock::time_point> idle_since_;  // see idle_since()
 
   // Stop.
   bool stopping_ = false;

@@ -82,6 +82,9 @@ class AgentManager::Impl {
   AgentEnv MakeEnv();
   void Notify(AgentNotice::Kind kind, const AgentSnapshot& agent, const std::string& message);
   std::shared_ptr<LiveAgent> Live(const SessionId& id) const;
+  // Whether another runtime may start under max_live_agents: the runtimes not stopping are
+  // fewer, or the one idle the longest was told to stop to make room (it leaves as it stops).
+  bool MakeRoom();
   // `agent` is still the runtime of session `id`.
   bool IsCurrent(const SessionId& id, const std::weak_ptr<LiveAgent>& agent);
   Coordination& coordination() { return log_.coordination(); }
