@@ -152,7 +152,7 @@ bool WorkspaceRoutes::Handle(const HttpRequest& request, const std::vector<std::
         !key.empty() && !config->client_request_id)
       config->client_request_id = std::string(key);
     Post(reply, [this, config = std::move(*config), wt = std::move(**worktree), reply]() mutable {
-      Create(std::move(config), std::move(wt), reply);
+      Create(std::move(config), wt, reply);
     });
     return true;
   }
@@ -198,8 +198,8 @@ bool WorkspaceRoutes::Handle(const HttpRequest& request, const std::vector<std::
 
 // ---- On the worker ----
 
-void WorkspaceRoutes::Create(runtime::AgentConfig config, workspace::WorktreeRequest request,
-                             Reply reply) {
+void WorkspaceRoutes::Create(runtime::AgentConfig config, const workspace::WorktreeRequest& request,
+                             const Reply& reply) {
   static runtime::RandomIds ids;  // the worker's thread only
   const SessionId id = config.client_request_id
                            ? runtime::SessionIdForRequest(*config.client_request_id)
@@ -233,7 +233,7 @@ void WorkspaceRoutes::Create(runtime::AgentConfig config, workspace::WorktreeReq
 }
 
 bool WorkspaceRoutes::ForkWithWorktree(const SessionId& parent, Cursor at,
-                                       runtime::Callback<runtime::AgentSnapshot> done) {
+                                       const runtime::Callback<runtime::AgentSnapshot>& done) {
   auto workspace = Lookup(parent);
   if (!workspace.ok() || !*workspace) return false;  // a plain fork (or the fork's own error)
   Reply refuse = [done](const HttpResponse&) {
@@ -260,8 +260,8 @@ bool WorkspaceRoutes::ForkWithWorktree(const SessionId& parent, Cursor at,
   return true;
 }
 
-void WorkspaceRoutes::Remove(SessionId id, bool force, runtime::Forwarding forwarding,
-                             Reply reply) {
+void WorkspaceRoutes::Remove(const SessionId& id, bool force, runtime::Forwarding forwarding,
+                             const Reply& reply) {
   auto workspace = Lookup(id);
   if (!workspace.ok()) return reply(ErrorResponse(workspace.status()));
   if (!*workspace) return reply(ErrorResponse(NoWorktree(id)));
@@ -297,8 +297,8 @@ void WorkspaceRoutes::Remove(SessionId id, bool force, runtime::Forwarding forwa
       forwarding);
 }
 
-void WorkspaceRoutes::Diff(SessionId id, std::optional<std::string> against, std::size_t max_bytes,
-                           bool text, Reply reply) {
+void WorkspaceRoutes::Diff(const SessionId& id, const std::optional<std::string>& against,
+                           std::size_t max_bytes, bool text, const Reply& reply) {
   auto workspace = Lookup(id);
   if (!workspace.ok()) return reply(ErrorResponse(workspace.status()));
   if (!*workspace) return reply(ErrorResponse(NoWorktree(id)));
@@ -318,7 +318,7 @@ void WorkspaceRoutes::Diff(SessionId id, std::optional<std::string> against, std
   reply(std::move(response));
 }
 
-void WorkspaceRoutes::List(Reply reply) {
+void WorkspaceRoutes::List(const Reply& reply) {
   agents_.List(true, [this, reply](Result<std::vector<runtime::AgentSnapshot>> agents) {
     if (!agents.ok()) return reply(ErrorResponse(agents.status()));
     Post(reply, [this, agents = std::move(*agents), reply] {

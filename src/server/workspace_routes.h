@@ -59,7 +59,7 @@ class WorkspaceRoutes {
   // (docs/workspaces.md); `done` then runs once, on the worker's or the manager's thread. False
   // when it has none: the caller forks it as any other agent.
   bool ForkWithWorktree(const SessionId& parent, Cursor at,
-                        runtime::Callback<runtime::AgentSnapshot> done);
+                        const runtime::Callback<runtime::AgentSnapshot>& done);
 
   // Finishes the git command that runs and drops the requests still waiting (unanswered).
   // Idempotent.
@@ -70,11 +70,12 @@ class WorkspaceRoutes {
   // Runs `job` on the worker, or answers 503 when max_pending jobs wait.
   void Post(const Reply& reply, std::function<void()> job);
 
-  void Create(runtime::AgentConfig config, workspace::WorktreeRequest request, Reply reply);
-  void Remove(SessionId id, bool force, runtime::Forwarding forwarding, Reply reply);
-  void Diff(SessionId id, std::optional<std::string> against, std::size_t max_bytes, bool text,
-            Reply reply);
-  void List(Reply reply);
+  void Create(runtime::AgentConfig config, const workspace::WorktreeRequest& request,
+              const Reply& reply);
+  void Remove(const SessionId& id, bool force, runtime::Forwarding forwarding, const Reply& reply);
+  void Diff(const SessionId& id, const std::optional<std::string>& against, std::size_t max_bytes,
+            bool text, const Reply& reply);
+  void List(const Reply& reply);
 
   runtime::AgentManager& agents_;
   EventLog& log_;
