@@ -1,12 +1,12 @@
 // Agents' worktrees through the server (docs/workspaces.md): created over HTTP in a real git
 // repository made by the test, diffed, and forked over the WebSocket protocol as over HTTP, each
 // fork in a worktree of its own.
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "server/server_test_fixture.h"
 #include "server/workspace_routes.h"
+#include "testing/shell.h"
 #include "testing/temp_dir.h"
 
 namespace agentstream::server::testing {
@@ -15,14 +15,9 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string Sh(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  EXPECT_EQ(::pclose(pipe), 0) << command;
-  return out;
+  test_support::ShellResult ran = test_support::RunShell(command);
+  EXPECT_EQ(ran.status, 0) << command;
+  return ran.out;
 }
 
 class WorkspacesHttpTest : public ServerFixture {

@@ -3,10 +3,10 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "testing/shell.h"
 #include "testing/temp_dir.h"
 #include "workspace/diff.h"
 #include "workspace/unified_diff.h"
@@ -18,16 +18,9 @@ namespace fs = std::filesystem;
 
 // Runs `command` in a shell and returns its stdout; the test fails if it exits non-zero.
 std::string Sh(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) ADD_FAILURE() << "popen " << command;
-  char buffer[4096];
-  std::size_t n = 0;
-  while (pipe != nullptr && (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0)
-    out.append(buffer, n);
-  const int status = pipe == nullptr ? -1 : ::pclose(pipe);
-  EXPECT_EQ(status, 0) << command;
-  return out;
+  test_support::ShellResult ran = test_support::RunShell(command);
+  EXPECT_EQ(ran.status, 0) << command;
+  return ran.out;
 }
 
 void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
