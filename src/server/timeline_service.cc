@@ -19,6 +19,7 @@ TimelineService::TimelineService(EventLog& log, std::size_t max_sessions, std::s
 }
 
 TimelineService::~TimelineService() {
+  cancel_ = true;
   commits_.Reset();
   {
     std::lock_guard lock(pending_mu_);
@@ -28,8 +29,30 @@ TimelineService::~TimelineService() {
   if (indexer_.joinable()) indexer_.join();
 }
 
+void TimelineService::IndexStoredSessions() {
+  ItemIndexStore& store = *log_.item_index();
+  std::string after;
+  while (!cancel_) {
+    Result<std::vector<SessionInfo>> page = log_.ListSessions(after, 256);
+    if (!page.ok() || page->empty()) return;
+    for (const SessionInfo& info : *page) {
+      if (cancel_) return;
+      Result<std::optional<ItemIndexState>> state = store.LoadItemState(info.id, info.epoch);
+      if (state.ok() && *state && (*state)->format == kItemIndexFormat &&
+          (*state)->watermark >= info.tail)
+        continue;
+      Status indexed = CatchUpIndex(store, log_, info.id, info.epoch, info.tail, nullptr, &cancel_);
+      if (!indexed.ok() && !cancel_)
+        log::Warn("timeline.index_failed",
+                  {{"agent", info.id.str()}, {"error", indexed.ToString()}});
+    }
+    after = page->back().id.str();
+  }
+}
+
 void TimelineService::IndexLoop() {
   ItemIndexStore& store = *log_.item_index();
+  IndexStoredSessions();
   std::unique_lock lock(pending_mu_);
   while (true) {
     pending_cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
@@ -40,9 +63,8 @@ void TimelineService::IndexLoop() {
     std::unordered_set<SessionId> sessions;
     sessions.swap(pending_);
     lock.unlock();
+    // Without the pages' lock: indexers that meet move on from each other's commits.
     for (const SessionId& session : sessions) {
-      std::shared_ptr<Entry> entry = EntryFor(session);
-      std::lock_guard page_lock(entry->mu);
       Result<Cursor> tail = log_.Tail(session);
       if (!tail.ok()) continue;
       Status indexed = CatchUpIndex(store, log_, session, tail->epoch, tail->seq);

@@ -3,7 +3,8 @@
 // On a log that keeps a durable item index (EventLog::item_index, docs/timeline.md "The durable
 // index"), a page reads the index's rows: the index is brought up to the session's tail first,
 // which reads only the events committed since it was last brought up (a background indexer
-// follows every commit, so after a restart that is the last moments' events), and the page then
+// follows every commit, so after a restart that is the last moments' events; at start it also
+// indexes every session whose index is missing or behind, one at a time), and the page then
 // costs time proportional to the page. Rows that fail their checks are dropped and rebuilt; if
 // the rebuilt index fails again, or the store cannot hold a row, the page is served from an
 // in-memory index instead, never from the suspect rows.
@@ -16,6 +17,7 @@
 // Thread-safe: pages of one session are built one at a time; different sessions in parallel.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -70,6 +72,9 @@ class TimelineService {
   std::optional<Result<timeline::Page>> DurablePage(ItemIndexStore& store, const SessionId& session,
                                                     const timeline::PageRequest& request);
   void IndexLoop();
+  // At start: indexes every session whose index is missing or behind its tail (written by an
+  // older build, or by a daemon that died before indexing), one session at a time.
+  void IndexStoredSessions();
   // Records that `entry` of `session` now holds `bytes`, and drops the least recently used
   // others while the total exceeds max_bytes_.
   void Account(const SessionId& session, Entry& entry, std::size_t bytes);
@@ -89,6 +94,7 @@ class TimelineService {
   std::condition_variable pending_cv_;
   std::unordered_set<SessionId> pending_;  // guarded by pending_mu_
   bool stopping_ = false;                  // guarded by pending_mu_
+  std::atomic<bool> cancel_{false};        // stops the start-up indexing between two batches
   std::thread indexer_;
   Subscription commits_;  // declared last: unsubscribed first
 };

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <boost/json.hpp>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "store/forwarding_log.h"
 #include "store/memory_log.h"
@@ -210,6 +212,40 @@ TEST(TimelineServiceStoreTest, APageAfterARestartDecodesOnlyThePage) {
   ASSERT_TRUE(reopened.ok());
   CheckPagesAfterRestart(**reopened, session, kTurns);
   reopened->reset();
+  std::filesystem::remove_all(dir);
+}
+
+// A session no daemon indexed is indexed in the background from the start, with no page.
+TEST(TimelineServiceStoreTest, AnUnindexedSessionIsIndexedFromTheStart) {
+  char tmpl[] = "/tmp/agentstream-timeline-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  SqliteLogOptions options;
+  options.path = dir + "/log.db";
+  auto log = OpenSqliteEventLog(options);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  const SessionId session("s");
+  ASSERT_TRUE((*log)->CreateSession(session, SessionMeta{"scripted", "/w"}, {}).ok());
+  for (int chunk = 0; chunk < 10; ++chunk) {
+    AppendRequest request;
+    request.session = session;
+    for (int i = 0; i < 1000; ++i)
+      request.events.push_back(MakeNewEvent(Notice{NoticeLevel::kInfo, "n" + std::to_string(i)}));
+    ASSERT_TRUE((*log)->Append(std::move(request)).ok());
+  }
+  ItemIndexStore& store = *(*log)->item_index();
+  ASSERT_FALSE(store.LoadItemState(session, Epoch(1))->has_value());
+  {
+    TimelineService service(**log);
+    bool indexed = false;
+    for (int i = 0; i < 2000 && !indexed; ++i) {
+      Result<std::optional<ItemIndexState>> state = store.LoadItemState(session, Epoch(1));
+      indexed = state.ok() && *state && (*state)->watermark == Seq(10000);
+      if (!indexed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(indexed);
+    EXPECT_EQ((*store.LoadItemState(session, Epoch(1)))->items, 10000u);
+  }
+  log->reset();
   std::filesystem::remove_all(dir);
 }
 

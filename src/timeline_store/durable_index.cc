@@ -299,9 +299,11 @@ Status IndexBatch(DurableIndexView& view, const std::vector<Event>& events, Item
 }  // namespace
 
 Status CatchUpIndex(ItemIndexStore& store, EventLog& log, const SessionId& session, Epoch epoch,
-                    Seq target, std::size_t* events_read) {
+                    Seq target, std::size_t* events_read, const std::atomic<bool>* cancel) {
   AS_ASSIGN_OR_RETURN(ItemIndexState state, StartState(store, log, session, epoch, events_read));
   while (state.watermark < target) {
+    if (cancel != nullptr && cancel->load())
+      return Error(ErrorCode::kUnavailable, "indexing " + session.str() + " was stopped");
     ReadRequest request;
     request.session = session;
     request.epoch = epoch;

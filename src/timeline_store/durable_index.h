@@ -15,6 +15,7 @@
 // it read (kConflict otherwise, and CatchUp starts the batch again from the new state).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -76,8 +77,10 @@ class DurableIndexView final : public timeline::IndexView {
 // Indexes the events of (session, epoch) through `target` (and the prefix it continues, first),
 // in batches of kIndexBatchEvents, each committed with the state it moves. Stops early when the
 // log holds no more events. A stored state of another format is dropped and rebuilt.
-// `events_read` (optional) counts the events read.
+// `events_read` (optional) counts the events read. `cancel` (optional), once set, stops it
+// between two batches with kUnavailable (what was committed stays).
 Status CatchUpIndex(ItemIndexStore& store, EventLog& log, const SessionId& session, Epoch epoch,
-                    Seq target, std::size_t* events_read = nullptr);
+                    Seq target, std::size_t* events_read = nullptr,
+                    const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace agentstream
