@@ -1,6 +1,7 @@
 // The agent manager driving the real `claude` CLI (tests/peers, pinned) against the scripted model
 // server (tests/model_server), over a SQLite log: a turn, then a daemon restart that resumes the
-// same CLI session through the stored persistence handle.
+// same CLI session through the stored persistence handle; and claude editing a file in a git
+// worktree of its own, its diff git's.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,6 +12,9 @@
 #include "runtime/provider_factory.h"
 #include "runtime/session_records.h"
 #include "store/sqlite_log.h"
+#include "testing/shell.h"
+#include "workspace/diff.h"
+#include "workspace/worktree.h"
 
 namespace agentstream::runtime {
 namespace {
@@ -133,6 +137,61 @@ TEST_F(AgentManagerClaude, RunsATurnAndResumesTheCliSessionAfterARestart) {
   EXPECT_EQ(AssistantText(*events), "Echo: hello thereEcho: again");
   for (const auto& v : timeline::CheckInvariants(*events))
     ADD_FAILURE() << "invariant " << timeline::FormatViolation(v);
+}
+
+TEST_F(AgentManagerClaude, EditsAFileInItsWorktreeAndTheDiffIsGits) {
+  const std::string repo = (root_ / "repo").string();
+  ASSERT_EQ(test_support::RunShell("git init -q -b main " + repo + " && echo hello >" + repo +
+                                   "/README.md && git -C " + repo + " add -A && git -C " + repo +
+                                   " -c user.name=t -c user.email=t@t commit -q -m first")
+                .status,
+            0);
+  workspace::Worktrees worktrees(workspace::Git(), (root_ / "worktrees").string());
+  Result<workspace::Workspace> made = worktrees.Create(repo, {}, "ses_claude_wt");
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  manager_ = std::make_unique<AgentManager>(*log_, *factory_, loop_);
+  AgentConfig config{"claude", made->path, {}, {}, {"in a worktree"}};
+  config.session_id = SessionId("ses_claude_wt");
+  config.workspace = *made;
+  Result<AgentSnapshot> agent =
+      Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Create(config, d); });
+  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+  const SessionId id = agent->id;
+  Result<SendReply> sent = Wait<SendReply>([&](const Callback<SendReply>& d) {
+    manager_->Send(id,
+                   SendRequest{"c1",
+                               "[shell echo claude-was-here >> README.md && echo edited]",
+                               {},
+                               turn::WhileRunning::kQueue},
+                   d);
+  });
+  ASSERT_TRUE(sent.ok() && sent->accepted) << sent.status().ToString();
+  // Claude asks before it runs the shell command; allowed.
+  std::optional<RequestId> request;
+  const auto deadline = process::Clock::now() + 60s;
+  while (!request && process::Clock::now() < deadline) {
+    Result<AgentSnapshot> s =
+        Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Get(id, d); });
+    if (s.ok() && !s->permissions.empty()) request = s->permissions.front().request_id;
+    if (!request) loop_.RunFor(20ms);
+  }
+  ASSERT_TRUE(request.has_value()) << "no permission request";
+  Result<bool> replied = Wait<bool>([&](const Callback<bool>& d) {
+    manager_->ReplyPermission(
+        id, turn::ReplyPermission{*request, PermissionDecision::kAllow, std::nullopt, std::nullopt},
+        [d](const Status& s) { d(s.ok() ? Result<bool>(true) : Result<bool>(s)); });
+  });
+  ASSERT_TRUE(replied.ok()) << replied.status().ToString();
+  ASSERT_TRUE(WaitIdle(id));
+  Shutdown();
+
+  Result<workspace::WorktreeDiff> diff = workspace::DiffWorktree(worktrees, *made, {}, {});
+  ASSERT_TRUE(diff.ok()) << diff.status().ToString();
+  EXPECT_NE(diff->text.find("+claude-was-here"), std::string::npos) << diff->text;
+  EXPECT_EQ(diff->text,
+            test_support::RunShell("git -C " + made->path + " diff " + made->base_commit).out);
+  // The repository's own checkout is untouched.
+  EXPECT_EQ(test_support::RunShell("cat " + repo + "/README.md").out, "hello\n");
 }
 
 }  // namespace
