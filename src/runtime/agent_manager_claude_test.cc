@@ -1,7 +1,7 @@
 // The agent manager driving the real `claude` CLI (tests/peers, pinned) against the scripted model
 // server (tests/model_server), over a SQLite log: a turn, then a daemon restart that resumes the
-// same CLI session through the stored persistence handle; and claude editing a file in a git
-// worktree of its own, its diff git's.
+// same CLI session through the stored persistence handle; and two claude agents editing one
+// file, each in a git worktree of its own, their diffs git's.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -78,6 +78,31 @@ class AgentManagerClaude : public ::testing::Test {
     ASSERT_TRUE(loop_.RunUntil([&] { return done; }, 60s));
     manager_.reset();
   }
+  // Sends `prompt` (a [shell ...] command), allows the permission request claude makes for it
+  // and waits for the turn to end.
+  void Allow(const SessionId& id, const std::string& prompt) {
+    Result<SendReply> sent = Wait<SendReply>([&](const Callback<SendReply>& d) {
+      manager_->Send(id, SendRequest{"c-" + prompt, prompt, {}, turn::WhileRunning::kQueue}, d);
+    });
+    ASSERT_TRUE(sent.ok() && sent->accepted) << sent.status().ToString();
+    std::optional<RequestId> request;
+    const auto deadline = process::Clock::now() + 60s;
+    while (!request && process::Clock::now() < deadline) {
+      Result<AgentSnapshot> s =
+          Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Get(id, d); });
+      if (s.ok() && !s->permissions.empty()) request = s->permissions.front().request_id;
+      if (!request) loop_.RunFor(20ms);
+    }
+    ASSERT_TRUE(request.has_value()) << "no permission request";
+    Result<bool> replied = Wait<bool>([&](const Callback<bool>& d) {
+      manager_->ReplyPermission(
+          id,
+          turn::ReplyPermission{*request, PermissionDecision::kAllow, std::nullopt, std::nullopt},
+          [d](const Status& s) { d(s.ok() ? Result<bool>(true) : Result<bool>(s)); });
+    });
+    ASSERT_TRUE(replied.ok()) << replied.status().ToString();
+    ASSERT_TRUE(WaitIdle(id));
+  }
   std::string AssistantText(const std::vector<Event>& events) {
     std::string text;
     for (const Event& e : events)
@@ -139,7 +164,7 @@ TEST_F(AgentManagerClaude, RunsATurnAndResumesTheCliSessionAfterARestart) {
     ADD_FAILURE() << "invariant " << timeline::FormatViolation(v);
 }
 
-TEST_F(AgentManagerClaude, EditsAFileInItsWorktreeAndTheDiffIsGits) {
+TEST_F(AgentManagerClaude, TwoAgentsEditTheSameFileInWorktreesOfTheirOwn) {
   const std::string repo = (root_ / "repo").string();
   ASSERT_EQ(test_support::RunShell("git init -q -b main " + repo + " && echo hello >" + repo +
                                    "/README.md && git -C " + repo + " add -A && git -C " + repo +
@@ -147,49 +172,34 @@ TEST_F(AgentManagerClaude, EditsAFileInItsWorktreeAndTheDiffIsGits) {
                 .status,
             0);
   workspace::Worktrees worktrees(workspace::Git(), (root_ / "worktrees").string());
-  Result<workspace::Workspace> made = worktrees.Create(repo, {}, "ses_claude_wt");
-  ASSERT_TRUE(made.ok()) << made.status().ToString();
   manager_ = std::make_unique<AgentManager>(*log_, *factory_, loop_);
-  AgentConfig config{"claude", made->path, {}, {}, {"in a worktree"}};
-  config.session_id = SessionId("ses_claude_wt");
-  config.workspace = *made;
-  Result<AgentSnapshot> agent =
-      Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Create(config, d); });
-  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
-  const SessionId id = agent->id;
-  Result<SendReply> sent = Wait<SendReply>([&](const Callback<SendReply>& d) {
-    manager_->Send(id,
-                   SendRequest{"c1",
-                               "[shell echo claude-was-here >> README.md && echo edited]",
-                               {},
-                               turn::WhileRunning::kQueue},
-                   d);
-  });
-  ASSERT_TRUE(sent.ok() && sent->accepted) << sent.status().ToString();
-  // Claude asks before it runs the shell command; allowed.
-  std::optional<RequestId> request;
-  const auto deadline = process::Clock::now() + 60s;
-  while (!request && process::Clock::now() < deadline) {
-    Result<AgentSnapshot> s =
-        Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Get(id, d); });
-    if (s.ok() && !s->permissions.empty()) request = s->permissions.front().request_id;
-    if (!request) loop_.RunFor(20ms);
+  std::vector<workspace::Workspace> made;
+  for (const char* name : {"ses_claude_a", "ses_claude_b"}) {
+    Result<workspace::Workspace> ws = worktrees.Create(repo, {}, name);
+    ASSERT_TRUE(ws.ok()) << ws.status().ToString();
+    AgentConfig config{"claude", ws->path, {}, {}, {name}};
+    config.session_id = SessionId(name);
+    config.workspace = *ws;
+    Result<AgentSnapshot> agent =
+        Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Create(config, d); });
+    ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+    // Both edit README.md: each in its own worktree.
+    ASSERT_NO_FATAL_FAILURE(
+        Allow(agent->id, "[shell echo edited-by-" + std::string(name) + " >> README.md]"));
+    made.push_back(*ws);
   }
-  ASSERT_TRUE(request.has_value()) << "no permission request";
-  Result<bool> replied = Wait<bool>([&](const Callback<bool>& d) {
-    manager_->ReplyPermission(
-        id, turn::ReplyPermission{*request, PermissionDecision::kAllow, std::nullopt, std::nullopt},
-        [d](const Status& s) { d(s.ok() ? Result<bool>(true) : Result<bool>(s)); });
-  });
-  ASSERT_TRUE(replied.ok()) << replied.status().ToString();
-  ASSERT_TRUE(WaitIdle(id));
   Shutdown();
 
-  Result<workspace::WorktreeDiff> diff = workspace::DiffWorktree(worktrees, *made, {}, {});
-  ASSERT_TRUE(diff.ok()) << diff.status().ToString();
-  EXPECT_NE(diff->text.find("+claude-was-here"), std::string::npos) << diff->text;
-  EXPECT_EQ(diff->text,
-            test_support::RunShell("git -C " + made->path + " diff " + made->base_commit).out);
+  for (const workspace::Workspace& ws : made) {
+    Result<workspace::WorktreeDiff> diff = workspace::DiffWorktree(worktrees, ws, {}, {});
+    ASSERT_TRUE(diff.ok()) << diff.status().ToString();
+    const std::string mine = "+edited-by-" + ws.path.substr(ws.path.rfind('/') + 1);
+    EXPECT_NE(diff->text.find(mine), std::string::npos) << diff->text;
+    EXPECT_EQ(diff->text.find("+edited-by-", diff->text.find(mine) + 1), std::string::npos)
+        << "the other agent's edit leaked: " << diff->text;
+    EXPECT_EQ(diff->text,
+              test_support::RunShell("git -C " + ws.path + " diff " + ws.base_commit).out);
+  }
   // The repository's own checkout is untouched.
   EXPECT_EQ(test_support::RunShell("cat " + repo + "/README.md").out, "hello\n");
 }

@@ -273,6 +273,13 @@ std::string FollowRenderer::RenderSession(const Event& event) {
           return Line("rewound: epoch " + std::to_string(event.epoch.value()) + " continues " +
                           FormatCursor({p.to_epoch, p.to_seq}),
                       kDim);
+        } else if constexpr (std::is_same_v<T, WorkspaceCreated>) {
+          return Line("worktree " + p.path + " on branch " + p.branch + " from " + p.base + " (" +
+                          p.base_commit.substr(0, 12) + ")",
+                      kDim);
+        } else if constexpr (std::is_same_v<T, WorkspaceRemoved>) {
+          return Line("worktree " + p.path + " removed" + (p.forced ? " (changes discarded)" : ""),
+                      kDim);
         } else if constexpr (std::is_same_v<T, AuthorizationRequired>) {
           return Line("authorization " + p.request_id.str() + " required: " + p.message +
                           (p.url ? " " + *p.url : ""),

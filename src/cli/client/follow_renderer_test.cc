@@ -74,6 +74,19 @@ TEST(FollowRendererTest, ANewEpochSaysTheHistoryWasRewound) {
   EXPECT_LT(out.find("history rewound"), out.find("after"));
 }
 
+TEST(FollowRendererTest, AWorktreeIsShownWhenMadeAndWhenRemoved) {
+  Log log;
+  FollowRenderer renderer({});
+  const std::string out =
+      RenderAll(renderer, {log.Add(WorkspaceCreated{"/d/worktrees/ses_1", "agentstream/ses_1",
+                                                    "main", "0123456789abcdef0123", "/src/app"},
+                                   nullptr),
+                           log.Add(WorkspaceRemoved{"/d/worktrees/ses_1", true}, nullptr)});
+  EXPECT_EQ(out,
+            "worktree /d/worktrees/ses_1 on branch agentstream/ses_1 from main (0123456789ab)\n"
+            "worktree /d/worktrees/ses_1 removed (changes discarded)\n");
+}
+
 TEST(FollowRendererTest, DeltaIsAppendedWithoutANewline) {
   Log log;
   FollowRenderer renderer({});
