@@ -151,9 +151,7 @@ bool WorkspaceRoutes::Handle(const HttpRequest& request, const std::vector<std::
     if (const std::string_view key = request.Header("idempotency-key");
         !key.empty() && !config->client_request_id)
       config->client_request_id = std::string(key);
-    Post(reply, [this, config = std::move(*config), wt = std::move(**worktree), reply]() mutable {
-      Create(std::move(config), wt, reply);
-    });
+    CreateWithWorktree(std::move(*config), std::move(**worktree), SnapshotReply(reply));
     return true;
   }
   if (seg.size() < 3) return false;
@@ -198,8 +196,19 @@ bool WorkspaceRoutes::Handle(const HttpRequest& request, const std::vector<std::
 
 // ---- On the worker ----
 
+void WorkspaceRoutes::CreateWithWorktree(runtime::AgentConfig config,
+                                         workspace::WorktreeRequest request,
+                                         const runtime::Callback<runtime::AgentSnapshot>& done) {
+  Reply refuse = [done](const HttpResponse&) {
+    done(Error(ErrorCode::kUnavailable, "too many worktree requests waiting for git; retry"));
+  };
+  Post(refuse, [this, config = std::move(config), request = std::move(request), done]() mutable {
+    Create(std::move(config), request, done);
+  });
+}
+
 void WorkspaceRoutes::Create(runtime::AgentConfig config, const workspace::WorktreeRequest& request,
-                             const Reply& reply) {
+                             const runtime::Callback<runtime::AgentSnapshot>& done) {
   static runtime::RandomIds ids;  // the worker's thread only
   const SessionId id = config.client_request_id
                            ? runtime::SessionIdForRequest(*config.client_request_id)
@@ -212,24 +221,24 @@ void WorkspaceRoutes::Create(runtime::AgentConfig config, const workspace::Workt
       config.cwd = (*existing)->path;
       config.workspace = **existing;
     }
-    return agents_.Create(std::move(config), SnapshotReply(reply));
+    return agents_.Create(std::move(config), done);
   }
   auto made = worktrees_.Create(config.cwd, request, id.str());
-  if (!made.ok()) return reply(ErrorResponse(made.status()));
+  if (!made.ok()) return done(made.status());
   config.cwd = made->path;
   config.workspace = *made;
-  agents_.Create(std::move(config),
-                 [this, id, ws = *made, reply](Result<runtime::AgentSnapshot> created) {
-                   if (created.ok()) return reply(Json(api::AgentSnapshotToJson(*created)));
-                   // Nothing stays behind when no session was made (answered once it is gone); a
-                   // session that exists keeps its worktree.
-                   if (log_.GetSession(id).status().code() != ErrorCode::kNotFound)
-                     return reply(ErrorResponse(created.status()));
-                   Post(reply, [this, ws, status = created.status(), reply] {
-                     worktrees_.Discard(ws);
-                     reply(ErrorResponse(status));
-                   });
-                 });
+  agents_.Create(
+      std::move(config), [this, id, ws = *made, done](Result<runtime::AgentSnapshot> created) {
+        // Nothing stays behind when no session was made (answered once it is gone); a session that
+        // exists keeps its worktree.
+        if (created.ok() || log_.GetSession(id).status().code() != ErrorCode::kNotFound)
+          return done(std::move(created));
+        Reply refuse = [done, status = created.status()](const HttpResponse&) { done(status); };
+        Post(refuse, [this, ws, status = created.status(), done] {
+          worktrees_.Discard(ws);
+          done(status);
+        });
+      });
 }
 
 bool WorkspaceRoutes::ForkWithWorktree(const SessionId& parent, Cursor at,

@@ -55,6 +55,11 @@ class WorkspaceRoutes {
   // an unknown session; the log's errors.
   Result<std::optional<workspace::Workspace>> Lookup(const SessionId& id);
 
+  // Creates an agent in a new worktree as POST /v1/agents {worktree} does (on the worker);
+  // `done` runs once, on the worker's or the manager's thread.
+  void CreateWithWorktree(runtime::AgentConfig config, workspace::WorktreeRequest request,
+                          const runtime::Callback<runtime::AgentSnapshot>& done);
+
   // Forks `parent` at `at` when it has a worktree, giving the child a worktree of its own
   // (docs/workspaces.md); `done` then runs once, on the worker's or the manager's thread. False
   // when it has none: the caller forks it as any other agent.
@@ -71,7 +76,7 @@ class WorkspaceRoutes {
   void Post(const Reply& reply, std::function<void()> job);
 
   void Create(runtime::AgentConfig config, const workspace::WorktreeRequest& request,
-              const Reply& reply);
+              const runtime::Callback<runtime::AgentSnapshot>& done);
   void Remove(const SessionId& id, bool force, runtime::Forwarding forwarding, const Reply& reply);
   void Diff(const SessionId& id, const std::optional<std::string>& against, std::size_t max_bytes,
             bool text, const Reply& reply);

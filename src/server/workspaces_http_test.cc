@@ -44,7 +44,7 @@ class WorkspacesHttpTest : public ServerFixture {
   std::unique_ptr<WorkspaceRoutes> workspaces_;
 };
 
-TEST_F(WorkspacesHttpTest, ForksOverHttpAndWebSocketGetWorktreesOfTheirOwn) {
+TEST_F(WorkspacesHttpTest, CreatesAndForksOverHttpAndWebSocketGetWorktreesOfTheirOwn) {
   json::value agent = Call("POST", "/v1/agents",
                            R"({"provider":"scripted","cwd":")" + repo_ + R"(","worktree":{}})");
   ASSERT_TRUE(agent.is_object());
@@ -89,8 +89,24 @@ TEST_F(WorkspacesHttpTest, ForksOverHttpAndWebSocketGetWorktreesOfTheirOwn) {
                   e.at("payload").at("base") == json::value("agentstream/" + id);
     EXPECT_TRUE(recorded) << child;
   }
+  // A create over the WebSocket protocol with a worktree, as the web page's form sends it.
+  ASSERT_TRUE(
+      ws.Send(R"({"type":"agents.create","id":"c1","agent":{"provider":"scripted","cwd":")" +
+              repo_ + R"(","worktree":{"branch":"from-ws"}}})"));
+  json::value created;
+  for (int i = 0; i < 100 && created.is_null(); ++i) {
+    auto text = ws.Read();
+    ASSERT_TRUE(text.has_value());
+    json::value msg = ParseOrNull(*text);
+    if (msg.is_object() && msg.as_object().contains("id") && msg.at("id") == "c1") created = msg;
+  }
+  ASSERT_EQ(created.at("type"), "agent") << json::serialize(created);
+  const std::string ws_agent(created.at("agent").at("id").as_string());
+  EXPECT_EQ(Cwd(ws_agent), root_ + "/" + ws_agent);
+  EXPECT_EQ(Sh("git -C " + root_ + "/" + ws_agent + " rev-parse --abbrev-ref HEAD"), "from-ws\n");
+
   json::value list = Call("GET", "/v1/worktrees");
-  EXPECT_EQ(list.at("worktrees").as_array().size(), 3u);
+  EXPECT_EQ(list.at("worktrees").as_array().size(), 4u);
 }
 
 TEST_F(WorkspacesHttpTest, AnAgentWithoutAWorktreeHasNoDiffAndForksPlainly) {

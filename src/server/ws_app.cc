@@ -195,9 +195,16 @@ void WsApp::AgentsList(const json::object& msg, const std::string& id) {
 
 void WsApp::AgentsCreate(const json::object& msg, const std::string& id) {
   const json::value* config = msg.if_contains("agent");
-  auto parsed = api::AgentConfigFromJson(config != nullptr ? *config : json::value(msg));
+  const json::value body = config != nullptr ? *config : json::value(msg);
+  auto parsed = api::AgentConfigFromJson(body);
   if (!parsed.ok()) return SendError(id, parsed.status());
-  agents_.Create(std::move(*parsed), AgentOnStrand(id));
+  auto worktree = api::WorktreeRequestFromJson(body);
+  if (!worktree.ok()) return SendError(id, worktree.status());
+  if (!*worktree) return agents_.Create(std::move(*parsed), AgentOnStrand(id));
+  // In a git worktree of its own (docs/workspaces.md).
+  if (workspaces_ == nullptr)
+    return SendError(id, Error(ErrorCode::kInvalidArgument, "this daemon makes no worktrees"));
+  workspaces_->CreateWithWorktree(std::move(*parsed), std::move(**worktree), AgentOnStrand(id));
 }
 
 void WsApp::AgentsClose(const json::object& msg, const std::string& id) {
