@@ -1,5 +1,9 @@
 // End to end against the real daemon with the scripted provider: rewind, older history page by
-// page, image attachments, browser notifications while the tab is hidden.
+// page, image attachments, browser notifications while the tab is hidden, and an agent in a git
+// worktree of its own made from the create form.
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { Daemon } from './daemon';
 import { createAgent, pane, replicaRows, send } from './helpers';
@@ -276,4 +280,24 @@ test('notifications: asked once; shown while hidden for a permission request and
   await expect(finishedAnswer(page, agent, 'fourth')).toHaveAttribute('data-finished', 'true');
   await expect(page.locator(`[data-testid="agent-row"][data-agent="${agent}"]`)).toHaveAttribute('data-status', 'idle');
   expect(await page.evaluate(() => (window as any).__notes.length)).toBe(2);
+});
+
+test('the create form makes an agent in a git worktree of its own, on the branch given', async ({ page }) => {
+  daemon = new Daemon();
+  await daemon.start();
+  const repo = path.join(daemon.data, 'repo');
+  execFileSync('git', ['init', '-q', '-b', 'main', repo]);
+  writeFileSync(path.join(repo, 'README.md'), 'hello\n');
+  execFileSync('git', ['-C', repo, 'add', '-A']);
+  execFileSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'first']);
+  await page.goto(daemon.url);
+  await page.getByTestId('cwd').fill(repo);
+  await page.getByTestId('worktree').check();
+  await page.getByTestId('branch').fill('from-the-page');
+  const agent = await createAgent(page);
+  const snapshot = await daemon.api('GET', `/v1/agents/${agent}`);
+  expect(snapshot.cwd).toBe(path.join(daemon.data, 'worktrees', agent));
+  const branch = execFileSync('git', ['-C', snapshot.cwd, 'rev-parse', '--abbrev-ref', 'HEAD']).toString().trim();
+  expect(branch).toBe('from-the-page');
+  await expect(pane(page, agent).getByText(snapshot.cwd)).toBeVisible();
 });

@@ -437,7 +437,14 @@ export class SyncEngine {
     return this.transport.request({ type: 'permission.reply', agent: agentId, requestId, decision, optionId });
   }
 
-  async createAgent(config: { provider: string; cwd: string; model?: string; mode?: string; title?: string }): Promise<AgentSnapshot> {
+  async createAgent(config: {
+    provider: string;
+    cwd: string;
+    model?: string;
+    mode?: string;
+    title?: string;
+    worktree?: { branch?: string; base?: string };
+  }): Promise<AgentSnapshot> {
     // One request id per create: a request the transport sends again makes one agent.
     const agent = { ...config, clientRequestId: `web_${crypto.randomUUID()}` };
     const reply = await this.transport.request({ type: 'agents.create', agent });

@@ -146,7 +146,8 @@ function AgentRow({
   );
 }
 
-type CreateConfig = { provider: string; cwd: string; model?: string; mode?: string };
+// `worktree`: the agent runs in a git worktree of its own on a new branch (docs/workspaces.md).
+type CreateConfig = { provider: string; cwd: string; model?: string; mode?: string; worktree?: { branch?: string } };
 
 const CreateAgentForm = memo(CreateAgent);
 
@@ -155,6 +156,8 @@ function CreateAgent({ onCreate }: { onCreate(cfg: CreateConfig): Promise<void> 
   const [cwd, setCwd] = useState('/tmp');
   const [model, setModel] = useState('');
   const [mode, setMode] = useState('');
+  const [worktree, setWorktree] = useState(false);
+  const [branch, setBranch] = useState('');
   const [error, setError] = useState('');
   return (
     <form
@@ -163,9 +166,13 @@ function CreateAgent({ onCreate }: { onCreate(cfg: CreateConfig): Promise<void> 
       onSubmit={(e) => {
         e.preventDefault();
         setError('');
-        onCreate({ provider, cwd, ...(model ? { model } : {}), ...(mode ? { mode } : {}) }).catch((err) =>
-          setError(String(err.message ?? err)),
-        );
+        onCreate({
+          provider,
+          cwd,
+          ...(model ? { model } : {}),
+          ...(mode ? { mode } : {}),
+          ...(worktree ? { worktree: branch ? { branch } : {} } : {}),
+        }).catch((err) => setError(String(err.message ?? err)));
       }}
     >
       <label>
@@ -192,6 +199,26 @@ function CreateAgent({ onCreate }: { onCreate(cfg: CreateConfig): Promise<void> 
           <option value="bypassPermissions">bypassPermissions</option>
         </select>
       </label>
+      <label title="run it in a git worktree of its own, on a new branch">
+        <input
+          type="checkbox"
+          checked={worktree}
+          onChange={(e) => setWorktree((e.target as HTMLInputElement).checked)}
+          data-testid="worktree"
+        />
+        Worktree
+      </label>
+      {worktree ? (
+        <label>
+          Branch
+          <input
+            value={branch}
+            placeholder="agentstream/AGENT"
+            onInput={(e) => setBranch((e.target as HTMLInputElement).value)}
+            data-testid="branch"
+          />
+        </label>
+      ) : null}
       <button type="submit" class="primary" data-testid="create">
         New agent
       </button>
