@@ -6,6 +6,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "cli/client/edit_diff.h"
+
 namespace agentstream::cli::client {
 
 namespace {
@@ -100,7 +102,8 @@ std::string FollowRenderer::ToolStart(const ToolCallStart& start) {
       call_order_.pop_front();
     }
   }
-  Call call{start.name, OneLine(Summary(start), kMaxSummaryChars)};
+  Call call{start.name, OneLine(Summary(start), kMaxSummaryChars),
+            EditDiffLines(start.name, start.input)};
   calls_[id] = call;
   if (!options_.tty) return "";
   std::string out = CloseLine();
@@ -137,12 +140,21 @@ std::string FollowRenderer::ToolEnd(const ToolCallEnd& end) {
   }
   const std::string text = "  tool " + call.name +
                            (call.summary.empty() ? "" : " (" + call.summary + ")") + ": " + status;
+  std::string edit;
+  if (end.status == ToolCallStatus::kCompleted) {
+    for (const std::string& line : call.edit) {
+      const char* line_style = line.starts_with("+ ")   ? kGreen
+                               : line.starts_with("- ") ? kRed
+                                                        : kDim;
+      edit += Style("    " + line, line_style) + "\n";
+    }
+  }
   if (options_.tty && open_ == Open::kTool && open_id_ == id) {
     open_ = Open::kNone;
     open_id_.clear();
-    return "\r\033[2K" + Style(text, style) + "\n";
+    return "\r\033[2K" + Style(text, style) + "\n" + edit;
   }
-  return Line(text, style);
+  return Line(text, style) + edit;
 }
 
 std::string FollowRenderer::Permission(const PermissionRequested& request) {

@@ -6,7 +6,8 @@
 // prefixed "(thinking)" and dimmed on a terminal, each tool call as one line with its status
 // (on a terminal the line shows "running" and is rewritten in place when the call ends, if
 // nothing was printed since; otherwise one line when the call ends), user messages ("> "), turn
-// boundaries with their outcome, permission requests with the commands that answer them and
+// boundaries with their outcome, a completed file edit's change as diff lines under its tool line
+// (edit_diff.h, bounded), permission requests with the commands that answer them and
 // their resolution, plans, errors, notices, mode and model changes, usage.
 //
 // Bounds: it remembers at most kMaxOpenCalls tool calls and kMaxPending permission requests that
@@ -67,6 +68,7 @@ class FollowRenderer {
   struct Call {
     std::string name;
     std::string summary;
+    std::vector<std::string> edit;  // a file edit's lines (edit_diff.h), shown when it completes
   };
 
   std::string RenderRecord(const EventRecord& record);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/client/edit_diff.h"
+
 namespace agentstream::cli::client {
 namespace {
 
@@ -85,6 +87,57 @@ TEST(FollowRendererTest, AWorktreeIsShownWhenMadeAndWhenRemoved) {
   EXPECT_EQ(out,
             "worktree /d/worktrees/ses_1 on branch agentstream/ses_1 from main (0123456789ab)\n"
             "worktree /d/worktrees/ses_1 removed (changes discarded)\n");
+}
+
+TEST(FollowRendererTest, ACompletedFileEditShowsItsChangeAsDiffLines) {
+  Log log;
+  FollowRenderer renderer({});
+  const boost::json::value edit = boost::json::object{
+      {"file_path", "/w/a.txt"}, {"old_string", "two\n"}, {"new_string", "TWO\nthree\n"}};
+  EXPECT_EQ(renderer.Render(
+                log.Add(ToolCallStart{ToolCallId("e1"), "Edit", std::nullopt, edit, std::nullopt})),
+            "");
+  EXPECT_EQ(renderer.Render(log.Add(End("e1"))),
+            "  tool Edit ({\"file_path\":\"/w/a.txt\",\"old_string\":\"two\\n\",\"new_string\":"
+            "\"TWO\\nthree\\n\"}): completed\n"
+            "    --- /w/a.txt\n"
+            "    - two\n"
+            "    + TWO\n"
+            "    + three\n");
+  // A failed edit changed nothing: no diff.
+  renderer.Render(
+      log.Add(ToolCallStart{ToolCallId("e2"), "Edit", std::nullopt, edit, std::nullopt}));
+  EXPECT_EQ(renderer.Render(log.Add(End("e2", ToolCallStatus::kFailed, "no match"))).find("---"),
+            std::string::npos);
+}
+
+TEST(EditDiffTest, EditsMultiEditsAndWritesOfClaudeAndOpencodeBounded) {
+  namespace json = boost::json;
+  EXPECT_EQ(EditDiffLines("Write", json::object{{"file_path", "/f"}, {"content", "a\nb"}}),
+            (std::vector<std::string>{"--- /f (written)", "+ a", "+ b"}));
+  EXPECT_EQ(EditDiffLines("edit",
+                          json::object{{"filePath", "/f"}, {"oldString", "x"}, {"newString", "y"}}),
+            (std::vector<std::string>{"--- /f", "- x", "+ y"}));
+  EXPECT_EQ(
+      EditDiffLines(
+          "MultiEdit",
+          json::object{
+              {"file_path", "/f"},
+              {"edits", json::array{json::object{{"old_string", "1"}, {"new_string", "2"}},
+                                    json::object{{"old_string", "3"}, {"new_string", "4"}}}}}),
+      (std::vector<std::string>{"--- /f", "- 1", "+ 2", "- 3", "+ 4"}));
+  EXPECT_TRUE(EditDiffLines("Bash", json::object{{"command", "ls"}}).empty());
+  EXPECT_TRUE(EditDiffLines("Edit", json::object{{"file_path", "/f"}}).empty());
+  EXPECT_TRUE(EditDiffLines("Edit", json::value(3)).empty());
+  std::string many;
+  for (int i = 0; i < 100; ++i) many += "line\n";
+  const auto bounded =
+      EditDiffLines("Write", json::object{{"file_path", "/f"}, {"content", many}}, 5, 160);
+  ASSERT_EQ(bounded.size(), 6u);
+  EXPECT_EQ(bounded.back(), "... 96 more lines");
+  const auto cut = EditDiffLines(
+      "Write", json::object{{"file_path", "/f"}, {"content", std::string(300, 'x')}}, 24, 10);
+  EXPECT_EQ(cut[1], "+ xxxxxxxx...");
 }
 
 TEST(FollowRendererTest, DeltaIsAppendedWithoutANewline) {
