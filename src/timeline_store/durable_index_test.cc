@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 
 #include "core/timeline/pager.h"
+#include "core/timeline/test_events.h"
 #include "store/test_backend.h"
 #include "timeline_store/event_log_reader.h"
 
@@ -18,31 +19,7 @@ namespace {
 
 using timeline::PageDirection;
 using timeline::PageRequest;
-
-Payload RandomPayload(int kind, int key) {
-  const MessageId m("m" + std::to_string(key % 5));
-  const ToolCallId t("t" + std::to_string(key % 4));
-  switch (kind % 9) {
-    case 0:
-      return UserMessage{MessageId("u" + std::to_string(key)), "c", "prompt"};
-    case 1:
-      return AssistantMessageStart{m};
-    case 2:
-      return AssistantMessageDelta{m, "d" + std::to_string(key)};
-    case 3:
-      return AssistantMessageEnd{m};
-    case 4:
-      return ToolCallStart{t, "Bash"};
-    case 5:
-      return ToolCallOutput{t, "o"};
-    case 6:
-      return ToolCallEnd{t};
-    case 7:
-      return Usage{};  // not projected
-    default:
-      return Notice{NoticeLevel::kInfo, "n" + std::to_string(key)};
-  }
-}
+using timeline::testing::RandomPayload;
 
 std::vector<NewEvent> RandomEvents(std::size_t max) {
   const auto ops = *rc::gen::container<std::vector<std::pair<int, int>>>(

@@ -14,31 +14,6 @@
 namespace agentstream::timeline::testing {
 namespace {
 
-Payload RandomPayload(int kind, int key) {
-  const MessageId m("m" + std::to_string(key % 5));
-  const ToolCallId t("t" + std::to_string(key % 4));
-  switch (kind % 9) {
-    case 0:
-      return UserMessage{MessageId("u"), "c", "prompt"};
-    case 1:
-      return AssistantMessageStart{m};
-    case 2:
-      return AssistantMessageDelta{m, "d" + std::to_string(key)};
-    case 3:
-      return AssistantMessageEnd{m};
-    case 4:
-      return ToolCallStart{t, "Bash"};
-    case 5:
-      return ToolCallOutput{t, "o"};
-    case 6:
-      return ToolCallEnd{t};
-    case 7:
-      return Usage{};  // not projected
-    default:
-      return Reasoning{m, "r"};
-  }
-}
-
 LogBuilder RandomLog() {
   const auto ops = *rc::gen::container<std::vector<std::pair<int, int>>>(
       rc::gen::pair(rc::gen::inRange(0, 9), rc::gen::inRange(0, 40)));
