@@ -80,14 +80,24 @@ TEST_F(TimelineServiceTest, AnIndexGrowsWithItsSessionAndIsAccountedAtEachPage) 
   EXPECT_GT(service.IndexBytes(), small + 2000 * sizeof(timeline::ItemSpan));
 }
 
+// A SQLite log file in a directory of the test's own, removed at the end.
+class TimelineServiceStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/agentstream-timeline-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    options_.path = dir_ + "/log.db";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string dir_;
+  SqliteLogOptions options_;
+};
+
 // On a store, pages come from the durable index; rows damaged on disk are dropped and rebuilt
 // from the log, and the pages stay what they were.
-TEST(TimelineServiceStoreTest, DamagedIndexRowsAreRebuiltNotServed) {
-  char tmpl[] = "/tmp/agentstream-timeline-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  SqliteLogOptions options;
-  options.path = dir + "/log.db";
-  auto log = OpenSqliteEventLog(options);
+TEST_F(TimelineServiceStoreTest, DamagedIndexRowsAreRebuiltNotServed) {
+  auto log = OpenSqliteEventLog(options_);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   const SessionId session("s");
   ASSERT_TRUE((*log)->CreateSession(session, SessionMeta{"scripted", "/w"}, {}).ok());
@@ -115,7 +125,7 @@ TEST(TimelineServiceStoreTest, DamagedIndexRowsAreRebuiltNotServed) {
   }
   auto count_rows = [&] {
     sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open(options.path.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_open(options_.path.c_str(), &db), SQLITE_OK);
     sqlite3_stmt* s = nullptr;
     sqlite3_prepare_v2(db, "SELECT count(*) FROM timeline_items", -1, &s, nullptr);
     sqlite3_step(s);
@@ -132,7 +142,7 @@ TEST(TimelineServiceStoreTest, DamagedIndexRowsAreRebuiltNotServed) {
         // Well-formed, but names an event of another item: the pager's count disagrees.
         "UPDATE timeline_items SET ranges = '897-900', seq_start = 897 WHERE ordinal = 299"}) {
     sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(options.path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_open(options_.path.c_str(), &db), SQLITE_OK);
     sqlite3_busy_timeout(db, 5000);
     ASSERT_EQ(sqlite3_exec(db, damage, nullptr, nullptr, nullptr), SQLITE_OK) << damage;
     sqlite3_close(db);
@@ -143,7 +153,6 @@ TEST(TimelineServiceStoreTest, DamagedIndexRowsAreRebuiltNotServed) {
     EXPECT_EQ(count_rows(), 300) << damage;  // rebuilt
   }
   log->reset();
-  std::filesystem::remove_all(dir);
 }
 
 // The pages of the test below, on the reopened log: each decodes fewer than 300 events.
@@ -178,15 +187,11 @@ void CheckPagesAfterRestart(EventLog& inner, const SessionId& session, int turns
 // After a restart (a new service and a reopened log), a page decodes only its own items'
 // events: the tail page and a `before` page in the middle of 60,000 events read under 300 events
 // each, the index built before is not rebuilt, and a page after new commits indexes only them.
-TEST(TimelineServiceStoreTest, APageAfterARestartDecodesOnlyThePage) {
-  char tmpl[] = "/tmp/agentstream-timeline-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  SqliteLogOptions options;
-  options.path = dir + "/log.db";
+TEST_F(TimelineServiceStoreTest, APageAfterARestartDecodesOnlyThePage) {
   const SessionId session("s");
   constexpr int kTurns = 4000;  // 15 events and 3 items each
   {
-    auto log = OpenSqliteEventLog(options);
+    auto log = OpenSqliteEventLog(options_);
     ASSERT_TRUE(log.ok()) << log.status().ToString();
     ASSERT_TRUE((*log)->CreateSession(session, SessionMeta{"scripted", "/w"}, {}).ok());
     for (int chunk = 0; chunk < kTurns / 100; ++chunk) {
@@ -208,20 +213,15 @@ TEST(TimelineServiceStoreTest, APageAfterARestartDecodesOnlyThePage) {
     TimelineService service(**log);
     ASSERT_TRUE(service.Page(session, {}).ok());  // builds the index once
   }
-  auto reopened = OpenSqliteEventLog(options);
+  auto reopened = OpenSqliteEventLog(options_);
   ASSERT_TRUE(reopened.ok());
   CheckPagesAfterRestart(**reopened, session, kTurns);
   reopened->reset();
-  std::filesystem::remove_all(dir);
 }
 
 // A session no daemon indexed is indexed in the background from the start, with no page.
-TEST(TimelineServiceStoreTest, AnUnindexedSessionIsIndexedFromTheStart) {
-  char tmpl[] = "/tmp/agentstream-timeline-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  SqliteLogOptions options;
-  options.path = dir + "/log.db";
-  auto log = OpenSqliteEventLog(options);
+TEST_F(TimelineServiceStoreTest, AnUnindexedSessionIsIndexedFromTheStart) {
+  auto log = OpenSqliteEventLog(options_);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   const SessionId session("s");
   ASSERT_TRUE((*log)->CreateSession(session, SessionMeta{"scripted", "/w"}, {}).ok());
@@ -246,7 +246,6 @@ TEST(TimelineServiceStoreTest, AnUnindexedSessionIsIndexedFromTheStart) {
     EXPECT_EQ((*store.LoadItemState(session, Epoch(1)))->items, 10000u);
   }
   log->reset();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
