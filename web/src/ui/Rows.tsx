@@ -1,11 +1,9 @@
 // One timeline row per projected item kind.
 import { memo } from 'preact/compat';
-import { useState } from 'preact/hooks';
 import type { Row } from '../core/timeline';
 import type { Submission } from '../core/submissions';
-
-// Tool output shown before "show all" (the item itself is bounded to 64 KiB by the daemon).
-const OUTPUT_PREVIEW_CHARS = 4096;
+import { Markdown } from './Markdown';
+import { ToolCall } from './ToolCall';
 
 export interface RowActions {
   fork(row: Row): void;
@@ -50,7 +48,7 @@ export function TimelineRow({ row, actions, label }: { row: Row; actions: RowAct
       return (
         <div {...common} data-testid="user-message">
           <div class="who">you</div>
-          {item.text ? <div class="text">{item.text}</div> : null}
+          {item.text ? <Markdown text={item.text} /> : null}
           {(item.attachments ?? []).map((a: any, i: number) =>
             a.kind === 'image' && a.data ? (
               <img key={i} class="attachment" alt={a.name ?? 'image'} src={`data:${a.mimeType};base64,${a.data}`} />
@@ -66,10 +64,7 @@ export function TimelineRow({ row, actions, label }: { row: Row; actions: RowAct
       return (
         <div {...common} data-testid="assistant-message" data-finished={item.finished ? 'true' : 'false'}>
           <div class="who">assistant</div>
-          <div class="text">
-            {item.text}
-            {!item.finished ? <span class="caret" aria-hidden="true" /> : null}
-          </div>
+          <Markdown text={item.text ?? ''} streaming={!item.finished} />
           {item.finished ? (
             <div class="item-actions">
               <button type="button" onClick={() => actions.fork(row)} data-testid="fork">
@@ -86,7 +81,7 @@ export function TimelineRow({ row, actions, label }: { row: Row; actions: RowAct
       return (
         <details {...common}>
           <summary>Thinking</summary>
-          <div class="text muted">{item.text}</div>
+          <div class="muted reasoning-text">{item.text}</div>
         </details>
       );
     case 'tool_call':
@@ -126,10 +121,11 @@ export function TimelineRow({ row, actions, label }: { row: Row; actions: RowAct
       return (
         <div {...common}>
           <div class="who">plan</div>
-          <ul class="plan">
+          <ul class="plan" data-testid="plan">
             {(item.entries ?? []).map((e: any, i: number) => (
               <li key={i} class={`plan-${e.status}`}>
-                {e.status === 'completed' ? '✓' : e.status === 'in_progress' ? '▸' : '○'} {e.content}
+                <input type="checkbox" checked={e.status === 'completed'} disabled aria-label={e.status} />
+                {e.status === 'in_progress' ? <span class="plan-now">now</span> : null} {e.content}
               </li>
             ))}
           </ul>
@@ -169,28 +165,4 @@ export function TimelineRow({ row, actions, label }: { row: Row; actions: RowAct
     default:
       return <div {...common}>{item.kind}</div>;
   }
-}
-
-function ToolCall({ common, item }: { common: Record<string, string>; item: any }) {
-  const [all, setAll] = useState(false);
-  const output: string = item.output ?? '';
-  const shown = all ? output : output.slice(0, OUTPUT_PREVIEW_CHARS);
-  const command = item.input && typeof item.input === 'object' ? (item.input.command ?? item.input.file_path ?? '') : '';
-  return (
-    <details {...common} data-testid="tool-call" data-state={item.state}>
-      <summary>
-        <span class="tool-name">{item.name}</span> <span class="muted">{item.title ?? command}</span>{' '}
-        <span class={`badge badge-${item.state}`}>{item.state}</span>
-      </summary>
-      <pre class="input">{JSON.stringify(item.input, null, 1)}</pre>
-      {output ? <pre class="output" data-testid="tool-output">{shown}</pre> : null}
-      {output.length > OUTPUT_PREVIEW_CHARS && !all ? (
-        <button type="button" onClick={() => setAll(true)}>
-          Show all ({output.length} chars)
-        </button>
-      ) : null}
-      {item.truncated ? <div class="muted">output truncated by the daemon (64 KiB)</div> : null}
-      {item.error ? <div class="error-text">{item.error}</div> : null}
-    </details>
-  );
 }
