@@ -1,10 +1,12 @@
-// The page: the agents list (live status, provider, title, cwd, last activity; create, close)
-// and two or more panes side by side.
+// The page: the agents list (live status, provider, title, cwd, last activity, unread marker;
+// create, close) and two or more panes side by side. Under 720 px wide (a phone) one pane fills
+// the screen and the agent list is a drawer opened from the top bar. Keyboard shortcuts: Help.tsx.
 import { memo } from 'preact/compat';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { SyncEngine } from '../core/sync';
 import type { WsTransport } from '../core/transport';
 import type { AgentSnapshot } from '../core/types';
+import { HelpOverlay, typingIn } from './Help';
 import { Pane } from './Pane';
 import { renderStats, useEngine } from './useEngine';
 
@@ -41,11 +43,24 @@ export function App({ engine, transport }: { engine: SyncEngine; transport: WsTr
     lastActivity.set(id, activity.current.get(id)!.at);
   }
 
+  const [drawer, setDrawer] = useState(false);
+  const [help, setHelp] = useState(false);
   const focusedAgent = panes.find((p) => p.id === focused)?.agentId ?? null;
   useEffect(() => engine.setFocusedAgent(focusedAgent), [engine, focusedAgent]);
 
-  const openAgent = (agentId: string, paneId = focused) =>
+  // Unread: the agent's log moved on (its snapshot cursor changed) since it was last shown in a
+  // pane. An agent first seen in the list starts read.
+  const seen = useRef(new Map<string, string>());
+  const shownAgents = new Set(panes.map((p) => p.agentId).filter((a): a is string => !!a));
+  for (const a of engine.agents.values()) {
+    if (!seen.current.has(a.id) || shownAgents.has(a.id)) seen.current.set(a.id, a.cursor);
+  }
+  const unread = (a: AgentSnapshot) => !shownAgents.has(a.id) && seen.current.get(a.id) !== a.cursor;
+
+  const openAgent = (agentId: string, paneId = focused) => {
     setPanes((ps) => ps.map((p) => (p.id === paneId ? { ...p, agentId } : p)));
+    setDrawer(false);
+  };
   const openInOtherPane = (fromPane: string) => (agentId: string) => {
     const other = panes.find((p) => p.id !== fromPane && !p.agentId) ?? panes.find((p) => p.id !== fromPane);
     if (other) openAgent(agentId, other.id);
@@ -66,11 +81,91 @@ export function App({ engine, transport }: { engine: SyncEngine; transport: WsTr
     openAgent(a.id);
   };
   const onCreate = useCallback((cfg: CreateConfig) => createLatest.current(cfg), []);
+  const waiting = agents.filter((a) => a.status === 'permission');
+  useEffect(() => {
+    document.title = waiting.length ? `(${waiting.length}) permission · agentstream` : 'agentstream';
+  }, [waiting.length]);
+
+  // Shortcuts (listed in Help.tsx). The latest state is read through a ref: one listener.
+  const keys = useRef<(e: KeyboardEvent) => void>(() => {});
+  keys.current = (e: KeyboardEvent) => {
+    if (e.key === 'Escape' && (help || drawer)) {
+      setHelp(false);
+      setDrawer(false);
+      return;
+    }
+    if (!e.altKey && !e.ctrlKey && !e.metaKey && !typingIn(e.target)) {
+      if (e.key === '?') {
+        e.preventDefault();
+        setHelp((h) => !h);
+      } else if (e.key === '/') {
+        e.preventDefault();
+        document.querySelector<HTMLTextAreaElement>('.pane.focused [data-testid="composer"]')?.focus();
+      }
+      return;
+    }
+    if (!e.altKey || e.ctrlKey || e.metaKey) return;
+    const code = e.code;
+    if (code === 'ArrowUp' || code === 'ArrowDown') {
+      if (!agents.length) return;
+      e.preventDefault();
+      const i = agents.findIndex((a) => a.id === focusedAgent);
+      const next = i < 0 ? 0 : (i + (code === 'ArrowDown' ? 1 : agents.length - 1)) % agents.length;
+      openAgent(agents[next].id);
+    } else if (/^Digit[1-4]$/.test(code)) {
+      const p = panes[Number(code.slice(5)) - 1];
+      if (p) {
+        e.preventDefault();
+        setFocused(p.id);
+      }
+    } else if (code === 'KeyL' || code === 'KeyN') {
+      e.preventDefault();
+      setDrawer(true);
+      const sel = code === 'KeyN' ? '[data-testid="provider"]' : '[data-testid="agent-row"] .agent-open';
+      requestAnimationFrame(() => document.querySelector<HTMLElement>(sel)?.focus());
+    } else if (code === 'KeyP') {
+      if (!waiting.length) return;
+      e.preventDefault();
+      const i = waiting.findIndex((a) => a.id === focusedAgent);
+      openAgent(waiting[(i + 1) % waiting.length].id);
+    }
+  };
+  useEffect(() => {
+    const on = (e: KeyboardEvent) => keys.current(e);
+    window.addEventListener('keydown', on);
+    return () => window.removeEventListener('keydown', on);
+  }, []);
 
   return (
-    <div class="app">
-      <aside class="sidebar">
-        <h1>agentstream</h1>
+    <div class={`app ${drawer ? 'drawer-open' : ''}`}>
+      <header class="topbar">
+        <button type="button" class="menu" aria-label="Agents" aria-expanded={drawer} onClick={() => setDrawer((d) => !d)} data-testid="menu">
+          ☰
+        </button>
+        <span class="topbar-title" data-testid="topbar-title">{(focusedAgent && engine.agents.get(focusedAgent)?.title) || focusedAgent || 'agentstream'}</span>
+        {waiting.length ? (
+          <button
+            type="button"
+            class="permission-count"
+            onClick={() => openAgent((waiting.find((a) => a.id !== focusedAgent) ?? waiting[0]).id)}
+            data-testid="permission-count"
+          >
+            {waiting.length} waiting
+          </button>
+        ) : null}
+        <span class={`conn-dot ${engine.connected ? 'on' : 'off'}`} title={engine.connected ? 'connected' : 'reconnecting'} />
+        <button type="button" class="icon" aria-label="Keyboard shortcuts" onClick={() => setHelp(true)}>
+          ?
+        </button>
+      </header>
+      <div class="scrim" onClick={() => setDrawer(false)} />
+      <aside class="sidebar" data-testid="sidebar">
+        <div class="sidebar-head">
+          <h1>agentstream</h1>
+          <button type="button" class="icon help-button" aria-label="Keyboard shortcuts" onClick={() => setHelp(true)} data-testid="help-button">
+            ?
+          </button>
+        </div>
         <div class={`conn ${engine.connected ? 'on' : 'off'}`} data-testid="connection">
           {engine.connected ? 'connected' : 'reconnecting…'}
         </div>
@@ -82,6 +177,7 @@ export function App({ engine, transport }: { engine: SyncEngine; transport: WsTr
               agent={a}
               activity={lastActivity.get(a.id) ?? a.createdAt}
               open={panes.some((p) => p.agentId === a.id)}
+              unread={unread(a)}
               onOpen={() => openAgent(a.id)}
               onClose={() => void engine.closeAgent(a.id)}
             />
@@ -107,9 +203,11 @@ export function App({ engine, transport }: { engine: SyncEngine; transport: WsTr
               setPanes((ps) => (ps.length > 1 ? ps.filter((x) => x.id !== p.id) : ps.map((x) => ({ ...x, agentId: null }))))
             }
             openInOtherPane={openInOtherPane(p.id)}
+            openAgents={() => setDrawer(true)}
           />
         ))}
       </main>
+      {help ? <HelpOverlay onClose={() => setHelp(false)} /> : null}
     </div>
   );
 }
@@ -118,21 +216,34 @@ function AgentRow({
   agent,
   activity,
   open,
+  unread,
   onOpen,
   onClose,
 }: {
   agent: AgentSnapshot;
   activity: number;
   open: boolean;
+  unread: boolean;
   onOpen(): void;
   onClose(): void;
 }) {
   const label = agent.status === 'permission' ? 'needs permission' : agent.status;
   return (
-    <li class={`agent ${open ? 'open' : ''}`} data-testid="agent-row" data-agent={agent.id} data-status={agent.status}>
+    <li
+      class={`agent ${open ? 'open' : ''} ${unread ? 'unread' : ''} agent-${agent.status}`}
+      data-testid="agent-row"
+      data-agent={agent.id}
+      data-status={agent.status}
+      data-unread={unread ? 'true' : 'false'}
+    >
       <button type="button" class="agent-open" onClick={onOpen}>
-        <span class={`status status-${agent.status}`}>{label}</span>
-        <span class="agent-title">{agent.title || agent.id}</span>
+        <span class="agent-line">
+          <span class={`status status-${agent.status}`}>{label}</span>
+          {unread ? <span class="unread-dot" aria-label="new activity" data-testid="unread" /> : null}
+        </span>
+        <span class="agent-title" title={agent.id}>
+          {agent.title || agent.id}
+        </span>
         <span class="muted">
           {agent.provider} · {agent.cwd}
         </span>
@@ -147,13 +258,21 @@ function AgentRow({
 }
 
 // `worktree`: the agent runs in a git worktree of its own on a new branch (docs/workspaces.md).
-type CreateConfig = { provider: string; cwd: string; model?: string; mode?: string; worktree?: { branch?: string } };
+type CreateConfig = {
+  provider: string;
+  cwd: string;
+  title?: string;
+  model?: string;
+  mode?: string;
+  worktree?: { branch?: string };
+};
 
 const CreateAgentForm = memo(CreateAgent);
 
 function CreateAgent({ onCreate }: { onCreate(cfg: CreateConfig): Promise<void> }) {
   const [provider, setProvider] = useState('scripted');
   const [cwd, setCwd] = useState('/tmp');
+  const [title, setTitle] = useState('');
   const [model, setModel] = useState('');
   const [mode, setMode] = useState('');
   const [worktree, setWorktree] = useState(false);
@@ -169,10 +288,13 @@ function CreateAgent({ onCreate }: { onCreate(cfg: CreateConfig): Promise<void> 
         onCreate({
           provider,
           cwd,
+          ...(title.trim() ? { title: title.trim() } : {}),
           ...(model ? { model } : {}),
           ...(mode ? { mode } : {}),
           ...(worktree ? { worktree: branch ? { branch } : {} } : {}),
-        }).catch((err) => setError(String(err.message ?? err)));
+        })
+          .then(() => setTitle(''))
+          .catch((err) => setError(String(err.message ?? err)));
       }}
     >
       <label>
@@ -187,6 +309,10 @@ function CreateAgent({ onCreate }: { onCreate(cfg: CreateConfig): Promise<void> 
         <input value={cwd} onInput={(e) => setCwd((e.target as HTMLInputElement).value)} data-testid="cwd" />
       </label>
       <label>
+        Title
+        <input value={title} placeholder="optional" onInput={(e) => setTitle((e.target as HTMLInputElement).value)} data-testid="title" />
+      </label>
+      <label>
         Model
         <input value={model} placeholder="default" onInput={(e) => setModel((e.target as HTMLInputElement).value)} />
       </label>
@@ -199,7 +325,7 @@ function CreateAgent({ onCreate }: { onCreate(cfg: CreateConfig): Promise<void> 
           <option value="bypassPermissions">bypassPermissions</option>
         </select>
       </label>
-      <label title="run it in a git worktree of its own, on a new branch">
+      <label class="check" title="run it in a git worktree of its own, on a new branch">
         <input
           type="checkbox"
           checked={worktree}

@@ -19,9 +19,10 @@ export interface PaneProps {
   onFocus(): void;
   onClose(): void;
   openInOtherPane(agentId: string): void;
+  openAgents(): void;
 }
 
-export function Pane({ engine, paneId, agentId, focused, onFocus, onClose, openInOtherPane }: PaneProps) {
+export function Pane({ engine, paneId, agentId, focused, onFocus, onClose, openInOtherPane, openAgents }: PaneProps) {
   useEffect(() => {
     engine.setPaneAgent(paneId, agentId);
     return () => engine.setPaneAgent(paneId, null);
@@ -30,7 +31,12 @@ export function Pane({ engine, paneId, agentId, focused, onFocus, onClose, openI
   if (!agentId) {
     return (
       <section class={`pane ${focused ? 'focused' : ''}`} data-testid="pane" onMouseDown={onFocus}>
-        <div class="pane-empty">Pick an agent on the left, or create one.</div>
+        <div class="pane-empty">
+          <span class="wide-only">Pick an agent on the left, or create one.</span>
+          <button type="button" class="primary narrow-only" onClick={openAgents} data-testid="open-agents">
+            Agents: pick or create one
+          </button>
+        </div>
       </section>
     );
   }
@@ -53,7 +59,7 @@ function AgentPane({
   onFocus,
   onClose,
   openInOtherPane,
-}: Omit<PaneProps, 'paneId' | 'agentId'> & { agentId: string }) {
+}: Omit<PaneProps, 'paneId' | 'agentId' | 'openAgents'> & { agentId: string }) {
   const agent = engine.agents.get(agentId);
   const tl = engine.timeline(agentId);
   const lanes = tl.lanes();
@@ -94,7 +100,7 @@ function AgentPane({
     >
       <header class="pane-header">
         <span class={`status status-${agent?.status ?? 'idle'}`} data-testid="pane-status">
-          {agent?.status ?? '…'}
+          {agent?.status === 'permission' ? 'permission' : (agent?.status ?? '…')}
         </span>
         <span class="pane-title">{agent?.title || agentId}</span>
         <span class="muted">{agent ? `${agent.provider} · ${agent.cwd}` : ''}</span>
@@ -117,6 +123,7 @@ function AgentPane({
         onNearTop={onNearTop}
         testId="timeline"
       />
+      {agent?.status === 'permission' ? <PermissionBanner rows={lanes.rows} head={lanes.head} actions={actions} /> : null}
       <div class="footer" data-testid="working" aria-live="polite">
         {working ? (agent?.status === 'permission' ? 'Waiting for your permission…' : 'Working…') : ''}
       </div>
@@ -130,6 +137,48 @@ function AgentPane({
         autofocus={focused}
       />
     </section>
+  );
+}
+
+// The pending permission request, pinned above the composer so it cannot scroll out of sight:
+// what the tool wants to do, and its options as buttons (the same answer as the row's).
+function PermissionBanner({ rows, head, actions }: { rows: Row[]; head: Row | null; actions: RowActions }) {
+  let pending: Row | undefined;
+  for (let i = rows.length - 1; i >= 0 && !pending; i--) {
+    const it = rows[i].item;
+    if (it.kind === 'permission' && !it.decision) pending = rows[i];
+  }
+  if (!pending && head?.item.kind === 'permission' && !head.item.decision) pending = head;
+  const item = pending?.item;
+  const options: { id: string; kind: string; label: string }[] = item?.options?.length
+    ? item.options
+    : [
+        { id: 'allow_once', kind: 'allow_once', label: 'Allow' },
+        { id: 'reject_once', kind: 'reject_once', label: 'Deny' },
+      ];
+  const what = item ? item.title || `Use ${item.toolName ?? 'a tool'}?` : 'The agent is waiting for your permission.';
+  const detail = item?.input && typeof item.input === 'object' ? (item.input.command ?? item.input.file_path ?? '') : '';
+  return (
+    <div class="permission-banner" role="alert" data-testid="permission-banner">
+      <div class="permission-what">
+        <strong>Permission needed:</strong> {what} {detail ? <code>{String(detail)}</code> : null}
+      </div>
+      {item ? (
+        <div class="item-actions">
+          {options.map((o) => (
+            <button
+              type="button"
+              key={o.id}
+              class={o.kind.startsWith('allow') ? 'primary' : ''}
+              data-testid={`prompt-${o.kind}`}
+              onClick={() => actions.answer(item.requestId, o.kind.startsWith('allow') ? 'allow' : 'deny', o.id)}
+            >
+              {o.label}
+            </button>
+          ))}
+        </div>
+      ) : null}
+    </div>
   );
 }
 
