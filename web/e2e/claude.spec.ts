@@ -1,7 +1,8 @@
 // The same page driving the real `claude` CLI (tests/peers, pinned) offline against the scripted
-// model server (tests/model_server/server.mjs): a prompt streams back, and a shell tool call runs.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+// model server (tests/model_server/server.mjs): a prompt streams back, and a shell tool call runs;
+// in a worktree, an Edit tool call shows its diff and the Changes view shows git's.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -76,4 +77,50 @@ test('claude: a prompt streams back and a shell tool call runs', async ({ page }
   }).toPass({ timeout: 60000 });
   await expect(pane(page, agent).getByTestId('assistant-message').filter({ hasText: 'Tool finished' })).toBeVisible({ timeout: 60000 });
   await expect(pane(page, agent).getByTestId('user-message')).toHaveCount(2);
+});
+
+test('claude in a worktree: an Edit tool call shows its change, and the Changes view the diff git computes', async ({ page }) => {
+  test.setTimeout(120000);
+  const repo = path.join(home, 'project');
+  execFileSync('git', ['init', '-q', '-b', 'main', repo]);
+  writeFileSync(path.join(repo, 'parse.ts'), 'export function parse(s: string): number {\n  return parseInt(s);\n}\n');
+  execFileSync('git', ['-C', repo, 'add', '-A']);
+  execFileSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'first']);
+  await page.goto(daemon.url);
+  await page.getByTestId('provider').selectOption('claude');
+  await page.getByTestId('cwd').fill(repo);
+  await page.getByTestId('worktree').check();
+  await page.getByTestId('create').click();
+  const paneEl = page.locator('[data-testid="pane"][data-agent]').first();
+  await expect(paneEl).toBeVisible();
+  const agent = (await paneEl.getAttribute('data-agent'))!;
+  const worktree = (await daemon.api('GET', `/v1/agents/${agent}`)).cwd as string;
+  const file = path.join(worktree, 'parse.ts');
+  const edit = JSON.stringify({ file_path: file, old_string: 'parseInt(s)', new_string: 'Number(s)' });
+  await send(page, agent, `fix it [mcp Read ${JSON.stringify({ file_path: file })}] [mcp Edit ${edit}]`);
+  const p = pane(page, agent);
+  // Default mode: claude asks before editing; answer inline when it does.
+  const allow = p.locator('[data-testid^="permission-allow"]').first();
+  const editCall = p.locator('[data-testid="tool-call"][data-tool-kind="edit"]');
+  await expect(async () => {
+    if (await allow.isVisible()) await allow.click();
+    await expect(editCall).toHaveAttribute('data-state', 'completed', { timeout: 1000 });
+  }).toPass({ timeout: 60000 });
+  await expect(p.getByTestId('assistant-message').filter({ hasText: 'MCP done' })).toBeVisible({ timeout: 60000 });
+  expect(readFileSync(file, 'utf8')).toContain('return Number(s);');
+  // The call's own input, as a diff.
+  const diff = editCall.getByTestId('edit-diff');
+  await expect(diff).toHaveAttribute('data-path', file);
+  await expect(diff.locator('.dl-del')).toHaveText(['-parseInt(s)']);
+  await expect(diff.locator('.dl-add')).toHaveText(['+Number(s)']);
+  await expect(p.locator('[data-testid="tool-call"][data-tool-kind="read"]').locator('summary')).toContainText(file);
+  await page.screenshot({ path: process.env.UPDATE_SCREENSHOTS ? '../docs/web-edit.png' : 'test-results/web-edit.png' });
+  // The worktree's real diff.
+  await expect(page.locator(`[data-testid="agent-row"][data-agent="${agent}"]`)).toHaveAttribute('data-status', 'idle', { timeout: 60000 });
+  await p.getByTestId('tab-changes').click();
+  const changed = p.getByTestId('change-file');
+  await expect(changed).toHaveCount(1);
+  await expect(changed).toHaveAttribute('data-path', 'parse.ts');
+  await expect(changed.locator('.dl-del')).toHaveText(['-  return parseInt(s);']);
+  await expect(changed.locator('.dl-add')).toHaveText(['+  return Number(s);']);
 });

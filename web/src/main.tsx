@@ -1,4 +1,5 @@
 import { render } from 'preact';
+import { DaemonHttp } from './core/daemon_http';
 import { SyncEngine } from './core/sync';
 import { WsTransport } from './core/transport';
 import { App } from './ui/App';
@@ -23,4 +24,6 @@ transport.start();
 // Hooks for end-to-end tests and benchmarks (read-only views, render counts, a network cut).
 (window as any).agentstream = { engine, transport, renderStats };
 
-render(<App engine={engine} transport={transport} />, document.getElementById('app')!);
+const http = new DaemonHttp(location.origin, token);
+
+render(<App engine={engine} transport={transport} http={http} />, document.getElementById('app')!);

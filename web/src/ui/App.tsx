@@ -6,6 +6,8 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { SyncEngine } from '../core/sync';
 import type { WsTransport } from '../core/transport';
 import type { AgentSnapshot } from '../core/types';
+import type { DaemonHttp } from '../core/daemon_http';
+import { WorktreeDirectory } from './Changes';
 import { HelpOverlay, typingIn } from './Help';
 import { Pane } from './Pane';
 import { renderStats, useEngine } from './useEngine';
@@ -25,8 +27,9 @@ function relativeTime(ms: number): string {
   return new Date(ms).toLocaleDateString();
 }
 
-export function App({ engine, transport }: { engine: SyncEngine; transport: WsTransport }) {
+export function App({ engine, transport, http }: { engine: SyncEngine; transport: WsTransport; http: DaemonHttp }) {
   useEngine(engine);
+  const [worktrees] = useState(() => new WorktreeDirectory(http));
   renderStats.app++;
   const [panes, setPanes] = useState<PaneState[]>([
     { id: 'p1', agentId: null },
@@ -195,6 +198,8 @@ export function App({ engine, transport }: { engine: SyncEngine; transport: WsTr
           <Pane
             key={p.id}
             engine={engine}
+            http={http}
+            worktrees={worktrees}
             paneId={p.id}
             agentId={p.agentId}
             focused={p.id === focused}

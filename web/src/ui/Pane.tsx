@@ -4,6 +4,8 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import type { SyncEngine } from '../core/sync';
 import type { Row } from '../core/timeline';
 import type { Attachment, WhileRunning } from '../core/types';
+import { Changes, type WorktreeDirectory } from './Changes';
+import type { DaemonHttp } from '../core/daemon_http';
 import { askNotificationPermissionOnce } from './notify';
 import { MemoRow, rowLabel, type RowActions } from './Rows';
 import { VirtualList } from './VirtualList';
@@ -13,6 +15,8 @@ const MAX_IMAGE_BYTES = 700 * 1024;
 
 export interface PaneProps {
   engine: SyncEngine;
+  http: DaemonHttp;
+  worktrees: WorktreeDirectory;
   paneId: string;
   agentId: string | null;
   focused: boolean;
@@ -22,7 +26,7 @@ export interface PaneProps {
   openAgents(): void;
 }
 
-export function Pane({ engine, paneId, agentId, focused, onFocus, onClose, openInOtherPane, openAgents }: PaneProps) {
+export function Pane({ engine, http, worktrees, paneId, agentId, focused, onFocus, onClose, openInOtherPane, openAgents }: PaneProps) {
   useEffect(() => {
     engine.setPaneAgent(paneId, agentId);
     return () => engine.setPaneAgent(paneId, null);
@@ -42,7 +46,10 @@ export function Pane({ engine, paneId, agentId, focused, onFocus, onClose, openI
   }
   return (
     <AgentPane
+      key={agentId}
       engine={engine}
+      http={http}
+      worktrees={worktrees}
       agentId={agentId}
       focused={focused}
       onFocus={onFocus}
@@ -54,6 +61,8 @@ export function Pane({ engine, paneId, agentId, focused, onFocus, onClose, openI
 
 function AgentPane({
   engine,
+  http,
+  worktrees,
   agentId,
   focused,
   onFocus,
@@ -89,6 +98,28 @@ function AgentPane({
   const open = engine.submissions.openFor(agentId).filter((s) => s.rpc !== 'failed');
   const working = agent?.status === 'running' || agent?.status === 'permission' || open.length > 0;
   const sync = engine.syncState(agentId);
+  const [hasWorktree, setHasWorktree] = useState(false);
+  const [view, setView] = useState<'conversation' | 'changes'>('conversation');
+  useEffect(() => {
+    let live = true;
+    void worktrees.has(agentId).then((has) => live && setHasWorktree(has));
+    return () => {
+      live = false;
+    };
+  }, [worktrees, agentId]);
+  // Alt+C switches the focused pane between the conversation and the changes.
+  useEffect(() => {
+    if (!focused || !hasWorktree) return;
+    const on = (e: KeyboardEvent) => {
+      if (e.altKey && !e.ctrlKey && !e.metaKey && e.code === 'KeyC') {
+        e.preventDefault();
+        setView((v) => (v === 'changes' ? 'conversation' : 'changes'));
+      }
+    };
+    window.addEventListener('keydown', on);
+    return () => window.removeEventListener('keydown', on);
+  }, [focused, hasWorktree]);
+  const showChanges = hasWorktree && view === 'changes';
 
   return (
     <section
@@ -111,18 +142,45 @@ function AgentPane({
           ×
         </button>
       </header>
-      {tl.hasOlder ? (
+      {hasWorktree ? (
+        <div class="pane-tabs" role="tablist">
+          <button
+            type="button"
+            role="tab"
+            aria-selected={!showChanges}
+            class={!showChanges ? 'tab on' : 'tab'}
+            onClick={() => setView('conversation')}
+            data-testid="tab-conversation"
+          >
+            Conversation
+          </button>
+          <button
+            type="button"
+            role="tab"
+            aria-selected={showChanges}
+            class={showChanges ? 'tab on' : 'tab'}
+            onClick={() => setView('changes')}
+            data-testid="tab-changes"
+          >
+            Changes
+          </button>
+        </div>
+      ) : null}
+      {showChanges ? <Changes http={http} agentId={agentId} status={agent?.status ?? 'idle'} /> : null}
+      {!showChanges && tl.hasOlder ? (
         <button type="button" class="older" onClick={onNearTop}>
           Load older
         </button>
       ) : null}
-      <VirtualList<Row>
-        items={items}
-        keyOf={(r) => r.id}
-        render={(r) => <MemoRow row={r} actions={actions} label={rowLabel(r, actions)} />}
-        onNearTop={onNearTop}
-        testId="timeline"
-      />
+      {!showChanges ? (
+        <VirtualList<Row>
+          items={items}
+          keyOf={(r) => r.id}
+          render={(r) => <MemoRow row={r} actions={actions} label={rowLabel(r, actions)} />}
+          onNearTop={onNearTop}
+          testId="timeline"
+        />
+      ) : null}
       {agent?.status === 'permission' ? <PermissionBanner rows={lanes.rows} head={lanes.head} actions={actions} /> : null}
       <div class="footer" data-testid="working" aria-live="polite">
         {working ? (agent?.status === 'permission' ? 'Waiting for your permission…' : 'Working…') : ''}

@@ -98,9 +98,11 @@ export function ToolCall({ common, item }: { common: Record<string, string>; ite
         </summary>
         {diff.files.map((f, i) => (
           <div class="edit-file" key={i} data-testid="edit-diff" data-path={f.path}>
-            <div class="edit-path">
-              {f.path} <span class="muted">{f.action}</span>
-            </div>
+            {diff.files.length > 1 || f.action !== 'edit' ? (
+              <div class="edit-path">
+                {f.path} <span class="muted">{f.action}</span>
+              </div>
+            ) : null}
             <DiffLines path={f.path} lines={f.lines} />
           </div>
         ))}

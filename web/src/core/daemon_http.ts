@@ -1,0 +1,84 @@
+// The daemon's HTTP API for what the WebSocket protocol does not carry (a worktree's diff, the
+// list of worktrees: docs/workspaces.md). Same origin as the page; the tab's token, when it has
+// one, goes in `Authorization: Bearer`.
+//
+// Errors are values: `getJson` resolves `{ ok: false, status, message }` for an HTTP error (404
+// when an agent has no worktree) and for a network failure (status 0); it never rejects.
+
+export type HttpResult<T> = { ok: true; value: T } | { ok: false; status: number; message: string };
+
+export class DaemonHttp {
+  constructor(
+    private readonly base: string,
+    private readonly token: string,
+  ) {}
+
+  async getJson<T>(path: string): Promise<HttpResult<T>> {
+    try {
+      const res = await fetch(this.base + path, {
+        headers: { accept: 'application/json', ...(this.token ? { authorization: `Bearer ${this.token}` } : {}) },
+      });
+      const text = await res.text();
+      if (!res.ok) {
+        let message = text;
+        try {
+          message = JSON.parse(text).error?.message ?? text;
+        } catch {
+          // not JSON: the text as is
+        }
+        return { ok: false, status: res.status, message };
+      }
+      return { ok: true, value: JSON.parse(text) as T };
+    } catch (err) {
+      return { ok: false, status: 0, message: String((err as Error)?.message ?? err) };
+    }
+  }
+}
+
+// GET /v1/agents/{id}/diff (docs/workspaces.md, "The diff").
+export interface DiffHunk {
+  header: string;
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  lines: string[];
+}
+
+export interface DiffFile {
+  path: string;
+  oldPath?: string;
+  status: 'added' | 'deleted' | 'modified' | 'renamed' | 'copied' | string;
+  binary: boolean;
+  additions: number;
+  deletions: number;
+  oldMode?: string;
+  newMode?: string;
+  hunks: DiffHunk[];
+}
+
+export interface WorktreeDiff {
+  agent: string;
+  path: string;
+  branch: string;
+  base: string;
+  baseCommit: string;
+  against: string;
+  againstCommit: string;
+  truncated: boolean;
+  additions: number;
+  deletions: number;
+  files: DiffFile[];
+}
+
+// GET /v1/worktrees
+export interface WorktreeInfo {
+  agent: string;
+  path: string;
+  branch: string;
+  base: string;
+  baseCommit: string;
+  repository: string;
+  state: 'present' | 'missing';
+  closed: boolean;
+}
