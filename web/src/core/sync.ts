@@ -10,7 +10,7 @@
 import { AgentTimeline, type LocalRow } from './timeline';
 import { SubmissionRegistry } from './submissions';
 import { Disconnected, RequestError, type Transport } from './transport';
-import type { AgentSnapshot, Attachment, EventEnvelope, Page, SendReply, WhileRunning } from './types';
+import type { AgentSnapshot, Attachment, EventEnvelope, Item, Page, SearchHit, SendReply, WhileRunning } from './types';
 
 export interface Clock {
   now(): number;
@@ -469,5 +469,32 @@ export class SyncEngine {
     const reply = await this.transport.request({ type: 'rewind', agent: agentId, cursor: `${epoch}:${seqEnd}` });
     this.setAgent(reply.agent);
     return reply.agent;
+  }
+
+  // Records a new title (`agents.rename`); the reply's snapshot replaces the agent's, and every
+  // other client gets it as `agent.status`. Rejects with the daemon's error (a title over 256
+  // bytes, or with control characters, is refused).
+  async renameAgent(agentId: string, title: string): Promise<AgentSnapshot> {
+    const reply = await this.transport.request({ type: 'agents.rename', agent: agentId, title });
+    this.setAgent(reply.agent);
+    return reply.agent;
+  }
+
+  // Full-text search over every session, or one (`search`, docs/protocol.md "Search").
+  async search(q: string, agent?: string, limit = 20): Promise<{ hits: SearchHit[]; truncated: boolean }> {
+    const reply = await this.transport.request({ type: 'search', q, limit, ...(agent ? { agent } : {}) });
+    return { hits: reply.hits ?? [], truncated: !!reply.truncated };
+  }
+
+  // The items around a cursor (`half` before it and after it), straight from the daemon, for a
+  // view of history outside the replica: the replica and its subscription are not touched.
+  async historyAround(agentId: string, cursor: string, half = 25): Promise<{ items: Item[]; reset: boolean }> {
+    const [epoch, seq] = cursor.split(':').map(Number);
+    const fetch = async (direction: string, c: string) =>
+      ((await this.transport.request({ type: 'timeline.fetch', agent: agentId, direction, cursor: c, limit: half })).page as Page);
+    const [before, after] = await Promise.all([fetch('before', `${epoch}:${seq + 1}`), fetch('after', `${epoch}:${seq}`)]);
+    const byKey = new Map<string, Item>();
+    for (const it of [...before.items, ...after.items]) byKey.set(it.key, it);
+    return { items: [...byKey.values()].sort((a, b) => a.seqStart - b.seqStart), reset: before.reset || after.reset };
   }
 }

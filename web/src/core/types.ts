@@ -74,3 +74,12 @@ export interface SendReply {
 }
 
 export type WhileRunning = 'queue' | 'interrupt' | 'steer';
+
+// One hit of `search` (docs/protocol.md "Search"): the event its text begins at, and a snippet
+// with every match between U+0002 and U+0003.
+export interface SearchHit {
+  agent: string;
+  cursor: string;
+  kind: string;
+  snippet: string;
+}

@@ -10,11 +10,14 @@ import type { DaemonHttp } from '../core/daemon_http';
 import { WorktreeDirectory } from './Changes';
 import { HelpOverlay, typingIn } from './Help';
 import { Pane } from './Pane';
+import { SearchBox } from './Search';
 import { renderStats, useEngine } from './useEngine';
 
 interface PaneState {
   id: string;
   agentId: string | null;
+  // A search hit being shown: the history around this cursor instead of the live timeline.
+  jump?: string;
 }
 
 const MAX_PANES = 4;
@@ -60,8 +63,8 @@ export function App({ engine, transport, http }: { engine: SyncEngine; transport
   }
   const unread = (a: AgentSnapshot) => !shownAgents.has(a.id) && seen.current.get(a.id) !== a.cursor;
 
-  const openAgent = (agentId: string, paneId = focused) => {
-    setPanes((ps) => ps.map((p) => (p.id === paneId ? { ...p, agentId } : p)));
+  const openAgent = (agentId: string, paneId = focused, jump?: string) => {
+    setPanes((ps) => ps.map((p) => (p.id === paneId ? { ...p, agentId, jump } : p)));
     setDrawer(false);
   };
   const openInOtherPane = (fromPane: string) => (agentId: string) => {
@@ -126,6 +129,10 @@ export function App({ engine, transport, http }: { engine: SyncEngine; transport
       setDrawer(true);
       const sel = code === 'KeyN' ? '[data-testid="provider"]' : '[data-testid="agent-row"] .agent-open';
       requestAnimationFrame(() => document.querySelector<HTMLElement>(sel)?.focus());
+    } else if (code === 'KeyS') {
+      e.preventDefault();
+      setDrawer(true);
+      requestAnimationFrame(() => document.querySelector<HTMLElement>('[data-testid="search-input"]')?.focus());
     } else if (code === 'KeyP') {
       if (!waiting.length) return;
       e.preventDefault();
@@ -172,6 +179,12 @@ export function App({ engine, transport, http }: { engine: SyncEngine; transport
         <div class={`conn ${engine.connected ? 'on' : 'off'}`} data-testid="connection">
           {engine.connected ? 'connected' : 'reconnecting…'}
         </div>
+        <SearchBox
+          engine={engine}
+          focusedAgent={focusedAgent}
+          titleOf={(id) => engine.agents.get(id)?.title || id}
+          onOpen={(hit) => openAgent(hit.agent, focused, hit.cursor)}
+        />
         <CreateAgentForm onCreate={onCreate} />
         <ul class="agents" data-testid="agents">
           {agents.map((a) => (
@@ -202,6 +215,8 @@ export function App({ engine, transport, http }: { engine: SyncEngine; transport
             worktrees={worktrees}
             paneId={p.id}
             agentId={p.agentId}
+            jump={p.jump}
+            onLeaveHistory={() => setPanes((ps) => ps.map((x) => (x.id === p.id ? { ...x, jump: undefined } : x)))}
             focused={p.id === focused}
             onFocus={() => setFocused(p.id)}
             onClose={() =>

@@ -10,6 +10,8 @@ export const SHORTCUTS: [string, string][] = [
   ['Alt+N', 'new agent (the list’s create form)'],
   ['Alt+P', 'open the next agent that waits for permission'],
   ['Alt+C', 'switch the focused pane between conversation and changes'],
+  ['Alt+S', 'search the history'],
+  ['F2', 'rename the focused agent'],
 ];
 
 export function HelpOverlay({ onClose }: { onClose(): void }) {

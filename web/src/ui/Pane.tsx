@@ -5,6 +5,7 @@ import type { SyncEngine } from '../core/sync';
 import type { Row } from '../core/timeline';
 import type { Attachment, WhileRunning } from '../core/types';
 import { Changes, type WorktreeDirectory } from './Changes';
+import { History } from './History';
 import type { DaemonHttp } from '../core/daemon_http';
 import { askNotificationPermissionOnce } from './notify';
 import { MemoRow, rowLabel, type RowActions } from './Rows';
@@ -19,6 +20,8 @@ export interface PaneProps {
   worktrees: WorktreeDirectory;
   paneId: string;
   agentId: string | null;
+  jump?: string;
+  onLeaveHistory(): void;
   focused: boolean;
   onFocus(): void;
   onClose(): void;
@@ -26,7 +29,7 @@ export interface PaneProps {
   openAgents(): void;
 }
 
-export function Pane({ engine, http, worktrees, paneId, agentId, focused, onFocus, onClose, openInOtherPane, openAgents }: PaneProps) {
+export function Pane({ engine, http, worktrees, paneId, agentId, jump, onLeaveHistory, focused, onFocus, onClose, openInOtherPane, openAgents }: PaneProps) {
   useEffect(() => {
     engine.setPaneAgent(paneId, agentId);
     return () => engine.setPaneAgent(paneId, null);
@@ -51,6 +54,8 @@ export function Pane({ engine, http, worktrees, paneId, agentId, focused, onFocu
       http={http}
       worktrees={worktrees}
       agentId={agentId}
+      jump={jump}
+      onLeaveHistory={onLeaveHistory}
       focused={focused}
       onFocus={onFocus}
       onClose={onClose}
@@ -64,6 +69,8 @@ function AgentPane({
   http,
   worktrees,
   agentId,
+  jump,
+  onLeaveHistory,
   focused,
   onFocus,
   onClose,
@@ -120,6 +127,19 @@ function AgentPane({
     return () => window.removeEventListener('keydown', on);
   }, [focused, hasWorktree]);
   const showChanges = hasWorktree && view === 'changes';
+  const showHistory = !showChanges && !!jump;
+  const [renaming, setRenaming] = useState(false);
+  useEffect(() => {
+    if (!focused) return;
+    const on = (e: KeyboardEvent) => {
+      if (e.key === 'F2') {
+        e.preventDefault();
+        setRenaming(true);
+      }
+    };
+    window.addEventListener('keydown', on);
+    return () => window.removeEventListener('keydown', on);
+  }, [focused]);
 
   return (
     <section
@@ -133,7 +153,23 @@ function AgentPane({
         <span class={`status status-${agent?.status ?? 'idle'}`} data-testid="pane-status">
           {agent?.status === 'permission' ? 'permission' : (agent?.status ?? '…')}
         </span>
-        <span class="pane-title">{agent?.title || agentId}</span>
+        {renaming ? (
+          <TitleEditor
+            initial={agent?.title ?? ''}
+            onDone={() => setRenaming(false)}
+            onSave={(title) => engine.renameAgent(agentId, title)}
+          />
+        ) : (
+          <button
+            type="button"
+            class="pane-title"
+            title="Rename (F2)"
+            onClick={() => setRenaming(true)}
+            data-testid="pane-title"
+          >
+            {agent?.title || agentId}
+          </button>
+        )}
         <span class="muted">{agent ? `${agent.provider} · ${agent.cwd}` : ''}</span>
         <span class="muted sync" data-testid="sync-state">
           {engine.connected ? sync : 'offline'}
@@ -167,12 +203,13 @@ function AgentPane({
         </div>
       ) : null}
       {showChanges ? <Changes http={http} agentId={agentId} status={agent?.status ?? 'idle'} /> : null}
-      {!showChanges && tl.hasOlder ? (
+      {showHistory ? <History engine={engine} agentId={agentId} cursor={jump!} actions={actions} onBack={onLeaveHistory} /> : null}
+      {!showChanges && !showHistory && tl.hasOlder ? (
         <button type="button" class="older" onClick={onNearTop}>
           Load older
         </button>
       ) : null}
-      {!showChanges ? (
+      {!showChanges && !showHistory ? (
         <VirtualList<Row>
           items={items}
           keyOf={(r) => r.id}
@@ -195,6 +232,56 @@ function AgentPane({
         autofocus={focused}
       />
     </section>
+  );
+}
+
+// The agent's title, edited in place: Enter saves (`agents.rename`), Escape cancels.
+function TitleEditor({ initial, onSave, onDone }: { initial: string; onSave(title: string): Promise<unknown>; onDone(): void }) {
+  const [value, setValue] = useState(initial);
+  const [error, setError] = useState('');
+  const [saving, setSaving] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    input.current?.focus();
+    input.current?.select();
+  }, []);
+  const save = async () => {
+    if (saving) return;
+    if (value.trim() === initial) return onDone();
+    setSaving(true);
+    try {
+      await onSave(value.trim());
+      onDone();
+    } catch (err) {
+      setError(String((err as Error)?.message ?? err));
+      setSaving(false);
+    }
+  };
+  return (
+    <span class="title-editor">
+      <input
+        ref={input}
+        value={value}
+        maxLength={256}
+        aria-label="Agent title"
+        data-testid="title-input"
+        onInput={(e) => setValue((e.target as HTMLInputElement).value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter') {
+            e.preventDefault();
+            void save();
+          } else if (e.key === 'Escape') {
+            e.preventDefault();
+            e.stopPropagation();
+            onDone();
+          }
+        }}
+        onBlur={() => {
+          if (!error) onDone();
+        }}
+      />
+      {error ? <span class="error-text" data-testid="title-error">{error}</span> : null}
+    </span>
   );
 }
 
