@@ -106,6 +106,16 @@ console.log(
   `scrolling up: older page in after median ${sortedScrolls[4]} ms, max ${sortedScrolls[9]} ms (10 pages); ${await frameStats()}`,
 );
 
+// Back to the bottom, where the list follows the tail: the streamed rows below are then in the
+// DOM and on screen (after the scrolling above they would be far below the viewport, not
+// rendered at all by the virtualized list).
+await page.$eval(timeline, (el) => {
+  el.scrollTop = el.scrollHeight;
+});
+await page.waitForTimeout(500);
+await page.$eval(timeline, (el) => {
+  el.scrollTop = el.scrollHeight;
+});
 // Baseline: the same page, nothing streaming (the machine's own noise). The frame loop the
 // scrolling started goes on; its records start again here.
 await page.evaluate(() => { window.__frames = []; window.__renders = []; });
@@ -141,4 +151,38 @@ console.log(
     `main-thread tasks over 50 ms: ${long.length} (longest ${Math.round(Math.max(0, ...long))} ms)`,
 );
 console.log(`streaming, the page's own work in 5 s: ${await renderStats()}; ${work(m0, m1)}`);
+
+// A long Markdown reply: the scripted agent quotes the prompt, so a prompt of 120 Markdown
+// blocks (paragraphs, lists, highlighted code; about 20 KB) streams back as one long message,
+// rendered block by block while it grows.
+const blocks = [];
+for (let i = 0; i < 40; i++)
+  blocks.push(
+    `## Step ${i}\n\nThe **parser** reads \`input ${i}\` and [links](https://example.com/${i}) it.`,
+    `- first item ${i}\n- second item with *emphasis*\n- third`,
+    '```ts\n' + `export function step${i}(s: string): number {\n  return Number(s) + ${i}; // step ${i}\n}` + '\n```',
+  );
+const longText = `\n\n${blocks.join('\n\n')}`;
+// First the queued prompts of the streaming phase end.
+for (let i = 0; i < 300 && (await api('GET', `/v1/agents/${agent}`)).status !== 'idle'; i++)
+  await new Promise((r) => setTimeout(r, 100));
+await page.evaluate(() => {
+  window.__frames = [];
+  window.__renders = [];
+  window.__long = [];
+});
+const l0 = await metrics();
+await api('POST', `/v1/agents/${agent}/messages`, { text: longText, clientMessageId: `md-${Date.now()}`, whileRunning: 'queue' });
+await page.waitForTimeout(5000);
+const l1 = await metrics();
+const longMd = await page.evaluate(() => window.__long);
+const onScreen = await page.$eval(timeline, (el) => el.scrollHeight - el.scrollTop - el.clientHeight < 24);
+const shownLong = await page
+  .locator(`[data-testid="pane"][data-agent="${agent}"] [data-testid="assistant-message"][data-finished="true"] pre.md-code`)
+  .filter({ hasText: 'step39' })
+  .count();
+console.log(
+  `long Markdown reply (${longText.length} chars, 120 blocks, ${shownLong ? 'streamed and shown' : 'NOT shown'} within the 5 s, ${onScreen ? 'the list at its bottom' : 'the list NOT at its bottom'}): ${await frameStats()}; ` +
+    `main-thread tasks over 50 ms: ${longMd.length} (longest ${Math.round(Math.max(0, ...longMd))} ms); ${work(l0, l1)}`,
+);
 await browser.close();
