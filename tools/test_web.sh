@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The web page's checks: builds web/dist (tsc + Vite), runs the Vitest unit tests, then the
-# Playwright end-to-end tests with Debian's Chromium against real daemons started from the given
-# binary. Usage: tools/test_web.sh path/to/agentstream. Needs tools/setup.sh (chromium, npm ci).
+# The web page's checks: lints web/ (ESLint, Prettier), builds web/dist (tsc + Vite), runs the
+# Vitest unit tests, then the Playwright end-to-end tests with Debian's Chromium against real
+# daemons started from the given binary. Usage: tools/test_web.sh path/to/agentstream. Needs
+# tools/setup.sh (chromium, npm ci).
 set -euo pipefail
 if [ $# -ne 1 ]; then
   echo "usage: $0 path/to/agentstream" >&2
@@ -15,9 +16,12 @@ if [ ! -x "$CHROMIUM" ]; then
   exit 1
 fi
 cd "$WEB"
-if [ ! -x node_modules/.bin/vite ]; then
+# npm ci when the modules are missing or older than the lock file (a dependency was added).
+if [ ! -x node_modules/.bin/vite ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
+echo "== web: lint (eslint, prettier --check)"
+npm run lint --silent
 echo "== web: build"
 npm run build --silent
 echo "== web: unit tests (vitest)"

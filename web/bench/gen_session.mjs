@@ -28,7 +28,13 @@ for (;;) {
   if (snap.queue.length < QUEUED / 2) {
     const sends = [];
     for (let i = 0; i < QUEUED - snap.queue.length; i++)
-      sends.push(api('POST', `/v1/agents/${agent.id}/messages`, { text: `prompt ${++n}`, clientMessageId: `bench-${n}`, whileRunning: 'queue' }));
+      sends.push(
+        api('POST', `/v1/agents/${agent.id}/messages`, {
+          text: `prompt ${++n}`,
+          clientMessageId: `bench-${n}`,
+          whileRunning: 'queue',
+        }),
+      );
     await Promise.all(sends);
   } else {
     await new Promise((r) => setTimeout(r, 20));

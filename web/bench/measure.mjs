@@ -97,7 +97,9 @@ const scrolls = [];
 for (let i = 0; i < 10; i++) {
   const height = await page.$eval(timeline, (el) => el.scrollHeight);
   const t0 = Date.now();
-  await page.$eval(timeline, (el) => { el.scrollTop = 0; });
+  await page.$eval(timeline, (el) => {
+    el.scrollTop = 0;
+  });
   await page.waitForFunction(([sel, h]) => document.querySelector(sel).scrollHeight > h, [timeline, height], { timeout: 10000 });
   scrolls.push(Date.now() - t0);
 }
@@ -118,7 +120,10 @@ await page.$eval(timeline, (el) => {
 });
 // Baseline: the same page, nothing streaming (the machine's own noise). The frame loop the
 // scrolling started goes on; its records start again here.
-await page.evaluate(() => { window.__frames = []; window.__renders = []; });
+await page.evaluate(() => {
+  window.__frames = [];
+  window.__renders = [];
+});
 const i0 = await metrics();
 await page.waitForTimeout(5000);
 const i1 = await metrics();
@@ -136,12 +141,18 @@ await page.evaluate(() => {
   window.__frames = [];
   window.__renders = [];
   window.__long = [];
-  new PerformanceObserver((list) => window.__long.push(...list.getEntries().map((e) => e.duration))).observe({ type: 'longtask' });
+  new PerformanceObserver((list) => window.__long.push(...list.getEntries().map((e) => e.duration))).observe({
+    type: 'longtask',
+  });
 });
 const before = Number((await api('GET', `/v1/agents/${agent}`)).cursor.split(':')[1]);
 const m0 = await metrics();
 for (let i = 0; i < 6; i++)
-  await api('POST', `/v1/agents/${agent}/messages`, { text: `stream ${Date.now()} ${i}`, clientMessageId: `m-${Date.now()}-${i}`, whileRunning: 'queue' });
+  await api('POST', `/v1/agents/${agent}/messages`, {
+    text: `stream ${Date.now()} ${i}`,
+    clientMessageId: `m-${Date.now()}-${i}`,
+    whileRunning: 'queue',
+  });
 await page.waitForTimeout(5000);
 const m1 = await metrics();
 const after = Number((await api('GET', `/v1/agents/${agent}`)).cursor.split(':')[1]);

@@ -72,7 +72,10 @@ test('Escape interrupts a running turn', async ({ page }) => {
   await send(page, agent, 'wait for permission');
   await expect(page.locator(`[data-testid="agent-row"][data-agent="${agent}"]`)).toHaveAttribute('data-status', 'permission');
   await pane(page, agent).getByTestId('composer').press('Escape');
-  await expect(page.locator(`[data-testid="agent-row"][data-agent="${agent}"]`)).not.toHaveAttribute('data-status', /running|permission/);
+  await expect(page.locator(`[data-testid="agent-row"][data-agent="${agent}"]`)).not.toHaveAttribute(
+    'data-status',
+    /running|permission/,
+  );
   const events = await daemon.api('GET', `/v1/agents/${agent}/events`);
   expect(events.some((e: any) => e.kind === 'turn.canceled')).toBe(true);
   await expectSameAsDaemon(page, agent);
@@ -118,10 +121,9 @@ test('WebSocket cut and daemon restart mid-stream: no gap, no duplicate', async 
   await send(page, agent, 'second prompt streaming');
   await streaming;
   await expect(page.getByTestId('connection')).toHaveText('connected');
-  await expect(pane(page, agent).getByTestId('assistant-message').filter({ hasText: 'You asked: second prompt streaming' })).toHaveAttribute(
-    'data-finished',
-    'true',
-  );
+  await expect(
+    pane(page, agent).getByTestId('assistant-message').filter({ hasText: 'You asked: second prompt streaming' }),
+  ).toHaveAttribute('data-finished', 'true');
   await expectSameAsDaemon(page, agent);
   // Restart the daemon while the third turn streams (the turn ends failed: daemon_restarted).
   const third = whenStreaming(page, agent, false);
@@ -148,10 +150,9 @@ test('two tabs stay identical', async ({ page, context }) => {
   await other.goto(daemon.url);
   await other.locator(`[data-testid="agent-row"][data-agent="${agent}"] .agent-open`).click();
   await send(page, agent, 'from tab one');
-  await expect(pane(other, agent).getByTestId('assistant-message').filter({ hasText: 'You asked: from tab one' })).toHaveAttribute(
-    'data-finished',
-    'true',
-  );
+  await expect(
+    pane(other, agent).getByTestId('assistant-message').filter({ hasText: 'You asked: from tab one' }),
+  ).toHaveAttribute('data-finished', 'true');
   await send(other, agent, 'from tab two');
   for (const p of [page, other])
     await expect(pane(p, agent).getByTestId('assistant-message').filter({ hasText: 'You asked: from tab two' })).toHaveAttribute(

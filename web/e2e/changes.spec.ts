@@ -43,7 +43,10 @@ test('the Changes view shows the worktree diff git computes, refreshed at the en
   await expect(p.getByTestId('composer')).toBeVisible();
 
   // Files change while a turn runs; the view shows them when it ends.
-  writeFileSync(path.join(worktree, 'parse.ts'), 'export function parse(s: string): number {\n  return Number(s); // base 10\n}\n');
+  writeFileSync(
+    path.join(worktree, 'parse.ts'),
+    'export function parse(s: string): number {\n  return Number(s); // base 10\n}\n',
+  );
   writeFileSync(path.join(worktree, 'notes.md'), 'one\ntwo\n');
   await send(page, agent, 'change the parser');
   await expect(page.locator(`[data-testid="agent-row"][data-agent="${agent}"]`)).toHaveAttribute('data-status', 'idle');

@@ -19,7 +19,9 @@ let home: string;
 
 test.beforeAll(async () => {
   if (!existsSync(path.join(CLAUDE_BIN_DIR, 'claude'))) throw new Error('claude is not installed: run tools/setup.sh');
-  model = spawn('node', [path.join(ROOT, 'tests/model_server/server.mjs'), '--port', '0'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  model = spawn('node', [path.join(ROOT, 'tests/model_server/server.mjs'), '--port', '0'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     model.stdout!.on('data', (d) => {
@@ -62,7 +64,9 @@ test('claude: a prompt streams back and a shell tool call runs', async ({ page }
   await expect(paneEl).toBeVisible();
   const agent = (await paneEl.getAttribute('data-agent'))!;
   await send(page, agent, '[say hello from the scripted model]');
-  await expect(pane(page, agent).getByTestId('assistant-message').filter({ hasText: 'hello from the scripted model' })).toBeVisible({
+  await expect(
+    pane(page, agent).getByTestId('assistant-message').filter({ hasText: 'hello from the scripted model' }),
+  ).toBeVisible({
     timeout: 60000,
   });
   await expect(page.locator(`[data-testid="agent-row"][data-agent="${agent}"]`)).toHaveAttribute('data-status', 'idle', {
@@ -75,7 +79,9 @@ test('claude: a prompt streams back and a shell tool call runs', async ({ page }
     if (await allow.isVisible()) await allow.click();
     await expect(pane(page, agent).getByTestId('tool-call').last()).toHaveAttribute('data-state', 'completed', { timeout: 1000 });
   }).toPass({ timeout: 60000 });
-  await expect(pane(page, agent).getByTestId('assistant-message').filter({ hasText: 'Tool finished' })).toBeVisible({ timeout: 60000 });
+  await expect(pane(page, agent).getByTestId('assistant-message').filter({ hasText: 'Tool finished' })).toBeVisible({
+    timeout: 60000,
+  });
   await expect(pane(page, agent).getByTestId('user-message')).toHaveCount(2);
 });
 
@@ -116,7 +122,9 @@ test('claude in a worktree: an Edit tool call shows its change, and the Changes 
   await expect(p.locator('[data-testid="tool-call"][data-tool-kind="read"]').locator('summary')).toContainText(file);
   await page.screenshot({ path: process.env.UPDATE_SCREENSHOTS ? '../docs/web-edit.png' : 'test-results/web-edit.png' });
   // The worktree's real diff.
-  await expect(page.locator(`[data-testid="agent-row"][data-agent="${agent}"]`)).toHaveAttribute('data-status', 'idle', { timeout: 60000 });
+  await expect(page.locator(`[data-testid="agent-row"][data-agent="${agent}"]`)).toHaveAttribute('data-status', 'idle', {
+    timeout: 60000,
+  });
   await p.getByTestId('tab-changes').click();
   const changed = p.getByTestId('change-file');
   await expect(changed).toHaveCount(1);

@@ -155,7 +155,10 @@ export class Daemon {
 
   // Every projected item of the session, through the HTTP API (after pages to the tail).
   async allItems(agent: string): Promise<any[]> {
-    let page = await this.api('GET', `/v1/agents/${agent}/timeline?direction=after&cursor=${await this.startCursor(agent)}&limit=500`);
+    let page = await this.api(
+      'GET',
+      `/v1/agents/${agent}/timeline?direction=after&cursor=${await this.startCursor(agent)}&limit=500`,
+    );
     const items = new Map<string, any>();
     for (;;) {
       for (const i of page.items) items.set(i.key, i);

@@ -28,7 +28,9 @@ async function expectSameAsDaemon(page: Page, agent: string) {
 }
 
 function finishedAnswer(page: Page, agent: string, prompt: string) {
-  return pane(page, agent).getByTestId('assistant-message').filter({ hasText: `You asked: ${prompt}` });
+  return pane(page, agent)
+    .getByTestId('assistant-message')
+    .filter({ hasText: `You asked: ${prompt}` });
 }
 
 async function waitIdle(agent: string, minSeq: number) {
@@ -92,7 +94,11 @@ test('scrolling up loads older pages: every row once, in order, as the daemon ha
   // About 4 items per turn: 40 turns are over three pages of 50 items.
   const turns = 40;
   for (let i = 0; i < turns; i++)
-    await daemon.api('POST', `/v1/agents/${agent}/messages`, { text: `prompt ${i}`, clientMessageId: `hist-${i}`, whileRunning: 'queue' });
+    await daemon.api('POST', `/v1/agents/${agent}/messages`, {
+      text: `prompt ${i}`,
+      clientMessageId: `hist-${i}`,
+      whileRunning: 'queue',
+    });
   await waitIdle(agent, turns * 10);
   const want = (await daemon.allItems(agent)).map((i) => i.key as string);
   expect(want.length).toBeGreaterThan(150);

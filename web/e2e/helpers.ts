@@ -30,7 +30,10 @@ export async function shownKeys(page: Page, agent: string): Promise<string[]> {
 }
 
 // The replica's rows (all lanes) straight from the engine, for exact comparisons.
-export async function replicaRows(page: Page, agent: string): Promise<{ key: string; text: string; state?: string; seqEnd: number }[]> {
+export async function replicaRows(
+  page: Page,
+  agent: string,
+): Promise<{ key: string; text: string; state?: string; seqEnd: number }[]> {
   return page.evaluate((id) => {
     const tl = (window as any).agentstream.engine.timeline(id);
     const l = tl.lanes();

@@ -74,7 +74,10 @@ test('search finds a word in any agent; a hit opens the history around it', asyn
   );
   for (const text of ['second prompt', 'third prompt']) {
     await send(page, agent, text);
-    await expect(p.getByTestId('assistant-message').filter({ hasText: `You asked: ${text}` })).toHaveAttribute('data-finished', 'true');
+    await expect(p.getByTestId('assistant-message').filter({ hasText: `You asked: ${text}` })).toHaveAttribute(
+      'data-finished',
+      'true',
+    );
   }
   // The index follows the log about 200 ms behind.
   const hits = page.getByTestId('search-hit');

@@ -26,7 +26,9 @@ describe('editDiff (the rules of src/cli/client/edit_diff.cc)', () => {
   });
 
   it('Write: the whole content added', () => {
-    expect(signs(editDiff('Write', { file_path: 'n.md', content: '# T\n\nbody' }))).toEqual([['n.md', 'write', '+# T', '+', '+body']]);
+    expect(signs(editDiff('Write', { file_path: 'n.md', content: '# T\n\nbody' }))).toEqual([
+      ['n.md', 'write', '+# T', '+', '+body'],
+    ]);
   });
 
   it('a tool it does not know, or an input without the fields, gives nothing', () => {
@@ -82,10 +84,12 @@ describe('editDiff (the rules of src/cli/client/edit_diff.cc)', () => {
   });
 
   it('ACP diff content: oldText removed, newText added', () => {
-    expect(signs(editDiff('edit', { content: [{ type: 'content' }, { type: 'diff', path: '/p/f.c', oldText: 'a', newText: 'b' }] }))).toEqual([
-      ['/p/f.c', 'edit', '-a', '+b'],
+    expect(
+      signs(editDiff('edit', { content: [{ type: 'content' }, { type: 'diff', path: '/p/f.c', oldText: 'a', newText: 'b' }] })),
+    ).toEqual([['/p/f.c', 'edit', '-a', '+b']]);
+    expect(signs(editDiff('edit', { path: '/p/new.c', oldText: null, newText: 'int x;' }))).toEqual([
+      ['/p/new.c', 'write', '+int x;'],
     ]);
-    expect(signs(editDiff('edit', { path: '/p/new.c', oldText: null, newText: 'int x;' }))).toEqual([['/p/new.c', 'write', '+int x;']]);
   });
 });
 

@@ -31,8 +31,22 @@ class ManualClock implements Clock {
 }
 
 const agent = (id: string, extra: Record<string, unknown> = {}) => ({
-  id, provider: 'scripted', cwd: '/tmp', title: '', model: '', mode: 'default', status: 'idle', activeTurn: null,
-  cursor: '1:0', queue: [], permissions: [], createdAt: 0, forkedFrom: null, loaded: true, closed: false, ...extra,
+  id,
+  provider: 'scripted',
+  cwd: '/tmp',
+  title: '',
+  model: '',
+  mode: 'default',
+  status: 'idle',
+  activeTurn: null,
+  cursor: '1:0',
+  queue: [],
+  permissions: [],
+  createdAt: 0,
+  forkedFrom: null,
+  loaded: true,
+  closed: false,
+  ...extra,
 });
 
 // Answers hello / agents.list / timeline.fetch / subscribe from a FakeSession.
@@ -111,7 +125,12 @@ describe('SyncEngine', () => {
     expect(t.requests.find((r) => r.type === 'subscribe').cursor).toBe(`1:${s.tail}`);
     const rows = engine.timeline(s.id).lanes().rows;
     const first = rows[0].item.seqStart; // the first open loaded a 2-item tail page
-    expect(rows.map((r) => r.item.key)).toEqual(s.project().filter((i) => i.seqStart >= first).map((i) => i.key));
+    expect(rows.map((r) => r.item.key)).toEqual(
+      s
+        .project()
+        .filter((i) => i.seqStart >= first)
+        .map((i) => i.key),
+    );
     expect(rows.length).toBeGreaterThan(20);
   });
 

@@ -120,7 +120,10 @@ describe('AgentTimeline', () => {
     const from = s.tail;
     s.append('turn.started', { origin: 'foreground', clientMessageId: 'c9' }, 't9');
     s.append('user.message', { messageId: 'u9', clientMessageId: 'c9', text: 'look', attachments: [] }, 't9');
-    const r = tl.applyEvents(1, s.events.filter((e) => e.seq > from));
+    const r = tl.applyEvents(
+      1,
+      s.events.filter((e) => e.seq > from),
+    );
     expect(r.acks).toEqual(['c9']);
     const lanes = tl.lanes();
     expect(lanes.pending).toEqual([]);
@@ -167,7 +170,10 @@ describe('AgentTimeline', () => {
         }
       }
       // Drain: the live path replays from the client's cursor (the subscribe contract).
-      const last = tl.applyEvents(1, s.events.filter((e) => e.seq > tl.cursorSeq));
+      const last = tl.applyEvents(
+        1,
+        s.events.filter((e) => e.seq > tl.cursorSeq),
+      );
       if (last.refetchAfter) inflight.push({ page: s.page('after', last.refetchAfter, 2), dir: 'after' });
       while (inflight.length) {
         const { page, dir } = inflight.splice(Math.floor(rand() * inflight.length), 1)[0];
@@ -184,7 +190,10 @@ describe('AgentTimeline', () => {
       // Contiguous from the oldest loaded item to the tail.
       const oldest = Math.min(...shown.map((r) => r.item.seqStart));
       const expected = [...want.values()].filter((i) => i.seqStart >= oldest).map((i) => i.key);
-      expect(shown.map((r) => r.item.key), `seed ${seed}`).toEqual(expected);
+      expect(
+        shown.map((r) => r.item.key),
+        `seed ${seed}`,
+      ).toEqual(expected);
     }
   });
 });

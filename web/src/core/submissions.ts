@@ -67,7 +67,8 @@ export class SubmissionRegistry {
     if (reply.turnId) s.turnId = reply.turnId;
     if (reply.outcome === 'accepted' || reply.outcome === 'duplicate') s.rpc = 'accepted';
     else if (reply.outcome === 'queued') s.rpc = 'queued';
-    else if (s.providerAck) s.rpc = 'accepted'; // observed canonically: cannot be rolled back
+    else if (s.providerAck)
+      s.rpc = 'accepted'; // observed canonically: cannot be rolled back
     else {
       s.rpc = 'failed';
       s.error = reply.message || reply.outcome;

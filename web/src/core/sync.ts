@@ -39,7 +39,8 @@ export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
   graceMs: 30000,
   heartbeatMs: 15000,
   retryMs: 1000,
-  newId: () => (typeof globalThis.crypto?.randomUUID === 'function' ? crypto.randomUUID() : `c${Math.random().toString(36).slice(2)}`),
+  newId: () =>
+    typeof globalThis.crypto?.randomUUID === 'function' ? crypto.randomUUID() : `c${Math.random().toString(36).slice(2)}`,
 };
 
 type AgentSyncState = 'idle' | 'syncing' | 'live';
@@ -358,8 +359,7 @@ export class SyncEngine {
     if (a.closed) this.agents.delete(a.id);
     else this.agents.set(a.id, a);
     this.submissions.onRunObserved(a.id, a.activeTurn);
-    if (prev && prev.status !== a.status)
-      for (const fn of this.transitionFns) fn({ agent: a, from: prev.status, to: a.status });
+    if (prev && prev.status !== a.status) for (const fn of this.transitionFns) fn({ agent: a, from: prev.status, to: a.status });
     this.changed();
   }
 
@@ -491,7 +491,7 @@ export class SyncEngine {
   async historyAround(agentId: string, cursor: string, half = 25): Promise<{ items: Item[]; reset: boolean }> {
     const [epoch, seq] = cursor.split(':').map(Number);
     const fetch = async (direction: string, c: string) =>
-      ((await this.transport.request({ type: 'timeline.fetch', agent: agentId, direction, cursor: c, limit: half })).page as Page);
+      (await this.transport.request({ type: 'timeline.fetch', agent: agentId, direction, cursor: c, limit: half })).page as Page;
     const [before, after] = await Promise.all([fetch('before', `${epoch}:${seq + 1}`), fetch('after', `${epoch}:${seq}`)]);
     const byKey = new Map<string, Item>();
     for (const it of [...before.items, ...after.items]) byKey.set(it.key, it);

@@ -275,9 +275,12 @@ export class AgentTimeline {
         const log = this.liveLog.get(pageItem.key) ?? [];
         let merged: Item | undefined = pageItem;
         for (const e of log) if (!rangesHas(pageItem.sourceSeqRanges, e.seq)) merged = foldEvent(merged, e);
-        next = merged && rangesCover(merged.sourceSeqRanges, local.sourceSeqRanges)
-          ? merged
-          : local.seqEnd >= pageItem.seqEnd ? local : pageItem;
+        next =
+          merged && rangesCover(merged.sourceSeqRanges, local.sourceSeqRanges)
+            ? merged
+            : local.seqEnd >= pageItem.seqEnd
+              ? local
+              : pageItem;
       }
     }
     if (next === pageItem && this.liveLog.has(pageItem.key)) {

@@ -149,10 +149,19 @@ export function App({ engine, transport, http }: { engine: SyncEngine; transport
   return (
     <div class={`app ${drawer ? 'drawer-open' : ''}`}>
       <header class="topbar">
-        <button type="button" class="menu" aria-label="Agents" aria-expanded={drawer} onClick={() => setDrawer((d) => !d)} data-testid="menu">
+        <button
+          type="button"
+          class="menu"
+          aria-label="Agents"
+          aria-expanded={drawer}
+          onClick={() => setDrawer((d) => !d)}
+          data-testid="menu"
+        >
           ☰
         </button>
-        <span class="topbar-title" data-testid="topbar-title">{(focusedAgent && engine.agents.get(focusedAgent)?.title) || focusedAgent || 'agentstream'}</span>
+        <span class="topbar-title" data-testid="topbar-title">
+          {(focusedAgent && engine.agents.get(focusedAgent)?.title) || focusedAgent || 'agentstream'}
+        </span>
         {waiting.length ? (
           <button
             type="button"
@@ -172,7 +181,13 @@ export function App({ engine, transport, http }: { engine: SyncEngine; transport
       <aside class="sidebar" data-testid="sidebar">
         <div class="sidebar-head">
           <h1>agentstream</h1>
-          <button type="button" class="icon help-button" aria-label="Keyboard shortcuts" onClick={() => setHelp(true)} data-testid="help-button">
+          <button
+            type="button"
+            class="icon help-button"
+            aria-label="Keyboard shortcuts"
+            onClick={() => setHelp(true)}
+            data-testid="help-button"
+          >
             ?
           </button>
         </div>
@@ -330,7 +345,12 @@ function CreateAgent({ onCreate }: { onCreate(cfg: CreateConfig): Promise<void> 
       </label>
       <label>
         Title
-        <input value={title} placeholder="optional" onInput={(e) => setTitle((e.target as HTMLInputElement).value)} data-testid="title" />
+        <input
+          value={title}
+          placeholder="optional"
+          onInput={(e) => setTitle((e.target as HTMLInputElement).value)}
+          data-testid="title"
+        />
       </label>
       <label>
         Model

@@ -27,7 +27,13 @@ function FileDiff({ file }: { file: DiffFile }) {
   const shown = all ? lines : lines.slice(0, MAX_FILE_LINES);
   const name = file.oldPath && file.oldPath !== file.path ? `${file.oldPath} → ${file.path}` : file.path;
   return (
-    <section class="change-file" id={`change-${file.path}`} data-testid="change-file" data-path={file.path} data-status={file.status}>
+    <section
+      class="change-file"
+      id={`change-${file.path}`}
+      data-testid="change-file"
+      data-path={file.path}
+      data-status={file.status}
+    >
       <button type="button" class="change-file-head" aria-expanded={open} onClick={() => setOpen(!open)}>
         <span class="fold">{open ? '▾' : '▸'}</span>
         <span class={`file-status fs-${file.status}`}>{file.status}</span>
@@ -87,7 +93,10 @@ export function Changes({ http, agentId, status }: { http: DaemonHttp; agentId: 
       <div class="changes-head">
         {diff ? (
           <span>
-            <code>{diff.branch}</code> <span class="muted">against {diff.against} ({diff.againstCommit.slice(0, 10)})</span>{' '}
+            <code>{diff.branch}</code>{' '}
+            <span class="muted">
+              against {diff.against} ({diff.againstCommit.slice(0, 10)})
+            </span>{' '}
             <span class="diffstat">
               {diff.files.length} files <span class="add">+{diff.additions}</span> <span class="del">−{diff.deletions}</span>
             </span>
@@ -101,16 +110,21 @@ export function Changes({ http, agentId, status }: { http: DaemonHttp; agentId: 
         </button>
       </div>
       {error ? <div class="error-text">{error}</div> : null}
-      {diff?.truncated ? <div class="sub-status">The diff is cut at the daemon's bound (1 MiB): later files are not shown.</div> : null}
+      {diff?.truncated ? (
+        <div class="sub-status">The diff is cut at the daemon's bound (1 MiB): later files are not shown.</div>
+      ) : null}
       {diff && diff.files.length === 0 ? <div class="muted changes-empty">No changes against the base yet.</div> : null}
       {diff && diff.files.length > 1 ? (
         <ul class="change-list" data-testid="change-list">
           {diff.files.map((f) => (
             <li key={f.path}>
-              <a href={`#change-${f.path}`} onClick={(e) => {
-                e.preventDefault();
-                document.getElementById(`change-${f.path}`)?.scrollIntoView({ block: 'start' });
-              }}>
+              <a
+                href={`#change-${f.path}`}
+                onClick={(e) => {
+                  e.preventDefault();
+                  document.getElementById(`change-${f.path}`)?.scrollIntoView({ block: 'start' });
+                }}
+              >
                 <span class={`file-status fs-${f.status}`}>{f.status[0].toUpperCase()}</span> {f.path}
               </a>{' '}
               <span class="diffstat">
@@ -120,7 +134,9 @@ export function Changes({ http, agentId, status }: { http: DaemonHttp; agentId: 
           ))}
         </ul>
       ) : null}
-      {diff?.files.map((f) => <FileDiff key={`${f.path}:${diff.againstCommit}`} file={f} />)}
+      {diff?.files.map((f) => (
+        <FileDiff key={`${f.path}:${diff.againstCommit}`} file={f} />
+      ))}
     </div>
   );
 }

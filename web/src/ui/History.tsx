@@ -47,11 +47,17 @@ export function History({
         </button>
       </div>
       {error ? <div class="error-text">{error}</div> : null}
-      {state?.reset ? <div class="sub-status">This match is in an earlier epoch (before a rewind); showing the current one.</div> : null}
+      {state?.reset ? (
+        <div class="sub-status">This match is in an earlier epoch (before a rewind); showing the current one.</div>
+      ) : null}
       <div class="history-rows" ref={box}>
         {state
           ? state.items.map((item) => (
-              <div key={item.key} class={`vrow ${item === hit ? 'history-hit' : ''}`} data-testid={item === hit ? 'history-hit' : undefined}>
+              <div
+                key={item.key}
+                class={`vrow ${item === hit ? 'history-hit' : ''}`}
+                data-testid={item === hit ? 'history-hit' : undefined}
+              >
                 <TimelineRow row={{ id: `h:${item.key}`, epoch, item }} actions={actions} label={null} />
               </div>
             ))

@@ -29,7 +29,20 @@ export interface PaneProps {
   openAgents(): void;
 }
 
-export function Pane({ engine, http, worktrees, paneId, agentId, jump, onLeaveHistory, focused, onFocus, onClose, openInOtherPane, openAgents }: PaneProps) {
+export function Pane({
+  engine,
+  http,
+  worktrees,
+  paneId,
+  agentId,
+  jump,
+  onLeaveHistory,
+  focused,
+  onFocus,
+  onClose,
+  openInOtherPane,
+  openAgents,
+}: PaneProps) {
   useEffect(() => {
     engine.setPaneAgent(paneId, agentId);
     return () => engine.setPaneAgent(paneId, null);
@@ -79,10 +92,7 @@ function AgentPane({
   const agent = engine.agents.get(agentId);
   const tl = engine.timeline(agentId);
   const lanes = tl.lanes();
-  const items = useMemo(
-    () => [...lanes.rows, ...(lanes.head ? [lanes.head] : []), ...lanes.pending],
-    [lanes],
-  );
+  const items = useMemo(() => [...lanes.rows, ...(lanes.head ? [lanes.head] : []), ...lanes.pending], [lanes]);
   const loadingOlder = useRef(false);
   const onNearTop = useCallback(() => {
     if (loadingOlder.current || !tl.hasOlder) return;
@@ -160,13 +170,7 @@ function AgentPane({
             onSave={(title) => engine.renameAgent(agentId, title)}
           />
         ) : (
-          <button
-            type="button"
-            class="pane-title"
-            title="Rename (F2)"
-            onClick={() => setRenaming(true)}
-            data-testid="pane-title"
-          >
+          <button type="button" class="pane-title" title="Rename (F2)" onClick={() => setRenaming(true)} data-testid="pane-title">
             {agent?.title || agentId}
           </button>
         )}
@@ -203,7 +207,9 @@ function AgentPane({
         </div>
       ) : null}
       {showChanges ? <Changes http={http} agentId={agentId} status={agent?.status ?? 'idle'} /> : null}
-      {showHistory ? <History engine={engine} agentId={agentId} cursor={jump!} actions={actions} onBack={onLeaveHistory} /> : null}
+      {showHistory ? (
+        <History engine={engine} agentId={agentId} cursor={jump!} actions={actions} onBack={onLeaveHistory} />
+      ) : null}
       {!showChanges && !showHistory && tl.hasOlder ? (
         <button type="button" class="older" onClick={onNearTop}>
           Load older
@@ -280,7 +286,11 @@ function TitleEditor({ initial, onSave, onDone }: { initial: string; onSave(titl
           if (!error) onDone();
         }}
       />
-      {error ? <span class="error-text" data-testid="title-error">{error}</span> : null}
+      {error ? (
+        <span class="error-text" data-testid="title-error">
+          {error}
+        </span>
+      ) : null}
     </span>
   );
 }

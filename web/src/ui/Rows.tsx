@@ -53,10 +53,16 @@ export function TimelineRow({ row, actions, label }: { row: Row; actions: RowAct
             a.kind === 'image' && a.data ? (
               <img key={i} class="attachment" alt={a.name ?? 'image'} src={`data:${a.mimeType};base64,${a.data}`} />
             ) : (
-              <span key={i} class="chip">{a.name ?? a.kind}</span>
+              <span key={i} class="chip">
+                {a.name ?? a.kind}
+              </span>
             ),
           )}
-          {label ? <div class="sub-status" data-testid="submission-status">{label}</div> : null}
+          {label ? (
+            <div class="sub-status" data-testid="submission-status">
+              {label}
+            </div>
+          ) : null}
         </div>
       );
     }
@@ -138,7 +144,11 @@ export function TimelineRow({ row, actions, label }: { row: Row; actions: RowAct
         </div>
       );
     case 'notice':
-      return <div {...common} class={`row row-notice notice-${item.level}`}>{item.text}</div>;
+      return (
+        <div {...common} class={`row row-notice notice-${item.level}`}>
+          {item.text}
+        </div>
+      );
     case 'authorization':
       return (
         <div {...common}>

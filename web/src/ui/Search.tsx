@@ -8,10 +8,15 @@ export const SEARCH_LIMIT = 20;
 
 // The snippet's matches (between U+0002 and U+0003) as <mark>, the rest as text: never HTML.
 export function Snippet({ text }: { text: string }) {
+  // The daemon marks matches with these two control characters, on purpose.
+  // eslint-disable-next-line no-control-regex
   const parts = text.split(/(\u0002[^\u0003]*\u0003)/);
   return (
     <span class="snippet">
-      {parts.map((p, i) => (p.startsWith('\u0002') ? <mark key={i}>{p.slice(1, -1)}</mark> : p.replace(/[\u0002\u0003]/g, '')))}
+      {parts.map((p, i) =>
+        // eslint-disable-next-line no-control-regex
+        p.startsWith('\u0002') ? <mark key={i}>{p.slice(1, -1)}</mark> : p.replace(/[\u0002\u0003]/g, ''),
+      )}
     </span>
   );
 }
@@ -95,7 +100,14 @@ export function SearchBox({
           {result.hits.length === 0 ? <li class="muted">No match.</li> : null}
           {result.hits.map((h) => (
             <li key={`${h.agent}@${h.cursor}`}>
-              <button type="button" class="hit" onClick={() => onOpen(h)} data-testid="search-hit" data-agent={h.agent} data-cursor={h.cursor}>
+              <button
+                type="button"
+                class="hit"
+                onClick={() => onOpen(h)}
+                data-testid="search-hit"
+                data-agent={h.agent}
+                data-cursor={h.cursor}
+              >
                 <span class="muted">
                   {titleOf(h.agent)} · {KIND_LABEL[h.kind] ?? h.kind}
                 </span>

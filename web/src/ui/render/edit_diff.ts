@@ -93,7 +93,8 @@ class Builder {
     for (const line of text.split('\n')) {
       if (line.startsWith('+++') || line.startsWith('---') || line.startsWith('diff ') || line.startsWith('index ')) continue;
       if (line.startsWith('@@')) this.add(f, '@', line);
-      else if (line.startsWith('+') || line.startsWith('-') || line.startsWith(' ')) this.add(f, line[0] as DiffSign, line.slice(1));
+      else if (line.startsWith('+') || line.startsWith('-') || line.startsWith(' '))
+        this.add(f, line[0] as DiffSign, line.slice(1));
       else if (line !== '') this.add(f, ' ', line);
     }
   }
@@ -143,7 +144,7 @@ function acpDiffs(input: Obj): Obj[] {
     isObj(o) && typeof o.path === 'string' && typeof o.newText === 'string' && (o.type === undefined || o.type === 'diff');
   if (isDiff(input)) return [input];
   const content = input.content;
-  return Array.isArray(content) ? (content.filter((c) => isObj(c) && c.type === "diff" && isDiff(c)) as Obj[]) : [];
+  return Array.isArray(content) ? (content.filter((c) => isObj(c) && c.type === 'diff' && isDiff(c)) as Obj[]) : [];
 }
 
 // Codex file changes: a list of {path, kind, diff}, or an object keyed by path.
