@@ -64,6 +64,8 @@ test('phone, 390x844: one pane, the agent list as a drawer, every action reachab
   await send(page, first, 'needs permission please');
   const banner = p1.getByTestId('permission-banner');
   await expect(banner).toBeInViewport();
+  await expect(banner).toContainText('touch notes.txt');
+  await expect(p1.getByTestId('permission')).toContainText('$ touch notes.txt');
   await expect(page.getByTestId('permission-count')).toHaveText('1 waiting');
   await noHorizontalScroll(page);
   await page.screenshot({ path: shot('web-phone.png') });

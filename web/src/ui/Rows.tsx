@@ -3,7 +3,9 @@ import { memo } from 'preact/compat';
 import type { Row } from '../core/timeline';
 import type { Submission } from '../core/submissions';
 import { Markdown } from './Markdown';
-import { ToolCall } from './ToolCall';
+import { DiffLines } from './DiffView';
+import { editDiff } from './render/edit_diff';
+import { commandOf, ToolCall } from './ToolCall';
 
 export interface RowActions {
   fork(row: Row): void;
@@ -67,6 +69,11 @@ export function TimelineRow({ row, actions, label }: { row: Row; actions: RowAct
       );
     }
     case 'assistant_message':
+      // A finished message without text (an agent's turn that only called tools) takes no room.
+      if (item.finished && !(item.text ?? '').trim())
+        return (
+          <div {...common} class="row row-assistant_message row-empty" data-testid="assistant-message" data-finished="true" />
+        );
       return (
         <div {...common} data-testid="assistant-message" data-finished={item.finished ? 'true' : 'false'}>
           <div class="who">assistant</div>
@@ -103,7 +110,7 @@ export function TimelineRow({ row, actions, label }: { row: Row; actions: RowAct
         <div {...common} data-testid="permission" data-decision={item.decision ?? ''}>
           <div class="who">permission</div>
           <div class="text">{item.title || `Use ${item.toolName ?? 'a tool'}?`}</div>
-          {item.input ? <pre class="input">{JSON.stringify(item.input)}</pre> : null}
+          {item.input ? <PermissionInput tool={item.toolName ?? ''} input={item.input} /> : null}
           {item.decision ? (
             <div class="sub-status">{item.decision === 'allow' ? 'allowed' : 'denied'}</div>
           ) : (
@@ -175,4 +182,27 @@ export function TimelineRow({ row, actions, label }: { row: Row; actions: RowAct
     default:
       return <div {...common}>{item.kind}</div>;
   }
+}
+
+// What a permission request would do: an edit as its diff, a command as the command, else the
+// input as JSON.
+function PermissionInput({ tool, input }: { tool: string; input: any }) {
+  const diff = editDiff(tool.replace(/^mcp__.+?__/, ''), input);
+  if (diff)
+    return (
+      <div data-testid="permission-diff">
+        {diff.files.map((f, i) => (
+          <div class="edit-file" key={i}>
+            <div class="edit-path">
+              {f.path} <span class="muted">{f.action}</span>
+            </div>
+            <DiffLines path={f.path} lines={f.lines} />
+          </div>
+        ))}
+        {diff.more > 0 ? <div class="muted">… {diff.more} more lines</div> : null}
+      </div>
+    );
+  const command = commandOf(input);
+  if (command) return <pre class="input">$ {command}</pre>;
+  return <pre class="input">{JSON.stringify(input)}</pre>;
 }
