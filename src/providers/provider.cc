@@ -41,4 +41,16 @@ void AgentProvider::Run(const TurnRequest& request, std::function<void(Result<Ru
   });
 }
 
+void AgentProvider::SetMode(const std::string& mode, Done done) {
+  Later(std::move(done), Error(ErrorCode::kInvalidArgument, "no mode " + mode));
+}
+
+void AgentProvider::SetModel(const std::string& model, Done done) {
+  Later(std::move(done), Error(ErrorCode::kInvalidArgument, "no model " + model));
+}
+
+void AgentProvider::SetThinkingOption(const std::string& option, Done done) {
+  Later(std::move(done), Error(ErrorCode::kInvalidArgument, "no thinking option " + option));
+}
+
 }  // namespace agentstream::providers

@@ -19,6 +19,10 @@
 //      the provider go on.
 //   5. Deterministic cleanup: after Close() completes (and after an unsubscribe) no callback of
 //      that subscription runs again, and the runtime process and its process group are gone.
+//
+// Providers on an EventLoop build on ProviderBase (provider_base.h), and those whose runtime is one
+// child process on ChildProcessProvider (child_process_provider.h), where the guarantees and the
+// lifecycle are written once (docs/providers.md).
 #pragma once
 
 #include <functional>
@@ -120,13 +124,17 @@ class AgentProvider {
   virtual Result<std::vector<turn::ProviderEvent>> StreamHistory() = 0;
 
   virtual RuntimeInfo GetRuntimeInfo() const = 0;
-  virtual std::vector<ModeInfo> AvailableModes() const = 0;
-  virtual void SetMode(const std::string& mode, Done done) = 0;
-  virtual std::vector<ModelInfo> AvailableModels() const = 0;
-  virtual void SetModel(const std::string& model, Done done) = 0;
-  virtual std::vector<ThinkingOption> ThinkingOptions() const = 0;
-  virtual void SetThinkingOption(const std::string& option, Done done) = 0;
-  virtual std::vector<SlashCommand> ListCommands() const = 0;
+
+  // Optional settings. The defaults describe a runtime without them: no choices listed, and a
+  // Set* call answers kInvalidArgument (through Later(), never inside the call). A provider
+  // overrides only what its runtime has.
+  virtual std::vector<ModeInfo> AvailableModes() const { return {}; }
+  virtual void SetMode(const std::string& mode, Done done);
+  virtual std::vector<ModelInfo> AvailableModels() const { return {}; }
+  virtual void SetModel(const std::string& model, Done done);
+  virtual std::vector<ThinkingOption> ThinkingOptions() const { return {}; }
+  virtual void SetThinkingOption(const std::string& option, Done done);
+  virtual std::vector<SlashCommand> ListCommands() const { return {}; }
 
   virtual std::vector<PendingPermission> PendingPermissions() const = 0;
   // Answers a permission request the runtime is waiting on. kNotFound when it is not pending.
@@ -142,6 +150,11 @@ class AgentProvider {
   // StartTurn + Subscribe: sends `request` and reports the first turn result that follows, with
   // the assistant text streamed before it. For one-shot use without the turn engine.
   void Run(const TurnRequest& request, std::function<void(Result<RunResult>)> done);
+
+ protected:
+  // Runs `done(status)` on the provider's thread after the current call has returned, unless the
+  // provider is destroyed first. Does nothing for an empty `done`.
+  virtual void Later(Done done, Status status) = 0;
 };
 
 }  // namespace agentstream::providers

@@ -1,7 +1,5 @@
 #include "providers/acp/acp_provider.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -22,7 +20,6 @@ using jsonrpc::ParseRpc;
 using jsonrpc::RequestLine;
 using jsonrpc::ResultLine;
 using jsonrpc::RpcMessage;
-using process::Millis;
 
 namespace {
 
@@ -58,43 +55,27 @@ int RpcCode(const Status& s) {
 }  // namespace
 
 AcpProvider::AcpProvider(process::EventLoop& loop, AcpOptions options)
-    : loop_(loop), options_(std::move(options)), mapper_("acp" + RandomHex(8)) {
+    : ChildProcessProvider(
+          loop, ChildLifecycle::Of(
+                    options.command.name,
+                    options.command.name + " did not finish the ACP handshake in time", options)),
+      options_(std::move(options)),
+      mapper_("acp" + RandomHex(8)) {
   session_id_ = options_.session_id;
 }
 
 AcpProvider::~AcpProvider() {
-  *alive_ = false;
-  subscribers_->Close();
-  terminals_.reset();
-  child_.reset();  // kills the process group
-}
-
-Subscription AcpProvider::Subscribe(EventCallback callback) {
-  return subscribers_->Add(std::move(callback));
-}
-
-void AcpProvider::Publish(turn::ProviderEvent event) { subscribers_->Publish(std::move(event)); }
-
-void AcpProvider::PublishAll(std::vector<turn::ProviderEvent> events) {
-  for (turn::ProviderEvent& e : events) Publish(std::move(e));
-}
-
-void AcpProvider::Later(Done done, Status status) {
-  if (!done) return;
-  loop_.Post([alive = std::weak_ptr<bool>(alive_), done = std::move(done),
-              status = std::move(status)]() mutable {
-    if (alive.lock()) done(std::move(status));
-  });
+  Shutdown();
+  terminals_.reset();  // before the agent: its terminals are its children's
 }
 
 void AcpProvider::Call(std::string_view method, json::value params, Reply reply) {
   auto fail = [this, &reply](std::string message) {
-    loop_.Post([alive = std::weak_ptr<bool>(alive_), reply = std::move(reply),
-                message = std::move(message)] {
-      if (alive.lock()) reply(Error(ErrorCode::kUnavailable, message));
+    Post([reply = std::move(reply), message = std::move(message)] {
+      reply(Error(ErrorCode::kUnavailable, message));
     });
   };
-  if (!child_ || exited_) return fail(options_.command.name + " is not running");
+  if (!child_ || exited_) return fail(name_ + " is not running");
   if (pending_.size() >= options_.max_pending_requests)
     return fail("too many requests in flight (" + std::to_string(pending_.size()) + ")");
   const std::int64_t id = next_id_++;
@@ -112,75 +93,64 @@ void AcpProvider::Answer(const json::value& id, Result<json::value> result) {
   (void)child_->WriteLine(line);
 }
 
-void AcpProvider::Start(Done done) {
-  if (child_ || closing_) return Later(std::move(done), Error(ErrorCode::kConflict, "started"));
-  if (options_.command.argv.empty())
-    return Later(std::move(done), Error(ErrorCode::kInvalidArgument, "no agent command"));
+Result<process::SpawnOptions> AcpProvider::Command() {
+  if (options_.command.argv.empty()) return Error(ErrorCode::kInvalidArgument, "no agent command");
   process::SpawnOptions spawn;
   spawn.argv = options_.command.argv;
-  spawn.env = options_.command.env;
-  if (spawn.env.empty())
-    for (char** e = environ; *e; ++e) spawn.env.emplace_back(*e);
+  spawn.env = EnvOrDaemons(options_.command.env);
   spawn.cwd = options_.cwd;
   spawn.max_line_bytes = options_.max_line_bytes;
-  auto child = process::ChildProcess::Spawn(loop_, spawn,
-                                            {[this](const process::Frame& f) { OnFrame(f); },
-                                             [this](const process::ExitInfo& e) { OnExit(e); }});
-  if (!child.ok()) return Later(std::move(done), child.status());
-  child_ = std::move(child).value();
+  return spawn;
+}
+
+void AcpProvider::Handshake() {
   terminals_ = std::make_unique<AcpTerminals>(loop_, options_.cwd, options_.terminal_limits);
-  auto shared_done = std::make_shared<Done>(std::move(done));
-  auto finish = [shared_done](Status s) {
-    if (*shared_done) std::exchange(*shared_done, nullptr)(std::move(s));
-  };
-  handshake_timer_ = loop_.timers().After(options_.handshake_timeout, [this, finish] {
-    finish(Error(ErrorCode::kUnavailable,
-                 options_.command.name + " did not finish the ACP handshake in time"));
-    if (child_) child_->Terminate(options_.kill_plan, nullptr);
-  });
   json::object caps{{"fs", json::object{{"readTextFile", true}, {"writeTextFile", true}}},
                     {"terminal", options_.client_terminal}};
   json::object init{{"protocolVersion", 1},
                     {"clientCapabilities", std::move(caps)},
                     {"clientInfo", json::object{{"name", "agentstream"}, {"version", "1"}}}};
-  Call("initialize", std::move(init), [this, finish](Result<json::value> r) {
-    if (!r.ok()) {
-      handshake_timer_.reset();
-      return finish(Error(ErrorCode::kUnavailable, "initialize failed: " + r.status().message()));
+  Call("initialize", std::move(init),
+       [this](Result<json::value> r) { OnInitialized(std::move(r)); });
+}
+
+void AcpProvider::OnInitialized(Result<json::value> r) {
+  if (!r.ok())
+    return FinishHandshake(
+        Error(ErrorCode::kUnavailable, "initialize failed: " + r.status().message()));
+  init_result_ = *r;
+  if (init_result_.is_object())
+    if (const json::value* info = init_result_.as_object().if_contains("agentInfo");
+        info && info->is_object()) {
+      version_ = Str(info->as_object(), "version");
+      agent_name_ = Str(info->as_object(), "name");
     }
-    init_result_ = *r;
-    if (init_result_.is_object())
-      if (const json::value* info = init_result_.as_object().if_contains("agentInfo");
-          info && info->is_object()) {
-        version_ = Str(info->as_object(), "version");
-        agent_name_ = Str(info->as_object(), "name");
-      }
-    json::object params{{"cwd", options_.cwd}, {"mcpServers", json::array{}}};
-    const bool load = !options_.session_id.empty();
-    if (load) params["sessionId"] = options_.session_id;
-    loading_ = load;
-    Call(load ? "session/load" : "session/new", std::move(params),
-         [this, finish, load](Result<json::value> s) {
-           loading_ = false;
-           handshake_timer_.reset();
-           if (load) {
-             for (turn::ProviderEvent& e : mapper_.CloseMessage(std::nullopt))
-               history_.push_back(std::move(e));
-             for (turn::ProviderEvent& e : mapper_.CloseTools(ToolCallStatus::kCompleted))
-               history_.push_back(std::move(e));
-           }
-           if (!s.ok())
-             return finish(
-                 Error(ErrorCode::kUnavailable, std::string(load ? "session/load" : "session/new") +
-                                                    " failed: " + s.status().message()));
-           OnSessionReady(*s);
-           if (session_id_.empty())
-             return finish(Error(ErrorCode::kUnavailable, "session/new returned no sessionId"));
-           connected_ = true;
-           if (options_.mode && *options_.mode != mapper_.mode()) SetMode(*options_.mode, nullptr);
-           finish(Status::Ok());
-         });
-  });
+  json::object params{{"cwd", options_.cwd}, {"mcpServers", json::array{}}};
+  const bool load = !options_.session_id.empty();
+  if (load) params["sessionId"] = options_.session_id;
+  loading_ = load;
+  Call(load ? "session/load" : "session/new", std::move(params),
+       [this, load](Result<json::value> s) { OnSession(load, std::move(s)); });
+}
+
+void AcpProvider::OnSession(bool load, Result<json::value> s) {
+  loading_ = false;
+  if (load) {
+    for (turn::ProviderEvent& e : mapper_.CloseMessage(std::nullopt))
+      history_.push_back(std::move(e));
+    for (turn::ProviderEvent& e : mapper_.CloseTools(ToolCallStatus::kCompleted))
+      history_.push_back(std::move(e));
+  }
+  if (!s.ok())
+    return FinishHandshake(Error(
+        ErrorCode::kUnavailable,
+        std::string(load ? "session/load" : "session/new") + " failed: " + s.status().message()));
+  OnSessionReady(*s);
+  if (session_id_.empty())
+    return FinishHandshake(Error(ErrorCode::kUnavailable, "session/new returned no sessionId"));
+  connected_ = true;
+  if (options_.mode && *options_.mode != mapper_.mode()) SetMode(*options_.mode, nullptr);
+  FinishHandshake(Status::Ok());
 }
 
 void AcpProvider::OnSessionReady(const json::value& result) {
@@ -205,11 +175,8 @@ void AcpProvider::OnSessionReady(const json::value& result) {
 }
 
 void AcpProvider::StartTurn(const TurnRequest& request, Done done) {
-  if (!connected_ || exited_ || closing_)
-    return Later(std::move(done),
-                 Error(ErrorCode::kUnavailable, options_.command.name + " is not connected"));
-  if (turn_running_)
-    return Later(std::move(done), Error(ErrorCode::kConflict, "a foreground turn is active"));
+  if (Status ready = ReadyForTurn(turn_running_); !ready.ok())
+    return Later(std::move(done), std::move(ready));
   if (pending_.size() >= options_.max_pending_requests)
     return Later(std::move(done), Error(ErrorCode::kResourceExhausted, "too many requests"));
   json::array prompt{json::object{{"type", "text"}, {"text", request.text}}};
@@ -223,7 +190,7 @@ void AcpProvider::StartTurn(const TurnRequest& request, Done done) {
 
 void AcpProvider::OnPromptDone(Result<json::value> result) {
   if (!turn_running_) return;  // the turn already ended (the agent exited)
-  const bool interrupted = !interrupt_waiters_.empty();
+  const bool interrupted = interrupting();
   turn::ProviderTurnResult end;
   if (!result.ok()) {
     end.outcome = interrupted ? turn::TurnOutcome::kCanceled : turn::TurnOutcome::kFailed;
@@ -254,60 +221,33 @@ void AcpProvider::EndTurn(turn::ProviderTurnResult result) {
   PublishAll(mapper_.CloseTools(ok ? ToolCallStatus::kCompleted : ToolCallStatus::kCanceled));
   // Before publishing: a subscriber may start the next turn from inside the result's delivery.
   turn_running_ = false;
-  permissions_.clear();
-  watchdog_.reset();
+  permissions_.Clear();
+  StopWatchdog();
   Publish(std::move(result));
   ResolveInterruptWaiters();
 }
 
-void AcpProvider::Interrupt(Done done) {
-  if (exited_ || !child_ || !turn_running_) return Later(std::move(done), Status::Ok());
-  interrupt_waiters_.push_back(std::move(done));
-  if (interrupt_waiters_.size() > 1) return;  // an interrupt is already under way
+void AcpProvider::SendCancel() {
   (void)child_->WriteLine(
       NotificationLine("session/cancel", json::object{{"sessionId", session_id_}}));
   CancelPermissions();
-  interrupt_timer_ = loop_.timers().After(options_.interrupt_timeout, [this] {
-    if (!interrupt_waiters_.empty() && child_) child_->Terminate(options_.kill_plan, nullptr);
-  });
 }
 
 void AcpProvider::CancelPermissions() {
-  auto permissions = std::move(permissions_);
-  permissions_.clear();
-  for (auto& [id, p] : permissions) {
-    Answer(p.rpc_id,
+  for (auto& [id, p] : permissions_.TakeAll()) {
+    Answer(p.wire.rpc_id,
            json::value(json::object{{"outcome", json::object{{"outcome", "cancelled"}}}}));
     Publish(turn::ProviderPermissionResolved{id, PermissionDecision::kDeny, std::nullopt,
                                              "cancelled with the turn"});
   }
 }
 
-void AcpProvider::ResolveInterruptWaiters() {
-  interrupt_timer_.reset();
-  auto waiters = std::move(interrupt_waiters_);
-  interrupt_waiters_.clear();
-  for (Done& d : waiters) d(Status::Ok());
-}
-
-void AcpProvider::ArmWatchdog() {
-  if (!turn_running_ || !permissions_.empty() || exited_) return watchdog_.reset();
-  watchdog_ = loop_.timers().After(options_.stall_timeout, [this] {
-    Publish(turn::ProviderError{"provider_stalled",
-                                options_.command.name + " produced no output for " +
-                                    std::to_string(options_.stall_timeout.count()) +
-                                    " ms during a turn; stopping it",
-                                true});
-    if (child_) child_->Terminate(options_.kill_plan, nullptr);
-  });
-}
-
 void AcpProvider::OnFrame(const process::Frame& frame) {
   if (frame.kind == process::Frame::Kind::kOversize) {
     Publish(turn::ProviderError{"protocol_oversize",
                                 "dropped a " + std::to_string(frame.dropped) + "-byte line from " +
-                                    options_.command.name + " (limit " +
-                                    std::to_string(options_.max_line_bytes) + ")",
+                                    name_ + " (limit " + std::to_string(options_.max_line_bytes) +
+                                    ")",
                                 false});
   } else {
     Result<RpcMessage> m = ParseRpc(frame.text);
@@ -355,11 +295,9 @@ void AcpProvider::OnAgentRequest(const RpcMessage& m) {
   if (m.method == "session/request_permission") return OnPermissionRequest(m);
   if (m.method == "fs/read_text_file" || m.method == "fs/write_text_file") return OnFsRequest(m);
   if (m.method.rfind("terminal/", 0) == 0 && options_.client_terminal && terminals_) {
-    terminals_->Handle(
-        m.method, m.params,
-        [alive = std::weak_ptr<bool>(alive_), this, id = m.id](Result<json::value> r) {
-          if (alive.lock()) Answer(id, std::move(r));
-        });
+    terminals_->Handle(m.method, m.params, WhileAlive([this, id = m.id](Result<json::value> r) {
+                         Answer(id, std::move(r));
+                       }));
     return;
   }
   --agent_requests_;
@@ -369,27 +307,27 @@ void AcpProvider::OnAgentRequest(const RpcMessage& m) {
 void AcpProvider::OnPermissionRequest(const RpcMessage& m) {
   const json::object empty;
   const json::object& p = m.params.is_object() ? m.params.as_object() : empty;
-  Permission perm;
-  perm.rpc_id = m.id;
+  PendingPermission info;
+  PermissionWire wire{m.id, {}};
   const std::string rid = "acp_perm_" + std::to_string(next_permission_++) + "_" + RandomHex(6);
-  perm.info.request_id = RequestId(rid);
+  info.request_id = RequestId(rid);
   turn::ProviderPermissionRequest req;
-  req.request_id = perm.info.request_id;
+  req.request_id = info.request_id;
   req.title = "Permission requested";
   if (const json::value* tc = p.if_contains("toolCall"); tc && tc->is_object()) {
     const json::object& call = tc->as_object();
     PublishAll(mapper_.AnnounceToolCall(call));
     if (std::string id = Str(call, "toolCallId"); !id.empty()) {
-      perm.info.call_id = ToolCallId(id);
-      req.call_id = perm.info.call_id;
+      info.call_id = ToolCallId(id);
+      req.call_id = info.call_id;
     }
     if (std::string title = Str(call, "title"); !title.empty()) req.title = title;
-    perm.info.tool_name = Str(call, "kind");
-    if (perm.info.tool_name.empty()) perm.info.tool_name = mapper_.KindOf(Str(call, "toolCallId"));
-    if (perm.info.tool_name.empty()) perm.info.tool_name = "other";
-    req.tool_name = perm.info.tool_name;
-    if (const json::value* raw = call.if_contains("rawInput")) perm.info.input = *raw;
-    req.input = perm.info.input;
+    info.tool_name = Str(call, "kind");
+    if (info.tool_name.empty()) info.tool_name = mapper_.KindOf(Str(call, "toolCallId"));
+    if (info.tool_name.empty()) info.tool_name = "other";
+    req.tool_name = info.tool_name;
+    if (const json::value* raw = call.if_contains("rawInput")) info.input = *raw;
+    req.input = info.input;
   }
   if (const json::value* opts = p.if_contains("options"); opts && opts->is_array())
     for (const json::value& o : opts->as_array()) {
@@ -397,16 +335,16 @@ void AcpProvider::OnPermissionRequest(const RpcMessage& m) {
       AcpOption opt{Str(o.as_object(), "optionId"), Str(o.as_object(), "kind"),
                     Str(o.as_object(), "name")};
       req.options.push_back(PermissionOption{opt.id, KindOf(opt.kind), opt.name});
-      perm.options.push_back(std::move(opt));
+      wire.options.push_back(std::move(opt));
     }
-  if (!interrupt_waiters_.empty() || !turn_running_) {
+  if (interrupting() || !turn_running_) {
     // A request racing a cancel (or outside any turn) is answered "cancelled", as ACP requires.
     Answer(m.id, json::value(json::object{{"outcome", json::object{{"outcome", "cancelled"}}}}));
     return;
   }
-  permissions_[perm.info.request_id] = std::move(perm);
+  permissions_.Add(std::move(info), std::move(wire));
   Publish(std::move(req));
-  watchdog_.reset();
+  StopWatchdog();
 }
 
 void AcpProvider::OnFsRequest(const RpcMessage& m) {
@@ -453,40 +391,21 @@ void AcpProvider::OnFsRequest(const RpcMessage& m) {
   Answer(m.id, json::value(json::object{{"content", text}}));
 }
 
-void AcpProvider::OnExit(const process::ExitInfo& exit) {
-  exited_ = true;
-  connected_ = false;
-  watchdog_.reset();
-  if (turn_running_) {
-    PublishAll(mapper_.CloseMessage(std::nullopt));
-    turn_running_ = false;
-  }
-  permissions_.clear();
-  // An interrupt that escalated to signals is complete: its teardown is reported first, so the
-  // interrupted turn ends canceled rather than failed.
-  ResolveInterruptWaiters();
-  if (!closing_) Publish(turn::ProviderExited{options_.command.name + " " + exit.Describe()});
-  auto pending = std::move(pending_);
-  pending_.clear();
+void AcpProvider::DropTurn() {
+  if (turn_running_) PublishAll(mapper_.CloseMessage(std::nullopt));
+  permissions_.Clear();
+}
+
+void AcpProvider::FailRequests(const process::ExitInfo& exit) {
+  auto pending = std::exchange(pending_, {});
   for (auto& [id, reply] : pending)
-    reply(Error(ErrorCode::kUnavailable, options_.command.name + " exited: " + exit.Describe()));
-  handshake_timer_.reset();
-  close_timer_.reset();
-  auto waiters = std::move(close_waiters_);
-  close_waiters_.clear();
-  for (Done& d : waiters) d(Status::Ok());
+    reply(Error(ErrorCode::kUnavailable, name_ + " exited: " + exit.Describe()));
 }
 
 Result<std::vector<turn::ProviderEvent>> AcpProvider::StreamHistory() { return history_; }
 
 RuntimeInfo AcpProvider::GetRuntimeInfo() const {
-  return RuntimeInfo{options_.command.name,
-                     session_id_,
-                     model_,
-                     mapper_.mode(),
-                     version_,
-                     child_ && !exited_ ? child_->pid() : 0,
-                     connected_};
+  return RuntimeInfo{name_, session_id_, model_, mapper_.mode(), version_, pid(), connected_};
 }
 
 void AcpProvider::SetMode(const std::string& mode, Done done) {
@@ -516,36 +435,22 @@ void AcpProvider::SetModel(const std::string& model, Done done) {
        });
 }
 
-void AcpProvider::SetThinkingOption(const std::string& option, Done done) {
-  Later(std::move(done),
-        Error(ErrorCode::kInvalidArgument, "ACP agents have no thinking options (" + option + ")"));
-}
-
 std::vector<SlashCommand> AcpProvider::ListCommands() const {
   std::vector<SlashCommand> out;
   for (const auto& c : mapper_.commands()) out.push_back({c.name, c.description});
   return out;
 }
 
-std::vector<PendingPermission> AcpProvider::PendingPermissions() const {
-  std::vector<PendingPermission> out;
-  for (const auto& [id, p] : permissions_) out.push_back(p.info);
-  return out;
-}
-
 void AcpProvider::RespondToPermission(const RequestId& request, const PermissionReply& reply,
                                       Done done) {
-  auto it = permissions_.find(request);
-  if (it == permissions_.end())
-    return Later(std::move(done),
-                 Error(ErrorCode::kNotFound, "no pending request " + request.str()));
+  const std::optional<PermissionTable<PermissionWire>::Entry> p = permissions_.Take(request);
+  if (!p) return Later(std::move(done), NotPending(request));
   const std::optional<std::string> option =
-      ChooseOption(it->second.options, reply.decision == PermissionDecision::kAllow);
+      ChooseOption(p->wire.options, reply.decision == PermissionDecision::kAllow);
   json::object outcome = option ? json::object{{"outcome", "selected"}, {"optionId", *option}}
                                 : json::object{{"outcome", "cancelled"}};
-  const json::value id = it->second.rpc_id;
-  const std::optional<ToolCallId> call = it->second.info.call_id;
-  permissions_.erase(it);
+  const json::value& id = p->wire.rpc_id;
+  const std::optional<ToolCallId>& call = p->info.call_id;
   if (reply.decision != PermissionDecision::kAllow && call)
     PublishAll(mapper_.EndTool(call->str(), ToolCallStatus::kFailed,
                                reply.message.value_or("denied by the user")));
@@ -557,26 +462,7 @@ void AcpProvider::RespondToPermission(const RequestId& request, const Permission
 
 std::optional<PersistenceHandle> AcpProvider::DescribePersistence() const {
   if (session_id_.empty()) return std::nullopt;
-  return PersistenceHandle{options_.command.name, session_id_, options_.cwd};
+  return PersistenceHandle{name_, session_id_, options_.cwd};
 }
-
-void AcpProvider::Close(Done done) {
-  subscribers_->Close();  // guarantee 5: no callback after Close
-  if (!child_ || exited_) {
-    closing_ = true;
-    return Later(std::move(done), Status::Ok());
-  }
-  close_waiters_.push_back(std::move(done));
-  if (closing_) return;
-  closing_ = true;
-  connected_ = false;
-  terminals_.reset();
-  child_->CloseStdin();
-  close_timer_ = loop_.timers().After(options_.close_grace, [this] {
-    if (child_) child_->Terminate(options_.kill_plan, nullptr);
-  });
-}
-
-std::string AcpProvider::StderrTail() const { return child_ ? child_->StderrTail() : ""; }
 
 }  // namespace agentstream::providers::acp

@@ -21,6 +21,8 @@
 // provider_stalled error and the agent is stopped; garbage lines are non-fatal protocol_garbage
 // errors and the pump goes on.
 //
+// The process lifecycle is ChildProcessProvider's (child_process_provider.h); this class writes
+// the JSON-RPC protocol, the agent's requests and the mapping of its updates.
 // Threading: as AgentProvider (one EventLoop thread).
 #pragma once
 
@@ -30,10 +32,9 @@
 #include <string>
 
 #include "jsonrpc/json_rpc.h"
-#include "process/child_process.h"
 #include "providers/acp/acp_protocol.h"
 #include "providers/acp/acp_terminals.h"
-#include "providers/provider.h"
+#include "providers/child_process_provider.h"
 
 namespace agentstream::providers::acp {
 
@@ -55,82 +56,71 @@ struct AcpOptions {
   TerminalLimits terminal_limits;
 };
 
-class AcpProvider final : public AgentProvider {
+class AcpProvider final : public ChildProcessProvider {
  public:
   AcpProvider(process::EventLoop& loop, AcpOptions options);
   ~AcpProvider() override;
 
-  Subscription Subscribe(EventCallback callback) override;
-  void Start(Done done) override;
   void StartTurn(const TurnRequest& request, Done done) override;
-  void Interrupt(Done done) override;
   Result<std::vector<turn::ProviderEvent>> StreamHistory() override;
   RuntimeInfo GetRuntimeInfo() const override;
   std::vector<ModeInfo> AvailableModes() const override { return modes_; }
   void SetMode(const std::string& mode, Done done) override;
   std::vector<ModelInfo> AvailableModels() const override { return models_; }
   void SetModel(const std::string& model, Done done) override;
-  std::vector<ThinkingOption> ThinkingOptions() const override { return {}; }
-  void SetThinkingOption(const std::string& option, Done done) override;
   std::vector<SlashCommand> ListCommands() const override;
-  std::vector<PendingPermission> PendingPermissions() const override;
+  std::vector<PendingPermission> PendingPermissions() const override { return permissions_.List(); }
   void RespondToPermission(const RequestId& request, const PermissionReply& reply,
                            Done done) override;
   std::optional<PersistenceHandle> DescribePersistence() const override;
-  void Close(Done done) override;
 
-  std::string StderrTail() const;
   // The agent's initialize answer (agentCapabilities, agentInfo, ...), once started.
   const boost::json::value& agent_info() const { return init_result_; }
 
  private:
   using Reply = std::function<void(Result<boost::json::value>)>;
+  // What answers a permission request: its JSON-RPC id and the options the agent offered.
+  struct PermissionWire {
+    boost::json::value rpc_id;
+    std::vector<AcpOption> options;
+  };
 
-  void OnFrame(const process::Frame& frame);
+  Result<process::SpawnOptions> Command() override;
+  void Handshake() override;
+  void OnFrame(const process::Frame& frame) override;
+  void SendCancel() override;
+  bool AwaitingPermission() const override { return !permissions_.empty(); }
+  void DropTurn() override;
+  void FailRequests(const process::ExitInfo& exit) override;
+  void OnClosing() override { terminals_.reset(); }
+
+  void OnInitialized(Result<boost::json::value> result);
+  void OnSession(bool load, Result<boost::json::value> result);
   void OnMessage(jsonrpc::RpcMessage m);
   void OnAgentRequest(const jsonrpc::RpcMessage& m);
   void OnPermissionRequest(const jsonrpc::RpcMessage& m);
   void OnFsRequest(const jsonrpc::RpcMessage& m);
-  void OnExit(const process::ExitInfo& exit);
   void Call(std::string_view method, boost::json::value params, Reply reply);
   void Answer(const boost::json::value& id, Result<boost::json::value> result);
   void OnSessionReady(const boost::json::value& result);
   void OnPromptDone(Result<boost::json::value> result);
   void EndTurn(turn::ProviderTurnResult result);
   void CancelPermissions();
-  void ResolveInterruptWaiters();
-  void ArmWatchdog();
-  void Later(Done done, Status status);
-  void Publish(turn::ProviderEvent event);
-  void PublishAll(std::vector<turn::ProviderEvent> events);
 
-  process::EventLoop& loop_;
   AcpOptions options_;
-  std::shared_ptr<SubscriberList> subscribers_ = std::make_shared<SubscriberList>();
-  std::unique_ptr<process::ChildProcess> child_;
   std::unique_ptr<AcpTerminals> terminals_;
   AcpUpdateMapper mapper_;
   std::int64_t next_id_ = 1;
   std::map<std::int64_t, Reply> pending_;
   std::size_t agent_requests_ = 0;  // the agent's requests we have not answered yet
-  struct Permission {
-    PendingPermission info;
-    boost::json::value rpc_id;
-    std::vector<AcpOption> options;
-  };
-  std::map<RequestId, Permission> permissions_;
+  PermissionTable<PermissionWire> permissions_;
   std::uint64_t next_permission_ = 1;
-  bool connected_ = false, closing_ = false, exited_ = false;
   bool loading_ = false;                      // session/load is replaying history
-  bool turn_running_ = false;                 // a session/prompt is outstanding
   std::vector<turn::ProviderEvent> history_;  // the replay of session/load
-  std::vector<Done> interrupt_waiters_, close_waiters_;
-  std::unique_ptr<process::TimerHandle> watchdog_, handshake_timer_, interrupt_timer_, close_timer_;
   boost::json::value init_result_;
   std::string session_id_, model_, version_, agent_name_;
   std::vector<ModeInfo> modes_;
   std::vector<ModelInfo> models_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace agentstream::providers::acp

@@ -1,7 +1,5 @@
 #include "providers/claude/claude_provider.h"
 
-#include <signal.h>
-
 #include <boost/json.hpp>
 #include <fstream>
 #include <sstream>
@@ -9,90 +7,63 @@
 namespace agentstream::providers::claude {
 
 namespace json = boost::json;
-using process::Millis;
 
 ClaudeProvider::ClaudeProvider(process::EventLoop& loop, ClaudeOptions options)
-    : loop_(loop), options_(std::move(options)) {
+    : ChildProcessProvider(
+          loop, ChildLifecycle::Of("claude", "claude did not answer initialize in time", options)),
+      options_(std::move(options)) {
   if (options_.launch.session_id.empty()) options_.launch.session_id = NewSessionUuid();
-}
-
-ClaudeProvider::~ClaudeProvider() {
-  *alive_ = false;
-  subscribers_->Close();
-  child_.reset();  // kills the process group
-}
-
-Subscription ClaudeProvider::Subscribe(EventCallback callback) {
-  return subscribers_->Add(std::move(callback));
-}
-
-void ClaudeProvider::Later(Done done, Status status) {
-  if (!done) return;
-  loop_.Post([alive = std::weak_ptr<bool>(alive_), done = std::move(done),
-              status = std::move(status)]() mutable {
-    if (alive.lock()) done(std::move(status));
-  });
 }
 
 std::string ClaudeProvider::NextRequestId() { return "req_" + std::to_string(next_request_++); }
 
-void ClaudeProvider::Start(Done done) {
-  if (child_ || closing_) return Later(std::move(done), Error(ErrorCode::kConflict, "started"));
+Result<process::SpawnOptions> ClaudeProvider::Command() {
   process::SpawnOptions spawn;
   spawn.argv = BuildArgv(options_.launch);
   spawn.env = BuildEnv(options_.launch);
   spawn.cwd = options_.launch.cwd;
   spawn.max_line_bytes = options_.max_line_bytes;
-  auto child = process::ChildProcess::Spawn(loop_, spawn,
-                                            {[this](const process::Frame& f) { OnFrame(f); },
-                                             [this](const process::ExitInfo& e) { OnExit(e); }});
-  if (!child.ok()) return Later(std::move(done), child.status());
-  child_ = std::move(child).value();
-  auto shared_done = std::make_shared<Done>(std::move(done));
-  handshake_timer_ = loop_.timers().After(options_.handshake_timeout, [this, shared_done] {
-    if (!*shared_done) return;
-    std::exchange(*shared_done, nullptr)(
-        Error(ErrorCode::kUnavailable, "claude did not answer initialize in time"));
-    child_->Terminate(options_.kill_plan, nullptr);
-  });
+  return spawn;
+}
+
+void ClaudeProvider::Handshake() {
   const std::string id = NextRequestId();
   if (Status s = child_->WriteLine(InitializeLine(id)); !s.ok())
-    return Later(std::exchange(*shared_done, nullptr), s);
-  pending_control_[id] = [this, shared_done](const ControlResponseIn& r) {
-    handshake_timer_.reset();
-    if (!*shared_done) return;
-    Done d = std::exchange(*shared_done, nullptr);
-    if (!r.success) return d(Error(ErrorCode::kUnavailable, "initialize failed: " + r.error));
-    if (r.response.is_object()) {
-      const json::object& body = r.response.as_object();
-      if (const json::value* c = body.if_contains("commands"); c && c->is_array())
-        for (const json::value& cmd : c->as_array())
-          if (cmd.is_object() && cmd.as_object().if_contains("name"))
-            commands_.push_back(
-                {json::value_to<std::string>(cmd.at("name")),
-                 cmd.as_object().if_contains("description") && cmd.at("description").is_string()
-                     ? json::value_to<std::string>(cmd.at("description"))
-                     : ""});
-      if (const json::value* m = body.if_contains("models"); m && m->is_array())
-        for (const json::value& model : m->as_array())
-          if (model.is_object() && model.as_object().if_contains("value") &&
-              model.at("value").is_string())
-            models_.push_back(
-                {json::value_to<std::string>(model.at("value")),
-                 model.as_object().if_contains("displayName") && model.at("displayName").is_string()
-                     ? json::value_to<std::string>(model.at("displayName"))
-                     : ""});
-    }
-    connected_ = true;
-    d(Status::Ok());
-  };
+    return Later([this](Status status) { FinishHandshake(std::move(status)); }, s);
+  pending_control_[id] = [this](const ControlResponseIn& r) { OnInitialized(r); };
+}
+
+void ClaudeProvider::OnInitialized(const ControlResponseIn& r) {
+  if (!handshaking()) return;
+  if (!r.success)
+    return FinishHandshake(Error(ErrorCode::kUnavailable, "initialize failed: " + r.error));
+  if (r.response.is_object()) {
+    const json::object& body = r.response.as_object();
+    if (const json::value* c = body.if_contains("commands"); c && c->is_array())
+      for (const json::value& cmd : c->as_array())
+        if (cmd.is_object() && cmd.as_object().if_contains("name"))
+          commands_.push_back(
+              {json::value_to<std::string>(cmd.at("name")),
+               cmd.as_object().if_contains("description") && cmd.at("description").is_string()
+                   ? json::value_to<std::string>(cmd.at("description"))
+                   : ""});
+    if (const json::value* m = body.if_contains("models"); m && m->is_array())
+      for (const json::value& model : m->as_array())
+        if (model.is_object() && model.as_object().if_contains("value") &&
+            model.at("value").is_string())
+          models_.push_back(
+              {json::value_to<std::string>(model.at("value")),
+               model.as_object().if_contains("displayName") && model.at("displayName").is_string()
+                   ? json::value_to<std::string>(model.at("displayName"))
+                   : ""});
+  }
+  connected_ = true;
+  FinishHandshake(Status::Ok());
 }
 
 void ClaudeProvider::StartTurn(const TurnRequest& request, Done done) {
-  if (!connected_ || exited_ || closing_)
-    return Later(std::move(done), Error(ErrorCode::kUnavailable, "claude is not connected"));
-  if (foreground_active_)
-    return Later(std::move(done), Error(ErrorCode::kConflict, "a foreground turn is active"));
+  if (Status ready = ReadyForTurn(foreground_active_); !ready.ok())
+    return Later(std::move(done), std::move(ready));
   const std::string uuid = NewSessionUuid();
   if (Status s = child_->WriteLine(UserMessageLine(request.text, uuid)); !s.ok())
     return Later(std::move(done), Error(ErrorCode::kUnavailable, s.message()));
@@ -102,17 +73,7 @@ void ClaudeProvider::StartTurn(const TurnRequest& request, Done done) {
   Later(std::move(done), Status::Ok());
 }
 
-void ClaudeProvider::Interrupt(Done done) {
-  if (exited_ || !child_ || (!turn_running_ && !foreground_active_))
-    return Later(std::move(done), Status::Ok());
-  interrupt_waiters_.push_back(std::move(done));
-  if (interrupt_waiters_.size() > 1) return;  // an interrupt is already under way
-  SendControl(InterruptLine(NextRequestId()), nullptr);
-  // Escalation: if the CLI has not ended the turn in time, signals (SIGINT, SIGTERM, SIGKILL).
-  interrupt_timer_ = loop_.timers().After(options_.interrupt_timeout, [this] {
-    if (!interrupt_waiters_.empty() && child_) child_->Terminate(options_.kill_plan, nullptr);
-  });
-}
+void ClaudeProvider::SendCancel() { SendControl(InterruptLine(NextRequestId()), nullptr); }
 
 void ClaudeProvider::SendControl(const std::string& line,
                                  std::function<void(ControlResponseIn)> reply) {
@@ -124,24 +85,8 @@ void ClaudeProvider::SendControl(const std::string& line,
     if (it == pending_control_.end()) return;
     auto cb = std::move(it->second);
     pending_control_.erase(it);
-    loop_.Post([alive = std::weak_ptr<bool>(alive_), cb, id] {
-      if (alive.lock()) cb(ControlResponseIn{id, false, "claude is not running", {}});
-    });
+    Post([cb, id] { cb(ControlResponseIn{id, false, "claude is not running", {}}); });
   }
-}
-
-void ClaudeProvider::ArmWatchdog() {
-  if (!turn_running_ || !permissions_.empty() || exited_) return watchdog_.reset();
-  watchdog_ = loop_.timers().After(options_.stall_timeout, [this] { OnStalled(); });
-}
-
-void ClaudeProvider::OnStalled() {
-  Publish(turn::ProviderError{"provider_stalled",
-                              "claude produced no output for " +
-                                  std::to_string(options_.stall_timeout.count()) +
-                                  " ms during a turn; stopping it",
-                              true});
-  if (child_) child_->Terminate(options_.kill_plan, nullptr);
 }
 
 void ClaudeProvider::OnFrame(const process::Frame& frame) {
@@ -162,7 +107,7 @@ void ClaudeProvider::OnParsed(ParsedLine parsed) {
   if (parsed.control_request) OnControlRequest(*parsed.control_request);
   if (parsed.replayed_uuid && parsed.replayed_uuid == outstanding_prompt_)
     outstanding_prompt_.reset();
-  if (parsed.turn_result && outstanding_prompt_ && interrupt_waiters_.empty()) {
+  if (parsed.turn_result && outstanding_prompt_ && !interrupting()) {
     // The CLI finished a turn it started by itself (a background task's wake) before taking our
     // prompt in: that result does not end the foreground turn, whose prompt the CLI answers next.
     for (turn::ProviderEvent& e : parsed.events)
@@ -181,7 +126,7 @@ void ClaudeProvider::OnParsed(ParsedLine parsed) {
   }
   if (parsed.cancel_request_id) {
     const RequestId id(*parsed.cancel_request_id);
-    if (permissions_.erase(id))
+    if (permissions_.Erase(id))
       Publish(turn::ProviderPermissionResolved{id, PermissionDecision::kDeny, std::nullopt,
                                                "withdrawn by claude"});
   }
@@ -201,47 +146,26 @@ void ClaudeProvider::OnControlRequest(const ControlRequestIn& request) {
     if (child_) (void)child_->WriteLine(ControlErrorLine(request.request_id, "unsupported"));
     return;
   }
-  Permission p;
-  p.info.request_id = RequestId(request.request_id);
+  PendingPermission info;
+  info.request_id = RequestId(request.request_id);
   const json::value* tool = request.request.if_contains("tool_name");
-  if (tool && tool->is_string()) p.info.tool_name = std::string(tool->as_string());
-  if (const json::value* input = request.request.if_contains("input")) p.info.input = *input;
+  if (tool && tool->is_string()) info.tool_name = std::string(tool->as_string());
+  if (const json::value* input = request.request.if_contains("input")) info.input = *input;
   const json::value* call = request.request.if_contains("tool_use_id");
-  if (call && call->is_string()) {
-    p.tool_use_id = std::string(call->as_string());
-    p.info.call_id = ToolCallId(p.tool_use_id);
-  }
-  permissions_[p.info.request_id] = std::move(p);
+  if (call && call->is_string()) info.call_id = ToolCallId(std::string(call->as_string()));
+  permissions_.Add(std::move(info));
 }
 
 void ClaudeProvider::ResetTurnState() {
   turn_running_ = foreground_active_ = false;
   outstanding_prompt_.reset();
-  permissions_.clear();
-  watchdog_.reset();
+  permissions_.Clear();
+  StopWatchdog();
 }
 
-void ClaudeProvider::ResolveInterruptWaiters() {
-  interrupt_timer_.reset();
-  auto waiters = std::move(interrupt_waiters_);
-  for (Done& d : waiters) d(Status::Ok());
-}
-
-void ClaudeProvider::OnExit(const process::ExitInfo& exit) {
-  exited_ = true;
-  connected_ = false;
-  watchdog_.reset();
-  handshake_timer_.reset();
-  // An interrupt that escalated to signals is complete: its teardown is reported first, so the
-  // interrupted turn ends canceled rather than failed.
-  ResetTurnState();
-  ResolveInterruptWaiters();
-  if (!closing_) Publish(turn::ProviderExited{"claude " + exit.Describe()});
+void ClaudeProvider::FailRequests(const process::ExitInfo&) {
   auto controls = std::move(pending_control_);
   for (auto& [id, cb] : controls) cb(ControlResponseIn{id, false, "claude exited", {}});
-  close_timer_.reset();
-  auto waiters = std::move(close_waiters_);
-  for (Done& d : waiters) d(Status::Ok());
 }
 
 Result<std::vector<turn::ProviderEvent>> ClaudeProvider::StreamHistory() {
@@ -268,7 +192,7 @@ RuntimeInfo ClaudeProvider::GetRuntimeInfo() const {
   return RuntimeInfo{
       "claude",      init_.session_id.empty() ? options_.launch.session_id : init_.session_id,
       init_.model,   mode_,
-      init_.version, child_ && !exited_ ? child_->pid() : 0,
+      init_.version, pid(),
       connected_};
 }
 
@@ -290,8 +214,6 @@ void ClaudeProvider::SetMode(const std::string& mode, Done done) {
                 done(Status::Ok());
               });
 }
-
-std::vector<ModelInfo> ClaudeProvider::AvailableModels() const { return models_; }
 
 void ClaudeProvider::SetModel(const std::string& model, Done done) {
   if (!connected_) return Later(std::move(done), Error(ErrorCode::kUnavailable, "not connected"));
@@ -326,23 +248,15 @@ std::vector<SlashCommand> ClaudeProvider::ListCommands() const {
   return out;
 }
 
-std::vector<PendingPermission> ClaudeProvider::PendingPermissions() const {
-  std::vector<PendingPermission> out;
-  for (const auto& [id, p] : permissions_) out.push_back(p.info);
-  return out;
-}
-
 void ClaudeProvider::RespondToPermission(const RequestId& request, const PermissionReply& reply,
                                          Done done) {
-  auto it = permissions_.find(request);
-  if (it == permissions_.end())
-    return Later(std::move(done),
-                 Error(ErrorCode::kNotFound, "no pending request " + request.str()));
+  const std::optional<PermissionTable<>::Entry> p = permissions_.Take(request);
+  if (!p) return Later(std::move(done), NotPending(request));
   const std::string line =
       reply.decision == PermissionDecision::kAllow
-          ? PermissionAllowLine(request.str(), it->second.info.input, it->second.tool_use_id)
+          ? PermissionAllowLine(request.str(), p->info.input,
+                                p->info.call_id ? p->info.call_id->str() : std::string())
           : PermissionDenyLine(request.str(), reply.message.value_or("denied by the user"));
-  permissions_.erase(it);
   Status s = child_ ? child_->WriteLine(line) : Error(ErrorCode::kUnavailable, "not running");
   ArmWatchdog();
   Later(std::move(done), std::move(s));
@@ -351,23 +265,5 @@ void ClaudeProvider::RespondToPermission(const RequestId& request, const Permiss
 std::optional<PersistenceHandle> ClaudeProvider::DescribePersistence() const {
   return PersistenceHandle{"claude", GetRuntimeInfo().session_id, options_.launch.cwd};
 }
-
-void ClaudeProvider::Close(Done done) {
-  subscribers_->Close();  // guarantee 5: no callback after Close
-  if (!child_ || exited_) {
-    closing_ = true;
-    return Later(std::move(done), Status::Ok());
-  }
-  close_waiters_.push_back(std::move(done));
-  if (closing_) return;
-  closing_ = true;
-  connected_ = false;
-  child_->CloseStdin();
-  close_timer_ = loop_.timers().After(options_.close_grace, [this] {
-    if (child_) child_->Terminate(options_.kill_plan, nullptr);
-  });
-}
-
-std::string ClaudeProvider::StderrTail() const { return child_ ? child_->StderrTail() : ""; }
 
 }  // namespace agentstream::providers::claude

@@ -13,6 +13,9 @@
 // fatal ProviderError "provider_stalled" and is terminated; garbage and oversize stdout lines
 // publish non-fatal ProviderErrors and the pump goes on; invalid UTF-8 is repaired by the parser.
 //
+// The process lifecycle (spawn, handshake deadline, interrupt escalation, stall watchdog, exit,
+// close) is ChildProcessProvider's (child_process_provider.h); this class writes the CLI's argv,
+// its control protocol and the mapping of its output.
 // Threading: as AgentProvider (one EventLoop thread).
 #pragma once
 
@@ -21,10 +24,9 @@
 #include <memory>
 #include <string>
 
-#include "process/child_process.h"
+#include "providers/child_process_provider.h"
 #include "providers/claude/claude_parser.h"
 #include "providers/claude/claude_protocol.h"
-#include "providers/provider.h"
 
 namespace agentstream::providers::claude {
 
@@ -40,72 +42,54 @@ struct ClaudeOptions {
   std::function<Result<std::string>(const std::string& path)> read_file;
 };
 
-class ClaudeProvider final : public AgentProvider {
+class ClaudeProvider final : public ChildProcessProvider {
  public:
   // `loop` must outlive the provider.
   ClaudeProvider(process::EventLoop& loop, ClaudeOptions options);
-  ~ClaudeProvider() override;
 
-  Subscription Subscribe(EventCallback callback) override;
-  void Start(Done done) override;
   void StartTurn(const TurnRequest& request, Done done) override;
-  void Interrupt(Done done) override;
   Result<std::vector<turn::ProviderEvent>> StreamHistory() override;
   RuntimeInfo GetRuntimeInfo() const override;
   std::vector<ModeInfo> AvailableModes() const override;
   void SetMode(const std::string& mode, Done done) override;
-  std::vector<ModelInfo> AvailableModels() const override;
+  std::vector<ModelInfo> AvailableModels() const override { return models_; }
   void SetModel(const std::string& model, Done done) override;
   std::vector<ThinkingOption> ThinkingOptions() const override;
   void SetThinkingOption(const std::string& option, Done done) override;
   std::vector<SlashCommand> ListCommands() const override;
-  std::vector<PendingPermission> PendingPermissions() const override;
+  std::vector<PendingPermission> PendingPermissions() const override { return permissions_.List(); }
   void RespondToPermission(const RequestId& request, const PermissionReply& reply,
                            Done done) override;
   std::optional<PersistenceHandle> DescribePersistence() const override;
-  void Close(Done done) override;
-
-  // The CLI's stderr tail, for diagnostics.
-  std::string StderrTail() const;
 
  private:
-  void OnFrame(const process::Frame& frame);
+  Result<process::SpawnOptions> Command() override;
+  void Handshake() override;
+  void OnFrame(const process::Frame& frame) override;
+  void SendCancel() override;
+  bool AwaitingPermission() const override { return !permissions_.empty(); }
+  void DropTurn() override { ResetTurnState(); }
+  void FailRequests(const process::ExitInfo& exit) override;
+
+  void OnInitialized(const ControlResponseIn& response);
   void OnParsed(ParsedLine parsed);
   void OnControlRequest(const ControlRequestIn& request);
-  void OnExit(const process::ExitInfo& exit);
-  void ResetTurnState();           // the CLI's turn ended: no turn, no prompt, no permission
-  void ResolveInterruptWaiters();  // an interrupt under way is complete
+  void ResetTurnState();  // the CLI's turn ended: no turn, no prompt, no permission
   void SendControl(const std::string& line_for_id, std::function<void(ControlResponseIn)> reply);
   std::string NextRequestId();
-  void ArmWatchdog();
-  void OnStalled();
-  void Later(Done done, Status status);
-  void Publish(turn::ProviderEvent event) { subscribers_->Publish(std::move(event)); }
 
-  process::EventLoop& loop_;
   ClaudeOptions options_;
-  std::shared_ptr<SubscriberList> subscribers_ = std::make_shared<SubscriberList>();
-  std::unique_ptr<process::ChildProcess> child_;
   ClaudeStreamParser parser_;
   std::uint64_t next_request_ = 1;
   std::map<std::string, std::function<void(ControlResponseIn)>> pending_control_;
-  struct Permission {
-    PendingPermission info;
-    std::string tool_use_id;
-  };
-  std::map<RequestId, Permission> permissions_;
-  bool connected_ = false, closing_ = false, exited_ = false;
+  PermissionTable<> permissions_;
   bool foreground_active_ = false;  // a prompt we sent has not reached its `result` yet
-  bool turn_running_ = false;       // the CLI is in a turn (ours or one it started itself)
   // The uuid of our last prompt until the CLI replays it (takes it into its conversation).
   std::optional<std::string> outstanding_prompt_;
-  std::vector<Done> interrupt_waiters_, close_waiters_;
-  std::unique_ptr<process::TimerHandle> watchdog_, handshake_timer_, interrupt_timer_, close_timer_;
   InitInfo init_;
   std::vector<SlashCommand> commands_;
   std::vector<ModelInfo> models_;
   std::string mode_ = "default";
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // for posted callbacks
 };
 
 }  // namespace agentstream::providers::claude

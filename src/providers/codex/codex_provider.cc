@@ -1,7 +1,5 @@
 #include "providers/codex/codex_provider.h"
 
-#include <unistd.h>
-
 #include <boost/json.hpp>
 #include <random>
 
@@ -27,35 +25,20 @@ std::string IdText(const json::value& id) {
 }  // namespace
 
 CodexProvider::CodexProvider(process::EventLoop& loop, CodexOptions options)
-    : loop_(loop), options_(std::move(options)), thread_id_(options_.thread_id) {
+    : ChildProcessProvider(
+          loop,
+          ChildLifecycle::Of("codex", "codex app-server did not start a thread in time", options)),
+      options_(std::move(options)),
+      thread_id_(options_.thread_id) {
   std::random_device rd;
   static constexpr char kHex[] = "0123456789abcdef";
   for (int i = 0; i < 8; ++i) nonce_ += kHex[rd() % 16];
 }
 
-CodexProvider::~CodexProvider() {
-  *alive_ = false;
-  subscribers_->Close();
-  child_.reset();
-}
-
-Subscription CodexProvider::Subscribe(EventCallback callback) {
-  return subscribers_->Add(std::move(callback));
-}
-
-void CodexProvider::Later(Done done, Status status) {
-  if (!done) return;
-  loop_.Post([alive = std::weak_ptr<bool>(alive_), done = std::move(done),
-              status = std::move(status)]() mutable {
-    if (alive.lock()) done(std::move(status));
-  });
-}
-
 std::int64_t CodexProvider::Call(std::string_view method, json::value params, Reply reply) {
   auto fail = [this, &reply](std::string message) {
-    loop_.Post([alive = std::weak_ptr<bool>(alive_), reply = std::move(reply),
-                message = std::move(message)] {
-      if (alive.lock()) reply(Error(ErrorCode::kUnavailable, message));
+    Post([reply = std::move(reply), message = std::move(message)] {
+      reply(Error(ErrorCode::kUnavailable, message));
     });
   };
   if (!child_ || exited_) {
@@ -77,77 +60,64 @@ std::int64_t CodexProvider::Call(std::string_view method, json::value params, Re
   return id;
 }
 
-void CodexProvider::Start(Done done) {
-  if (child_ || closing_) return Later(std::move(done), Error(ErrorCode::kConflict, "started"));
+Result<process::SpawnOptions> CodexProvider::Command() {
   process::SpawnOptions spawn;
   spawn.argv = {options_.program};
   spawn.argv.insert(spawn.argv.end(), options_.global_args.begin(), options_.global_args.end());
   spawn.argv.emplace_back("app-server");
-  spawn.env = options_.env;
-  if (spawn.env.empty())
-    for (char** e = environ; *e; ++e) spawn.env.emplace_back(*e);
+  spawn.env = EnvOrDaemons(options_.env);
   spawn.cwd = options_.cwd;
   spawn.max_line_bytes = options_.max_line_bytes;
-  auto child = process::ChildProcess::Spawn(loop_, spawn,
-                                            {[this](const process::Frame& f) { OnFrame(f); },
-                                             [this](const process::ExitInfo& e) { OnExit(e); }});
-  if (!child.ok()) return Later(std::move(done), child.status());
-  child_ = std::move(child).value();
-  auto shared_done = std::make_shared<Done>(std::move(done));
-  auto finish = [shared_done](Status s) {
-    if (*shared_done) std::exchange(*shared_done, nullptr)(std::move(s));
-  };
-  handshake_timer_ = loop_.timers().After(options_.handshake_timeout, [this, finish] {
-    finish(Error(ErrorCode::kUnavailable, "codex app-server did not start a thread in time"));
-    if (child_) child_->Terminate(options_.kill_plan, nullptr);
-  });
+  return spawn;
+}
+
+void CodexProvider::Handshake() {
   json::object init{
       {"clientInfo",
        json::object{{"name", "agentstream"}, {"title", "agentstream"}, {"version", "1"}}},
       {"capabilities", nullptr}};
-  Call("initialize", std::move(init), [this, finish](Result<json::value> r) {
-    if (!r.ok()) {
-      handshake_timer_.reset();
-      return finish(Error(ErrorCode::kUnavailable, "initialize failed: " + r.status().message()));
-    }
-    if (r->is_object()) {
-      const std::string agent = Str(r->as_object(), "userAgent");  // "name/0.171.0 (...)"
-      const auto slash = agent.find('/'), space = agent.find(' ');
-      if (slash != std::string::npos) version_ = agent.substr(slash + 1, space - slash - 1);
-    }
-    (void)child_->WriteLine(Line({{"method", "initialized"}}));
-    const bool resume = !options_.thread_id.empty();
-    json::object params{{"cwd", options_.cwd},
-                        {"approvalPolicy", options_.approval_policy},
-                        {"sandbox", options_.sandbox}};
-    if (options_.model) params["model"] = *options_.model;
-    if (resume) {
-      params["threadId"] = options_.thread_id;
-      params["excludeTurns"] = true;  // read in pages below: one reply could outgrow a line
-    }
-    Call(resume ? "thread/resume" : "thread/start", std::move(params),
-         [this, finish, resume](Result<json::value> t) {
-           if (!t.ok()) {
-             handshake_timer_.reset();
-             return finish(Error(ErrorCode::kUnavailable, t.status().message()));
-           }
-           if (t->is_object()) {
-             if (const json::object* thread = Obj(t->as_object(), "thread"))
-               thread_id_ = Str(*thread, "id");
-             model_ = Str(t->as_object(), "model");
-           }
-           auto ready = [this, finish](const Status&) {
-             handshake_timer_.reset();
-             if (exited_) return finish(Error(ErrorCode::kUnavailable, "codex exited"));
-             if (thread_id_.empty())
-               return finish(Error(ErrorCode::kUnavailable, "codex returned no thread id"));
-             connected_ = true;
-             finish(Status::Ok());
-           };
-           if (!resume || thread_id_.empty()) return ready(Status::Ok());
-           LoadHistory("", ready);
-         });
-  });
+  Call("initialize", std::move(init),
+       [this](Result<json::value> r) { OnInitialized(std::move(r)); });
+}
+
+void CodexProvider::OnInitialized(Result<json::value> r) {
+  if (!r.ok())
+    return FinishHandshake(
+        Error(ErrorCode::kUnavailable, "initialize failed: " + r.status().message()));
+  if (r->is_object()) {
+    const std::string agent = Str(r->as_object(), "userAgent");  // "name/0.171.0 (...)"
+    const auto slash = agent.find('/'), space = agent.find(' ');
+    if (slash != std::string::npos) version_ = agent.substr(slash + 1, space - slash - 1);
+  }
+  (void)child_->WriteLine(Line({{"method", "initialized"}}));
+  const bool resume = !options_.thread_id.empty();
+  json::object params{{"cwd", options_.cwd},
+                      {"approvalPolicy", options_.approval_policy},
+                      {"sandbox", options_.sandbox}};
+  if (options_.model) params["model"] = *options_.model;
+  if (resume) {
+    params["threadId"] = options_.thread_id;
+    params["excludeTurns"] = true;  // read in pages below: one reply could outgrow a line
+  }
+  Call(resume ? "thread/resume" : "thread/start", std::move(params),
+       [this, resume](Result<json::value> t) { OnThread(resume, std::move(t)); });
+}
+
+void CodexProvider::OnThread(bool resume, Result<json::value> t) {
+  if (!t.ok()) return FinishHandshake(Error(ErrorCode::kUnavailable, t.status().message()));
+  if (t->is_object()) {
+    if (const json::object* thread = Obj(t->as_object(), "thread")) thread_id_ = Str(*thread, "id");
+    model_ = Str(t->as_object(), "model");
+  }
+  auto ready = [this](const Status&) {
+    if (exited_) return FinishHandshake(Error(ErrorCode::kUnavailable, "codex exited"));
+    if (thread_id_.empty())
+      return FinishHandshake(Error(ErrorCode::kUnavailable, "codex returned no thread id"));
+    connected_ = true;
+    FinishHandshake(Status::Ok());
+  };
+  if (!resume || thread_id_.empty()) return ready(Status::Ok());
+  LoadHistory("", ready);
 }
 
 void CodexProvider::LoadHistory(const std::string& cursor, const Done& finish) {
@@ -194,10 +164,8 @@ void CodexProvider::FinishHistory(Status status) {
 }
 
 void CodexProvider::StartTurn(const TurnRequest& request, Done done) {
-  if (!connected_ || exited_ || closing_)
-    return Later(std::move(done), Error(ErrorCode::kUnavailable, "codex is not connected"));
-  if (turn_running_)
-    return Later(std::move(done), Error(ErrorCode::kConflict, "a foreground turn is active"));
+  if (Status ready = ReadyForTurn(turn_running_); !ready.ok())
+    return Later(std::move(done), std::move(ready));
   turn_running_ = true;
   interrupt_sent_ = false;
   turn_id_.clear();
@@ -207,26 +175,16 @@ void CodexProvider::StartTurn(const TurnRequest& request, Done done) {
        [this, done = std::move(done)](Result<json::value> r) {
          if (!r.ok()) {
            turn_running_ = false;
-           watchdog_.reset();
+           StopWatchdog();
            return done(Error(ErrorCode::kInvalidArgument, r.status().message()));
          }
          if (r->is_object())
            if (const json::object* t = Obj(r->as_object(), "turn"))
              if (turn_id_.empty()) turn_id_ = Str(*t, "id");
-         if (!interrupt_waiters_.empty()) SendInterrupt();
+         if (interrupting()) SendInterrupt();
          done(Status::Ok());
        });
   ArmWatchdog();
-}
-
-void CodexProvider::Interrupt(Done done) {
-  if (exited_ || !child_ || !turn_running_) return Later(std::move(done), Status::Ok());
-  interrupt_waiters_.push_back(std::move(done));
-  if (interrupt_waiters_.size() > 1) return;
-  SendInterrupt();  // waits for the turn id when turn/start has not answered yet
-  interrupt_timer_ = loop_.timers().After(options_.interrupt_timeout, [this] {
-    if (!interrupt_waiters_.empty() && child_) child_->Terminate(options_.kill_plan, nullptr);
-  });
 }
 
 void CodexProvider::SendInterrupt() {
@@ -235,13 +193,13 @@ void CodexProvider::SendInterrupt() {
   Call("turn/interrupt", json::object{{"threadId", thread_id_}, {"turnId", turn_id_}},
        [](const Result<json::value>&) {});
   // Open approvals die with the turn.
-  for (auto& [id, p] : permissions_) {
-    (void)child_->WriteLine(Line(
-        {{"id", p.rpc_id}, {"result", json::object{{"decision", p.legacy ? "abort" : "cancel"}}}}));
+  for (auto& [id, p] : permissions_.TakeAll()) {
+    (void)child_->WriteLine(
+        Line({{"id", p.wire.rpc_id},
+              {"result", json::object{{"decision", p.wire.legacy ? "abort" : "cancel"}}}}));
     Publish(turn::ProviderPermissionResolved{id, PermissionDecision::kDeny, std::nullopt,
                                              "cancelled with the turn"});
   }
-  permissions_.clear();
 }
 
 void CodexProvider::EndTurn(turn::ProviderTurnResult result) {
@@ -251,29 +209,10 @@ void CodexProvider::EndTurn(turn::ProviderTurnResult result) {
   open_tools_.clear();
   streamed_.clear();
   turn_running_ = false;
-  permissions_.clear();
-  watchdog_.reset();
+  permissions_.Clear();
+  StopWatchdog();
   Publish(std::move(result));
   ResolveInterruptWaiters();
-}
-
-void CodexProvider::ResolveInterruptWaiters() {
-  interrupt_timer_.reset();
-  auto waiters = std::move(interrupt_waiters_);
-  interrupt_waiters_.clear();
-  for (Done& d : waiters) d(Status::Ok());
-}
-
-void CodexProvider::ArmWatchdog() {
-  if (!turn_running_ || !permissions_.empty() || exited_) return watchdog_.reset();
-  watchdog_ = loop_.timers().After(options_.stall_timeout, [this] {
-    Publish(turn::ProviderError{"provider_stalled",
-                                "codex produced no output for " +
-                                    std::to_string(options_.stall_timeout.count()) +
-                                    " ms during a turn; stopping it",
-                                true});
-    if (child_) child_->Terminate(options_.kill_plan, nullptr);
-  });
 }
 
 void CodexProvider::OnFrame(const process::Frame& frame) {
@@ -320,7 +259,7 @@ void CodexProvider::OnNotification(const std::string& method, const json::object
   if (!thread.empty() && thread != thread_id_) return;  // another thread of this server
   if (method == "turn/started") {
     if (const json::object* t = Obj(p, "turn"); t && turn_id_.empty()) turn_id_ = Str(*t, "id");
-    if (!interrupt_waiters_.empty()) SendInterrupt();
+    if (interrupting()) SendInterrupt();
     return Publish(turn::ProviderTurnBegan{});
   }
   if (method == "item/started" || method == "item/completed") {
@@ -342,7 +281,7 @@ void CodexProvider::OnNotification(const std::string& method, const json::object
     const json::value* rid = p.if_contains("requestId");
     if (!rid) return;
     const RequestId id("codex_" + nonce_ + "_" + IdText(*rid));
-    if (permissions_.erase(id))
+    if (permissions_.Erase(id))
       Publish(turn::ProviderPermissionResolved{id, PermissionDecision::kDeny, std::nullopt,
                                                "resolved by codex"});
     return ArmWatchdog();
@@ -414,48 +353,37 @@ void CodexProvider::OnServerRequest(const RpcMessage& m) {
   }
   static const json::object kEmpty;
   const json::object& p = m.params.is_object() ? m.params.as_object() : kEmpty;
-  Permission perm;
-  perm.rpc_id = m.id;
-  perm.legacy = legacy;
-  perm.info.request_id = RequestId("codex_" + nonce_ + "_" + IdText(m.id));
+  PendingPermission info;
+  info.request_id = RequestId("codex_" + nonce_ + "_" + IdText(m.id));
   const bool command = m.method.find("ommand") != std::string::npos;
-  perm.info.tool_name = command ? "commandExecution" : "fileChange";
-  perm.info.input = m.params;
+  info.tool_name = command ? "commandExecution" : "fileChange";
+  info.input = m.params;
   std::string item = Str(p, "itemId");
   if (item.empty()) item = Str(p, "callId");
-  if (!item.empty()) perm.info.call_id = ToolCallId(item);
+  if (!item.empty()) info.call_id = ToolCallId(item);
   turn::ProviderPermissionRequest req;
-  req.request_id = perm.info.request_id;
-  req.call_id = perm.info.call_id;
-  req.tool_name = perm.info.tool_name;
+  req.request_id = info.request_id;
+  req.call_id = info.call_id;
+  req.tool_name = info.tool_name;
   req.input = m.params;
   req.title = command ? Str(p, "command") : "Apply file changes";
   if (req.title.empty()) req.title = m.method;
   req.options = {{"accept", PermissionOptionKind::kAllowOnce, "Accept"},
                  {"acceptForSession", PermissionOptionKind::kAllowAlways, "Accept for session"},
                  {"decline", PermissionOptionKind::kRejectOnce, "Decline"}};
-  permissions_[perm.info.request_id] = std::move(perm);
+  permissions_.Add(std::move(info), PermissionWire{m.id, legacy});
   Publish(std::move(req));
-  watchdog_.reset();
+  StopWatchdog();
 }
 
-void CodexProvider::OnExit(const process::ExitInfo& exit) {
-  exited_ = true;
-  connected_ = false;
-  watchdog_.reset();
-  turn_running_ = false;
+void CodexProvider::DropTurn() {
   open_tools_.clear();
-  permissions_.clear();
-  ResolveInterruptWaiters();
-  if (!closing_) Publish(turn::ProviderExited{"codex " + exit.Describe()});
-  auto pending = std::move(pending_);
-  pending_.clear();
+  permissions_.Clear();
+}
+
+void CodexProvider::FailRequests(const process::ExitInfo&) {
+  auto pending = std::exchange(pending_, {});
   for (auto& [id, reply] : pending) reply(Error(ErrorCode::kUnavailable, "codex exited"));
-  handshake_timer_.reset();
-  close_timer_.reset();
-  auto waiters = std::move(close_waiters_);
-  close_waiters_.clear();
-  for (Done& d : waiters) d(Status::Ok());
 }
 
 Result<std::vector<turn::ProviderEvent>> CodexProvider::StreamHistory() {
@@ -464,10 +392,8 @@ Result<std::vector<turn::ProviderEvent>> CodexProvider::StreamHistory() {
 }
 
 RuntimeInfo CodexProvider::GetRuntimeInfo() const {
-  return RuntimeInfo{"codex",   thread_id_,
-                     model_,    options_.approval_policy,
-                     version_,  child_ && !exited_ ? child_->pid() : 0,
-                     connected_};
+  return RuntimeInfo{"codex",  thread_id_, model_,    options_.approval_policy,
+                     version_, pid(),      connected_};
 }
 
 std::vector<ModeInfo> CodexProvider::AvailableModes() const {
@@ -492,27 +418,14 @@ void CodexProvider::SetModel(const std::string& model, Done done) {
   Later(std::move(done), Status::Ok());
 }
 
-void CodexProvider::SetThinkingOption(const std::string& option, Done done) {
-  Later(std::move(done), Error(ErrorCode::kInvalidArgument, "no thinking option " + option));
-}
-
-std::vector<PendingPermission> CodexProvider::PendingPermissions() const {
-  std::vector<PendingPermission> out;
-  for (const auto& [id, p] : permissions_) out.push_back(p.info);
-  return out;
-}
-
 void CodexProvider::RespondToPermission(const RequestId& request, const PermissionReply& reply,
                                         Done done) {
-  auto it = permissions_.find(request);
-  if (it == permissions_.end())
-    return Later(std::move(done),
-                 Error(ErrorCode::kNotFound, "no pending request " + request.str()));
+  const std::optional<PermissionTable<PermissionWire>::Entry> p = permissions_.Take(request);
+  if (!p) return Later(std::move(done), NotPending(request));
   const bool allow = reply.decision == PermissionDecision::kAllow;
   const char* decision =
-      it->second.legacy ? (allow ? "approved" : "denied") : (allow ? "accept" : "decline");
-  const json::value id = it->second.rpc_id;
-  permissions_.erase(it);
+      p->wire.legacy ? (allow ? "approved" : "denied") : (allow ? "accept" : "decline");
+  const json::value& id = p->wire.rpc_id;
   Status s =
       child_ && !exited_
           ? child_->WriteLine(Line({{"id", id}, {"result", json::object{{"decision", decision}}}}))
@@ -525,23 +438,5 @@ std::optional<PersistenceHandle> CodexProvider::DescribePersistence() const {
   if (thread_id_.empty()) return std::nullopt;
   return PersistenceHandle{"codex", thread_id_, options_.cwd};
 }
-
-void CodexProvider::Close(Done done) {
-  subscribers_->Close();
-  if (!child_ || exited_) {
-    closing_ = true;
-    return Later(std::move(done), Status::Ok());
-  }
-  close_waiters_.push_back(std::move(done));
-  if (closing_) return;
-  closing_ = true;
-  connected_ = false;
-  child_->CloseStdin();
-  close_timer_ = loop_.timers().After(options_.close_grace, [this] {
-    if (child_) child_->Terminate(options_.kill_plan, nullptr);
-  });
-}
-
-std::string CodexProvider::StderrTail() const { return child_ ? child_->StderrTail() : ""; }
 
 }  // namespace agentstream::providers::codex

@@ -20,6 +20,7 @@
 //
 // Bounds and faults as AcpProvider: line length, requests in flight, stall watchdog, garbage
 // lines as non-fatal errors, exit as ProviderExited.
+// The process lifecycle is ChildProcessProvider's (child_process_provider.h).
 // Threading: as AgentProvider (one EventLoop thread).
 #pragma once
 
@@ -30,8 +31,7 @@
 #include <vector>
 
 #include "jsonrpc/json_rpc.h"
-#include "process/child_process.h"
-#include "providers/provider.h"
+#include "providers/child_process_provider.h"
 
 namespace agentstream::providers::codex {
 
@@ -59,68 +59,58 @@ struct CodexOptions {
   std::size_t history_page_turns = 20;
 };
 
-class CodexProvider final : public AgentProvider {
+class CodexProvider final : public ChildProcessProvider {
  public:
   CodexProvider(process::EventLoop& loop, CodexOptions options);
-  ~CodexProvider() override;
 
-  Subscription Subscribe(EventCallback callback) override;
-  void Start(Done done) override;
   void StartTurn(const TurnRequest& request, Done done) override;
-  void Interrupt(Done done) override;
   // The turns read on resume (see above), oldest first; empty for a new thread. kUnavailable
   // when the resumed thread's history could not be read.
   Result<std::vector<turn::ProviderEvent>> StreamHistory() override;
   RuntimeInfo GetRuntimeInfo() const override;
   std::vector<ModeInfo> AvailableModes() const override;
   void SetMode(const std::string& mode, Done done) override;
-  std::vector<ModelInfo> AvailableModels() const override { return {}; }
   void SetModel(const std::string& model, Done done) override;
-  std::vector<ThinkingOption> ThinkingOptions() const override { return {}; }
-  void SetThinkingOption(const std::string& option, Done done) override;
-  std::vector<SlashCommand> ListCommands() const override { return {}; }
-  std::vector<PendingPermission> PendingPermissions() const override;
+  std::vector<PendingPermission> PendingPermissions() const override { return permissions_.List(); }
   void RespondToPermission(const RequestId& request, const PermissionReply& reply,
                            Done done) override;
   std::optional<PersistenceHandle> DescribePersistence() const override;
-  void Close(Done done) override;
-
-  std::string StderrTail() const;
 
  private:
   using Reply = std::function<void(Result<boost::json::value>)>;
+  // What answers an approval request: its id and its kind.
+  struct PermissionWire {
+    boost::json::value rpc_id;
+    bool legacy = false;  // execCommandApproval / applyPatchApproval: approved | denied
+  };
 
-  void OnFrame(const process::Frame& frame);
+  Result<process::SpawnOptions> Command() override;
+  void Handshake() override;
+  void OnFrame(const process::Frame& frame) override;
+  void SendCancel() override { SendInterrupt(); }
+  bool AwaitingPermission() const override { return !permissions_.empty(); }
+  void DropTurn() override;
+  void FailRequests(const process::ExitInfo& exit) override;
+
+  void OnInitialized(Result<boost::json::value> result);
+  void OnThread(bool resume, Result<boost::json::value> result);
   void OnMessage(jsonrpc::RpcMessage m);
   void OnNotification(const std::string& method, const boost::json::object& params);
   void OnItem(bool completed, const boost::json::object& item);
   void OnServerRequest(const jsonrpc::RpcMessage& m);
-  void OnExit(const process::ExitInfo& exit);
   std::int64_t Call(std::string_view method, boost::json::value params, Reply reply);
   void LoadHistory(const std::string& cursor, const Done& finish);
   void FinishHistory(Status status);
+  // Sends turn/interrupt once the turn id is known (else when turn/start answers).
   void SendInterrupt();
   void EndTurn(turn::ProviderTurnResult result);
-  void ResolveInterruptWaiters();
-  void ArmWatchdog();
-  void Later(Done done, Status status);
-  void Publish(turn::ProviderEvent event) { subscribers_->Publish(std::move(event)); }
 
-  process::EventLoop& loop_;
   CodexOptions options_;
-  std::shared_ptr<SubscriberList> subscribers_ = std::make_shared<SubscriberList>();
-  std::unique_ptr<process::ChildProcess> child_;
   std::int64_t next_id_ = 1;
   std::map<std::int64_t, Reply> pending_;
-  struct Permission {
-    PendingPermission info;
-    boost::json::value rpc_id;
-    bool legacy = false;  // execCommandApproval / applyPatchApproval: approved | denied
-  };
-  std::map<RequestId, Permission> permissions_;
+  PermissionTable<PermissionWire> permissions_;
   std::string nonce_;
-  bool connected_ = false, closing_ = false, exited_ = false;
-  bool turn_running_ = false, interrupt_sent_ = false;
+  bool interrupt_sent_ = false;
   std::string thread_id_, turn_id_, model_, version_;
   std::set<std::string> streamed_;                  // agent message items that had deltas
   std::set<std::string> open_tools_;                // tool items started and not completed
@@ -128,9 +118,6 @@ class CodexProvider final : public AgentProvider {
   std::vector<turn::ProviderEvent> history_;        // resume: the thread's past, oldest first
   Status history_status_ = Status::Ok();
   std::int64_t history_call_ = 0;  // the thread/turns/list request in flight, 0 when none
-  std::vector<Done> interrupt_waiters_, close_waiters_;
-  std::unique_ptr<process::TimerHandle> watchdog_, handshake_timer_, interrupt_timer_, close_timer_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 }  // namespace agentstream::providers::codex

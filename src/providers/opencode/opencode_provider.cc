@@ -38,27 +38,16 @@ std::string Why(const Result<net::HttpReply>& r) {
 }  // namespace
 
 OpencodeProvider::OpencodeProvider(process::EventLoop& loop, OpencodeOptions options)
-    : loop_(loop), options_(std::move(options)), session_id_(options_.session_id) {}
+    : ProviderBase(loop, "opencode", options.stall_timeout, options.interrupt_timeout),
+      options_(std::move(options)),
+      session_id_(options_.session_id) {}
 
 OpencodeProvider::~OpencodeProvider() {
-  *alive_ = false;
-  subscribers_->Close();
+  Shutdown();
   if (server_ && !released_) {
     if (!session_id_.empty()) server_->Unwatch(session_id_);
     server_->Release(nullptr);
   }
-}
-
-Subscription OpencodeProvider::Subscribe(EventCallback callback) {
-  return subscribers_->Add(std::move(callback));
-}
-
-void OpencodeProvider::Later(Done done, Status status) {
-  if (!done) return;
-  loop_.Post([alive = std::weak_ptr<bool>(alive_), done = std::move(done),
-              status = std::move(status)]() mutable {
-    if (alive.lock()) done(std::move(status));
-  });
 }
 
 std::string OpencodeProvider::Target(const std::string& path) const {
@@ -72,11 +61,11 @@ void OpencodeProvider::Start(Done done) {
   auto finish = [this](Status s) {
     if (start_done_) std::exchange(start_done_, nullptr)(std::move(s));
   };
-  server_->WhenReady([this, finish, alive = std::weak_ptr<bool>(alive_)](const Status& ready) {
-    if (!alive.lock() || !start_done_) return;
+  server_->WhenReady(WhileAlive([this, finish](const Status& ready) {
+    if (!start_done_) return;
     if (!ready.ok()) return finish(ready);
-    auto on_session = [this, finish, alive](const Result<net::HttpReply>& r) {
-      if (!alive.lock() || !start_done_) return;
+    auto on_session = WhileAlive([this, finish](const Result<net::HttpReply>& r) {
+      if (!start_done_) return;
       if (!Ok(r)) return finish(Error(ErrorCode::kUnavailable, "opencode session: " + Why(r)));
       std::error_code ec;
       json::value v = json::parse(r->body, ec);
@@ -90,20 +79,18 @@ void OpencodeProvider::Start(Done done) {
                       [this](const std::string& message) { OnServerExit(message); }});
       connected_ = true;
       finish(Status::Ok());
-    };
+    });
     if (session_id_.empty()) {
       server_->Request("POST", Target("/session"), "{}", std::move(on_session));
     } else {
       server_->Request("GET", Target("/session/" + session_id_), "", std::move(on_session));
     }
-  });
+  }));
 }
 
 void OpencodeProvider::StartTurn(const TurnRequest& request, Done done) {
-  if (!connected_ || exited_ || closing_)
-    return Later(std::move(done), Error(ErrorCode::kUnavailable, "opencode is not connected"));
-  if (turn_running_)
-    return Later(std::move(done), Error(ErrorCode::kConflict, "a foreground turn is active"));
+  if (Status ready = ReadyForTurn(turn_running_); !ready.ok())
+    return Later(std::move(done), std::move(ready));
   turn_running_ = true;
   prompt_seen_ = abort_sent_ = aborted_ = false;
   prompt_message_id_.clear();
@@ -118,45 +105,36 @@ void OpencodeProvider::StartTurn(const TurnRequest& request, Done done) {
   }
   server_->Request(
       "POST", Target("/session/" + session_id_ + "/prompt_async"), json::serialize(body),
-      [this, done = std::move(done),
-       alive = std::weak_ptr<bool>(alive_)](const Result<net::HttpReply>& r) {
-        if (!alive.lock()) return;
+      WhileAlive([this, done = std::move(done)](const Result<net::HttpReply>& r) {
         if (!Ok(r)) {
           if (turn_running_ && !prompt_seen_) {
             turn_running_ = false;
-            watchdog_.reset();
+            StopWatchdog();
           }
           return done(Error(r.ok() ? ErrorCode::kInvalidArgument : ErrorCode::kUnavailable,
                             "opencode refused the prompt: " + Why(r)));
         }
         done(Status::Ok());
-      });
+      }));
   ArmWatchdog();
 }
 
-void OpencodeProvider::Interrupt(Done done) {
-  if (exited_ || !turn_running_) return Later(std::move(done), Status::Ok());
-  interrupt_waiters_.push_back(std::move(done));
-  if (interrupt_waiters_.size() > 1) return;
-  SendAbort();
-  interrupt_timer_ = loop_.timers().After(options_.interrupt_timeout, [this] {
-    if (!turn_running_) return;
-    turn::ProviderTurnResult result;
-    result.outcome = turn::TurnOutcome::kCanceled;
-    result.message = "opencode did not stop the turn within " +
-                     std::to_string(options_.interrupt_timeout.count()) + " ms; ended it";
-    EndTurn(std::move(result));
-  });
+void OpencodeProvider::OnInterruptTimeout() {
+  if (!turn_running_) return;
+  turn::ProviderTurnResult result;
+  result.outcome = turn::TurnOutcome::kCanceled;
+  result.message = "opencode did not stop the turn within " +
+                   std::to_string(interrupt_timeout_.count()) + " ms; ended it";
+  EndTurn(std::move(result));
 }
 
 void OpencodeProvider::SendAbort() {
   abort_sent_ = true;
   server_->Request("POST", Target("/session/" + session_id_ + "/abort"), "",
                    [](const Result<net::HttpReply>&) {});
-  for (auto& [id, p] : permissions_)  // opencode rejects them with the turn
+  for (auto& [id, p] : permissions_.TakeAll())  // opencode rejects them with the turn
     Publish(turn::ProviderPermissionResolved{id, PermissionDecision::kDeny, std::nullopt,
                                              "cancelled with the turn"});
-  permissions_.clear();
 }
 
 void OpencodeProvider::EndTurn(turn::ProviderTurnResult result) {
@@ -168,27 +146,21 @@ void OpencodeProvider::EndTurn(turn::ProviderTurnResult result) {
                                     std::nullopt});
   }
   parts_.clear();
-  permissions_.clear();
+  permissions_.Clear();
   turn_running_ = prompt_seen_ = false;
-  watchdog_.reset();
-  interrupt_timer_.reset();
+  StopWatchdog();
   Publish(std::move(result));
-  auto waiters = std::move(interrupt_waiters_);
-  interrupt_waiters_.clear();
-  for (Done& d : waiters) d(Status::Ok());
+  ResolveInterruptWaiters();
 }
 
-void OpencodeProvider::ArmWatchdog() {
-  if (!turn_running_ || !permissions_.empty() || exited_) return watchdog_.reset();
-  watchdog_ = loop_.timers().After(options_.stall_timeout, [this] {
-    SendAbort();
-    turn::ProviderTurnResult result;
-    result.outcome = turn::TurnOutcome::kFailed;
-    result.error_code = "provider_stalled";
-    result.message = "opencode sent no event for " +
-                     std::to_string(options_.stall_timeout.count()) + " ms during a turn";
-    EndTurn(std::move(result));
-  });
+void OpencodeProvider::OnStalled() {
+  SendAbort();
+  turn::ProviderTurnResult result;
+  result.outcome = turn::TurnOutcome::kFailed;
+  result.error_code = "provider_stalled";
+  result.message =
+      "opencode sent no event for " + std::to_string(stall_timeout_.count()) + " ms during a turn";
+  EndTurn(std::move(result));
 }
 
 void OpencodeProvider::OnEvent(const std::string& type, const json::object& p) {
@@ -221,7 +193,7 @@ void OpencodeProvider::OnEvent(const std::string& type, const json::object& p) {
     OnPermission(p);
   } else if (type == "permission.replied") {
     const RequestId id(Str(p, "requestID"));
-    if (permissions_.erase(id))
+    if (permissions_.Erase(id))
       Publish(turn::ProviderPermissionResolved{
           id, Str(p, "reply") == "reject" ? PermissionDecision::kDeny : PermissionDecision::kAllow,
           std::nullopt, "answered in opencode"});
@@ -385,23 +357,20 @@ void OpencodeProvider::OnPermission(const json::object& p) {
   req.options = {{"once", PermissionOptionKind::kAllowOnce, "Allow once"},
                  {"always", PermissionOptionKind::kAllowAlways, "Always allow"},
                  {"reject", PermissionOptionKind::kRejectOnce, "Reject"}};
-  permissions_[info.request_id] = std::move(info);
+  permissions_.Add(std::move(info));
   Publish(std::move(req));
-  watchdog_.reset();
+  StopWatchdog();
 }
 
 void OpencodeProvider::OnServerExit(const std::string& message) {
   exited_ = true;
   connected_ = false;
-  watchdog_.reset();
-  interrupt_timer_.reset();
+  StopWatchdog();
   turn_running_ = prompt_seen_ = false;
   parts_.clear();
-  permissions_.clear();
+  permissions_.Clear();
   if (!closing_) Publish(turn::ProviderExited{message});
-  auto waiters = std::move(interrupt_waiters_);
-  interrupt_waiters_.clear();
-  for (Done& d : waiters) d(Status::Ok());
+  ResolveInterruptWaiters();
 }
 
 Result<std::vector<turn::ProviderEvent>> OpencodeProvider::StreamHistory() {
@@ -440,32 +409,16 @@ void OpencodeProvider::SetModel(const std::string& model, Done done) {
   Later(std::move(done), Status::Ok());
 }
 
-void OpencodeProvider::SetThinkingOption(const std::string& option, Done done) {
-  Later(std::move(done), Error(ErrorCode::kInvalidArgument, "no thinking option " + option));
-}
-
-std::vector<PendingPermission> OpencodeProvider::PendingPermissions() const {
-  std::vector<PendingPermission> out;
-  for (const auto& [id, p] : permissions_) out.push_back(p);
-  return out;
-}
-
 void OpencodeProvider::RespondToPermission(const RequestId& request, const PermissionReply& reply,
                                            Done done) {
-  auto it = permissions_.find(request);
-  if (it == permissions_.end())
-    return Later(std::move(done),
-                 Error(ErrorCode::kNotFound, "no pending request " + request.str()));
-  permissions_.erase(it);
+  if (!permissions_.Erase(request)) return Later(std::move(done), NotPending(request));
   json::object body{{"reply", reply.decision == PermissionDecision::kAllow ? "once" : "reject"}};
   if (reply.message) body["message"] = *reply.message;
   server_->Request(
       "POST", Target("/permission/" + request.str() + "/reply"), json::serialize(body),
-      [done = std::move(done),
-       alive = std::weak_ptr<bool>(alive_)](const Result<net::HttpReply>& r) {
-        if (!alive.lock()) return;
+      WhileAlive([done = std::move(done)](const Result<net::HttpReply>& r) {
         done(Ok(r) ? Status::Ok() : Error(ErrorCode::kUnavailable, "permission reply: " + Why(r)));
-      });
+      }));
   ArmWatchdog();
 }
 
@@ -475,7 +428,7 @@ std::optional<PersistenceHandle> OpencodeProvider::DescribePersistence() const {
 }
 
 void OpencodeProvider::Close(Done done) {
-  subscribers_->Close();
+  CloseSubscribers();
   const bool first = !closing_;
   closing_ = true;
   connected_ = false;
@@ -483,9 +436,8 @@ void OpencodeProvider::Close(Done done) {
   if (turn_running_ && !exited_) SendAbort();  // the shared server goes on without this session
   if (!session_id_.empty()) server_->Unwatch(session_id_);
   released_ = true;
-  server_->Release([this, done = std::move(done), alive = std::weak_ptr<bool>(alive_)]() mutable {
-    if (alive.lock()) Later(std::move(done), Status::Ok());
-  });
+  server_->Release(WhileAlive(
+      [this, done = std::move(done)]() mutable { Later(std::move(done), Status::Ok()); }));
 }
 
 std::string OpencodeProvider::StderrTail() const { return server_ ? server_->StderrTail() : ""; }

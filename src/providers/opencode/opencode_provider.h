@@ -21,6 +21,8 @@
 //
 // Faults: the server's exit fails the open turn (ProviderExited with the exit status); a turn
 // without any event for `stall_timeout` is aborted and failed (provider_stalled).
+// The subscribers, the interrupt's deadline and the watchdog are ProviderBase's (provider_base.h);
+// it has no process of its own (the process is the shared server's, opencode_server.h).
 // Threading: as AgentProvider (one EventLoop thread).
 #pragma once
 
@@ -31,7 +33,7 @@
 #include <string>
 
 #include "providers/opencode/opencode_server.h"
-#include "providers/provider.h"
+#include "providers/provider_base.h"
 
 namespace agentstream::providers::opencode {
 
@@ -45,25 +47,19 @@ struct OpencodeOptions {
   process::Millis interrupt_timeout{5000};
 };
 
-class OpencodeProvider final : public AgentProvider {
+class OpencodeProvider final : public ProviderBase {
  public:
   OpencodeProvider(process::EventLoop& loop, OpencodeOptions options);
   ~OpencodeProvider() override;
 
-  Subscription Subscribe(EventCallback callback) override;
   void Start(Done done) override;
   void StartTurn(const TurnRequest& request, Done done) override;
-  void Interrupt(Done done) override;
   Result<std::vector<turn::ProviderEvent>> StreamHistory() override;
   RuntimeInfo GetRuntimeInfo() const override;
   std::vector<ModeInfo> AvailableModes() const override;
   void SetMode(const std::string& mode, Done done) override;
-  std::vector<ModelInfo> AvailableModels() const override { return {}; }
   void SetModel(const std::string& model, Done done) override;
-  std::vector<ThinkingOption> ThinkingOptions() const override { return {}; }
-  void SetThinkingOption(const std::string& option, Done done) override;
-  std::vector<SlashCommand> ListCommands() const override { return {}; }
-  std::vector<PendingPermission> PendingPermissions() const override;
+  std::vector<PendingPermission> PendingPermissions() const override { return permissions_.List(); }
   void RespondToPermission(const RequestId& request, const PermissionReply& reply,
                            Done done) override;
   std::optional<PersistenceHandle> DescribePersistence() const override;
@@ -87,29 +83,27 @@ class OpencodeProvider final : public AgentProvider {
   void OnPermission(const boost::json::object& p);
   void OnServerExit(const std::string& message);
   void EndTurn(turn::ProviderTurnResult result);
+  // The shared server is never signalled: the turn is aborted over HTTP and, when that does not
+  // end it in time, ended here.
+  void SendCancel() override { SendAbort(); }
+  void OnInterruptTimeout() override;
+  void OnStalled() override;
+  bool AwaitingPermission() const override { return !permissions_.empty(); }
   void SendAbort();
-  void ArmWatchdog();
-  void Later(Done done, Status status);
   std::string Target(const std::string& path) const;
-  void Publish(turn::ProviderEvent event) { subscribers_->Publish(std::move(event)); }
 
-  process::EventLoop& loop_;
   OpencodeOptions options_;
-  std::shared_ptr<SubscriberList> subscribers_ = std::make_shared<SubscriberList>();
   std::shared_ptr<OpencodeServer> server_;
   std::string session_id_, version_;
-  bool connected_ = false, closing_ = false, exited_ = false, released_ = false;
+  bool released_ = false;
   Done start_done_;
   // The running turn.
-  bool turn_running_ = false, prompt_seen_ = false, abort_sent_ = false, aborted_ = false;
+  bool prompt_seen_ = false, abort_sent_ = false, aborted_ = false;
   std::string prompt_message_id_;  // our prompt's user message, once seen
   std::string last_user_message_;  // opencode ids grow: older user messages compare lower
   std::optional<std::string> error_;
   std::map<std::string, PartState> parts_;
-  std::map<RequestId, PendingPermission> permissions_;
-  std::vector<Done> interrupt_waiters_;
-  std::unique_ptr<process::TimerHandle> watchdog_, interrupt_timer_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  PermissionTable<> permissions_;
 };
 
 }  // namespace agentstream::providers::opencode

@@ -72,10 +72,11 @@ Subscription ScriptedProvider::Subscribe(EventCallback callback) {
   return subscribers_->Add(std::move(callback));
 }
 
-void ScriptedProvider::Later(Done done, const Status& status) {
+void ScriptedProvider::Later(Done done, Status status) {
   if (!done) return;
   std::erase_if(later_, [](const auto& h) { return h == nullptr; });
-  later_.push_back(timers_.After(Millis(0), [done = std::move(done), status]() { done(status); }));
+  later_.push_back(timers_.After(
+      Millis(0), [done = std::move(done), status = std::move(status)] { done(status); }));
 }
 
 void ScriptedProvider::Emit(ProviderEvent event) {

@@ -89,7 +89,7 @@ class ScriptedProvider final : public AgentProvider {
     std::string prompt;
     std::optional<std::string> task_id;  // the background task that woke the agent
   };
-  void Later(Done done, const Status& status);
+  void Later(Done done, Status status) override;
   void Emit(turn::ProviderEvent event);
   void MaybeRunNext();
   void Step();
