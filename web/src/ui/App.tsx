@@ -8,7 +8,7 @@ import type { WsTransport } from '../core/transport';
 import type { AgentSnapshot } from '../core/types';
 import type { DaemonHttp } from '../core/daemon_http';
 import { WorktreeDirectory } from './Changes';
-import { HelpOverlay, typingIn } from './Help';
+import { handleShortcut, HelpOverlay } from './Help';
 import { Pane } from './Pane';
 import { SearchBox } from './Search';
 import { renderStats, useEngine } from './useEngine';
@@ -94,52 +94,22 @@ export function App({ engine, transport, http }: { engine: SyncEngine; transport
 
   // Shortcuts (listed in Help.tsx). The latest state is read through a ref: one listener.
   const keys = useRef<(e: KeyboardEvent) => void>(() => {});
-  keys.current = (e: KeyboardEvent) => {
-    if (e.key === 'Escape' && (help || drawer)) {
-      setHelp(false);
-      setDrawer(false);
-      return;
-    }
-    if (!e.altKey && !e.ctrlKey && !e.metaKey && !typingIn(e.target)) {
-      if (e.key === '?') {
-        e.preventDefault();
-        setHelp((h) => !h);
-      } else if (e.key === '/') {
-        e.preventDefault();
-        document.querySelector<HTMLTextAreaElement>('.pane.focused [data-testid="composer"]')?.focus();
-      }
-      return;
-    }
-    if (!e.altKey || e.ctrlKey || e.metaKey) return;
-    const code = e.code;
-    if (code === 'ArrowUp' || code === 'ArrowDown') {
-      if (!agents.length) return;
-      e.preventDefault();
-      const i = agents.findIndex((a) => a.id === focusedAgent);
-      const next = i < 0 ? 0 : (i + (code === 'ArrowDown' ? 1 : agents.length - 1)) % agents.length;
-      openAgent(agents[next].id);
-    } else if (/^Digit[1-4]$/.test(code)) {
-      const p = panes[Number(code.slice(5)) - 1];
-      if (p) {
-        e.preventDefault();
-        setFocused(p.id);
-      }
-    } else if (code === 'KeyL' || code === 'KeyN') {
-      e.preventDefault();
-      setDrawer(true);
-      const sel = code === 'KeyN' ? '[data-testid="provider"]' : '[data-testid="agent-row"] .agent-open';
-      requestAnimationFrame(() => document.querySelector<HTMLElement>(sel)?.focus());
-    } else if (code === 'KeyS') {
-      e.preventDefault();
-      setDrawer(true);
-      requestAnimationFrame(() => document.querySelector<HTMLElement>('[data-testid="search-input"]')?.focus());
-    } else if (code === 'KeyP') {
-      if (!waiting.length) return;
-      e.preventDefault();
-      const i = waiting.findIndex((a) => a.id === focusedAgent);
-      openAgent(waiting[(i + 1) % waiting.length].id);
-    }
-  };
+  keys.current = (e: KeyboardEvent) =>
+    handleShortcut(e, {
+      overlayOpen: help || drawer,
+      closeOverlays: () => {
+        setHelp(false);
+        setDrawer(false);
+      },
+      toggleHelp: () => setHelp((h) => !h),
+      openDrawer: () => setDrawer(true),
+      agents: agents.map((a) => a.id),
+      waiting: waiting.map((a) => a.id),
+      focusedAgent,
+      openAgent: (id) => openAgent(id),
+      panes: panes.map((p) => p.id),
+      focusPane: setFocused,
+    });
   useEffect(() => {
     const on = (e: KeyboardEvent) => keys.current(e);
     window.addEventListener('keydown', on);

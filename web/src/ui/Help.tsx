@@ -1,4 +1,6 @@
-// The keyboard shortcuts (App.tsx handles them) and the overlay that lists them (`?`).
+// The keyboard shortcuts: their list, the overlay that shows it (`?`), and the page-wide
+// handler (App.tsx calls it on every keydown; Enter and Escape in the composer, Alt+C and F2 are
+// the pane's own).
 export const SHORTCUTS: [string, string][] = [
   ['?', 'show or hide this help'],
   ['Enter', 'send the message (Shift+Enter: new line)'],
@@ -44,4 +46,65 @@ export function typingIn(target: EventTarget | null): boolean {
   const el = target as HTMLElement | null;
   if (!el || !el.tagName) return false;
   return el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName);
+}
+
+// What the page-wide shortcuts act on.
+export interface ShortcutContext {
+  overlayOpen: boolean; // the help or the drawer
+  closeOverlays(): void;
+  toggleHelp(): void;
+  openDrawer(): void;
+  agents: string[]; // in the list's order
+  waiting: string[]; // the agents waiting for permission, in the list's order
+  focusedAgent: string | null;
+  openAgent(id: string): void; // in the focused pane
+  panes: string[];
+  focusPane(id: string): void;
+}
+
+function focusLater(selector: string): void {
+  requestAnimationFrame(() => document.querySelector<HTMLElement>(selector)?.focus());
+}
+
+// The agent after (or before) `current` in `ids`, cyclically; the first when `current` is not there.
+function step(ids: string[], current: string | null, by: number): string {
+  const i = ids.indexOf(current ?? '');
+  return ids[i < 0 ? 0 : (i + by + ids.length) % ids.length];
+}
+
+export function handleShortcut(e: KeyboardEvent, c: ShortcutContext): void {
+  if (e.key === 'Escape' && c.overlayOpen) return c.closeOverlays();
+  if (!e.altKey && !e.ctrlKey && !e.metaKey) {
+    if (typingIn(e.target)) return;
+    if (e.key === '?') {
+      e.preventDefault();
+      c.toggleHelp();
+    } else if (e.key === '/') {
+      e.preventDefault();
+      document.querySelector<HTMLTextAreaElement>('.pane.focused [data-testid="composer"]')?.focus();
+    }
+    return;
+  }
+  if (!e.altKey || e.ctrlKey || e.metaKey) return;
+  const code = e.code;
+  if ((code === 'ArrowUp' || code === 'ArrowDown') && c.agents.length) {
+    e.preventDefault();
+    c.openAgent(step(c.agents, c.focusedAgent, code === 'ArrowDown' ? 1 : -1));
+  } else if (/^Digit[1-4]$/.test(code) && c.panes[Number(code.slice(5)) - 1]) {
+    e.preventDefault();
+    c.focusPane(c.panes[Number(code.slice(5)) - 1]);
+  } else if (code === 'KeyL' || code === 'KeyN' || code === 'KeyS') {
+    e.preventDefault();
+    c.openDrawer();
+    focusLater(
+      code === 'KeyN'
+        ? '[data-testid="provider"]'
+        : code === 'KeyS'
+          ? '[data-testid="search-input"]'
+          : '[data-testid="agent-row"] .agent-open',
+    );
+  } else if (code === 'KeyP' && c.waiting.length) {
+    e.preventDefault();
+    c.openAgent(step(c.waiting, c.focusedAgent, 1));
+  }
 }

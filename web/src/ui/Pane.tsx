@@ -1,18 +1,18 @@
 // One pane: an agent's header, its virtualized timeline (committed rows, then the live head,
-// then pending submissions) and the composer.
+// then pending submissions), or its Changes or the history around a search hit, and the
+// composer.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { SyncEngine } from '../core/sync';
 import type { Row } from '../core/timeline';
-import type { Attachment, WhileRunning } from '../core/types';
-import { Changes, type WorktreeDirectory } from './Changes';
-import { History } from './History';
 import type { DaemonHttp } from '../core/daemon_http';
+import { Changes, type WorktreeDirectory } from './Changes';
+import { Composer } from './Composer';
+import { History } from './History';
 import { askNotificationPermissionOnce } from './notify';
+import { PermissionBanner } from './PermissionBanner';
 import { MemoRow, rowLabel, type RowActions } from './Rows';
+import { TitleEditor } from './TitleEditor';
 import { VirtualList } from './VirtualList';
-
-// An attached image is sent inline in the WebSocket message (1 MiB per message).
-const MAX_IMAGE_BYTES = 700 * 1024;
 
 export interface PaneProps {
   engine: SyncEngine;
@@ -238,216 +238,5 @@ function AgentPane({
         autofocus={focused}
       />
     </section>
-  );
-}
-
-// The agent's title, edited in place: Enter saves (`agents.rename`), Escape cancels.
-function TitleEditor({ initial, onSave, onDone }: { initial: string; onSave(title: string): Promise<unknown>; onDone(): void }) {
-  const [value, setValue] = useState(initial);
-  const [error, setError] = useState('');
-  const [saving, setSaving] = useState(false);
-  const input = useRef<HTMLInputElement>(null);
-  useEffect(() => {
-    input.current?.focus();
-    input.current?.select();
-  }, []);
-  const save = async () => {
-    if (saving) return;
-    if (value.trim() === initial) return onDone();
-    setSaving(true);
-    try {
-      await onSave(value.trim());
-      onDone();
-    } catch (err) {
-      setError(String((err as Error)?.message ?? err));
-      setSaving(false);
-    }
-  };
-  return (
-    <span class="title-editor">
-      <input
-        ref={input}
-        value={value}
-        maxLength={256}
-        aria-label="Agent title"
-        data-testid="title-input"
-        onInput={(e) => setValue((e.target as HTMLInputElement).value)}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter') {
-            e.preventDefault();
-            void save();
-          } else if (e.key === 'Escape') {
-            e.preventDefault();
-            e.stopPropagation();
-            onDone();
-          }
-        }}
-        onBlur={() => {
-          if (!error) onDone();
-        }}
-      />
-      {error ? (
-        <span class="error-text" data-testid="title-error">
-          {error}
-        </span>
-      ) : null}
-    </span>
-  );
-}
-
-// The pending permission request, pinned above the composer so it cannot scroll out of sight:
-// what the tool wants to do, and its options as buttons (the same answer as the row's).
-function PermissionBanner({ rows, head, actions }: { rows: Row[]; head: Row | null; actions: RowActions }) {
-  let pending: Row | undefined;
-  for (let i = rows.length - 1; i >= 0 && !pending; i--) {
-    const it = rows[i].item;
-    if (it.kind === 'permission' && !it.decision) pending = rows[i];
-  }
-  if (!pending && head?.item.kind === 'permission' && !head.item.decision) pending = head;
-  const item = pending?.item;
-  const options: { id: string; kind: string; label: string }[] = item?.options?.length
-    ? item.options
-    : [
-        { id: 'allow_once', kind: 'allow_once', label: 'Allow' },
-        { id: 'reject_once', kind: 'reject_once', label: 'Deny' },
-      ];
-  const what = item ? item.title || `Use ${item.toolName ?? 'a tool'}?` : 'The agent is waiting for your permission.';
-  const detail = item?.input && typeof item.input === 'object' ? (item.input.command ?? item.input.file_path ?? '') : '';
-  return (
-    <div class="permission-banner" role="alert" data-testid="permission-banner">
-      <div class="permission-what">
-        <strong>Permission needed:</strong> {what} {detail ? <code>{String(detail)}</code> : null}
-      </div>
-      {item ? (
-        <div class="item-actions">
-          {options.map((o) => (
-            <button
-              type="button"
-              key={o.id}
-              class={o.kind.startsWith('allow') ? 'primary' : ''}
-              data-testid={`prompt-${o.kind}`}
-              onClick={() => actions.answer(item.requestId, o.kind.startsWith('allow') ? 'allow' : 'deny', o.id)}
-            >
-              {o.label}
-            </button>
-          ))}
-        </div>
-      ) : null}
-    </div>
-  );
-}
-
-function Composer({
-  onSend,
-  onInterrupt,
-  running,
-  autofocus,
-}: {
-  onSend(text: string, attachments: Attachment[], whileRunning: WhileRunning): void;
-  onInterrupt(): void;
-  running: boolean;
-  autofocus: boolean;
-}) {
-  const [text, setText] = useState('');
-  const [images, setImages] = useState<Attachment[]>([]);
-  const [mode, setMode] = useState<WhileRunning>('queue');
-  const [error, setError] = useState('');
-  const area = useRef<HTMLTextAreaElement>(null);
-  useEffect(() => {
-    if (autofocus) area.current?.focus();
-  }, [autofocus]);
-
-  const send = () => {
-    if (!text.trim() && images.length === 0) return;
-    onSend(text, images, mode);
-    setText('');
-    setImages([]);
-  };
-  const addFiles = async (files: FileList | File[]) => {
-    for (const f of Array.from(files)) {
-      if (!f.type.startsWith('image/')) continue;
-      if (f.size > MAX_IMAGE_BYTES) {
-        setError(`${f.name} is larger than ${MAX_IMAGE_BYTES / 1024} KiB`);
-        continue;
-      }
-      const data = await new Promise<string>((resolve) => {
-        const r = new FileReader();
-        r.onload = () => resolve(String(r.result).split(',')[1] ?? '');
-        r.readAsDataURL(f);
-      });
-      setImages((prev) => [...prev, { kind: 'image', mimeType: f.type, name: f.name, data }]);
-    }
-  };
-
-  return (
-    <div class="composer">
-      {images.length ? (
-        <div class="attachments">
-          {images.map((a, i) => (
-            <span class="chip" key={i}>
-              <img alt={a.name} src={`data:${a.mimeType};base64,${a.data}`} />
-              <button type="button" aria-label={`Remove ${a.name}`} onClick={() => setImages(images.filter((_, j) => j !== i))}>
-                ×
-              </button>
-            </span>
-          ))}
-        </div>
-      ) : null}
-      {error ? <div class="error-text">{error}</div> : null}
-      <textarea
-        ref={area}
-        data-testid="composer"
-        rows={3}
-        placeholder="Message (Enter sends, Shift+Enter new line, Escape interrupts)"
-        value={text}
-        onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
-        onPaste={(e) => {
-          const files = e.clipboardData?.files;
-          if (files && files.length) void addFiles(files);
-        }}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
-            e.preventDefault();
-            send();
-          } else if (e.key === 'Escape') {
-            e.preventDefault();
-            onInterrupt();
-          }
-        }}
-      />
-      <div class="composer-bar">
-        <label>
-          While running:{' '}
-          <select value={mode} onChange={(e) => setMode((e.target as HTMLSelectElement).value as WhileRunning)}>
-            <option value="queue">queue</option>
-            <option value="interrupt">interrupt</option>
-            <option value="steer">steer</option>
-          </select>
-        </label>
-        <label class="file">
-          Image
-          <input
-            type="file"
-            accept="image/*"
-            multiple
-            data-testid="attach"
-            onChange={(e) => {
-              const input = e.target as HTMLInputElement;
-              if (input.files) void addFiles(input.files);
-              input.value = '';
-            }}
-          />
-        </label>
-        <span class="spacer" />
-        {running ? (
-          <button type="button" onClick={onInterrupt} data-testid="interrupt">
-            Interrupt
-          </button>
-        ) : null}
-        <button type="button" class="primary" onClick={send} data-testid="send">
-          Send
-        </button>
-      </div>
-    </div>
   );
 }

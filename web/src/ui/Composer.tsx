@@ -1,0 +1,122 @@
+// The message box of a pane: text, pasted or attached images, what to do while a turn runs;
+// Enter sends, Shift+Enter breaks the line, Escape interrupts.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Attachment, WhileRunning } from '../core/types';
+
+// An attached image is sent inline in the WebSocket message (1 MiB per message).
+export const MAX_IMAGE_BYTES = 700 * 1024;
+
+export function Composer({
+  onSend,
+  onInterrupt,
+  running,
+  autofocus,
+}: {
+  onSend(text: string, attachments: Attachment[], whileRunning: WhileRunning): void;
+  onInterrupt(): void;
+  running: boolean;
+  autofocus: boolean;
+}) {
+  const [text, setText] = useState('');
+  const [images, setImages] = useState<Attachment[]>([]);
+  const [mode, setMode] = useState<WhileRunning>('queue');
+  const [error, setError] = useState('');
+  const area = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    if (autofocus) area.current?.focus();
+  }, [autofocus]);
+
+  const send = () => {
+    if (!text.trim() && images.length === 0) return;
+    onSend(text, images, mode);
+    setText('');
+    setImages([]);
+  };
+  const addFiles = async (files: FileList | File[]) => {
+    for (const f of Array.from(files)) {
+      if (!f.type.startsWith('image/')) continue;
+      if (f.size > MAX_IMAGE_BYTES) {
+        setError(`${f.name} is larger than ${MAX_IMAGE_BYTES / 1024} KiB`);
+        continue;
+      }
+      const data = await new Promise<string>((resolve) => {
+        const r = new FileReader();
+        r.onload = () => resolve(String(r.result).split(',')[1] ?? '');
+        r.readAsDataURL(f);
+      });
+      setImages((prev) => [...prev, { kind: 'image', mimeType: f.type, name: f.name, data }]);
+    }
+  };
+
+  return (
+    <div class="composer">
+      {images.length ? (
+        <div class="attachments">
+          {images.map((a, i) => (
+            <span class="chip" key={i}>
+              <img alt={a.name} src={`data:${a.mimeType};base64,${a.data}`} />
+              <button type="button" aria-label={`Remove ${a.name}`} onClick={() => setImages(images.filter((_, j) => j !== i))}>
+                ×
+              </button>
+            </span>
+          ))}
+        </div>
+      ) : null}
+      {error ? <div class="error-text">{error}</div> : null}
+      <textarea
+        ref={area}
+        data-testid="composer"
+        rows={3}
+        placeholder="Message (Enter sends, Shift+Enter new line, Escape interrupts)"
+        value={text}
+        onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+        onPaste={(e) => {
+          const files = e.clipboardData?.files;
+          if (files && files.length) void addFiles(files);
+        }}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+            e.preventDefault();
+            send();
+          } else if (e.key === 'Escape') {
+            e.preventDefault();
+            onInterrupt();
+          }
+        }}
+      />
+      <div class="composer-bar">
+        <label>
+          While running:{' '}
+          <select value={mode} onChange={(e) => setMode((e.target as HTMLSelectElement).value as WhileRunning)}>
+            <option value="queue">queue</option>
+            <option value="interrupt">interrupt</option>
+            <option value="steer">steer</option>
+          </select>
+        </label>
+        <label class="file">
+          Image
+          <input
+            type="file"
+            accept="image/*"
+            multiple
+            data-testid="attach"
+            onChange={(e) => {
+              const input = e.target as HTMLInputElement;
+              if (input.files) void addFiles(input.files);
+              input.value = '';
+            }}
+          />
+        </label>
+        <span class="spacer" />
+        {running ? (
+          <button type="button" onClick={onInterrupt} data-testid="interrupt">
+            Interrupt
+          </button>
+        ) : null}
+        <button type="button" class="primary" onClick={send} data-testid="send">
+          Send
+        </button>
+      </div>
+    </div>
+  );
+}
