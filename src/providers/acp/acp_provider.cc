@@ -76,12 +76,12 @@ void AcpProvider::Call(std::string_view method, json::value params, Reply reply)
     });
   };
   if (!child_ || exited_) return fail(name_ + " is not running");
-  if (pending_.size() >= options_.max_pending_requests)
-    return fail("too many requests in flight (" + std::to_string(pending_.size()) + ")");
-  const std::int64_t id = next_id_++;
+  if (calls_.size() >= options_.max_pending_requests)
+    return fail("too many requests in flight (" + std::to_string(calls_.size()) + ")");
+  const std::int64_t id = calls_.TakeId();
   if (Status s = child_->WriteLine(RequestLine(id, method, std::move(params))); !s.ok())
     return fail(s.message());
-  pending_[id] = std::move(reply);
+  calls_.Add(id, std::move(reply));
 }
 
 void AcpProvider::Answer(const json::value& id, Result<json::value> result) {
@@ -177,7 +177,7 @@ void AcpProvider::OnSessionReady(const json::value& result) {
 void AcpProvider::StartTurn(const TurnRequest& request, Done done) {
   if (Status ready = ReadyForTurn(turn_running_); !ready.ok())
     return Later(std::move(done), std::move(ready));
-  if (pending_.size() >= options_.max_pending_requests)
+  if (calls_.size() >= options_.max_pending_requests)
     return Later(std::move(done), Error(ErrorCode::kResourceExhausted, "too many requests"));
   json::array prompt{json::object{{"type", "text"}, {"text", request.text}}};
   turn_running_ = true;
@@ -254,8 +254,7 @@ void AcpProvider::OnFrame(const process::Frame& frame) {
     if (m.ok()) {
       OnMessage(std::move(m).value());
     } else if (!frame.text.empty()) {
-      Publish(turn::ProviderError{"protocol_garbage",
-                                  m.status().message() + ": " + frame.text.substr(0, 200), false});
+      Publish(ProtocolGarbage(m.status(), frame.text));
     }
   }
   ArmWatchdog();
@@ -263,15 +262,8 @@ void AcpProvider::OnFrame(const process::Frame& frame) {
 
 void AcpProvider::OnMessage(RpcMessage m) {
   switch (m.kind) {
-    case RpcMessage::Kind::kResponse: {
-      if (!m.id.is_int64()) return;
-      auto it = pending_.find(m.id.as_int64());
-      if (it == pending_.end()) return;
-      Reply reply = std::move(it->second);
-      pending_.erase(it);
-      if (m.error) return reply(Error(ErrorCode::kInternal, *m.error));
-      return reply(std::move(m.result));
-    }
+    case RpcMessage::Kind::kResponse:
+      return calls_.Resolve(std::move(m));
     case RpcMessage::Kind::kNotification:
       if (m.method == "session/update") {
         if (loading_) {
@@ -397,9 +389,7 @@ void AcpProvider::DropTurn() {
 }
 
 void AcpProvider::FailRequests(const process::ExitInfo& exit) {
-  auto pending = std::exchange(pending_, {});
-  for (auto& [id, reply] : pending)
-    reply(Error(ErrorCode::kUnavailable, name_ + " exited: " + exit.Describe()));
+  calls_.FailAll(Error(ErrorCode::kUnavailable, name_ + " exited: " + exit.Describe()));
 }
 
 Result<std::vector<turn::ProviderEvent>> AcpProvider::StreamHistory() { return history_; }

@@ -35,6 +35,7 @@
 #include "providers/acp/acp_protocol.h"
 #include "providers/acp/acp_terminals.h"
 #include "providers/child_process_provider.h"
+#include "providers/rpc_calls.h"
 
 namespace agentstream::providers::acp {
 
@@ -78,7 +79,7 @@ class AcpProvider final : public ChildProcessProvider {
   const boost::json::value& agent_info() const { return init_result_; }
 
  private:
-  using Reply = std::function<void(Result<boost::json::value>)>;
+  using Reply = RpcCalls::Reply;
   // What answers a permission request: its JSON-RPC id and the options the agent offered.
   struct PermissionWire {
     boost::json::value rpc_id;
@@ -110,8 +111,7 @@ class AcpProvider final : public ChildProcessProvider {
   AcpOptions options_;
   std::unique_ptr<AcpTerminals> terminals_;
   AcpUpdateMapper mapper_;
-  std::int64_t next_id_ = 1;
-  std::map<std::int64_t, Reply> pending_;
+  RpcCalls calls_;
   std::size_t agent_requests_ = 0;  // the agent's requests we have not answered yet
   PermissionTable<PermissionWire> permissions_;
   std::uint64_t next_permission_ = 1;

@@ -45,18 +45,18 @@ std::int64_t CodexProvider::Call(std::string_view method, json::value params, Re
     fail("codex is not running");
     return 0;
   }
-  if (pending_.size() >= options_.max_pending_requests) {
+  if (calls_.size() >= options_.max_pending_requests) {
     fail("too many requests in flight");
     return 0;
   }
-  const std::int64_t id = next_id_++;
+  const std::int64_t id = calls_.TakeId();
   if (Status s =
           child_->WriteLine(Line({{"id", id}, {"method", method}, {"params", std::move(params)}}));
       !s.ok()) {
     fail(s.message());
     return 0;
   }
-  pending_[id] = std::move(reply);
+  calls_.Add(id, std::move(reply));
   return id;
 }
 
@@ -219,36 +219,22 @@ void CodexProvider::OnFrame(const process::Frame& frame) {
   if (frame.kind == process::Frame::Kind::kOversize && history_call_ != 0) {
     // While the history loads nothing else of size is outstanding: the page was dropped, the
     // resume goes on without a history.
-    auto it = pending_.find(history_call_);
-    if (it != pending_.end()) {
-      Reply reply = std::move(it->second);
-      pending_.erase(it);
-      reply(Error(ErrorCode::kResourceExhausted, "a history page of " +
-                                                     std::to_string(frame.dropped) +
-                                                     " bytes is longer than max_line_bytes"));
-    }
+    calls_.Fail(history_call_, Error(ErrorCode::kResourceExhausted,
+                                     "a history page of " + std::to_string(frame.dropped) +
+                                         " bytes is longer than max_line_bytes"));
   } else if (frame.kind == process::Frame::Kind::kOversize) {
     Publish(turn::ProviderError{
         "protocol_oversize", "dropped a " + std::to_string(frame.dropped) + "-byte line", false});
   } else if (Result<RpcMessage> m = jsonrpc::ParseRpc(frame.text); m.ok()) {
     OnMessage(std::move(m).value());
   } else if (!frame.text.empty()) {
-    Publish(turn::ProviderError{"protocol_garbage",
-                                m.status().message() + ": " + frame.text.substr(0, 200), false});
+    Publish(ProtocolGarbage(m.status(), frame.text));
   }
   ArmWatchdog();
 }
 
 void CodexProvider::OnMessage(RpcMessage m) {
-  if (m.kind == RpcMessage::Kind::kResponse) {
-    if (!m.id.is_int64()) return;
-    auto it = pending_.find(m.id.as_int64());
-    if (it == pending_.end()) return;
-    Reply reply = std::move(it->second);
-    pending_.erase(it);
-    if (m.error) return reply(Error(ErrorCode::kInternal, *m.error));
-    return reply(std::move(m.result));
-  }
+  if (m.kind == RpcMessage::Kind::kResponse) return calls_.Resolve(std::move(m));
   if (m.kind == RpcMessage::Kind::kRequest) return OnServerRequest(m);
   static const json::object kEmpty;
   OnNotification(m.method, m.params.is_object() ? m.params.as_object() : kEmpty);
@@ -382,8 +368,7 @@ void CodexProvider::DropTurn() {
 }
 
 void CodexProvider::FailRequests(const process::ExitInfo&) {
-  auto pending = std::exchange(pending_, {});
-  for (auto& [id, reply] : pending) reply(Error(ErrorCode::kUnavailable, "codex exited"));
+  calls_.FailAll(Error(ErrorCode::kUnavailable, "codex exited"));
 }
 
 Result<std::vector<turn::ProviderEvent>> CodexProvider::StreamHistory() {

@@ -32,6 +32,7 @@
 
 #include "jsonrpc/json_rpc.h"
 #include "providers/child_process_provider.h"
+#include "providers/rpc_calls.h"
 
 namespace agentstream::providers::codex {
 
@@ -77,7 +78,7 @@ class CodexProvider final : public ChildProcessProvider {
   std::optional<PersistenceHandle> DescribePersistence() const override;
 
  private:
-  using Reply = std::function<void(Result<boost::json::value>)>;
+  using Reply = RpcCalls::Reply;
   // What answers an approval request: its id and its kind.
   struct PermissionWire {
     boost::json::value rpc_id;
@@ -106,8 +107,7 @@ class CodexProvider final : public ChildProcessProvider {
   void EndTurn(turn::ProviderTurnResult result);
 
   CodexOptions options_;
-  std::int64_t next_id_ = 1;
-  std::map<std::int64_t, Reply> pending_;
+  RpcCalls calls_;
   PermissionTable<PermissionWire> permissions_;
   std::string nonce_;
   bool interrupt_sent_ = false;
