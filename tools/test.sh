@@ -37,7 +37,8 @@ echo "== fuzzing (${FUZZ_SECONDS:=20} s per target)"
 # fuzz/corpus/TARGET holds seeds and the inputs of crashes once found (regressions), read-only:
 # new units go to a directory of the run's own.
 for target in fuzz_record_batch fuzz_event_codec fuzz_http_request fuzz_line_framer fuzz_sse_parser \
-    fuzz_json_rpc fuzz_claude_stream fuzz_stream_headers fuzz_item_ranges fuzz_unified_diff; do
+    fuzz_json_rpc fuzz_claude_stream fuzz_stream_headers fuzz_item_ranges fuzz_unified_diff \
+    fuzz_search_query; do
   log=$(mktemp)
   units=$(mktemp -d)
   seeds=()

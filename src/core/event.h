@@ -22,6 +22,7 @@ enum class EventKind : std::uint16_t {
   kSessionCreated = 1,
   kSessionForked = 2,
   kSessionRewound = 3,
+  kSessionTitled = 4,
   kTurnStarted = 10,
   kTurnCompleted = 11,
   kTurnCanceled = 12,
@@ -105,6 +106,16 @@ struct SessionRewound {
   template <class V>
   void Fields(V& v) {
     v("fromEpoch", from_epoch), v("toEpoch", to_epoch), v("toSeq", to_seq);
+  }
+};
+
+// The session's title changed to `title` (empty: no title). The latest one is the title.
+struct SessionTitled {
+  static constexpr EventKind kKind = EventKind::kSessionTitled;
+  std::string title;
+  template <class V>
+  void Fields(V& v) {
+    v("title", title);
   }
 };
 
@@ -479,8 +490,8 @@ struct WorkspaceRemoved {
 };
 
 using Payload =
-    std::variant<SessionCreated, SessionForked, SessionRewound, TurnStarted, TurnCompleted,
-                 TurnCanceled, TurnFailed, UserMessage, PromptQueued, PromptCanceled,
+    std::variant<SessionCreated, SessionForked, SessionRewound, SessionTitled, TurnStarted,
+                 TurnCompleted, TurnCanceled, TurnFailed, UserMessage, PromptQueued, PromptCanceled,
                  AssistantMessageStart, AssistantMessageDelta, AssistantMessageEnd, Reasoning,
                  ToolCallStart, ToolCallOutput, ToolCallEnd, PermissionRequested,
                  PermissionResolved, Plan, ModeChanged, ModelChanged, ThinkingOptionChanged, Usage,

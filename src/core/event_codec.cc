@@ -21,6 +21,7 @@ constexpr KindEntry kKinds[] = {
     {EventKind::kSessionCreated, "session.created"},
     {EventKind::kSessionForked, "session.forked"},
     {EventKind::kSessionRewound, "session.rewound"},
+    {EventKind::kSessionTitled, "session.titled"},
     {EventKind::kTurnStarted, "turn.started"},
     {EventKind::kTurnCompleted, "turn.completed"},
     {EventKind::kTurnCanceled, "turn.canceled"},

@@ -16,6 +16,7 @@ std::vector<Payload> EveryKind() {
       SessionCreated{"claude", "/work", "t", "sonnet", "plan"},
       SessionForked{SessionId("parent"), Epoch(2), Seq(7)},
       SessionRewound{Epoch(1), Epoch(1), Seq(3)},
+      SessionTitled{"Refactor the parser"},
       TurnStarted{TurnOrigin::kAutonomous, std::nullopt, "task-1"},
       TurnCompleted{"end_turn"},
       TurnCanceled{"interrupted"},

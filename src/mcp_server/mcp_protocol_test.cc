@@ -54,9 +54,10 @@ TEST(McpProtocol, InitializeThenToolsListAndPing) {
     EXPECT_EQ(t.at("inputSchema").at("type"), "object") << names.back();
     EXPECT_FALSE(t.at("description").as_string().empty()) << names.back();
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"agents_list", "agent_create", "agent_send",
-                                             "agent_timeline", "agent_last_message",
-                                             "agent_interrupt", "permission_answer"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"agents_list", "agent_create", "agent_send", "agent_timeline",
+                                      "agents_search", "agent_last_message", "agent_interrupt",
+                                      "permission_answer"}));
 }
 
 TEST(McpProtocol, BadRequestsAreJsonRpcErrors) {

@@ -53,6 +53,13 @@ constexpr std::string_view kTools = R"json([
    "direction": {"type": "string", "enum": ["tail", "before", "after"]},
    "cursor": {"type": "string", "description": "EPOCH:SEQ; required for before and after"},
    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "items (default 20)"}}}},
+{"name": "agents_search", "title": "Search agents' histories",
+ "description": "The user messages, assistant messages, tool calls and tool outputs holding every word of query, in every agent's history or one agent's, newest first: each hit's agent, cursor (read around it with agent_timeline), kind and a snippet with each match between U+0002 and U+0003.",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["query"],
+  "properties": {
+   "query": {"type": "string", "description": "words to find (all of them; punctuation separates words)"},
+   "agent": {"type": "string", "description": "only this agent's history"},
+   "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "hits (default 10)"}}}},
 {"name": "agent_last_message", "title": "Read an agent's last answer",
  "description": "The text of the agent's last assistant message (null when it has none yet).",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["agent"],
@@ -304,6 +311,17 @@ Result<json::object> Timeline(const ToolEnv& env, const Args& args) {
   return AsObject(std::move(page));
 }
 
+Result<json::object> Search(const ToolEnv& env, const Args& args) {
+  AS_ASSIGN_OR_RETURN(std::string query, args.Required("query"));
+  AS_ASSIGN_OR_RETURN(std::optional<std::string> agent, args.Str("agent"));
+  AS_ASSIGN_OR_RETURN(int limit, args.Int("limit", 1, 50, 10));
+  std::string target =
+      "/v1/search?q=" + cli::client::PercentEncode(query) + "&limit=" + std::to_string(limit);
+  if (agent && !agent->empty()) target += "&agent=" + cli::client::PercentEncode(*agent);
+  AS_ASSIGN_OR_RETURN(json::value hits, env.call("GET", target, nullptr));
+  return AsObject(std::move(hits));
+}
+
 Result<json::object> Interrupt(const ToolEnv& env, const Args& args) {
   AS_ASSIGN_OR_RETURN(std::string agent, args.Required("agent"));
   AS_ASSIGN_OR_RETURN(json::value reply,
@@ -347,6 +365,7 @@ Result<json::object> CallTool(const ToolEnv& env, std::string_view name,
   if (name == "agent_create") return CreateAgent(env, args);
   if (name == "agent_send") return Send(env, args, cancel);
   if (name == "agent_timeline") return Timeline(env, args);
+  if (name == "agents_search") return Search(env, args);
   if (name == "agent_last_message") {
     AS_ASSIGN_OR_RETURN(std::string agent, args.Required("agent"));
     return LastMessage(env, agent);

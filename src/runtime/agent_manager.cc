@@ -321,6 +321,7 @@ void AgentManager::Impl::Replace(const SessionId& id) {
 namespace {
 
 Status CheckConfig(const AgentConfig& config) {
+  if (config.title) AS_RETURN_IF_ERROR(CheckTitle(*config.title));
   if (config.cwd.empty())
     return Error(ErrorCode::kInvalidArgument, "an agent needs a working directory (cwd)");
   if (config.cwd.find('\0') != std::string::npos || !IsValidUtf8(config.cwd))
@@ -349,6 +350,19 @@ bool SameConfig(const SessionInfo& info, const AgentConfig& config) {
 }
 
 }  // namespace
+
+Status CheckTitle(std::string_view title) {
+  const bool control = std::any_of(title.begin(), title.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+  if (title.size() > kMaxTitleBytes || control || !IsValidUtf8(title)) {
+    return Error(ErrorCode::kInvalidArgument,
+                 fmt::format("a title must be UTF-8 text of at most {} bytes without control "
+                             "characters",
+                             kMaxTitleBytes));
+  }
+  return Status::Ok();
+}
 
 SessionId SessionIdForRequest(const std::string& key) {
   const std::string input = "agentstream create\n" + key;
@@ -677,6 +691,17 @@ void AgentManager::SetModel(const SessionId& id, std::string model, StatusCallba
               done = std::move(done)](Impl& impl) mutable {
     impl.Dispatch(id, commands::SetModel{std::move(model)}, forwarding, AsStatus(std::move(done)));
   });
+}
+
+void AgentManager::Rename(const SessionId& id, std::string title, Callback<AgentSnapshot> done,
+                          Forwarding forwarding) {
+  if (Status s = CheckTitle(title); !s.ok()) return done(s);
+  impl_->Run(
+      [id, forwarding, title = std::move(title), done = std::move(done)](Impl& impl) mutable {
+        if (impl.shut_down()) return done(ShutDown());
+        impl.Dispatch(id, commands::Rename{std::move(title)}, forwarding,
+                      As<AgentSnapshot>(std::move(done)));
+      });
 }
 
 void AgentManager::AppendForeign(const SessionId& id, std::vector<NewEvent> events,

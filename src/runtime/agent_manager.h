@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/event.h"
@@ -166,6 +167,12 @@ class Forwarder;  // forwarder.h
 // never chain.
 enum class Forwarding { kAllowed, kRefused };
 
+// The longest title an agent may have, in bytes (create and rename).
+inline constexpr std::size_t kMaxTitleBytes = 256;
+
+// OK for a title an agent may have (see AgentManager::Rename), else kInvalidArgument saying why.
+Status CheckTitle(std::string_view title);
+
 // The session a create with client request id `key` makes: the same id for every retry, on every
 // daemon, so the store's own uniqueness makes the create idempotent.
 SessionId SessionIdForRequest(const std::string& key);
@@ -228,6 +235,13 @@ class AgentManager {
                Forwarding forwarding = Forwarding::kAllowed);
   void SetModel(const SessionId& id, std::string model, StatusCallback done,
                 Forwarding forwarding = Forwarding::kAllowed);
+
+  // Records `title` as the agent's title (session.titled, then the stored snapshot), on the
+  // runtime when one runs, else under the agent's lease; `done` with the renamed agent, which
+  // every watcher is told of (kStatus). An empty title clears it. kInvalidArgument for a title
+  // that is not UTF-8 text of at most kMaxTitleBytes bytes without control characters.
+  void Rename(const SessionId& id, std::string title, Callback<AgentSnapshot> done,
+              Forwarding forwarding = Forwarding::kAllowed);
 
   // Appends events that come from outside the session's runtime (the inbox: a sub-agent's events
   // wrapped as SubagentEvent), on any daemon, whoever runs the session, without starting its

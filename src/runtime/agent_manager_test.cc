@@ -272,6 +272,60 @@ TEST_F(AgentManagerTest, ForkInsideATurnClosesItInTheChild) {
   ASSERT_TRUE(WaitIdle(agent.id));
 }
 
+TEST_F(AgentManagerTest, RenameRecordsTheTitleWithAndWithoutARuntime) {
+  StartManager();
+  const AgentSnapshot agent = Create("first");
+  auto rename = [&](const SessionId& id, std::string title) {
+    return Wait<AgentSnapshot>(
+        [&](const Callback<AgentSnapshot>& d) { manager_->Rename(id, std::move(title), d); });
+  };
+  auto titles = [&] {
+    const std::vector<Event> events = Events(agent.id);
+    std::vector<std::string> out;
+    for (const Event* e : Of<SessionTitled>(events))
+      out.push_back(std::get<SessionTitled>(e->payload).title);
+    return out;
+  };
+
+  // On the running runtime: the event, the snapshot and a status notice carry the new title.
+  ASSERT_TRUE(Send(agent.id, "c1", "work").ok());
+  Result<AgentSnapshot> live = rename(agent.id, "second");
+  ASSERT_TRUE(live.ok()) << live.status().ToString();
+  EXPECT_EQ(live->title, "second");
+  EXPECT_EQ(Get(agent.id)->title, "second");
+  EXPECT_EQ(titles(), std::vector<std::string>{"second"});
+  ASSERT_FALSE(notices_.empty());
+  EXPECT_TRUE(std::any_of(notices_.begin(), notices_.end(), [](const AgentNotice& n) {
+    return n.kind == AgentNotice::Kind::kStatus && n.agent.title == "second";
+  }));
+  ASSERT_TRUE(WaitIdle(agent.id));
+
+  // Closed, with no runtime: recorded under the lease, and the runtime does not start.
+  ASSERT_TRUE(WaitStatus([&](const StatusCallback& d) { manager_->Close(agent.id, d); }).ok());
+  Result<AgentSnapshot> stored = rename(agent.id, "");
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(stored->title, "");
+  EXPECT_FALSE(stored->loaded);
+  EXPECT_TRUE(stored->closed);
+  EXPECT_EQ(titles(), (std::vector<std::string>{"second", ""}));
+
+  // Bad titles and unknown agents change nothing.
+  const std::size_t before = Events(agent.id).size();
+  EXPECT_EQ(rename(agent.id, "two\nlines").status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(rename(agent.id, std::string(kMaxTitleBytes + 1, 'x')).status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(rename(agent.id, "\xff\xfe").status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(rename(SessionId("ses_missing"), "x").status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(Events(agent.id).size(), before);
+  EXPECT_TRUE(rename(agent.id, std::string(kMaxTitleBytes, 'x')).ok());
+
+  // The title outlives the daemon.
+  ASSERT_TRUE(rename(agent.id, "third").ok());
+  DieAndReopen();
+  StartManager();
+  EXPECT_EQ(Get(agent.id)->title, "third");
+}
+
 TEST_F(AgentManagerTest, CloseStopsTheRuntimeAndASendReopens) {
   StartManager(40ms);
   const AgentSnapshot agent = Create();

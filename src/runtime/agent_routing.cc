@@ -110,6 +110,11 @@ void AgentManager::Impl::RunLocal(const std::shared_ptr<LiveAgent>& agent,
           agent->SetMode(c.mode, StatusAnswer(done));
         } else if constexpr (std::is_same_v<T, commands::SetModel>) {
           agent->SetModel(c.model, StatusAnswer(done));
+        } else if constexpr (std::is_same_v<T, commands::Rename>) {
+          agent->Rename(c.title, [done](Result<AgentSnapshot> renamed) {
+            if (!renamed.ok()) return done(renamed.status());
+            done(AgentAnswer{std::move(*renamed)});
+          });
         } else if constexpr (std::is_same_v<T, commands::Close>) {
           CloseLive(attempt);
         } else {
@@ -169,6 +174,24 @@ void AgentManager::Impl::RunWithoutRuntime(const AttemptPtr& attempt) {
           AS_ASSIGN_OR_RETURN(AgentSnapshot closed, MarkClosed(id, grant.lease.generation));
           Notify(AgentNotice::Kind::kDisposed, closed, "");
           return AgentAnswer{std::move(closed)};
+        });
+  }
+  if (const auto* c = std::get_if<commands::Rename>(&attempt->command)) {
+    return WithLease(
+        attempt,
+        [this, id = attempt->id, title = c->title](const OwnerGrant& grant,
+                                                   turn::TurnState&) -> Result<AgentAnswer> {
+          AppendRequest request;
+          request.session = id;
+          request.events = {MakeNewEvent(SessionTitled{title})};
+          request.owner_generation = grant.lease.generation;
+          AS_RETURN_IF_ERROR(log_.Append(std::move(request)).status());
+          AS_RETURN_IF_ERROR(log_.UpdateSessionMeta(
+              id, SessionMetaUpdate{title, std::nullopt, std::nullopt, grant.lease.generation}));
+          AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
+          AgentSnapshot renamed = StoredSnapshot(info);
+          Notify(AgentNotice::Kind::kStatus, renamed, "");
+          return AgentAnswer{std::move(renamed)};
         });
   }
   const Cursor to = std::get<commands::Rewind>(attempt->command).to;

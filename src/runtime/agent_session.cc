@@ -321,6 +321,23 @@ void LiveAgent::PersistStatus(SessionStatus status) {
   record_ = std::move(record);
 }
 
+void LiveAgent::Rename(const std::string& title, Callback<AgentSnapshot> done) {
+  if (stopping_) return done(Error(ErrorCode::kUnavailable, "the agent's runtime is stopping"));
+  Append({MakeNewEvent(SessionTitled{title})});
+  std::weak_ptr<bool> alive = alive_;
+  AfterAppended([this, alive, title, done = std::move(done)](const Status& appended) {
+    if (!alive.lock() || !appended.ok()) return done(appended);
+    if (Status stored = env_.log->UpdateSessionMeta(
+            info_.id, SessionMetaUpdate{title, std::nullopt, std::nullopt, generation_});
+        !stored.ok())
+      return done(stored);
+    info_.meta.title = title;
+    AgentSnapshot renamed = Snapshot();
+    env_.notify(AgentNotice::Kind::kStatus, renamed, "");
+    done(std::move(renamed));
+  });
+}
+
 Status LiveAgent::SetClosed(bool closed) {
   StatusRecord record = record_;
   record.closed = closed;

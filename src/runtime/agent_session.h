@@ -106,6 +106,9 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   void ReplyPermission(const turn::ReplyPermission& reply, StatusCallback done);
   void SetMode(const std::string& mode, StatusCallback done);
   void SetModel(const std::string& model, StatusCallback done);
+  // Appends session.titled, then stores the title in the session's snapshot and tells watchers;
+  // `done` with the renamed agent, or the append's error (kUnavailable while stopping).
+  void Rename(const std::string& title, Callback<AgentSnapshot> done);
   // Stores `closed` in the status snapshot.
   Status SetClosed(bool closed);
 

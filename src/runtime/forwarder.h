@@ -29,6 +29,9 @@ struct SetMode {
 struct SetModel {
   std::string model;
 };
+struct Rename {
+  std::string title;
+};
 struct Close {};
 struct Rewind {
   Cursor to;
@@ -38,9 +41,9 @@ struct Rewind {
 // A command for one agent that its owner must run (it touches the runtime or the queue).
 using AgentCommand = std::variant<commands::Send, commands::CancelQueued, commands::Interrupt,
                                   commands::ReplyPermission, commands::SetMode, commands::SetModel,
-                                  commands::Close, commands::Rewind>;
+                                  commands::Rename, commands::Close, commands::Rewind>;
 
-// The answer: a send's reply, an agent snapshot (close, rewind), or plain OK.
+// The answer: a send's reply, an agent snapshot (rename, close, rewind), or plain OK.
 using AgentAnswer = std::variant<std::monostate, SendReply, AgentSnapshot>;
 
 // Where another daemon answers: its id and advertised base URL ("http://host:port").

@@ -41,5 +41,31 @@ TEST_F(AgentsHttpTest, ACwdThatIsNotADirectoryIsRefusedAsTheClientsError) {
   EXPECT_TRUE(Call("GET", "/v1/agents").at("agents").as_array().empty());
 }
 
+// A title is recorded as an event and shown in every snapshot; a bad one is refused and records
+// nothing. Search needs a store that keeps its index: the memory log answers 503, and a query
+// with no word is the client's error.
+TEST_F(AgentsHttpTest, RenameRecordsTheTitleAndSearchNeedsAStoreIndex) {
+  const std::string id = CreateAgent();
+  ASSERT_FALSE(id.empty());
+  json::value renamed = Call("POST", "/v1/agents/" + id + "/title", R"({"title":"Parser work"})");
+  ASSERT_TRUE(renamed.is_object());
+  EXPECT_EQ(renamed.at("title"), "Parser work");
+  EXPECT_EQ(Snapshot(id).at("title"), "Parser work");
+  const std::size_t events = AllEvents(id).size();
+  json::value bad = Call("POST", "/v1/agents/" + id + "/title", R"({"title":"two\nlines"})", 400);
+  EXPECT_EQ(bad.at("error").at("code"), "invalid_argument");
+  Call("POST", "/v1/agents/" + id + "/title", R"({"title":7})", 400);
+  Call("POST", "/v1/agents/ses_missing/title", R"({"title":"x"})", 404);
+  const json::array all = AllEvents(id);
+  ASSERT_EQ(all.size(), events);
+  EXPECT_EQ(Kind(all.back()), "session.titled");
+  EXPECT_EQ(all.back().at("payload").at("title"), "Parser work");
+
+  EXPECT_EQ(Call("GET", "/v1/search?q=parser", "", 503).at("error").at("code"), "unavailable");
+  Call("GET", "/v1/search?q=%22%2A%22", "", 400);
+  Call("GET", "/v1/search", "", 400);
+  Call("GET", "/v1/search?q=x&limit=201", "", 400);
+}
+
 }  // namespace
 }  // namespace agentstream::server::testing

@@ -100,6 +100,33 @@ Result<timeline::PageRequest> ParsePageQuery(const std::map<std::string, std::st
   return page;
 }
 
+Result<SearchQuery> ParseSearchQuery(const std::map<std::string, std::string>& query) {
+  SearchQuery search;
+  const auto q = query.find("q");
+  if (q == query.end()) return Error(ErrorCode::kInvalidArgument, "a search needs q=WORDS");
+  AS_ASSIGN_OR_RETURN(search.words, QueryWords(q->second));
+  if (auto it = query.find("agent"); it != query.end() && !it->second.empty())
+    search.session = SessionId(it->second);
+  if (auto it = query.find("limit"); it != query.end()) {
+    if (!ParseSize(it->second, &search.limit) || search.limit < 1 || search.limit > kMaxSearchHits)
+      return Error(ErrorCode::kInvalidArgument,
+                   "limit must be an integer from 1 to " + std::to_string(kMaxSearchHits));
+  }
+  return search;
+}
+
+json::object SearchResultToJson(const SearchResult& result) {
+  json::array hits;
+  for (const SearchHit& hit : result.hits) {
+    hits.push_back(json::object{{"agent", hit.session.str()},
+                                {"cursor", FormatCursor(hit.cursor)},
+                                {"time", hit.time},
+                                {"kind", hit.kind},
+                                {"snippet", hit.snippet}});
+  }
+  return json::object{{"hits", std::move(hits)}, {"truncated", result.truncated}};
+}
+
 Result<EventsQuery> ResolveEventsQuery(EventLog& log, const SessionId& session,
                                        const HttpRequest& request) {
   EventsQuery q;
@@ -172,6 +199,7 @@ std::string ApiRouter::RouteOf(const HttpRequest& request) {
     return "other";
   }
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "worktrees") return "/v1/worktrees";
+  if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "search") return "/v1/search";
   if (seg.size() < 2 || seg[0] != "v1" || seg[1] != "agents") return "other";
   if (seg.size() == 2) return "/v1/agents";
   if (seg.size() == 3) return "/v1/agents/{id}";
@@ -200,6 +228,13 @@ void ApiRouter::Handle(const HttpRequest& request, Reply reply) {
   if (workspace_routes_ != nullptr && workspace_routes_->Handle(request, seg, reply)) return;
   if (seg.size() >= 2 && seg[0] == "v1" && seg[1] == "agents")
     return HandleAgents(request, seg, std::move(reply));
+  if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "search" && request.method == "GET") {
+    auto query = ParseSearchQuery(request.query);
+    if (!query.ok()) return reply(ErrorResponse(query.status()));
+    auto found = timeline_.Search(*query);
+    if (!found.ok()) return reply(ErrorResponse(found.status()));
+    return reply(Json(SearchResultToJson(*found)));
+  }
   reply(ErrorResponse(NotFoundRoute(request)));
 }
 
@@ -291,6 +326,11 @@ void ApiRouter::HandleAgentAction(const HttpRequest& request, const SessionId& i
     if (action == "mode")
       return agents_.SetMode(id, std::move(*value), OkReply(std::move(reply)), forwarding);
     return agents_.SetModel(id, std::move(*value), OkReply(std::move(reply)), forwarding);
+  }
+  if (action == "title") {
+    auto title = api::StringMember(*body, "title");
+    if (!title.ok()) return reply(ErrorResponse(title.status()));
+    return agents_.Rename(id, std::move(*title), SnapshotReply(std::move(reply)), forwarding);
   }
   if (action == "fork" || action == "rewind") {
     auto cursor = api::CursorMember(*body, "cursor");

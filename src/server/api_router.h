@@ -93,5 +93,9 @@ class ApiRouter {
 // Parses the timeline query: direction (tail|before|after), cursor (E:S), limit (1..500),
 // maxBytes. kInvalidArgument with the parameter named.
 Result<timeline::PageRequest> ParsePageQuery(const std::map<std::string, std::string>& query);
+// A search from ?q=WORDS&agent=ID&limit=N (limit 1 to kMaxSearchHits, default 20).
+Result<SearchQuery> ParseSearchQuery(const std::map<std::string, std::string>& query);
+// {hits: [{agent, cursor: "E:S", time, kind, snippet}], truncated}.
+boost::json::object SearchResultToJson(const SearchResult& result);
 
 }  // namespace agentstream::server

@@ -4,6 +4,7 @@
 #include "log/log.h"
 #include "timeline_store/durable_index.h"
 #include "timeline_store/event_log_reader.h"
+#include "timeline_store/search_indexer.h"
 
 namespace agentstream::server {
 
@@ -39,12 +40,15 @@ void TimelineService::IndexStoredSessions() {
       if (cancel_) return;
       Result<std::optional<ItemIndexState>> state = store.LoadItemState(info.id, info.epoch);
       if (state.ok() && *state && (*state)->format == kItemIndexFormat &&
-          (*state)->watermark >= info.tail)
+          (*state)->watermark >= info.tail) {
+        IndexText(info.id, Cursor{info.epoch, info.tail});
         continue;
+      }
       Status indexed = CatchUpIndex(store, log_, info.id, info.epoch, info.tail, nullptr, &cancel_);
       if (!indexed.ok() && !cancel_)
         log::Warn("timeline.index_failed",
                   {{"agent", info.id.str()}, {"error", indexed.ToString()}});
+      IndexText(info.id, Cursor{info.epoch, info.tail});
     }
     after = page->back().id.str();
   }
@@ -71,10 +75,42 @@ void TimelineService::IndexLoop() {
       if (!indexed.ok())
         log::Warn("timeline.index_failed",
                   {{"agent", session.str()}, {"error", indexed.ToString()}});
+      IndexText(session, *tail);
     }
     if (last) return;
     lock.lock();
   }
+}
+
+void TimelineService::IndexText(const SessionId& session, Cursor tail) {
+  SearchIndexStore* search = log_.search_index();
+  if (search == nullptr) return;
+  Status indexed = CatchUpSearch(*search, log_, session, tail, &cancel_);
+  if (!indexed.ok() && !cancel_)
+    log::Warn("search.index_failed", {{"agent", session.str()}, {"error", indexed.ToString()}});
+}
+
+Result<SearchResult> TimelineService::Search(const SearchQuery& query) {
+  SearchIndexStore* search = log_.search_index();
+  if (search == nullptr)
+    return Error(ErrorCode::kUnavailable, "this daemon's store keeps no search index");
+  if (query.limit < 1 || query.limit > kMaxSearchHits) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "limit must be 1 to " + std::to_string(kMaxSearchHits));
+  }
+  if (query.session) {
+    // One session's hits are current to its tail, not only to the indexer's last pass.
+    AS_ASSIGN_OR_RETURN(Cursor tail, log_.Tail(*query.session));
+    AS_RETURN_IF_ERROR(CatchUpSearch(*search, log_, *query.session, tail));
+  }
+  SearchQuery one_more = query;
+  ++one_more.limit;
+  AS_ASSIGN_OR_RETURN(std::vector<SearchHit> hits, search->Search(one_more));
+  SearchResult result;
+  result.truncated = hits.size() > query.limit;
+  if (result.truncated) hits.resize(query.limit);
+  result.hits = std::move(hits);
+  return result;
 }
 
 std::size_t TimelineService::IndexBytes() {

@@ -34,6 +34,11 @@
 
 namespace agentstream::server {
 
+struct SearchResult {
+  std::vector<SearchHit> hits;
+  bool truncated = false;  // more documents matched than the limit
+};
+
 class TimelineService {
  public:
   // `log` must outlive the service. At most `max_sessions` indexes are kept, holding at most
@@ -58,6 +63,12 @@ class TimelineService {
   // One page; errors as timeline::BuildPage plus the log's (kNotFound for an unknown session).
   Result<timeline::Page> Page(const SessionId& session, const timeline::PageRequest& request);
 
+  // The hits of `query` (store/search_index.h), newest first, at most query.limit (1 to
+  // kMaxSearchHits; kInvalidArgument otherwise). The background indexer adds commits to the
+  // search index as it does to the timeline index; a query naming a session brings that
+  // session's index up to its tail first. kUnavailable on a log without a search index.
+  Result<SearchResult> Search(const SearchQuery& query);
+
  private:
   struct Entry {
     std::mutex mu;
@@ -72,6 +83,8 @@ class TimelineService {
   std::optional<Result<timeline::Page>> DurablePage(ItemIndexStore& store, const SessionId& session,
                                                     const timeline::PageRequest& request);
   void IndexLoop();
+  // Adds `session`'s events through `tail` to the search index (when the log keeps one).
+  void IndexText(const SessionId& session, Cursor tail);
   // At start: indexes every session whose index is missing or behind its tail (written by an
   // older build, or by a daemon that died before indexing), one session at a time.
   void IndexStoredSessions();

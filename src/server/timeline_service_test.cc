@@ -212,6 +212,8 @@ TEST_F(TimelineServiceStoreTest, APageAfterARestartDecodesOnlyThePage) {
     }
     TimelineService service(**log);
     ASSERT_TRUE(service.Page(session, {}).ok());  // builds the index once
+    // And the search index, which a restart would otherwise go on building.
+    ASSERT_TRUE(service.Search(SearchQuery{{"go"}, session, 1}).ok());
   }
   auto reopened = OpenSqliteEventLog(options_);
   ASSERT_TRUE(reopened.ok());
@@ -246,6 +248,55 @@ TEST_F(TimelineServiceStoreTest, AnUnindexedSessionIsIndexedFromTheStart) {
     EXPECT_EQ((*store.LoadItemState(session, Epoch(1)))->items, 10000u);
   }
   log->reset();
+}
+
+// Search: sessions stored before the daemon started are indexed at its start, later commits by
+// the background indexer, and a query naming a session is current to its tail at once.
+TEST_F(TimelineServiceStoreTest, SearchFindsStoredAndNewTextWithinItsLimit) {
+  auto log = OpenSqliteEventLog(options_);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  auto say = [&](const SessionId& session, int from, int n, const std::string& word) {
+    AppendRequest request;
+    request.session = session;
+    for (int i = from; i < from + n; ++i) {
+      const std::string k = std::to_string(i);
+      request.events.push_back(
+          MakeNewEvent(UserMessage{MessageId("u" + k), "c" + k, word + " number " + k}));
+    }
+    ASSERT_TRUE((*log)->Append(std::move(request)).ok());
+  };
+  const SessionId old_session("old"), other("other");
+  ASSERT_TRUE((*log)->CreateSession(old_session, SessionMeta{"scripted", "/w"}, {}).ok());
+  ASSERT_TRUE((*log)->CreateSession(other, SessionMeta{"scripted", "/w"}, {}).ok());
+  say(old_session, 0, 30, "archived");
+  TimelineService service(**log);
+  auto find = [&](const std::string& word, std::optional<SessionId> session, std::size_t limit) {
+    Result<SearchResult> found = service.Search(SearchQuery{{word}, session, limit});
+    EXPECT_TRUE(found.ok()) << found.status().ToString();
+    return found.ok() ? *found : SearchResult{};
+  };
+  auto eventually = [&](const std::function<bool()>& pred) {
+    for (int i = 0; i < 1000; ++i) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return pred();
+  };
+  EXPECT_TRUE(eventually([&] { return find("archived", std::nullopt, 200).hits.size() == 30; }));
+  const SearchResult page = find("archived", std::nullopt, 10);
+  EXPECT_EQ(page.hits.size(), 10u);
+  EXPECT_TRUE(page.truncated);
+  EXPECT_EQ(page.hits[0].cursor, (Cursor{Epoch(1), Seq(30)}));  // newest first
+  EXPECT_FALSE(find("archived", std::nullopt, 30).truncated);
+
+  say(other, 0, 3, "fresh");
+  EXPECT_EQ(find("fresh", other, 20).hits.size(), 3u);  // caught up by the query itself
+  say(other, 3, 2, "later");
+  EXPECT_TRUE(eventually([&] { return find("later", std::nullopt, 20).hits.size() == 2; }));
+  EXPECT_EQ(service.Search(SearchQuery{{"x"}, std::nullopt, 0}).status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(service.Search(SearchQuery{{"x"}, SessionId("missing"), 5}).status().code(),
+            ErrorCode::kNotFound);
 }
 
 }  // namespace

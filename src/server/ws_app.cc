@@ -139,12 +139,14 @@ void WsApp::OnMessage(std::string_view text) {
       {"agents.list", &WsApp::AgentsList},
       {"agents.create", &WsApp::AgentsCreate},
       {"agents.close", &WsApp::AgentsClose},
+      {"agents.rename", &WsApp::AgentsRename},
       {"send", &WsApp::SendPrompt},
       {"interrupt", &WsApp::Interrupt},
       {"permission.reply", &WsApp::PermissionReply},
       {"mode.set", &WsApp::ModeSet},
       {"model.set", &WsApp::ModelSet},
       {"timeline.fetch", &WsApp::TimelineFetch},
+      {"search", &WsApp::Search},
       {"subscribe", &WsApp::Subscribe},
       {"unsubscribe", &WsApp::Unsubscribe},
       {"heartbeat", &WsApp::Heartbeat},
@@ -244,6 +246,14 @@ void WsApp::PermissionReply(const json::object& msg, const std::string& id) {
   agents_.ReplyPermission(*agent, std::move(*reply), OkOnStrand(id));
 }
 
+void WsApp::AgentsRename(const json::object& msg, const std::string& id) {
+  auto agent = AgentOf(msg);
+  if (!agent.ok()) return SendError(id, agent.status());
+  auto title = api::StringMember(msg, "title");
+  if (!title.ok()) return SendError(id, title.status());
+  agents_.Rename(*agent, std::move(*title), AgentOnStrand(id));
+}
+
 void WsApp::ModeSet(const json::object& msg, const std::string& id) {
   auto agent = AgentOf(msg);
   if (!agent.ok()) return SendError(id, agent.status());
@@ -277,6 +287,26 @@ void WsApp::TimelineFetch(const json::object& msg, const std::string& id) {
   if (!page.ok()) return SendError(id, page.status());
   SendJson(json::object{
       {"type", "timeline"}, {"id", id}, {"agent", agent->str()}, {"page", api::PageToJson(*page)}});
+}
+
+void WsApp::Search(const json::object& msg, const std::string& id) {
+  std::map<std::string, std::string> query;
+  for (const char* key : {"q", "agent"})
+    if (const json::value* v = msg.if_contains(key); v != nullptr && v->is_string())
+      query[key] = std::string(v->get_string());
+  if (const json::value* v = msg.if_contains("limit"); v != nullptr) {
+    if (!v->is_int64() && !v->is_uint64())
+      return SendError(id, Error(ErrorCode::kInvalidArgument, "limit must be an integer"));
+    query["limit"] = std::to_string(v->to_number<std::int64_t>());
+  }
+  auto search = ParseSearchQuery(query);
+  if (!search.ok()) return SendError(id, search.status());
+  auto found = timeline_.Search(*search);
+  if (!found.ok()) return SendError(id, found.status());
+  json::object reply = SearchResultToJson(*found);
+  reply["type"] = "search";
+  reply["id"] = id;
+  SendJson(reply);
 }
 
 void WsApp::Heartbeat(const json::object& msg, const std::string& id) {

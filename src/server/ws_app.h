@@ -97,6 +97,8 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   void PermissionReply(const boost::json::object& msg, const std::string& id);
   void ModeSet(const boost::json::object& msg, const std::string& id);
   void ModelSet(const boost::json::object& msg, const std::string& id);
+  void AgentsRename(const boost::json::object& msg, const std::string& id);
+  void Search(const boost::json::object& msg, const std::string& id);
   void TimelineFetch(const boost::json::object& msg, const std::string& id);
   void Subscribe(const boost::json::object& msg, const std::string& id);
   void Unsubscribe(const boost::json::object& msg, const std::string& id);

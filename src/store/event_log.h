@@ -35,6 +35,7 @@
 #include "core/status.h"
 #include "store/coordination.h"
 #include "store/item_index.h"
+#include "store/search_index.h"
 
 namespace agentstream {
 
@@ -302,6 +303,11 @@ class EventLog {
   // null for a log that keeps none (the timeline then builds its index in memory). Lives as
   // long as the log.
   virtual ItemIndexStore* item_index() { return nullptr; }
+
+  // ---- Search index ----
+  // The full-text index of the sessions' text in the same store (search_index.h), or null for a
+  // log that keeps none (search then answers kUnavailable). Lives as long as the log.
+  virtual SearchIndexStore* search_index() { return nullptr; }
 
   // OK while the log accepts writes; the sticky error after a failure of unknown outcome.
   virtual Status Health() = 0;

@@ -620,7 +620,8 @@ TEST_P(EventLogConformance, ConcurrentAppendersKeepEachSessionDense) {
 
 // Turns a current file back into `version` as an older build left it.
 void Downgrade(const std::string& path, int version) {
-  std::string sql = "DROP TABLE timeline_items; DROP TABLE timeline_index;";
+  std::string sql = "DROP TABLE search_documents; DROP TABLE search_state;";
+  if (version < 5) sql += "DROP TABLE timeline_items; DROP TABLE timeline_index;";
   if (version < 4) sql += "DROP TABLE checkpoints;";
   if (version < 3) {
     sql +=
@@ -641,10 +642,10 @@ void Downgrade(const std::string& path, int version) {
 }
 
 // An older file is migrated in place and keeps its data: version 1 (before consumer
-// definitions), version 2 (before agent ownership), version 3 (before checkpoints) and version 4
-// (before the timeline index).
+// definitions), version 2 (before agent ownership), version 3 (before checkpoints), version 4
+// (before the timeline index) and version 5 (before the search index).
 TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
-  for (int version : {1, 2, 3, 4}) {
+  for (int version : {1, 2, 3, 4, 5}) {
     char tmpl[] = "/tmp/agentstream-migrate-XXXXXX";
     const std::string dir = mkdtemp(tmpl);
     const std::string path = dir + "/log.db";
@@ -681,6 +682,14 @@ TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
                                    {ItemRow{0, 7, "#1", false, Seq(1), Seq(1), "1"}})
                       .ok());
       EXPECT_EQ(index.ItemsBetween(SessionId("s"), Epoch(1), 0, 5)->size(), 1u);
+      SearchIndexStore& search = *(*opened)->search_index();
+      EXPECT_FALSE(search.LoadSearchState(SessionId("s"))->has_value());
+      EXPECT_TRUE(search
+                      .CommitDocuments(SessionId("s"), std::nullopt, Cursor{Epoch(1), Seq(1)},
+                                       {SearchDocument{Cursor{Epoch(1), Seq(1)}, 0, "user.message",
+                                                       "old words"}})
+                      .ok());
+      EXPECT_EQ(search.Search(SearchQuery{{"old"}, std::nullopt, 5})->size(), 1u);
     }
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);

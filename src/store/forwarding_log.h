@@ -75,6 +75,7 @@ class ForwardingLog : public EventLog, public Coordination {
   Status DeleteConsumer(const ConsumerId& c) override { return inner_.DeleteConsumer(c); }
   Coordination& coordination() override { return *this; }
   ItemIndexStore* item_index() override { return inner_.item_index(); }
+  SearchIndexStore* search_index() override { return inner_.search_index(); }
   Status Health() override { return inner_.Health(); }
   LogStats Stats() override { return inner_.Stats(); }
 

@@ -22,6 +22,7 @@
 #include "store/postgres/txn.h"
 #include "store/postgres_item_index.h"
 #include "store/postgres_schema.h"
+#include "store/postgres_search_index.h"
 #include "store/record_batch.h"
 #include "store/snapshot_read.h"
 
@@ -105,7 +106,10 @@ using Op = Queue::Op;
 using PendingAppend = Queue::Append;
 using PendingControl = Queue::Control;
 
-class PostgresEventLog final : public EventLog, public Coordination, public ItemIndexStore {
+class PostgresEventLog final : public EventLog,
+                               public Coordination,
+                               public ItemIndexStore,
+                               public SearchIndexStore {
  public:
   // `listening` already LISTENs, so every commit made after the log is open is heard.
   PostgresEventLog(PostgresLogOptions options, Conn writer, Conn listening)
@@ -392,6 +396,7 @@ class PostgresEventLog final : public EventLog, public Coordination, public Item
 
   Coordination& coordination() override { return *this; }
   ItemIndexStore* item_index() override { return this; }
+  SearchIndexStore* search_index() override { return this; }
 
   // ---- ItemIndexStore: reads on a reader connection, writes in the writer's batch ----
   Result<std::optional<ItemIndexState>> LoadItemState(const SessionId& session,
@@ -439,6 +444,29 @@ class PostgresEventLog final : public EventLog, public Coordination, public Item
     return RunControl<bool>(
                [&](Txn& t, bool&) -> Status { return pg::DeleteItems(t, session, epoch); })
         .status();
+  }
+
+  // ---- SearchIndexStore: reads on a reader connection, writes in the writer's batch ----
+  Result<std::optional<Cursor>> LoadSearchState(const SessionId& session) override {
+    AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
+    return WithReader<std::optional<Cursor>>(
+        [&](Conn& conn) { return pg::LoadSearchState(conn, session); });
+  }
+  Status CommitDocuments(const SessionId& session, const std::optional<Cursor>& expected,
+                         Cursor next, const std::vector<SearchDocument>& documents) override {
+    AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
+    for (const SearchDocument& d : documents)
+      AS_RETURN_IF_ERROR(CheckText({{"a search document", d.text}, {"a document kind", d.kind}}));
+    return RunControl<bool>([&](Txn& t, bool&) -> Status {
+             return pg::StoreDocuments(t, session, expected, next, documents);
+           })
+        .status();
+  }
+  Result<std::vector<SearchHit>> Search(const SearchQuery& query) override {
+    if (query.session) AS_RETURN_IF_ERROR(CheckText({{"a session id", query.session->str()}}));
+    for (const std::string& word : query.words) AS_RETURN_IF_ERROR(CheckText({{"a word", word}}));
+    return WithReader<std::vector<SearchHit>>(
+        [&](Conn& conn) { return pg::FindDocuments(conn, query); });
   }
 
   Result<OwnerGrant> AcquireOwnership(const SessionId& session, const std::string& owner,

@@ -247,7 +247,8 @@ TEST_F(PostgresLogTest, AVersionOneDatabaseIsMigratedInPlace) {
               "SET search_path TO " + schema_ +
               "; ALTER TABLE sessions DROP COLUMN owner, DROP COLUMN "
               "owner_generation, DROP COLUMN owner_expires_ms; ALTER TABLE events "
-              "DROP COLUMN writer; DROP TABLE owner_history, daemons, secrets, checkpoints; "
+              "DROP COLUMN writer; DROP TABLE owner_history, daemons, secrets, checkpoints, "
+              "timeline_items, timeline_index, search_documents, search_state; "
               "UPDATE agentstream_schema SET version = 1; RESET search_path")
           .ok());
   auto opened = Open();
@@ -263,6 +264,16 @@ TEST_F(PostgresLogTest, AVersionOneDatabaseIsMigratedInPlace) {
   auto grant = a_->coordination().AcquireOwnership(SessionId("ses_old"), "daemon-a", 10000);
   ASSERT_TRUE(grant.ok()) << grant.status().ToString();
   EXPECT_EQ(grant->lease.generation, 1u);
+  // The timeline and search indexes of versions 4 and 5 are there, empty.
+  EXPECT_FALSE(a_->item_index()->LoadItemState(SessionId("ses_old"), Epoch(1))->has_value());
+  SearchIndexStore& search = *a_->search_index();
+  EXPECT_FALSE(search.LoadSearchState(SessionId("ses_old"))->has_value());
+  ASSERT_TRUE(search
+                  .CommitDocuments(
+                      SessionId("ses_old"), std::nullopt, Cursor{Epoch(1), Seq(1)},
+                      {SearchDocument{Cursor{Epoch(1), Seq(1)}, 0, "user.message", "old words"}})
+                  .ok());
+  EXPECT_EQ(search.Search(SearchQuery{{"words"}, SessionId("ses_old"), 5})->size(), 1u);
 }
 
 TEST_F(PostgresLogTest, ADaemonHearsTheOtherDaemonsCommitsAndItsOwnOnce) {

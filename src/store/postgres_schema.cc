@@ -145,11 +145,36 @@ CREATE INDEX IF NOT EXISTS timeline_items_long ON timeline_items(session, epoch,
          kLongItemCondition + ";\n";
 }
 
+// Version 5 adds the full-text search index (search_index.h): documents with a stored tsvector
+// of the 'simple' configuration (no stemming, any language) under a GIN index, and one state row
+// per session. `at` is the commit time of the event a document begins at: hits are newest
+// first by it.
+constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE IF NOT EXISTS search_documents(
+  id bigserial PRIMARY KEY,
+  session text NOT NULL,
+  epoch bigint NOT NULL,
+  seq bigint NOT NULL,
+  at bigint NOT NULL,
+  kind text NOT NULL,
+  body text NOT NULL,
+  words tsvector GENERATED ALWAYS AS (to_tsvector('simple', body)) STORED
+);
+CREATE INDEX IF NOT EXISTS search_documents_words ON search_documents USING gin(words);
+CREATE INDEX IF NOT EXISTS search_documents_by_time ON search_documents(at, id);
+CREATE INDEX IF NOT EXISTS search_documents_by_session ON search_documents(session, at, id);
+CREATE TABLE IF NOT EXISTS search_state(
+  session text PRIMARY KEY,
+  epoch bigint NOT NULL,
+  seq bigint NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const pg::SchemaLayout& PostgresLogSchema() {
   static const std::string kSchemaV4 = SchemaV4();
-  const char* const scripts[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4.c_str()};
+  const char* const scripts[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4.c_str(), kSchemaV5};
   static_assert(std::size(scripts) == kPostgresSchemaVersion, "a script for each version");
   static const pg::SchemaLayout kLayout{
       0x61677374726d31,  // "agstrm1": serializes daemons starting together

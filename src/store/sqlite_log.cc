@@ -19,6 +19,7 @@
 #include "store/sqlite_item_index.h"
 #include "store/sqlite_reader.h"
 #include "store/sqlite_schema.h"
+#include "store/sqlite_search_index.h"
 #include "store/sqlite_writer.h"
 
 namespace agentstream {
@@ -38,7 +39,10 @@ using Op = Queue::Op;
 using PendingAppend = Queue::Append;
 using PendingControl = Queue::Control;
 
-class SqliteEventLog final : public EventLog, public Coordination, public ItemIndexStore {
+class SqliteEventLog final : public EventLog,
+                             public Coordination,
+                             public ItemIndexStore,
+                             public SearchIndexStore {
  public:
   SqliteEventLog(SqliteLogOptions options, Db write_db)
       : options_(std::move(options)),
@@ -269,6 +273,7 @@ class SqliteEventLog final : public EventLog, public Coordination, public ItemIn
 
   Coordination& coordination() override { return *this; }
   ItemIndexStore* item_index() override { return this; }
+  SearchIndexStore* search_index() override { return this; }
 
   // ---- ItemIndexStore: reads on a reader connection, writes on the writer thread ----
   template <class T, class Body>
@@ -330,6 +335,28 @@ class SqliteEventLog final : public EventLog, public Coordination, public ItemIn
              return w.Check(sqlite::DeleteItems(w.db(), session, epoch));
            })
         .status();
+  }
+
+  // ---- SearchIndexStore: reads on a reader connection, writes on the writer thread ----
+  Result<std::optional<Cursor>> LoadSearchState(const SessionId& session) override {
+    return ReadItems<std::optional<Cursor>>(
+        [&](Db& db) { return sqlite::LoadSearchState(db, session); });
+  }
+  Status CommitDocuments(const SessionId& session, const std::optional<Cursor>& expected,
+                         Cursor next, const std::vector<SearchDocument>& documents) override {
+    return RunControl<bool>([&](Writer& w, bool&) -> Status {
+             Result<std::optional<Cursor>> stored = sqlite::LoadSearchState(w.db(), session);
+             if (!stored.ok()) return w.Check(stored.status());
+             if (*stored != expected)
+               return Error(ErrorCode::kConflict,
+                            "the search index of " + session.str() + " moved on meanwhile");
+             return w.Check(sqlite::StoreDocuments(w.db(), session, next, documents));
+           })
+        .status();
+  }
+  Result<std::vector<SearchHit>> Search(const SearchQuery& query) override {
+    return ReadItems<std::vector<SearchHit>>(
+        [&](Db& db) { return sqlite::FindDocuments(db, query); });
   }
 
   Result<OwnerGrant> AcquireOwnership(const SessionId& session, const std::string& owner,

@@ -146,6 +146,21 @@ CREATE INDEX timeline_items_long ON timeline_items(session, epoch, seq_end) WHER
          kLongItemCondition + ";\n";
 }
 
+// Version 6 adds the full-text search index (search_index.h): an FTS5 table whose session column
+// is indexed too (a session's hits are found through it), and one state row per session.
+// Migrating from version 5 only creates the tables: sessions are indexed at the next start.
+constexpr const char* kSchemaV6Additions = R"sql(
+CREATE VIRTUAL TABLE search_documents USING fts5(
+  body, session, epoch UNINDEXED, seq UNINDEXED, kind UNINDEXED,
+  tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TABLE search_state(
+  session TEXT PRIMARY KEY,
+  epoch INTEGER NOT NULL,
+  seq INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 Status EnsureSchema(Db& db) {
@@ -171,7 +186,8 @@ Status EnsureSchema(Db& db) {
     if (current <= 1) AS_RETURN_IF_ERROR(db.Exec(kSchemaV2Additions));
     if (current <= 2) AS_RETURN_IF_ERROR(db.Exec(kSchemaV3Additions));
     if (current <= 3) AS_RETURN_IF_ERROR(db.Exec(kSchemaV4Additions));
-    AS_RETURN_IF_ERROR(db.Exec(SchemaV5Additions()));
+    if (current <= 4) AS_RETURN_IF_ERROR(db.Exec(SchemaV5Additions()));
+    AS_RETURN_IF_ERROR(db.Exec(kSchemaV6Additions));
     return db.Exec("PRAGMA user_version = " + std::to_string(kSqliteSchemaVersion));
   };
   Status created = upgrade();

@@ -1,7 +1,7 @@
 // `agentstream mcp` against the official MCP TypeScript SDK (@modelcontextprotocol/sdk 1.32.2, its
 // Client over StdioClientTransport), offline, with a daemon running the scripted agent
 // (docs/mcp.md):
-//   1. initialize (the negotiated protocol version), tools/list: the seven tools;
+//   1. initialize (the negotiated protocol version), tools/list: the eight tools;
 //   2. agent_create, agent_send with wait (the turn's end and its last message), agent_timeline,
 //      agent_last_message, agents_list;
 //   3. permission_answer of a waiting turn; agent_interrupt; a wait that times out; waits the
@@ -70,7 +70,8 @@ check(transport.protocolVersion === undefined || transport.protocolVersion === L
 const { tools } = await mcp.listTools();
 const names = tools.map((t) => t.name).sort();
 check(JSON.stringify(names) === JSON.stringify(['agent_create', 'agent_interrupt',
-  'agent_last_message', 'agent_send', 'agent_timeline', 'agents_list', 'permission_answer']),
+  'agent_last_message', 'agent_send', 'agent_timeline', 'agents_list', 'agents_search',
+  'permission_answer']),
       `tools: ${names}`);
 console.log(`ok 1 - initialize (SDK ${sdkVersion}) and tools/list`);
 
@@ -92,7 +93,13 @@ check(older.items.some((i) => i.kind === 'user_message' && i.text === 'hello the
       'the older page holds the prompt');
 const listed = await mcp.tool('agents_list', {});
 check(listed.agents.some((a) => a.id === agent && a.status === 'idle'), 'agents_list');
-console.log('ok 2 - agent_create, agent_send with wait, agent_timeline, agent_last_message');
+// The daemon indexes the turn in the background; naming the agent makes the search current.
+const found = await mcp.tool('agents_search', { query: 'hello there', agent, limit: 5 });
+check(found.hits.some((h) => h.agent === agent && h.kind === 'user.message' &&
+                             h.snippet.includes('\u0002hello\u0003')),
+      `agents_search: ${JSON.stringify(found)}`);
+console.log('ok 2 - agent_create, agent_send with wait, agent_timeline, agent_last_message, ' +
+            'agents_search');
 
 // ---- 3. permissions, interrupt, a wait that times out -----------------------------------------
 async function pendingPermission() {
@@ -254,7 +261,7 @@ async function refusedWith(url, headers) {
 }
 const overHttp = await httpClient(daemon.url);
 const httpTools = (await overHttp.listTools()).tools.map((t) => t.name);
-check(httpTools.length === 7, `tools over http: ${httpTools}`);
+check(httpTools.length === 8, `tools over http: ${httpTools}`);
 const httpList = await overHttp.callTool({ name: 'agents_list', arguments: {} });
 check(!httpList.isError && httpList.structuredContent.agents.some((a) => a.id === kid),
       'agents_list over http');

@@ -16,8 +16,9 @@ namespace agentstream::cli::client {
 struct ClientCommands::State {
   ClientContext context;
   CLI::App* agents = nullptr;
-  CLI::App *ls = nullptr, *add = nullptr, *rm = nullptr, *show = nullptr;
+  CLI::App *ls = nullptr, *add = nullptr, *rm = nullptr, *show = nullptr, *rename = nullptr;
   CLI::App *send = nullptr, *follow = nullptr, *history = nullptr, *interrupt = nullptr;
+  CLI::App* search = nullptr;
   CLI::App *approve = nullptr, *deny = nullptr, *fork = nullptr, *rewind = nullptr;
   CLI::App *mode = nullptr, *model = nullptr;
   CLI::App *consumers = nullptr, *c_ls = nullptr, *c_new = nullptr, *c_show = nullptr;
@@ -34,11 +35,12 @@ struct ClientCommands::State {
   NewAgentOptions new_agent;
   SendOptions send_options;
   HistoryOptions history_options;
+  SearchOptions search_options;
   FollowOptions follow_options;
   std::string agent, request, message, cursor, value;
 
-  void AddAgents(CLI::App& app);        // agents ls|new|show|rm
-  void AddTurnCommands(CLI::App& app);  // send, follow, history
+  void AddAgents(CLI::App& app);        // agents ls|new|show|rename|rm
+  void AddTurnCommands(CLI::App& app);  // send, follow, search, history
   void AddSteering(CLI::App& app);      // interrupt, approve, deny, fork, rewind, mode, model
   void AddConsumers(CLI::App& app);     // consumers ls|new|show|rm|resume, inbox
   void AddAcp(CLI::App& app);           // acp, mcp
@@ -80,6 +82,9 @@ void ClientCommands::State::AddAgents(CLI::App& app) {
       ->needs(s.worktree);
   s.show = Command(*s.agents, "show", "show an agent's status", nullptr);
   s.show->add_option("agent", s.agent, "agent id")->required();
+  s.rename = Command(*s.agents, "rename", "set an agent's title (\"\" clears it)", nullptr);
+  s.rename->add_option("agent", s.agent, "agent id")->required();
+  s.rename->add_option("title", s.value, "the new title")->required();
   s.rm = Command(*s.agents, "rm", "close an agent (its log stays readable)", nullptr);
   s.rm->add_option("agent", s.remove_agent.agent, "agent id")->required();
   s.rm->add_flag("--remove-worktree", s.remove_agent.remove_worktree,
@@ -107,6 +112,14 @@ void ClientCommands::State::AddTurnCommands(CLI::App& app) {
   s.follow->add_option("agent", s.follow_options.agent, "agent id")->required();
   s.follow->add_option("--from", s.follow_options.from, "start at this cursor EPOCH:SEQ");
   s.follow->add_flag("--plain", s.follow_options.plain, "no colors, no inline answers");
+
+  s.search = Command(app, "search", "find words in every agent's history, newest first", json);
+  s.search->add_option("words", s.search_options.query, "the words to find (all of them)")
+      ->required();
+  s.search->add_option("--agent", s.search_options.agent, "only this agent's history");
+  s.search->add_option("--limit", s.search_options.limit, "hits at most")
+      ->check(CLI::Range(1, 200))
+      ->capture_default_str();
 
   s.history = Command(app, "history", "print a page of an agent's timeline", json);
   s.history->add_option("agent", s.history_options.agent, "agent id")->required();
@@ -237,12 +250,14 @@ std::optional<int> ClientCommands::Run() const {
       return NewAgent(c, options);
     }
     if (*s.show) return ShowAgent(c, s.agent);
+    if (*s.rename) return Rename(c, s.agent, s.value);
     if (*s.rm) return RemoveAgent(c, s.remove_agent);
     return ListAgents(c, s.include_closed);
   }
   if (*s.send) return Send(c, s.send_options);
   if (*s.follow) return Follow(c, s.follow_options);
   if (*s.history) return History(c, s.history_options);
+  if (*s.search) return Search(c, s.search_options);
   if (*s.interrupt) return Interrupt(c, s.agent);
   if (*s.approve) return AnswerPermission(c, s.agent, s.request, true, s.message);
   if (*s.deny) return AnswerPermission(c, s.agent, s.request, false, s.message);

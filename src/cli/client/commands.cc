@@ -165,6 +165,51 @@ int Fork(const ClientContext& context, const std::string& agent, const std::stri
   });
 }
 
+int Rename(const ClientContext& context, const std::string& agent, const std::string& title) {
+  const json::value body = json::object{{"title", title}};
+  return RunCall(context, [&](DaemonApi& api) -> Status {
+    AS_ASSIGN_OR_RETURN(json::value reply,
+                        api.Call("POST", DaemonApi::AgentPath(agent, "/title"), &body));
+    return PrintAgentReply(context, reply, [](const runtime::AgentSnapshot& s) {
+      fmt::print("{}: {}\n", s.id.str(), s.title.empty() ? "(no title)" : s.title);
+    });
+  });
+}
+
+int Search(const ClientContext& context, const SearchOptions& options) {
+  std::string target =
+      "/v1/search?q=" + PercentEncode(options.query) + "&limit=" + std::to_string(options.limit);
+  if (!options.agent.empty()) target += "&agent=" + PercentEncode(options.agent);
+  return RunCall(context, [&](DaemonApi& api) -> Status {
+    AS_ASSIGN_OR_RETURN(json::value reply, api.Call("GET", target));
+    if (context.json) {
+      PrintJson(reply);
+      return Status::Ok();
+    }
+    const json::object* body = reply.if_object();
+    const json::value* hits = body != nullptr ? body->if_contains("hits") : nullptr;
+    if (hits == nullptr || !hits->is_array())
+      return Error(ErrorCode::kInvalidArgument, "daemon: search: no hits list");
+    for (const json::value& hit : hits->get_array()) {
+      const json::object* h = hit.if_object();
+      if (h == nullptr) continue;
+      auto text = [&](const char* key) {
+        const json::value* v = h->if_contains(key);
+        return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+      };
+      // The matches between U+0002 and U+0003, shown as [match]; lines joined.
+      std::string snippet;
+      for (char c : text("snippet"))
+        snippet += c == '\x02' ? "[" : c == '\x03' ? "]" : c == '\n' ? " " : std::string(1, c);
+      fmt::print("{} {:<7} {:<17} {}\n", text("agent"), text("cursor"), text("kind"), snippet);
+    }
+    if (const json::value* more = body->if_contains("truncated");
+        more && more->is_bool() && more->get_bool())
+      fmt::print(stderr, "agentstream: more hits than --limit {}\n", options.limit);
+    return Status::Ok();
+  });
+}
+
 int Rewind(const ClientContext& context, const std::string& agent, const std::string& cursor) {
   if (!ValidCursor(cursor, "--to")) return kExitUsage;
   const json::value body = json::object{{"cursor", cursor}};

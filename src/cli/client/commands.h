@@ -53,6 +53,12 @@ struct SendOptions {
   std::string client_id;                // empty: a fresh random id
 };
 
+struct SearchOptions {
+  std::string query;
+  std::string agent;  // empty: every agent
+  int limit = 20;
+};
+
 struct HistoryOptions {
   std::string agent;
   std::string before, after;  // at most one: a cursor EPOCH:SEQ
@@ -80,6 +86,8 @@ int Interrupt(const ClientContext& context, const std::string& agent);
 int AnswerPermission(const ClientContext& context, const std::string& agent,
                      const std::string& request, bool allow, const std::string& message);
 int Fork(const ClientContext& context, const std::string& agent, const std::string& cursor);
+int Rename(const ClientContext& context, const std::string& agent, const std::string& title);
+int Search(const ClientContext& context, const SearchOptions& options);
 int Rewind(const ClientContext& context, const std::string& agent, const std::string& cursor);
 int SetMode(const ClientContext& context, const std::string& agent, const std::string& mode);
 int SetModel(const ClientContext& context, const std::string& agent, const std::string& model);

@@ -285,6 +285,8 @@ std::string FollowRenderer::RenderSession(const Event& event) {
           return Line("rewound: epoch " + std::to_string(event.epoch.value()) + " continues " +
                           FormatCursor({p.to_epoch, p.to_seq}),
                       kDim);
+        } else if constexpr (std::is_same_v<T, SessionTitled>) {
+          return Line(p.title.empty() ? "title cleared" : "titled \"" + p.title + "\"", kDim);
         } else if constexpr (std::is_same_v<T, WorkspaceCreated>) {
           return Line("worktree " + p.path + " on branch " + p.branch + " from " + p.base + " (" +
                           p.base_commit.substr(0, 12) + ")",

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Two daemons on one PostgreSQL database (a database of this test's own on the server of
 # AGENTSTREAM_TEST_PG; skipped without it): an agent created and driven through daemon A is
-# listed, read and followed live through daemon B, and B's follow output is exactly the stored
-# log.
+# listed, read, renamed, searched and followed live through daemon B, and B's follow output is
+# exactly the stored log.
 #   two_daemons_e2e_test.sh AGENTSTREAM_BINARY
 set -u
 source "$(cd "$(dirname "$0")/../../.." && pwd)/tests/lib/e2e.sh"
@@ -22,6 +22,15 @@ agent=$("$bin" "${a[@]}" agents new --provider scripted --cwd "$dir" --title two
 "$bin" "${a[@]}" send "$agent" "first" --wait >/dev/null || fail "send on a"
 "$bin" "${b[@]}" agents ls --json | grep -q "\"id\":\"$agent\"" || fail "daemon b does not list $agent"
 "$bin" "${b[@]}" history "$agent" --json | grep -q '"text":"first"' || fail "daemon b's history lacks the prompt"
+# A title set through b is recorded by a, which runs the agent, and shown by both; a search
+# through b finds a's text in the shared index.
+"$bin" "${b[@]}" agents rename "$agent" "renamed through b" >/dev/null || fail "rename through b"
+"$bin" "${a[@]}" agents show "$agent" --json | grep -q '"title":"renamed through b"' ||
+  fail "daemon a's snapshot lacks the title set through b"
+"$bin" "${b[@]}" agents show "$agent" --json | grep -q '"title":"renamed through b"' ||
+  fail "daemon b's snapshot lacks the title"
+"$bin" "${b[@]}" search first --agent "$agent" | grep -q "^$agent .*user.message *\[first\]" ||
+  fail "search through b: $("$bin" "${b[@]}" search first --agent "$agent" 2>&1)"
 
 # Follow through b while a runs more turns: b hears a's commits live.
 "$bin" "${b[@]}" follow "$agent" --json >"$dir/follow.out" 2>"$dir/follow.err" &

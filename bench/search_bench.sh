@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Search on a session of N events (docs/benchmarks.md, "Search"): gen_long_session writes one
+# session of N events (default 10,000,000) into a fresh store (SQLite in a fresh data directory,
+# or a fresh database of the PostgreSQL server AGENTSTREAM_BENCH_PG names with --postgres); the
+# release daemon starts on it and indexes it (the time of the first query naming the agent, which
+# brings its index up to the tail, is "index"); then each query shape runs ROUNDS times over HTTP
+# (curl on the same machine: the figures include a request's own cost, about 1 ms) and the median
+# and the slowest are printed, with the hits of the first round.
+# Builds nothing: takes a build directory configured with AGENTSTREAM_BUILD_BENCHMARKS=ON in which
+# `agentstream` and `gen_long_session` are built (use a release build).
+# Usage: bench/search_bench.sh BUILD_DIR [EVENTS] [ROUNDS] [--postgres]
+set -euo pipefail
+build=$(realpath "${1:?usage: search_bench.sh BUILD_DIR [EVENTS] [ROUNDS] [--postgres]}")
+events=10000000
+rounds=20
+store=sqlite
+n=0
+for arg in "${@:2}"; do
+  case "$arg" in
+    --postgres) store=postgresql ;;
+    *[!0-9]* | "") echo "unknown argument $arg" >&2; exit 2 ;;
+    *) if [ $n -eq 0 ]; then events=$arg; else rounds=$arg; fi; n=$((n + 1)) ;;
+  esac
+done
+bin="$build/src/cli/agentstream"
+gen="$build/bench/gen_long_session"
+[ -x "$bin" ] && [ -x "$gen" ] || { echo "build agentstream and gen_long_session in $build" >&2; exit 2; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentstream-search.XXXXXX")
+pg_db=""
+daemon=""
+cleanup() {
+  [ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null || true
+  if [ -n "$pg_db" ]; then
+    psql "$AGENTSTREAM_BENCH_PG" -qAt -c "DROP DATABASE IF EXISTS $pg_db WITH (FORCE)" >/dev/null 2>&1 || true
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+store_args=()
+if [ "$store" = postgresql ]; then
+  [[ ${AGENTSTREAM_BENCH_PG:-} =~ ^(postgres(ql)?://[^/?]*)(/[^?]*)?(\?.*)?$ ]] ||
+    { echo "--postgres needs AGENTSTREAM_BENCH_PG (a postgresql:// URL)" >&2; exit 2; }
+  pg_db="search_$$"
+  psql "$AGENTSTREAM_BENCH_PG" -qAt -c "CREATE DATABASE $pg_db" >/dev/null
+  store_args=(--store "${BASH_REMATCH[1]}/$pg_db${BASH_REMATCH[4]}")
+fi
+
+line=$("$gen" --data "$tmp" --events "$events" "${store_args[@]}")
+session=$(awk '{print $2}' <<<"$line")
+turns=$(awk '{print $6}' <<<"$line")
+echo "generated: $line"
+"$bin" --data "$tmp" "${store_args[@]}" serve --listen 127.0.0.1:0 --log-level warn \
+  >"$tmp/daemon.log" 2>&1 &
+daemon=$!
+for _ in $(seq 1 600); do
+  url=$(grep -o 'serving on http://[^ ]*' "$tmp/daemon.log" | head -n 1 | cut -d' ' -f3) || true
+  [ -n "${url:-}" ] && break
+  sleep 0.1
+done
+[ -n "${url:-}" ] || { echo "the daemon did not start" >&2; cat "$tmp/daemon.log" >&2; exit 1; }
+
+seconds() { curl -s -o "$tmp/reply" -w '%{time_total}' "$url/v1/search?$1"; }
+index=$(seconds "q=fixture&agent=$session&limit=1")
+printf 'store %s events %s turns %s index %.1f s\n' "$store" "$events" "$turns" "$index"
+
+# A word of one user message near the start (turn 123), one near the end, a word of every
+# assistant message, two words of every user message, two words never in one document (every
+# match of each must be passed over), a word in no document, and one session's hits.
+recent=$((turns - 5))
+shapes=(
+  "rare-old q=123"
+  "rare-new q=$recent"
+  "common q=fixture"
+  "common-pair q=restart+reopen"
+  "disjoint-pair q=fixture+ctest"
+  "absent q=zyzzyvaqq"
+  "common-one-agent q=fixture&agent=$session"
+)
+printf '%-18s %8s %8s %6s\n' shape median_ms max_ms hits
+for shape in "${shapes[@]}"; do
+  name=${shape%% *}
+  query=${shape#* }
+  times=()
+  for _ in $(seq 1 "$rounds"); do times+=("$(seconds "$query&limit=20")"); done
+  hits=$(grep -o '"agent":' "$tmp/reply" | wc -l)
+  sorted=($(printf '%s\n' "${times[@]}" | sort -g))
+  median=${sorted[$((rounds / 2))]}
+  max=${sorted[$((rounds - 1))]}
+  awk -v n="$name" -v m="$median" -v x="$max" -v h="$hits" \
+    'BEGIN { printf "%-18s %8.2f %8.2f %6s\n", n, m * 1000, x * 1000, h }'
+done

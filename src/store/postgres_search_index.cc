@@ -1,0 +1,91 @@
+#include "store/postgres_search_index.h"
+
+#include "store/postgres/setup.h"
+#include "store/postgres/sql.h"
+
+namespace agentstream::pg {
+
+namespace {
+
+std::uint64_t U64(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+
+// The query's words as one tsquery of the 'simple' configuration: plainto_tsquery ANDs them and
+// reads no operators, whatever the words hold.
+std::string Words(const SearchQuery& query) {
+  std::string words;
+  for (const std::string& word : query.words) words += (words.empty() ? "" : " ") + word;
+  return words;
+}
+
+}  // namespace
+
+Result<std::optional<Cursor>> LoadSearchState(Conn& conn, const SessionId& session) {
+  AS_ASSIGN_OR_RETURN(
+      Rows r, conn.Exec("SELECT epoch, seq FROM search_state WHERE session=$1", {session.str()}));
+  if (r.size() == 0) return std::optional<Cursor>();
+  return std::optional<Cursor>(Cursor{Epoch(U64(r.Int(0, 0))), Seq(U64(r.Int(0, 1)))});
+}
+
+Status StoreDocuments(Txn& t, const SessionId& session, const std::optional<Cursor>& expected,
+                      Cursor next, const std::vector<SearchDocument>& documents) {
+  Rows moved;
+  if (!expected) {
+    AS_ASSIGN_OR_RETURN(moved,
+                        t.Exec("INSERT INTO search_state(session, epoch, seq) "
+                               "VALUES($1,$2,$3) ON CONFLICT DO NOTHING",
+                               {session.str(), I64(next.epoch.value()), I64(next.seq.value())}));
+  } else {
+    AS_ASSIGN_OR_RETURN(moved,
+                        t.Exec("UPDATE search_state SET epoch=$2, seq=$3 WHERE "
+                               "session=$1 AND epoch=$4 AND seq=$5",
+                               {session.str(), I64(next.epoch.value()), I64(next.seq.value()),
+                                I64(expected->epoch.value()), I64(expected->seq.value())}));
+  }
+  if (moved.Affected() == 0)
+    return Error(ErrorCode::kConflict,
+                 "the search index of " + session.str() + " moved on meanwhile");
+  if (documents.empty()) return Status::Ok();
+  std::vector<std::int64_t> epochs, seqs, times;
+  std::vector<std::string> kinds, bodies;
+  for (const SearchDocument& d : documents) {
+    epochs.push_back(I64(d.cursor.epoch.value()));
+    seqs.push_back(I64(d.cursor.seq.value()));
+    times.push_back(d.time);
+    kinds.push_back(d.kind);
+    bodies.push_back(d.text);
+  }
+  return t
+      .Exec(
+          "INSERT INTO search_documents(session, epoch, seq, at, kind, body) SELECT $1, * "
+          "FROM unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::text[], $6::text[])",
+          {session.str(), IntArray(epochs), IntArray(seqs), IntArray(times), TextArray(kinds),
+           TextArray(bodies)})
+      .status();
+}
+
+Result<std::vector<SearchHit>> FindDocuments(Conn& conn, const SearchQuery& query) {
+  // Newest first, by the events' time (then by the order documents were added in). The headline
+  // is made for the returned rows only.
+  std::string sql =
+      "SELECT session, epoch, seq, at, kind, ts_headline('simple', body, q, 'StartSel=\"\x02\", "
+      "StopSel=\"\x03\", MaxWords=24, MinWords=8, ShortWord=0, MaxFragments=1, "
+      "FragmentDelimiter=\" … \"') FROM (SELECT d.*, q FROM search_documents d, "
+      "plainto_tsquery('simple', $1) q WHERE d.words @@ q";
+  std::vector<Param> params = {Words(query), I64(query.limit)};
+  if (query.session) {
+    sql += " AND d.session = $3";
+    params.push_back(query.session->str());
+  }
+  sql += " ORDER BY d.at DESC, d.id DESC LIMIT $2) hits ORDER BY at DESC, id DESC";
+  AS_ASSIGN_OR_RETURN(Rows r, conn.Exec(sql, params));
+  std::vector<SearchHit> hits;
+  hits.reserve(static_cast<std::size_t>(r.size()));
+  for (int i = 0; i < r.size(); ++i) {
+    hits.push_back(SearchHit{SessionId(r.Text(i, 0)),
+                             Cursor{Epoch(U64(r.Int(i, 1))), Seq(U64(r.Int(i, 2)))}, r.Int(i, 3),
+                             r.Text(i, 4), r.Text(i, 5)});
+  }
+  return hits;
+}
+
+}  // namespace agentstream::pg

@@ -1,0 +1,102 @@
+#include "store/sqlite_search_index.h"
+
+#include <algorithm>
+
+namespace agentstream::sqlite {
+
+namespace {
+
+std::int64_t I64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+std::uint64_t U64(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+
+// Documents one millisecond holds, at most, before they spill into the next one's slots.
+constexpr std::int64_t kRowsPerMs = 1 << 16;
+
+// An FTS5 string: the text between double quotes, each quote doubled. Words hold no quotes
+// (QueryWords splits at punctuation), session ids may.
+std::string Quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Every word in the text column, and the session's id (a phrase of its tokens) when one is
+// asked for: the session column is indexed so that a session's hits are found without reading
+// every other session's.
+std::string MatchExpression(const SearchQuery& query) {
+  std::string words;
+  for (const std::string& word : query.words)
+    words += (words.empty() ? "" : " AND ") + Quoted(word);
+  std::string match = "body : (" + words + ")";
+  if (query.session) match += " AND session : " + Quoted(query.session->str());
+  return match;
+}
+
+}  // namespace
+
+Result<std::optional<Cursor>> LoadSearchState(Db& db, const SessionId& session) {
+  AS_ASSIGN_OR_RETURN(auto s, db.Cached("SELECT epoch, seq FROM search_state WHERE session=?"));
+  s->Bind(1, session.str());
+  AS_ASSIGN_OR_RETURN(bool row, s->Step());
+  if (!row) return std::optional<Cursor>();
+  return std::optional<Cursor>(Cursor{Epoch(U64(s->Int(0))), Seq(U64(s->Int(1)))});
+}
+
+Status StoreDocuments(Db& db, const SessionId& session, Cursor next,
+                      const std::vector<SearchDocument>& documents) {
+  // A document's rowid is its event's time in milliseconds times kRowsPerMs, plus the first free
+  // slot of that millisecond: rowid order is time order, whatever order documents come in.
+  AS_ASSIGN_OR_RETURN(auto last, db.Cached("SELECT max(rowid) FROM search_documents WHERE "
+                                           "rowid >= ? AND rowid < ?"));
+  AS_ASSIGN_OR_RETURN(auto add, db.Cached("INSERT INTO search_documents(rowid, body, session, "
+                                          "epoch, seq, kind) VALUES(?, ?, ?, ?, ?, ?)"));
+  for (const SearchDocument& d : documents) {
+    const std::int64_t first = std::max<std::int64_t>(d.time, 0) * kRowsPerMs;
+    last->Bind(1, first).Bind(2, first + kRowsPerMs);
+    AS_ASSIGN_OR_RETURN(bool row, last->Step());
+    const std::int64_t rowid = row && !last->IsNull(0) ? last->Int(0) + 1 : first;
+    last->Reset();
+    add->Bind(1, rowid)
+        .Bind(2, d.text)
+        .Bind(3, session.str())
+        .Bind(4, I64(d.cursor.epoch.value()))
+        .Bind(5, I64(d.cursor.seq.value()))
+        .Bind(6, d.kind);
+    AS_RETURN_IF_ERROR(add->Exec());
+  }
+  AS_ASSIGN_OR_RETURN(auto state, db.Cached("INSERT INTO search_state(session, epoch, seq) "
+                                            "VALUES(?, ?, ?) ON CONFLICT(session) DO UPDATE SET "
+                                            "epoch=excluded.epoch, seq=excluded.seq"));
+  state->Bind(1, session.str()).Bind(2, I64(next.epoch.value())).Bind(3, I64(next.seq.value()));
+  return state->Exec();
+}
+
+Result<std::vector<SearchHit>> FindDocuments(Db& db, const SearchQuery& query) {
+  // Newest first: rowids are in time order (StoreDocuments), and FTS5 walks them backwards
+  // without ranking every match, so a common word costs no more than a rare one. The
+  // session's phrase narrows the match; the comparison makes it exact ("ses_1" is also a phrase
+  // of "ses_1_x").
+  const std::string sql =
+      std::string(
+          "SELECT session, epoch, seq, rowid, kind, snippet(search_documents, 0, "
+          "char(2), char(3), '…', 16) FROM search_documents WHERE "
+          "search_documents MATCH ?1") +
+      (query.session ? " AND session = ?3" : "") + " ORDER BY rowid DESC LIMIT ?2";
+  AS_ASSIGN_OR_RETURN(auto s, db.Cached(sql));
+  const std::string match = MatchExpression(query);
+  s->Bind(1, match).Bind(2, I64(query.limit));
+  if (query.session) s->Bind(3, query.session->str());
+  std::vector<SearchHit> hits;
+  while (true) {
+    AS_ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) return hits;
+    hits.push_back(SearchHit{SessionId(s->Text(0)),
+                             Cursor{Epoch(U64(s->Int(1))), Seq(U64(s->Int(2)))},
+                             s->Int(3) / kRowsPerMs, s->Text(4), s->Text(5)});
+  }
+}
+
+}  // namespace agentstream::sqlite
