@@ -1,6 +1,8 @@
 #include "store/sqlite_search_index.h"
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 
 namespace agentstream::sqlite {
 
@@ -23,6 +25,18 @@ std::string Quoted(const std::string& text) {
   return out + "\"";
 }
 
+// Whether `id` is one FTS5 reads as a phrase of its tokens: letters, digits and a few marks, as
+// the daemon's ids are. Any other id (NUL bytes, only punctuation) is matched by the comparison
+// alone.
+bool PlainId(std::string_view id) {
+  return !id.empty() && std::any_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c));
+  }) && std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+           c == ':';
+  });
+}
+
 // Every word in the text column, and the session's id (a phrase of its tokens) when one is
 // asked for: the session column is indexed so that a session's hits are found without reading
 // every other session's.
@@ -31,7 +45,8 @@ std::string MatchExpression(const SearchQuery& query) {
   for (const std::string& word : query.words)
     words += (words.empty() ? "" : " AND ") + Quoted(word);
   std::string match = "body : (" + words + ")";
-  if (query.session) match += " AND session : " + Quoted(query.session->str());
+  if (query.session && PlainId(query.session->str()))
+    match += " AND session : " + Quoted(query.session->str());
   return match;
 }
 
