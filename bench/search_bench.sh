@@ -82,7 +82,7 @@ for shape in "${shapes[@]}"; do
   query=${shape#* }
   times=()
   for _ in $(seq 1 "$rounds"); do times+=("$(seconds "$query&limit=20")"); done
-  hits=$(grep -o '"agent":' "$tmp/reply" | wc -l)
+  hits=$({ grep -o '"agent":' "$tmp/reply" || true; } | wc -l)
   sorted=($(printf '%s\n' "${times[@]}" | sort -g))
   median=${sorted[$((rounds / 2))]}
   max=${sorted[$((rounds - 1))]}

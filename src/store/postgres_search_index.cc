@@ -1,5 +1,9 @@
 #include "store/postgres_search_index.h"
 
+#include <algorithm>
+#include <functional>
+#include <utility>
+
 #include "store/postgres/setup.h"
 #include "store/postgres/sql.h"
 
@@ -8,6 +12,9 @@ namespace agentstream::pg {
 namespace {
 
 std::uint64_t U64(std::int64_t v) { return static_cast<std::uint64_t>(v); }
+
+// Matches counted through the GIN index before the plan is chosen (FindDocuments).
+constexpr int kFewMatches = 5000;
 
 // The query's words as one tsquery of the 'simple' configuration: plainto_tsquery ANDs them and
 // reads no operators, whatever the words hold.
@@ -64,20 +71,46 @@ Status StoreDocuments(Txn& t, const SessionId& session, const std::optional<Curs
 }
 
 Result<std::vector<SearchHit>> FindDocuments(Conn& conn, const SearchQuery& query) {
-  // Newest first, by the events' time (then by the order documents were added in). The headline
-  // is made for the returned rows only.
-  std::string sql =
-      "SELECT session, epoch, seq, at, kind, ts_headline('simple', body, q, 'StartSel=\"\x02\", "
-      "StopSel=\"\x03\", MaxWords=24, MinWords=8, ShortWord=0, MaxFragments=1, "
-      "FragmentDelimiter=\" … \"') FROM (SELECT d.*, q FROM search_documents d, "
-      "plainto_tsquery('simple', $1) q WHERE d.words @@ q";
-  std::vector<Param> params = {Words(query), I64(query.limit)};
+  // Newest first, by the events' time (then by the order documents were added in). Which plan
+  // is fast depends on how many documents match, and the planner cannot know that for words it
+  // has no statistics of (a table just filled, a rare word): walking the time index newest first
+  // is fast when matches are common and reads the whole table when they are rare; the GIN index
+  // is the other way round. So the matches are counted through the GIN index first, up to
+  // kFewMatches: when there are fewer, those are ordered here; else the time index is walked.
+  std::vector<Param> params = {Words(query)};
+  std::string where = "d.words @@ plainto_tsquery('simple', $1)";
   if (query.session) {
-    sql += " AND d.session = $3";
+    where += " AND d.session = $2";
     params.push_back(query.session->str());
   }
-  sql += " ORDER BY d.at DESC, d.id DESC LIMIT $2) hits ORDER BY at DESC, id DESC";
-  AS_ASSIGN_OR_RETURN(Rows r, conn.Exec(sql, params));
+  AS_ASSIGN_OR_RETURN(Rows few, conn.Exec("SELECT d.id, d.at FROM search_documents d WHERE " +
+                                              where + " LIMIT " + std::to_string(kFewMatches + 1),
+                                          params));
+  if (few.size() == 0) return std::vector<SearchHit>();
+  std::string chosen;
+  std::vector<Param> chosen_params = params;
+  if (few.size() <= kFewMatches) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> order;  // (at, id), newest first
+    order.reserve(static_cast<std::size_t>(few.size()));
+    for (int i = 0; i < few.size(); ++i) order.emplace_back(few.Int(i, 1), few.Int(i, 0));
+    std::sort(order.begin(), order.end(), std::greater<>());
+    if (order.size() > query.limit) order.resize(query.limit);
+    std::vector<std::int64_t> ids;
+    ids.reserve(order.size());
+    for (const auto& [at, id] : order) ids.push_back(id);
+    chosen = "d.id = ANY('" + IntArray(ids) + "'::bigint[])";  // digits and commas only
+    chosen_params = {Words(query)};
+  } else {
+    chosen = where;
+  }
+  const std::string sql =
+      "SELECT session, epoch, seq, at, kind, ts_headline('simple', body, "
+      "plainto_tsquery('simple', $1), 'StartSel=\"\x02\", StopSel=\"\x03\", MaxWords=24, "
+      "MinWords=8, ShortWord=0, MaxFragments=1, FragmentDelimiter=\" … \"') FROM (SELECT d.* FROM "
+      "search_documents d WHERE " +
+      chosen + " ORDER BY d.at DESC, d.id DESC LIMIT " + std::to_string(query.limit) +
+      ") hits ORDER BY at DESC, id DESC";
+  AS_ASSIGN_OR_RETURN(Rows r, conn.Exec(sql, chosen_params));
   std::vector<SearchHit> hits;
   hits.reserve(static_cast<std::size_t>(r.size()));
   for (int i = 0; i < r.size(); ++i) {

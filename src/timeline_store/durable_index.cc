@@ -69,7 +69,7 @@ Result<std::vector<SeqRange>> DecodeRanges(std::string_view text) {
 namespace {
 
 Result<ItemSpan> SpanOf(const ItemRow& row) {
-  constexpr auto kLastKind = static_cast<std::int64_t>(timeline::ItemKind::kSubagent);
+  constexpr auto kLastKind = static_cast<std::int64_t>(timeline::ItemKind::kUsage);
   if (row.kind < 0 || row.kind > kLastKind || row.key.empty() ||
       row.merges == (row.key.front() == '#'))
     return Error(ErrorCode::kCorruption, "a stored timeline index row (item " +

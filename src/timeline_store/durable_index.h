@@ -30,7 +30,7 @@
 namespace agentstream {
 
 // The rows' encoding. Another stored format is dropped and rebuilt.
-inline constexpr std::int64_t kItemIndexFormat = 1;
+inline constexpr std::int64_t kItemIndexFormat = 2;
 // Events read and indexed per committed batch: bounds the indexer's memory (a few MiB).
 inline constexpr std::size_t kIndexBatchEvents = 4096;
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "store/test_backend.h"
 
 namespace agentstream {
@@ -218,6 +220,31 @@ TEST_P(SearchIndexTest, HitsAreOrderedByTheirEventsTime) {
   EXPECT_EQ(order,
             (std::vector<std::string>{"ses_b@3", "ses_b@2", "ses_a@2", "ses_b@1", "ses_a@1"}));
   EXPECT_EQ(Find("same")[0].time, 1'700'000'000'400);
+}
+
+// Many matches and few take different paths in a store (PostgreSQL picks its plan by how many
+// match): both answer newest first, within the limit.
+TEST_P(SearchIndexTest, ManyMatchesAndFewAnswerAlike) {
+  const SessionId a("ses_a");
+  Create(a);
+  std::vector<SearchDocument> docs;
+  for (std::uint64_t i = 1; i <= 6000; ++i) {
+    docs.push_back(SearchDocument{Cursor{Epoch(1), Seq(i)}, 1'700'000'000'000 + TimestampMs(i),
+                                  "assistant.message",
+                                  i % 1000 == 0 ? "common and rare" : "common words"});
+  }
+  ASSERT_TRUE(store().CommitDocuments(a, std::nullopt, Cursor{Epoch(1), Seq(6000)}, docs).ok());
+  for (const auto& [word, first, count] :
+       {std::tuple{"common", 6000u, 20u}, std::tuple{"rare", 6000u, 6u}}) {
+    for (const std::optional<SessionId>& session : {std::optional<SessionId>(), std::optional(a)}) {
+      const std::vector<SearchHit> hits = Find(word, session, 20);
+      ASSERT_EQ(hits.size(), count) << word;
+      EXPECT_EQ(hits.front().cursor.seq, Seq(first)) << word;
+      for (std::size_t i = 1; i < hits.size(); ++i)
+        EXPECT_GT(hits[i - 1].time, hits[i].time) << word;
+    }
+  }
+  EXPECT_EQ(Find("rare common", std::nullopt, 3).back().cursor.seq, Seq(4000));
 }
 
 TEST_P(SearchIndexTest, AStreamingMessageIsIndexedWholeOnceItEnds) {

@@ -83,6 +83,13 @@ test('claude: a prompt streams back and a shell tool call runs', async ({ page }
     timeout: 60000,
   });
   await expect(pane(page, agent).getByTestId('user-message')).toHaveCount(2);
+  // claude reports each turn's tokens (the model server's counts): a usage row per turn, and
+  // their sum in the pane's header.
+  const usage = pane(page, agent).getByTestId('usage');
+  await expect(usage.first()).toHaveText(/^\d[\d,]* in · \d[\d,]* out/, { timeout: 30000 });
+  const turns = await usage.count();
+  expect(turns).toBeGreaterThanOrEqual(2);
+  await expect(pane(page, agent).getByTestId('usage-total')).toHaveText(/^\d[\d,]* in · \d[\d,]* out/);
 });
 
 test('claude in a worktree: an Edit tool call shows its change, and the Changes view the diff git computes', async ({ page }) => {

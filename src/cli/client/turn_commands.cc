@@ -141,6 +141,19 @@ std::string ItemText(const json::object& item) {
   if (kind == "authorization")
     return "authorization " + Str(item, "requestId") + ": " + Str(item, "message");
   if (kind == "subagent") return "subagent " + Str(item, "child") + ": " + Str(item, "lastKind");
+  if (kind == "usage") {
+    auto number = [&](std::string_view key) {
+      const json::value* v = item.if_contains(key);
+      return v && v->is_number() ? v->to_number<double>() : 0.0;
+    };
+    std::string text =
+        fmt::format("usage: {} in, {} out", number("inputTokens"), number("outputTokens"));
+    if (number("cacheReadTokens") > 0)
+      text += fmt::format(", {} cached", number("cacheReadTokens"));
+    if (const json::value* cost = item.if_contains("costUsd"); cost && cost->is_number())
+      text += fmt::format(", ${:.4f}", cost->to_number<double>());
+    return text;
+  }
   if (kind == "plan") {
     std::string text = "plan:";
     if (const json::value* entries = item.if_contains("entries"); entries && entries->is_array()) {

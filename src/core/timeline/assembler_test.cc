@@ -72,12 +72,12 @@ TEST(Assembler, AccumulatedToolOutputStaysBounded) {
   EXPECT_TRUE(body.truncated);
 }
 
-TEST(Assembler, PermissionPlanSubagentAndUnprojectedKinds) {
+TEST(Assembler, PermissionPlanUsageSubagentAndUnprojectedKinds) {
   LogBuilder b;
   const TurnId turn("turn_1");
   b.Add(TurnStarted{}, turn).Add(PermissionRequested{RequestId("r"), kT, "allow?"}, turn);
   b.Add(Plan{{PlanEntry{"a"}}}, turn)
-      .Add(Usage{})
+      .Add(Usage{120, 30, 7, 1, 0.25}, turn)
       .Add(Plan{{PlanEntry{"a"}, PlanEntry{"b"}}}, turn);
   b.Add(PermissionResolved{RequestId("r"), PermissionDecision::kAllow}, turn);
   b.Add(SubagentEvent{SessionId("child"), Epoch(1), Seq(1), "assistant.message.delta", std::nullopt,
@@ -85,10 +85,19 @@ TEST(Assembler, PermissionPlanSubagentAndUnprojectedKinds) {
   b.Add(SubagentEvent{SessionId("child"), Epoch(1), Seq(2), "turn.completed"});
   b.Add(TurnCompleted{}, turn);
   Projection p = Project(b.events);
-  ASSERT_EQ(p.items().size(), 3u);
+  ASSERT_EQ(p.items().size(), 4u);
   EXPECT_EQ(std::get<PermissionBody>(p.items()[0].body).decision, PermissionDecision::kAllow);
   EXPECT_EQ(std::get<PlanBody>(p.items()[1].body).entries.size(), 2u);
-  const auto& sub = std::get<SubagentBody>(p.items()[2].body);
+  // Each usage event is an item of its turn.
+  EXPECT_EQ(p.items()[2].kind, ItemKind::kUsage);
+  EXPECT_EQ(p.items()[2].turn, turn);
+  const boost::json::object usage = ItemToJson(p.items()[2]);
+  EXPECT_EQ(usage.at("kind"), "usage");
+  EXPECT_EQ(usage.at("inputTokens"), 120);
+  EXPECT_EQ(usage.at("outputTokens"), 30);
+  EXPECT_EQ(usage.at("cacheReadTokens"), 7);
+  EXPECT_EQ(usage.at("costUsd"), 0.25);
+  const auto& sub = std::get<SubagentBody>(p.items()[3].body);
   EXPECT_EQ(sub.event_count, 2);
   EXPECT_EQ(sub.last_kind, "turn.completed");
   EXPECT_EQ(sub.last_text, "hi");

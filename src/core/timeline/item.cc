@@ -43,6 +43,8 @@ std::string_view ItemKindName(ItemKind kind) {
       return "authorization";
     case ItemKind::kSubagent:
       return "subagent";
+    case ItemKind::kUsage:
+      return "usage";
   }
   return "unknown";
 }
@@ -82,6 +84,8 @@ std::optional<ItemKey> ItemKeyOf(const Event& event) {
           return ItemKey{ItemKind::kError, unique};
         } else if constexpr (std::is_same_v<T, Notice>) {
           return ItemKey{ItemKind::kNotice, unique};
+        } else if constexpr (std::is_same_v<T, Usage>) {
+          return ItemKey{ItemKind::kUsage, unique};
         } else if constexpr (std::is_same_v<T, SubagentEvent>) {
           return ItemKey{ItemKind::kSubagent, "s:" + p.child.str()};
         } else {

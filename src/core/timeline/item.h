@@ -34,6 +34,7 @@ enum class ItemKind {
   kNotice,
   kAuthorization,
   kSubagent,
+  kUsage,  // one per usage event: a turn's tokens and cost as the provider reported them
 };
 std::string_view ItemKindName(ItemKind kind);
 
@@ -161,9 +162,23 @@ struct SubagentBody {
   }
 };
 
+struct UsageBody {
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::int64_t cache_read_tokens = 0;
+  std::int64_t cache_write_tokens = 0;
+  std::optional<double> cost_usd;
+  template <class V>
+  void Fields(V& v) {
+    v("inputTokens", input_tokens), v("outputTokens", output_tokens),
+        v("cacheReadTokens", cache_read_tokens), v("cacheWriteTokens", cache_write_tokens),
+        v("costUsd", cost_usd);
+  }
+};
+
 using ItemBody =
     std::variant<UserMessageBody, AssistantMessageBody, ReasoningBody, ToolCallBody, PermissionBody,
-                 PlanBody, ErrorBody, NoticeBody, AuthorizationBody, SubagentBody>;
+                 PlanBody, ErrorBody, NoticeBody, AuthorizationBody, SubagentBody, UsageBody>;
 
 // An inclusive range of source seqs.
 struct SeqRange {

@@ -30,7 +30,7 @@ inline Payload RandomPayload(int kind, int key) {
     case 6:
       return ToolCallEnd{t};
     case 7:
-      return Usage{};  // not projected
+      return Usage{};  // an item of its own
     default:
       return Reasoning{m, "r"};
   }

@@ -37,6 +37,8 @@ export function itemKeyOf(e: EventEnvelope): { kind: string; key: string } | nul
       return { kind: 'error', key: unique };
     case 'notice':
       return { kind: 'notice', key: unique };
+    case 'usage':
+      return { kind: 'usage', key: unique };
     case 'subagent.event':
       return { kind: 'subagent', key: `s:${p.child}` };
     default:
@@ -171,6 +173,15 @@ export function foldEvent(item: Item | undefined, e: EventEnvelope): Item | unde
       break;
     case 'notice':
       Object.assign(next, { level: p.level, text: p.text });
+      break;
+    case 'usage':
+      Object.assign(next, {
+        inputTokens: p.inputTokens ?? 0,
+        outputTokens: p.outputTokens ?? 0,
+        cacheReadTokens: p.cacheReadTokens ?? 0,
+        cacheWriteTokens: p.cacheWriteTokens ?? 0,
+      });
+      if (typeof p.costUsd === 'number') next.costUsd = p.costUsd;
       break;
     case 'subagent.event':
       next.child = p.child;

@@ -160,13 +160,14 @@ export class AgentTimeline {
   }
 
   private findKeyFor(e: EventEnvelope): string | null {
-    // user.message, error and notice are keyed by their own seq; the rest by provider ids.
+    // user.message, error, notice and usage are keyed by their own seq; the rest by provider ids.
     const p = e.payload ?? {};
     switch (e.kind) {
       case 'user.message':
       case 'error':
       case 'turn.failed':
       case 'notice':
+      case 'usage':
         return `#${e.seq}`;
       case 'assistant.message.start':
       case 'assistant.message.delta':

@@ -13,6 +13,7 @@ import { PermissionBanner } from './PermissionBanner';
 import { MemoRow, rowLabel, type RowActions } from './Rows';
 import { TitleEditor } from './TitleEditor';
 import { VirtualList } from './VirtualList';
+import { formatUsage, sumUsage } from './usage';
 
 export interface PaneProps {
   engine: SyncEngine;
@@ -93,6 +94,7 @@ function AgentPane({
   const tl = engine.timeline(agentId);
   const lanes = tl.lanes();
   const items = useMemo(() => [...lanes.rows, ...(lanes.head ? [lanes.head] : []), ...lanes.pending], [lanes]);
+  const usage = useMemo(() => sumUsage(lanes.rows), [lanes]);
   const loadingOlder = useRef(false);
   const onNearTop = useCallback(() => {
     if (loadingOlder.current || !tl.hasOlder) return;
@@ -175,6 +177,16 @@ function AgentPane({
           </button>
         )}
         <span class="muted">{agent ? `${agent.provider} · ${agent.cwd}` : ''}</span>
+        {usage.turns > 0 ? (
+          <span
+            class="muted usage-total"
+            data-testid="usage-total"
+            title={`Usage of the ${usage.turns} turns in the loaded history${tl.hasOlder ? ' (older turns not loaded)' : ''}`}
+          >
+            {formatUsage(usage)}
+            {tl.hasOlder ? '+' : ''}
+          </span>
+        ) : null}
         <span class="muted sync" data-testid="sync-state">
           {engine.connected ? sync : 'offline'}
         </span>

@@ -6,6 +6,7 @@ import { Markdown } from './Markdown';
 import { DiffLines } from './DiffView';
 import { editDiff } from './render/edit_diff';
 import { commandOf, ToolCall } from './ToolCall';
+import { formatUsage } from './usage';
 
 export interface RowActions {
   fork(row: Row): void;
@@ -154,6 +155,12 @@ export function TimelineRow({ row, actions, label }: { row: Row; actions: RowAct
       return (
         <div {...common} class={`row row-notice notice-${item.level}`}>
           {item.text}
+        </div>
+      );
+    case 'usage':
+      return (
+        <div {...common} class="row row-usage" data-testid="usage">
+          {formatUsage(item as any)}
         </div>
       );
     case 'authorization':
