@@ -140,6 +140,50 @@ TEST(EditDiffTest, EditsMultiEditsAndWritesOfClaudeAndOpencodeBounded) {
   EXPECT_EQ(cut[1], "+ xxxxxxxx...");
 }
 
+TEST(EditDiffTest, CodexPatchesAndFileChangesAndAcpDiffs) {
+  namespace json = boost::json;
+  using Lines = std::vector<std::string>;
+  // codex apply_patch, as the argv of its exec command.
+  const std::string patch =
+      "*** Begin Patch\n*** Update File: src/a.py\n@@ def f():\n-    return 1\n+    return 2\n"
+      " keep\n*** Add File: b.txt\n+new\n*** Delete File: c.txt\n*** End Patch\n";
+  EXPECT_EQ(EditDiffLines("exec", json::object{{"command", json::array{"apply_patch", patch}}}),
+            (Lines{"--- src/a.py (update)", "@@ def f():", "-     return 1", "+     return 2",
+                   "  keep", "--- b.txt (add)", "+ new", "--- c.txt (delete)"}));
+  EXPECT_EQ(EditDiffLines("apply_patch", json::object{{"input", patch}}).size(), 8u);
+  // codex file changes: a list with unified diffs, or an object keyed by path.
+  EXPECT_EQ(EditDiffLines(
+                "fileChange",
+                json::object{
+                    {"changes", json::array{json::object{
+                                    {"path", "/w/x.ts"},
+                                    {"kind", json::object{{"type", "update"}}},
+                                    {"diff", "--- a/x.ts\n+++ b/x.ts\n@@ -1 +1 @@\n-a\n+b\n"}}}}}),
+            (Lines{"--- /w/x.ts (update)", "@@ -1 +1 @@", "- a", "+ b"}));
+  EXPECT_EQ(EditDiffLines(
+                "fileChange",
+                json::object{
+                    {"changes",
+                     json::object{{"/w/n.md", json::object{{"type", "add"}, {"content", "hi"}}}}}}),
+            (Lines{"--- /w/n.md (add)", "+ hi"}));
+  // ACP diff content items, in the input's content or as the input itself.
+  EXPECT_EQ(
+      EditDiffLines("edit", json::object{{"content", json::array{json::object{{"type", "text"}},
+                                                                 json::object{{"type", "diff"},
+                                                                              {"path", "/w/y"},
+                                                                              {"oldText", "o"},
+                                                                              {"newText", "n"}}}}}),
+      (Lines{"--- /w/y", "- o", "+ n"}));
+  EXPECT_EQ(EditDiffLines("write", json::object{{"path", "/w/z"}, {"newText", "all"}}),
+            (Lines{"--- /w/z (written)", "+ all"}));
+  // Not edits, or malformed: nothing.
+  EXPECT_TRUE(EditDiffLines("exec", json::object{{"command", json::array{"ls", "-l"}}}).empty());
+  EXPECT_TRUE(EditDiffLines("fileChange", json::object{{"changes", json::array{7, "x"}}}).empty());
+  EXPECT_TRUE(EditDiffLines("edit", json::object{{"content", json::array{json::object{
+                                                                 {"type", "diff"}, {"path", 3}}}}})
+                  .empty());
+}
+
 TEST(FollowRendererTest, DeltaIsAppendedWithoutANewline) {
   Log log;
   FollowRenderer renderer({});
