@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "store/postgres/setup.h"
+#include "store/postgres/snapshot.h"
 #include "store/postgres/sql.h"
 
 namespace agentstream::pg {
@@ -77,6 +78,12 @@ Result<std::vector<SearchHit>> FindDocuments(Conn& conn, const SearchQuery& quer
   // is fast when matches are common and reads the whole table when they are rare; the GIN index
   // is the other way round. So the matches are counted through the GIN index first, up to
   // kFewMatches: when there are fewer, those are ordered here; else the time index is walked.
+  // Counting must not be a sequential scan either (a planner that expects common words to meet
+  // stops early in theory and reads the table when they never do), so the snapshot both queries
+  // run in turns sequential scans off.
+  Snapshot snap(conn);
+  AS_RETURN_IF_ERROR(snap.Begin());
+  AS_RETURN_IF_ERROR(conn.ExecScript("SET LOCAL enable_seqscan = off"));
   std::vector<Param> params = {Words(query)};
   std::string where = "d.words @@ plainto_tsquery('simple', $1)";
   if (query.session) {
