@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <utility>
 
 #include "store/postgres/setup.h"
@@ -14,7 +15,9 @@ namespace {
 
 std::uint64_t U64(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 
-// Matches counted through the GIN index before the plan is chosen (FindDocuments).
+// The newest documents looked through first, and the matches counted through the GIN index
+// before the time index is walked (FindDocuments).
+constexpr int kRecentDocuments = 5000;
 constexpr int kFewMatches = 5000;
 
 // The query's words as one tsquery of the 'simple' configuration: plainto_tsquery ANDs them and
@@ -74,50 +77,73 @@ Status StoreDocuments(Txn& t, const SessionId& session, const std::optional<Curs
 Result<std::vector<SearchHit>> FindDocuments(Conn& conn, const SearchQuery& query) {
   // Newest first, by the events' time (then by the order documents were added in). Which plan
   // is fast depends on how many documents match, and the planner cannot know that for words it
-  // has no statistics of (a table just filled, a rare word): walking the time index newest first
-  // is fast when matches are common and reads the whole table when they are rare; the GIN index
-  // is the other way round. So the matches are counted through the GIN index first, up to
-  // kFewMatches: when there are fewer, those are ordered here; else the time index is walked.
-  // Counting must not be a sequential scan either (a planner that expects common words to meet
-  // stops early in theory and reads the table when they never do), so the snapshot both queries
-  // run in turns sequential scans off.
+  // has no statistics of (a table just filled, a rare word, two common words that never meet):
+  // walking the time index newest first is fast when matches are common and reads the whole
+  // table when they are rare; the GIN index is the other way round. So, in one snapshot:
+  //   1. the newest kRecentDocuments documents (of the session) are looked through: when they
+  //      hold `limit` matches, those are the answer (common words);
+  //   2. else the matches are counted through the GIN index (sequential scans off), up to
+  //      kFewMatches: when there are no more, they are ordered here (rare words);
+  //   3. else the time index is walked, newest first, to the `limit`-th match.
   Snapshot snap(conn);
   AS_RETURN_IF_ERROR(snap.Begin());
   AS_RETURN_IF_ERROR(conn.ExecScript("SET LOCAL enable_seqscan = off"));
+  const std::string limit = std::to_string(query.limit);
   std::vector<Param> params = {Words(query)};
   std::string where = "d.words @@ plainto_tsquery('simple', $1)";
+  std::string in_session;
   if (query.session) {
     where += " AND d.session = $2";
+    in_session = " WHERE session = $2";
     params.push_back(query.session->str());
   }
-  AS_ASSIGN_OR_RETURN(Rows few, conn.Exec("SELECT d.id, d.at FROM search_documents d WHERE " +
-                                              where + " LIMIT " + std::to_string(kFewMatches + 1),
-                                          params));
-  if (few.size() == 0) return std::vector<SearchHit>();
-  std::string chosen;
-  std::vector<Param> chosen_params = params;
-  if (few.size() <= kFewMatches) {
-    std::vector<std::pair<std::int64_t, std::int64_t>> order;  // (at, id), newest first
-    order.reserve(static_cast<std::size_t>(few.size()));
-    for (int i = 0; i < few.size(); ++i) order.emplace_back(few.Int(i, 1), few.Int(i, 0));
-    std::sort(order.begin(), order.end(), std::greater<>());
-    if (order.size() > query.limit) order.resize(query.limit);
-    std::vector<std::int64_t> ids;
-    ids.reserve(order.size());
-    for (const auto& [at, id] : order) ids.push_back(id);
-    chosen = "d.id = ANY('" + IntArray(ids) + "'::bigint[])";  // digits and commas only
-    chosen_params = {Words(query)};
+  // The (at, id) of matches, newest first.
+  auto pairs = [](const Rows& rows) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    out.reserve(static_cast<std::size_t>(rows.size()));
+    for (int i = 0; i < rows.size(); ++i) out.emplace_back(rows.Int(i, 1), rows.Int(i, 0));
+    std::sort(out.begin(), out.end(), std::greater<>());
+    return out;
+  };
+  std::vector<std::pair<std::int64_t, std::int64_t>> chosen;
+  std::optional<std::string> walk;  // step 3's condition
+  AS_ASSIGN_OR_RETURN(
+      Rows recent,
+      conn.Exec("SELECT d.id, d.at FROM (SELECT id, at, words FROM search_documents" + in_session +
+                    " ORDER BY at DESC, id DESC LIMIT " + std::to_string(kRecentDocuments) +
+                    ") d WHERE d.words @@ plainto_tsquery('simple', $1) ORDER BY d.at DESC, "
+                    "d.id DESC LIMIT " +
+                    limit,
+                params));
+  if (static_cast<std::size_t>(recent.size()) == query.limit) {
+    chosen = pairs(recent);
   } else {
-    chosen = where;
+    AS_ASSIGN_OR_RETURN(Rows few, conn.Exec("SELECT d.id, d.at FROM search_documents d WHERE " +
+                                                where + " LIMIT " + std::to_string(kFewMatches + 1),
+                                            params));
+    if (few.size() <= kFewMatches) {
+      chosen = pairs(few);
+      if (chosen.size() > query.limit) chosen.resize(query.limit);
+    } else {
+      walk = where;
+    }
+  }
+  if (!walk && chosen.empty()) return std::vector<SearchHit>();
+  std::vector<Param> final_params = params;
+  if (!walk) {
+    std::vector<std::int64_t> ids;
+    ids.reserve(chosen.size());
+    for (const auto& [at, id] : chosen) ids.push_back(id);
+    walk = "d.id = ANY('" + IntArray(ids) + "'::bigint[])";  // digits and commas only
+    final_params = {Words(query)};
   }
   const std::string sql =
       "SELECT session, epoch, seq, at, kind, ts_headline('simple', body, "
       "plainto_tsquery('simple', $1), 'StartSel=\"\x02\", StopSel=\"\x03\", MaxWords=24, "
       "MinWords=8, ShortWord=0, MaxFragments=1, FragmentDelimiter=\" … \"') FROM (SELECT d.* FROM "
       "search_documents d WHERE " +
-      chosen + " ORDER BY d.at DESC, d.id DESC LIMIT " + std::to_string(query.limit) +
-      ") hits ORDER BY at DESC, id DESC";
-  AS_ASSIGN_OR_RETURN(Rows r, conn.Exec(sql, chosen_params));
+      *walk + " ORDER BY d.at DESC, d.id DESC LIMIT " + limit + ") hits ORDER BY at DESC, id DESC";
+  AS_ASSIGN_OR_RETURN(Rows r, conn.Exec(sql, final_params));
   std::vector<SearchHit> hits;
   hits.reserve(static_cast<std::size_t>(r.size()));
   for (int i = 0; i < r.size(); ++i) {

@@ -245,6 +245,20 @@ TEST_P(SearchIndexTest, ManyMatchesAndFewAnswerAlike) {
     }
   }
   EXPECT_EQ(Find("rare common", std::nullopt, 3).back().cursor.seq, Seq(4000));
+  // Many matches, none among the newest documents.
+  docs.clear();
+  for (std::uint64_t i = 6001; i <= 12000; ++i) {
+    docs.push_back(SearchDocument{Cursor{Epoch(1), Seq(i)}, 1'700'000'000'000 + TimestampMs(i),
+                                  "assistant.message", "fresh"});
+  }
+  ASSERT_TRUE(
+      store()
+          .CommitDocuments(a, Cursor{Epoch(1), Seq(6000)}, Cursor{Epoch(1), Seq(12000)}, docs)
+          .ok());
+  const std::vector<SearchHit> old = Find("common", a, 20);
+  ASSERT_EQ(old.size(), 20u);
+  EXPECT_EQ(old.front().cursor.seq, Seq(6000));
+  EXPECT_EQ(old.back().cursor.seq, Seq(5981));
 }
 
 TEST_P(SearchIndexTest, AStreamingMessageIsIndexedWholeOnceItEnds) {
