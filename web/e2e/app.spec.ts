@@ -3,27 +3,15 @@
 // streamed answer that quotes the prompt).
 import { expect, test } from '@playwright/test';
 import { Daemon } from './daemon';
-import { createAgent, pane, replicaRows, send } from './helpers';
+import { createAgent, daemonPerTest, pane, replicaRows, send, shot } from './helpers';
 
-let daemon: Daemon;
-
-// Screenshots of the main views: into docs/ with UPDATE_SCREENSHOTS=1, else test-results/.
-const shot = (name: string) => (process.env.UPDATE_SCREENSHOTS ? `../docs/${name}` : `test-results/${name}`);
-
-test.beforeEach(async () => {
-  // Chunks 40 ms apart: a turn streams for about half a second.
-  daemon = new Daemon(['--scripted-chunk-ms', '40']);
-  await daemon.start();
-});
-
-test.afterEach(async () => {
-  await daemon.dispose();
-});
+// Chunks 40 ms apart: a turn streams for about half a second.
+const run = daemonPerTest(40);
 
 async function expectSameAsDaemon(page: import('@playwright/test').Page, agent: string) {
   await expect
     .poll(async () => {
-      const want = (await daemon.allItems(agent)).map((i) => `${i.key}|${i.text ?? ''}|${i.state ?? ''}`);
+      const want = (await run.daemon.allItems(agent)).map((i) => `${i.key}|${i.text ?? ''}|${i.state ?? ''}`);
       const got = (await replicaRows(page, agent)).map((r) => `${r.key}|${r.text}|${r.state ?? ''}`);
       return JSON.stringify(got) === JSON.stringify(want) ? 'same' : JSON.stringify({ got, want });
     })
@@ -31,7 +19,7 @@ async function expectSameAsDaemon(page: import('@playwright/test').Page, agent: 
 }
 
 test('send and stream: one user row, a tool call, the streamed answer', async ({ page }) => {
-  await page.goto(daemon.url);
+  await page.goto(run.daemon.url);
   await expect(page.getByTestId('connection')).toHaveText('connected');
   const agent = await createAgent(page);
   await send(page, agent, 'hello there');
@@ -48,7 +36,7 @@ test('send and stream: one user row, a tool call, the streamed answer', async ({
 });
 
 test('a tool call asks permission and is approved inline', async ({ page }) => {
-  await page.goto(daemon.url);
+  await page.goto(run.daemon.url);
   const agent = await createAgent(page);
   await send(page, agent, 'needs permission please');
   const p = pane(page, agent);
@@ -66,7 +54,7 @@ test('a tool call asks permission and is approved inline', async ({ page }) => {
 });
 
 test('Escape interrupts a running turn', async ({ page }) => {
-  await page.goto(daemon.url);
+  await page.goto(run.daemon.url);
   const agent = await createAgent(page);
   // The permission prompt keeps the turn open until answered: interrupt it there.
   await send(page, agent, 'wait for permission');
@@ -76,7 +64,7 @@ test('Escape interrupts a running turn', async ({ page }) => {
     'data-status',
     /running|permission/,
   );
-  const events = await daemon.api('GET', `/v1/agents/${agent}/events`);
+  const events = await run.daemon.api('GET', `/v1/agents/${agent}/events`);
   expect(events.some((e: any) => e.kind === 'turn.canceled')).toBe(true);
   await expectSameAsDaemon(page, agent);
 });
@@ -105,11 +93,11 @@ async function whenStreaming(page: import('@playwright/test').Page, agent: strin
 
 test('WebSocket cut and daemon restart mid-stream: no gap, no duplicate', async ({ page }) => {
   // Chunks 250 ms apart, so a reply streams over several commits even on a loaded machine.
-  await daemon.dispose();
+  await run.daemon.dispose();
   // Restartable: the page reaches it through a front whose address outlives the restart.
-  daemon = new Daemon(['--scripted-chunk-ms', '250'], { restartable: true });
-  await daemon.start();
-  await page.goto(daemon.url);
+  run.daemon = new Daemon(['--scripted-chunk-ms', '250'], { restartable: true });
+  await run.daemon.start();
+  await page.goto(run.daemon.url);
   const agent = await createAgent(page);
   await send(page, agent, 'first prompt');
   await expect(pane(page, agent).getByTestId('assistant-message').filter({ hasText: 'You asked: first prompt' })).toHaveAttribute(
@@ -129,7 +117,7 @@ test('WebSocket cut and daemon restart mid-stream: no gap, no duplicate', async 
   const third = whenStreaming(page, agent, false);
   await send(page, agent, 'third prompt before restart');
   await third;
-  await daemon.restart();
+  await run.daemon.restart();
   // A prompt sent while the page reconnects is not lost.
   await send(page, agent, 'fourth prompt after restart');
   await expect(page.getByTestId('connection')).toHaveText('connected');
@@ -144,10 +132,10 @@ test('WebSocket cut and daemon restart mid-stream: no gap, no duplicate', async 
 });
 
 test('two tabs stay identical', async ({ page, context }) => {
-  await page.goto(daemon.url);
+  await page.goto(run.daemon.url);
   const agent = await createAgent(page);
   const other = await context.newPage();
-  await other.goto(daemon.url);
+  await other.goto(run.daemon.url);
   await other.locator(`[data-testid="agent-row"][data-agent="${agent}"] .agent-open`).click();
   await send(page, agent, 'from tab one');
   await expect(
@@ -167,7 +155,7 @@ test('two tabs stay identical', async ({ page, context }) => {
 });
 
 test('fork from an assistant item opens the fork in the other pane', async ({ page }) => {
-  await page.goto(daemon.url);
+  await page.goto(run.daemon.url);
   const agent = await createAgent(page);
   await send(page, agent, 'before the fork');
   const p = pane(page, agent);
@@ -185,7 +173,7 @@ test('fork from an assistant item opens the fork in the other pane', async ({ pa
   expect(forkId).not.toBe(agent);
   await expect(forkPane.getByTestId('assistant-message').filter({ hasText: 'You asked: before the fork' })).toBeVisible();
   await expect(forkPane.getByText('after the fork point')).toHaveCount(0);
-  const snap = await daemon.api('GET', `/v1/agents/${forkId}`);
+  const snap = await run.daemon.api('GET', `/v1/agents/${forkId}`);
   expect(snap.forkedFrom.agent).toBe(agent);
   await page.screenshot({ path: shot('web-fork.png') });
 });

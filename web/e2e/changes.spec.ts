@@ -5,20 +5,9 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
-import { Daemon } from './daemon';
-import { createAgent, pane, send } from './helpers';
+import { createAgent, daemonPerTest, pane, send, shot } from './helpers';
 
-let daemon: Daemon;
-const shot = (name: string) => (process.env.UPDATE_SCREENSHOTS ? `../docs/${name}` : `test-results/${name}`);
-
-test.beforeEach(async () => {
-  daemon = new Daemon(['--scripted-chunk-ms', '20']);
-  await daemon.start();
-});
-
-test.afterEach(async () => {
-  await daemon.dispose();
-});
+const run = daemonPerTest(20);
 
 function makeRepo(dir: string) {
   execFileSync('git', ['init', '-q', '-b', 'main', dir]);
@@ -29,14 +18,14 @@ function makeRepo(dir: string) {
 }
 
 test('the Changes view shows the worktree diff git computes, refreshed at the end of a turn', async ({ page }) => {
-  const repo = path.join(daemon.data, 'repo');
+  const repo = path.join(run.daemon.data, 'repo');
   makeRepo(repo);
-  await page.goto(daemon.url);
+  await page.goto(run.daemon.url);
   await page.getByTestId('cwd').fill(repo);
   await page.getByTestId('worktree').check();
   const agent = await createAgent(page);
   const p = pane(page, agent);
-  const worktree = (await daemon.api('GET', `/v1/agents/${agent}`)).cwd as string;
+  const worktree = (await run.daemon.api('GET', `/v1/agents/${agent}`)).cwd as string;
 
   await p.getByTestId('tab-changes').click();
   await expect(p.getByTestId('changes')).toContainText('No changes against the base yet.');
@@ -52,7 +41,7 @@ test('the Changes view shows the worktree diff git computes, refreshed at the en
   await expect(page.locator(`[data-testid="agent-row"][data-agent="${agent}"]`)).toHaveAttribute('data-status', 'idle');
   const files = p.getByTestId('change-file');
   await expect(files).toHaveCount(2);
-  const want = (await daemon.api('GET', `/v1/agents/${agent}/diff`)).files.map((f: any) => `${f.path}|${f.status}`);
+  const want = (await run.daemon.api('GET', `/v1/agents/${agent}/diff`)).files.map((f: any) => `${f.path}|${f.status}`);
   expect(want).toEqual(['parse.ts|modified', 'notes.md|added']);
   await expect(files.nth(0)).toHaveAttribute('data-path', 'parse.ts');
   await expect(files.nth(0)).toHaveAttribute('data-status', 'modified');

@@ -1,4 +1,23 @@
-import { expect, type Page } from '@playwright/test';
+import { expect, type Page, test } from '@playwright/test';
+import { Daemon } from './daemon';
+
+// Screenshots of the views: into docs/ with UPDATE_SCREENSHOTS=1, else test-results/.
+export const shot = (name: string) => (process.env.UPDATE_SCREENSHOTS ? `../docs/${name}` : `test-results/${name}`);
+
+// A daemon with the scripted agent (its chunks `chunkMs` apart) for each test of the file that
+// calls this at its top: started before each test, disposed after it. `run.daemon` is the
+// current test's.
+export function daemonPerTest(chunkMs: number): { daemon: Daemon } {
+  const run = {} as { daemon: Daemon };
+  test.beforeEach(async () => {
+    run.daemon = new Daemon(['--scripted-chunk-ms', String(chunkMs)]);
+    await run.daemon.start();
+  });
+  test.afterEach(async () => {
+    await run.daemon.dispose();
+  });
+  return run;
+}
 
 export async function createAgent(page: Page): Promise<string> {
   // Until the page is connected its agent list is not loaded and a click on create may be lost:

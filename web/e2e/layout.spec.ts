@@ -1,20 +1,9 @@
 // The page's layout and habits: a phone-sized window (one pane, the agent list as a drawer), the
 // dark theme, the shortcuts overlay, titles and unread markers, the permission prompt.
 import { expect, type Page, test } from '@playwright/test';
-import { Daemon } from './daemon';
-import { pane, send } from './helpers';
+import { daemonPerTest, pane, send, shot } from './helpers';
 
-let daemon: Daemon;
-const shot = (name: string) => (process.env.UPDATE_SCREENSHOTS ? `../docs/${name}` : `test-results/${name}`);
-
-test.beforeEach(async () => {
-  daemon = new Daemon(['--scripted-chunk-ms', '20']);
-  await daemon.start();
-});
-
-test.afterEach(async () => {
-  await daemon.dispose();
-});
+const run = daemonPerTest(20);
 
 async function noHorizontalScroll(page: Page) {
   const { scroll, width } = await page.evaluate(() => ({
@@ -42,7 +31,7 @@ async function createFromDrawer(page: Page, title: string): Promise<string> {
 
 test('phone, 390x844: one pane, the agent list as a drawer, every action reachable, no horizontal scroll', async ({ page }) => {
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.goto(daemon.url);
+  await page.goto(run.daemon.url);
   await expect(page.getByTestId('sidebar')).not.toBeInViewport();
   await noHorizontalScroll(page);
   await page.getByTestId('open-agents').filter({ visible: true }).click();
@@ -92,7 +81,7 @@ test('phone, 390x844: one pane, the agent list as a drawer, every action reachab
 
 test('dark theme follows prefers-color-scheme', async ({ page }) => {
   await page.emulateMedia({ colorScheme: 'dark' });
-  await page.goto(daemon.url);
+  await page.goto(run.daemon.url);
   await expect(page.getByTestId('connection')).toHaveText('connected');
   await page.getByTestId('title').fill('Dark agent');
   await page.getByTestId('create').click();
@@ -127,7 +116,7 @@ test('dark theme follows prefers-color-scheme', async ({ page }) => {
 });
 
 test('shortcuts: ? lists them, Alt+arrows switch agents, titles and unread markers in the list', async ({ page }) => {
-  await page.goto(daemon.url);
+  await page.goto(run.daemon.url);
   await expect(page.getByTestId('connection')).toHaveText('connected');
   await page.getByTestId('title').fill('First agent');
   await page.getByTestId('create').click();
@@ -152,7 +141,7 @@ test('shortcuts: ? lists them, Alt+arrows switch agents, titles and unread marke
   await page.keyboard.press('Alt+ArrowDown');
   await expect(page.locator('.pane.focused')).toHaveAttribute('data-agent', first);
   // The second agent is shown nowhere now: a turn it finishes marks it unread.
-  await daemon.api('POST', `/v1/agents/${second}/messages`, { text: 'work while away', clientMessageId: 'away-1' });
+  await run.daemon.api('POST', `/v1/agents/${second}/messages`, { text: 'work while away', clientMessageId: 'away-1' });
   const secondRow = page.locator(`[data-testid="agent-row"][data-agent="${second}"]`);
   await expect(secondRow).toHaveAttribute('data-unread', 'true');
   await expect(secondRow.getByTestId('unread')).toBeVisible();

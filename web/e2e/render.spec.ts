@@ -2,20 +2,9 @@
 // The scripted agent's answer quotes the prompt ("You asked: PROMPT"), so the prompt decides
 // what the agent outputs; the user row renders the same text through the same path.
 import { expect, test } from '@playwright/test';
-import { Daemon } from './daemon';
-import { createAgent, pane, send } from './helpers';
+import { createAgent, daemonPerTest, pane, send, shot } from './helpers';
 
-let daemon: Daemon;
-const shot = (name: string) => (process.env.UPDATE_SCREENSHOTS ? `../docs/${name}` : `test-results/${name}`);
-
-test.beforeEach(async () => {
-  daemon = new Daemon(['--scripted-chunk-ms', '20']);
-  await daemon.start();
-});
-
-test.afterEach(async () => {
-  await daemon.dispose();
-});
+const run = daemonPerTest(20);
 
 const MARKDOWN = [
   '',
@@ -37,7 +26,7 @@ const MARKDOWN = [
 ].join('\n');
 
 test('Markdown renders: headings, lists, links, tables and a highlighted code block', async ({ page }) => {
-  await page.goto(daemon.url);
+  await page.goto(run.daemon.url);
   const agent = await createAgent(page);
   const composer = pane(page, agent).getByTestId('composer');
   await composer.fill(MARKDOWN);
@@ -62,7 +51,7 @@ test('Markdown renders: headings, lists, links, tables and a highlighted code bl
 });
 
 test('HTML and script in agent output render as text and never run', async ({ page }) => {
-  await page.goto(daemon.url);
+  await page.goto(run.daemon.url);
   await page.evaluate(() => ((window as any).__pwned = 0));
   const agent = await createAgent(page);
   const hostile =
@@ -86,7 +75,7 @@ test('HTML and script in agent output render as text and never run', async ({ pa
 });
 
 test('a shell tool call shows its command, and its output when opened', async ({ page }) => {
-  await page.goto(daemon.url);
+  await page.goto(run.daemon.url);
   const agent = await createAgent(page);
   await send(page, agent, 'list the files');
   const p = pane(page, agent);

@@ -1,40 +1,14 @@
 // Editable titles (`agents.rename`) and search (`search`), docs/protocol.md "Titles", "Search".
 import { expect, type Page, test } from '@playwright/test';
-import { Daemon } from './daemon';
-import { createAgent, pane, send } from './helpers';
+import { createAgent, daemonPerTest, pane, send, shot } from './helpers';
 
-let daemon: Daemon;
-const shot = (name: string) => (process.env.UPDATE_SCREENSHOTS ? `../docs/${name}` : `test-results/${name}`);
-
-test.beforeEach(async () => {
-  daemon = new Daemon(['--scripted-chunk-ms', '10']);
-  await daemon.start();
-});
-
-test.afterEach(async () => {
-  await daemon.dispose();
-});
-
-// Whether the daemon knows a WebSocket request type (a daemon built before it answers "unknown
-// message type"): these tests need a daemon with `agents.rename` and `search`.
-async function knows(page: Page, type: string, body: Record<string, unknown>): Promise<boolean> {
-  await expect(page.getByTestId('connection')).toHaveText('connected');
-  return page.evaluate(
-    ([t, b]) =>
-      (window as any).agentstream.transport.request({ type: t, ...(b as object) }).then(
-        () => true,
-        (e: Error) => !String(e.message).includes('unknown message type'),
-      ),
-    [type, body] as const,
-  );
-}
+const run = daemonPerTest(10);
 
 test('renaming an agent in one tab shows the new title in every tab', async ({ page, context }) => {
-  await page.goto(daemon.url);
-  test.skip(!(await knows(page, 'agents.rename', { agent: 'ses_none', title: 'x' })), 'the daemon has no agents.rename');
+  await page.goto(run.daemon.url);
   const agent = await createAgent(page);
   const other = await context.newPage();
-  await other.goto(daemon.url);
+  await other.goto(run.daemon.url);
   const otherRow = other.locator(`[data-testid="agent-row"][data-agent="${agent}"] .agent-title`);
   await expect(otherRow).toHaveText(agent);
 
@@ -45,7 +19,7 @@ test('renaming an agent in one tab shows the new title in every tab', async ({ p
   await expect(pane(page, agent).getByTestId('pane-title')).toHaveText('Parser refactor');
   await expect(page.locator(`[data-testid="agent-row"][data-agent="${agent}"] .agent-title`)).toHaveText('Parser refactor');
   await expect(otherRow).toHaveText('Parser refactor');
-  expect((await daemon.api('GET', `/v1/agents/${agent}`)).title).toBe('Parser refactor');
+  expect((await run.daemon.api('GET', `/v1/agents/${agent}`)).title).toBe('Parser refactor');
 
   // A title the daemon refuses (control characters) shows its error and changes nothing.
   await pane(page, agent).getByTestId('pane-title').click();
@@ -63,8 +37,7 @@ async function search(page: Page, q: string) {
 }
 
 test('search finds a word in any agent; a hit opens the history around it', async ({ page }) => {
-  await page.goto(daemon.url);
-  test.skip(!(await knows(page, 'search', { q: 'probe' })), 'the daemon has no search');
+  await page.goto(run.daemon.url);
   const agent = await createAgent(page);
   await send(page, agent, 'the zebracorn parser');
   const p = pane(page, agent);
