@@ -34,24 +34,7 @@ cmake --build build/asan -j2
 AGENTSTREAM_CRASH_CYCLES=10 ctest --test-dir build/asan --output-on-failure
 
 echo "== fuzzing (${FUZZ_SECONDS:=20} s per target)"
-# fuzz/corpus/TARGET holds seeds and the inputs of crashes once found (regressions), read-only:
-# new units go to a directory of the run's own.
-for target in fuzz_record_batch fuzz_event_codec fuzz_http_request fuzz_line_framer fuzz_sse_parser \
-    fuzz_json_rpc fuzz_claude_stream fuzz_stream_headers fuzz_item_ranges fuzz_unified_diff \
-    fuzz_search_query; do
-  log=$(mktemp)
-  units=$(mktemp -d)
-  seeds=()
-  if [ -d "fuzz/corpus/$target" ]; then seeds=("fuzz/corpus/$target"); fi
-  if ! build/asan/fuzz/$target -max_total_time="$FUZZ_SECONDS" -max_len=4096 \
-       -print_final_stats=1 "$units" "${seeds[@]}" >"$log" 2>&1; then
-    tail -40 "$log"
-    echo "fuzzing $target found a failure"
-    exit 1
-  fi
-  echo "$target: $(grep -m1 'stat::number_of_executed_units' "$log")"
-  rm -rf "$log" "$units"
-done
+tools/fuzz.sh "$FUZZ_SECONDS"
 
 echo "== tests (debug)"
 ctest --test-dir build/debug --output-on-failure
