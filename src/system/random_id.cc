@@ -13,8 +13,8 @@ namespace {
 constexpr char kHex[] = "0123456789abcdef";
 
 void Init() {
-  static const bool ready = sodium_init() >= 0;
-  if (!ready) std::abort();
+  static const bool kReady = sodium_init() >= 0;
+  if (!kReady) std::abort();
 }
 
 // The `digits` high-nibble-first hex digits of `bytes`.
