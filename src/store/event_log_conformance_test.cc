@@ -620,7 +620,17 @@ TEST_P(EventLogConformance, ConcurrentAppendersKeepEachSessionDense) {
 
 // Turns a current file back into `version` as an older build left it.
 void Downgrade(const std::string& path, int version) {
-  std::string sql = "DROP TABLE search_documents; DROP TABLE search_state;";
+  std::string sql = "DROP TABLE search_documents;";
+  if (version == 6) {
+    // Version 6 kept token positions; a session it indexed must be indexed again.
+    sql +=
+        "CREATE VIRTUAL TABLE search_documents USING fts5(body, session, epoch UNINDEXED, seq "
+        "UNINDEXED, kind UNINDEXED, tokenize = 'unicode61 remove_diacritics 2');"
+        "INSERT INTO search_documents(body, session, epoch, seq, kind) VALUES('stale', 's', 1, 1, "
+        "'user.message'); INSERT INTO search_state VALUES('s', 1, 1);";
+  } else {
+    sql += "DROP TABLE search_state;";
+  }
   if (version < 5) sql += "DROP TABLE timeline_items; DROP TABLE timeline_index;";
   if (version < 4) sql += "DROP TABLE checkpoints;";
   if (version < 3) {
@@ -643,9 +653,10 @@ void Downgrade(const std::string& path, int version) {
 
 // An older file is migrated in place and keeps its data: version 1 (before consumer
 // definitions), version 2 (before agent ownership), version 3 (before checkpoints), version 4
-// (before the timeline index) and version 5 (before the search index).
+// (before the timeline index), version 5 (before the search index) and version 6 (a search index
+// with token positions, made anew).
 TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
-  for (int version : {1, 2, 3, 4, 5}) {
+  for (int version : {1, 2, 3, 4, 5, 6}) {
     char tmpl[] = "/tmp/agentstream-migrate-XXXXXX";
     const std::string dir = mkdtemp(tmpl);
     const std::string path = dir + "/log.db";
@@ -690,6 +701,7 @@ TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
                                                        "old words"}})
                       .ok());
       EXPECT_EQ(search.Search(SearchQuery{{"old"}, std::nullopt, 5})->size(), 1u);
+      EXPECT_TRUE(search.Search(SearchQuery{{"stale"}, std::nullopt, 5})->empty());
     }
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);

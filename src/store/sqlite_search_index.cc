@@ -1,7 +1,6 @@
 #include "store/sqlite_search_index.h"
 
 #include <algorithm>
-#include <cctype>
 #include <string_view>
 
 namespace agentstream::sqlite {
@@ -25,28 +24,56 @@ std::string Quoted(const std::string& text) {
   return out + "\"";
 }
 
-// Whether `id` is one FTS5 reads as a phrase of its tokens: letters, digits and a few marks, as
-// the daemon's ids are. Any other id (NUL bytes, only punctuation) is matched by the comparison
-// alone.
-bool PlainId(std::string_view id) {
-  return !id.empty() && std::any_of(id.begin(), id.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c));
-  }) && std::all_of(id.begin(), id.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
-           c == ':';
-  });
+// The tokens FTS5's tokenizer of the table (the schema's `unicode61 remove_diacritics 2`) makes
+// of `text`, folded as the index stores them. The table keeps no token positions
+// (detail=column), so FTS5 cannot match a phrase: a query word or session id the tokenizer splits
+// is matched as all of its tokens instead, and the exact comparison of a session id is the
+// caller's.
+Result<std::vector<std::string>> Tokens(Db& db, std::string_view text) {
+  fts5_api* api = nullptr;
+  AS_ASSIGN_OR_RETURN(auto find, db.Cached("SELECT fts5(?1)"));
+  sqlite3_bind_pointer(find->raw(), 1, static_cast<void*>(&api), "fts5_api_ptr", nullptr);
+  AS_RETURN_IF_ERROR(find->Step().status());
+  fts5_tokenizer methods{};
+  void* context = nullptr;
+  if (api == nullptr || api->xFindTokenizer(api, "unicode61", &context, &methods) != SQLITE_OK) {
+    return Error(ErrorCode::kInternal, "this SQLite has no FTS5 unicode61 tokenizer");
+  }
+  const char* args[] = {"remove_diacritics", "2"};
+  Fts5Tokenizer* tokenizer = nullptr;
+  if (methods.xCreate(context, args, 2, &tokenizer) != SQLITE_OK) {
+    return Error(ErrorCode::kInternal, "cannot create the FTS5 unicode61 tokenizer");
+  }
+  std::vector<std::string> tokens;
+  auto add = [](void* out, int /*flags*/, const char* token, int bytes, int /*start*/,
+                int /*end*/) {
+    static_cast<std::vector<std::string>*>(out)->emplace_back(token, static_cast<size_t>(bytes));
+    return SQLITE_OK;
+  };
+  const int rc = methods.xTokenize(tokenizer, &tokens, FTS5_TOKENIZE_QUERY, text.data(),
+                                   static_cast<int>(text.size()), add);
+  methods.xDelete(tokenizer);
+  if (rc != SQLITE_OK) return Error(ErrorCode::kInternal, "the FTS5 tokenizer failed");
+  return tokens;
 }
 
-// Every word in the text column, and the session's id (a phrase of its tokens) when one is
+// Every token of every word in the text column, and every token of the session's id when one is
 // asked for: the session column is indexed so that a session's hits are found without reading
-// every other session's.
-std::string MatchExpression(const SearchQuery& query) {
+// every other session's. Empty when a word has no token at all (it can match nothing).
+Result<std::string> MatchExpression(Db& db, const SearchQuery& query) {
   std::string words;
-  for (const std::string& word : query.words)
-    words += (words.empty() ? "" : " AND ") + Quoted(word);
+  for (const std::string& word : query.words) {
+    AS_ASSIGN_OR_RETURN(std::vector<std::string> tokens, Tokens(db, word));
+    if (tokens.empty()) return std::string();
+    for (const std::string& token : tokens) words += (words.empty() ? "" : " AND ") + Quoted(token);
+  }
   std::string match = "body : (" + words + ")";
-  if (query.session && PlainId(query.session->str()))
-    match += " AND session : " + Quoted(query.session->str());
+  if (query.session) {
+    AS_ASSIGN_OR_RETURN(std::vector<std::string> tokens, Tokens(db, query.session->str()));
+    std::string id;
+    for (const std::string& token : tokens) id += (id.empty() ? "" : " AND ") + Quoted(token);
+    if (!id.empty()) match += " AND session : (" + id + ")";
+  }
   return match;
 }
 
@@ -92,19 +119,20 @@ Status StoreDocuments(Db& db, const SessionId& session, Cursor next,
 Result<std::vector<SearchHit>> FindDocuments(Db& db, const SearchQuery& query) {
   // Newest first: rowids are in time order (StoreDocuments), and FTS5 walks them backwards
   // without ranking every match, so a common word costs no more than a rare one. The
-  // session's phrase narrows the match; the comparison makes it exact ("ses_1" is also a phrase
-  // of "ses_1_x").
+  // session's tokens narrow the match; the comparison makes it exact ("ses_1_x" has the tokens of
+  // "ses_1" too).
   const std::string sql =
       std::string(
           "SELECT session, epoch, seq, rowid, kind, snippet(search_documents, 0, "
           "char(2), char(3), '…', 16) FROM search_documents WHERE "
           "search_documents MATCH ?1") +
       (query.session ? " AND session = ?3" : "") + " ORDER BY rowid DESC LIMIT ?2";
+  AS_ASSIGN_OR_RETURN(const std::string match, MatchExpression(db, query));
+  std::vector<SearchHit> hits;
+  if (match.empty()) return hits;
   AS_ASSIGN_OR_RETURN(auto s, db.Cached(sql));
-  const std::string match = MatchExpression(query);
   s->Bind(1, match).Bind(2, I64(query.limit));
   if (query.session) s->Bind(3, query.session->str());
-  std::vector<SearchHit> hits;
   while (true) {
     AS_ASSIGN_OR_RETURN(bool row, s->Step());
     if (!row) return hits;
