@@ -117,9 +117,7 @@ struct Folder {
   void operator()(ErrorBody& b, const ErrorEvent& p) { b = {p.code, p.message, p.fatal, false}; }
   void operator()(ErrorBody& b, const TurnFailed& p) { b = {p.code, p.message, false, true}; }
   void operator()(NoticeBody& b, const Notice& p) { b = {p.level, p.text}; }
-  void operator()(UsageBody& b, const Usage& p) {
-    b = {p.input_tokens, p.output_tokens, p.cache_read_tokens, p.cache_write_tokens, p.cost_usd};
-  }
+  void operator()(UsageBody& b, const Usage& p) { b = p; }
   void operator()(SubagentBody& b, const SubagentEvent& p) {
     b.child = p.child, b.event_count += 1, b.last_kind = p.child_kind, b.last_turn = p.child_turn;
     if (!p.payload.is_object()) return;

@@ -162,19 +162,8 @@ struct SubagentBody {
   }
 };
 
-struct UsageBody {
-  std::int64_t input_tokens = 0;
-  std::int64_t output_tokens = 0;
-  std::int64_t cache_read_tokens = 0;
-  std::int64_t cache_write_tokens = 0;
-  std::optional<double> cost_usd;
-  template <class V>
-  void Fields(V& v) {
-    v("inputTokens", input_tokens), v("outputTokens", output_tokens),
-        v("cacheReadTokens", cache_read_tokens), v("cacheWriteTokens", cache_write_tokens),
-        v("costUsd", cost_usd);
-  }
-};
+// A usage item holds its event as it is.
+using UsageBody = Usage;
 
 using ItemBody =
     std::variant<UserMessageBody, AssistantMessageBody, ReasoningBody, ToolCallBody, PermissionBody,

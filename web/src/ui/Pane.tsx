@@ -30,20 +30,7 @@ export interface PaneProps {
   openAgents(): void;
 }
 
-export function Pane({
-  engine,
-  http,
-  worktrees,
-  paneId,
-  agentId,
-  jump,
-  onLeaveHistory,
-  focused,
-  onFocus,
-  onClose,
-  openInOtherPane,
-  openAgents,
-}: PaneProps) {
+export function Pane({ engine, paneId, agentId, focused, onFocus, openAgents, ...rest }: PaneProps) {
   useEffect(() => {
     engine.setPaneAgent(paneId, agentId);
     return () => engine.setPaneAgent(paneId, null);
@@ -61,21 +48,7 @@ export function Pane({
       </section>
     );
   }
-  return (
-    <AgentPane
-      key={agentId}
-      engine={engine}
-      http={http}
-      worktrees={worktrees}
-      agentId={agentId}
-      jump={jump}
-      onLeaveHistory={onLeaveHistory}
-      focused={focused}
-      onFocus={onFocus}
-      onClose={onClose}
-      openInOtherPane={openInOtherPane}
-    />
-  );
+  return <AgentPane key={agentId} engine={engine} agentId={agentId} focused={focused} onFocus={onFocus} {...rest} />;
 }
 
 function AgentPane({
