@@ -25,11 +25,6 @@ namespace json = boost::json;
 using SteadyClock = std::chrono::steady_clock;
 using Millis = std::chrono::milliseconds;
 
-TimestampMs NowMs() {
-  return std::chrono::duration_cast<Millis>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // A parent-session sink never reads its own parent: its appends would feed it forever.
 bool Selects(const ConsumerSpec& spec, const SessionId& session, const std::string& provider) {
   if (spec.sink.kind == SinkKind::kParentSession && session == spec.sink.parent) return false;
@@ -119,6 +114,7 @@ class ConsumerService::Impl {
     // A lease must outlive one send: it is renewed between sends, not during one.
     return std::max(options_.lease_ttl_ms, 2 * e.spec.sink.timeout_ms);
   }
+  TimestampMs Now() const { return system::Now(options_.clock); }
 
   EventLog& log_;
   ConsumerServiceOptions options_;
@@ -227,10 +223,9 @@ Status ConsumerService::Impl::PositionAtTails(const ConsumerSpec& spec) {
       if (!Selects(spec, info.id, info.meta.provider)) continue;
       AS_ASSIGN_OR_RETURN(
           ConsumerPosition lease,
-          log_.AcquireLease(spec.id, info.id, options_.owner, NowMs(), options_.lease_ttl_ms));
-      AS_RETURN_IF_ERROR(log_.CommitConsumerPosition(spec.id, info.id, lease.generation,
-                                                     Cursor{info.epoch, info.tail}, std::nullopt,
-                                                     NowMs()));
+          log_.AcquireLease(spec.id, info.id, options_.owner, Now(), options_.lease_ttl_ms));
+      AS_RETURN_IF_ERROR(log_.CommitConsumerPosition(
+          spec.id, info.id, lease.generation, Cursor{info.epoch, info.tail}, std::nullopt, Now()));
       (void)log_.ReleaseLease(spec.id, info.id, lease.generation);
       ++positioned;
     }
@@ -283,7 +278,7 @@ ConsumerState ConsumerService::Impl::StateLocked(const Entry& e) const {
   state.deliveries = e.deliveries;
   state.events_delivered = e.events_delivered;
   state.failures = e.failures;
-  const TimestampMs now = NowMs();
+  const TimestampMs now = Now();
   for (const auto& [id, lane] : e.lanes) {
     SessionProgress p = lane->progress;
     p.session = id;
@@ -488,7 +483,7 @@ std::int64_t ConsumerService::Impl::Backoff(const RetryPolicy& retry, int attemp
 
 Status ConsumerService::Impl::Commit(Entry& e, Lane& lane, Cursor position) {
   Status s = log_.CommitConsumerPosition(e.spec.id, lane.session, lane.generation, position,
-                                         EncodeLaneRecord(lane.record), NowMs());
+                                         EncodeLaneRecord(lane.record), Now());
   if (s.ok()) {
     lane.position = position;
     std::lock_guard lock(mu_);
@@ -538,7 +533,7 @@ StepOutcome ConsumerService::Impl::Step(Entry& e, Lane& lane) {
   const ConsumerId& id = e.spec.id;
   const std::int64_t ttl = LeaseTtl(e);
   // 1. The lease: renewed while there is work, left to expire when idle.
-  TimestampMs now = NowMs();
+  TimestampMs now = Now();
   if (lane.generation == 0 || lane.lease_expires_ms - now < ttl / 2) {
     auto lease = log_.AcquireLease(id, lane.session, options_.owner, now, ttl);
     if (!lease.ok()) {

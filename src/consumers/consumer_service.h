@@ -27,6 +27,7 @@
 #include "core/ids.h"
 #include "core/status.h"
 #include "store/event_log.h"
+#include "system/wall_clock.h"
 
 namespace agentstream::consumers {
 
@@ -66,6 +67,9 @@ struct ConsumerServiceOptions {
   std::size_t max_state_bytes = 64 << 10;  // sink adapter state kept per session
   std::int64_t idle_poll_ms = 2000;        // the scheduler looks at every lane at least this often
   std::int64_t rescan_ms = 60000;  // full listing of sessions (commit notices cover the rest)
+  // The wall clock of leases, lane records and lag, called from the service's threads; empty:
+  // the system's (system/wall_clock.h).
+  system::WallClock clock;
   // Tests: builds the sink of a consumer instead of the built-in sinks (see sink.h).
   std::function<Result<std::unique_ptr<Sink>>(const ConsumerSpec&)> sink_factory;
 };

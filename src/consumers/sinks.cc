@@ -7,6 +7,7 @@
 #include <future>
 
 #include "net/http_client.h"
+#include "system/wall_clock.h"
 
 namespace agentstream::consumers {
 
@@ -23,10 +24,7 @@ class WebhookSink final : public Sink {
     request.url = spec_.url;
     request.body = DeliveryToJson(d);
     request.timeout = std::chrono::milliseconds(spec_.timeout_ms);
-    const std::string timestamp =
-        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count());
+    const std::string timestamp = std::to_string(system::WallClockMs() / 1000);
     request.headers = spec_.headers;
     request.headers.emplace_back("Idempotency-Key", d.idempotency_key);
     request.headers.emplace_back("X-Agentstream-Timestamp", timestamp);

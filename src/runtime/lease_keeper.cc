@@ -1,25 +1,16 @@
 #include "runtime/lease_keeper.h"
 
 #include <algorithm>
-#include <chrono>
+
+#include "system/wall_clock.h"
 
 namespace agentstream::runtime {
-
-namespace {
-
-TimestampMs WallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 LeaseKeeper::LeaseKeeper(Coordination& store, OwnershipOptions options, Callbacks callbacks)
     : store_(store),
       options_(std::move(options)),
       callbacks_(std::move(callbacks)),
-      started_ms_(WallMs()),
+      started_ms_(system::WallClockMs()),
       url_(options_.url),
       thread_([this] { Loop(); }) {}
 

@@ -26,6 +26,8 @@
 #include "server/follower.h"
 #include "server/server_internal.h"
 #include "server/static_files.h"
+#include "streams/stream_protocol.h"
+#include "system/wall_clock.h"
 
 namespace agentstream::server {
 
@@ -52,12 +54,8 @@ std::string Header(const http::request<http::string_body>& req, http::field fiel
   return it == req.end() ? std::string() : std::string(it->value());
 }
 
-// Durable Streams' interval cursor for live responses (20 s intervals since 2024-10-09).
-std::string StreamCursor() {
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  const std::int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(now).count();
-  return std::to_string((seconds - 1728432000) / 20);
-}
+// Durable Streams' interval cursor for live responses (streams/stream_protocol.h).
+std::string StreamCursor() { return streams::ResponseCursor("", system::WallClockMs()); }
 
 // The Transfer-Encoding header of a request head, its lines joined; nullopt when absent.
 std::optional<std::string> TransferEncoding(const http::request_header<>& head) {

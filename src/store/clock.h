@@ -1,17 +1,11 @@
 // Internal to the store module: the wall clock that stamps committed events.
 #pragma once
 
-#include <chrono>
-
-#include "core/event.h"
+#include "system/wall_clock.h"
 
 namespace agentstream::store_internal {
 
-// Milliseconds since the Unix epoch.
-inline TimestampMs WallClockMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+// Milliseconds since the Unix epoch (system/wall_clock.h).
+using system::WallClockMs;
 
 }  // namespace agentstream::store_internal

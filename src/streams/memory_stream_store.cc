@@ -1,10 +1,10 @@
 #include "streams/memory_stream_store.h"
 
 #include <algorithm>
-#include <chrono>
 #include <utility>
 
 #include "streams/stream_rules.h"
+#include "system/wall_clock.h"
 
 namespace agentstream::streams {
 
@@ -56,12 +56,7 @@ Result<std::unique_ptr<MemoryStreamStore>> MemoryStreamStore::Open(const std::st
   return store;
 }
 
-std::int64_t MemoryStreamStore::Now() const {
-  if (clock_) return clock_();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+std::int64_t MemoryStreamStore::Now() const { return system::Now(clock_); }
 
 Stream* MemoryStreamStore::Lookup(const std::string& path, std::int64_t now) {
   auto it = streams_.find(path);

@@ -1,13 +1,13 @@
 #include "streams/stream_protocol.h"
 
 #include <algorithm>
-#include <chrono>
 #include <random>
 
 #include "net/base64.h"
 #include "net/http_url.h"
 #include "streams/json_mode.h"
 #include "streams/subscriptions.h"
+#include "system/wall_clock.h"
 
 namespace agentstream::streams {
 
@@ -16,12 +16,6 @@ namespace {
 constexpr std::int64_t kCursorEpochSeconds = 1728432000;  // 2024-10-09T00:00:00Z
 constexpr std::int64_t kCursorIntervalSeconds = 20;
 constexpr std::uint64_t kMaxSafeInteger = 9007199254740991;  // 2^53 - 1, as clients parse it
-
-std::int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Every value of `key` in a raw query string.
 std::vector<std::string> QueryValues(std::string_view query, std::string_view key) {
@@ -158,7 +152,7 @@ StreamResponse ReadResponse(const std::string& path, const ReadResult& read,
   const Offset next = read.messages.empty() ? read.info.tail : read.messages.back().offset;
   const std::string next_text = FormatOffset(next);
   Set(&r, "Stream-Next-Offset", next_text);
-  if (cursor != nullptr) Set(&r, "Stream-Cursor", ResponseCursor(*cursor, NowMs()));
+  if (cursor != nullptr) Set(&r, "Stream-Cursor", ResponseCursor(*cursor, system::WallClockMs()));
   if (read.up_to_date) Set(&r, "Stream-Up-To-Date", "true");
   const bool closed = read.info.closed && next == read.info.tail && read.up_to_date;
   if (closed) Set(&r, "Stream-Closed", "true");
@@ -196,7 +190,7 @@ std::string Control(const Offset& offset, const std::string& cursor, bool up_to_
   if (closed) {
     json += R"(,"streamClosed":true})";
   } else {
-    json += R"(,"streamCursor":")" + ResponseCursor(cursor, NowMs()) + "\"";
+    json += R"(,"streamCursor":")" + ResponseCursor(cursor, system::WallClockMs()) + "\"";
     if (up_to_date) json += R"(,"upToDate":true)";
     json += "}";
   }
@@ -562,7 +556,7 @@ std::optional<StreamResponse> PollLongPoll(StreamStore& store, const LiveRead& r
   r.status = 204;
   Set(&r, "Stream-Next-Offset", FormatOffset(read.after.value_or(result.info.tail)));
   Set(&r, "Stream-Up-To-Date", "true");
-  Set(&r, "Stream-Cursor", ResponseCursor(read.cursor, NowMs()));
+  Set(&r, "Stream-Cursor", ResponseCursor(read.cursor, system::WallClockMs()));
   if (result.info.closed) Set(&r, "Stream-Closed", "true");
   return r;
 }

@@ -23,6 +23,7 @@
 
 #include "streams/offset.h"
 #include "streams/stream_model.h"
+#include "system/wall_clock.h"
 
 namespace agentstream::streams {
 
@@ -126,7 +127,7 @@ std::string NormalizeContentType(std::string_view content_type);
 class StreamStore {
  public:
   using Done = std::function<void(OpResult)>;
-  using Clock = std::function<std::int64_t()>;  // milliseconds since the Unix epoch
+  using Clock = system::WallClock;  // milliseconds since the Unix epoch; empty: the system's
 
   virtual ~StreamStore() = default;
 

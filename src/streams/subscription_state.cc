@@ -9,7 +9,6 @@
 
 #include <atomic>
 #include <boost/json.hpp>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -17,6 +16,7 @@
 
 #include "streams/memory_stream_store.h"
 #include "streams/subscription_records.h"
+#include "system/wall_clock.h"
 
 namespace agentstream::streams {
 
@@ -61,12 +61,6 @@ Status LoadOrCreateKeys(const std::string& path, std::string* keys) {
   return Status::Ok();
 }
 
-std::int64_t SystemNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 class MemorySubscriptionRecords final : public SubscriptionRecords {
  public:
   MemorySubscriptionRecords(MemoryStreamStore& store, std::string key_path)
@@ -92,7 +86,7 @@ class MemorySubscriptionRecords final : public SubscriptionRecords {
   Status Update(const std::string& id, const std::function<void(Slot&)>& fn) override {
     std::lock_guard lock(mu_);
     Slot slot;
-    slot.now_ms = SystemNowMs();
+    slot.now_ms = system::WallClockMs();
     auto it = subs_.find(id);
     if (it != subs_.end()) {
       slot.sub = std::move(it->second);

@@ -9,6 +9,7 @@
 
 #include "net/base64.h"
 #include "net/http_client.h"
+#include "system/wall_clock.h"
 
 namespace agentstream::streams {
 
@@ -24,12 +25,6 @@ constexpr std::int64_t kMaxLeaseMs = 600000;
 constexpr std::int64_t kTokenLifetimeSeconds = 3600;
 // A webhook receiver's answer larger than this fails the delivery.
 constexpr std::size_t kMaxWebhookAnswerBytes = std::size_t{64} * 1024;
-
-std::int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string B64Url(const unsigned char* data, std::size_t size) {
   return net::EncodeBase64({reinterpret_cast<const char*>(data), size},
@@ -700,10 +695,10 @@ void SubscriptionManager::DeliveryLoop() {
       continue;
     }
     std::string response;
-    const int status = PostJson(
-        d.url, d.body,
-        {{"content-type", "application/json"}, {"webhook-signature", Sign(d.body, NowMs() / 1000)}},
-        limits_.webhook_timeout_ms, &response);
+    const int status = PostJson(d.url, d.body,
+                                {{"content-type", "application/json"},
+                                 {"webhook-signature", Sign(d.body, system::WallClockMs() / 1000)}},
+                                limits_.webhook_timeout_ms, &response);
     Delivered(d, status, response);
   }
 }
