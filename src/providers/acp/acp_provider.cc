@@ -2,10 +2,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 #include "providers/wire_fields.h"
+#include "system/random_id.h"
 
 namespace agentstream::providers::acp {
 
@@ -22,14 +22,6 @@ using jsonrpc::ResultLine;
 using jsonrpc::RpcMessage;
 
 namespace {
-
-std::string RandomHex(int n) {
-  std::random_device rd;
-  std::string out;
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (int i = 0; i < n; ++i) out += kHex[rd() % 16];
-  return out;
-}
 
 using wire::Int;
 using wire::Str;
@@ -60,7 +52,7 @@ AcpProvider::AcpProvider(process::EventLoop& loop, AcpOptions options)
                     options.command.name,
                     options.command.name + " did not finish the ACP handshake in time", options)),
       options_(std::move(options)),
-      mapper_("acp" + RandomHex(8)) {
+      mapper_("acp" + system::RandomHex(8)) {
   session_id_ = options_.session_id;
 }
 
@@ -301,7 +293,8 @@ void AcpProvider::OnPermissionRequest(const RpcMessage& m) {
   const json::object& p = m.params.is_object() ? m.params.as_object() : empty;
   PendingPermission info;
   PermissionWire wire{m.id, {}};
-  const std::string rid = "acp_perm_" + std::to_string(next_permission_++) + "_" + RandomHex(6);
+  const std::string rid =
+      "acp_perm_" + std::to_string(next_permission_++) + "_" + system::RandomHex(6);
   info.request_id = RequestId(rid);
   turn::ProviderPermissionRequest req;
   req.request_id = info.request_id;

@@ -4,10 +4,9 @@
 
 #include <boost/json.hpp>
 #include <cctype>
-#include <cstdio>
-#include <random>
 
 #include "providers/claude/claude_parser.h"
+#include "system/random_id.h"
 
 namespace agentstream::providers::claude {
 
@@ -152,16 +151,6 @@ std::vector<ProviderEvent> ParseTranscript(std::string_view text) {
   return out;
 }
 
-std::string NewSessionUuid() {
-  std::random_device rd;
-  std::uniform_int_distribution<int> hex(0, 15);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx";
-  for (char& c : out) {
-    if (c == 'x') c = kHex[hex(rd)];
-    if (c == 'y') c = kHex[8 + hex(rd) % 4];
-  }
-  return out;
-}
+std::string NewSessionUuid() { return system::RandomUuid(); }
 
 }  // namespace agentstream::providers::claude

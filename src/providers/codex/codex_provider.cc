@@ -1,10 +1,10 @@
 #include "providers/codex/codex_provider.h"
 
 #include <boost/json.hpp>
-#include <random>
 
 #include "providers/codex/codex_history.h"
 #include "providers/wire_fields.h"
+#include "system/random_id.h"
 
 namespace agentstream::providers::codex {
 
@@ -30,9 +30,7 @@ CodexProvider::CodexProvider(process::EventLoop& loop, CodexOptions options)
           ChildLifecycle::Of("codex", "codex app-server did not start a thread in time", options)),
       options_(std::move(options)),
       thread_id_(options_.thread_id) {
-  std::random_device rd;
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (int i = 0; i < 8; ++i) nonce_ += kHex[rd() % 16];
+  nonce_ = system::RandomHex(8);
 }
 
 std::int64_t CodexProvider::Call(std::string_view method, json::value params, Reply reply) {

@@ -9,26 +9,18 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
-#include <random>
 #include <thread>
 
 #include "net/base64.h"
 #include "net/sse_parser.h"
 #include "providers/wire_fields.h"
+#include "system/random_id.h"
 
 namespace agentstream::providers::opencode {
 
 namespace json = boost::json;
 
 namespace {
-
-std::string RandomSecret() {
-  std::random_device rd;
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (int i = 0; i < 32; ++i) out += kHex[rd() % 16];
-  return out;
-}
 
 std::mutex& RegistryMutex() {
   static std::mutex mu;
@@ -92,7 +84,7 @@ OpencodeServer::OpencodeServer(process::EventLoop& loop, OpencodeServerConfig co
     : loop_(loop),
       config_(std::move(config)),
       key_(std::move(key)),
-      password_(RandomSecret()),
+      password_(system::RandomHex(32)),
       threads_(std::make_unique<Threads>()) {}
 
 OpencodeServer::~OpencodeServer() {

@@ -1,9 +1,8 @@
 #include "providers/scripted/scripted_provider.h"
 
 #include <algorithm>
-#include <atomic>
-#include <cstdio>
-#include <random>
+
+#include "system/random_id.h"
 
 namespace agentstream::providers::scripted {
 
@@ -55,12 +54,7 @@ std::vector<ScriptStep> EchoResponder(const std::string& prompt) {
 
 ScriptedProvider::ScriptedProvider(process::Timers& timers, Responder responder)
     : timers_(timers), responder_(std::move(responder)) {
-  static std::atomic<std::uint64_t> instances{0};
-  std::uint64_t seed = std::random_device{}();
-  seed = seed << 32 ^ std::random_device{}() ^ ++instances;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(seed));
-  instance_ = hex;
+  instance_ = system::RandomHex(16);
 }
 
 ScriptedProvider::~ScriptedProvider() {
