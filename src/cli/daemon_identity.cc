@@ -9,9 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
 
-#include <fmt/core.h>
+#include "system/random_id.h"
 
 namespace agentstream::cli {
 
@@ -23,11 +22,7 @@ std::string Hostname() {
   return host.data();
 }
 
-std::string NewId() {
-  std::random_device random;
-  const std::uint64_t value = (std::uint64_t{random()} << 32) | random();
-  return fmt::format("d_{:016x}", value);
-}
+std::string NewId() { return system::RandomId("d"); }
 
 bool ValidId(const std::string& id) {
   if (id.empty() || id.size() > 128) return false;

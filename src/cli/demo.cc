@@ -7,20 +7,17 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <random>
 #include <thread>
 
 #include "core/event_codec.h"
 #include "store/log_factory.h"
+#include "system/random_id.h"
 
 namespace agentstream::cli {
 
 namespace {
 
-std::string RandomId(const char* prefix) {
-  static std::mt19937_64 rng(std::random_device{}());
-  return fmt::format("{}_{:012x}", prefix, rng() & 0xffffffffffffULL);
-}
+std::string RandomId(const char* prefix) { return system::RandomId(prefix, 12); }
 
 // Prints one committed event as a line a person can read.
 void PrintEvent(const EventRecord& record, bool json) {

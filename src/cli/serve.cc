@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <future>
 #include <memory>
-#include <random>
 #include <sstream>
 #include <thread>
 
@@ -36,6 +35,7 @@
 #include "server/workspace_routes.h"
 #include "store/log_factory.h"
 #include "streams/streams_factory.h"
+#include "system/random_id.h"
 
 namespace agentstream::cli {
 
@@ -211,8 +211,7 @@ int RunServe(const ServeOptions& options) {
   auto identity = DaemonIdentity::Claim(options.data_dir, options.daemon_id);
   if (!identity.ok()) return StartFailed("identity", identity.status().message());
   // This run's mark on every process it starts, set before any thread runs (process/leftovers.h).
-  const std::string run =
-      fmt::format("{:08x}{:08x}", std::random_device{}(), std::random_device{}());
+  const std::string run = system::RandomHex(16);
   ::setenv(process::kDaemonMarker, (identity->id() + "/" + run).c_str(), 1);
 
   auto log = OpenEventLog(StoreConfig{options.store_url});

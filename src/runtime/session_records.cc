@@ -1,7 +1,5 @@
 #include "runtime/session_records.h"
 
-#include <fmt/core.h>
-
 #include <algorithm>
 
 #include <boost/json/parse.hpp>
@@ -9,6 +7,7 @@
 #include <boost/json/value.hpp>
 
 #include "core/turn/turn_state_codec.h"
+#include "system/random_id.h"
 
 namespace agentstream::runtime {
 
@@ -202,10 +201,6 @@ Result<HistoryFold> DecodeCheckpointBody(std::string_view body, const std::strin
   return fold;
 }
 
-RandomIds::RandomIds() : rng_(std::random_device{}()) {}
-
-std::string RandomIds::Next(std::string_view prefix) {
-  return fmt::format("{}_{:016x}", prefix, rng_());
-}
+std::string RandomIds::Next(std::string_view prefix) { return system::RandomId(prefix); }
 
 }  // namespace agentstream::runtime

@@ -8,7 +8,6 @@
 
 #include <functional>
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -103,14 +102,10 @@ std::vector<NewEvent> CancelOpenTurns(const turn::TurnState& state, const std::s
 // PromptCanceled{reason} for every prompt `state` holds queued.
 std::vector<NewEvent> CancelQueuedPrompts(const turn::TurnState& state, const std::string& reason);
 
-// "<prefix>_<16 hex digits>" from a randomly seeded generator. Not thread-safe.
+// "<prefix>_<16 hex digits>" (system/random_id.h). Thread-safe.
 class RandomIds {
  public:
-  RandomIds();
   std::string Next(std::string_view prefix);
-
- private:
-  std::mt19937_64 rng_;
 };
 
 // Turn ids "turn_<16 hex>": random, so they never repeat across restarts, rewinds and forks.

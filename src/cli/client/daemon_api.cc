@@ -1,12 +1,10 @@
 #include "cli/client/daemon_api.h"
 
-#include <fmt/core.h>
 #include <boost/json/serialize.hpp>
-
-#include <random>
 
 #include "api/api_json.h"
 #include "cli/client/endpoint.h"
+#include "system/random_id.h"
 
 namespace agentstream::cli::client {
 
@@ -15,11 +13,7 @@ namespace {
 constexpr std::size_t kMaxReplyJsonBytes = std::size_t{64} << 20;
 }  // namespace
 
-std::string NewClientId(std::string_view prefix) {
-  std::random_device random;
-  const std::uint64_t high = random(), low = random();
-  return fmt::format("{}_{:016x}", prefix, (high << 32) ^ low);
-}
+std::string NewClientId(std::string_view prefix) { return system::RandomId(prefix); }
 
 std::string DaemonApi::AgentPath(std::string_view agent, std::string_view suffix) {
   return "/v1/agents/" + PercentEncode(agent) + std::string(suffix);
