@@ -9,6 +9,7 @@
 
 #include "net/base64.h"
 #include "net/http_client.h"
+#include "system/random_id.h"
 #include "system/wall_clock.h"
 
 namespace agentstream::streams {
@@ -316,11 +317,7 @@ std::string SubscriptionManager::Serialize(const Subscription& s) const {
 void SubscriptionManager::CreateWake(Subscription& s, const std::string& triggered_by,
                                      TailView& tails, std::int64_t now_ms, Actions* actions) const {
   ++s.generation;
-  unsigned char id[12];
-  randombytes_buf(id, sizeof id);
-  char hex[25];
-  sodium_bin2hex(hex, sizeof hex, id, sizeof id);
-  s.wake_id = std::string("w_") + hex;
+  s.wake_id = system::RandomId("w", 24);
   s.snapshot.clear();
   tails.Prefetch(s);
   for (const auto& [path, link] : s.streams) s.snapshot[path] = tails.Get(path);
