@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/json_fields.h"
 #include "core/timeline/item.h"
 #include "core/utf8.h"
 
@@ -247,6 +248,7 @@ json::object AgentSnapshotToJson(const runtime::AgentSnapshot& s) {
                    {"loaded", s.loaded},
                    {"closed", s.closed}};
   out["owner"] = s.owner.empty() ? json::value(nullptr) : json::value(s.owner);
+  out["usage"] = s.usage ? json_fields::ToJson(*s.usage) : json::value(nullptr);
   out["activeTurn"] = s.active_turn ? json::value(s.active_turn->str()) : json::value(nullptr);
   if (s.forked_from) {
     out["forkedFrom"] =
@@ -287,6 +289,13 @@ Result<runtime::AgentSnapshot> AgentSnapshotFromJson(const json::value& value) {
   AS_ASSIGN_OR_RETURN(s.closed, OptionalBool(*obj, "closed"));
   AS_ASSIGN_OR_RETURN(std::optional<std::string> owner, OptionalString(*obj, "owner"));
   s.owner = owner.value_or("");
+  if (const json::value* usage = obj->if_contains("usage"); usage && !usage->is_null()) {
+    json_fields::DecodeError error;
+    Usage totals;
+    if (!json_fields::FromJson(*usage, totals, error))
+      return Invalid("usage: " + error.path + " " + error.what);
+    s.usage = totals;
+  }
   return s;
 }
 

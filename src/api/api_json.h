@@ -46,7 +46,8 @@ boost::json::object WorktreeRequestToJson(const workspace::WorktreeRequest& requ
 // {id, provider, cwd, title, model, mode, status: idle|running|permission|error,
 //  activeTurn: string|null, cursor: "E:S", queue: [{clientMessageId, text}],
 //  permissions: [{requestId, callId, toolName}], createdAt (ms since the epoch),
-//  forkedFrom: {agent, cursor}|null, loaded, closed, owner: the daemon running it|null}.
+//  forkedFrom: {agent, cursor}|null, loaded, closed, owner: the daemon running it|null,
+//  usage: {inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, costUsd?}|null}.
 boost::json::object AgentSnapshotToJson(const runtime::AgentSnapshot& snapshot);
 Result<runtime::AgentSnapshot> AgentSnapshotFromJson(const boost::json::value& json);
 

@@ -143,6 +143,27 @@ Status ValidateNewEvent(const NewEvent& event, std::size_t max_payload_bytes) {
   return decoded.status();
 }
 
+void AddUsage(Usage& sum, const Usage& more) {
+  sum.input_tokens += more.input_tokens;
+  sum.output_tokens += more.output_tokens;
+  sum.cache_read_tokens += more.cache_read_tokens;
+  sum.cache_write_tokens += more.cache_write_tokens;
+  if (more.cost_usd) sum.cost_usd = sum.cost_usd.value_or(0) + *more.cost_usd;
+}
+
+std::optional<Usage> UsageIn(const std::vector<NewEvent>& events) {
+  std::optional<Usage> sum;
+  for (const NewEvent& event : events) {
+    if (event.kind != EventKind::kUsage) continue;
+    Result<Payload> payload = DecodePayload(static_cast<std::uint16_t>(EventKind::kUsage),
+                                            kEventFormatVersion, event.payload);
+    if (!payload.ok()) continue;
+    if (!sum) sum = Usage{};
+    AddUsage(*sum, std::get<Usage>(*payload));
+  }
+  return sum;
+}
+
 Result<Event> ToEvent(const NewEvent& event, const SessionId& session, Cursor at,
                       TimestampMs time) {
   AS_ASSIGN_OR_RETURN(Payload payload, DecodePayload(static_cast<std::uint16_t>(event.kind),

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/event.h"
 #include "core/status.h"
@@ -45,6 +46,13 @@ struct NewEvent {
   std::optional<TurnId> turn;
   std::string payload;  // a JSON object valid for `kind`
 };
+
+// Adds `more` to the totals `sum`: token counts add up, and the costs of the reports that have
+// one.
+void AddUsage(Usage& sum, const Usage& more);
+// The usage events of `events` summed; nullopt when there are none (a payload that does not
+// decode is passed over).
+std::optional<Usage> UsageIn(const std::vector<NewEvent>& events);
 
 // Encodes a typed payload as a JSON object text.
 std::string EncodePayload(const Payload& payload);

@@ -55,6 +55,7 @@ AgentSnapshot StoredSnapshot(const SessionInfo& info) {
   s.forked_from = info.forked_from;
   s.closed = record.closed;
   if (info.owner.live()) s.owner = info.owner.owner;
+  s.usage = info.meta.usage;
   return s;
 }
 

@@ -93,6 +93,9 @@ struct AgentSnapshot {
   bool loaded = false;  // a runtime is attached (the provider process runs, or is starting)
   bool closed = false;  // DELETE /v1/agents/{id} was called
   std::string owner;    // the daemon running it (its lease is live); empty when none does
+  // Every usage report of the session, summed (SessionMeta::usage); nullopt for a session stored
+  // before the log kept totals.
+  std::optional<Usage> usage;
 };
 
 // POST /v1/agents/{id}/messages.

@@ -137,6 +137,14 @@ TEST_F(AgentManagerClaude, RunsATurnAndResumesTheCliSessionAfterARestart) {
   ASSERT_TRUE(handle.has_value()) << info->meta.persistence_handle;
   EXPECT_EQ(handle->provider, "claude");
   EXPECT_FALSE(handle->session_id.empty());
+  // The live snapshot counts the turn's usage report as the log does.
+  Result<AgentSnapshot> after_first =
+      Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Get(id, d); });
+  ASSERT_TRUE(after_first.ok() && after_first->usage.has_value());
+  EXPECT_GT(after_first->usage->input_tokens, 0);
+  ASSERT_TRUE(info->meta.usage.has_value());
+  EXPECT_EQ(after_first->usage->input_tokens, info->meta.usage->input_tokens);
+  EXPECT_EQ(after_first->usage->output_tokens, info->meta.usage->output_tokens);
   Shutdown();
 
   // The daemon restarts: the next prompt starts `claude --resume <stored session id>`.
@@ -160,6 +168,18 @@ TEST_F(AgentManagerClaude, RunsATurnAndResumesTheCliSessionAfterARestart) {
   for (const Event& e : *events) completed += std::holds_alternative<TurnCompleted>(e.payload);
   EXPECT_EQ(completed, 2u);
   EXPECT_EQ(AssistantText(*events), "Echo: hello thereEcho: again");
+  // The stored totals, across the restart, are the sum of the log's usage events.
+  Usage summed;
+  int reports = 0;
+  for (const Event& e : *events) {
+    if (const auto* u = std::get_if<Usage>(&e.payload)) AddUsage(summed, *u), ++reports;
+  }
+  EXPECT_EQ(reports, 2);
+  ASSERT_TRUE(info->meta.usage.has_value());
+  EXPECT_EQ(info->meta.usage->input_tokens, summed.input_tokens);
+  EXPECT_EQ(info->meta.usage->output_tokens, summed.output_tokens);
+  EXPECT_EQ(info->meta.usage->cache_read_tokens, summed.cache_read_tokens);
+  EXPECT_EQ(info->meta.usage->cost_usd.has_value(), summed.cost_usd.has_value());
   for (const auto& v : timeline::CheckInvariants(*events))
     ADD_FAILURE() << "invariant " << timeline::FormatViolation(v);
 }

@@ -177,22 +177,20 @@ void AgentManager::Impl::RunWithoutRuntime(const AttemptPtr& attempt) {
         });
   }
   if (const auto* c = std::get_if<commands::Rename>(&attempt->command)) {
-    return WithLease(
-        attempt,
-        [this, id = attempt->id, title = c->title](const OwnerGrant& grant,
-                                                   turn::TurnState&) -> Result<AgentAnswer> {
-          AppendRequest request;
-          request.session = id;
-          request.events = {MakeNewEvent(SessionTitled{title})};
-          request.owner_generation = grant.lease.generation;
-          AS_RETURN_IF_ERROR(log_.Append(std::move(request)).status());
-          AS_RETURN_IF_ERROR(log_.UpdateSessionMeta(
-              id, SessionMetaUpdate{title, std::nullopt, std::nullopt, grant.lease.generation}));
-          AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
-          AgentSnapshot renamed = StoredSnapshot(info);
-          Notify(AgentNotice::Kind::kStatus, renamed, "");
-          return AgentAnswer{std::move(renamed)};
-        });
+    return WithLease(attempt,
+                     [this, id = attempt->id, title = c->title](
+                         const OwnerGrant& grant, turn::TurnState&) -> Result<AgentAnswer> {
+                       AppendRequest request;
+                       request.session = id;
+                       request.events = {MakeNewEvent(SessionTitled{title})};
+                       request.owner_generation = grant.lease.generation;
+                       // The log takes the title from the event, in the append's transaction.
+                       AS_RETURN_IF_ERROR(log_.Append(std::move(request)).status());
+                       AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
+                       AgentSnapshot renamed = StoredSnapshot(info);
+                       Notify(AgentNotice::Kind::kStatus, renamed, "");
+                       return AgentAnswer{std::move(renamed)};
+                     });
   }
   const Cursor to = std::get<commands::Rewind>(attempt->command).to;
   WithLease(attempt,

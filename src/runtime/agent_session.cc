@@ -200,6 +200,13 @@ void LiveAgent::Append(const std::vector<NewEvent>& batch) {
   const std::uint64_t index = ++issued_;
   if (append_error_) return;  // refused: every later batch would be refused too (see Fail)
   LogFailedTurns(info_.id, batch);
+  if (std::optional<Usage> used = UsageIn(batch); used && info_.meta.usage) {
+    // The log adds the same reports to the stored totals in the append's transaction. First, so
+    // that the status notice of a turn's end already counts its usage.
+    deferred_.push_back({index, [this, used = *used](const Status& s) {
+                           if (s.ok() && info_.meta.usage) AddUsage(*info_.meta.usage, used);
+                         }});
+  }
   const SessionStatus status = runner_->status();
   if (status != desired_status_) {
     desired_status_ = status;
@@ -325,12 +332,9 @@ void LiveAgent::Rename(const std::string& title, Callback<AgentSnapshot> done) {
   if (stopping_) return done(Error(ErrorCode::kUnavailable, "the agent's runtime is stopping"));
   Append({MakeNewEvent(SessionTitled{title})});
   std::weak_ptr<bool> alive = alive_;
+  // The log takes the title from the event, in the append's transaction.
   AfterAppended([this, alive, title, done = std::move(done)](const Status& appended) {
     if (!alive.lock() || !appended.ok()) return done(appended);
-    if (Status stored = env_.log->UpdateSessionMeta(
-            info_.id, SessionMetaUpdate{title, std::nullopt, std::nullopt, generation_});
-        !stored.ok())
-      return done(stored);
     info_.meta.title = title;
     AgentSnapshot renamed = Snapshot();
     env_.notify(AgentNotice::Kind::kStatus, renamed, "");
@@ -609,6 +613,7 @@ AgentSnapshot LiveAgent::Snapshot() const {
   s.provider = info_.meta.provider;
   s.cwd = info_.meta.cwd;
   s.title = info_.meta.title;
+  s.usage = info_.meta.usage;
   const providers::RuntimeInfo runtime = provider_->GetRuntimeInfo();
   s.model = !runtime.model.empty() ? runtime.model : config_.model.value_or(record_.model);
   s.mode = !runtime.mode.empty() ? runtime.mode : config_.mode.value_or(record_.mode);

@@ -92,10 +92,17 @@ using AppendCallback = std::function<void(Result<AppendResult>)>;
 struct SessionMeta {
   std::string provider;
   std::string cwd;
+  // The session's title: the one it was created with, then that of its newest session.titled
+  // event, which the log sets in the transaction that appends the event.
   std::string title;
   TimestampMs created_ms = 0;      // set by the log at creation when 0
   std::string persistence_handle;  // opaque provider handle (JSON text) to resume the session
   std::string status_snapshot;     // cached lifecycle status (JSON text); recomputable from the log
+  // Every usage event the session appended, in any epoch (a rewind does not take back what was
+  // spent), summed by the log in the transaction that appends each; a fork starts at zero (what
+  // it inherits was its parent's). nullopt for a session stored before the log kept totals.
+  // Set by the log: a caller's value is ignored.
+  std::optional<Usage> usage;
 };
 
 struct SessionMetaUpdate {

@@ -578,6 +578,56 @@ TEST_P(EventLogConformance, SessionMetadataAndListing) {
   EXPECT_EQ((*rest)[0].id, SessionId("c"));
 }
 
+// The title and usage totals follow the appended events, in the append's own transaction: a
+// rewind keeps what was spent, a fork starts at zero, a duplicate counts once.
+TEST_P(EventLogConformance, TitlesAndUsageTotalsFollowTheAppendedEvents) {
+  const SessionId s = NewSession("s", 2);
+  auto zero = log().GetSession(s);
+  ASSERT_TRUE(zero.ok());
+  ASSERT_TRUE(zero->meta.usage.has_value());
+  EXPECT_EQ(zero->meta.usage->input_tokens, 0);
+  EXPECT_FALSE(zero->meta.usage->cost_usd.has_value());
+  AppendRequest spend = Batch(s, {MakeNewEvent(Usage{100, 20, 5, 1, 0.25}),
+                                  MakeNewEvent(SessionTitled{"first"}), Note("between")});
+  spend.producer = ProducerStamp{ProducerId("p"), 1, 0};
+  ASSERT_TRUE(log().Append(spend).ok());
+  ASSERT_TRUE(log().Append(spend).value().duplicate);
+  ASSERT_TRUE(log()
+                  .Append(Batch(s, {MakeNewEvent(Usage{1, 2, 0, 0, std::nullopt}),
+                                    MakeNewEvent(SessionTitled{"second"})}))
+                  .ok());
+  auto forked = log().Fork(s, Cursor{Epoch(1), Seq(4)}, SessionId("child"),
+                           SessionMeta{"scripted", "/w", "child"},
+                           {MakeNewEvent(Usage{7, 0, 0, 0, std::nullopt})});
+  ASSERT_TRUE(forked.ok()) << forked.status().ToString();
+  ASSERT_TRUE(
+      log().Rewind(s, Cursor{Epoch(1), Seq(2)}, {MakeNewEvent(SessionTitled{"rewound"})}).ok());
+  backend_->Reopen();
+  auto after = log().GetSession(s);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->meta.title, "rewound");
+  ASSERT_TRUE(after->meta.usage.has_value());
+  EXPECT_EQ(after->meta.usage->input_tokens, 101);
+  EXPECT_EQ(after->meta.usage->output_tokens, 22);
+  EXPECT_EQ(after->meta.usage->cache_read_tokens, 5);
+  EXPECT_EQ(after->meta.usage->cache_write_tokens, 1);
+  EXPECT_DOUBLE_EQ(after->meta.usage->cost_usd.value_or(-1), 0.25);
+  auto child = log().GetSession(SessionId("child"));
+  ASSERT_TRUE(child.ok());
+  EXPECT_EQ(child->meta.title, "child");
+  ASSERT_TRUE(child->meta.usage.has_value());
+  EXPECT_EQ(child->meta.usage->input_tokens, 7);
+  // Appends after the reopen add to the stored totals.
+  ASSERT_TRUE(log().Append(Batch(s, {MakeNewEvent(Usage{1, 0, 0, 0, 0.5})})).ok());
+  auto listed = log().ListSessions("", 10);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[1].id, s);
+  ASSERT_TRUE((*listed)[1].meta.usage.has_value());
+  EXPECT_EQ((*listed)[1].meta.usage->input_tokens, 102);
+  EXPECT_DOUBLE_EQ((*listed)[1].meta.usage->cost_usd.value_or(-1), 0.75);
+}
+
 TEST_P(EventLogConformance, ConcurrentAppendersKeepEachSessionDense) {
   constexpr int kThreads = 8, kPerThread = 150, kSessions = 4;
   for (int i = 0; i < kSessions; ++i) NewSession("s" + std::to_string(i));
@@ -620,16 +670,17 @@ TEST_P(EventLogConformance, ConcurrentAppendersKeepEachSessionDense) {
 
 // Turns a current file back into `version` as an older build left it.
 void Downgrade(const std::string& path, int version) {
-  std::string sql = "DROP TABLE search_documents;";
+  std::string sql = "ALTER TABLE sessions DROP COLUMN usage;";
   if (version == 6) {
     // Version 6 kept token positions; a session it indexed must be indexed again.
     sql +=
-        "CREATE VIRTUAL TABLE search_documents USING fts5(body, session, epoch UNINDEXED, seq "
+        "DROP TABLE search_documents; CREATE VIRTUAL TABLE search_documents USING fts5(body, "
+        "session, epoch UNINDEXED, seq "
         "UNINDEXED, kind UNINDEXED, tokenize = 'unicode61 remove_diacritics 2');"
         "INSERT INTO search_documents(body, session, epoch, seq, kind) VALUES('stale', 's', 1, 1, "
         "'user.message'); INSERT INTO search_state VALUES('s', 1, 1);";
-  } else {
-    sql += "DROP TABLE search_state;";
+  } else if (version < 6) {
+    sql += "DROP TABLE search_documents; DROP TABLE search_state;";
   }
   if (version < 5) sql += "DROP TABLE timeline_items; DROP TABLE timeline_index;";
   if (version < 4) sql += "DROP TABLE checkpoints;";
@@ -653,10 +704,11 @@ void Downgrade(const std::string& path, int version) {
 
 // An older file is migrated in place and keeps its data: version 1 (before consumer
 // definitions), version 2 (before agent ownership), version 3 (before checkpoints), version 4
-// (before the timeline index), version 5 (before the search index) and version 6 (a search index
-// with token positions, made anew).
+// (before the timeline index), version 5 (before the search index), version 6 (a search index
+// with token positions, made anew) and version 7 (before usage totals: a session stored before
+// has none).
 TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
-  for (int version : {1, 2, 3, 4, 5, 6}) {
+  for (int version : {1, 2, 3, 4, 5, 6, 7}) {
     char tmpl[] = "/tmp/agentstream-migrate-XXXXXX";
     const std::string dir = mkdtemp(tmpl);
     const std::string path = dir + "/log.db";
@@ -672,7 +724,7 @@ TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
     {
       auto opened = OpenSqliteEventLog(SqliteLogOptions{.path = path});
       ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-      EXPECT_TRUE((*opened)->GetSession(SessionId("s")).ok());
+      EXPECT_FALSE((*opened)->GetSession(SessionId("s"))->meta.usage.has_value());
       ASSERT_TRUE((*opened)->SaveConsumer(ConsumerId("c"), "{}").ok());
       EXPECT_EQ((*opened)->ListConsumers()->size(), 1u);
       auto old = (*opened)->Read(ReadRequest{SessionId("s")});

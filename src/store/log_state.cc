@@ -170,6 +170,7 @@ Result<AppendPlan> PlanAppend(const SessionState& session, const AppendRequest& 
     plan.producer = ProducerState{request.producer->epoch, request.producer->seq,
                                   plan.result.first_seq, plan.result.last_seq};
   }
+  plan.meta = MetaAfter(session.meta, request.events);
   return plan;
 }
 
@@ -177,6 +178,51 @@ void ApplyAppend(SessionState& session, const AppendPlan& plan) {
   if (plan.result.duplicate) return;
   session.epochs.back().tail = plan.result.last_seq;
   if (plan.producer) session.producers[plan.producer_id] = *plan.producer;
+  if (plan.meta) session.meta = *plan.meta;
+}
+
+std::optional<SessionMeta> MetaAfter(const SessionMeta& meta, const std::vector<NewEvent>& events) {
+  std::optional<SessionMeta> after;
+  for (const NewEvent& event : events) {
+    if (event.kind != EventKind::kSessionTitled) continue;
+    // CheckBatch decoded every payload already: this cannot fail.
+    Result<Payload> payload =
+        DecodePayload(static_cast<std::uint16_t>(event.kind), kEventFormatVersion, event.payload);
+    if (!payload.ok()) continue;
+    const std::string& title = std::get<SessionTitled>(*payload).title;
+    // PostgreSQL text holds no NUL: such a title stays in the event and is not taken, on every
+    // backend alike.
+    if (title.find('\0') != std::string::npos) continue;
+    if (!after) after = meta;
+    after->title = title;
+  }
+  if (meta.usage) {
+    if (std::optional<Usage> used = UsageIn(events)) {
+      if (!after) after = meta;
+      AddUsage(*after->usage, *used);
+    }
+  }
+  return after;
+}
+
+SessionMeta NewSessionMeta(SessionMeta meta, const std::vector<NewEvent>& initial,
+                           TimestampMs now_ms) {
+  if (meta.created_ms == 0) meta.created_ms = now_ms;
+  meta.usage = Usage{};
+  if (std::optional<SessionMeta> after = MetaAfter(meta, initial)) return std::move(*after);
+  return meta;
+}
+
+std::string EncodeUsageTotals(const std::optional<Usage>& usage) {
+  return usage ? EncodePayload(*usage) : std::string();
+}
+
+std::optional<Usage> DecodeUsageTotals(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  Result<Payload> payload =
+      DecodePayload(static_cast<std::uint16_t>(EventKind::kUsage), kEventFormatVersion, text);
+  if (!payload.ok()) return std::nullopt;
+  return std::get<Usage>(*payload);
 }
 
 Status CheckPrefix(const SessionState& session, const SessionId& id, Cursor at) {

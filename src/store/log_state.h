@@ -41,12 +41,27 @@ struct SessionState {
   }
 };
 
-// What an accepted append will do: its result, and the producer state to store with it.
+// What an accepted append will do: its result, and the producer state and session meta to store
+// with it.
 struct AppendPlan {
   AppendResult result;
   std::optional<ProducerState> producer;  // set when the request carried a stamp
   std::string producer_id;
+  std::optional<SessionMeta> meta;  // set when the events change the title or the usage totals
 };
+
+// The meta of a session after `events` (which passed CheckBatch): the title of the last
+// session.titled event, the usage totals plus every usage event. nullopt when they change neither.
+std::optional<SessionMeta> MetaAfter(const SessionMeta& meta, const std::vector<NewEvent>& events);
+
+// The meta a new session (created or forked) is stored with: `meta` as the caller gave it, its
+// creation time `now_ms` when it has none, zero usage totals, then `initial` applied.
+SessionMeta NewSessionMeta(SessionMeta meta, const std::vector<NewEvent>& initial,
+                           TimestampMs now_ms);
+
+// Usage totals as stored (the usage event's JSON object), and back; "" is nullopt (none kept).
+std::string EncodeUsageTotals(const std::optional<Usage>& usage);
+std::optional<Usage> DecodeUsageTotals(std::string_view text);
 
 // Checks a batch against the limits and each event against its kind's schema.
 Status CheckBatch(const std::vector<NewEvent>& events, const LogLimits& limits, bool allow_empty);

@@ -99,9 +99,9 @@ Result<AppendResult> MemoryEventLog::CreateSession(const SessionId& id, SessionM
       return Error(ErrorCode::kAlreadyExists, "session " + id.str() + " exists");
     }
     AS_RETURN_IF_ERROR(state_->Commit());
-    if (meta.created_ms == 0) meta.created_ms = store_internal::WallClockMs();
     SessionState& s = state_->sessions[id.str()];
-    s.meta = std::move(meta);
+    s.meta =
+        store_internal::NewSessionMeta(std::move(meta), initial, store_internal::WallClockMs());
     s.epochs.push_back({});
     result = AppendResult{Epoch(1), Seq(1), Seq(initial.size()), false};
     s.epochs.back().tail = Seq(initial.size());
@@ -130,10 +130,10 @@ Result<AppendResult> MemoryEventLog::Fork(const SessionId& parent, Cursor at,
       return Error(ErrorCode::kAlreadyExists, "session " + child.str() + " exists");
     }
     AS_RETURN_IF_ERROR(state_->Commit());
-    if (meta.created_ms == 0) meta.created_ms = store_internal::WallClockMs();
     SessionState& s = state_->sessions[child.str()];
     HistoryBase base{parent, at.epoch, at.seq};
-    s.meta = std::move(meta);
+    s.meta =
+        store_internal::NewSessionMeta(std::move(meta), initial, store_internal::WallClockMs());
     s.forked_from = base;
     s.epochs.push_back(store_internal::ContinueFrom(base));
     result = AppendResult{Epoch(1), at.seq.next(), Seq(at.seq.value() + initial.size()), false};
@@ -164,6 +164,7 @@ Result<AppendResult> MemoryEventLog::Rewind(const SessionId& session, Cursor to,
     const Epoch epoch = s.current();
     result = AppendResult{epoch, to.seq.next(), Seq(to.seq.value() + initial.size()), false};
     s.epochs.back().tail = result.last_seq;
+    if (auto meta = store_internal::MetaAfter(s.meta, initial)) s.meta = std::move(*meta);
     state_->StoreEvents(session.str(), epoch, result.first_seq, initial);
     notice = CommitNotice{session, epoch, result.last_seq};
   }

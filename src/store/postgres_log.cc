@@ -651,6 +651,8 @@ class PostgresEventLog final : public EventLog,
     out = AppendResult{s.state.current(), epoch.tail.next(),
                        Seq(epoch.tail.value() + initial.size()), false};
     t.InsertEvents(s.key, out.epoch, out.first_seq, initial);
+    if (auto meta = store_internal::MetaAfter(s.state.meta, initial))
+      AS_RETURN_IF_ERROR(t.StoreMeta(s, std::move(*meta)));
     epoch.tail = out.last_seq;
     t.Touch(id, out.epoch, epoch.tail);
     return Status::Ok();
@@ -664,6 +666,7 @@ class PostgresEventLog final : public EventLog,
     t.InsertEvents(s->key, plan.result.epoch, plan.result.first_seq, request.events,
                    request.owner_generation.value_or(0));
     t.StoreProducer(s->key, plan);
+    if (plan.meta) AS_RETURN_IF_ERROR(t.StoreMeta(*s, *plan.meta));
     store_internal::ApplyAppend(s->state, plan);
     t.Touch(request.session, plan.result.epoch, plan.result.last_seq);
     return Status::Ok();

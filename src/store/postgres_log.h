@@ -48,6 +48,6 @@ struct PostgresLogOptions {
 Result<std::unique_ptr<EventLog>> OpenPostgresEventLog(PostgresLogOptions options);
 
 // The schema version this build writes (table agentstream_schema).
-inline constexpr int kPostgresSchemaVersion = 5;
+inline constexpr int kPostgresSchemaVersion = 6;
 
 }  // namespace agentstream

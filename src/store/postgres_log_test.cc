@@ -246,7 +246,8 @@ TEST_F(PostgresLogTest, AVersionOneDatabaseIsMigratedInPlace) {
           .ExecScript(
               "SET search_path TO " + schema_ +
               "; ALTER TABLE sessions DROP COLUMN owner, DROP COLUMN "
-              "owner_generation, DROP COLUMN owner_expires_ms; ALTER TABLE events "
+              "owner_generation, DROP COLUMN owner_expires_ms, DROP COLUMN usage; ALTER TABLE "
+              "events "
               "DROP COLUMN writer; DROP TABLE owner_history, daemons, secrets, checkpoints, "
               "timeline_items, timeline_index, search_documents, search_state; "
               "UPDATE agentstream_schema SET version = 1; RESET search_path")
@@ -261,6 +262,7 @@ TEST_F(PostgresLogTest, AVersionOneDatabaseIsMigratedInPlace) {
   auto old = a_->GetSession(SessionId("ses_old"));
   ASSERT_TRUE(old.ok()) << old.status().ToString();
   EXPECT_EQ(old->meta.title, "old");
+  EXPECT_FALSE(old->meta.usage.has_value());  // stored before version 6 counted it
   auto grant = a_->coordination().AcquireOwnership(SessionId("ses_old"), "daemon-a", 10000);
   ASSERT_TRUE(grant.ok()) << grant.status().ToString();
   EXPECT_EQ(grant->lease.generation, 1u);

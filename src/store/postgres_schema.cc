@@ -170,11 +170,18 @@ CREATE TABLE IF NOT EXISTS search_state(
 );
 )sql";
 
+// Version 6 adds each session's usage totals (event_log.h, SessionMeta::usage), summed as events
+// append; a session stored before it has none (NULL).
+constexpr const char* kSchemaV6 = R"sql(
+ALTER TABLE sessions ADD COLUMN IF NOT EXISTS usage text;
+)sql";
+
 }  // namespace
 
 const pg::SchemaLayout& PostgresLogSchema() {
   static const std::string kSchemaV4 = SchemaV4();
-  const char* const scripts[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4.c_str(), kSchemaV5};
+  const char* const scripts[] = {kSchemaV1,         kSchemaV2, kSchemaV3,
+                                 kSchemaV4.c_str(), kSchemaV5, kSchemaV6};
   static_assert(std::size(scripts) == kPostgresSchemaVersion, "a script for each version");
   static const pg::SchemaLayout kLayout{
       0x61677374726d31,  // "agstrm1": serializes daemons starting together

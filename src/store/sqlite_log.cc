@@ -464,6 +464,8 @@ class SqliteEventLog final : public EventLog,
     out = AppendResult{cached.state.current(), epoch.tail.next(),
                        Seq(epoch.tail.value() + initial.size()), false};
     AS_RETURN_IF_ERROR(w.InsertEvents(cached.key, out.epoch, out.first_seq, initial));
+    if (auto meta = store_internal::MetaAfter(cached.state.meta, initial))
+      AS_RETURN_IF_ERROR(w.StoreMeta(cached, std::move(*meta)));
     epoch.tail = out.last_seq;
     w.Touch(id, out.epoch, Seq(out.first_seq.value() - 1), epoch.tail);
     return Status::Ok();
@@ -587,6 +589,7 @@ class SqliteEventLog final : public EventLog,
     AS_RETURN_IF_ERROR(w.InsertEvents(cached->key, plan.result.epoch, plan.result.first_seq,
                                       request.events, request.owner_generation.value_or(0)));
     AS_RETURN_IF_ERROR(w.StoreProducer(cached->key, plan));
+    if (plan.meta) AS_RETURN_IF_ERROR(w.StoreMeta(*cached, *plan.meta));
     store_internal::ApplyAppend(cached->state, plan);
     w.Touch(request.session, plan.result.epoch, Seq(plan.result.first_seq.value() - 1),
             plan.result.last_seq);

@@ -57,6 +57,6 @@ Result<std::unique_ptr<EventLog>> OpenSqliteEventLog(SqliteLogOptions options);
 // The schema version this build writes (PRAGMA user_version). Opening an older file migrates it
 // in place (version 2 adds the consumers table, version 3 agent ownership, version 4 checkpoints,
 // version 5 the timeline's durable item index).
-inline constexpr int kSqliteSchemaVersion = 7;
+inline constexpr int kSqliteSchemaVersion = 8;
 
 }  // namespace agentstream

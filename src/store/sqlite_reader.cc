@@ -43,8 +43,8 @@ class Snapshot {
         auto s,
         db_.Cached(
             "SELECT key, current_epoch, provider, cwd, title, created_ms, persistence, status, "
-            "forked_session, forked_epoch, forked_seq, owner, owner_generation, owner_expires_ms "
-            "FROM sessions WHERE id=?"));
+            "forked_session, forked_epoch, forked_seq, owner, owner_generation, owner_expires_ms, "
+            "usage FROM sessions WHERE id=?"));
     s->Bind(1, id.str());
     AS_ASSIGN_OR_RETURN(bool found, s->Step());
     if (!found) return Error(ErrorCode::kNotFound, "no session " + id.str());
@@ -56,6 +56,7 @@ class Snapshot {
       row.forked_from = HistoryBase{SessionId(s->Text(8)), Epoch(s->Int(9)), Seq(s->Int(10))};
     row.owner = OwnerLease{s->Text(11), static_cast<std::uint64_t>(s->Int(12)), s->Int(13),
                            store_internal::WallClockMs()};
+    if (!s->IsNull(14)) row.meta.usage = store_internal::DecodeUsageTotals(s->Text(14));
     return row;
   }
 

@@ -174,6 +174,12 @@ CREATE VIRTUAL TABLE search_documents USING fts5(
 DELETE FROM search_state;
 )sql";
 
+// Version 8 adds each session's usage totals (event_log.h, SessionMeta::usage), summed as events
+// append. A session stored before it has none (NULL): its events are not counted again.
+constexpr const char* kSchemaV8Additions = R"sql(
+ALTER TABLE sessions ADD COLUMN usage TEXT;
+)sql";
+
 }  // namespace
 
 Status EnsureSchema(Db& db) {
@@ -201,7 +207,8 @@ Status EnsureSchema(Db& db) {
     if (current <= 3) AS_RETURN_IF_ERROR(db.Exec(kSchemaV4Additions));
     if (current <= 4) AS_RETURN_IF_ERROR(db.Exec(SchemaV5Additions()));
     if (current <= 5) AS_RETURN_IF_ERROR(db.Exec(kSchemaV6Additions));
-    AS_RETURN_IF_ERROR(db.Exec(kSchemaV7Changes));
+    if (current <= 6) AS_RETURN_IF_ERROR(db.Exec(kSchemaV7Changes));
+    AS_RETURN_IF_ERROR(db.Exec(kSchemaV8Additions));
     return db.Exec("PRAGMA user_version = " + std::to_string(kSqliteSchemaVersion));
   };
   Status created = upgrade();

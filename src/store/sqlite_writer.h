@@ -55,8 +55,8 @@ class Writer {
         select_session_,
         db_.Prepare(
             "SELECT key, provider, cwd, title, created_ms, persistence, status, forked_session, "
-            "forked_epoch, forked_seq, owner, owner_generation, owner_expires_ms FROM sessions "
-            "WHERE id=?"));
+            "forked_epoch, forked_seq, owner, owner_generation, owner_expires_ms, usage FROM "
+            "sessions WHERE id=?"));
     AS_ASSIGN_OR_RETURN(select_epochs_,
                         db_.Prepare("SELECT epoch, base_session, base_epoch, base_seq FROM epochs "
                                     "WHERE session=? ORDER BY epoch"));
@@ -70,9 +70,10 @@ class Writer {
         insert_session_,
         db_.Prepare(
             "INSERT INTO sessions(id, provider, cwd, title, created_ms, persistence, status, "
-            "forked_session, forked_epoch, forked_seq, current_epoch) "
-            "VALUES(?,?,?,?,?,?,?,?,?,?,?) "
+            "forked_session, forked_epoch, forked_seq, current_epoch, usage) "
+            "VALUES(?,?,?,?,?,?,?,?,?,?,?,?) "
             "RETURNING key"));
+    AS_ASSIGN_OR_RETURN(set_meta_, db_.Prepare("UPDATE sessions SET title=?, usage=? WHERE key=?"));
     AS_ASSIGN_OR_RETURN(insert_epoch_,
                         db_.Prepare("INSERT INTO epochs(session, epoch, base_session, base_epoch, "
                                     "base_seq) VALUES(?,?,?,?,?)"));
@@ -128,6 +129,7 @@ class Writer {
       cached.state.forked_from = HistoryBase{SessionId(s.Text(7)), Epoch(s.Int(8)), Seq(s.Int(9))};
     }
     cached.state.owner = OwnerLease{s.Text(10), static_cast<std::uint64_t>(s.Int(11)), s.Int(12)};
+    if (!s.IsNull(13)) meta.usage = store_internal::DecodeUsageTotals(s.Text(13));
     s.Reset();
     AS_RETURN_IF_ERROR(LoadEpochs(cached));
     AS_RETURN_IF_ERROR(LoadProducers(cached));
@@ -181,7 +183,7 @@ class Writer {
   // Inserts a new session row with its first epoch; returns the cache entry.
   Result<Cached*> InsertSession(const SessionId& id, SessionMeta meta,
                                 std::optional<HistoryBase> base) {
-    if (meta.created_ms == 0) meta.created_ms = now_;
+    meta = store_internal::NewSessionMeta(std::move(meta), {}, now_);
     Stmt& s = insert_session_;
     s.Bind(1, id.str()).Bind(2, meta.provider).Bind(3, meta.cwd).Bind(4, meta.title);
     s.Bind(5, meta.created_ms).Bind(6, meta.persistence_handle).Bind(7, meta.status_snapshot);
@@ -193,6 +195,8 @@ class Writer {
       s.BindNull(8).BindNull(9).BindNull(10);
     }
     s.Bind(11, 1);
+    const std::string usage = store_internal::EncodeUsageTotals(meta.usage);
+    s.Bind(12, usage);
     auto row = s.Step();
     if (!row.ok() || !row.value()) {
       s.Reset();
@@ -208,6 +212,22 @@ class Writer {
                                        : store_internal::EpochState{});
     AS_RETURN_IF_ERROR(InsertEpoch(cached.key, Epoch(1), base));
     return &(cache_[id.str()] = std::move(cached));
+  }
+
+  // Stores the title and usage totals of `meta` as the cached session's (the rest of the meta is
+  // not changed by appends).
+  Status StoreMeta(Cached& cached, SessionMeta meta) {
+    Stmt& s = set_meta_;
+    const std::string usage = store_internal::EncodeUsageTotals(meta.usage);
+    s.Bind(1, meta.title);
+    if (meta.usage)
+      s.Bind(2, usage);
+    else
+      s.BindNull(2);
+    s.Bind(3, cached.key);
+    AS_RETURN_IF_ERROR(Check(s.Exec()));
+    cached.state.meta = std::move(meta);
+    return Status::Ok();
   }
 
   Status InsertEpoch(std::int64_t key, Epoch epoch, const std::optional<HistoryBase>& base) {
@@ -334,7 +354,7 @@ class Writer {
       batches_;  // (key, epoch, writer)
   Stmt insert_batch_, upsert_producer_, select_session_, select_epochs_, max_seq_,
       select_producers_, insert_session_, insert_epoch_, set_current_epoch_, delete_producers_,
-      set_owner_;
+      set_owner_, set_meta_;
 };
 
 }  // namespace agentstream::sqlite

@@ -36,6 +36,12 @@ void PrintSnapshot(const runtime::AgentSnapshot& s) {
     fmt::print("forked from  {} at {}\n", s.forked_from->session.str(),
                FormatCursor({s.forked_from->epoch, s.forked_from->seq}));
   }
+  if (s.usage && (s.usage->input_tokens > 0 || s.usage->output_tokens > 0 || s.usage->cost_usd)) {
+    fmt::print("usage        {} in, {} out, {} cache read, {} cache write tokens{}\n",
+               s.usage->input_tokens, s.usage->output_tokens, s.usage->cache_read_tokens,
+               s.usage->cache_write_tokens,
+               s.usage->cost_usd ? fmt::format(", ${:.4f}", *s.usage->cost_usd) : "");
+  }
   if (s.closed) fmt::print("closed       yes\n");
 }
 

@@ -42,10 +42,10 @@ class Snapshot {
         Rows r, conn_.Exec("SELECT key, current_epoch, provider, cwd, title, created_ms, "
                            "persistence, status, forked_session, forked_epoch, forked_seq, owner, "
                            "owner_generation, owner_expires_ms, " +
-                               std::string(kServerNowMs) + " FROM sessions WHERE id=$1",
+                               std::string(kServerNowMs) + ", usage FROM sessions WHERE id=$1",
                            {id.str()}));
     if (r.size() == 0) return Error(ErrorCode::kNotFound, "no session " + id.str());
-    return SessionRow{r.Int(0, 0), Epoch(r.Int(0, 1)), MetaOf(r, 0, 2), BaseOf(r, 0, 8),
+    return SessionRow{r.Int(0, 0), Epoch(r.Int(0, 1)), MetaOf(r, 0, 2, 15), BaseOf(r, 0, 8),
                       OwnerLease{r.Text(0, 11), static_cast<std::uint64_t>(r.Int(0, 12)),
                                  r.Int(0, 13), r.Int(0, 14)}};
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "store/event_log.h"
+#include "store/log_state.h"
 #include "store/postgres/pg.h"
 #include "store/postgres/setup.h"
 
@@ -21,9 +22,13 @@ inline std::string Join(const std::vector<std::string>& items) {
   return out;
 }
 
-inline SessionMeta MetaOf(const Rows& r, int row, int first) {
-  return SessionMeta{r.Text(row, first),    r.Text(row, first + 1), r.Text(row, first + 2),
-                     r.Int(row, first + 3), r.Text(row, first + 4), r.Text(row, first + 5)};
+// The meta of a sessions row: provider, cwd, title, created_ms, persistence and status from
+// column `first` on, and the usage totals in column `usage`.
+inline SessionMeta MetaOf(const Rows& r, int row, int first, int usage) {
+  SessionMeta meta{r.Text(row, first),    r.Text(row, first + 1), r.Text(row, first + 2),
+                   r.Int(row, first + 3), r.Text(row, first + 4), r.Text(row, first + 5)};
+  if (!r.IsNull(row, usage)) meta.usage = store_internal::DecodeUsageTotals(r.Text(row, usage));
+  return meta;
 }
 
 inline std::optional<HistoryBase> BaseOf(const Rows& r, int row, int first) {

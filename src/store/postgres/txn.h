@@ -67,7 +67,7 @@ class Txn {
     AS_ASSIGN_OR_RETURN(Rows s,
                         Exec("SELECT key, provider, cwd, title, created_ms, persistence, status, "
                              "forked_session, forked_epoch, forked_seq, id, owner, "
-                             "owner_generation, owner_expires_ms FROM sessions "
+                             "owner_generation, owner_expires_ms, usage FROM sessions "
                              "WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
                              {TextArray(ids)}));
     if (s.size() == 0) return Status::Ok();
@@ -76,7 +76,7 @@ class Txn {
     for (int i = 0; i < s.size(); ++i) {
       Session session;
       session.key = s.Int(i, 0);
-      session.state.meta = MetaOf(s, i, 1);
+      session.state.meta = MetaOf(s, i, 1, 14);
       session.state.forked_from = BaseOf(s, i, 7);
       session.state.owner =
           OwnerLease{s.Text(i, 11), static_cast<std::uint64_t>(s.Int(i, 12)), s.Int(i, 13)};
@@ -134,7 +134,7 @@ class Txn {
   // Inserts a new session with its first epoch. kAlreadyExists when another writer made it first.
   Result<Session*> InsertSession(const SessionId& id, SessionMeta meta,
                                  std::optional<HistoryBase> base) {
-    if (meta.created_ms == 0) meta.created_ms = now_;
+    meta = store_internal::NewSessionMeta(std::move(meta), {}, now_);
     std::vector<Param> params{id.str(),
                               meta.provider,
                               meta.cwd,
@@ -148,10 +148,11 @@ class Txn {
     } else {
       params.insert(params.end(), {Param(), Param(), Param()});
     }
+    params.push_back(store_internal::EncodeUsageTotals(meta.usage));
     AS_ASSIGN_OR_RETURN(
         Rows r, Exec("INSERT INTO sessions(id, provider, cwd, title, created_ms, persistence, "
-                     "status, forked_session, forked_epoch, forked_seq, current_epoch) "
-                     "VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,1) ON CONFLICT (id) DO NOTHING "
+                     "status, forked_session, forked_epoch, forked_seq, current_epoch, usage) "
+                     "VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,1,$11) ON CONFLICT (id) DO NOTHING "
                      "RETURNING key",
                      params));
     if (r.size() == 0) return Error(ErrorCode::kAlreadyExists, "session " + id.str() + " exists");
@@ -163,6 +164,18 @@ class Txn {
                                         : store_internal::EpochState{});
     AS_RETURN_IF_ERROR(InsertEpoch(session.key, Epoch(1), base));
     return &(sessions_[id.str()] = std::move(session));
+  }
+
+  // Stores the title and usage totals of `meta` as the session's (the rest of the meta is not
+  // changed by appends).
+  Status StoreMeta(Session& session, SessionMeta meta) {
+    Param usage;
+    if (meta.usage) usage = store_internal::EncodeUsageTotals(meta.usage);
+    AS_RETURN_IF_ERROR(Exec("UPDATE sessions SET title=$1, usage=$2 WHERE key=$3",
+                            {meta.title, usage, session.key})
+                           .status());
+    session.state.meta = std::move(meta);
+    return Status::Ok();
   }
 
   // Starts epoch current+1 of a session continuing `base`.

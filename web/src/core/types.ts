@@ -18,6 +18,15 @@ export interface AgentSnapshot {
   forkedFrom: { agent: string; cursor: string } | null;
   loaded: boolean;
   closed: boolean;
+  // Every usage report of the agent, summed by the daemon (docs/protocol.md); null for an agent
+  // stored before the daemon kept totals, absent from an older daemon.
+  usage?: {
+    inputTokens: number;
+    outputTokens: number;
+    cacheReadTokens: number;
+    cacheWriteTokens: number;
+    costUsd?: number | null;
+  } | null;
 }
 
 export interface Attachment {

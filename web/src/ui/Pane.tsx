@@ -150,7 +150,11 @@ function AgentPane({
           </button>
         )}
         <span class="muted">{agent ? `${agent.provider} · ${agent.cwd}` : ''}</span>
-        {usage.turns > 0 ? (
+        {agent?.usage && (agent.usage.inputTokens > 0 || agent.usage.outputTokens > 0) ? (
+          <span class="muted usage-total" data-testid="usage-total" title="Usage of every turn of this agent">
+            {formatUsage(agent.usage)}
+          </span>
+        ) : !agent?.usage && usage.turns > 0 ? (
           <span
             class="muted usage-total"
             data-testid="usage-total"
