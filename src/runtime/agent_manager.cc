@@ -485,7 +485,7 @@ Result<AgentSnapshot> AgentManager::Impl::MarkClosed(const SessionId& id,
   record.queued = false;
   info.meta.status_snapshot = EncodeStatusRecord(record);
   AS_RETURN_IF_ERROR(log_.UpdateSessionMeta(
-      id, SessionMetaUpdate{std::nullopt, std::nullopt, info.meta.status_snapshot, generation}));
+      id, SessionMetaUpdate{std::nullopt, info.meta.status_snapshot, generation}));
   return StoredSnapshot(info);
 }
 
@@ -560,7 +560,7 @@ Result<AgentSnapshot> AgentManager::Impl::RewindWith(const SessionId& id, Cursor
   record.status = status;
   record.queued = false;
   AS_RETURN_IF_ERROR(log_.UpdateSessionMeta(
-      id, SessionMetaUpdate{std::nullopt, std::string(), EncodeStatusRecord(record), generation}));
+      id, SessionMetaUpdate{std::string(), EncodeStatusRecord(record), generation}));
   AS_ASSIGN_OR_RETURN(AgentSnapshot snapshot, Get(id));
   Notify(AgentNotice::Kind::kStatus, snapshot, "");
   return snapshot;

@@ -104,8 +104,7 @@ Result<turn::TurnState> AgentManager::Impl::RecoverWith(const SessionInfo& info,
   if (record.model.empty()) record.model = model.value_or("");
   if (record.mode.empty()) record.mode = mode.value_or("");
   AS_RETURN_IF_ERROR(log_.UpdateSessionMeta(
-      info.id,
-      SessionMetaUpdate{std::nullopt, std::nullopt, EncodeStatusRecord(record), generation}));
+      info.id, SessionMetaUpdate{std::nullopt, EncodeStatusRecord(record), generation}));
   if (Result<AgentSnapshot> snapshot = Get(info.id); snapshot.ok())
     Notify(AgentNotice::Kind::kStatus, *snapshot, "");
   return state;

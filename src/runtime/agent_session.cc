@@ -142,7 +142,7 @@ void LiveAgent::OnStarted(const Status& status) {
       std::string text = EncodeHandle(*handle);
       if (text != info_.meta.persistence_handle) {
         Status stored = env_.log->UpdateSessionMeta(
-            info_.id, SessionMetaUpdate{std::nullopt, text, std::nullopt, generation_});
+            info_.id, SessionMetaUpdate{text, std::nullopt, generation_});
         if (stored.ok()) info_.meta.persistence_handle = std::move(text);
       }
     }
@@ -352,8 +352,7 @@ Status LiveAgent::SetClosed(bool closed) {
 
 Status LiveAgent::StoreRecord(const StatusRecord& record) {
   return env_.log->UpdateSessionMeta(
-      info_.id,
-      SessionMetaUpdate{std::nullopt, std::nullopt, EncodeStatusRecord(record), generation_});
+      info_.id, SessionMetaUpdate{std::nullopt, EncodeStatusRecord(record), generation_});
 }
 
 // ---- Engine effects ----

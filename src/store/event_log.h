@@ -105,8 +105,8 @@ struct SessionMeta {
   std::optional<Usage> usage;
 };
 
+// The title and usage totals are not here: they follow the session's events (SessionMeta).
 struct SessionMetaUpdate {
-  std::optional<std::string> title;
   std::optional<std::string> persistence_handle;
   std::optional<std::string> status_snapshot;
   // As AppendRequest::owner_generation: a runtime's update is refused with kFenced once its

@@ -553,15 +553,14 @@ TEST_P(EventLogConformance, CheckpointsAreDurableReplacedAndCheckedAgainstTheHis
 TEST_P(EventLogConformance, SessionMetadataAndListing) {
   for (const char* id : {"b", "a", "c"}) NewSession(id, 1);
   ASSERT_TRUE(log()
-                  .UpdateSessionMeta(
-                      SessionId("b"),
-                      SessionMetaUpdate{"renamed", "{\"resume\":\"x\"}", "{\"status\":\"idle\"}"})
+                  .UpdateSessionMeta(SessionId("b"), SessionMetaUpdate{"{\"resume\":\"x\"}",
+                                                                       "{\"status\":\"idle\"}"})
                   .ok());
   EXPECT_EQ(log().UpdateSessionMeta(SessionId("zz"), {}).code(), ErrorCode::kNotFound);
   backend_->Reopen();
   auto b = log().GetSession(SessionId("b"));
   ASSERT_TRUE(b.ok());
-  EXPECT_EQ(b->meta.title, "renamed");
+  EXPECT_EQ(b->meta.title, "b");
   EXPECT_EQ(b->meta.provider, "scripted");
   EXPECT_EQ(b->meta.cwd, "/w");
   EXPECT_EQ(b->meta.persistence_handle, "{\"resume\":\"x\"}");

@@ -197,7 +197,6 @@ Status MemoryEventLog::UpdateSessionMeta(const SessionId& id, const SessionMetaU
   if (it == state_->sessions.end()) return Error(ErrorCode::kNotFound, "no session " + id.str());
   AS_RETURN_IF_ERROR(store_internal::CheckOwner(it->second, id, update.owner_generation));
   SessionMeta& meta = it->second.meta;
-  if (update.title) meta.title = *update.title;
   if (update.persistence_handle) meta.persistence_handle = *update.persistence_handle;
   if (update.status_snapshot) meta.status_snapshot = *update.status_snapshot;
   return Status::Ok();

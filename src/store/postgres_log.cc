@@ -197,20 +197,16 @@ class PostgresEventLog final : public EventLog,
 
   Status UpdateSessionMeta(const SessionId& id, const SessionMetaUpdate& update) override {
     AS_RETURN_IF_ERROR(CheckText({{"a session id", id.str()},
-                                  {"a title", update.title.value_or("")},
                                   {"a persistence handle", update.persistence_handle.value_or("")},
                                   {"a status snapshot", update.status_snapshot.value_or("")}}));
     return RunControl<bool>([&](Txn& t, bool&) -> Status {
              AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(id));
              AS_RETURN_IF_ERROR(store_internal::CheckOwner(s->state, id, update.owner_generation));
-             AS_RETURN_IF_ERROR(
-                 t.Exec("UPDATE sessions SET title=coalesce($1, title), "
-                        "persistence=coalesce($2, persistence), "
-                        "status=coalesce($3, status) WHERE key=$4",
-                        {update.title, update.persistence_handle, update.status_snapshot, s->key})
-                     .status());
+             AS_RETURN_IF_ERROR(t.Exec("UPDATE sessions SET persistence=coalesce($1, persistence), "
+                                       "status=coalesce($2, status) WHERE key=$3",
+                                       {update.persistence_handle, update.status_snapshot, s->key})
+                                    .status());
              SessionMeta& meta = s->state.meta;
-             if (update.title) meta.title = *update.title;
              if (update.persistence_handle) meta.persistence_handle = *update.persistence_handle;
              if (update.status_snapshot) meta.status_snapshot = *update.status_snapshot;
              // Announced like a commit, so that the other daemons see the new status at once.

@@ -322,7 +322,7 @@ TEST_F(PostgresLogTest, TextPostgresCannotHoldIsRefusedAndTheLogGoesOn) {
   }
   const SessionId s("ses_good");
   ASSERT_TRUE(a_->CreateSession(s, SessionMeta{"scripted", "/w", "ok"}, {}).ok());
-  EXPECT_EQ(a_->UpdateSessionMeta(s, SessionMetaUpdate{nul, std::nullopt, std::nullopt}).code(),
+  EXPECT_EQ(a_->UpdateSessionMeta(s, SessionMetaUpdate{nul, std::nullopt}).code(),
             ErrorCode::kInvalidArgument);
   AppendRequest stamped = Batch(s, {Note("x")});
   stamped.producer = ProducerStamp{ProducerId(nul), 1, 0};

@@ -135,23 +135,20 @@ class SqliteEventLog final : public EventLog,
              AS_ASSIGN_OR_RETURN(Writer::Cached * cached, w.Load(id));
              AS_RETURN_IF_ERROR(
                  store_internal::CheckOwner(cached->state, id, update.owner_generation));
-             AS_ASSIGN_OR_RETURN(Stmt s,
-                                 w.db().Prepare("UPDATE sessions SET title=coalesce(?, title), "
-                                                "persistence=coalesce(?, persistence), "
-                                                "status=coalesce(?, status) WHERE key=?"));
+             AS_ASSIGN_OR_RETURN(Stmt s, w.db().Prepare("UPDATE sessions SET "
+                                                        "persistence=coalesce(?, persistence), "
+                                                        "status=coalesce(?, status) WHERE key=?"));
              auto bind = [&](int i, const std::optional<std::string>& v) {
                if (v)
                  s.Bind(i, *v);
                else
                  s.BindNull(i);
              };
-             bind(1, update.title);
-             bind(2, update.persistence_handle);
-             bind(3, update.status_snapshot);
-             s.Bind(4, cached->key);
+             bind(1, update.persistence_handle);
+             bind(2, update.status_snapshot);
+             s.Bind(3, cached->key);
              AS_RETURN_IF_ERROR(w.Check(s.Exec()));
              SessionMeta& meta = cached->state.meta;
-             if (update.title) meta.title = *update.title;
              if (update.persistence_handle) meta.persistence_handle = *update.persistence_handle;
              if (update.status_snapshot) meta.status_snapshot = *update.status_snapshot;
              return Status::Ok();
