@@ -8,11 +8,11 @@
 #include <memory>
 #include <thread>
 
-#include "store/clock.h"
 #include "store/memory_log.h"
 #include "store/sqlite/fault_vfs.h"
 #include "store/sqlite_log.h"
 #include "store/test_backend.h"
+#include "system/wall_clock.h"
 
 namespace agentstream {
 namespace {
@@ -443,7 +443,7 @@ TEST_P(EventLogConformance, CommitListenersSeeEveryCommit) {
 TEST_P(EventLogConformance, ConsumerLeasesFenceStaleHolders) {
   constexpr std::int64_t kTtl = 400;
   const auto lapse = [] { std::this_thread::sleep_for(std::chrono::milliseconds(kTtl + 200)); };
-  const auto now = [] { return store_internal::WallClockMs(); };
+  const auto now = [] { return system::WallClockMs(); };
   const ConsumerId c("hook");
   const SessionId s = NewSession("s", 3);
   auto a = log().AcquireLease(c, s, "worker-a", now(), kTtl);

@@ -3,9 +3,9 @@
 #include <chrono>
 #include <map>
 
-#include "store/clock.h"
 #include "store/commit_listeners.h"
 #include "store/log_state.h"
+#include "system/wall_clock.h"
 
 namespace agentstream {
 
@@ -55,7 +55,7 @@ struct MemoryEventLog::State {
                    std::vector<NewEvent>& events, std::uint64_t owner_generation = 0) {
     stats.events += events.size();
     auto& vec = rows[{session, epoch.value()}];
-    const TimestampMs now = store_internal::WallClockMs();
+    const TimestampMs now = system::WallClockMs();
     Seq seq = first;
     for (auto& e : events) {
       EventRecord r{SessionId(session),
@@ -77,7 +77,7 @@ struct MemoryEventLog::State {
 
   SessionInfo Info(const std::string& id, const SessionState& s) const {
     OwnerLease owner = s.owner;
-    owner.now_ms = store_internal::WallClockMs();
+    owner.now_ms = system::WallClockMs();
     return SessionInfo{SessionId(id),        s.meta,        s.current(),
                        s.epochs.back().tail, s.forked_from, std::move(owner)};
   }
@@ -100,8 +100,7 @@ Result<AppendResult> MemoryEventLog::CreateSession(const SessionId& id, SessionM
     }
     AS_RETURN_IF_ERROR(state_->Commit());
     SessionState& s = state_->sessions[id.str()];
-    s.meta =
-        store_internal::NewSessionMeta(std::move(meta), initial, store_internal::WallClockMs());
+    s.meta = store_internal::NewSessionMeta(std::move(meta), initial, system::WallClockMs());
     s.epochs.push_back({});
     result = AppendResult{Epoch(1), Seq(1), Seq(initial.size()), false};
     s.epochs.back().tail = Seq(initial.size());
@@ -132,8 +131,7 @@ Result<AppendResult> MemoryEventLog::Fork(const SessionId& parent, Cursor at,
     AS_RETURN_IF_ERROR(state_->Commit());
     SessionState& s = state_->sessions[child.str()];
     HistoryBase base{parent, at.epoch, at.seq};
-    s.meta =
-        store_internal::NewSessionMeta(std::move(meta), initial, store_internal::WallClockMs());
+    s.meta = store_internal::NewSessionMeta(std::move(meta), initial, system::WallClockMs());
     s.forked_from = base;
     s.epochs.push_back(store_internal::ContinueFrom(base));
     result = AppendResult{Epoch(1), at.seq.next(), Seq(at.seq.value() + initial.size()), false};
@@ -395,7 +393,7 @@ Result<OwnerGrant> MemoryEventLog::AcquireOwnership(const SessionId& session,
   auto it = state_->sessions.find(session.str());
   if (it == state_->sessions.end())
     return Error(ErrorCode::kNotFound, "no session " + session.str());
-  const TimestampMs now = store_internal::WallClockMs();
+  const TimestampMs now = system::WallClockMs();
   AS_ASSIGN_OR_RETURN(OwnerGrant grant,
                       store_internal::GrantOwnership(it->second, session, owner, now, ttl_ms));
   state_->owner_history[session.str()].push_back(
@@ -409,7 +407,7 @@ Result<std::vector<SessionId>> MemoryEventLog::RenewOwnerships(
     std::int64_t ttl_ms) {
   std::lock_guard lock(state_->mu);
   AS_RETURN_IF_ERROR(state_->CheckWritable());
-  const TimestampMs now = store_internal::WallClockMs();
+  const TimestampMs now = system::WallClockMs();
   std::vector<SessionId> lost;
   for (const auto& [session, generation] : leases) {
     auto it = state_->sessions.find(session.str());
@@ -435,14 +433,14 @@ Result<OwnerLease> MemoryEventLog::GetOwnership(const SessionId& session) {
   if (it == state_->sessions.end())
     return Error(ErrorCode::kNotFound, "no session " + session.str());
   OwnerLease lease = it->second.owner;
-  lease.now_ms = store_internal::WallClockMs();
+  lease.now_ms = system::WallClockMs();
   return lease;
 }
 
 Result<std::vector<std::pair<SessionId, OwnerLease>>> MemoryEventLog::ListExpiredOwnerships(
     std::size_t limit) {
   std::lock_guard lock(state_->mu);
-  const TimestampMs now = store_internal::WallClockMs();
+  const TimestampMs now = system::WallClockMs();
   std::vector<std::pair<SessionId, OwnerLease>> out;
   for (const auto& [id, s] : state_->sessions) {
     if (out.size() >= limit) break;
@@ -466,7 +464,7 @@ Result<std::vector<OwnershipRecord>> MemoryEventLog::OwnershipHistory(const Sess
 Status MemoryEventLog::Heartbeat(const DaemonRecord& self, std::int64_t ttl_ms) {
   std::lock_guard lock(state_->mu);
   AS_RETURN_IF_ERROR(state_->CheckWritable());
-  const TimestampMs now = store_internal::WallClockMs();
+  const TimestampMs now = system::WallClockMs();
   DaemonRecord& stored = state_->daemons[self.id];
   AS_RETURN_IF_ERROR(store_internal::CheckDaemonIdentity(stored, self, now, ttl_ms));
   stored = self;
@@ -479,7 +477,7 @@ Result<std::optional<DaemonRecord>> MemoryEventLog::GetDaemon(const std::string&
   auto it = state_->daemons.find(id);
   if (it == state_->daemons.end()) return std::optional<DaemonRecord>();
   DaemonRecord record = it->second;
-  record.now_ms = store_internal::WallClockMs();
+  record.now_ms = system::WallClockMs();
   return std::optional<DaemonRecord>(std::move(record));
 }
 

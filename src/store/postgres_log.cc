@@ -1,17 +1,12 @@
 #include "store/postgres_log.h"
 
-#include <poll.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <variant>
 
-#include "store/clock.h"
 #include "store/commit_listeners.h"
 #include "store/commit_queue.h"
 #include "store/log_state.h"
@@ -20,11 +15,13 @@
 #include "store/postgres/snapshot.h"
 #include "store/postgres/sql.h"
 #include "store/postgres/txn.h"
+#include "store/postgres_commit_channel.h"
 #include "store/postgres_item_index.h"
 #include "store/postgres_schema.h"
 #include "store/postgres_search_index.h"
 #include "store/record_batch.h"
 #include "store/snapshot_read.h"
+#include "system/wall_clock.h"
 
 namespace agentstream {
 
@@ -38,30 +35,8 @@ using pg::Param;
 using pg::QuoteIdentifier;
 using pg::Rows;
 using pg::Snapshot;
-using pg::TextArray;
 using pg::Txn;
 using store_internal::AppendPlan;
-
-// The LISTEN/NOTIFY channel on which the daemons sharing a schema announce their commits.
-std::string Channel(const PostgresLogOptions& options) {
-  return options.schema.empty() ? "agentstream_commits" : "agentstream_commits:" + options.schema;
-}
-
-// A commit notice as a NOTIFY payload: "EPOCH TAIL SESSION" (the id last, whatever it holds).
-std::string EncodeNotice(const std::string& session, Epoch epoch, Seq tail) {
-  return std::to_string(epoch.value()) + " " + std::to_string(tail.value()) + " " + session;
-}
-std::optional<CommitNotice> DecodeNotice(const std::string& payload) {
-  const std::size_t a = payload.find(' ');
-  const std::size_t b = a == std::string::npos ? a : payload.find(' ', a + 1);
-  if (b == std::string::npos || b + 1 >= payload.size()) return std::nullopt;
-  char* end = nullptr;
-  const std::uint64_t epoch = std::strtoull(payload.c_str(), &end, 10);
-  if (end != payload.c_str() + a) return std::nullopt;
-  const std::uint64_t tail = std::strtoull(payload.c_str() + a + 1, &end, 10);
-  if (end != payload.c_str() + b) return std::nullopt;
-  return CommitNotice{SessionId(payload.substr(b + 1)), Epoch(epoch), Seq(tail)};
-}
 
 // PostgreSQL text holds neither NUL bytes nor ill-formed UTF-8. Such a value is refused before it
 // joins a batch, where its failing statement would roll back every request of the commit.
@@ -94,7 +69,8 @@ Result<Conn> Connect(const PostgresLogOptions& options, bool writer) {
 // A connection that LISTENs on the schema's commit channel.
 Result<Conn> Listen(const PostgresLogOptions& options) {
   AS_ASSIGN_OR_RETURN(Conn conn, Connect(options, false));
-  AS_RETURN_IF_ERROR(conn.ExecScript("LISTEN " + QuoteIdentifier(Channel(options))));
+  AS_RETURN_IF_ERROR(
+      conn.ExecScript("LISTEN " + QuoteIdentifier(pg::CommitChannel(options.schema))));
   return conn;
 }
 
@@ -118,14 +94,14 @@ class PostgresEventLog final : public EventLog,
         queue_(Queue::Options{options_.max_queued_requests, options_.max_batch_requests}) {
     writer_pid_ = writer_conn_.BackendPid();
     queue_.Start([this](std::vector<Op>& batch) { RunBatch(batch); });
-    listener_ =
-        std::thread([this, conn = std::move(listening)]() mutable { ListenLoop(std::move(conn)); });
+    hearing_ = std::make_unique<pg::CommitHearing>(
+        std::move(listening), [this] { return Listen(options_); },
+        [this] { return writer_pid_.load(); }, listeners_);
   }
 
   ~PostgresEventLog() override {
     queue_.Stop();
-    listening_ = false;
-    if (listener_.joinable()) listener_.join();
+    hearing_.reset();
   }
 
   Result<AppendResult> CreateSession(const SessionId& id, SessionMeta meta,
@@ -691,34 +667,6 @@ class PostgresEventLog final : public EventLog,
     return queue_.template RunControl<T>(std::move(body));
   }
 
-  // Hears the commits of the other daemons sharing the schema (NOTIFY) and tells this log's
-  // listeners. A lost connection is reopened every second; commits announced meanwhile reach
-  // live readers with the session's next commit.
-  void ListenLoop(Conn conn) {
-    std::vector<Conn::Notification> received;
-    while (listening_) {
-      if (conn.Broken()) {
-        Result<Conn> opened = Listen(options_);
-        if (opened.ok()) {
-          conn = std::move(*opened);
-        } else {
-          for (int i = 0; i < 10 && listening_; ++i)
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-          continue;
-        }
-      }
-      pollfd fd{conn.Socket(), POLLIN, 0};
-      if (::poll(&fd, 1, 100) <= 0) continue;
-      received.clear();
-      if (!conn.Receive(received)) conn = Conn();
-      for (const Conn::Notification& n : received) {
-        if (n.sender_pid == writer_pid_.load()) continue;  // this log's own commit
-        if (std::optional<CommitNotice> notice = DecodeNotice(n.payload))
-          listeners_->Notify(*notice);
-      }
-    }
-  }
-
   void FailAll(std::vector<Op>& batch, const Status& status) {
     for (Op& op : batch) Queue::Complete(op, status);
   }
@@ -751,13 +699,7 @@ class PostgresEventLog final : public EventLog,
         outcomes[i] = std::get<PendingControl>(batch[i]).run(t);
     }
     if (t.io().ok()) (void)t.Flush();
-    if (t.io().ok() && !t.touched().empty()) {  // the other daemons hear of it at COMMIT
-      std::vector<std::string> notices;
-      for (const auto& [id, touched] : t.touched())
-        notices.push_back(EncodeNotice(id, touched.epoch, touched.after));
-      (void)t.Exec("SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n",
-                   {Channel(options_), TextArray(notices)});
-    }
+    if (t.io().ok()) pg::AnnounceCommit(t, pg::CommitChannel(options_.schema));
     if (!t.io().ok()) {
       (void)writer_conn_.ExecScript("ROLLBACK");
       return FailAll(batch, Error(ErrorCode::kUnavailable,
@@ -794,8 +736,7 @@ class PostgresEventLog final : public EventLog,
                           [this] { return Connect(options_, false); }};
 
   std::atomic<int> writer_pid_{0};  // the server process of the writer's connection
-  std::atomic<bool> listening_{true};
-  std::thread listener_;
+  std::unique_ptr<pg::CommitHearing> hearing_;
   Queue queue_;  // last: its writer thread stops first
 };
 

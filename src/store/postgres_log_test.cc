@@ -16,8 +16,8 @@
 #include <set>
 #include <thread>
 
-#include "store/clock.h"
 #include "store/postgres/pg.h"
+#include "system/wall_clock.h"
 
 namespace agentstream {
 namespace {
@@ -171,7 +171,7 @@ TEST_F(PostgresLogTest, AConsumerLeaseIsJudgedByTheDatabasesClock) {
   OpenBoth();
   const ConsumerId c("export");
   const SessionId s("ses_clock");
-  const TimestampMs now = store_internal::WallClockMs();
+  const TimestampMs now = system::WallClockMs();
   constexpr TimestampMs kHour = 3600 * 1000;
   auto held = a_->AcquireLease(c, s, "daemon-a", now, 60000);
   ASSERT_TRUE(held.ok()) << held.status().ToString();

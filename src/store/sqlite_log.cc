@@ -6,7 +6,6 @@
 #include <map>
 #include <variant>
 
-#include "store/clock.h"
 #include "store/commit_listeners.h"
 #include "store/commit_queue.h"
 #include "store/log_state.h"
@@ -21,6 +20,7 @@
 #include "store/sqlite_schema.h"
 #include "store/sqlite_search_index.h"
 #include "store/sqlite_writer.h"
+#include "system/wall_clock.h"
 
 namespace agentstream {
 
@@ -360,7 +360,7 @@ class SqliteEventLog final : public EventLog,
                                       std::int64_t ttl_ms) override {
     return RunControl<OwnerGrant>([&](Writer& w, OwnerGrant& out) -> Status {
       AS_ASSIGN_OR_RETURN(Writer::Cached * cached, w.Load(session));
-      const TimestampMs now = store_internal::WallClockMs();
+      const TimestampMs now = system::WallClockMs();
       // Decided on a copy: a refused or failed grant leaves the cached picture as stored.
       store_internal::SessionState state = cached->state;
       AS_ASSIGN_OR_RETURN(out, store_internal::GrantOwnership(state, session, owner, now, ttl_ms));
@@ -381,7 +381,7 @@ class SqliteEventLog final : public EventLog,
       std::int64_t ttl_ms) override {
     return RunControl<std::vector<SessionId>>(
         [&](Writer& w, std::vector<SessionId>& lost) -> Status {
-          const TimestampMs now = store_internal::WallClockMs();
+          const TimestampMs now = system::WallClockMs();
           for (const auto& [session, generation] : leases) {
             auto cached = w.Load(session);
             if (!cached.ok()) {
@@ -411,11 +411,11 @@ class SqliteEventLog final : public EventLog,
   }
 
   Result<OwnerLease> GetOwnership(const SessionId& session) override {
-    return readers_.GetOwnership(session, store_internal::WallClockMs());
+    return readers_.GetOwnership(session, system::WallClockMs());
   }
   Result<std::vector<std::pair<SessionId, OwnerLease>>> ListExpiredOwnerships(
       std::size_t limit) override {
-    return readers_.ListExpiredOwnerships(store_internal::WallClockMs(), limit);
+    return readers_.ListExpiredOwnerships(system::WallClockMs(), limit);
   }
   Result<std::vector<OwnershipRecord>> OwnershipHistory(const SessionId& session) override {
     return readers_.OwnershipHistory(session);
@@ -423,7 +423,7 @@ class SqliteEventLog final : public EventLog,
 
   Status Heartbeat(const DaemonRecord& self, std::int64_t ttl_ms) override {
     return RunControl<bool>([&](Writer& w, bool&) -> Status {
-             const TimestampMs now = store_internal::WallClockMs();
+             const TimestampMs now = system::WallClockMs();
              AS_ASSIGN_OR_RETURN(std::optional<DaemonRecord> stored,
                                  sqlite::LoadDaemon(w.db(), self.id));
              AS_RETURN_IF_ERROR(store_internal::CheckDaemonIdentity(stored.value_or(DaemonRecord{}),
@@ -438,7 +438,7 @@ class SqliteEventLog final : public EventLog,
         .status();
   }
   Result<std::optional<DaemonRecord>> GetDaemon(const std::string& id) override {
-    return readers_.GetDaemon(id, store_internal::WallClockMs());
+    return readers_.GetDaemon(id, system::WallClockMs());
   }
   Result<std::string> SharedSecret(const std::string& name, const std::string&) override {
     return Error(ErrorCode::kUnavailable,

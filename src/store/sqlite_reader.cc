@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <string>
 
-#include "store/clock.h"
 #include "store/log_state.h"
 #include "store/record_batch.h"
 #include "store/snapshot_read.h"
+#include "system/wall_clock.h"
 
 namespace agentstream::sqlite {
 
@@ -55,7 +55,7 @@ class Snapshot {
     if (!s->IsNull(8))
       row.forked_from = HistoryBase{SessionId(s->Text(8)), Epoch(s->Int(9)), Seq(s->Int(10))};
     row.owner = OwnerLease{s->Text(11), static_cast<std::uint64_t>(s->Int(12)), s->Int(13),
-                           store_internal::WallClockMs()};
+                           system::WallClockMs()};
     if (!s->IsNull(14)) row.meta.usage = store_internal::DecodeUsageTotals(s->Text(14));
     return row;
   }

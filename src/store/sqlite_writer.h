@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "store/clock.h"
 #include "store/log_state.h"
 #include "store/record_batch.h"
 #include "store/sqlite/db.h"
+#include "system/wall_clock.h"
 
 namespace agentstream::sqlite {
 
@@ -98,7 +98,7 @@ class Writer {
   }
 
   void BeginBatch() {
-    now_ = store_internal::WallClockMs();
+    now_ = system::WallClockMs();
     io_ = Status::Ok();
     touched_.clear();
     batches_.clear();

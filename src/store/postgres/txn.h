@@ -13,11 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "store/clock.h"
 #include "store/log_state.h"
 #include "store/postgres/pg.h"
 #include "store/postgres/sql.h"
 #include "store/record_batch.h"
+#include "system/wall_clock.h"
 
 namespace agentstream::pg {
 
@@ -43,7 +43,7 @@ class Txn {
     SessionState state;
   };
 
-  explicit Txn(Conn& conn) : conn_(conn), now_(store_internal::WallClockMs()) {}
+  explicit Txn(Conn& conn) : conn_(conn), now_(system::WallClockMs()) {}
 
   TimestampMs now() const { return now_; }
   const Status& io() const { return io_; }
