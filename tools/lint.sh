@@ -7,6 +7,16 @@ build=${1:-build/debug}
 mapfile -t files < <(git ls-files '*.cc' '*.h')
 clang-format --dry-run --Werror "${files[@]}"
 echo "lint: formatting ok (${#files[@]} files)"
+# src/core is pure (CONTRIBUTING.md): no source of it, tests aside, includes an I/O, thread, clock
+# or randomness header.
+impure=$(git ls-files 'src/core/*.cc' 'src/core/*.h' | grep -v '_test\.cc$' |
+  xargs grep -nE '^#include <(fstream|iostream|istream|ostream|filesystem|cstdio|stdio\.h|thread|mutex|shared_mutex|condition_variable|future|atomic|chrono|ctime|random|unistd\.h|fcntl\.h|poll\.h|sys/[a-z_]+\.h|boost/(asio|beast|process)[^>]*|sodium\.h|sqlite3\.h|libpq-fe\.h)>' || true)
+if [ -n "$impure" ]; then
+  echo "lint: src/core must do no I/O, threads, clock or randomness:"
+  echo "$impure"
+  exit 1
+fi
+echo "lint: src/core includes no I/O, thread, clock or randomness header"
 mapfile -t sources < <(git ls-files 'src/*.cc' | grep -v '_test\.cc$')
 printf '%s\n' "${sources[@]}" | xargs -P 2 -n 4 clang-tidy -p "$build" --quiet 2>/dev/null
 echo "lint: clang-tidy ok (${#sources[@]} files)"

@@ -1,7 +1,6 @@
 #include "core/ids.h"
 
 #include <charconv>
-#include <cstdio>
 #include <string>
 
 namespace agentstream {
@@ -10,12 +9,17 @@ std::string FormatCursor(Cursor cursor) {
   return std::to_string(cursor.epoch.value()) + ":" + std::to_string(cursor.seq.value());
 }
 
+namespace {
+// At least 16 digits, zeros in front.
+std::string Padded(std::uint64_t value) {
+  std::string digits = std::to_string(value);
+  if (digits.size() < 16) digits.insert(0, 16 - digits.size(), '0');
+  return digits;
+}
+}  // namespace
+
 std::string FormatStreamOffset(Cursor cursor) {
-  char out[34];
-  std::snprintf(out, sizeof out, "%016llu_%016llu",
-                static_cast<unsigned long long>(cursor.epoch.value()),
-                static_cast<unsigned long long>(cursor.seq.value()));
-  return out;
+  return Padded(cursor.epoch.value()) + "_" + Padded(cursor.seq.value());
 }
 
 namespace {
