@@ -39,6 +39,20 @@ std::optional<workspace::Workspace> WorkspaceIn(const std::vector<EventRecord>& 
   return found;
 }
 
+// Whether `records` hold the removal of the worktree at `path`.
+bool RemovalIn(const std::vector<EventRecord>& records, const std::string& path) {
+  for (const EventRecord& record : records) {
+    if (record.kind != static_cast<std::uint16_t>(EventKind::kWorkspaceRemoved)) continue;
+    Result<Event> event = DecodeRecord(record);
+    if (event.ok() && std::get<WorkspaceRemoved>(event->payload).path == path) return true;
+  }
+  return false;
+}
+
+// The newest events of a session read for its workspace.removed: the removal closes the agent
+// first, so it is among the last unless the agent was reopened after.
+constexpr std::size_t kRemovalLookback = 16;
+
 Status NoWorktree(const SessionId& id) {
   return Error(ErrorCode::kNotFound, "agent " + id.str() + " has no worktree");
 }
@@ -131,6 +145,23 @@ Result<std::optional<workspace::Workspace>> WorkspaceRoutes::Lookup(const Sessio
   if (known_.size() >= kCacheEntries) known_.clear();
   known_[id] = found;
   return found;
+}
+
+bool WorkspaceRoutes::RemovedOnRequest(const SessionId& id, const workspace::Workspace& workspace) {
+  {
+    std::lock_guard lock(mu_);
+    if (removed_.count(id) > 0) return true;
+  }
+  ReadRequest read;
+  read.session = id;
+  read.direction = ReadDirection::kBackward;
+  read.max_items = kRemovalLookback;
+  auto events = log_.Read(read);
+  if (!events.ok() || !RemovalIn(events->events, workspace.path)) return false;
+  std::lock_guard lock(mu_);
+  if (removed_.size() >= kCacheEntries) removed_.clear();
+  removed_.insert(id);
+  return true;
 }
 
 bool WorkspaceRoutes::Handle(const HttpRequest& request, const std::vector<std::string>& seg,
@@ -299,6 +330,11 @@ void WorkspaceRoutes::Remove(const SessionId& id, bool force, runtime::Forwardin
                                 [this, id, reply](const Result<AppendResult>& appended) {
                                   if (!appended.ok())
                                     return reply(ErrorResponse(appended.status()));
+                                  {
+                                    std::lock_guard lock(mu_);
+                                    if (removed_.size() >= kCacheEntries) removed_.clear();
+                                    removed_.insert(id);
+                                  }
                                   agents_.Get(id, SnapshotReply(reply));
                                 });
         });
@@ -335,8 +371,10 @@ void WorkspaceRoutes::List(const Reply& reply) {
       for (const runtime::AgentSnapshot& agent : agents) {
         auto workspace = Lookup(agent.id);
         if (!workspace.ok() || !*workspace) continue;
-        list.push_back(api::WorktreeToJson(agent.id, **workspace, worktrees_.StateOf(**workspace),
-                                           agent.closed));
+        workspace::WorktreeState state = worktrees_.StateOf(**workspace);
+        if (state == workspace::WorktreeState::kMissing && RemovedOnRequest(agent.id, **workspace))
+          state = workspace::WorktreeState::kRemoved;
+        list.push_back(api::WorktreeToJson(agent.id, **workspace, state, agent.closed));
       }
       reply(Json(json::object{{"worktrees", std::move(list)}}));
     });

@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,9 @@ class WorkspaceRoutes {
   void Diff(const SessionId& id, const std::optional<std::string>& against, std::size_t max_bytes,
             bool text, const Reply& reply);
   void List(const Reply& reply);
+  // Whether the newest events of `id` record the removal of `workspace` (read back once; a
+  // removal is final, so a found one is kept).
+  bool RemovedOnRequest(const SessionId& id, const workspace::Workspace& workspace);
 
   runtime::AgentManager& agents_;
   EventLog& log_;
@@ -88,6 +92,7 @@ class WorkspaceRoutes {
   WorkspaceRoutesOptions options_;
   std::mutex mu_;
   std::map<SessionId, std::optional<workspace::Workspace>> known_;  // guarded by mu_
+  std::set<SessionId> removed_;  // sessions whose worktree was removed on request; guarded by mu_
   std::unique_ptr<Worker> worker_;
 };
 

@@ -37,7 +37,15 @@ Status CheckRef(std::string_view what, const std::string& ref) {
 }  // namespace
 
 std::string_view WorktreeStateName(WorktreeState state) {
-  return state == WorktreeState::kPresent ? "present" : "missing";
+  switch (state) {
+    case WorktreeState::kPresent:
+      return "present";
+    case WorktreeState::kRemoved:
+      return "removed";
+    case WorktreeState::kMissing:
+      break;
+  }
+  return "missing";
 }
 
 Status CheckBranchName(const Git& git, const std::string& name) {

@@ -30,9 +30,11 @@ struct WorktreeRequest {
   std::optional<std::string> base;    // a commit-ish of the repository; absent: HEAD
 };
 
-// Whether a recorded worktree is still there.
-enum class WorktreeState { kPresent, kMissing };
-std::string_view WorktreeStateName(WorktreeState state);  // "present", "missing"
+// Whether a recorded worktree is still there: present; removed on request (the session records
+// its workspace.removed); missing otherwise (deleted by hand). StateOf tells only present from
+// not; the session's log tells removed from missing.
+enum class WorktreeState { kPresent, kRemoved, kMissing };
+std::string_view WorktreeStateName(WorktreeState state);  // "present", "removed", "missing"
 
 class Worktrees {
  public:

@@ -4,7 +4,7 @@
 # own branches; files are edited in each; each agent's diff (text/x-diff and JSON) equals what
 # `git diff BASE` (plus the untracked file) says; a fork gets its own worktree from the parent's
 # branch as it is now; the daemon is restarted and finds every worktree again, one deleted by
-# hand reported missing; closing keeps a worktree, removal refuses uncommitted changes unless
+# hand reported missing, one removed on request reported removed; closing keeps a worktree, removal refuses uncommitted changes unless
 # forced; and bad input (a cwd outside a repository, an existing branch, a base that does not
 # exist, a branch name git refuses, a path with "..", git missing from PATH) is a 4xx that
 # creates nothing.
@@ -130,7 +130,17 @@ git -C "$repo" rev-parse --verify --quiet "refs/heads/agentstream/$a" >/dev/null
 curl -s "$serve_url/v1/agents/$a/events" | grep -q '"kind":"workspace.removed"' || fail "no workspace.removed"
 "$bin" agents rm "$b" --remove-worktree >/dev/null || fail "removing b's clean worktree"
 [ ! -e "$worktrees/$b" ] || fail "b's worktree is still there"
-"$bin" worktrees | grep -Eq "^$a +missing +closed" || fail "a removed worktree is listed missing"
+"$bin" worktrees >"$dir/worktrees.txt" || fail "worktrees after the removals"
+grep -Eq "^$a +removed +closed" "$dir/worktrees.txt" || fail "a removed worktree is not listed removed: $(cat "$dir/worktrees.txt")"
+grep -Eq "^$b +removed +closed" "$dir/worktrees.txt" || fail "b is not listed removed"
+grep -Eq "^$f +missing" "$dir/worktrees.txt" || fail "the worktree deleted by hand is no longer missing"
+# A restarted daemon tells them apart from the logs alone.
+kill_daemon serve
+start_daemon serve
+export AGENTSTREAM_URL=$serve_url
+"$bin" worktrees >"$dir/worktrees.txt" || fail "worktrees after a restart"
+grep -Eq "^$a +removed +closed" "$dir/worktrees.txt" || fail "a is not removed after a restart: $(cat "$dir/worktrees.txt")"
+grep -Eq "^$f +missing" "$dir/worktrees.txt" || fail "f is not missing after a restart"
 
 # ---- bad input: a clear 4xx, nothing created ----
 mkdir -p "$dir/plain"

@@ -79,6 +79,6 @@ export interface WorktreeInfo {
   base: string;
   baseCommit: string;
   repository: string;
-  state: 'present' | 'missing';
+  state: 'present' | 'removed' | 'missing';
   closed: boolean;
 }
