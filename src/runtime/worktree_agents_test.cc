@@ -1,0 +1,153 @@
+// Two agents of one real CLI (tests/peers, pinned: claude and codex) against the scripted model
+// server (tests/model_server) edit the same file of one repository, each in a git worktree of its
+// own: each diff is git's, holds its own edit and not the other's, and the repository's checkout
+// is untouched.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "providers/acp/acp_test_env.h"
+#include "providers/claude/claude_test_env.h"
+#include "runtime/agent_manager.h"
+#include "runtime/provider_factory.h"
+#include "store/memory_log.h"
+#include "testing/shell.h"
+#include "workspace/diff.h"
+#include "workspace/worktree.h"
+
+namespace agentstream::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+namespace acp_testing = providers::acp::testing;
+namespace claude_testing = providers::claude::testing;
+
+struct Cli {
+  std::string name;      // for the test's name
+  std::string provider;  // AgentConfig::provider
+  acp_testing::Agent setup;
+};
+
+class WorktreeAgents : public ::testing::TestWithParam<Cli> {
+ protected:
+  void SetUp() override {
+    const bool installed = GetParam().provider == "claude"
+                               ? ::access(claude_testing::ClaudeProgram().c_str(), X_OK) == 0
+                               : acp_testing::AgentInstalled(GetParam().setup);
+    if (!installed) GTEST_SKIP() << GetParam().name << " is not installed (tools/setup.sh)";
+    char tmpl[] = "/tmp/agentstream-worktree-agents-XXXXXX";
+    root_ = ::mkdtemp(tmpl);
+    server_ = std::make_unique<claude_testing::ModelServer>(loop_);
+    setup_ = acp_testing::PrepareAgent(GetParam().setup, server_->port(), root_);
+    ProviderFactoryOptions options;
+    options.claude_program = claude_testing::ClaudeProgram();
+    options.claude_env = setup_.env;
+    options.codex_program = acp_testing::AgentProgram(acp_testing::Agent::kCodex);
+    options.codex_env = setup_.env;
+    factory_ = std::make_unique<DefaultProviderFactory>(options);
+    manager_ = std::make_unique<AgentManager>(log_, *factory_, loop_);
+  }
+  void TearDown() override {
+    if (manager_) {
+      bool done = false;
+      manager_->Shutdown([&] { done = true; });
+      EXPECT_TRUE(loop_.RunUntil([&] { return done; }, 60s));
+      manager_.reset();
+    }
+    server_.reset();
+    std::error_code ec;
+    if (!root_.empty()) std::filesystem::remove_all(root_, ec);
+  }
+
+  template <class T>
+  Result<T> Wait(const std::function<void(const Callback<T>&)>& start) {
+    auto out = std::make_shared<std::optional<Result<T>>>();
+    start([out](Result<T> r) { *out = std::move(r); });
+    if (!loop_.RunUntil([&] { return out->has_value(); }, 120s))
+      return Error(ErrorCode::kInternal, "timed out");
+    return std::move(**out);
+  }
+  // Sends `prompt`, allows every permission the CLI asks for, and waits for the turn to end.
+  void RunAllowing(const SessionId& id, const std::string& prompt) {
+    Result<SendReply> sent = Wait<SendReply>([&](const Callback<SendReply>& d) {
+      manager_->Send(id, SendRequest{"c-" + prompt, prompt, {}, turn::WhileRunning::kQueue}, d);
+    });
+    ASSERT_TRUE(sent.ok() && sent->accepted) << sent.status().ToString();
+    const auto deadline = process::Clock::now() + 120s;
+    while (process::Clock::now() < deadline) {
+      Result<AgentSnapshot> s =
+          Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Get(id, d); });
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      if (s->status == turn::SessionStatus::kIdle && !s->active_turn) return;
+      for (const PendingPermissionInfo& p : s->permissions) {
+        Result<bool> replied = Wait<bool>([&](const Callback<bool>& d) {
+          manager_->ReplyPermission(
+              id,
+              turn::ReplyPermission{p.request_id, PermissionDecision::kAllow, std::nullopt,
+                                    std::nullopt},
+              [d](const Status& r) { d(r.ok() ? Result<bool>(true) : Result<bool>(r)); });
+        });
+        ASSERT_TRUE(replied.ok()) << replied.status().ToString();
+      }
+      loop_.RunFor(20ms);
+    }
+    FAIL() << "the turn of \"" << prompt << "\" never ended";
+  }
+
+  std::string root_;
+  process::EventLoop loop_;
+  MemoryEventLog log_;
+  std::unique_ptr<claude_testing::ModelServer> server_;
+  acp_testing::AgentSetup setup_;
+  std::unique_ptr<DefaultProviderFactory> factory_;
+  std::unique_ptr<AgentManager> manager_;
+};
+
+TEST_P(WorktreeAgents, TwoAgentsEditTheSameFileInWorktreesOfTheirOwn) {
+  const std::string repo = root_ + "/repo";
+  ASSERT_EQ(test_support::RunShell("git init -q -b main " + repo + " && echo hello >" + repo +
+                                   "/README.md && git -C " + repo + " add -A && git -C " + repo +
+                                   " -c user.name=t -c user.email=t@t commit -q -m first")
+                .status,
+            0);
+  workspace::Worktrees worktrees(workspace::Git(), root_ + "/worktrees");
+  std::vector<workspace::Workspace> made;
+  for (const std::string name :
+       {"ses_" + GetParam().name + "_a", "ses_" + GetParam().name + "_b"}) {
+    Result<workspace::Workspace> ws = worktrees.Create(repo, {}, name);
+    ASSERT_TRUE(ws.ok()) << ws.status().ToString();
+    AgentConfig config{GetParam().provider, ws->path, setup_.model, {}, {name}};
+    config.session_id = SessionId(name);
+    config.workspace = *ws;
+    Result<AgentSnapshot> agent =
+        Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Create(config, d); });
+    ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+    // Both edit README.md: each in its own worktree.
+    ASSERT_NO_FATAL_FAILURE(
+        RunAllowing(agent->id, "[shell echo edited-by-" + name + " >> README.md]"));
+    made.push_back(*ws);
+  }
+
+  for (const workspace::Workspace& ws : made) {
+    Result<workspace::WorktreeDiff> diff = workspace::DiffWorktree(worktrees, ws, {}, {});
+    ASSERT_TRUE(diff.ok()) << diff.status().ToString();
+    const std::string mine = "+edited-by-" + ws.path.substr(ws.path.rfind('/') + 1);
+    EXPECT_NE(diff->text.find(mine), std::string::npos) << diff->text;
+    EXPECT_EQ(diff->text.find("+edited-by-", diff->text.find(mine) + 1), std::string::npos)
+        << "the other agent's edit leaked: " << diff->text;
+    EXPECT_EQ(diff->text,
+              test_support::RunShell("git -C " + ws.path + " diff " + ws.base_commit).out);
+  }
+  // The repository's own checkout is untouched.
+  EXPECT_EQ(test_support::RunShell("cat " + repo + "/README.md").out, "hello\n");
+}
+
+INSTANTIATE_TEST_SUITE_P(Clis, WorktreeAgents,
+                         ::testing::Values(Cli{"claude", "claude", acp_testing::Agent::kClaude},
+                                           Cli{"codex", "codex", acp_testing::Agent::kCodex}),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace agentstream::runtime
