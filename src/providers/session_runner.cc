@@ -4,13 +4,6 @@ namespace agentstream::providers {
 
 using namespace agentstream::turn;  // NOLINT(google-build-using-namespace): engine vocabulary
 
-SessionRunner::SessionRunner(AgentProvider& provider, std::string provider_name, TurnIdSource& ids,
-                             AppendSink sink)
-    : provider_(provider), ids_(ids), sink_(std::move(sink)) {
-  state_.provider = std::move(provider_name);
-  subscription_ = provider_.Subscribe([this](const ProviderEvent& e) { (void)Feed(e); });
-}
-
 SessionRunner::SessionRunner(AgentProvider& provider, TurnState initial, TurnIdSource& ids,
                              AppendSink sink, EffectObserver observer)
     : provider_(provider),
@@ -65,12 +58,8 @@ void SessionRunner::Execute(const Effect& effect) {
   } else if (const auto* reply = std::get_if<SendPermissionReply>(&effect)) {
     provider_.RespondToPermission(
         reply->request_id, PermissionReply{reply->decision, reply->message}, [](const Status&) {});
-  } else if (observer_) {
+  } else {
     observer_(effect);  // ReplySubmission or StatusChanged
-  } else if (const auto* r = std::get_if<ReplySubmission>(&effect)) {
-    replies_.push_back(*r);
-  } else if (const auto* c = std::get_if<StatusChanged>(&effect)) {
-    status_changes_.push_back(c->status);
   }
 }
 

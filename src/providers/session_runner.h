@@ -27,13 +27,9 @@ class SessionRunner {
   // went to the sink. It may call Command() (the input is queued behind the running step).
   using EffectObserver = std::function<void(const turn::Effect&)>;
 
-  // `provider` and `ids` must outlive the runner. Subscribes at once (before any turn starts).
-  // Without an observer, replies and status changes are kept in replies() / status_changes()
-  // (for tests; they grow with the session).
-  SessionRunner(AgentProvider& provider, std::string provider_name, turn::TurnIdSource& ids,
-                AppendSink sink);
-  // Starts from `initial` (a state restored from the log, RestoreTurnState) and reports replies
-  // and status changes to `observer` instead of keeping them.
+  // `provider` and `ids` must outlive the runner; `sink` and `observer` must not be empty.
+  // Starts from `initial` (a state restored from the log, RestoreTurnState, or a fresh TurnState
+  // naming the provider) and subscribes at once (before any turn starts).
   SessionRunner(AgentProvider& provider, turn::TurnState initial, turn::TurnIdSource& ids,
                 AppendSink sink, EffectObserver observer);
 
@@ -43,9 +39,6 @@ class SessionRunner {
 
   const turn::TurnState& state() const { return state_; }
   turn::SessionStatus status() const { return turn::SessionStatusOf(state_); }
-  // Every ReplySubmission and StatusChanged effect so far, in order (empty with an observer).
-  const std::vector<turn::ReplySubmission>& replies() const { return replies_; }
-  const std::vector<turn::SessionStatus>& status_changes() const { return status_changes_; }
 
  private:
   Status Feed(turn::EngineInput input);
@@ -59,8 +52,6 @@ class SessionRunner {
   Subscription subscription_;
   bool stepping_ = false;
   std::deque<turn::EngineInput> pending_;
-  std::vector<turn::ReplySubmission> replies_;
-  std::vector<turn::SessionStatus> status_changes_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 

@@ -134,8 +134,8 @@ TEST_P(AgentCli, IntegrationTable) {
     ASSERT_EQ(session_->Of<TurnCompleted>().size(), 1u);
     EXPECT_EQ(session_->TextOfTurn(LastTurn()), "Echo: hello there");
     ASSERT_EQ(session_->Of<UserMessage>().size(), 1u);
-    ASSERT_EQ(session_->runner().replies().size(), 1u);
-    EXPECT_EQ(session_->runner().replies()[0].outcome, SubmissionOutcome::kAccepted);
+    ASSERT_EQ(session_->replies().size(), 1u);
+    EXPECT_EQ(session_->replies()[0].outcome, SubmissionOutcome::kAccepted);
     const RuntimeInfo info = session_->provider().GetRuntimeInfo();
     EXPECT_TRUE(info.connected);
     EXPECT_FALSE(info.session_id.empty());

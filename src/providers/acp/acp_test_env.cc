@@ -184,7 +184,8 @@ AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Op
     provider_ = std::move(provider);
   }
   runner_ = std::make_unique<SessionRunner>(
-      *provider_, "acp", ids_, [this](const std::vector<NewEvent>& batch) {
+      *provider_, providers::testing::NewSessionState("acp"), ids_,
+      [this](const std::vector<NewEvent>& batch) {
         for (const NewEvent& ne : batch) {
           Result<Event> e = ToEvent(ne, SessionId("s"), Cursor{Epoch(1), Seq(log_.size() + 1)});
           if (!e.ok()) {
@@ -193,7 +194,8 @@ AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Op
           }
           log_.push_back(std::move(e).value());
         }
-      });
+      },
+      effects_.Observer());
 }
 
 void AcpSession::Close() {

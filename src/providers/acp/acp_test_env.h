@@ -18,6 +18,7 @@
 #include "process/event_loop.h"
 #include "providers/acp/acp_provider.h"
 #include "providers/session_runner.h"
+#include "providers/testing/effect_recorder.h"
 
 namespace agentstream::providers::acp::testing {
 
@@ -87,6 +88,11 @@ class AcpSession {
   std::string TextOfTurn(const TurnId& turn) const;
   const std::vector<Event>& log() const { return log_; }
   SessionRunner& runner() { return *runner_; }
+  // Every ReplySubmission and StatusChanged effect the runner reported, in order.
+  const std::vector<turn::ReplySubmission>& replies() const { return effects_.replies(); }
+  const std::vector<turn::SessionStatus>& status_changes() const {
+    return effects_.status_changes();
+  }
   AgentProvider& provider() { return *provider_; }
   std::string StderrTail() const { return stderr_tail_(); }
   const std::string& root() const { return root_; }
@@ -98,6 +104,7 @@ class AcpSession {
   bool owns_root_ = true;
   std::vector<Event> log_;
   turn::SequentialTurnIds ids_;
+  providers::testing::EffectRecorder effects_;
   std::unique_ptr<AgentProvider> provider_;
   std::function<std::string()> stderr_tail_;
   std::unique_ptr<SessionRunner> runner_;

@@ -55,9 +55,9 @@ TEST_F(ClaudeCli, BasicForegroundTurn) {
   const TurnId turn = Turns().at(0);
   EXPECT_EQ(*session_->Of<TurnCompleted>()[0]->turn, turn);
   EXPECT_EQ(session_->TextOfTurn(turn), "Echo: hello there");
-  ASSERT_EQ(session_->runner().replies().size(), 1u);
-  EXPECT_EQ(session_->runner().replies()[0].outcome, SubmissionOutcome::kAccepted);
-  EXPECT_EQ(session_->runner().replies()[0].turn, turn);
+  ASSERT_EQ(session_->replies().size(), 1u);
+  EXPECT_EQ(session_->replies()[0].outcome, SubmissionOutcome::kAccepted);
+  EXPECT_EQ(session_->replies()[0].turn, turn);
   const RuntimeInfo info = session_->provider().GetRuntimeInfo();
   EXPECT_EQ(info.version, "2.1.197");
   EXPECT_TRUE(info.connected);
@@ -86,7 +86,7 @@ TEST_F(ClaudeCli, LifecycleNeverStuck) {
   EXPECT_EQ(session_->runner().status(), SessionStatus::kIdle);
   EXPECT_EQ(StatusFromLog(session_->log()), SessionStatus::kIdle);  // replaying agrees
   EXPECT_EQ(Turns().size(), 1u);  // the repeated system/init opened nothing
-  const auto& changes = session_->runner().status_changes();
+  const auto& changes = session_->status_changes();
   ASSERT_FALSE(changes.empty());
   EXPECT_EQ(changes.front(), SessionStatus::kRunning);
   EXPECT_EQ(changes.back(), SessionStatus::kIdle);
@@ -106,7 +106,7 @@ TEST_F(ClaudeCli, AutonomousRunAfterABackgroundTask) {
   EXPECT_TRUE(session_->WaitIdle(Millis(5000)));
   const std::vector<SessionStatus> want = {SessionStatus::kRunning, SessionStatus::kIdle,
                                            SessionStatus::kRunning, SessionStatus::kIdle};
-  EXPECT_EQ(session_->runner().status_changes(), want);
+  EXPECT_EQ(session_->status_changes(), want);
 }
 
 TEST_F(ClaudeCli, InterruptionEndsTheTurnCanceled) {
@@ -218,12 +218,12 @@ TEST_F(ClaudeCli, ResumeContinuesTheSameSession) {
 TEST_F(ClaudeCli, ChurnGate) {
   const int cycles = 50;
   for (int i = 0; i < cycles; ++i) {
-    const std::size_t changes = session_->runner().status_changes().size();
+    const std::size_t changes = session_->status_changes().size();
     session_->Submit("do it again");
     session_->Submit("hello " + std::to_string(i));
     const bool ran = session_->WaitFor(
         [&] {
-          const auto& c = session_->runner().status_changes();
+          const auto& c = session_->status_changes();
           for (std::size_t k = changes; k < c.size(); ++k)
             if (c[k] == SessionStatus::kRunning) return true;
           return false;

@@ -71,7 +71,8 @@ Session::Session(process::EventLoop& loop, int port, const Options& options) : l
   co.max_line_bytes = options.max_line_bytes;
   provider_ = std::make_unique<ClaudeProvider>(loop_, std::move(co));
   runner_ = std::make_unique<SessionRunner>(
-      *provider_, "claude", ids_, [this](const std::vector<NewEvent>& batch) {
+      *provider_, providers::testing::NewSessionState("claude"), ids_,
+      [this](const std::vector<NewEvent>& batch) {
         for (const NewEvent& ne : batch) {
           Result<Event> e = ToEvent(ne, SessionId("s"), Cursor{Epoch(1), Seq(log_.size() + 1)});
           if (!e.ok()) {
@@ -80,7 +81,8 @@ Session::Session(process::EventLoop& loop, int port, const Options& options) : l
           }
           log_.push_back(std::move(e).value());
         }
-      });
+      },
+      effects_.Observer());
 }
 
 void Session::Close() {

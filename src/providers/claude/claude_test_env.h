@@ -17,6 +17,7 @@
 #include "process/event_loop.h"
 #include "providers/claude/claude_provider.h"
 #include "providers/session_runner.h"
+#include "providers/testing/effect_recorder.h"
 
 namespace agentstream::providers::claude::testing {
 
@@ -88,6 +89,11 @@ class Session {
   std::string TextOfTurn(const TurnId& turn) const;
   const std::vector<Event>& log() const { return log_; }
   SessionRunner& runner() { return *runner_; }
+  // Every ReplySubmission and StatusChanged effect the runner reported, in order.
+  const std::vector<turn::ReplySubmission>& replies() const { return effects_.replies(); }
+  const std::vector<turn::SessionStatus>& status_changes() const {
+    return effects_.status_changes();
+  }
   ClaudeProvider& provider() { return *provider_; }
   const std::string& root() const { return root_; }
   std::string session_id() const { return provider_->GetRuntimeInfo().session_id; }
@@ -98,6 +104,7 @@ class Session {
   bool owns_root_ = true;
   std::vector<Event> log_;
   turn::SequentialTurnIds ids_;
+  providers::testing::EffectRecorder effects_;
   std::unique_ptr<ClaudeProvider> provider_;
   std::unique_ptr<SessionRunner> runner_;
   int next_client_id_ = 1;

@@ -6,6 +6,7 @@
 #include "core/event_codec.h"
 #include "core/timeline/invariants.h"
 #include "providers/session_runner.h"
+#include "providers/testing/effect_recorder.h"
 
 namespace agentstream::providers::scripted {
 namespace {
@@ -20,13 +21,15 @@ class ScriptedSession : public ::testing::Test {
   void Open(Responder responder) {
     provider_ = std::make_unique<ScriptedProvider>(timers_, std::move(responder));
     runner_ = std::make_unique<providers::SessionRunner>(
-        *provider_, "scripted", ids_, [this](const std::vector<NewEvent>& batch) {
+        *provider_, providers::testing::NewSessionState("scripted"), ids_,
+        [this](const std::vector<NewEvent>& batch) {
           for (const NewEvent& ne : batch) {
             Result<Event> e = ToEvent(ne, SessionId("s"), Cursor{Epoch(1), Seq(log_.size() + 1)});
             ASSERT_TRUE(e.ok()) << e.status().ToString();
             log_.push_back(std::move(e).value());
           }
-        });
+        },
+        effects_.Observer());
     bool started = false;
     provider_->Start([&](Status s) { started = s.ok(); });
     timers_.Advance(Millis(0));
@@ -50,6 +53,7 @@ class ScriptedSession : public ::testing::Test {
   ManualTimers timers_;
   SequentialTurnIds ids_;
   std::vector<Event> log_;
+  providers::testing::EffectRecorder effects_;
   std::unique_ptr<ScriptedProvider> provider_;
   std::unique_ptr<providers::SessionRunner> runner_;
 };
@@ -73,8 +77,8 @@ TEST_F(ScriptedSession, ForegroundTurnWithStreamedTextAndTool) {
   EXPECT_EQ(text, "hello there");
   ASSERT_EQ(Of<ToolCallEnd>().size(), 1u);
   EXPECT_EQ(std::get<ToolCallEnd>(Of<ToolCallEnd>()[0]->payload).output, "a\nb");
-  ASSERT_EQ(runner_->replies().size(), 1u);
-  EXPECT_EQ(runner_->replies()[0].outcome, SubmissionOutcome::kAccepted);
+  ASSERT_EQ(effects_.replies().size(), 1u);
+  EXPECT_EQ(effects_.replies()[0].outcome, SubmissionOutcome::kAccepted);
 }
 
 TEST_F(ScriptedSession, BackgroundTaskWakesTheAgentAsAnAutonomousTurn) {
@@ -98,7 +102,7 @@ TEST_F(ScriptedSession, BackgroundTaskWakesTheAgentAsAnAutonomousTurn) {
   // idle -> running -> idle -> running (the wake) -> idle
   const std::vector<SessionStatus> want = {SessionStatus::kRunning, SessionStatus::kIdle,
                                            SessionStatus::kRunning, SessionStatus::kIdle};
-  EXPECT_EQ(runner_->status_changes(), want);
+  EXPECT_EQ(effects_.status_changes(), want);
 }
 
 TEST_F(ScriptedSession, PermissionRoundTrip) {
