@@ -15,8 +15,8 @@ constexpr std::string_view kInstructions =
     "agentstream runs coding agents and records their sessions. agents_list shows them; "
     "agent_create starts one; agent_send prompts it (wait: true returns when its turn ends, with "
     "its last message); agent_timeline and agent_last_message read what it did; agent_interrupt "
-    "and permission_answer steer it. notifyParent (your own agent id) has a child's turn ends "
-    "delivered into your session.";
+    "and permission_answer steer it. notifyParent (true, when agentstream runs you; or your own "
+    "agent id) has a child's turn ends delivered into your session.";
 
 json::object InitializeResult(std::string_view protocol, std::string_view version) {
   return {{"protocolVersion", protocol},

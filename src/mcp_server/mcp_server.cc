@@ -33,7 +33,9 @@ class Server {
         drain_timer_(io),
         workers_(options.worker_threads),
         protocol_(options.version),
-        env_(DaemonToolEnv(options_.http, options_.retry_for, stopping_)) {}
+        env_(DaemonToolEnv(options_.http, options_.retry_for, stopping_)) {
+    env_.calling_agent = options_.calling_agent;
+  }
 
   ~Server() {
     *stopping_ = true;

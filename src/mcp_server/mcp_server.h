@@ -32,6 +32,7 @@ struct McpServerOptions {
   // Daemon calls other than agent_interrupt (idempotent: creates and prompts carry client ids)
   // are retried this long while the daemon is unreachable (a restart); an interrupt fails at once.
   std::chrono::milliseconds retry_for{30000};
+  std::string calling_agent;  // ToolEnv::calling_agent
 };
 
 // Serves one MCP client until its input ends (returns 0) or the connection fails: a read or

@@ -34,7 +34,7 @@ constexpr std::string_view kTools = R"json([
    "provider": {"type": "string", "description": "claude, codex, opencode, acp:gemini, scripted, ..."},
    "cwd": {"type": "string", "description": "absolute working directory"},
    "title": {"type": "string"}, "model": {"type": "string"}, "mode": {"type": "string"},
-   "notifyParent": {"type": "string", "description": "an agent id to notify of each turn end"}}}},
+   "notifyParent": {"type": ["string", "boolean"], "description": "an agent id to notify of each turn end, or true for the calling agent"}}}},
 {"name": "agent_send", "title": "Prompt an agent",
  "description": "Sends a prompt. With wait, waits (at most timeoutSeconds) for the turn it started to end and returns how it ended and the last assistant message.",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["agent", "text"],
@@ -44,7 +44,7 @@ constexpr std::string_view kTools = R"json([
    "timeoutSeconds": {"type": "integer", "minimum": 1, "maximum": 3600, "description": "how long to wait (default 120)"},
    "whileRunning": {"type": "string", "enum": ["queue", "interrupt", "steer"], "description": "when a turn runs (default queue)"},
    "clientMessageId": {"type": "string", "description": "a retry with the same id is recorded once"},
-   "notifyParent": {"type": "string", "description": "an agent id to notify of each turn end"}}}},
+   "notifyParent": {"type": ["string", "boolean"], "description": "an agent id to notify of each turn end, or true for the calling agent"}}}},
 {"name": "agent_timeline", "title": "Read an agent's timeline",
  "description": "A page of the agent's timeline items (user and assistant messages, tool calls, permissions, errors): the newest (tail), or before / after a cursor of a previous page (startCursor, endCursor).",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["agent"],
@@ -113,6 +113,23 @@ class Args {
     if (!s || s->empty()) return Invalid(std::string(name) + " is required");
     return *s;
   }
+  // notifyParent: an agent id, or true for `calling` (the agent this server serves); absent or
+  // false: none.
+  Result<std::optional<std::string>> Parent(const std::string& calling) const {
+    const json::value* v = args_.if_contains("notifyParent");
+    if (v == nullptr || v->is_null() || (v->is_bool() && !v->as_bool()))
+      return std::optional<std::string>();
+    if (v->is_bool()) {
+      if (calling.empty())
+        return Invalid(
+            "notifyParent: true needs the calling agent's id, which this server was not given "
+            "(AGENTSTREAM_AGENT_ID): pass the parent's id");
+      return std::optional<std::string>(calling);
+    }
+    if (!v->is_string()) return Invalid("notifyParent must be an agent id or true");
+    if (v->as_string().empty()) return Invalid("notifyParent must not be empty");
+    return std::optional<std::string>(std::string(v->as_string()));
+  }
   Result<bool> Bool(std::string_view name) const {
     const json::value* v = args_.if_contains(name);
     if (v == nullptr || v->is_null()) return false;
@@ -158,7 +175,6 @@ Result<json::object> ListAgents(const ToolEnv& env, const Args& args) {
 // kNotFound (the daemon's) unless `parent`, when given, is an agent of the daemon.
 Status CheckParent(const ToolEnv& env, const std::optional<std::string>& parent) {
   if (!parent) return Status::Ok();
-  if (parent->empty()) return Invalid("notifyParent must not be empty");
   return env.call("GET", DaemonApi::AgentPath(*parent), nullptr).status();
 }
 
@@ -180,8 +196,7 @@ Result<json::object> CreateAgent(const ToolEnv& env, const Args& args) {
   AS_ASSIGN_OR_RETURN(config.title, args.Str("title"));
   AS_ASSIGN_OR_RETURN(config.model, args.Str("model"));
   AS_ASSIGN_OR_RETURN(config.mode, args.Str("mode"));
-  AS_ASSIGN_OR_RETURN(std::optional<std::string> parent, args.Str("notifyParent"));
-  if (parent && parent->empty()) return Invalid("notifyParent must not be empty");
+  AS_ASSIGN_OR_RETURN(std::optional<std::string> parent, args.Parent(env.calling_agent));
   AS_RETURN_IF_ERROR(CheckParent(env, parent));  // before the agent exists
   config.client_request_id = cli::client::NewClientId("mcp");
   const json::value body = api::AgentConfigToJson(config);
@@ -247,8 +262,7 @@ Result<json::object> Send(const ToolEnv& env, const Args& args, const std::atomi
   AS_ASSIGN_OR_RETURN(std::string mode,
                       OneOf(while_running, "whileRunning", {"queue", "interrupt", "steer"}));
   AS_ASSIGN_OR_RETURN(std::optional<std::string> client_id, args.Str("clientMessageId"));
-  AS_ASSIGN_OR_RETURN(std::optional<std::string> parent, args.Str("notifyParent"));
-  if (parent && parent->empty()) return Invalid("notifyParent must not be empty");
+  AS_ASSIGN_OR_RETURN(std::optional<std::string> parent, args.Parent(env.calling_agent));
   json::object body{
       {"clientMessageId",
        client_id && !client_id->empty() ? *client_id : cli::client::NewClientId("mcp")},

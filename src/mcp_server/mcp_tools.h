@@ -48,6 +48,10 @@ struct ToolEnv {
       std::optional<std::string> turn, std::chrono::milliseconds timeout,
       const std::atomic<bool>* cancel)>
       wait;
+  // The agent this server serves: the daemon gives each agent's CLI its id as
+  // AGENTSTREAM_AGENT_ID, which `agentstream mcp` inherits. Empty when unknown (/mcp over HTTP,
+  // or a client the daemon did not start); `notifyParent: true` needs it.
+  std::string calling_agent;
 };
 
 // The daemon's HTTP API as a ToolEnv: each call on a fresh connection (cli::client::HttpClient),

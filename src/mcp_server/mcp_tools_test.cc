@@ -107,6 +107,40 @@ TEST(McpTools, CreateWithNotifyParentMakesTheAgentThenItsTerminalConsumer) {
   EXPECT_EQ(r->at("agent").at("id"), "ses_child");
 }
 
+// notifyParent: true names the agent the server serves (AGENTSTREAM_AGENT_ID of the CLI that
+// started it); without one it is refused before any call; false is no notification.
+TEST(McpTools, NotifyParentTrueIsTheCallingAgent) {
+  FakeDaemon d;
+  d.replies.push_back(json::value(json::object{{"id", "ses_me"}}));
+  d.replies.push_back(json::value(json::object{{"id", "ses_child"}}));
+  ToolEnv env = d.Env();
+  env.calling_agent = "ses_me";
+  auto r = CallTool(env, "agent_create",
+                    json::parse(R"({"provider":"scripted","cwd":"/w","notifyParent":true})"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(d.calls.size(), 3u);
+  EXPECT_EQ(d.calls[0].target, "/v1/agents/ses_me");
+  EXPECT_EQ(d.calls[2].body.at("sink").at("parent"), "ses_me");
+  EXPECT_EQ(r->at("notifyConsumer"), "mcp-notify.ses_child.ses_me");
+
+  FakeDaemon none;
+  Status s = CallWith(none, "agent_send", R"({"agent":"ses_x","text":"hi","notifyParent":true})");
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("AGENTSTREAM_AGENT_ID"), std::string::npos) << s.message();
+  EXPECT_TRUE(none.calls.empty());
+
+  FakeDaemon off;
+  off.replies.push_back(json::value(json::object{{"id", "ses_child"}}));
+  auto plain = CallTool(off.Env(), "agent_create",
+                        json::parse(R"({"provider":"scripted","cwd":"/w","notifyParent":false})"));
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(off.calls.size(), 1u);
+  EXPECT_FALSE(plain->contains("notifyConsumer"));
+  EXPECT_EQ(CallWith(off, "agent_create", R"({"provider":"scripted","cwd":"/w","notifyParent":7})")
+                .code(),
+            ErrorCode::kInvalidArgument);
+}
+
 TEST(McpTools, AnUnknownParentCreatesNothing) {
   FakeDaemon d;
   d.replies.push_back(Error(ErrorCode::kNotFound, "daemon: not_found: no agent ses_gone"));

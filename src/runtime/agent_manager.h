@@ -49,9 +49,10 @@ struct AgentConfig {
   // retry with the same key answers the agent the first request made; with another config it
   // is refused with kConflict. 1 to 256 printable ASCII characters.
   std::optional<std::string> client_request_id;
-  // Set by the daemon, never read from a request: the id to create the session with (a
-  // workspace was made for it under that name), and the worktree it runs in (cwd is then the
-  // worktree's path), recorded as workspace.created right after session.created.
+  // Set by the daemon, never read from a request: the session's id (at creation, the id to create
+  // it with, when a workspace was made for it under that name; the agent's CLI gets it as
+  // AGENTSTREAM_AGENT_ID), and the worktree it runs in (cwd is then the worktree's path),
+  // recorded as workspace.created right after session.created.
   std::optional<SessionId> session_id;
   std::optional<WorkspaceCreated> workspace;
 };

@@ -73,6 +73,7 @@ Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionIn
   std::shared_ptr<LiveAgent> agent(new LiveAgent(std::move(env), info, grant.lease.generation));
   agent->record_ = DecodeStatusRecord(info.meta.status_snapshot);
   AgentConfig& config = agent->config_;
+  config.session_id = info.id;
   config.provider = info.meta.provider;
   config.cwd = info.meta.cwd;
   config.title = info.meta.title;

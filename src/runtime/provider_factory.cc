@@ -1,5 +1,7 @@
 #include "runtime/provider_factory.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <boost/json/value.hpp>
 
@@ -11,6 +13,24 @@
 namespace agentstream::runtime {
 
 using providers::scripted::ScriptStep;
+
+namespace {
+
+// `configured` (the daemon's own environment when empty, as process::SpawnOptions reads an empty
+// one) with AGENTSTREAM_AGENT_ID set to the agent's id, so that what the CLI runs (its tools, an
+// `agentstream mcp` server) knows which agent it works for.
+std::vector<std::string> AgentEnv(const std::vector<std::string>& configured,
+                                  const std::optional<SessionId>& agent) {
+  std::vector<std::string> env = configured;
+  if (env.empty())
+    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  constexpr std::string_view kName = "AGENTSTREAM_AGENT_ID=";
+  std::erase_if(env, [&](const std::string& entry) { return entry.starts_with(kName); });
+  if (agent) env.push_back(std::string(kName) + agent->str());
+  return env;
+}
+
+}  // namespace
 
 std::vector<ScriptStep> DemoResponder(const std::string& prompt, process::Millis chunk_gap) {
   const bool ask = prompt.find("permission") != std::string::npos;
@@ -55,7 +75,7 @@ Result<std::unique_ptr<providers::AgentProvider>> DefaultProviderFactory::Make(
     options.launch.cwd = config.cwd;
     options.launch.model = config.model;
     options.launch.permission_mode = config.mode;
-    options.launch.env = options_.claude_env;
+    options.launch.env = AgentEnv(options_.claude_env, config.session_id);
     options.launch.extra_args = options_.claude_extra_args;
     if (resume && !resume->session_id.empty()) {
       options.launch.session_id = resume->session_id;
@@ -68,7 +88,7 @@ Result<std::unique_ptr<providers::AgentProvider>> DefaultProviderFactory::Make(
   if (config.provider == "codex") {
     providers::codex::CodexOptions options;
     options.program = options_.codex_program;
-    options.env = options_.codex_env;
+    options.env = AgentEnv(options_.codex_env, config.session_id);
     options.cwd = config.cwd;
     options.model = config.model;
     if (config.mode) options.approval_policy = *config.mode;
@@ -79,7 +99,7 @@ Result<std::unique_ptr<providers::AgentProvider>> DefaultProviderFactory::Make(
   if (config.provider == "opencode") {
     providers::opencode::OpencodeOptions options;
     options.server.program = options_.opencode_program;
-    options.server.env = options_.opencode_env;
+    options.server.env = AgentEnv(options_.opencode_env, config.session_id);
     options.cwd = config.cwd;
     options.model = config.model;
     if (config.mode) options.mode = *config.mode;
@@ -101,6 +121,7 @@ Result<std::unique_ptr<providers::AgentProvider>> DefaultProviderFactory::Make(
                                  program == options_.acp_programs.end() ? "" : program->second));
       options.command.env = options_.acp_env;
     }
+    options.command.env = AgentEnv(options.command.env, config.session_id);
     options.cwd = config.cwd;
     options.mode = config.mode;
     if (resume) options.session_id = resume->session_id;

@@ -1,7 +1,7 @@
 // Two agents of one real CLI (tests/peers, pinned: claude and codex) against the scripted model
 // server (tests/model_server) edit the same file of one repository, each in a git worktree of its
 // own: each diff is git's, holds its own edit and not the other's, and the repository's checkout
-// is untouched.
+// is untouched. Each edit writes AGENTSTREAM_AGENT_ID, which the daemon sets for the agent's CLI.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -124,9 +124,9 @@ TEST_P(WorktreeAgents, TwoAgentsEditTheSameFileInWorktreesOfTheirOwn) {
     Result<AgentSnapshot> agent =
         Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Create(config, d); });
     ASSERT_TRUE(agent.ok()) << agent.status().ToString();
-    // Both edit README.md: each in its own worktree.
+    // Both edit README.md: each in its own worktree, writing the id the daemon gave its CLI.
     ASSERT_NO_FATAL_FAILURE(
-        RunAllowing(agent->id, "[shell echo edited-by-" + name + " >> README.md]"));
+        RunAllowing(agent->id, "[shell echo edited-by-$AGENTSTREAM_AGENT_ID >> README.md]"));
     made.push_back(*ws);
   }
 

@@ -2,13 +2,15 @@
 // (--mcp-config), offline against the scripted model server, which tells it to call the tools:
 // it creates a child agent (the scripted provider) on the daemon, prompts it and waits for the
 // turn's end, and reads its last message; claude's final answer carries the child's answer, and
-// the daemon's log holds the child's turn (docs/mcp.md).
+// the daemon's log holds the child's turn (docs/mcp.md). claude runs with AGENTSTREAM_AGENT_ID set,
+// as the daemon sets it for the agents it runs, and creates the child with notifyParent: true:
+// the child's turn end reaches that agent's session once.
 //   node tests/mcp/claude_mcp_test.mjs AGENTSTREAM_BIN
 // Exit 77 (skipped) when the claude CLI is not installed (tools/setup.sh installs tests/peers).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { TestEnv, call, check, fail } from '../lib/daemons.mjs';
+import { TestEnv, call, check, fail, until } from '../lib/daemons.mjs';
 
 const bin = process.argv[2] && path.resolve(process.argv[2]);  // claude spawns it from its cwd
 if (!bin) {
@@ -46,7 +48,11 @@ const home = path.join(env.dir, 'home');
 fs.mkdirSync(home);
 const work = path.join(env.dir, 'work');
 fs.mkdirSync(work);
-const prompt = `[mcp agent_create {"provider":"scripted","cwd":"${work}","title":"kid"}] ` +
+// The agent claude plays: the parent whose session hears of the child's turn end.
+const parent = (await call(daemon.url, 'POST', '/v1/agents',
+                           { provider: 'scripted', cwd: work, title: 'parent' })).json;
+check(parent && parent.id, `the parent agent: ${JSON.stringify(parent)}`);
+const prompt = `[mcp agent_create {"provider":"scripted","cwd":"${work}","title":"kid","notifyParent":true}] ` +
   '[mcp agent_send {"agent":"$agent","text":"hello from claude","wait":true}] ' +
   '[mcp agent_last_message {"agent":"$agent"}]';
 const run = spawn(claude, ['-p', prompt, '--output-format', 'stream-json', '--verbose',
@@ -56,7 +62,7 @@ const run = spawn(claude, ['-p', prompt, '--output-format', 'stream-json', '--ve
   stdio: ['ignore', 'pipe', 'pipe'],
   env: { PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: `http://127.0.0.1:${modelPort}`,
          ANTHROPIC_API_KEY: 'sk-ant-offline-test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-         DISABLE_AUTOUPDATER: '1', IS_SANDBOX: '1' },
+         DISABLE_AUTOUPDATER: '1', IS_SANDBOX: '1', AGENTSTREAM_AGENT_ID: parent.id },
 });
 env.track(run);
 let out = '';
@@ -84,5 +90,17 @@ check(kid && kid.status === 'idle' && kid.provider === 'scripted', 'the child ag
 const events = (await call(daemon.url, 'GET', `/v1/agents/${kid.id}/events?offset=-1`)).json;
 check(events.filter((e) => e.kind === 'turn.completed').length === 1, 'the child turn completed once');
 console.log('ok - claude created a child agent through agentstream mcp, waited and read its answer');
+// notifyParent: true named the agent of AGENTSTREAM_AGENT_ID.
+const consumer = await call(daemon.url, 'GET', `/v1/consumers/mcp-notify.${kid.id}.${parent.id}`);
+check(consumer.status === 200, `the notify consumer of the calling agent: ${consumer.status}`);
+const delivered = async () => {
+  const log = (await call(daemon.url, 'GET', `/v1/agents/${parent.id}/events?offset=-1`)).json;
+  return log.filter((e) => e.kind === 'subagent.event' && e.payload.child === kid.id);
+};
+await until('the child turn end in the parent session', async () => (await delivered()).length > 0);
+const heard = await delivered();
+check(heard.length === 1 && heard[0].payload.childKind === 'turn.completed',
+      `the parent heard the child turn end once: ${JSON.stringify(heard)}`);
+console.log('ok - notifyParent: true delivered the child turn end to the calling agent once');
 await env.close();
 console.log('PASS');

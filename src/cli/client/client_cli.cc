@@ -285,6 +285,8 @@ std::optional<int> ClientCommands::Run() const {
     mcp_server::McpServerOptions options;
     options.http = c.http;
     options.version = GetBuildInfo().version;
+    // Set by the daemon in the environment of each agent's CLI, which starts this server.
+    if (const char* agent = std::getenv("AGENTSTREAM_AGENT_ID")) options.calling_agent = agent;
     return mcp_server::RunMcpServer(options);
   }
   return std::nullopt;
