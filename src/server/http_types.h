@@ -31,9 +31,12 @@ struct HttpRequest {
 };
 
 // The headers the transport copies into HttpRequest::headers.
-inline constexpr std::string_view kForwardedHeaders[] = {
-    "x-agentstream-timestamp", "x-agentstream-signature", "x-agentstream-forwarded-by",
-    "idempotency-key", "accept"};
+inline constexpr std::string_view kForwardedHeaders[] = {"x-agentstream-timestamp",
+                                                         "x-agentstream-signature",
+                                                         "x-agentstream-forwarded-by",
+                                                         "idempotency-key",
+                                                         "accept",
+                                                         "mcp-session-id"};
 
 struct HttpResponse {
   int status = 200;

@@ -10,7 +10,8 @@
 //      JSON, an unknown method and an oversize line; nothing stored changes;
 //   5. notifyParent: a child's turn, open when the daemon is killed (-9), ends after the restart
 //      (daemon_restarted) and that end reaches the parent's log once, then the next turn's end;
-//   6. streamable HTTP at /mcp (StreamableHTTPClientTransport): the tools; a foreign Origin is
+//   6. streamable HTTP at /mcp (StreamableHTTPClientTransport): the tools; waits the client
+//      cancels free their workers (Mcp-Session-Id); an unknown session is 404; a foreign Origin is
 //      refused (403); with --token a client without it is refused (401), with it served; a
 //      non-loopback listen address without --token is refused at start.
 //   node tests/mcp/mcp_sdk_test.mjs AGENTSTREAM_BIN
@@ -270,6 +271,34 @@ const httpSend = await overHttp.callTool({ name: 'agent_send',
 check(httpSend.structuredContent?.turnOutcome === 'completed', 'agent_send over http');
 const httpBad = await overHttp.callTool({ name: 'agent_create', arguments: { cwd: '/' } });
 check(httpBad.isError === true, 'a bad argument over http is a tool error');
+// Over HTTP too, waits the client cancels (notifications/cancelled under the Mcp-Session-Id the
+// initialize answer gave) free their workers: more cancelled waits than /mcp has workers (8).
+const httpAgents = async () => (await overHttp.callTool({ name: 'agents_list', arguments: {} }))
+  .structuredContent.agents.find((x) => x.id === kid);
+const httpAborts = [];
+const httpCancelled = [];
+const httpWait = (text) => {
+  const abort = new AbortController();
+  httpAborts.push(abort);
+  httpCancelled.push(overHttp.callTool({ name: 'agent_send', arguments: {
+    agent: kid, text, wait: true, timeoutSeconds: 600 } }, undefined,
+  { signal: abort.signal, timeout: 600000 }).then(() => 'answered', () => 'aborted'));
+};
+httpWait('permission, and hold');  // holds the turn; the others queue behind it
+await until('a pending permission over http', async () => (await httpAgents()).permissions.length > 0);
+for (let i = 1; i <= 6; i++) httpWait(`http queued ${i}`);
+await until('the queued prompts over http', async () => (await httpAgents()).queue.length === 6);
+for (let i = 7; i <= 9; i++) httpWait(`http queued ${i}`);  // the last two wait for a worker
+for (const abort of httpAborts) abort.abort('the test gives up');
+check((await Promise.all(httpCancelled)).every((r) => r === 'aborted'), 'the cancelled http calls');
+const h0 = Date.now();
+await overHttp.callTool({ name: 'agents_list', arguments: {} }, undefined, { timeout: 10000 });
+check(Date.now() - h0 < 10000, 'an http call after cancelled waits');
+await overHttp.callTool({ name: 'agent_interrupt', arguments: { agent: kid } });
+await until('the http queue done', async () => {
+  const a = await httpAgents();
+  return a.status === 'idle' && a.queue.length === 0;
+});
 await overHttp.close();
 const post = async (body) => {
   const r = await fetch(new URL('/mcp', daemon.url), { method: 'POST', body,
@@ -287,6 +316,21 @@ const bigBody = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping
 check(bigBody.status === 413, `an oversize body: ${bigBody.status}`);
 const rawGet = await call(daemon.url, 'GET', '/mcp');
 check(rawGet.status === 405, `GET /mcp: ${rawGet.status}`);
+// Sessions: initialize answers a new Mcp-Session-Id; DELETE ends it, and then it is unknown (404).
+const mcpFetch = (method, body, session) => fetch(new URL('/mcp', daemon.url), { method, body,
+  headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream',
+             ...(session ? { 'mcp-session-id': session } : {}) } });
+const init = await mcpFetch('POST', JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }));
+const session = init.headers.get('mcp-session-id');
+check(init.status === 200 && /^mcps_[0-9a-f]{32}$/.test(session ?? ''), `initialize: ${init.status} ${session}`);
+const ping = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' });
+check((await mcpFetch('POST', ping, session)).status === 200, 'a ping in the session');
+check((await mcpFetch('POST', ping, 'mcps_unknown')).status === 404, 'an unknown session is 404');
+check((await mcpFetch('DELETE', undefined, undefined)).status === 400, 'DELETE without a session');
+check((await mcpFetch('DELETE', undefined, session)).status === 204, 'DELETE ends the session');
+check((await mcpFetch('POST', ping, session)).status === 404, 'an ended session is 404');
+check((await mcpFetch('DELETE', undefined, session)).status === 404, 'DELETE of an ended session');
 const foreign = await refusedWith(daemon.url, { Origin: 'http://evil.example' });
 check(foreign.includes('403'), `a foreign Origin: ${foreign}`);
 
