@@ -13,7 +13,6 @@
 #include "store/sqlite/checkpointer.h"
 #include "store/sqlite/db.h"
 #include "store/sqlite/durable_floor.h"
-#include "store/sqlite/fault_vfs.h"
 #include "store/sqlite/wal_syncer.h"
 #include "store/sqlite_item_index.h"
 #include "store/sqlite_reader.h"
@@ -57,7 +56,7 @@ class SqliteEventLog final : public EventLog,
     if (Overlapped(options_)) {
       AS_ASSIGN_OR_RETURN(checkpointer_, sqlite::Checkpointer::Start(options_.path, options_.vfs));
       syncer_ = std::make_unique<sqlite::WalSyncer>(
-          options_.path + "-wal", options_.vfs == sqlite::kFaultVfsName, kMaxCommitsInSync,
+          options_.path, options_.vfs, kMaxCommitsInSync,
           std::chrono::microseconds(options_.commit_linger_micros));
       // A WAL hook replaces SQLite's own checkpoints on the writer's connection.
       sqlite3_wal_hook(writer_state_.db().raw(), &SqliteEventLog::OnWalCommit, this);

@@ -31,7 +31,9 @@ struct SqliteLogOptions {
   std::string path;  // the database file; created when missing
   Durability durability = Durability::kFsync;
   LogLimits limits;
-  std::string vfs;                          // SQLite VFS name; empty for the default
+  // The SQLite VFS (registered by name) every connection and every sync of the log goes through;
+  // empty: the default one.
+  std::string vfs;
   std::size_t max_queued_requests = 16384;  // AppendAsync blocks while this many wait
   std::size_t max_batch_requests = 4096;    // requests committed in one transaction
   // When fewer requests wait than the last commit took, the writer waits up to this long for the

@@ -134,6 +134,4 @@ void RegisterFaultVfs() {
 
 void SetFailSyncs(bool fail) { g_fail_syncs.store(fail); }
 
-bool SyncsFailing() { return g_fail_syncs.load(); }
-
 }  // namespace agentstream::sqlite

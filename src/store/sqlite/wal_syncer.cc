@@ -1,6 +1,7 @@
 #include "store/sqlite/wal_syncer.h"
 
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,14 +9,13 @@
 #include <cstring>
 #include <vector>
 
-#include "store/sqlite/fault_vfs.h"
-
 namespace agentstream::sqlite {
 
-WalSyncer::WalSyncer(std::string wal_path, bool inject_faults, std::size_t max_pending,
+WalSyncer::WalSyncer(const std::string& db_path, std::string vfs, std::size_t max_pending,
                      std::chrono::microseconds linger)
-    : wal_path_(std::move(wal_path)),
-      inject_faults_(inject_faults),
+    : db_path_(db_path),
+      wal_path_(db_path + "-wal"),
+      vfs_(std::move(vfs)),
       max_pending_(max_pending),
       linger_(linger),
       thread_([this] { Loop(); }) {}
@@ -28,6 +28,11 @@ WalSyncer::~WalSyncer() {
   work_cv_.notify_all();
   thread_.join();
   if (fd_ >= 0) close(fd_);
+  if (file_ != nullptr) {
+    file_->pMethods->xClose(file_);
+    sqlite3_free(file_);
+  }
+  sqlite3_free_filename(vfs_name_);
 }
 
 void WalSyncer::Submit(Completion done, std::size_t appends, bool needs_sync) {
@@ -61,7 +66,7 @@ std::uint64_t WalSyncer::sync_micros() const {
 }
 
 Status WalSyncer::SyncOnce() {
-  if (inject_faults_ && SyncsFailing()) return Error(ErrorCode::kIoError, "injected sync failure");
+  if (!vfs_.empty()) return SyncThroughVfs();
   if (fd_ < 0) {
     // Any descriptor of the file flushes its dirty pages; the WAL lives as long as the writer's
     // connection, which outlives this syncer.
@@ -72,6 +77,48 @@ Status WalSyncer::SyncOnce() {
   }
   if (fdatasync(fd_) != 0) {
     return Error(ErrorCode::kIoError, "fdatasync " + wal_path_ + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// Opens the WAL through vfs_ as SQLite itself would: by the VFS's full pathname, inside a
+// filename object that lives as long as the open file.
+Status WalSyncer::OpenThroughVfs() {
+  sqlite3_vfs* vfs = sqlite3_vfs_find(vfs_.c_str());
+  if (vfs == nullptr) return Error(ErrorCode::kIoError, "no SQLite VFS named " + vfs_);
+  if (vfs_name_ == nullptr) {
+    std::string full(static_cast<std::size_t>(vfs->mxPathname) + 1, '\0');
+    const int rc = vfs->xFullPathname(vfs, db_path_.c_str(), vfs->mxPathname + 1, full.data());
+    if (rc != SQLITE_OK) {
+      return Error(ErrorCode::kIoError, "full pathname of " + db_path_ + ": " + sqlite3_errstr(rc));
+    }
+    full.resize(std::strlen(full.c_str()));
+    vfs_name_ = sqlite3_create_filename(full.c_str(), (full + "-journal").c_str(),
+                                        (full + "-wal").c_str(), 0, nullptr);
+    if (vfs_name_ == nullptr) return Error(ErrorCode::kIoError, "out of memory");
+  }
+  auto* file = static_cast<sqlite3_file*>(sqlite3_malloc(vfs->szOsFile));
+  if (file == nullptr) return Error(ErrorCode::kIoError, "out of memory");
+  std::memset(file, 0, static_cast<std::size_t>(vfs->szOsFile));
+  int out_flags = 0;
+  const int rc = vfs->xOpen(vfs, sqlite3_filename_wal(vfs_name_), file,
+                            SQLITE_OPEN_READONLY | SQLITE_OPEN_WAL, &out_flags);
+  if (rc != SQLITE_OK) {
+    if (file->pMethods != nullptr) file->pMethods->xClose(file);  // as SQLite does
+    sqlite3_free(file);
+    return Error(ErrorCode::kIoError, "open " + wal_path_ + " through the SQLite VFS " + vfs_ +
+                                          ": " + sqlite3_errstr(rc));
+  }
+  file_ = file;
+  return Status::Ok();
+}
+
+Status WalSyncer::SyncThroughVfs() {
+  if (file_ == nullptr) AS_RETURN_IF_ERROR(OpenThroughVfs());
+  const int rc = file_->pMethods->xSync(file_, SQLITE_SYNC_NORMAL | SQLITE_SYNC_DATAONLY);
+  if (rc != SQLITE_OK) {
+    return Error(ErrorCode::kIoError, "sync " + wal_path_ + " through the SQLite VFS " + vfs_ +
+                                          ": " + sqlite3_errstr(rc));
   }
   return Status::Ok();
 }
