@@ -25,6 +25,10 @@
 
 namespace agentstream::providers {
 
+namespace testing {
+class ProviderTestPeer;  // providers/testing/provider_test_peer.h
+}  // namespace testing
+
 // How a child-process provider names its runtime and times its lifecycle (copied from each
 // provider's options).
 struct ChildLifecycle {
@@ -55,8 +59,6 @@ class ChildProcessProvider : public ProviderBase {
   // Stops the process: stdin EOF, then signals after the close grace. Idempotent; `done` runs
   // once the process is gone (at once when it never ran or already exited).
   void Close(Done done) final;
-  // The process's stderr tail, for diagnostics ("" before Start()).
-  std::string StderrTail() const;
 
  protected:
   ChildProcessProvider(process::EventLoop& loop, ChildLifecycle lifecycle);
@@ -96,7 +98,11 @@ class ChildProcessProvider : public ProviderBase {
   std::unique_ptr<process::ChildProcess> child_;  // set by Start(), kept until destruction
 
  private:
+  friend class testing::ProviderTestPeer;
+
   void OnExit(const process::ExitInfo& exit);
+  // The process's stderr tail, for a failing test's message ("" before Start()).
+  std::string StderrTail() const;
 
   Done handshake_done_;
   std::vector<Done> close_waiters_;

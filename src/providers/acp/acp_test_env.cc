@@ -10,12 +10,14 @@
 #include "core/timeline/invariants.h"
 #include "providers/codex/codex_provider.h"
 #include "providers/opencode/opencode_provider.h"
+#include "providers/testing/provider_test_peer.h"
 
 namespace agentstream::providers::acp::testing {
 
 namespace fs = std::filesystem;
 using namespace agentstream::turn;  // NOLINT(google-build-using-namespace)
 using process::Millis;
+using providers::testing::ProviderTestPeer;
 
 std::string AgentName(Agent agent) {
   switch (agent) {
@@ -141,7 +143,7 @@ AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Op
     if (options.codex_history_page_turns > 0)
       c.history_page_turns = options.codex_history_page_turns;
     auto provider = std::make_unique<codex::CodexProvider>(loop_, std::move(c));
-    stderr_tail_ = [p = provider.get()] { return p->StderrTail(); };
+    stderr_tail_ = [p = provider.get()] { return ProviderTestPeer::StderrTail(*p); };
     provider_ = std::move(provider);
   }
   if (agent == Agent::kOpencodeServe) {
@@ -155,7 +157,7 @@ AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Op
     oc.stall_timeout = options.stall_timeout;
     oc.interrupt_timeout = options.interrupt_timeout;
     auto provider = std::make_unique<opencode::OpencodeProvider>(loop_, std::move(oc));
-    stderr_tail_ = [p = provider.get()] { return p->StderrTail(); };
+    stderr_tail_ = [p = provider.get()] { return ProviderTestPeer::StderrTail(*p); };
     provider_ = std::move(provider);
   }
   AcpOptions o;
@@ -180,7 +182,7 @@ AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Op
   o.max_line_bytes = options.max_line_bytes;
   if (!provider_) {
     auto provider = std::make_unique<AcpProvider>(loop_, std::move(o));
-    stderr_tail_ = [p = provider.get()] { return p->StderrTail(); };
+    stderr_tail_ = [p = provider.get()] { return ProviderTestPeer::StderrTail(*p); };
     provider_ = std::move(provider);
   }
   runner_ = std::make_unique<SessionRunner>(

@@ -8,12 +8,14 @@
 
 #include "core/event_codec.h"
 #include "core/timeline/invariants.h"
+#include "providers/testing/provider_test_peer.h"
 
 namespace agentstream::providers::claude::testing {
 
 namespace fs = std::filesystem;
 using namespace agentstream::turn;  // NOLINT(google-build-using-namespace)
 using process::Millis;
+using providers::testing::ProviderTestPeer;
 
 std::string ClaudeProgram() {
   return std::string(AGENTSTREAM_SOURCE_DIR) + "/tests/peers/node_modules/.bin/claude";
@@ -103,8 +105,9 @@ void Session::Start() {
   std::optional<Status> started;
   provider_->Start([&](const Status& s) { started = s; });
   ASSERT_TRUE(WaitFor([&] { return started.has_value(); }, Millis(60000)))
-      << "no answer to initialize; stderr: " << provider_->StderrTail();
-  ASSERT_TRUE(started->ok()) << started->ToString() << "; stderr: " << provider_->StderrTail();
+      << "no answer to initialize; stderr: " << ProviderTestPeer::StderrTail(*provider_);
+  ASSERT_TRUE(started->ok()) << started->ToString()
+                             << "; stderr: " << ProviderTestPeer::StderrTail(*provider_);
 }
 
 void Session::Submit(const std::string& text, WhileRunning while_running) {

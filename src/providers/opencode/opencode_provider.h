@@ -35,6 +35,10 @@
 #include "providers/opencode/opencode_server.h"
 #include "providers/provider_base.h"
 
+namespace agentstream::providers::testing {
+class ProviderTestPeer;  // providers/testing/provider_test_peer.h
+}  // namespace agentstream::providers::testing
+
 namespace agentstream::providers::opencode {
 
 struct OpencodeOptions {
@@ -65,9 +69,12 @@ class OpencodeProvider final : public ProviderBase {
   std::optional<PersistenceHandle> DescribePersistence() const override;
   void Close(Done done) override;
 
+ private:
+  friend class providers::testing::ProviderTestPeer;
+
+  // The shared server's stderr tail, for a failing test's message ("" before Start()).
   std::string StderrTail() const;
 
- private:
   // Per-part progress within the running turn.
   struct PartState {
     std::string kind;          // text | reasoning | tool
