@@ -4,13 +4,14 @@
 // turn's end, and reads its last message; claude's final answer carries the child's answer, and
 // the daemon's log holds the child's turn (docs/mcp.md). claude runs with AGENTSTREAM_AGENT_ID set,
 // as the daemon sets it for the agents it runs, and creates the child with notifyParent: true:
-// the child's turn end reaches that agent's session once.
+// the child's turn end reaches that agent's session once, also for a turn open when the daemon
+// is killed (-9) and restarted.
 //   node tests/mcp/claude_mcp_test.mjs AGENTSTREAM_BIN
 // Exit 77 (skipped) when the claude CLI is not installed (tools/setup.sh installs tests/peers).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { TestEnv, call, check, fail, until } from '../lib/daemons.mjs';
+import { TestEnv, call, check, fail, readEvents, until } from '../lib/daemons.mjs';
 
 const bin = process.argv[2] && path.resolve(process.argv[2]);  // claude spawns it from its cwd
 if (!bin) {
@@ -41,9 +42,6 @@ const modelPort = await new Promise((resolve, reject) => {
   model.once('exit', () => reject(new Error('the model server exited')));
 });
 
-const config = path.join(env.dir, 'mcp.json');
-fs.writeFileSync(config, JSON.stringify({
-  mcpServers: { agentstream: { command: bin, args: ['mcp', '--url', daemon.url] } } }));
 const home = path.join(env.dir, 'home');
 fs.mkdirSync(home);
 const work = path.join(env.dir, 'work');
@@ -52,28 +50,38 @@ fs.mkdirSync(work);
 const parent = (await call(daemon.url, 'POST', '/v1/agents',
                            { provider: 'scripted', cwd: work, title: 'parent' })).json;
 check(parent && parent.id, `the parent agent: ${JSON.stringify(parent)}`);
-const prompt = `[mcp agent_create {"provider":"scripted","cwd":"${work}","title":"kid","notifyParent":true}] ` +
+
+// Runs `claude -p PROMPT` with agentstream mcp (on the daemon's current URL) as its MCP server;
+// its stream-json lines, exit code and stderr.
+async function runClaude(name, prompt) {
+  const config = path.join(env.dir, `mcp-${name}.json`);
+  fs.writeFileSync(config, JSON.stringify({
+    mcpServers: { agentstream: { command: bin, args: ['mcp', '--url', daemon.url] } } }));
+  const run = spawn(claude, ['-p', prompt, '--output-format', 'stream-json', '--verbose',
+                             '--mcp-config', config, '--strict-mcp-config',
+                             '--allowedTools', 'mcp__agentstream'], {
+    cwd: work,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: `http://127.0.0.1:${modelPort}`,
+           ANTHROPIC_API_KEY: 'sk-ant-offline-test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+           DISABLE_AUTOUPDATER: '1', IS_SANDBOX: '1', AGENTSTREAM_AGENT_ID: parent.id },
+  });
+  env.track(run);
+  let out = '';
+  let err = '';
+  run.stdout.on('data', (c) => { out += c; });
+  run.stderr.on('data', (c) => { err += c; });
+  const timer = setTimeout(() => run.kill('SIGKILL'), 120000);
+  const code = await new Promise((resolve) => run.once('exit', resolve));
+  clearTimeout(timer);
+  fs.writeFileSync(path.join(env.dir, `claude-${name}.out`), out);
+  return { code, err, lines: out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)) };
+}
+
+const { code, err, lines } = await runClaude('first',
+  `[mcp agent_create {"provider":"scripted","cwd":"${work}","title":"kid","notifyParent":true}] ` +
   '[mcp agent_send {"agent":"$agent","text":"hello from claude","wait":true}] ' +
-  '[mcp agent_last_message {"agent":"$agent"}]';
-const run = spawn(claude, ['-p', prompt, '--output-format', 'stream-json', '--verbose',
-                           '--mcp-config', config, '--strict-mcp-config',
-                           '--allowedTools', 'mcp__agentstream'], {
-  cwd: work,
-  stdio: ['ignore', 'pipe', 'pipe'],
-  env: { PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: `http://127.0.0.1:${modelPort}`,
-         ANTHROPIC_API_KEY: 'sk-ant-offline-test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-         DISABLE_AUTOUPDATER: '1', IS_SANDBOX: '1', AGENTSTREAM_AGENT_ID: parent.id },
-});
-env.track(run);
-let out = '';
-let err = '';
-run.stdout.on('data', (c) => { out += c; });
-run.stderr.on('data', (c) => { err += c; });
-const timer = setTimeout(() => run.kill('SIGKILL'), 120000);
-const code = await new Promise((resolve) => run.once('exit', resolve));
-clearTimeout(timer);
-fs.writeFileSync(path.join(env.dir, 'claude.out'), out);
-const lines = out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  '[mcp agent_last_message {"agent":"$agent"}]');
 const init = lines.find((l) => l.type === 'system' && l.subtype === 'init');
 check(init && init.mcp_servers.some((s) => s.name === 'agentstream' && s.status === 'connected'),
       `agentstream is a connected MCP server: ${JSON.stringify(init?.mcp_servers)} ${err}`);
@@ -102,5 +110,28 @@ const heard = await delivered();
 check(heard.length === 1 && heard[0].payload.childKind === 'turn.completed',
       `the parent heard the child turn end once: ${JSON.stringify(heard)}`);
 console.log('ok - notifyParent: true delivered the child turn end to the calling agent once');
+
+// A child whose turn is open (it waits on a permission) when the daemon is killed (-9): its
+// turn ends at the restart (daemon_restarted), and that end reaches the parent once.
+const second = await runClaude('second',
+  `[mcp agent_create {"provider":"scripted","cwd":"${work}","title":"waiting kid","notifyParent":true}] ` +
+  '[mcp agent_send {"agent":"$agent","text":"ask permission and wait"}]');
+check(second.code === 0, `the second claude run: exit ${second.code} ${second.err.slice(-500)}`);
+const waiting = (await call(daemon.url, 'GET', '/v1/agents')).json.agents
+  .find((a) => a.title === 'waiting kid');
+check(waiting, 'the waiting child agent');
+await until('the child waiting on its permission', async () =>
+  (await call(daemon.url, 'GET', `/v1/agents/${waiting.id}`)).json.permissions.length > 0);
+await daemon.kill('SIGKILL');
+await daemon.start(['--scripted-chunk-ms', '2']);
+const ends = async () => (await readEvents(daemon.url, parent.id)).filter((e) =>
+  e.kind === 'subagent.event' && e.payload.child === waiting.id && e.payload.childKind.startsWith('turn.'));
+await until('the restarted turn end in the parent', async () => (await ends()).length > 0);
+await new Promise((resolve) => setTimeout(resolve, 1500));  // a duplicate would land meanwhile
+const restartedEnds = await ends();
+check(restartedEnds.length === 1 && restartedEnds[0].payload.childKind === 'turn.failed' &&
+      restartedEnds[0].payload.payload.code === 'daemon_restarted',
+      `the parent heard the restarted turn end once: ${JSON.stringify(restartedEnds)}`);
+console.log('ok - a child created by claude with notifyParent: its turn end across kill -9 of the daemon arrives once');
 await env.close();
 console.log('PASS');
