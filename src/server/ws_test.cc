@@ -2,6 +2,7 @@
 // cursor, identical sequences on two clients, epoch reset, control notices; and the slow-client
 // bound on a fake transport.
 #include "server/server_test_fixture.h"
+#include "server/testing/recording_ws_output.h"
 #include "server/ws_app.h"
 
 namespace agentstream::server::testing {
@@ -142,22 +143,6 @@ TEST_F(WsTest, ACursorOfARewoundEpochGetsAResetAndATailPage) {
   EXPECT_TRUE(c.seqs.empty());  // nothing of the stale epoch was replayed
 }
 
-// A transport that never writes: its queue only grows.
-class StuckOutput final : public WsOutput {
- public:
-  void Send(std::string head, std::shared_ptr<const std::string> shared,
-            std::string tail) override {
-    bytes += head.size() + (shared ? shared->size() : 0) + tail.size();
-    ++frames;
-  }
-  std::size_t queued_bytes() const override { return bytes; }
-  void Close(std::string r) override { reason = std::move(r); }
-  void After(std::chrono::milliseconds, std::function<void()>) override {}
-  std::size_t bytes = 0;
-  int frames = 0;
-  std::string reason;
-};
-
 TEST_F(WsTest, ASlowClientIsDisconnectedWhenItsQueueExceedsTheBound) {
   const std::string id = CreateAgent();
   Metrics metrics;
@@ -169,12 +154,12 @@ TEST_F(WsTest, ASlowClientIsDisconnectedWhenItsQueueExceedsTheBound) {
     posted.push_back(std::move(fn));
   };
   Hub hub(log_, post);
-  StuckOutput out;
+  RecordingWsOutput out(/*written=*/false);  // never writes: its queue only grows
   WsLimits limits;
   limits.max_queue_bytes = 2048;
   auto app = std::make_shared<WsApp>(*manager_, log_, timeline, hub, metrics, out, post, limits);
   app->OnMessage(R"({"type":"subscribe","agent":")" + id + R"("})");
-  EXPECT_TRUE(out.reason.empty());
+  EXPECT_FALSE(out.closed);
   HttpCall(port_, "POST", "/v1/agents/" + id + "/messages",
            R"({"text":"flood","clientMessageId":"f1"})");
   ASSERT_TRUE(WaitIdle(id));
@@ -188,7 +173,7 @@ TEST_F(WsTest, ASlowClientIsDisconnectedWhenItsQueueExceedsTheBound) {
     if (batch.empty()) break;
     for (auto& fn : batch) fn();
   }
-  EXPECT_NE(out.reason.find("slow client"), std::string::npos) << out.bytes;
+  EXPECT_NE(out.close_reason.find("slow client"), std::string::npos) << out.queued_bytes();
   EXPECT_EQ(metrics.slow_clients_dropped(), 1u);
   app->Shutdown();
   hub.Stop();
