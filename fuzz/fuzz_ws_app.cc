@@ -22,8 +22,7 @@
 // - every non-empty string id gets exactly as many frames carrying it as messages had it;
 // - after the manager shut down (which ends every open turn), every session's every epoch reads
 //   back, each record decodes (DecodeRecord), seqs are dense from 1, and the turn invariants hold
-//   (timeline/invariants.h; a replaced epoch may end inside a turn; a branch made between a
-//   turn's start and its user message is a known open fault, see SplitByBranch);
+//   (timeline/invariants.h; a replaced epoch may end inside a turn);
 // - bounded: at most 8 frames per message other than events frames (a reply, and the agent
 //   notices a command causes), and at most 2 x (subscribes + 1) x (events + epochs in the log)
 //   events frames (a replay sends at least one event per frame, live delivery at most one frame
@@ -155,20 +154,6 @@ void CheckEventsFrame(const json::object& frame) {
   if (!events->get_array().empty()) Check(seq == to.seq.value() + 1);
 }
 
-// Known and open (fuzz/README.md, "Bugs found"): a fork or rewind at a cursor between a
-// foreground turn's start and its user message makes a branch whose copy of that turn has no user
-// message (invariant a). True for such a violation: a turn started before the branch's first
-// session.forked / session.rewound event.
-bool SplitByBranch(const std::vector<Event>& events, const timeline::Violation& v) {
-  if (v.invariant != timeline::Invariant::kA || !v.turn) return false;
-  for (const Event& e : events) {
-    if (e.kind() == EventKind::kSessionForked || e.kind() == EventKind::kSessionRewound)
-      return false;
-    if (e.kind() == EventKind::kTurnStarted && e.turn == v.turn) return true;
-  }
-  return false;
-}
-
 // Every session's every epoch decodes, is dense from 1 and keeps the turn invariants.
 // Returns the events and epochs in the log.
 std::size_t CheckLog(EventLog& log) {
@@ -195,7 +180,7 @@ std::size_t CheckLog(EventLog& log) {
       options.allow_open_turns_at_tail = epoch != info.epoch.value();
       std::vector<timeline::Violation> violations;
       for (timeline::Violation& v : timeline::CheckInvariants(events, options))
-        if (!SplitByBranch(events, v)) violations.push_back(std::move(v));
+        violations.push_back(std::move(v));
       for (const auto& v : violations)
         std::fprintf(stderr, "%s epoch %llu: %s\n", info.id.str().c_str(),
                      static_cast<unsigned long long>(epoch), timeline::FormatViolation(v).c_str());

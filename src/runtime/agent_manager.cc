@@ -496,6 +496,24 @@ Result<std::vector<NewEvent>> AgentManager::Impl::BranchEvents(const SessionInfo
                                                                const std::string& reason,
                                                                turn::SessionStatus* status,
                                                                HistoryFold* prefix) {
+  // A foreground turn's prompt follows its turn.started: a prefix ending between the two would
+  // hold a turn without its prompt.
+  ReadRequest last;
+  last.session = info.id;
+  last.epoch = at.epoch;
+  last.from = at.seq;
+  last.max_items = 1;
+  AS_ASSIGN_OR_RETURN(ReadResult read, log_.Read(last));
+  if (!read.events.empty()) {
+    AS_ASSIGN_OR_RETURN(Event event, DecodeRecord(read.events.front()));
+    if (const auto* started = std::get_if<TurnStarted>(&event.payload);
+        started && started->origin == TurnOrigin::kForeground) {
+      return Error(ErrorCode::kInvalidArgument,
+                   "cursor " + FormatCursor(at) +
+                       " is the start of a turn, before its prompt: branch at the event before "
+                       "it or at its user message");
+    }
+  }
   AS_ASSIGN_OR_RETURN(*prefix, LoadHistory(log_, info.id, at.epoch, at.seq, info.meta.provider));
   const turn::TurnState& state = prefix->turns.state();
   std::vector<NewEvent> events{MakeNewEvent(first)};

@@ -222,6 +222,18 @@ TEST_F(AgentManagerTest, ForkAndRewindValidateTheirCursor) {
             ErrorCode::kInvalidArgument);
   EXPECT_EQ(fork(agent.id, {tail.epoch, Seq(0)}).status().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(fork(SessionId("ses_nope"), tail).status().code(), ErrorCode::kNotFound);
+  // A foreground turn's start, before its prompt, is refused: the branch would hold a turn
+  // without a user message. Nothing is created.
+  const std::vector<Event> before = Events(agent.id);
+  auto started = std::find_if(before.begin(), before.end(), [](const Event& e) {
+    return std::holds_alternative<TurnStarted>(e.payload);
+  });
+  ASSERT_NE(started, before.end());
+  const Cursor at_start{started->epoch, started->seq};
+  EXPECT_EQ(fork(agent.id, at_start).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(rewind(agent.id, at_start).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Events(agent.id).size(), before.size());
+  EXPECT_EQ(Get(agent.id)->cursor, tail);
 
   Result<AgentSnapshot> child = fork(agent.id, tail);
   ASSERT_TRUE(child.ok()) << child.status().ToString();
