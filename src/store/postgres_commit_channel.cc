@@ -1,8 +1,5 @@
 #include "store/postgres_commit_channel.h"
 
-#include <poll.h>
-
-#include <chrono>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -39,42 +36,17 @@ void AnnounceCommit(Txn& t, const std::string& channel) {
                {channel, TextArray(notices)});
 }
 
-CommitHearing::CommitHearing(Conn listening, std::function<Result<Conn>()> listen,
-                             std::function<int()> own_pid,
-                             std::shared_ptr<store_internal::CommitListeners> listeners)
-    : listen_(std::move(listen)),
-      own_pid_(std::move(own_pid)),
-      listeners_(std::move(listeners)),
-      thread_([this, conn = std::move(listening)]() mutable { Loop(std::move(conn)); }) {}
-
-CommitHearing::~CommitHearing() {
-  running_ = false;
-  if (thread_.joinable()) thread_.join();
-}
-
-void CommitHearing::Loop(Conn conn) {
-  std::vector<Conn::Notification> received;
-  while (running_) {
-    if (conn.Broken()) {
-      Result<Conn> opened = listen_();
-      if (opened.ok()) {
-        conn = std::move(*opened);
-      } else {
-        for (int i = 0; i < 10 && running_; ++i)
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        continue;
-      }
-    }
-    pollfd fd{conn.Socket(), POLLIN, 0};
-    if (::poll(&fd, 1, 100) <= 0) continue;
-    received.clear();
-    if (!conn.Receive(received)) conn = Conn();
-    for (const Conn::Notification& n : received) {
-      if (n.sender_pid == own_pid_()) continue;  // this log's own commit
-      if (std::optional<CommitNotice> notice = DecodeCommitNotice(n.payload))
-        listeners_->Notify(*notice);
-    }
-  }
+std::unique_ptr<ListenThread> HearCommits(
+    Conn listening, std::function<Result<Conn>()> listen, std::function<int()> own_pid,
+    std::shared_ptr<store_internal::CommitListeners> listeners) {
+  auto heard = [listeners](const std::vector<std::string>& payloads) {
+    for (const std::string& payload : payloads)
+      if (std::optional<CommitNotice> notice = DecodeCommitNotice(payload))
+        listeners->Notify(*notice);
+  };
+  return std::make_unique<ListenThread>(
+      std::move(listening),
+      ListenThread::Handlers{std::move(listen), std::move(own_pid), std::move(heard), {}});
 }
 
 }  // namespace agentstream::pg

@@ -5,14 +5,13 @@
 // another.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "store/commit_listeners.h"
+#include "store/postgres/listen_thread.h"
 #include "store/postgres/pg.h"
 #include "store/postgres/txn.h"
 
@@ -28,28 +27,12 @@ std::optional<CommitNotice> DecodeCommitNotice(const std::string& payload);
 // Announces the sessions `t` touched on `channel`, in its transaction. A failure is the batch's.
 void AnnounceCommit(Txn& t, const std::string& channel);
 
-// Hears the commits announced on a channel, on a thread of its own, and tells `listeners` of
-// those another connection made: a notice from the server process own_pid() names is this
-// log's own commit, which the log told its listeners of already. A lost connection is reopened
-// with `listen` every second; commits announced meanwhile reach live readers with the session's
-// next commit.
-class CommitHearing {
- public:
-  // `listening` already LISTENs, so every commit made after this is constructed is heard.
-  CommitHearing(Conn listening, std::function<Result<Conn>()> listen, std::function<int()> own_pid,
-                std::shared_ptr<store_internal::CommitListeners> listeners);
-  ~CommitHearing();  // stops and joins the thread
-  CommitHearing(const CommitHearing&) = delete;
-  CommitHearing& operator=(const CommitHearing&) = delete;
-
- private:
-  void Loop(Conn conn);
-
-  const std::function<Result<Conn>()> listen_;
-  const std::function<int()> own_pid_;
-  const std::shared_ptr<store_internal::CommitListeners> listeners_;
-  std::atomic<bool> running_{true};
-  std::thread thread_;  // last: it starts once the members it reads are set
-};
+// Hears the commits another connection announced on a channel (a ListenThread), and tells
+// `listeners`: a notice from the server process own_pid() names is this log's own commit, which
+// the log told its listeners of already. A lost connection is reopened with `listen` every
+// second; commits announced meanwhile reach live readers with the session's next commit.
+std::unique_ptr<ListenThread> HearCommits(
+    Conn listening, std::function<Result<Conn>()> listen, std::function<int()> own_pid,
+    std::shared_ptr<store_internal::CommitListeners> listeners);
 
 }  // namespace agentstream::pg

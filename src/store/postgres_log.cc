@@ -94,7 +94,7 @@ class PostgresEventLog final : public EventLog,
         queue_(Queue::Options{options_.max_queued_requests, options_.max_batch_requests}) {
     writer_pid_ = writer_conn_.BackendPid();
     queue_.Start([this](std::vector<Op>& batch) { RunBatch(batch); });
-    hearing_ = std::make_unique<pg::CommitHearing>(
+    hearing_ = pg::HearCommits(
         std::move(listening), [this] { return Listen(options_); },
         [this] { return writer_pid_.load(); }, listeners_);
   }
@@ -736,7 +736,7 @@ class PostgresEventLog final : public EventLog,
                           [this] { return Connect(options_, false); }};
 
   std::atomic<int> writer_pid_{0};  // the server process of the writer's connection
-  std::unique_ptr<pg::CommitHearing> hearing_;
+  std::unique_ptr<pg::ListenThread> hearing_;
   Queue queue_;  // last: its writer thread stops first
 };
 

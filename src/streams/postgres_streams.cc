@@ -3,18 +3,18 @@
 // that hears the other daemons' commits, and the reads on a pool of reader connections.
 #include "streams/postgres_streams.h"
 
-#include <poll.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
 #include <variant>
 
+#include "store/postgres/listen_thread.h"
 #include "streams/postgres_streams_internal.h"
 #include "streams/stream_rules.h"
 #include "streams/watchers.h"
@@ -60,8 +60,13 @@ class PostgresStreamStore final : public StreamStore {
         watchers_(options_.limits.max_watchers) {
     writer_pid_ = writer_conn_.BackendPid();
     writer_ = std::thread([this] { WriteLoop(); });
-    listener_ =
-        std::thread([this, conn = std::move(listening)]() mutable { ListenLoop(std::move(conn)); });
+    listener_ = std::make_unique<pg::ListenThread>(
+        std::move(listening),
+        pg::ListenThread::Handlers{
+            [this]() -> Result<Conn> { return Listen(); }, [this] { return writer_pid_.load(); },
+            [this](const std::vector<std::string>& payloads) { Heard(payloads); },
+            // what was announced while nobody listened
+            [this] { watchers_.WakeAll(); }});
   }
 
   ~PostgresStreamStore() override {
@@ -71,8 +76,7 @@ class PostgresStreamStore final : public StreamStore {
     }
     queue_cv_.notify_all();
     writer_.join();  // the queued writes are made first
-    listening_ = false;
-    listener_.join();
+    listener_.reset();
   }
 
   void CreateAsync(CreateArgs args, Done done) override {
@@ -138,7 +142,10 @@ class PostgresStreamStore final : public StreamStore {
   Code Commit();
   void Rollback() { (void)writer_conn_.ExecScript("ROLLBACK"); }
   void Notify(const std::vector<std::string>& changed);
-  void ListenLoop(Conn conn);
+  // A connection that LISTENs on the schema's channel.
+  Result<Conn> Listen();
+  // Wakes the watchers of the paths other daemons announced (all of them for a kWakeAll).
+  void Heard(const std::vector<std::string>& payloads);
 
   // Runs `body(conn)` on an idle reader connection (opening one while fewer than the bound are
   // open); nullopt when no connection could be had.
@@ -161,9 +168,8 @@ class PostgresStreamStore final : public StreamStore {
 
   std::chrono::steady_clock::time_point last_sweep_{};           // writer thread only
   std::chrono::steady_clock::time_point last_producer_sweep_{};  // writer thread only
-  std::atomic<bool> listening_{true};
   std::thread writer_;
-  std::thread listener_;
+  std::unique_ptr<pg::ListenThread> listener_;
 };
 
 void PostgresStreamStore::WriteLoop() {
@@ -322,37 +328,24 @@ void PostgresStreamStore::Sweep() {
   }
 }
 
-void PostgresStreamStore::ListenLoop(Conn conn) {
-  std::vector<Conn::Notification> received;
-  while (listening_) {
-    if (conn.Broken()) {
-      Result<Conn> opened = pgs::Connect(options_, false);
-      if (opened.ok() && opened->ExecScript("LISTEN " + pgs::QuoteIdentifier(channel_)).ok()) {
-        conn = std::move(*opened);
-        watchers_.WakeAll();  // what was announced while nobody listened
-      } else {
-        for (int i = 0; i < 10 && listening_; ++i)
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        continue;
-      }
+Result<Conn> PostgresStreamStore::Listen() {
+  AS_ASSIGN_OR_RETURN(Conn conn, pgs::Connect(options_, false));
+  AS_RETURN_IF_ERROR(conn.ExecScript("LISTEN " + pgs::QuoteIdentifier(channel_)));
+  return conn;
+}
+
+void PostgresStreamStore::Heard(const std::vector<std::string>& payloads) {
+  std::set<std::string> paths;
+  bool all = false;
+  for (const std::string& payload : payloads) {
+    if (payload == pgs::kWakeAll) {
+      all = true;
+    } else {
+      paths.insert(payload);
     }
-    pollfd fd{conn.Socket(), POLLIN, 0};
-    if (::poll(&fd, 1, 100) <= 0) continue;
-    received.clear();
-    if (!conn.Receive(received)) conn = Conn();
-    std::set<std::string> paths;
-    bool all = false;
-    for (const Conn::Notification& n : received) {
-      if (n.sender_pid == writer_pid_.load()) continue;  // this daemon's own commit
-      if (n.payload == pgs::kWakeAll) {
-        all = true;
-      } else {
-        paths.insert(n.payload);
-      }
-    }
-    for (const std::string& path : paths) watchers_.Changed(path);
-    if (all) watchers_.WakeAll();
   }
+  for (const std::string& path : paths) watchers_.Changed(path);
+  if (all) watchers_.WakeAll();
 }
 
 template <class Body>
