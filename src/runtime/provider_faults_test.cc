@@ -19,6 +19,7 @@
 #include "runtime/agent_manager.h"
 #include "runtime/provider_factory.h"
 #include "runtime/session_records.h"
+#include "runtime/testing/real_cli_fixture.h"
 #include "store/memory_log.h"
 
 namespace agentstream::runtime {
@@ -26,16 +27,11 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace acp_testing = providers::acp::testing;
-namespace claude_testing = providers::claude::testing;
 
-struct Cli {
-  std::string name;      // for the test's name
-  std::string provider;  // the AgentConfig provider
-  acp_testing::Agent setup;
-  int kills;
+// A real CLI, and how many times a test kills it.
+struct Cli : testing::RealCli {
+  int kills = 0;
 };
-
-void PrintTo(const Cli& cli, std::ostream* os) { *os << cli.name; }
 
 // The pids of the processes whose parent is `parent`.
 std::vector<int> ChildrenOf(int parent) {
@@ -57,49 +53,8 @@ std::vector<int> ChildrenOf(int parent) {
   return out;
 }
 
-class ProviderFaults : public ::testing::TestWithParam<Cli> {
+class ProviderFaults : public testing::RealCliFixture<Cli> {
  protected:
-  void SetUp() override {
-    const bool installed = GetParam().provider == "claude"
-                               ? ::access(claude_testing::ClaudeProgram().c_str(), X_OK) == 0
-                               : acp_testing::AgentInstalled(GetParam().setup);
-    if (!installed) GTEST_SKIP() << GetParam().name << " is not installed (tools/setup.sh)";
-    char tmpl[] = "/tmp/agentstream-faults-XXXXXX";
-    root_ = ::mkdtemp(tmpl);
-    server_ = std::make_unique<claude_testing::ModelServer>(loop_);
-    setup_ = acp_testing::PrepareAgent(GetParam().setup, server_->port(), root_);
-    ProviderFactoryOptions options;
-    options.claude_program = claude_testing::ClaudeProgram();
-    options.claude_env = setup_.env;
-    options.codex_program = acp_testing::AgentProgram(acp_testing::Agent::kCodex);
-    options.codex_env = setup_.env;
-    options.opencode_program = acp_testing::AgentProgram(acp_testing::Agent::kOpencodeServe);
-    options.opencode_env = setup_.env;
-    options.acp_programs["gemini"] = acp_testing::AgentProgram(acp_testing::Agent::kGemini);
-    options.acp_env = setup_.env;
-    factory_ = std::make_unique<DefaultProviderFactory>(options);
-    manager_ = std::make_unique<AgentManager>(log_, *factory_, loop_);
-  }
-  void TearDown() override {
-    if (manager_) {
-      bool done = false;
-      manager_->Shutdown([&] { done = true; });
-      EXPECT_TRUE(loop_.RunUntil([&] { return done; }, 60s));
-      manager_.reset();
-    }
-    server_.reset();
-    std::error_code ec;
-    if (!root_.empty()) std::filesystem::remove_all(root_, ec);
-  }
-
-  template <class T>
-  Result<T> Wait(const std::function<void(const Callback<T>&)>& start) {
-    auto out = std::make_shared<std::optional<Result<T>>>();
-    start([out](Result<T> r) { *out = std::move(r); });
-    if (!loop_.RunUntil([&] { return out->has_value(); }, 120s))
-      return Error(ErrorCode::kInternal, "timed out");
-    return std::move(**out);
-  }
   Result<AgentSnapshot> Get(const SessionId& id) {
     return Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Get(id, d); });
   }
@@ -134,14 +89,6 @@ class ProviderFaults : public ::testing::TestWithParam<Cli> {
     Result<std::vector<Event>> events = ReadEpoch(log_, id, info->epoch);
     return events.ok() ? *events : std::vector<Event>{};
   }
-
-  std::string root_;
-  process::EventLoop loop_;
-  MemoryEventLog log_;
-  std::unique_ptr<claude_testing::ModelServer> server_;
-  acp_testing::AgentSetup setup_;
-  std::unique_ptr<DefaultProviderFactory> factory_;
-  std::unique_ptr<AgentManager> manager_;
 };
 
 TEST_P(ProviderFaults, EveryPromptAfterAKilledCliIsAnswered) {
@@ -193,10 +140,10 @@ TEST_P(ProviderFaults, EveryPromptAfterAKilledCliIsAnswered) {
 
 INSTANTIATE_TEST_SUITE_P(
     Clis, ProviderFaults,
-    ::testing::Values(Cli{"claude", "claude", acp_testing::Agent::kClaude, 15},
-                      Cli{"codex", "codex", acp_testing::Agent::kCodex, 15},
-                      Cli{"gemini", "acp:gemini", acp_testing::Agent::kGemini, 10},
-                      Cli{"opencode", "opencode", acp_testing::Agent::kOpencodeServe, 10}),
+    ::testing::Values(Cli{{"claude", "claude", acp_testing::Agent::kClaude}, 15},
+                      Cli{{"codex", "codex", acp_testing::Agent::kCodex}, 15},
+                      Cli{{"gemini", "acp:gemini", acp_testing::Agent::kGemini}, 10},
+                      Cli{{"opencode", "opencode", acp_testing::Agent::kOpencodeServe}, 10}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "providers/claude/claude_test_env.h"
 #include "runtime/agent_manager.h"
 #include "runtime/provider_factory.h"
+#include "runtime/testing/real_cli_fixture.h"
 #include "store/memory_log.h"
 #include "testing/shell.h"
 #include "workspace/diff.h"
@@ -22,53 +23,10 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace acp_testing = providers::acp::testing;
-namespace claude_testing = providers::claude::testing;
+using testing::RealCli;
 
-struct Cli {
-  std::string name;      // for the test's name
-  std::string provider;  // AgentConfig::provider
-  acp_testing::Agent setup;
-};
-
-class WorktreeAgents : public ::testing::TestWithParam<Cli> {
+class WorktreeAgents : public testing::RealCliFixture<> {
  protected:
-  void SetUp() override {
-    const bool installed = GetParam().provider == "claude"
-                               ? ::access(claude_testing::ClaudeProgram().c_str(), X_OK) == 0
-                               : acp_testing::AgentInstalled(GetParam().setup);
-    if (!installed) GTEST_SKIP() << GetParam().name << " is not installed (tools/setup.sh)";
-    char tmpl[] = "/tmp/agentstream-worktree-agents-XXXXXX";
-    root_ = ::mkdtemp(tmpl);
-    server_ = std::make_unique<claude_testing::ModelServer>(loop_);
-    setup_ = acp_testing::PrepareAgent(GetParam().setup, server_->port(), root_);
-    ProviderFactoryOptions options;
-    options.claude_program = claude_testing::ClaudeProgram();
-    options.claude_env = setup_.env;
-    options.codex_program = acp_testing::AgentProgram(acp_testing::Agent::kCodex);
-    options.codex_env = setup_.env;
-    factory_ = std::make_unique<DefaultProviderFactory>(options);
-    manager_ = std::make_unique<AgentManager>(log_, *factory_, loop_);
-  }
-  void TearDown() override {
-    if (manager_) {
-      bool done = false;
-      manager_->Shutdown([&] { done = true; });
-      EXPECT_TRUE(loop_.RunUntil([&] { return done; }, 60s));
-      manager_.reset();
-    }
-    server_.reset();
-    std::error_code ec;
-    if (!root_.empty()) std::filesystem::remove_all(root_, ec);
-  }
-
-  template <class T>
-  Result<T> Wait(const std::function<void(const Callback<T>&)>& start) {
-    auto out = std::make_shared<std::optional<Result<T>>>();
-    start([out](Result<T> r) { *out = std::move(r); });
-    if (!loop_.RunUntil([&] { return out->has_value(); }, 120s))
-      return Error(ErrorCode::kInternal, "timed out");
-    return std::move(**out);
-  }
   // Sends `prompt`, allows every permission the CLI asks for, and waits for the turn to end.
   void RunAllowing(const SessionId& id, const std::string& prompt) {
     Result<SendReply> sent = Wait<SendReply>([&](const Callback<SendReply>& d) {
@@ -95,14 +53,6 @@ class WorktreeAgents : public ::testing::TestWithParam<Cli> {
     }
     FAIL() << "the turn of \"" << prompt << "\" never ended";
   }
-
-  std::string root_;
-  process::EventLoop loop_;
-  MemoryEventLog log_;
-  std::unique_ptr<claude_testing::ModelServer> server_;
-  acp_testing::AgentSetup setup_;
-  std::unique_ptr<DefaultProviderFactory> factory_;
-  std::unique_ptr<AgentManager> manager_;
 };
 
 TEST_P(WorktreeAgents, TwoAgentsEditTheSameFileInWorktreesOfTheirOwn) {
@@ -145,8 +95,8 @@ TEST_P(WorktreeAgents, TwoAgentsEditTheSameFileInWorktreesOfTheirOwn) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Clis, WorktreeAgents,
-                         ::testing::Values(Cli{"claude", "claude", acp_testing::Agent::kClaude},
-                                           Cli{"codex", "codex", acp_testing::Agent::kCodex}),
+                         ::testing::Values(RealCli{"claude", "claude", acp_testing::Agent::kClaude},
+                                           RealCli{"codex", "codex", acp_testing::Agent::kCodex}),
                          [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -12,13 +12,14 @@
 
 namespace agentstream::runtime::testing {
 
-// Starts the call and runs `loop` until its callback ran (kInternal "timed out" after 20 s).
+// Starts the call and runs `loop` until its callback ran (kInternal "timed out" after `limit`).
 template <class T>
 Result<T> RunForResult(process::EventLoop& loop,
-                       const std::function<void(const Callback<T>&)>& start) {
+                       const std::function<void(const Callback<T>&)>& start,
+                       std::chrono::milliseconds limit = std::chrono::seconds(20)) {
   auto out = std::make_shared<std::optional<Result<T>>>();
   start([out](Result<T> r) { *out = std::move(r); });
-  if (!loop.RunUntil([&] { return out->has_value(); }, std::chrono::seconds(20)))
+  if (!loop.RunUntil([&] { return out->has_value(); }, limit))
     return Error(ErrorCode::kInternal, "timed out");
   return std::move(**out);
 }

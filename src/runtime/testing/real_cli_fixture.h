@@ -1,0 +1,89 @@
+// An agent manager over a memory log whose providers are the real agent CLIs of tests/peers
+// (claude, codex, opencode serve, gemini over ACP), configured offline against the scripted model
+// server (tests/model_server; AGENT-CLIS.md). For a TestWithParam<P> whose P has `name` (for
+// messages), `provider` (an AgentConfig provider) and `setup` (its acp_testing::Agent): a CLI
+// that is not installed skips the test loudly.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "providers/acp/acp_test_env.h"
+#include "providers/claude/claude_test_env.h"
+#include "runtime/agent_manager.h"
+#include "runtime/provider_factory.h"
+#include "runtime/testing/loop_wait.h"
+#include "store/memory_log.h"
+
+namespace agentstream::runtime::testing {
+
+// One real CLI of the fixture.
+struct RealCli {
+  std::string name;      // for test names and messages
+  std::string provider;  // the AgentConfig provider
+  providers::acp::testing::Agent setup;
+};
+inline void PrintTo(const RealCli& cli, std::ostream* os) { *os << cli.name; }
+
+template <class P = RealCli>
+class RealCliFixture : public ::testing::TestWithParam<P> {
+ protected:
+  void SetUp() override {
+    namespace acp_testing = providers::acp::testing;
+    namespace claude_testing = providers::claude::testing;
+    const P& cli = this->GetParam();
+    const bool installed = cli.provider == "claude"
+                               ? ::access(claude_testing::ClaudeProgram().c_str(), X_OK) == 0
+                               : acp_testing::AgentInstalled(cli.setup);
+    if (!installed) GTEST_SKIP() << cli.name << " is not installed (tools/setup.sh)";
+    char tmpl[] = "/tmp/agentstream-real-cli-XXXXXX";
+    root_ = ::mkdtemp(tmpl);
+    server_ = std::make_unique<claude_testing::ModelServer>(loop_);
+    setup_ = acp_testing::PrepareAgent(cli.setup, server_->port(), root_);
+    ProviderFactoryOptions options;
+    options.claude_program = claude_testing::ClaudeProgram();
+    options.claude_env = setup_.env;
+    options.codex_program = acp_testing::AgentProgram(acp_testing::Agent::kCodex);
+    options.codex_env = setup_.env;
+    options.opencode_program = acp_testing::AgentProgram(acp_testing::Agent::kOpencodeServe);
+    options.opencode_env = setup_.env;
+    options.acp_programs["gemini"] = acp_testing::AgentProgram(acp_testing::Agent::kGemini);
+    options.acp_env = setup_.env;
+    factory_ = std::make_unique<DefaultProviderFactory>(options);
+    manager_ = std::make_unique<AgentManager>(log_, *factory_, loop_);
+  }
+  void TearDown() override {
+    if (manager_) {
+      bool done = false;
+      manager_->Shutdown([&] { done = true; });
+      EXPECT_TRUE(loop_.RunUntil([&] { return done; }, std::chrono::seconds(60)));
+      manager_.reset();
+    }
+    server_.reset();
+    std::error_code ec;
+    if (!root_.empty()) std::filesystem::remove_all(root_, ec);
+  }
+
+  // Runs the loop until the call answers, up to two minutes (a real CLI's turn).
+  template <class T>
+  Result<T> Wait(const std::function<void(const Callback<T>&)>& start) {
+    return RunForResult<T>(loop_, start, std::chrono::minutes(2));
+  }
+
+  std::string root_;
+  process::EventLoop loop_;
+  MemoryEventLog log_;
+  std::unique_ptr<providers::claude::testing::ModelServer> server_;
+  providers::acp::testing::AgentSetup setup_;
+  std::unique_ptr<DefaultProviderFactory> factory_;
+  std::unique_ptr<AgentManager> manager_;
+};
+
+}  // namespace agentstream::runtime::testing
