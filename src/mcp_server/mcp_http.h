@@ -53,7 +53,7 @@ class McpHttp {
   McpHttp& operator=(const McpHttp&) = delete;
 
   static constexpr std::size_t kMaxSessions = 1024;
-  static constexpr std::int64_t kSessionIdleMs = 60 * 60 * 1000;  // 1 hour
+  static constexpr std::int64_t kSessionIdleMs = std::int64_t{60} * 60 * 1000;  // 1 hour
 
   // `session`: the request's Mcp-Session-Id header, empty when it has none.
   void Handle(const std::string& method, const std::string& session, const std::string& body,

@@ -64,7 +64,7 @@ TEST_P(WorktreeAgents, TwoAgentsEditTheSameFileInWorktreesOfTheirOwn) {
             0);
   workspace::Worktrees worktrees(workspace::Git(), root_ + "/worktrees");
   std::vector<workspace::Workspace> made;
-  for (const std::string name :
+  for (const std::string& name :
        {"ses_" + GetParam().name + "_a", "ses_" + GetParam().name + "_b"}) {
     Result<workspace::Workspace> ws = worktrees.Create(repo, {}, name);
     ASSERT_TRUE(ws.ok()) << ws.status().ToString();

@@ -38,7 +38,7 @@ void AnnounceCommit(Txn& t, const std::string& channel) {
 
 std::unique_ptr<ListenThread> HearCommits(
     Conn listening, std::function<Result<Conn>()> listen, std::function<int()> own_pid,
-    std::shared_ptr<store_internal::CommitListeners> listeners) {
+    const std::shared_ptr<store_internal::CommitListeners>& listeners) {
   auto heard = [listeners](const std::vector<std::string>& payloads) {
     for (const std::string& payload : payloads)
       if (std::optional<CommitNotice> notice = DecodeCommitNotice(payload))

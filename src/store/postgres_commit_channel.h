@@ -33,6 +33,6 @@ void AnnounceCommit(Txn& t, const std::string& channel);
 // second; commits announced meanwhile reach live readers with the session's next commit.
 std::unique_ptr<ListenThread> HearCommits(
     Conn listening, std::function<Result<Conn>()> listen, std::function<int()> own_pid,
-    std::shared_ptr<store_internal::CommitListeners> listeners);
+    const std::shared_ptr<store_internal::CommitListeners>& listeners);
 
 }  // namespace agentstream::pg
