@@ -28,6 +28,7 @@ void AppendHex(const unsigned char* bytes, std::size_t digits, std::string* out)
 }  // namespace
 
 std::string RandomHex(std::size_t digits) {
+  if (digits == 0) return std::string();  // libsodium takes no null buffer, even of no bytes
   Init();
   std::vector<unsigned char> bytes((digits + 1) / 2);
   randombytes_buf(bytes.data(), bytes.size());
