@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "consumers/consumer_service.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 
 using namespace agentstream;
 using Clock = std::chrono::steady_clock;

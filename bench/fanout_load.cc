@@ -41,7 +41,7 @@
 #include "runtime/agent_manager.h"
 #include "runtime/provider_factory.h"
 #include "server/http_server.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 
 namespace {
 

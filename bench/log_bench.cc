@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "core/event_codec.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 
 using namespace agentstream;
 

@@ -22,7 +22,7 @@
 
 #include "core/event_codec.h"
 #include "store/log_factory.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 
 using namespace agentstream;
 using Clock = std::chrono::steady_clock;

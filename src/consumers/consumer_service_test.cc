@@ -14,7 +14,7 @@
 #include "consumers/lane.h"
 #include "consumers/sink.h"
 #include "store/memory_log.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 #include "testing/temp_dir.h"
 
 namespace agentstream::consumers {

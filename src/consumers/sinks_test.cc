@@ -19,7 +19,7 @@
 #include "consumers/consumer_service.h"
 #include "consumers/sinks.h"
 #include "store/memory_log.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 #include "testing/temp_dir.h"
 
 namespace agentstream::consumers {

@@ -11,7 +11,7 @@
 #include "runtime/agent_manager.h"
 #include "runtime/provider_factory.h"
 #include "runtime/session_records.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 
 namespace agentstream::runtime {
 namespace {

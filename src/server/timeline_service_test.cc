@@ -12,7 +12,7 @@
 
 #include "store/forwarding_log.h"
 #include "store/memory_log.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 
 namespace agentstream::server {
 namespace {

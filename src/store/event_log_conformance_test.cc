@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "store/memory_log.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 #include "store/test_backend.h"
 #include "system/wall_clock.h"
 

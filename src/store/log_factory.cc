@@ -1,7 +1,7 @@
 #include "store/log_factory.h"
 
 #include "store/memory_log.h"
-#include "store/postgres_log.h"
+#include "store/postgres/postgres_log.h"
 
 namespace agentstream {
 

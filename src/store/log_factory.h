@@ -5,7 +5,7 @@
 #include <string>
 
 #include "store/event_log.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 
 namespace agentstream {
 

@@ -10,11 +10,11 @@
 
 #include "store/log_state.h"
 #include "store/memory_log.h"
-#include "store/postgres/pg.h"
-#include "store/postgres_log.h"
+#include "pg/pg.h"
+#include "store/postgres/postgres_log.h"
 #include "store/record_batch.h"
 #include "store/sqlite/fault_vfs.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 
 namespace agentstream::testing {
 

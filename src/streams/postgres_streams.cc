@@ -14,7 +14,7 @@
 #include <thread>
 #include <variant>
 
-#include "store/postgres/listen_thread.h"
+#include "pg/listen_thread.h"
 #include "streams/postgres_streams_internal.h"
 #include "streams/stream_rules.h"
 #include "streams/watchers.h"

@@ -10,15 +10,15 @@
 #include <vector>
 
 #include "core/status.h"
-#include "store/postgres/pg.h"
-#include "store/postgres/setup.h"
+#include "pg/pg.h"
+#include "pg/setup.h"
 #include "streams/postgres_streams.h"
 #include "streams/stream_model.h"
 #include "streams/stream_store.h"
 
 namespace agentstream::streams::pgs {
 
-// What every PostgreSQL store shares (store/postgres/setup.h): the database's clock in Unix
+// What every PostgreSQL store shares (pg/setup.h): the database's clock in Unix
 // milliseconds as an SQL expression, identifiers, array literals, storable text.
 using pg::IntArray;
 using pg::QuoteIdentifier;

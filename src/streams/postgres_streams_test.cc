@@ -16,7 +16,7 @@
 #include <set>
 #include <thread>
 
-#include "store/postgres/pg.h"
+#include "pg/pg.h"
 #include "streams/subscriptions.h"
 
 namespace agentstream::streams {

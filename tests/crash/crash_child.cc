@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/event_codec.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 
 using namespace agentstream;
 

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "core/event_codec.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 #include "testing/temp_dir.h"
 
 namespace agentstream {

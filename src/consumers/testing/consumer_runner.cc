@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "consumers/consumer_service.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 
 namespace agentstream {
 namespace {

@@ -16,7 +16,7 @@
 #include "runtime/testing/loop_wait.h"
 #include "runtime/testing/session_checks.h"
 #include "store/forwarding_log.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 
 namespace agentstream::runtime::testing {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "store/log_state.h"
-#include "store/postgres/pg.h"
+#include "pg/pg.h"
 #include "store/postgres/sql.h"
 #include "store/record_batch.h"
 

@@ -9,8 +9,8 @@
 
 #include "store/event_log.h"
 #include "store/log_state.h"
-#include "store/postgres/pg.h"
-#include "store/postgres/setup.h"
+#include "pg/pg.h"
+#include "pg/setup.h"
 
 namespace agentstream::pg {
 

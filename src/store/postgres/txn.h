@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "store/log_state.h"
-#include "store/postgres/pg.h"
+#include "pg/pg.h"
 #include "store/postgres/sql.h"
 #include "store/record_batch.h"
 #include "system/wall_clock.h"

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "core/status.h"
-#include "store/sqlite/db.h"
+#include "sqlite/db.h"
 
 namespace agentstream::sqlite {
 

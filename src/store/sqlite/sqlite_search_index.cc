@@ -1,4 +1,4 @@
-#include "store/sqlite_search_index.h"
+#include "store/sqlite/sqlite_search_index.h"
 
 #include <algorithm>
 #include <string_view>

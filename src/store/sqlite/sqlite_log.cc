@@ -1,4 +1,4 @@
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,14 +11,14 @@
 #include "store/log_state.h"
 #include "store/record_batch.h"
 #include "store/sqlite/checkpointer.h"
-#include "store/sqlite/db.h"
+#include "sqlite/db.h"
 #include "store/sqlite/durable_floor.h"
 #include "store/sqlite/wal_syncer.h"
-#include "store/sqlite_item_index.h"
-#include "store/sqlite_reader.h"
-#include "store/sqlite_schema.h"
-#include "store/sqlite_search_index.h"
-#include "store/sqlite_writer.h"
+#include "store/sqlite/sqlite_item_index.h"
+#include "store/sqlite/sqlite_reader.h"
+#include "store/sqlite/sqlite_schema.h"
+#include "store/sqlite/sqlite_search_index.h"
+#include "store/sqlite/sqlite_writer.h"
 #include "system/wall_clock.h"
 
 namespace agentstream {

@@ -1,4 +1,4 @@
-#include "store/postgres_item_index.h"
+#include "store/postgres/postgres_item_index.h"
 
 #include <algorithm>
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "store/search_index.h"
-#include "store/sqlite/db.h"
+#include "sqlite/db.h"
 
 namespace agentstream::sqlite {
 

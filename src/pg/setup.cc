@@ -1,4 +1,4 @@
-#include "store/postgres/setup.h"
+#include "pg/setup.h"
 
 #include "core/utf8.h"
 

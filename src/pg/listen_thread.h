@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "store/postgres/pg.h"
+#include "pg/pg.h"
 
 namespace agentstream::pg {
 

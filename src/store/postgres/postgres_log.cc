@@ -1,4 +1,4 @@
-#include "store/postgres_log.h"
+#include "store/postgres/postgres_log.h"
 
 #include <algorithm>
 #include <atomic>
@@ -10,15 +10,15 @@
 #include "store/commit_listeners.h"
 #include "store/commit_queue.h"
 #include "store/log_state.h"
-#include "store/postgres/pg.h"
-#include "store/postgres/setup.h"
+#include "pg/pg.h"
+#include "pg/setup.h"
 #include "store/postgres/snapshot.h"
 #include "store/postgres/sql.h"
 #include "store/postgres/txn.h"
-#include "store/postgres_commit_channel.h"
-#include "store/postgres_item_index.h"
-#include "store/postgres_schema.h"
-#include "store/postgres_search_index.h"
+#include "store/postgres/postgres_commit_channel.h"
+#include "store/postgres/postgres_item_index.h"
+#include "store/postgres/postgres_schema.h"
+#include "store/postgres/postgres_search_index.h"
 #include "store/record_batch.h"
 #include "store/snapshot_read.h"
 #include "system/wall_clock.h"

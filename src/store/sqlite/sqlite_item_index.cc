@@ -1,4 +1,4 @@
-#include "store/sqlite_item_index.h"
+#include "store/sqlite/sqlite_item_index.h"
 
 #include <algorithm>
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "store/event_log.h"
-#include "store/sqlite/db.h"
+#include "sqlite/db.h"
 #include "store/sqlite/durable_floor.h"
 
 namespace agentstream::sqlite {

@@ -10,7 +10,7 @@
 
 #include "store/event_log.h"
 #include "store/item_index.h"
-#include "store/postgres/pg.h"
+#include "pg/pg.h"
 #include "store/postgres/txn.h"
 
 namespace agentstream::pg {

@@ -1,4 +1,4 @@
-#include "store/postgres/listen_thread.h"
+#include "pg/listen_thread.h"
 
 #include <poll.h>
 

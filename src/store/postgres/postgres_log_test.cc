@@ -2,7 +2,7 @@
 // server connection, and the schema version check. Needs a server: AGENTSTREAM_TEST_PG (a libpq
 // connection string; tools/test.sh starts a throw-away cluster). The conformance suite runs
 // against this backend too (event_log_conformance_test.cc).
-#include "store/postgres_log.h"
+#include "store/postgres/postgres_log.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -16,7 +16,7 @@
 #include <set>
 #include <thread>
 
-#include "store/postgres/pg.h"
+#include "pg/pg.h"
 #include "system/wall_clock.h"
 
 namespace agentstream {

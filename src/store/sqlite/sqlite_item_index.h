@@ -9,7 +9,7 @@
 
 #include "store/event_log.h"
 #include "store/item_index.h"
-#include "store/sqlite/db.h"
+#include "sqlite/db.h"
 
 namespace agentstream::sqlite {
 

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "core/status.h"
-#include "store/sqlite/db.h"
+#include "sqlite/db.h"
 
 namespace agentstream::sqlite {
 

@@ -29,7 +29,7 @@
 #include <string>
 
 #include "store/event_log.h"
-#include "store/sqlite_log.h"  // Durability
+#include "store/sqlite/sqlite_log.h"  // Durability
 
 namespace agentstream {
 

@@ -1,4 +1,4 @@
-#include "store/postgres_commit_channel.h"
+#include "store/postgres/postgres_commit_channel.h"
 
 #include <cstdlib>
 #include <utility>

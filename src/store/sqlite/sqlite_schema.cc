@@ -1,9 +1,9 @@
-#include "store/sqlite_schema.h"
+#include "store/sqlite/sqlite_schema.h"
 
 #include <string>
 
 #include "store/item_index.h"
-#include "store/sqlite_log.h"
+#include "store/sqlite/sqlite_log.h"
 
 namespace agentstream::sqlite {
 

@@ -13,7 +13,7 @@
 
 #include "store/log_state.h"
 #include "store/record_batch.h"
-#include "store/sqlite/db.h"
+#include "sqlite/db.h"
 #include "system/wall_clock.h"
 
 namespace agentstream::sqlite {

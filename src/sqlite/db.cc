@@ -1,4 +1,4 @@
-#include "store/sqlite/db.h"
+#include "sqlite/db.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-// Internal to the store module: a thin RAII layer over libpq, the PostgreSQL client library.
+// A thin RAII layer over libpq, the PostgreSQL client library.
 // A Conn is one connection used by one thread at a time; Exec runs one statement with text
 // parameters (nullopt is SQL NULL) and returns its rows as text. bytea values travel as
 // parameters in binary and come back through Bytes().

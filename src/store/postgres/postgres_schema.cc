@@ -1,10 +1,10 @@
-#include "store/postgres_schema.h"
+#include "store/postgres/postgres_schema.h"
 
 #include <iterator>
 #include <string>
 
 #include "store/item_index.h"
-#include "store/postgres_log.h"
+#include "store/postgres/postgres_log.h"
 
 namespace agentstream {
 

@@ -1,4 +1,4 @@
-#include "store/sqlite_reader.h"
+#include "store/sqlite/sqlite_reader.h"
 
 #include <algorithm>
 #include <string>

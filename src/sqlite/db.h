@@ -1,5 +1,6 @@
-// A thin RAII layer over the SQLite C API, private to the store module. Errors come back as
-// Status values carrying SQLite's message; nothing here throws.
+// A thin RAII layer over the SQLite C API, for every SQLite file of the daemon (the session log's
+// SQLite backend, the generic streams' journal). Errors come back as Status values carrying
+// SQLite's message; nothing here throws.
 #pragma once
 
 #include <sqlite3.h>

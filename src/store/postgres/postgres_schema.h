@@ -1,7 +1,7 @@
 // The PostgreSQL session log's tables (postgres_log.cc), version by version.
 #pragma once
 
-#include "store/postgres/setup.h"
+#include "pg/setup.h"
 
 namespace agentstream {
 

@@ -1,4 +1,4 @@
-#include "store/postgres/pg.h"
+#include "pg/pg.h"
 
 #include <libpq-fe.h>
 

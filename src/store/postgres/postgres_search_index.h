@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "store/postgres/pg.h"
+#include "pg/pg.h"
 #include "store/postgres/txn.h"
 #include "store/search_index.h"
 

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "store/commit_listeners.h"
-#include "store/postgres/listen_thread.h"
-#include "store/postgres/pg.h"
+#include "pg/listen_thread.h"
+#include "pg/pg.h"
 #include "store/postgres/txn.h"
 
 namespace agentstream::pg {

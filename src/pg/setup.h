@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "store/postgres/pg.h"
+#include "pg/pg.h"
 
 namespace agentstream::pg {
 

@@ -1,11 +1,11 @@
-#include "store/postgres_search_index.h"
+#include "store/postgres/postgres_search_index.h"
 
 #include <algorithm>
 #include <functional>
 #include <optional>
 #include <utility>
 
-#include "store/postgres/setup.h"
+#include "pg/setup.h"
 #include "store/postgres/snapshot.h"
 #include "store/postgres/sql.h"
 
