@@ -70,7 +70,7 @@ class AcpSession {
   bool WaitFor(const std::function<bool()>& pred, process::Millis timeout);
   bool WaitIdle(process::Millis timeout);
   void Close();
-  // R-TURN-5 a-d over the log; a failure per violation.
+  // The turn invariants a-d of docs/timeline.md over the log; a failure per violation.
   void CheckInvariants();
 
   template <class T>
