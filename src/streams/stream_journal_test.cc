@@ -1,7 +1,6 @@
 // The streams journal's storage: messages in append order, deleted streams purged in the
 // background without reusing their ids, the exclusive lock, and the conversion of databases
 // written with messages keyed by stream and offset.
-#include <sqlite3.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -10,6 +9,7 @@
 #include <future>
 #include <thread>
 
+#include "sqlite/db.h"
 #include "streams/memory_stream_store.h"
 #include "streams/stream_journal.h"
 
@@ -59,16 +59,14 @@ class JournalFileTest : public ::testing::Test {
 
   // Runs `sql` on the closed database file and returns the first column of its first row.
   std::string Query(const std::string& sql) {
-    sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-    std::string text;
-    sqlite3_stmt* stmt = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql;
-    if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr)
-      text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-    sqlite3_finalize(stmt);
-    sqlite3_close(db);
-    return text;
+    Result<sqlite::Db> db = sqlite::Db::Open(path_, {.create = true});
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    if (!db.ok()) return "";
+    Result<sqlite::Stmt> stmt = db->Prepare(sql);
+    EXPECT_TRUE(stmt.ok()) << sql << ": " << stmt.status().ToString();
+    if (!stmt.ok()) return "";
+    const Result<bool> row = stmt->Step();
+    return row.ok() && *row ? stmt->Text(0) : "";
   }
 
   const std::string path_ = (std::filesystem::temp_directory_path() /
@@ -168,8 +166,8 @@ TEST_F(JournalFileTest, MessagesKeyedByStreamAndOffsetAreConverted) {
   meta.path = "/old";
   meta.content_type = "text/plain";
   {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    Result<sqlite::Db> db = sqlite::Db::Open(path_, {.create = true});
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
     const std::string sql =
         "CREATE TABLE ds_streams(id INTEGER PRIMARY KEY, meta TEXT NOT NULL);"
         "CREATE TABLE ds_messages(stream_id INTEGER NOT NULL, offset TEXT NOT NULL,"
@@ -178,8 +176,8 @@ TEST_F(JournalFileTest, MessagesKeyedByStreamAndOffsetAreConverted) {
         EncodeMeta(meta) + "');" + "INSERT INTO ds_messages VALUES(7, '" +
         FormatOffset(Advance(Offset{}, 2)) + "', 'o1');" + "INSERT INTO ds_messages VALUES(7, '" +
         FormatOffset(Advance(Advance(Offset{}, 2), 2)) + "', 'o2');";
-    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
-    sqlite3_close(db);
+    const Status made = db->Exec(sql);
+    ASSERT_TRUE(made.ok()) << made.ToString();
   }
   {
     auto store = Open();
