@@ -191,5 +191,63 @@ TEST_F(JournalFileTest, MessagesKeyedByStreamAndOffsetAreConverted) {
   EXPECT_EQ(Contents(*store, "/old"), "o1o2o3");
 }
 
+TEST(JournalTest, StreamsSurviveReopen) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("streams_test_" + std::to_string(::getpid()) + ".db"))
+                               .string();
+  std::filesystem::remove(path);
+  {
+    auto store = MemoryStreamStore::Open(path, StreamLimits{});
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    CreateArgs args;
+    args.path = "/d";
+    args.content_type = "application/json";
+    args.body = R"([{"a":1}])";
+    ASSERT_EQ((*store)->Create(args).code, Code::kCreated);
+    AppendArgs append;
+    append.path = "/d";
+    append.body = "2";
+    append.producer = ProducerArgs{"w", 3, 0};
+    ASSERT_EQ((*store)->Append(append).code, Code::kOk);
+    std::promise<bool> durable;
+    (*store)->WhenDurable([&](bool ok) { durable.set_value(ok); });
+    EXPECT_TRUE(durable.get_future().get());
+  }
+  auto store = MemoryStreamStore::Open(path, StreamLimits{});
+  ASSERT_TRUE(store.ok());
+  ReadResult r = (*store)->Read("/d", std::nullopt);
+  ASSERT_EQ(r.messages.size(), 2U);
+  EXPECT_EQ(*r.messages[1].data, "2,");
+  AppendArgs retry;
+  retry.path = "/d";
+  retry.body = "2";
+  retry.producer = ProducerArgs{"w", 3, 0};
+  EXPECT_EQ((*store)->Append(retry).code, Code::kDuplicate);  // producer state survived
+  store->reset();
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+}
+
+TEST(JournalTest, ASecondStoreOnTheSameDatabaseIsRefused) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("streams_excl_" + std::to_string(::getpid()) + ".db"))
+                               .string();
+  std::filesystem::remove(path);
+  {
+    auto first = MemoryStreamStore::Open(path, StreamLimits{});
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    auto second = MemoryStreamStore::Open(path, StreamLimits{});
+    ASSERT_FALSE(second.ok());
+    EXPECT_NE(second.status().ToString().find("another daemon"), std::string::npos)
+        << second.status().ToString();
+  }
+  auto reopened = MemoryStreamStore::Open(path, StreamLimits{});  // the lock went with the first
+  EXPECT_TRUE(reopened.ok()) << reopened.status().ToString();
+  reopened->reset();
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + "-wal");
+}
+
 }  // namespace
 }  // namespace agentstream::streams
