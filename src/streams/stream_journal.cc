@@ -1,6 +1,7 @@
 #include "streams/stream_journal.h"
 
 #include <boost/json.hpp>
+#include <functional>
 #include <utility>
 
 #include "sqlite/db.h"
@@ -69,6 +70,20 @@ Status Unreadable(const sqlite::Db& db) {
   return Error(ErrorCode::kIoError,
                "cannot read the streams database (is another daemon using this data directory?): " +
                    db.LastError());
+}
+
+// Runs the query `sql` and calls `row` on each of its rows, in order. Unreadable when the query
+// failed; the first error `row` returns stops it and is returned as it is.
+Status EachRow(sqlite::Db& db, std::string_view sql,
+               const std::function<Status(const sqlite::Stmt&)>& row) {
+  Result<sqlite::Stmt> stmt = db.Prepare(sql);
+  if (!stmt.ok()) return Unreadable(db);
+  for (;;) {
+    const Result<bool> more = stmt->Step();
+    if (!more.ok()) return Unreadable(db);
+    if (!*more) return Status::Ok();
+    AS_RETURN_IF_ERROR(row(*stmt));
+  }
 }
 
 // The SQL that made the messages table ("" when there is none yet).
@@ -204,16 +219,15 @@ Result<std::unique_ptr<StreamJournal>> StreamJournal::Open(const std::string& pa
   auto journal =
       std::unique_ptr<StreamJournal>(new StreamJournal(std::move(connection), max_pending));
   // Deletions not yet purged when the daemon stopped: purged again from the start, and their ids
-  // are never given to new streams before that. A read error ends the list (Load meets it next).
-  if (Result<sqlite::Stmt> dead = db.Prepare("SELECT stream_id FROM ds_dead ORDER BY stream_id");
-      dead.ok()) {
-    for (Result<bool> row = dead->Step(); row.ok() && *row; row = dead->Step()) {
-      const std::int64_t id = dead->Int(0);
-      journal->purge_next_.push_back(id);
-      journal->purging_ = true;
-      journal->min_next_id_ = std::max(journal->min_next_id_, id + 1);
-    }
-  }
+  // are never given to new streams before that. A read error only ends the list (Load meets it).
+  (void)EachRow(db, "SELECT stream_id FROM ds_dead ORDER BY stream_id",
+                [&](const sqlite::Stmt& row) {
+                  const std::int64_t id = row.Int(0);
+                  journal->purge_next_.push_back(id);
+                  journal->purging_ = true;
+                  journal->min_next_id_ = std::max(journal->min_next_id_, id + 1);
+                  return Status::Ok();
+                });
   journal->writer_ = std::thread([j = journal.get()] { j->Run(); });
   return journal;
 }
@@ -235,39 +249,29 @@ Result<std::vector<Stream>> StreamJournal::Load() {
   sqlite::Db& db = connection_->db;
   std::vector<Stream> streams;
   std::map<std::int64_t, std::size_t> index;
-  {
-    Result<sqlite::Stmt> stmt = db.Prepare("SELECT id, meta FROM ds_streams ORDER BY id");
-    if (!stmt.ok()) return Unreadable(db);
-    for (;;) {
-      Result<bool> row = stmt->Step();
-      if (!row.ok()) return Unreadable(db);
-      if (!*row) break;
-      auto meta = DecodeMeta(stmt->Text(1));
-      if (!meta.ok()) return meta.status();
-      meta->id = stmt->Int(0);
-      index[meta->id] = streams.size();
-      Stream s;
-      s.meta = std::move(*meta);
-      s.tail = s.meta.forked_from ? s.meta.fork_offset : Offset{};
-      streams.push_back(std::move(s));
-    }
-  }
-  Result<sqlite::Stmt> stmt =
-      db.Prepare("SELECT stream_id, offset, data FROM ds_messages ORDER BY seq");
-  if (!stmt.ok()) return Unreadable(db);
-  for (;;) {
-    Result<bool> row = stmt->Step();
-    if (!row.ok()) return Unreadable(db);
-    if (!*row) break;
-    auto it = index.find(stmt->Int(0));
-    auto offset = ParseOffset(stmt->Text(1));
-    if (it == index.end() || !offset) continue;
-    Stream& s = streams[it->second];
-    auto data = std::make_shared<const std::string>(stmt->Text(2));
-    s.bytes += data->size();
-    s.messages.push_back(Message{*offset, std::move(data)});
-    s.tail = *offset;
-  }
+  AS_RETURN_IF_ERROR(EachRow(db, "SELECT id, meta FROM ds_streams ORDER BY id",
+                             [&](const sqlite::Stmt& row) -> Status {
+                               AS_ASSIGN_OR_RETURN(StreamMeta meta, DecodeMeta(row.Text(1)));
+                               meta.id = row.Int(0);
+                               index[meta.id] = streams.size();
+                               Stream s;
+                               s.meta = std::move(meta);
+                               s.tail = s.meta.forked_from ? s.meta.fork_offset : Offset{};
+                               streams.push_back(std::move(s));
+                               return Status::Ok();
+                             }));
+  AS_RETURN_IF_ERROR(EachRow(db, "SELECT stream_id, offset, data FROM ds_messages ORDER BY seq",
+                             [&](const sqlite::Stmt& row) -> Status {
+                               auto it = index.find(row.Int(0));
+                               auto offset = ParseOffset(row.Text(1));
+                               if (it == index.end() || !offset) return Status::Ok();
+                               Stream& s = streams[it->second];
+                               auto data = std::make_shared<const std::string>(row.Text(2));
+                               s.bytes += data->size();
+                               s.messages.push_back(Message{*offset, std::move(data)});
+                               s.tail = *offset;
+                               return Status::Ok();
+                             }));
   return streams;
 }
 
@@ -289,16 +293,12 @@ void StreamJournal::PutState(const std::string& key, const std::string& value) {
 
 Result<std::map<std::string, std::string>> StreamJournal::LoadState() {
   std::lock_guard lock(mu_);  // before any write: the writer thread is idle
-  sqlite::Db& db = connection_->db;
   std::map<std::string, std::string> state;
-  Result<sqlite::Stmt> stmt = db.Prepare("SELECT key, value FROM ds_state");
-  if (!stmt.ok()) return Unreadable(db);
-  for (;;) {
-    Result<bool> row = stmt->Step();
-    if (!row.ok()) return Unreadable(db);
-    if (!*row) break;
-    state[stmt->Text(0)] = stmt->Text(1);
-  }
+  AS_RETURN_IF_ERROR(EachRow(connection_->db, "SELECT key, value FROM ds_state",
+                             [&](const sqlite::Stmt& row) -> Status {
+                               state[row.Text(0)] = row.Text(1);
+                               return Status::Ok();
+                             }));
   return state;
 }
 
