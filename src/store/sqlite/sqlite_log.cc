@@ -6,19 +6,19 @@
 #include <map>
 #include <variant>
 
+#include "sqlite/db.h"
 #include "store/commit_listeners.h"
 #include "store/commit_queue.h"
 #include "store/log_state.h"
 #include "store/record_batch.h"
 #include "store/sqlite/checkpointer.h"
-#include "sqlite/db.h"
 #include "store/sqlite/durable_floor.h"
-#include "store/sqlite/wal_syncer.h"
 #include "store/sqlite/sqlite_item_index.h"
 #include "store/sqlite/sqlite_reader.h"
 #include "store/sqlite/sqlite_schema.h"
 #include "store/sqlite/sqlite_search_index.h"
 #include "store/sqlite/sqlite_writer.h"
+#include "store/sqlite/wal_syncer.h"
 #include "system/wall_clock.h"
 
 namespace agentstream {
@@ -617,7 +617,7 @@ class SqliteEventLog final : public EventLog,
 Result<std::unique_ptr<EventLog>> OpenSqliteEventLog(SqliteLogOptions options) {
   if (options.path.empty())
     return Error(ErrorCode::kInvalidArgument, "the SQLite log needs a path");
-  AS_ASSIGN_OR_RETURN(Db db, Db::Open(options.path, true, false, options.vfs));
+  AS_ASSIGN_OR_RETURN(Db db, Db::Open(options.path, {.create = true, .vfs = options.vfs}));
   AS_RETURN_IF_ERROR(db.Exec("PRAGMA journal_mode=WAL"));
   // Overlapped fsync commits run unsynced and are synced by the WalSyncer (see sqlite_log.h).
   const char* sync = options.durability == Durability::kOs ? "PRAGMA synchronous=NORMAL"

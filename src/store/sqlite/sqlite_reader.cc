@@ -191,7 +191,7 @@ Result<Db> ReaderPool::Acquire() {
   }
   ++open_;
   lock.unlock();
-  auto db = Db::Open(path_, false, true, vfs_);
+  auto db = Db::Open(path_, {.read_only = true, .vfs = vfs_});
   if (db.ok()) {
     // Reads map the file rather than copy pages through read(2); each reader keeps a small
     // page cache of its own (the OS page cache is shared).

@@ -183,10 +183,7 @@ ALTER TABLE sessions ADD COLUMN usage TEXT;
 }  // namespace
 
 Status EnsureSchema(Db& db) {
-  AS_ASSIGN_OR_RETURN(Stmt version, db.Prepare("PRAGMA user_version"));
-  AS_ASSIGN_OR_RETURN(bool row, version.Step());
-  const std::int64_t found = row ? version.Int(0) : 0;
-  version.Reset();
+  AS_ASSIGN_OR_RETURN(const std::int64_t found, db.QueryInt("PRAGMA user_version"));
   if (found > kSqliteSchemaVersion) {
     return Error(ErrorCode::kUnsupportedVersion,
                  "the database has schema version " + std::to_string(found) +
@@ -196,10 +193,7 @@ Status EnsureSchema(Db& db) {
   AS_RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
   auto upgrade = [&]() -> Status {
     // Another connection may have created or migrated the schema since the version was read.
-    AS_ASSIGN_OR_RETURN(Stmt again, db.Prepare("PRAGMA user_version"));
-    AS_ASSIGN_OR_RETURN(bool again_row, again.Step());
-    const std::int64_t current = again_row ? again.Int(0) : 0;
-    again.Reset();
+    AS_ASSIGN_OR_RETURN(const std::int64_t current, db.QueryInt("PRAGMA user_version"));
     if (current >= kSqliteSchemaVersion) return Status::Ok();
     if (current == 0) AS_RETURN_IF_ERROR(db.Exec(kSchemaV1));
     if (current <= 1) AS_RETURN_IF_ERROR(db.Exec(kSchemaV2Additions));
