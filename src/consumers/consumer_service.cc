@@ -162,7 +162,7 @@ Status ConsumerService::Impl::AddLocked(ConsumerSpec spec) {
 }
 
 Status ConsumerService::Impl::Start() {
-  AS_ASSIGN_OR_RETURN(std::vector<StoredConsumer> stored, log_.ListConsumers());
+  AS_ASSIGN_OR_RETURN(std::vector<StoredConsumer> stored, log_.consumers().ListConsumers());
   std::lock_guard lock(mu_);
   if (started_) return Status::Ok();
   for (auto& s : stored) {
@@ -204,7 +204,7 @@ void ConsumerService::Impl::Stop() {
   std::lock_guard lock(mu_);
   for (auto& [id, e] : consumers_) {
     for (auto& [session, lane] : e->lanes) {
-      if (lane->generation != 0) (void)log_.ReleaseLease(id, session, lane->generation);
+      if (lane->generation != 0) (void)log_.consumers().ReleaseLease(id, session, lane->generation);
       lane->generation = 0;
     }
   }
@@ -221,12 +221,12 @@ Status ConsumerService::Impl::PositionAtTails(const ConsumerSpec& spec) {
     if (page.empty()) break;
     for (const auto& info : page) {
       if (!Selects(spec, info.id, info.meta.provider)) continue;
-      AS_ASSIGN_OR_RETURN(
-          ConsumerPosition lease,
-          log_.AcquireLease(spec.id, info.id, options_.owner, Now(), options_.lease_ttl_ms));
-      AS_RETURN_IF_ERROR(log_.CommitConsumerPosition(
+      AS_ASSIGN_OR_RETURN(ConsumerPosition lease,
+                          log_.consumers().AcquireLease(spec.id, info.id, options_.owner, Now(),
+                                                        options_.lease_ttl_ms));
+      AS_RETURN_IF_ERROR(log_.consumers().CommitConsumerPosition(
           spec.id, info.id, lease.generation, Cursor{info.epoch, info.tail}, std::nullopt, Now()));
-      (void)log_.ReleaseLease(spec.id, info.id, lease.generation);
+      (void)log_.consumers().ReleaseLease(spec.id, info.id, lease.generation);
       ++positioned;
     }
     after = page.back().id.str();
@@ -251,7 +251,8 @@ Result<ConsumerState> ConsumerService::Impl::Create(ConsumerSpec spec) {
   AS_RETURN_IF_ERROR(MakeSinkFor(spec).status());
   // Positions first: a crash before the definition is saved leaves only unused positions.
   if (spec.from_now) AS_RETURN_IF_ERROR(PositionAtTails(spec));
-  AS_RETURN_IF_ERROR(log_.SaveConsumer(spec.id, json::serialize(ConsumerSpecToJson(spec, false))));
+  AS_RETURN_IF_ERROR(
+      log_.consumers().SaveConsumer(spec.id, json::serialize(ConsumerSpecToJson(spec, false))));
   const ConsumerId id = spec.id;
   std::lock_guard lock(mu_);
   if (consumers_.count(id) == 0) AS_RETURN_IF_ERROR(AddLocked(std::move(spec)));
@@ -308,7 +309,7 @@ Status ConsumerService::Impl::Delete(const ConsumerId& id) {
     // A lane being stepped finishes its step (bounded by the sink's timeout) first.
     idle_cv_.wait(lock, [&] { return entry->running == 0; });
   }
-  return log_.DeleteConsumer(id);
+  return log_.consumers().DeleteConsumer(id);
 }
 
 Status ConsumerService::Impl::Resume(const ConsumerId& id,
@@ -482,8 +483,8 @@ std::int64_t ConsumerService::Impl::Backoff(const RetryPolicy& retry, int attemp
 }
 
 Status ConsumerService::Impl::Commit(Entry& e, Lane& lane, Cursor position) {
-  Status s = log_.CommitConsumerPosition(e.spec.id, lane.session, lane.generation, position,
-                                         EncodeLaneRecord(lane.record), Now());
+  Status s = log_.consumers().CommitConsumerPosition(
+      e.spec.id, lane.session, lane.generation, position, EncodeLaneRecord(lane.record), Now());
   if (s.ok()) {
     lane.position = position;
     std::lock_guard lock(mu_);
@@ -535,7 +536,7 @@ StepOutcome ConsumerService::Impl::Step(Entry& e, Lane& lane) {
   // 1. The lease: renewed while there is work, left to expire when idle.
   TimestampMs now = Now();
   if (lane.generation == 0 || lane.lease_expires_ms - now < ttl / 2) {
-    auto lease = log_.AcquireLease(id, lane.session, options_.owner, now, ttl);
+    auto lease = log_.consumers().AcquireLease(id, lane.session, options_.owner, now, ttl);
     if (!lease.ok()) {
       lane.generation = 0;
       std::lock_guard lock(mu_);
