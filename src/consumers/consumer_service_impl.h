@@ -139,7 +139,7 @@ class ConsumerService::Impl {
   // Rebuilds the journaled delivery into `d`; nullopt when `d` is ready to send.
   std::optional<StepOutcome> ReplayJournaled(Entry& e, Lane& lane, Delivery& d);
   // Sends `d`, then commits the position, the sink's state and the next plan in one transaction.
-  StepOutcome SendAndCommit(Entry& e, Lane& lane, Delivery d);
+  StepOutcome SendAndCommit(Entry& e, Lane& lane, const Delivery& d);
   Result<Planned> Plan(Entry& e, Lane& lane, Cursor from);
   StepOutcome Fail(Entry& e, Lane& lane, const std::string& error);
   std::int64_t Backoff(const RetryPolicy& retry, int attempts);

@@ -43,7 +43,7 @@ ConsumerService::Impl::StepOutcome ConsumerService::Impl::Step(Entry& e, Lane& l
   d.state = lane.record.sink_state;
 
   // 3. Send, then commit the position with the sink's new state in one transaction.
-  return SendAndCommit(e, lane, std::move(d));
+  return SendAndCommit(e, lane, d);
 }
 
 std::optional<ConsumerService::Impl::StepOutcome> ConsumerService::Impl::ResumeIfAsked(Entry& e,
@@ -110,7 +110,7 @@ std::optional<ConsumerService::Impl::StepOutcome> ConsumerService::Impl::ReplayJ
 }
 
 ConsumerService::Impl::StepOutcome ConsumerService::Impl::SendAndCommit(Entry& e, Lane& lane,
-                                                                        Delivery d) {
+                                                                        const Delivery& d) {
   auto ack = e.sink->Send(d, lane.record.inflight->prepared);
   if (!ack.ok()) return Fail(e, lane, ack.status().ToString());
   LaneRecord before = lane.record;
