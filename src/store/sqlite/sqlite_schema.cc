@@ -66,8 +66,8 @@ CREATE TABLE consumer_positions(
 ) STRICT, WITHOUT ROWID;
 )sql";
 
-// Version 2 adds the consumer definitions (EventLog::SaveConsumer). Migrating from version 1 only
-// creates the table: no existing row changes.
+// Version 2 adds the consumer definitions (ConsumerStore::SaveConsumer). Migrating from version 1
+// only creates the table: no existing row changes.
 constexpr const char* kSchemaV2Additions = R"sql(
 CREATE TABLE consumers(
   id TEXT PRIMARY KEY,
