@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "store/search_index.h"
 #include "sqlite/db.h"
+#include "store/search_index.h"
 
 namespace agentstream::sqlite {
 
