@@ -41,6 +41,16 @@ struct SessionState {
   }
 };
 
+// A session's row as a backend's snapshot reads it: its key in the store's tables, its current
+// epoch, its meta, the session it was forked from, and its ownership lease.
+struct SessionRow {
+  std::int64_t key = 0;
+  Epoch current;
+  SessionMeta meta;
+  std::optional<HistoryBase> forked_from;
+  OwnerLease owner;
+};
+
 // What an accepted append will do: its result, and the producer state and session meta to store
 // with it.
 struct AppendPlan {

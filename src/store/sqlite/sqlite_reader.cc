@@ -30,13 +30,7 @@ class Snapshot {
     return Status::Ok();
   }
 
-  struct SessionRow {
-    std::int64_t key = 0;
-    Epoch current;
-    SessionMeta meta;
-    std::optional<HistoryBase> forked_from;
-    OwnerLease owner;
-  };
+  using SessionRow = store_internal::SessionRow;
 
   Result<SessionRow> Session(const SessionId& id) {
     AS_ASSIGN_OR_RETURN(
