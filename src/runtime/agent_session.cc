@@ -91,7 +91,7 @@ Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionIn
   const std::size_t left_open = state.open.size();
   agent->desired_status_ = agent->durable_status_ = turn::SessionStatusOf(state);
   LiveAgent* self = agent.get();
-  agent->runner_ = std::make_unique<providers::SessionRunner>(
+  agent->runner_ = std::make_unique<SessionRunner>(
       *agent->provider_, std::move(state), *agent->env_.ids,
       [self](const std::vector<NewEvent>& batch) { self->Append(batch); },
       [self](const turn::Effect& effect) { self->OnEffect(effect); });
@@ -181,7 +181,7 @@ void LiveAgent::StartFresh(const std::string& why) {
   runner_.reset();  // its subscription goes with the old provider
   provider_ = std::move(*fresh);
   LiveAgent* self = this;
-  runner_ = std::make_unique<providers::SessionRunner>(
+  runner_ = std::make_unique<SessionRunner>(
       *provider_, std::move(state), *env_.ids,
       [self](const std::vector<NewEvent>& batch) { self->Append(batch); },
       [self](const turn::Effect& effect) { self->OnEffect(effect); });

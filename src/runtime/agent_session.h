@@ -28,9 +28,9 @@
 #include <string>
 #include <vector>
 
-#include "providers/session_runner.h"
 #include "runtime/agent_manager.h"
 #include "runtime/session_records.h"
+#include "runtime/session_runner.h"
 
 namespace agentstream::runtime {
 
@@ -175,7 +175,7 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   api::AgentConfig config_;
   StatusRecord record_;  // as stored
   std::unique_ptr<providers::AgentProvider> provider_;
-  std::unique_ptr<providers::SessionRunner> runner_;  // destroyed before provider_
+  std::unique_ptr<SessionRunner> runner_;  // destroyed before provider_
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
   // Runtime start.
