@@ -32,7 +32,7 @@ std::string Iso8601(TimestampMs ms) {
                      utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, ms % 1000);
 }
 
-json::object SessionInfo(const runtime::AgentSnapshot& a) {
+json::object SessionInfo(const api::AgentSnapshot& a) {
   json::object info{
       {"sessionId", a.id.str()}, {"cwd", a.cwd}, {"updatedAt", Iso8601(a.created_ms)}};
   info["title"] = a.title.empty() ? json::value(nullptr) : json::value(a.title);
@@ -45,7 +45,7 @@ json::object SessionInfo(const runtime::AgentSnapshot& a) {
 }
 
 // Newest first; ties by id, so that the order (and a cursor into it) is total.
-auto OrderKey(const runtime::AgentSnapshot& a) {
+auto OrderKey(const api::AgentSnapshot& a) {
   return std::make_tuple(-a.created_ms, std::string_view(a.id.str()));
 }
 
@@ -148,7 +148,7 @@ int RpcCodeFor(const Status& status) {
   }
 }
 
-Result<json::object> ListPage(std::vector<runtime::AgentSnapshot> agents, const std::string& cwd,
+Result<json::object> ListPage(std::vector<api::AgentSnapshot> agents, const std::string& cwd,
                               const std::string& cursor, std::size_t page_size) {
   std::optional<std::tuple<TimestampMs, std::string>> after;
   if (!cursor.empty()) {  // "<createdAt>:<id>" of the last session of the previous page
@@ -160,7 +160,7 @@ Result<json::object> ListPage(std::vector<runtime::AgentSnapshot> agents, const 
       return Error(ErrorCode::kInvalidArgument, "not a session/list cursor: " + cursor);
     after = std::make_tuple(-created, cursor.substr(colon + 1));
   }
-  std::erase_if(agents, [&](const runtime::AgentSnapshot& a) {
+  std::erase_if(agents, [&](const api::AgentSnapshot& a) {
     if (a.closed || (!cwd.empty() && a.cwd != cwd)) return true;
     if (!after) return false;
     return OrderKey(a) <=
@@ -173,7 +173,7 @@ Result<json::object> ListPage(std::vector<runtime::AgentSnapshot> agents, const 
     sessions.push_back(SessionInfo(agents[i]));
   json::object page{{"sessions", std::move(sessions)}};
   if (agents.size() > page_size) {
-    const runtime::AgentSnapshot& last = agents[page_size - 1];
+    const api::AgentSnapshot& last = agents[page_size - 1];
     page["nextCursor"] = std::to_string(last.created_ms) + ":" + last.id.str();
   }
   return page;

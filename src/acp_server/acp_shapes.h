@@ -13,11 +13,11 @@
 #include <string_view>
 #include <vector>
 
+#include "api/agent_types.h"
 #include "core/event.h"
 #include "core/status.h"
 #include "jsonrpc/json_rpc.h"
 #include "process/line_framer.h"
-#include "runtime/agent_manager.h"
 
 namespace agentstream::acp_server {
 
@@ -57,9 +57,8 @@ int RpcCodeFor(const Status& status);
 // A `session/list` page of `agents` (newest first, closed ones left out) in `cwd` (all when
 // empty), after the opaque `cursor` a previous page returned (none: from the newest), at most
 // `page_size` long: {sessions: [SessionInfo], nextCursor?}. kInvalidArgument for a bad cursor.
-Result<boost::json::object> ListPage(std::vector<runtime::AgentSnapshot> agents,
-                                     const std::string& cwd, const std::string& cursor,
-                                     std::size_t page_size = 100);
+Result<boost::json::object> ListPage(std::vector<api::AgentSnapshot> agents, const std::string& cwd,
+                                     const std::string& cursor, std::size_t page_size = 100);
 
 // The string member `name` of the params object, or kInvalidArgument naming it.
 Result<std::string> StringParam(const boost::json::value& params, std::string_view name);

@@ -110,8 +110,8 @@ TEST(TurnEnds, AnswerThePrompt) {
   EXPECT_FALSE(TurnEndOf(TurnStarted{}));
 }
 
-runtime::AgentSnapshot Agent(int i, std::string cwd, bool closed = false) {
-  runtime::AgentSnapshot a;
+api::AgentSnapshot Agent(int i, std::string cwd, bool closed = false) {
+  api::AgentSnapshot a;
   a.id = SessionId("ses_" + std::to_string(1000 + i));
   a.cwd = std::move(cwd);
   a.created_ms = 1'700'000'000'000 + (i / 3) * 1000;  // ties, ordered by id
@@ -120,7 +120,7 @@ runtime::AgentSnapshot Agent(int i, std::string cwd, bool closed = false) {
 }
 
 TEST(ListPage, PagesNewestFirstWithNoGapNorDuplicate) {
-  std::vector<runtime::AgentSnapshot> agents;
+  std::vector<api::AgentSnapshot> agents;
   for (int i = 0; i < 250; ++i) agents.push_back(Agent(i, i % 5 == 0 ? "/other" : "/work"));
   agents.push_back(Agent(999, "/work", true));
   std::set<std::string> seen;

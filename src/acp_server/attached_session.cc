@@ -19,7 +19,7 @@ namespace agentstream::acp_server {
 namespace json = boost::json;
 using cli::client::DaemonApi;
 
-AttachedSession::AttachedSession(Connection& connection, const runtime::AgentSnapshot& snapshot,
+AttachedSession::AttachedSession(Connection& connection, const api::AgentSnapshot& snapshot,
                                  SessionSettings settings, json::value load_id)
     : connection_(connection),
       id_(snapshot.id.str()),
@@ -37,8 +37,8 @@ AttachedSession::~AttachedSession() {
   }
 }
 
-void AttachedSession::Start(const std::string& from, const runtime::AgentSnapshot& snapshot) {
-  for (const runtime::PendingPermissionInfo& p : snapshot.permissions) {
+void AttachedSession::Start(const std::string& from, const api::AgentSnapshot& snapshot) {
+  for (const api::PendingPermissionInfo& p : snapshot.permissions) {
     PermissionRequested request;  // the snapshot names no title nor options: allow or deny
     request.request_id = p.request_id;
     request.call_id = p.call_id;
@@ -212,7 +212,7 @@ void AttachedSession::Prompt(const json::value& rpc_id, Submission submission) {
     connection_.Send(jsonrpc::ErrorLine(rpc_id, jsonrpc::kInternalError, ended_why_));
     return;
   }
-  runtime::SendRequest request;
+  api::SendRequest request;
   request.client_message_id = cli::client::NewClientId("acp");
   request.text = std::move(submission.text);
   request.attachments = std::move(submission.attachments);
@@ -241,7 +241,7 @@ void AttachedSession::OnSendReply(const std::string& cmid, Result<json::value> r
     return Answer(
         cmid, jsonrpc::ErrorLine(p->rpc_id, RpcCodeFor(reply.status()), reply.status().message()));
   }
-  Result<runtime::SendReply> sent = api::SendReplyFromJson(*reply);
+  Result<api::SendReply> sent = api::SendReplyFromJson(*reply);
   if (!sent.ok()) {
     return Answer(cmid, jsonrpc::ErrorLine(p->rpc_id, jsonrpc::kInternalError,
                                            "daemon: " + sent.status().message()));

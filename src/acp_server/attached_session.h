@@ -28,9 +28,9 @@
 
 #include "acp_server/acp_shapes.h"
 #include "acp_server/acp_updates.h"
+#include "api/agent_types.h"
 #include "core/event.h"
 #include "jsonrpc/json_rpc.h"
-#include "runtime/agent_manager.h"
 
 namespace agentstream::acp_server {
 
@@ -40,14 +40,14 @@ class AttachedSession : public std::enable_shared_from_this<AttachedSession> {
  public:
   // `connection` must outlive the session. `load_id`: for session/load, the request answered once
   // the replay is done (null: none).
-  AttachedSession(Connection& connection, const runtime::AgentSnapshot& snapshot,
+  AttachedSession(Connection& connection, const api::AgentSnapshot& snapshot,
                   SessionSettings settings, boost::json::value load_id);
   ~AttachedSession();
 
   // Starts following the log after `from` ("-1": from the beginning). Permissions the snapshot
   // lists as pending (of its active turn) are asked when the follower catches up, unless the log
   // resolves them or ends that turn first.
-  void Start(const std::string& from, const runtime::AgentSnapshot& snapshot);
+  void Start(const std::string& from, const api::AgentSnapshot& snapshot);
   // Stops the follower and answers what is open: with `cancel_work` (session/close) the client's
   // running turns are interrupted and its prompts answered "cancelled"; without (the client went
   // away) nothing is sent and the daemon's turns run on.

@@ -24,8 +24,7 @@ namespace {
 
 // What `session/new` knows of a session's settings before its log says more: the snapshot's
 // values, else the command's defaults, which are offered too.
-SessionSettings SettingsFor(const runtime::AgentSnapshot& snapshot,
-                            const AcpServerOptions& options) {
+SessionSettings SettingsFor(const api::AgentSnapshot& snapshot, const AcpServerOptions& options) {
   SessionSettings s;
   if (options.model) s.SetModel(*options.model);
   if (options.mode) s.SetMode(*options.mode);
@@ -167,7 +166,7 @@ void Connection::NewSession(const json::value& id, const json::value& params) {
   if (!cwd.ok()) return ReplyStatus(id, cwd.status());
   if (!cwd->starts_with("/"))
     return ReplyError(id, jsonrpc::kInvalidParams, "cwd must be an absolute path");
-  runtime::AgentConfig config;
+  api::AgentConfig config;
   config.provider = options_.provider;
   config.cwd = *cwd;
   config.model = options_.model;
@@ -176,16 +175,16 @@ void Connection::NewSession(const json::value& id, const json::value& params) {
   const json::value body = api::AgentConfigToJson(config);
   CallDaemon([body](DaemonApi& api) { return api.Call("POST", "/v1/agents", &body); },
              [this, id](Result<json::value> reply) {
-               Result<runtime::AgentSnapshot> snapshot =
+               Result<api::AgentSnapshot> snapshot =
                    reply.ok() ? api::AgentSnapshotFromJson(*reply)
-                              : Result<runtime::AgentSnapshot>(reply.status());
+                              : Result<api::AgentSnapshot>(reply.status());
                if (!snapshot.ok()) return ReplyStatus(id, snapshot.status());
                auto session = std::make_shared<AttachedSession>(
                    *this, *snapshot, SettingsFor(*snapshot, options_), nullptr);
                sessions_[snapshot->id.str()] = session;
                const std::string from =
                    snapshot->cursor.seq.value() > 0 ? FormatCursor(snapshot->cursor) : "-1";
-               session->Start(from, runtime::AgentSnapshot{});
+               session->Start(from, api::AgentSnapshot{});
                json::object result = SessionResult(session->settings());
                result["sessionId"] = snapshot->id.str();
                Reply(id, std::move(result));
@@ -199,9 +198,9 @@ void Connection::AttachSession(const json::value& id, const json::value& params,
   const std::string target = DaemonApi::AgentPath(*sid);
   CallDaemon([target](DaemonApi& api) { return api.Call("GET", target); },
              [this, id, replay, sid = *sid](Result<json::value> reply) {
-               Result<runtime::AgentSnapshot> snapshot =
+               Result<api::AgentSnapshot> snapshot =
                    reply.ok() ? api::AgentSnapshotFromJson(*reply)
-                              : Result<runtime::AgentSnapshot>(reply.status());
+                              : Result<api::AgentSnapshot>(reply.status());
                if (!snapshot.ok()) return ReplyStatus(id, snapshot.status());
                if (auto old = sessions_.find(sid); old != sessions_.end()) {
                  old->second->Detach(false);  // attached again: the new attachment replaces it
@@ -216,7 +215,7 @@ void Connection::AttachSession(const json::value& id, const json::value& params,
                const bool from_start = replay || snapshot->cursor.seq.value() == 0;
                // A load learns the pending permissions from its replay.
                session->Start(from_start ? "-1" : FormatCursor(snapshot->cursor),
-                              replay ? runtime::AgentSnapshot{} : *snapshot);
+                              replay ? api::AgentSnapshot{} : *snapshot);
                if (!replay) Reply(id, SessionResult(session->settings()));
              },
              false);
@@ -233,7 +232,7 @@ void Connection::ListSessions(const json::value& id, const json::value& params) 
   CallDaemon([](DaemonApi& api) { return api.Call("GET", "/v1/agents"); },
              [this, id, cwd, cursor](Result<json::value> reply) {
                if (!reply.ok()) return ReplyStatus(id, reply.status());
-               std::vector<runtime::AgentSnapshot> agents;
+               std::vector<api::AgentSnapshot> agents;
                const json::value* list =
                    reply->is_object() ? reply->as_object().if_contains("agents") : nullptr;
                if (list && list->is_array()) {

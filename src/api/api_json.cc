@@ -121,14 +121,14 @@ std::string_view NameOf(E value, const std::pair<E, std::string_view> (&names)[N
   return "unknown";
 }
 
-Result<std::vector<runtime::QueuedPrompt>> QueueFromJson(const json::object& obj) {
-  std::vector<runtime::QueuedPrompt> out;
+Result<std::vector<QueuedPrompt>> QueueFromJson(const json::object& obj) {
+  std::vector<QueuedPrompt> out;
   const json::value* v = obj.if_contains("queue");
   if (v == nullptr || v->is_null()) return out;
   if (!v->is_array()) return Invalid("queue must be an array");
   for (const json::value& entry : v->get_array()) {
     AS_ASSIGN_OR_RETURN(const json::object* e, AsObject(entry, "a queue entry"));
-    runtime::QueuedPrompt prompt;
+    QueuedPrompt prompt;
     AS_ASSIGN_OR_RETURN(prompt.client_message_id, RequiredString(*e, "clientMessageId"));
     AS_ASSIGN_OR_RETURN(prompt.text, RequiredString(*e, "text", /*allow_empty=*/true));
     out.push_back(std::move(prompt));
@@ -136,14 +136,14 @@ Result<std::vector<runtime::QueuedPrompt>> QueueFromJson(const json::object& obj
   return out;
 }
 
-Result<std::vector<runtime::PendingPermissionInfo>> PermissionsFromJson(const json::object& obj) {
-  std::vector<runtime::PendingPermissionInfo> out;
+Result<std::vector<PendingPermissionInfo>> PermissionsFromJson(const json::object& obj) {
+  std::vector<PendingPermissionInfo> out;
   const json::value* v = obj.if_contains("permissions");
   if (v == nullptr || v->is_null()) return out;
   if (!v->is_array()) return Invalid("permissions must be an array");
   for (const json::value& entry : v->get_array()) {
     AS_ASSIGN_OR_RETURN(const json::object* e, AsObject(entry, "a permission"));
-    runtime::PendingPermissionInfo info;
+    PendingPermissionInfo info;
     AS_ASSIGN_OR_RETURN(std::string request_id, RequiredString(*e, "requestId"));
     info.request_id = RequestId(std::move(request_id));
     AS_ASSIGN_OR_RETURN(std::optional<std::string> call_id, OptionalString(*e, "callId"));
@@ -179,7 +179,7 @@ std::string_view StatusName(turn::SessionStatus status) { return NameOf(status, 
 std::string_view OutcomeName(turn::SubmissionOutcome o) { return NameOf(o, kOutcomeNames); }
 std::string_view WhileRunningName(turn::WhileRunning m) { return NameOf(m, kWhileRunningNames); }
 
-json::object AgentConfigToJson(const runtime::AgentConfig& config) {
+json::object AgentConfigToJson(const AgentConfig& config) {
   json::object out{{"provider", config.provider}, {"cwd", config.cwd}};
   PutOptional(out, "model", config.model);
   PutOptional(out, "mode", config.mode);
@@ -188,9 +188,9 @@ json::object AgentConfigToJson(const runtime::AgentConfig& config) {
   return out;
 }
 
-Result<runtime::AgentConfig> AgentConfigFromJson(const json::value& value) {
+Result<AgentConfig> AgentConfigFromJson(const json::value& value) {
   AS_ASSIGN_OR_RETURN(const json::object* obj, AsObject(value, "the agent config"));
-  runtime::AgentConfig config;
+  AgentConfig config;
   AS_ASSIGN_OR_RETURN(config.provider, RequiredString(*obj, "provider"));
   AS_ASSIGN_OR_RETURN(config.cwd, RequiredString(*obj, "cwd"));
   AS_ASSIGN_OR_RETURN(config.model, OptionalString(*obj, "model"));
@@ -224,7 +224,7 @@ json::object WorktreeRequestToJson(const workspace::WorktreeRequest& request) {
   return out;
 }
 
-json::object AgentSnapshotToJson(const runtime::AgentSnapshot& s) {
+json::object AgentSnapshotToJson(const AgentSnapshot& s) {
   json::array queue;
   for (const auto& q : s.queue)
     queue.push_back(json::object{{"clientMessageId", q.client_message_id}, {"text", q.text}});
@@ -260,9 +260,9 @@ json::object AgentSnapshotToJson(const runtime::AgentSnapshot& s) {
   return out;
 }
 
-Result<runtime::AgentSnapshot> AgentSnapshotFromJson(const json::value& value) {
+Result<AgentSnapshot> AgentSnapshotFromJson(const json::value& value) {
   AS_ASSIGN_OR_RETURN(const json::object* obj, AsObject(value, "the agent snapshot"));
-  runtime::AgentSnapshot s;
+  AgentSnapshot s;
   AS_ASSIGN_OR_RETURN(std::string id, RequiredString(*obj, "id"));
   s.id = SessionId(std::move(id));
   AS_ASSIGN_OR_RETURN(s.provider, RequiredString(*obj, "provider", true));
@@ -299,7 +299,7 @@ Result<runtime::AgentSnapshot> AgentSnapshotFromJson(const json::value& value) {
   return s;
 }
 
-json::object SendRequestToJson(const runtime::SendRequest& request) {
+json::object SendRequestToJson(const SendRequest& request) {
   json::object out{{"text", request.text},
                    {"clientMessageId", request.client_message_id},
                    {"whileRunning", WhileRunningName(request.while_running)}};
@@ -311,9 +311,9 @@ json::object SendRequestToJson(const runtime::SendRequest& request) {
   return out;
 }
 
-Result<runtime::SendRequest> SendRequestFromJson(const json::value& value) {
+Result<SendRequest> SendRequestFromJson(const json::value& value) {
   AS_ASSIGN_OR_RETURN(const json::object* obj, AsObject(value, "the message"));
-  runtime::SendRequest request;
+  SendRequest request;
   AS_ASSIGN_OR_RETURN(request.client_message_id, RequiredString(*obj, "clientMessageId"));
   AS_ASSIGN_OR_RETURN(std::optional<std::string> text, OptionalString(*obj, "text"));
   request.text = text.value_or("");
@@ -331,7 +331,7 @@ Result<runtime::SendRequest> SendRequestFromJson(const json::value& value) {
   return request;
 }
 
-json::object SendReplyToJson(const runtime::SendReply& reply) {
+json::object SendReplyToJson(const SendReply& reply) {
   json::object out{{"accepted", reply.accepted},
                    {"outcome", OutcomeName(reply.outcome)},
                    {"cursor", FormatCursor(reply.cursor)},
@@ -340,9 +340,9 @@ json::object SendReplyToJson(const runtime::SendReply& reply) {
   return out;
 }
 
-Result<runtime::SendReply> SendReplyFromJson(const json::value& value) {
+Result<SendReply> SendReplyFromJson(const json::value& value) {
   AS_ASSIGN_OR_RETURN(const json::object* obj, AsObject(value, "the send reply"));
-  runtime::SendReply reply;
+  SendReply reply;
   AS_ASSIGN_OR_RETURN(reply.accepted, OptionalBool(*obj, "accepted"));
   AS_ASSIGN_OR_RETURN(reply.outcome, EnumFromName(*obj, "outcome", kOutcomeNames,
                                                   turn::SubmissionOutcome::kAccepted));

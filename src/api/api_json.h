@@ -11,14 +11,15 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "api/agent_types.h"
 #include "core/ids.h"
 #include "core/status.h"
 #include "core/timeline/pager.h"
 #include "core/turn/command.h"
-#include "runtime/agent_manager.h"
 #include "workspace/worktree.h"
 
 namespace agentstream::api {
@@ -34,8 +35,8 @@ Result<boost::json::value> ParseJson(std::string_view text,
 
 // {provider, cwd, model?, mode?, title?, clientRequestId?}. provider and cwd are required,
 // non-empty strings.
-boost::json::object AgentConfigToJson(const runtime::AgentConfig& config);
-Result<runtime::AgentConfig> AgentConfigFromJson(const boost::json::value& json);
+boost::json::object AgentConfigToJson(const AgentConfig& config);
+Result<AgentConfig> AgentConfigFromJson(const boost::json::value& json);
 
 // The `worktree` member of a create body: absent or null (nullopt), true or {} (a worktree with
 // the defaults), or {branch?, base?} with non-empty strings. kInvalidArgument otherwise.
@@ -48,8 +49,8 @@ boost::json::object WorktreeRequestToJson(const workspace::WorktreeRequest& requ
 //  permissions: [{requestId, callId, toolName}], createdAt (ms since the epoch),
 //  forkedFrom: {agent, cursor}|null, loaded, closed, owner: the daemon running it|null,
 //  usage: {inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, costUsd?}|null}.
-boost::json::object AgentSnapshotToJson(const runtime::AgentSnapshot& snapshot);
-Result<runtime::AgentSnapshot> AgentSnapshotFromJson(const boost::json::value& json);
+boost::json::object AgentSnapshotToJson(const AgentSnapshot& snapshot);
+Result<AgentSnapshot> AgentSnapshotFromJson(const boost::json::value& json);
 
 // "idle", "running", "permission", "error".
 std::string_view StatusName(turn::SessionStatus status);
@@ -58,13 +59,13 @@ std::string_view StatusName(turn::SessionStatus status);
 
 // {text, clientMessageId, attachments?, whileRunning?: queue|interrupt|steer}. clientMessageId
 // is required and non-empty; text may be empty when attachments are given.
-boost::json::object SendRequestToJson(const runtime::SendRequest& request);
-Result<runtime::SendRequest> SendRequestFromJson(const boost::json::value& json);
+boost::json::object SendRequestToJson(const SendRequest& request);
+Result<SendRequest> SendRequestFromJson(const boost::json::value& json);
 
 // {accepted, outcome: accepted|queued|duplicate|rejected|canceled, turnId: string|null,
 //  cursor: "E:S", message}.
-boost::json::object SendReplyToJson(const runtime::SendReply& reply);
-Result<runtime::SendReply> SendReplyFromJson(const boost::json::value& json);
+boost::json::object SendReplyToJson(const SendReply& reply);
+Result<SendReply> SendReplyFromJson(const boost::json::value& json);
 
 std::string_view OutcomeName(turn::SubmissionOutcome outcome);
 std::string_view WhileRunningName(turn::WhileRunning mode);

@@ -23,7 +23,7 @@ TEST(ApiJsonTest, ParseJsonRefusesMalformedAndOversizedText) {
 }
 
 TEST(ApiJsonTest, AgentConfigRoundTripsAndValidates) {
-  runtime::AgentConfig config{"scripted", "/tmp/x", "m1", std::nullopt, "demo"};
+  AgentConfig config{"scripted", "/tmp/x", "m1", std::nullopt, "demo"};
   auto decoded = AgentConfigFromJson(AgentConfigToJson(config));
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(decoded->provider, "scripted");
@@ -41,7 +41,7 @@ TEST(ApiJsonTest, AgentConfigRoundTripsAndValidates) {
 }
 
 TEST(ApiJsonTest, AgentSnapshotHasTheDocumentedShapeAndRoundTrips) {
-  runtime::AgentSnapshot s;
+  AgentSnapshot s;
   s.id = SessionId("ses_1");
   s.provider = "scripted";
   s.cwd = "/w";
@@ -79,7 +79,7 @@ TEST(ApiJsonTest, AgentSnapshotHasTheDocumentedShapeAndRoundTrips) {
   EXPECT_TRUE(back->loaded);
   EXPECT_FALSE(back->closed);
 
-  runtime::AgentSnapshot idle;
+  AgentSnapshot idle;
   idle.id = SessionId("ses_2");
   json::object idle_json = AgentSnapshotToJson(idle);
   EXPECT_TRUE(idle_json.at("activeTurn").is_null());
@@ -122,7 +122,7 @@ TEST(ApiJsonTest, SendRequestValidatesAndDefaultsToQueue) {
 }
 
 TEST(ApiJsonTest, SendReplyRoundTrips) {
-  runtime::SendReply reply;
+  SendReply reply;
   reply.outcome = turn::SubmissionOutcome::kDuplicate;
   reply.accepted = true;
   reply.turn = TurnId("turn_1");
@@ -137,7 +137,7 @@ TEST(ApiJsonTest, SendReplyRoundTrips) {
   EXPECT_EQ(back->turn, reply.turn);
   EXPECT_EQ(back->cursor, reply.cursor);
 
-  runtime::SendReply queued;
+  SendReply queued;
   queued.outcome = turn::SubmissionOutcome::kQueued;
   EXPECT_TRUE(SendReplyToJson(queued).at("turnId").is_null());
 }

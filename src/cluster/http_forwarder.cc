@@ -64,11 +64,11 @@ Result<runtime::AgentAnswer> ReadReply(const Exchange& exchange, const net::Http
     case Exchange::Reply::kOk:
       return runtime::AgentAnswer{};
     case Exchange::Reply::kSendReply: {
-      AS_ASSIGN_OR_RETURN(runtime::SendReply send, api::SendReplyFromJson(body));
+      AS_ASSIGN_OR_RETURN(api::SendReply send, api::SendReplyFromJson(body));
       return runtime::AgentAnswer{std::move(send)};
     }
     case Exchange::Reply::kSnapshot: {
-      AS_ASSIGN_OR_RETURN(runtime::AgentSnapshot snapshot, api::AgentSnapshotFromJson(body));
+      AS_ASSIGN_OR_RETURN(api::AgentSnapshot snapshot, api::AgentSnapshotFromJson(body));
       return runtime::AgentAnswer{std::move(snapshot)};
     }
   }

@@ -73,6 +73,15 @@ struct Cursor {
   friend auto operator<=>(const Cursor&, const Cursor&) = default;
 };
 
+// Where a history begins: the prefix [1, seq] of another (session, epoch). A fork's origin, as
+// the log stores it (SessionInfo::forked_from) and as clients see it (AgentSnapshot::forked_from).
+struct HistoryBase {
+  SessionId session;
+  Epoch epoch;
+  Seq seq;
+  friend bool operator==(const HistoryBase&, const HistoryBase&) = default;
+};
+
 // "EPOCH:SEQ", the text form used in URLs and on the command line.
 std::string FormatCursor(Cursor cursor);
 // The cursor as a Durable Streams offset: "EEEEEEEEEEEEEEEE_SSSSSSSSSSSSSSSS" (16 zero-padded

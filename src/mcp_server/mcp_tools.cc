@@ -189,7 +189,7 @@ Result<std::optional<std::string>> Notify(const ToolEnv& env, const std::string&
 }
 
 Result<json::object> CreateAgent(const ToolEnv& env, const Args& args) {
-  runtime::AgentConfig config;
+  api::AgentConfig config;
   AS_ASSIGN_OR_RETURN(config.provider, args.Required("provider"));
   AS_ASSIGN_OR_RETURN(config.cwd, args.Required("cwd"));
   if (!config.cwd.starts_with("/")) return Invalid("cwd must be an absolute path");
@@ -282,7 +282,7 @@ Result<json::object> Send(const ToolEnv& env, const Args& args, const std::atomi
   const json::value request = body;
   AS_ASSIGN_OR_RETURN(json::value reply_json,
                       env.call("POST", DaemonApi::AgentPath(agent, "/messages"), &request));
-  AS_ASSIGN_OR_RETURN(runtime::SendReply reply, api::SendReplyFromJson(reply_json));
+  AS_ASSIGN_OR_RETURN(api::SendReply reply, api::SendReplyFromJson(reply_json));
   json::object out = AsObject(reply_json);
   out["clientMessageId"] = message_id;
   if (consumer) out["notifyConsumer"] = *consumer;

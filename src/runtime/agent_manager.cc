@@ -40,9 +40,9 @@ constexpr process::Millis kRemoteStatusDelay{50};
 
 }  // namespace
 
-AgentSnapshot StoredSnapshot(const SessionInfo& info) {
+api::AgentSnapshot StoredSnapshot(const SessionInfo& info) {
   const StatusRecord record = DecodeStatusRecord(info.meta.status_snapshot);
-  AgentSnapshot s;
+  api::AgentSnapshot s;
   s.id = info.id;
   s.provider = info.meta.provider;
   s.cwd = info.meta.cwd;
@@ -140,9 +140,8 @@ AgentEnv AgentManager::Impl::MakeEnv() {
   env.ids = &turn_ids_;
   env.gate = gate_;
   env.options = options_;
-  env.notify = [this](AgentNotice::Kind kind, const AgentSnapshot& agent, const std::string& m) {
-    Notify(kind, agent, m);
-  };
+  env.notify = [this](AgentNotice::Kind kind, const api::AgentSnapshot& agent,
+                      const std::string& m) { Notify(kind, agent, m); };
   env.unload = [this](const SessionId& id, const std::weak_ptr<LiveAgent>& agent) {
     Run([id, agent](Impl& impl) {
       if (impl.IsCurrent(id, agent)) impl.Unload(id, StopMode{}, false, [](auto) {});
@@ -159,7 +158,8 @@ AgentEnv AgentManager::Impl::MakeEnv() {
 namespace {
 
 // The log line of a notice: lifecycle and errors at info and warn, the chatter at debug.
-void LogNotice(AgentNotice::Kind kind, const AgentSnapshot& agent, const std::string& message) {
+void LogNotice(AgentNotice::Kind kind, const api::AgentSnapshot& agent,
+               const std::string& message) {
   const std::string id = agent.id.str();
   switch (kind) {
     case AgentNotice::Kind::kCreated:
@@ -183,7 +183,7 @@ void LogNotice(AgentNotice::Kind kind, const AgentSnapshot& agent, const std::st
 
 }  // namespace
 
-void AgentManager::Impl::Notify(AgentNotice::Kind kind, const AgentSnapshot& agent,
+void AgentManager::Impl::Notify(AgentNotice::Kind kind, const api::AgentSnapshot& agent,
                                 const std::string& message) {
   LogNotice(kind, agent, message);
   std::vector<std::shared_ptr<NoticeWatcher>> watchers;
@@ -224,7 +224,7 @@ void AgentManager::Impl::FlushRemoteStatus() {
     if (Live(id)) continue;
     Result<SessionInfo> info = log_.GetSession(id);
     if (!info.ok()) continue;
-    const AgentSnapshot snapshot = StoredSnapshot(*info);
+    const api::AgentSnapshot snapshot = StoredSnapshot(*info);
     auto it = remote_status_.find(id);
     if (it != remote_status_.end() && it->second == snapshot.status) continue;
     if (remote_status_.size() >= kMaxRemoteStatuses) remote_status_.clear();
@@ -311,8 +311,8 @@ void AgentManager::Impl::Replace(const SessionId& id) {
     // The prompts waiting run on a new runtime (it resumes the conversation).
     Result<std::shared_ptr<LiveAgent>> reloaded = Load(id);
     if (reloaded.ok()) return;
-    Result<AgentSnapshot> snapshot = Get(id);
-    Notify(AgentNotice::Kind::kError, snapshot.ok() ? *snapshot : AgentSnapshot{},
+    Result<api::AgentSnapshot> snapshot = Get(id);
+    Notify(AgentNotice::Kind::kError, snapshot.ok() ? *snapshot : api::AgentSnapshot{},
            "the queued prompts wait for the next prompt: " + reloaded.status().message());
   });
 }
@@ -321,7 +321,7 @@ void AgentManager::Impl::Replace(const SessionId& id) {
 
 namespace {
 
-Status CheckConfig(const AgentConfig& config) {
+Status CheckConfig(const api::AgentConfig& config) {
   if (config.title) AS_RETURN_IF_ERROR(CheckTitle(*config.title));
   if (config.cwd.empty())
     return Error(ErrorCode::kInvalidArgument, "an agent needs a working directory (cwd)");
@@ -345,7 +345,7 @@ Status CheckConfig(const AgentConfig& config) {
 }
 
 // Whether a stored session is what `config` asks for (a retry of the create that made it).
-bool SameConfig(const SessionInfo& info, const AgentConfig& config) {
+bool SameConfig(const SessionInfo& info, const api::AgentConfig& config) {
   return info.meta.provider == config.provider && info.meta.cwd == config.cwd &&
          info.meta.title == config.title.value_or("");
 }
@@ -373,7 +373,7 @@ SessionId SessionIdForRequest(const std::string& key) {
 namespace {
 
 // session.created, then workspace.created when the agent runs in a worktree of its own.
-std::vector<NewEvent> CreationEvents(const AgentConfig& config) {
+std::vector<NewEvent> CreationEvents(const api::AgentConfig& config) {
   std::vector<NewEvent> events{MakeNewEvent(
       SessionCreated{config.provider, config.cwd, config.title, config.model, config.mode})};
   if (config.workspace) events.push_back(MakeNewEvent(*config.workspace));
@@ -382,7 +382,8 @@ std::vector<NewEvent> CreationEvents(const AgentConfig& config) {
 
 }  // namespace
 
-void AgentManager::Impl::Create(const AgentConfig& config, const Callback<AgentSnapshot>& done) {
+void AgentManager::Impl::Create(const api::AgentConfig& config,
+                                const Callback<api::AgentSnapshot>& done) {
   if (shut_down_) return done(Stopping());
   const std::vector<std::string> names = factory_.Names();
   if (std::find(names.begin(), names.end(), config.provider) == names.end())
@@ -426,15 +427,15 @@ void AgentManager::Impl::Create(const AgentConfig& config, const Callback<AgentS
 }
 
 void AgentManager::Impl::List(bool include_closed,
-                              const Callback<std::vector<AgentSnapshot>>& done) {
-  std::vector<AgentSnapshot> out;
+                              const Callback<std::vector<api::AgentSnapshot>>& done) {
+  std::vector<api::AgentSnapshot> out;
   std::string after;
   while (true) {
     Result<std::vector<SessionInfo>> page = log_.ListSessions(after, kListPage);
     if (!page.ok()) return done(page.status());
     for (const SessionInfo& info : *page) {
       std::shared_ptr<LiveAgent> live = Live(info.id);
-      AgentSnapshot s = live ? live->Snapshot() : StoredSnapshot(info);
+      api::AgentSnapshot s = live ? live->Snapshot() : StoredSnapshot(info);
       if (include_closed || !s.closed) out.push_back(std::move(s));
     }
     if (page->size() < kListPage) break;
@@ -443,7 +444,7 @@ void AgentManager::Impl::List(bool include_closed,
   done(std::move(out));
 }
 
-Result<AgentSnapshot> AgentManager::Impl::Get(const SessionId& id) {
+Result<api::AgentSnapshot> AgentManager::Impl::Get(const SessionId& id) {
   if (std::shared_ptr<LiveAgent> live = Live(id)) return live->Snapshot();
   AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
   return StoredSnapshot(info);
@@ -477,8 +478,8 @@ void AgentManager::Impl::AppendForeign(const SessionId& id, std::vector<NewEvent
   });
 }
 
-Result<AgentSnapshot> AgentManager::Impl::MarkClosed(const SessionId& id,
-                                                     std::uint64_t generation) {
+Result<api::AgentSnapshot> AgentManager::Impl::MarkClosed(const SessionId& id,
+                                                          std::uint64_t generation) {
   AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
   StatusRecord record = DecodeStatusRecord(info.meta.status_snapshot);
   record.closed = true;
@@ -528,7 +529,8 @@ void AgentManager::Impl::CheckpointBranch(const SessionId& id, Epoch epoch, Hist
     (void)SaveHistoryCheckpoint(log_, id, epoch, prefix);
 }
 
-void AgentManager::Impl::Fork(const SessionId& id, Cursor at, const Callback<AgentSnapshot>& done,
+void AgentManager::Impl::Fork(const SessionId& id, Cursor at,
+                              const Callback<api::AgentSnapshot>& done,
                               const std::optional<ForkWorkspace>& workspace) {
   if (shut_down_) return done(Stopping());
   Result<SessionInfo> info = log_.GetSession(id);
@@ -556,14 +558,14 @@ void AgentManager::Impl::Fork(const SessionId& id, Cursor at, const Callback<Age
   Result<AppendResult> forked = log_.Fork(id, at, child, std::move(meta), std::move(*initial));
   if (!forked.ok()) return done(forked.status());
   CheckpointBranch(child, forked->epoch, std::move(prefix));
-  Result<AgentSnapshot> snapshot = Get(child);
+  Result<api::AgentSnapshot> snapshot = Get(child);
   if (!snapshot.ok()) return done(snapshot.status());
   Notify(AgentNotice::Kind::kCreated, *snapshot, "");
   done(std::move(snapshot));
 }
 
-Result<AgentSnapshot> AgentManager::Impl::RewindWith(const SessionId& id, Cursor to,
-                                                     std::uint64_t generation) {
+Result<api::AgentSnapshot> AgentManager::Impl::RewindWith(const SessionId& id, Cursor to,
+                                                          std::uint64_t generation) {
   AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
   AS_RETURN_IF_ERROR(ValidateCursor(info, to));
   turn::SessionStatus status = turn::SessionStatus::kIdle;
@@ -579,7 +581,7 @@ Result<AgentSnapshot> AgentManager::Impl::RewindWith(const SessionId& id, Cursor
   record.queued = false;
   AS_RETURN_IF_ERROR(log_.UpdateSessionMeta(
       id, SessionMetaUpdate{std::string(), EncodeStatusRecord(record), generation}));
-  AS_ASSIGN_OR_RETURN(AgentSnapshot snapshot, Get(id));
+  AS_ASSIGN_OR_RETURN(api::AgentSnapshot snapshot, Get(id));
   Notify(AgentNotice::Kind::kStatus, snapshot, "");
   return snapshot;
 }
@@ -640,18 +642,18 @@ void AgentManager::Recover(StatusCallback done) {
   impl_->Run([done = std::move(done)](Impl& impl) { impl.Recover(done); });
 }
 
-void AgentManager::Create(AgentConfig config, Callback<AgentSnapshot> done) {
+void AgentManager::Create(api::AgentConfig config, Callback<api::AgentSnapshot> done) {
   impl_->Run([config = std::move(config), done = std::move(done)](Impl& impl) {
     impl.Create(config, done);
   });
 }
 
-void AgentManager::List(bool include_closed, Callback<std::vector<AgentSnapshot>> done) {
+void AgentManager::List(bool include_closed, Callback<std::vector<api::AgentSnapshot>> done) {
   impl_->Run(
       [include_closed, done = std::move(done)](Impl& impl) { impl.List(include_closed, done); });
 }
 
-void AgentManager::Get(const SessionId& id, Callback<AgentSnapshot> done) {
+void AgentManager::Get(const SessionId& id, Callback<api::AgentSnapshot> done) {
   impl_->Run([id, done = std::move(done)](Impl& impl) { done(impl.Get(id)); });
 }
 
@@ -662,14 +664,14 @@ void AgentManager::Close(const SessionId& id, StatusCallback done, Forwarding fo
   });
 }
 
-void AgentManager::Send(const SessionId& id, SendRequest request, Callback<SendReply> done,
-                        Forwarding forwarding) {
+void AgentManager::Send(const SessionId& id, api::SendRequest request,
+                        Callback<api::SendReply> done, Forwarding forwarding) {
   impl_->Run(
       [id, forwarding, request = std::move(request), done = std::move(done)](Impl& impl) mutable {
         if (request.client_message_id.empty())
           return done(Error(ErrorCode::kInvalidArgument, "a prompt needs a client message id"));
         impl.Dispatch(id, commands::Send{std::move(request)}, forwarding,
-                      As<SendReply>(std::move(done)));
+                      As<api::SendReply>(std::move(done)));
       });
 }
 
@@ -712,14 +714,14 @@ void AgentManager::SetModel(const SessionId& id, std::string model, StatusCallba
   });
 }
 
-void AgentManager::Rename(const SessionId& id, std::string title, Callback<AgentSnapshot> done,
+void AgentManager::Rename(const SessionId& id, std::string title, Callback<api::AgentSnapshot> done,
                           Forwarding forwarding) {
   if (Status s = CheckTitle(title); !s.ok()) return done(s);
   impl_->Run(
       [id, forwarding, title = std::move(title), done = std::move(done)](Impl& impl) mutable {
         if (impl.shut_down()) return done(ShutDown());
         impl.Dispatch(id, commands::Rename{std::move(title)}, forwarding,
-                      As<AgentSnapshot>(std::move(done)));
+                      As<api::AgentSnapshot>(std::move(done)));
       });
 }
 
@@ -731,18 +733,18 @@ void AgentManager::AppendForeign(const SessionId& id, std::vector<NewEvent> even
   });
 }
 
-void AgentManager::Fork(const SessionId& id, Cursor at, Callback<AgentSnapshot> done,
+void AgentManager::Fork(const SessionId& id, Cursor at, Callback<api::AgentSnapshot> done,
                         std::optional<ForkWorkspace> workspace) {
   impl_->Run([id, at, done = std::move(done), workspace = std::move(workspace)](Impl& impl) {
     impl.Fork(id, at, done, workspace);
   });
 }
 
-void AgentManager::Rewind(const SessionId& id, Cursor to, Callback<AgentSnapshot> done,
+void AgentManager::Rewind(const SessionId& id, Cursor to, Callback<api::AgentSnapshot> done,
                           Forwarding forwarding) {
   impl_->Run([id, to, forwarding, done = std::move(done)](Impl& impl) mutable {
     if (impl.shut_down()) return done(Stopping());
-    impl.Dispatch(id, commands::Rewind{to}, forwarding, As<AgentSnapshot>(std::move(done)));
+    impl.Dispatch(id, commands::Rewind{to}, forwarding, As<api::AgentSnapshot>(std::move(done)));
   });
 }
 

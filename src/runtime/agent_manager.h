@@ -10,6 +10,9 @@
 // from the log). A session's runtime is (re)started through its stored persistence handle when a
 // prompt arrives.
 //
+// The values it takes and answers (AgentConfig, AgentSnapshot, SendRequest, SendReply) are the
+// API's own (api/agent_types.h): the server encodes them as they are.
+//
 // Threading: every public method is thread-safe and returns at once; the work runs on the
 // manager's own EventLoop thread (the one that runs every provider), and `done` callbacks and
 // notice watchers run on that thread. They must not block; hand results to your own executor.
@@ -22,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/agent_types.h"
 #include "core/event.h"
 #include "core/ids.h"
 #include "core/status.h"
@@ -38,83 +42,10 @@ template <class T>
 using Callback = std::function<void(Result<T>)>;
 using StatusCallback = std::function<void(Status)>;
 
-// POST /v1/agents.
-struct AgentConfig {
-  std::string provider;  // a name the ProviderFactory knows: "claude", "scripted", ...
-  std::string cwd;
-  std::optional<std::string> model;
-  std::optional<std::string> mode;
-  std::optional<std::string> title;
-  // Makes a create idempotent (the body's clientRequestId, or the Idempotency-Key header): a
-  // retry with the same key answers the agent the first request made; with another config it
-  // is refused with kConflict. 1 to 256 printable ASCII characters.
-  std::optional<std::string> client_request_id;
-  // Set by the daemon, never read from a request: the session's id (at creation, the id to create
-  // it with, when a workspace was made for it under that name; the agent's CLI gets it as
-  // AGENTSTREAM_AGENT_ID), and the worktree it runs in (cwd is then the worktree's path),
-  // recorded as workspace.created right after session.created.
-  std::optional<SessionId> session_id;
-  std::optional<WorkspaceCreated> workspace;
-};
-
 // The child of a fork, when the caller made it a worktree of its own (docs/workspaces.md).
 struct ForkWorkspace {
   SessionId id;                // the child's id, the worktree's name
   WorkspaceCreated workspace;  // the child's cwd and its workspace.created event
-};
-
-struct QueuedPrompt {
-  std::string client_message_id;
-  std::string text;
-};
-
-struct PendingPermissionInfo {
-  RequestId request_id;
-  std::optional<ToolCallId> call_id;
-  std::string tool_name;
-};
-
-// What GET /v1/agents/{id} reports. A snapshot: it may be stale by the time it is read.
-struct AgentSnapshot {
-  SessionId id;
-  std::string provider;
-  std::string cwd;
-  std::string title;
-  std::string model;  // empty until known
-  std::string mode;   // empty until known
-  // As of `cursor`: the status the acknowledged log implies (a client that reads the log through
-  // `cursor` sees the same status). The queue, active turn and permissions are the live state.
-  turn::SessionStatus status = turn::SessionStatus::kIdle;
-  std::optional<TurnId> active_turn;  // the open foreground turn, else the newest open turn
-  Cursor cursor;                      // the log's current epoch and acknowledged tail
-  std::vector<QueuedPrompt> queue;    // prompts waiting for the running turn, oldest first
-  std::vector<PendingPermissionInfo> permissions;
-  TimestampMs created_ms = 0;
-  std::optional<HistoryBase> forked_from;
-  bool loaded = false;  // a runtime is attached (the provider process runs, or is starting)
-  bool closed = false;  // DELETE /v1/agents/{id} was called
-  std::string owner;    // the daemon running it (its lease is live); empty when none does
-  // Every usage report of the session, summed (SessionMeta::usage); nullopt for a session stored
-  // before the log kept totals.
-  std::optional<Usage> usage;
-};
-
-// POST /v1/agents/{id}/messages.
-struct SendRequest {
-  std::string client_message_id;  // required; a retry with the same id is recorded once
-  std::string text;
-  std::vector<Attachment> attachments;
-  turn::WhileRunning while_running = turn::WhileRunning::kQueue;
-};
-
-// The answer to a send. `accepted` is true only once the correlated turn started and the provider
-// accepted its prompt; a queued prompt answers at once with outcome kQueued.
-struct SendReply {
-  turn::SubmissionOutcome outcome = turn::SubmissionOutcome::kAccepted;
-  bool accepted = false;
-  std::optional<TurnId> turn;
-  Cursor cursor;        // the log's tail when the reply was made
-  std::string message;  // why, for kRejected
 };
 
 // Live-only control notices (never stored): an agent was created, disposed (closed), changed
@@ -122,8 +53,8 @@ struct SendReply {
 struct AgentNotice {
   enum class Kind { kCreated, kDisposed, kStatus, kError, kQueued };
   Kind kind = Kind::kStatus;
-  AgentSnapshot agent;  // as of the notice
-  std::string message;  // kError: what failed; kQueued: the client message id
+  api::AgentSnapshot agent;  // as of the notice
+  std::string message;       // kError: what failed; kQueued: the client message id
 };
 using NoticeWatcher = std::function<void(const AgentNotice&)>;
 
@@ -134,7 +65,7 @@ class ProviderFactory {
   // A new, unstarted provider for `config` on `loop`; `resume` names the runtime session to
   // reopen (from a stored persistence handle). kInvalidArgument for an unknown provider name.
   virtual Result<std::unique_ptr<providers::AgentProvider>> Make(
-      const AgentConfig& config, const std::optional<providers::PersistenceHandle>& resume,
+      const api::AgentConfig& config, const std::optional<providers::PersistenceHandle>& resume,
       process::EventLoop& loop) = 0;
   virtual std::vector<std::string> Names() const = 0;
 };
@@ -204,10 +135,10 @@ class AgentManager {
   // directory); kUnavailable when the runtime cannot start (the session then exists, with an Error
   // event saying why). With a client request id, a retry answers the same agent (on any daemon:
   // the id names the session).
-  void Create(AgentConfig config, Callback<AgentSnapshot> done);
+  void Create(api::AgentConfig config, Callback<api::AgentSnapshot> done);
   // Sessions ordered by id; closed ones only when `include_closed`.
-  void List(bool include_closed, Callback<std::vector<AgentSnapshot>> done);
-  void Get(const SessionId& id, Callback<AgentSnapshot> done);  // kNotFound
+  void List(bool include_closed, Callback<std::vector<api::AgentSnapshot>> done);
+  void Get(const SessionId& id, Callback<api::AgentSnapshot> done);  // kNotFound
 
   // The commands below run where the agent's runtime runs (docs/architecture.md, "Agent
   // ownership"): here when this daemon holds the agent's lease or can take it (a command that
@@ -225,7 +156,7 @@ class AgentManager {
   // start, or max_pending_sends / max_queued_prompts / max_live_agents would be exceeded. The
   // reply is made once the events of its step are durable (its cursor includes them); a queued
   // prompt is durable (prompt.queued) before it is answered kQueued.
-  void Send(const SessionId& id, SendRequest request, Callback<SendReply> done,
+  void Send(const SessionId& id, api::SendRequest request, Callback<api::SendReply> done,
             Forwarding forwarding = Forwarding::kAllowed);
   void CancelQueued(const SessionId& id, std::string client_message_id, StatusCallback done,
                     Forwarding forwarding = Forwarding::kAllowed);
@@ -244,7 +175,7 @@ class AgentManager {
   // runtime when one runs, else under the agent's lease; `done` with the renamed agent, which
   // every watcher is told of (kStatus). An empty title clears it. kInvalidArgument for a title
   // that is not UTF-8 text of at most kMaxTitleBytes bytes without control characters.
-  void Rename(const SessionId& id, std::string title, Callback<AgentSnapshot> done,
+  void Rename(const SessionId& id, std::string title, Callback<api::AgentSnapshot> done,
               Forwarding forwarding = Forwarding::kAllowed);
 
   // Appends events that come from outside the session's runtime (the inbox: a sub-agent's events
@@ -261,10 +192,10 @@ class AgentManager {
   // daemon: it writes only the new session.
   // With `workspace`, the child is that session id, runs in that worktree, and its history
   // records it (workspace.created after session.forked).
-  void Fork(const SessionId& id, Cursor at, Callback<AgentSnapshot> done,
+  void Fork(const SessionId& id, Cursor at, Callback<api::AgentSnapshot> done,
             std::optional<ForkWorkspace> workspace = std::nullopt);
   // A new epoch of `id` whose history is the prefix through `to`; the runtime restarts.
-  void Rewind(const SessionId& id, Cursor to, Callback<AgentSnapshot> done,
+  void Rewind(const SessionId& id, Cursor to, Callback<api::AgentSnapshot> done,
               Forwarding forwarding = Forwarding::kAllowed);
 
   // The base URL other daemons forward commands to ("http://host:port"), registered with this

@@ -62,8 +62,8 @@ class AgentManagerClaude : public ::testing::Test {
   bool WaitIdle(const SessionId& id) {
     const auto deadline = process::Clock::now() + 60s;
     while (process::Clock::now() < deadline) {
-      Result<AgentSnapshot> s =
-          Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Get(id, d); });
+      Result<api::AgentSnapshot> s = Wait<api::AgentSnapshot>(
+          [&](const Callback<api::AgentSnapshot>& d) { manager_->Get(id, d); });
       if (s.ok() && s->status == turn::SessionStatus::kIdle && !s->active_turn) return true;
       loop_.RunFor(20ms);
     }
@@ -78,15 +78,16 @@ class AgentManagerClaude : public ::testing::Test {
   // Sends `prompt` (a [shell ...] command), allows the permission request claude makes for it
   // and waits for the turn to end.
   void Allow(const SessionId& id, const std::string& prompt) {
-    Result<SendReply> sent = Wait<SendReply>([&](const Callback<SendReply>& d) {
-      manager_->Send(id, SendRequest{"c-" + prompt, prompt, {}, turn::WhileRunning::kQueue}, d);
+    Result<api::SendReply> sent = Wait<api::SendReply>([&](const Callback<api::SendReply>& d) {
+      manager_->Send(id, api::SendRequest{"c-" + prompt, prompt, {}, turn::WhileRunning::kQueue},
+                     d);
     });
     ASSERT_TRUE(sent.ok() && sent->accepted) << sent.status().ToString();
     std::optional<RequestId> request;
     const auto deadline = process::Clock::now() + 60s;
     while (!request && process::Clock::now() < deadline) {
-      Result<AgentSnapshot> s =
-          Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Get(id, d); });
+      Result<api::AgentSnapshot> s = Wait<api::AgentSnapshot>(
+          [&](const Callback<api::AgentSnapshot>& d) { manager_->Get(id, d); });
       if (s.ok() && !s->permissions.empty()) request = s->permissions.front().request_id;
       if (!request) loop_.RunFor(20ms);
     }
@@ -117,13 +118,14 @@ class AgentManagerClaude : public ::testing::Test {
 
 TEST_F(AgentManagerClaude, RunsATurnAndResumesTheCliSessionAfterARestart) {
   manager_ = std::make_unique<AgentManager>(*log_, *factory_, loop_);
-  Result<AgentSnapshot> agent = Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) {
-    manager_->Create(AgentConfig{"claude", (root_ / "work").string(), {}, {}, {"cli"}}, d);
-  });
+  Result<api::AgentSnapshot> agent =
+      Wait<api::AgentSnapshot>([&](const Callback<api::AgentSnapshot>& d) {
+        manager_->Create(api::AgentConfig{"claude", (root_ / "work").string(), {}, {}, {"cli"}}, d);
+      });
   ASSERT_TRUE(agent.ok()) << agent.status().ToString();
   const SessionId id = agent->id;
-  Result<SendReply> first = Wait<SendReply>([&](const Callback<SendReply>& d) {
-    manager_->Send(id, SendRequest{"c1", "hello there", {}, turn::WhileRunning::kQueue}, d);
+  Result<api::SendReply> first = Wait<api::SendReply>([&](const Callback<api::SendReply>& d) {
+    manager_->Send(id, api::SendRequest{"c1", "hello there", {}, turn::WhileRunning::kQueue}, d);
   });
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_TRUE(first->accepted);
@@ -135,8 +137,8 @@ TEST_F(AgentManagerClaude, RunsATurnAndResumesTheCliSessionAfterARestart) {
   EXPECT_EQ(handle->provider, "claude");
   EXPECT_FALSE(handle->session_id.empty());
   // The live snapshot counts the turn's usage report as the log does.
-  Result<AgentSnapshot> after_first =
-      Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Get(id, d); });
+  Result<api::AgentSnapshot> after_first = Wait<api::AgentSnapshot>(
+      [&](const Callback<api::AgentSnapshot>& d) { manager_->Get(id, d); });
   ASSERT_TRUE(after_first.ok() && after_first->usage.has_value());
   EXPECT_GT(after_first->usage->input_tokens, 0);
   ASSERT_TRUE(info->meta.usage.has_value());
@@ -146,8 +148,8 @@ TEST_F(AgentManagerClaude, RunsATurnAndResumesTheCliSessionAfterARestart) {
 
   // The daemon restarts: the next prompt starts `claude --resume <stored session id>`.
   manager_ = std::make_unique<AgentManager>(*log_, *factory_, loop_);
-  Result<SendReply> second = Wait<SendReply>([&](const Callback<SendReply>& d) {
-    manager_->Send(id, SendRequest{"c2", "again", {}, turn::WhileRunning::kQueue}, d);
+  Result<api::SendReply> second = Wait<api::SendReply>([&](const Callback<api::SendReply>& d) {
+    manager_->Send(id, api::SendRequest{"c2", "again", {}, turn::WhileRunning::kQueue}, d);
   });
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   EXPECT_TRUE(second->accepted);

@@ -19,7 +19,7 @@ using turn::WhileRunning;
 
 TEST_F(AgentManagerTest, CreateAndSendAcceptsAfterTheTurnStartedAndLogsInOrder) {
   StartManager();
-  const AgentSnapshot agent = Create(std::string("first"));
+  const api::AgentSnapshot agent = Create(std::string("first"));
   EXPECT_TRUE(agent.id.str().rfind("ses_", 0) == 0);
   EXPECT_TRUE(agent.loaded);
   EXPECT_EQ(agent.title, "first");
@@ -28,9 +28,9 @@ TEST_F(AgentManagerTest, CreateAndSendAcceptsAfterTheTurnStartedAndLogsInOrder) 
 
   // At the moment of the reply, the turn's start is durable at or before the reply's cursor.
   std::optional<bool> started_in_log;
-  Result<SendReply> reply = Wait<SendReply>([&](const Callback<SendReply>& done) {
-    manager_->Send(agent.id, SendRequest{"c1", "hello", {}, WhileRunning::kQueue},
-                   [&, done](Result<SendReply> r) {
+  Result<api::SendReply> reply = Wait<api::SendReply>([&](const Callback<api::SendReply>& done) {
+    manager_->Send(agent.id, api::SendRequest{"c1", "hello", {}, WhileRunning::kQueue},
+                   [&, done](Result<api::SendReply> r) {
                      if (r.ok()) {
                        bool found = false;
                        for (const Event& e : Events(agent.id)) {
@@ -67,20 +67,20 @@ TEST_F(AgentManagerTest, CreateAndSendAcceptsAfterTheTurnStartedAndLogsInOrder) 
   }
   EXPECT_EQ(Stored(agent.id).status, SessionStatus::kIdle);
   EXPECT_GE(NoticesOf(AgentNotice::Kind::kStatus), 2u);  // running, idle
-  const Result<AgentSnapshot> after = Get(agent.id);
+  const Result<api::AgentSnapshot> after = Get(agent.id);
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->cursor.seq, events.back().seq);
 }
 
 TEST_F(AgentManagerTest, ResendWithTheSameClientIdIsRecordedOnce) {
   StartManager();
-  const AgentSnapshot agent = Create();
+  const api::AgentSnapshot agent = Create();
   // Both sends are queued on the loop before either runs.
-  std::optional<Result<SendReply>> first, second;
-  manager_->Send(agent.id, SendRequest{"c1", "hi", {}, WhileRunning::kQueue},
-                 [&](Result<SendReply> r) { first = std::move(r); });
-  manager_->Send(agent.id, SendRequest{"c1", "hi", {}, WhileRunning::kQueue},
-                 [&](Result<SendReply> r) { second = std::move(r); });
+  std::optional<Result<api::SendReply>> first, second;
+  manager_->Send(agent.id, api::SendRequest{"c1", "hi", {}, WhileRunning::kQueue},
+                 [&](Result<api::SendReply> r) { first = std::move(r); });
+  manager_->Send(agent.id, api::SendRequest{"c1", "hi", {}, WhileRunning::kQueue},
+                 [&](Result<api::SendReply> r) { second = std::move(r); });
   ASSERT_TRUE(loop_.RunUntil([&] { return first && second; }, 20s));
   ASSERT_TRUE(first->ok() && second->ok());
   EXPECT_EQ((*first)->outcome, SubmissionOutcome::kAccepted);
@@ -88,7 +88,7 @@ TEST_F(AgentManagerTest, ResendWithTheSameClientIdIsRecordedOnce) {
   EXPECT_FALSE((*second)->accepted);
   ASSERT_TRUE(WaitIdle(agent.id));
 
-  Result<SendReply> again = Send(agent.id, "c1", "hi");
+  Result<api::SendReply> again = Send(agent.id, "c1", "hi");
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->outcome, SubmissionOutcome::kDuplicate);
   EXPECT_EQ(again->turn, (*first)->turn);
@@ -96,23 +96,23 @@ TEST_F(AgentManagerTest, ResendWithTheSameClientIdIsRecordedOnce) {
   EXPECT_EQ(Of<TurnStarted>(events).size(), 1u);
   EXPECT_EQ(Of<UserMessage>(events).size(), 1u);
 
-  Result<SendReply> missing = Send(agent.id, "", "no id");
+  Result<api::SendReply> missing = Send(agent.id, "", "no id");
   EXPECT_EQ(missing.status().code(), ErrorCode::kInvalidArgument);
-  Result<SendReply> unknown = Send(SessionId("ses_nope"), "c9", "x");
+  Result<api::SendReply> unknown = Send(SessionId("ses_nope"), "c9", "x");
   EXPECT_EQ(unknown.status().code(), ErrorCode::kNotFound);
 }
 
 TEST_F(AgentManagerTest, QueueCancelInterruptAndSteerWhileRunning) {
   StartManager(80ms);  // a turn lasts about 0.8 s
-  const AgentSnapshot agent = Create();
-  Result<SendReply> c1 = Send(agent.id, "c1", "long task");
+  const api::AgentSnapshot agent = Create();
+  Result<api::SendReply> c1 = Send(agent.id, "c1", "long task");
   ASSERT_TRUE(c1.ok() && c1->accepted);
 
-  Result<SendReply> c2 = Send(agent.id, "c2", "later");
+  Result<api::SendReply> c2 = Send(agent.id, "c2", "later");
   ASSERT_TRUE(c2.ok());
   EXPECT_EQ(c2->outcome, SubmissionOutcome::kQueued);
   EXPECT_FALSE(c2->accepted);
-  Result<AgentSnapshot> running = Get(agent.id);
+  Result<api::AgentSnapshot> running = Get(agent.id);
   ASSERT_TRUE(running.ok());
   EXPECT_EQ(running->status, SessionStatus::kRunning);
   EXPECT_EQ(running->active_turn, c1->turn);
@@ -126,18 +126,18 @@ TEST_F(AgentManagerTest, QueueCancelInterruptAndSteerWhileRunning) {
               manager_->CancelQueued(agent.id, "c2", d);
             }).code(),
             ErrorCode::kNotFound);
-  ASSERT_TRUE(WaitFor(agent.id, [](const AgentSnapshot& s) { return s.queue.empty(); }));
+  ASSERT_TRUE(WaitFor(agent.id, [](const api::AgentSnapshot& s) { return s.queue.empty(); }));
 
-  Result<SendReply> c3 = Send(agent.id, "c3", "next");
+  Result<api::SendReply> c3 = Send(agent.id, "c3", "next");
   ASSERT_TRUE(c3.ok());
   EXPECT_EQ(c3->outcome, SubmissionOutcome::kQueued);
   EXPECT_TRUE(WaitStatus([&](const StatusCallback& d) { manager_->Interrupt(agent.id, d); }).ok());
   // c1 ends canceled; c3 starts by itself.
-  ASSERT_TRUE(WaitFor(agent.id, [&](const AgentSnapshot& s) {
+  ASSERT_TRUE(WaitFor(agent.id, [&](const api::AgentSnapshot& s) {
     return s.active_turn && s.active_turn != c1->turn && s.queue.empty();
   }));
   // Steer: replaces the running c3 turn.
-  Result<SendReply> c4 = Send(agent.id, "c4", "do this instead", WhileRunning::kSteer);
+  Result<api::SendReply> c4 = Send(agent.id, "c4", "do this instead", WhileRunning::kSteer);
   ASSERT_TRUE(c4.ok());
   EXPECT_EQ(c4->outcome, SubmissionOutcome::kQueued);
   ASSERT_TRUE(WaitIdle(agent.id));
@@ -155,14 +155,14 @@ TEST_F(AgentManagerTest, QueueCancelInterruptAndSteerWhileRunning) {
 
 TEST_F(AgentManagerTest, PermissionRequestIsAnsweredThroughTheManager) {
   StartManager();
-  const AgentSnapshot agent = Create();
-  Result<SendReply> sent = Send(agent.id, "c1", "this needs permission");
+  const api::AgentSnapshot agent = Create();
+  Result<api::SendReply> sent = Send(agent.id, "c1", "this needs permission");
   ASSERT_TRUE(sent.ok() && sent->accepted);
-  ASSERT_TRUE(WaitFor(agent.id, [](const AgentSnapshot& s) {
+  ASSERT_TRUE(WaitFor(agent.id, [](const api::AgentSnapshot& s) {
     return s.status == SessionStatus::kPermission && !s.permissions.empty();
   }));
   EXPECT_EQ(Stored(agent.id).status, SessionStatus::kPermission);
-  const AgentSnapshot waiting = *Get(agent.id);
+  const api::AgentSnapshot waiting = *Get(agent.id);
   EXPECT_EQ(waiting.permissions[0].tool_name, "Bash");
 
   turn::ReplyPermission bogus{RequestId("nope"), PermissionDecision::kAllow, {}, {}};
@@ -186,7 +186,7 @@ TEST_F(AgentManagerTest, PermissionRequestIsAnsweredThroughTheManager) {
 
 TEST_F(AgentManagerTest, ModeAndModelChangesAreLogged) {
   StartManager();
-  const AgentSnapshot agent = Create();
+  const api::AgentSnapshot agent = Create();
   EXPECT_TRUE(WaitStatus([&](const StatusCallback& d) {
                 manager_->SetMode(agent.id, "bypassPermissions", d);
               }).ok());
@@ -197,7 +197,7 @@ TEST_F(AgentManagerTest, ModeAndModelChangesAreLogged) {
   ASSERT_EQ(Of<ModeChanged>(events).size(), 1u);
   EXPECT_EQ(std::get<ModeChanged>(Of<ModeChanged>(events)[0]->payload).mode, "bypassPermissions");
   ASSERT_EQ(Of<ModelChanged>(events).size(), 1u);
-  const Result<AgentSnapshot> s = Get(agent.id);
+  const Result<api::AgentSnapshot> s = Get(agent.id);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->mode, "bypassPermissions");
   EXPECT_EQ(s->model, "scripted-2");
@@ -205,17 +205,17 @@ TEST_F(AgentManagerTest, ModeAndModelChangesAreLogged) {
 
 TEST_F(AgentManagerTest, ForkAndRewindValidateTheirCursor) {
   StartManager();
-  const AgentSnapshot agent = Create();
+  const api::AgentSnapshot agent = Create();
   ASSERT_TRUE(Send(agent.id, "c1", "one").ok());
   ASSERT_TRUE(WaitIdle(agent.id));
   const Cursor tail = Get(agent.id)->cursor;
   auto fork = [&](const SessionId& id, Cursor at) {
-    return Wait<AgentSnapshot>(
-        [&](const Callback<AgentSnapshot>& d) { manager_->Fork(id, at, d); });
+    return Wait<api::AgentSnapshot>(
+        [&](const Callback<api::AgentSnapshot>& d) { manager_->Fork(id, at, d); });
   };
   auto rewind = [&](const SessionId& id, Cursor at) {
-    return Wait<AgentSnapshot>(
-        [&](const Callback<AgentSnapshot>& d) { manager_->Rewind(id, at, d); });
+    return Wait<api::AgentSnapshot>(
+        [&](const Callback<api::AgentSnapshot>& d) { manager_->Rewind(id, at, d); });
   };
   EXPECT_EQ(fork(agent.id, {Epoch(2), Seq(1)}).status().code(), ErrorCode::kConflict);
   EXPECT_EQ(fork(agent.id, {tail.epoch, tail.seq.next()}).status().code(),
@@ -235,7 +235,7 @@ TEST_F(AgentManagerTest, ForkAndRewindValidateTheirCursor) {
   EXPECT_EQ(Events(agent.id).size(), before.size());
   EXPECT_EQ(Get(agent.id)->cursor, tail);
 
-  Result<AgentSnapshot> child = fork(agent.id, tail);
+  Result<api::AgentSnapshot> child = fork(agent.id, tail);
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   EXPECT_NE(child->id, agent.id);
   ASSERT_TRUE(child->forked_from.has_value());
@@ -245,18 +245,18 @@ TEST_F(AgentManagerTest, ForkAndRewindValidateTheirCursor) {
   std::vector<Event> child_events = Events(child->id);
   ASSERT_EQ(child_events.size(), tail.seq.value() + 1);
   EXPECT_TRUE(std::holds_alternative<SessionForked>(child_events.back().payload));
-  Result<SendReply> in_child = Send(child->id, "c1-child", "in the fork");
+  Result<api::SendReply> in_child = Send(child->id, "c1-child", "in the fork");
   ASSERT_TRUE(in_child.ok() && in_child->accepted);
   ASSERT_TRUE(WaitIdle(child->id));
 
   // Rewind to just after SessionCreated: a new epoch; cursors of the old one are refused.
-  Result<AgentSnapshot> rewound = rewind(agent.id, {tail.epoch, Seq(1)});
+  Result<api::AgentSnapshot> rewound = rewind(agent.id, {tail.epoch, Seq(1)});
   ASSERT_TRUE(rewound.ok()) << rewound.status().ToString();
   EXPECT_EQ(rewound->cursor.epoch, Epoch(2));
   EXPECT_EQ(rewound->cursor.seq, Seq(2));
   EXPECT_EQ(rewind(agent.id, {tail.epoch, Seq(1)}).status().code(), ErrorCode::kConflict);
   EXPECT_EQ(rewind(agent.id, {Epoch(2), Seq(3)}).status().code(), ErrorCode::kInvalidArgument);
-  Result<SendReply> after = Send(agent.id, "c2", "after the rewind");
+  Result<api::SendReply> after = Send(agent.id, "c2", "after the rewind");
   ASSERT_TRUE(after.ok() && after->accepted);
   EXPECT_EQ(after->cursor.epoch, Epoch(2));
   ASSERT_TRUE(WaitIdle(agent.id));
@@ -264,7 +264,7 @@ TEST_F(AgentManagerTest, ForkAndRewindValidateTheirCursor) {
   EXPECT_TRUE(std::holds_alternative<SessionRewound>(events[1].payload));
   EXPECT_EQ(Of<TurnStarted>(events).size(), 1u);
   // c1 belonged to the history the rewind dropped: the same id is a new prompt again.
-  Result<SendReply> c1_again = Send(agent.id, "c1", "one");
+  Result<api::SendReply> c1_again = Send(agent.id, "c1", "one");
   ASSERT_TRUE(c1_again.ok());
   EXPECT_EQ(c1_again->outcome, SubmissionOutcome::kAccepted);
   ASSERT_TRUE(WaitIdle(agent.id));
@@ -272,11 +272,11 @@ TEST_F(AgentManagerTest, ForkAndRewindValidateTheirCursor) {
 
 TEST_F(AgentManagerTest, ForkInsideATurnClosesItInTheChild) {
   StartManager(50ms);
-  const AgentSnapshot agent = Create();
+  const api::AgentSnapshot agent = Create();
   ASSERT_TRUE(Send(agent.id, "c1", "long").ok());
   const Cursor mid = Get(agent.id)->cursor;  // the turn is open here
-  Result<AgentSnapshot> child = Wait<AgentSnapshot>(
-      [&](const Callback<AgentSnapshot>& d) { manager_->Fork(agent.id, mid, d); });
+  Result<api::AgentSnapshot> child = Wait<api::AgentSnapshot>(
+      [&](const Callback<api::AgentSnapshot>& d) { manager_->Fork(agent.id, mid, d); });
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   EXPECT_EQ(child->status, SessionStatus::kIdle);
   const std::vector<Event> events = Events(child->id);
@@ -286,10 +286,10 @@ TEST_F(AgentManagerTest, ForkInsideATurnClosesItInTheChild) {
 
 TEST_F(AgentManagerTest, RenameRecordsTheTitleWithAndWithoutARuntime) {
   StartManager();
-  const AgentSnapshot agent = Create("first");
+  const api::AgentSnapshot agent = Create("first");
   auto rename = [&](const SessionId& id, std::string title) {
-    return Wait<AgentSnapshot>(
-        [&](const Callback<AgentSnapshot>& d) { manager_->Rename(id, std::move(title), d); });
+    return Wait<api::AgentSnapshot>(
+        [&](const Callback<api::AgentSnapshot>& d) { manager_->Rename(id, std::move(title), d); });
   };
   auto titles = [&] {
     const std::vector<Event> events = Events(agent.id);
@@ -301,7 +301,7 @@ TEST_F(AgentManagerTest, RenameRecordsTheTitleWithAndWithoutARuntime) {
 
   // On the running runtime: the event, the snapshot and a status notice carry the new title.
   ASSERT_TRUE(Send(agent.id, "c1", "work").ok());
-  Result<AgentSnapshot> live = rename(agent.id, "second");
+  Result<api::AgentSnapshot> live = rename(agent.id, "second");
   ASSERT_TRUE(live.ok()) << live.status().ToString();
   EXPECT_EQ(live->title, "second");
   EXPECT_EQ(Get(agent.id)->title, "second");
@@ -314,7 +314,7 @@ TEST_F(AgentManagerTest, RenameRecordsTheTitleWithAndWithoutARuntime) {
 
   // Closed, with no runtime: recorded under the lease, and the runtime does not start.
   ASSERT_TRUE(WaitStatus([&](const StatusCallback& d) { manager_->Close(agent.id, d); }).ok());
-  Result<AgentSnapshot> stored = rename(agent.id, "");
+  Result<api::AgentSnapshot> stored = rename(agent.id, "");
   ASSERT_TRUE(stored.ok()) << stored.status().ToString();
   EXPECT_EQ(stored->title, "");
   EXPECT_FALSE(stored->loaded);
@@ -340,12 +340,12 @@ TEST_F(AgentManagerTest, RenameRecordsTheTitleWithAndWithoutARuntime) {
 
 TEST_F(AgentManagerTest, CloseStopsTheRuntimeAndASendReopens) {
   StartManager(40ms);
-  const AgentSnapshot agent = Create();
-  const AgentSnapshot other = Create();
+  const api::AgentSnapshot agent = Create();
+  const api::AgentSnapshot other = Create();
   ASSERT_TRUE(Send(agent.id, "c1", "work").ok());
   EXPECT_TRUE(WaitStatus([&](const StatusCallback& d) { manager_->Close(agent.id, d); }).ok());
   EXPECT_EQ(NoticesOf(AgentNotice::Kind::kDisposed), 1u);
-  Result<AgentSnapshot> closed = Get(agent.id);
+  Result<api::AgentSnapshot> closed = Get(agent.id);
   ASSERT_TRUE(closed.ok());
   EXPECT_TRUE(closed->closed);
   EXPECT_FALSE(closed->loaded);
@@ -354,10 +354,12 @@ TEST_F(AgentManagerTest, CloseStopsTheRuntimeAndASendReopens) {
   EXPECT_EQ(Of<TurnCanceled>(events).size(), 1u);  // the open turn was interrupted
 
   auto list = [&](bool include_closed) {
-    return Wait<std::vector<AgentSnapshot>>(
-        [&](const Callback<std::vector<AgentSnapshot>>& d) { manager_->List(include_closed, d); });
+    return Wait<std::vector<api::AgentSnapshot>>(
+        [&](const Callback<std::vector<api::AgentSnapshot>>& d) {
+          manager_->List(include_closed, d);
+        });
   };
-  Result<std::vector<AgentSnapshot>> open_only = list(false);
+  Result<std::vector<api::AgentSnapshot>> open_only = list(false);
   ASSERT_TRUE(open_only.ok());
   ASSERT_EQ(open_only->size(), 1u);
   EXPECT_EQ((*open_only)[0].id, other.id);
@@ -366,7 +368,7 @@ TEST_F(AgentManagerTest, CloseStopsTheRuntimeAndASendReopens) {
       WaitStatus([&](const StatusCallback& d) { manager_->Close(SessionId("ses_x"), d); }).code(),
       ErrorCode::kNotFound);
 
-  Result<SendReply> reopened = Send(agent.id, "c2", "again");
+  Result<api::SendReply> reopened = Send(agent.id, "c2", "again");
   ASSERT_TRUE(reopened.ok() && reopened->accepted);
   EXPECT_FALSE(Get(agent.id)->closed);
   ASSERT_TRUE(WaitIdle(agent.id));
@@ -377,7 +379,7 @@ TEST_F(AgentManagerTest, CloseStopsTheRuntimeAndASendReopens) {
 // nothing, whether a runtime is attached or not.
 TEST_F(AgentManagerTest, ForeignEventsInterleaveWithARunningTurnAndRedeliveriesAppendNothing) {
   StartManager(20ms);
-  const AgentSnapshot agent = Create();
+  const api::AgentSnapshot agent = Create();
   auto foreign = [&](const SessionId& id, std::uint64_t n) {
     std::vector<NewEvent> events{
         MakeNewEvent(SubagentEvent{SessionId("ses_child"), Epoch(1), Seq(n + 1), "notice",
@@ -423,8 +425,8 @@ TEST_F(AgentManagerTest, ForeignEventsInterleaveWithARunningTurnAndRedeliveriesA
 
 TEST_F(AgentManagerTest, RestartRecoveryFailsOpenTurnsAndTheSessionResumes) {
   StartManager(100ms);
-  const AgentSnapshot agent = Create();
-  Result<SendReply> sent = Send(agent.id, "c1", "long work");
+  const api::AgentSnapshot agent = Create();
+  Result<api::SendReply> sent = Send(agent.id, "c1", "long work");
   ASSERT_TRUE(sent.ok() && sent->accepted);
   EXPECT_EQ(Stored(agent.id).status, SessionStatus::kRunning);
   DieAndReopen();
@@ -441,16 +443,16 @@ TEST_F(AgentManagerTest, RestartRecoveryFailsOpenTurnsAndTheSessionResumes) {
   const StatusRecord stored = Stored(agent.id);
   ASSERT_TRUE(stored.status.has_value());
   EXPECT_NE(*stored.status, SessionStatus::kRunning);
-  Result<AgentSnapshot> snapshot = Get(agent.id);
+  Result<api::AgentSnapshot> snapshot = Get(agent.id);
   ASSERT_TRUE(snapshot.ok());
   EXPECT_FALSE(snapshot->loaded);
   EXPECT_EQ(snapshot->status, *stored.status);
 
   // Resumable: a retry of c1 is recognised, a new prompt runs.
-  Result<SendReply> retry = Send(agent.id, "c1", "long work");
+  Result<api::SendReply> retry = Send(agent.id, "c1", "long work");
   ASSERT_TRUE(retry.ok());
   EXPECT_EQ(retry->outcome, SubmissionOutcome::kDuplicate);
-  Result<SendReply> next = Send(agent.id, "c2", "go on");
+  Result<api::SendReply> next = Send(agent.id, "c2", "go on");
   ASSERT_TRUE(next.ok() && next->accepted);
   ASSERT_TRUE(WaitIdle(agent.id));
   events = Events(agent.id);
@@ -459,11 +461,11 @@ TEST_F(AgentManagerTest, RestartRecoveryFailsOpenTurnsAndTheSessionResumes) {
 
 TEST_F(AgentManagerTest, ASessionLeftOpenIsClosedWhenItLoadsWithoutRecover) {
   StartManager(100ms);
-  const AgentSnapshot agent = Create();
+  const api::AgentSnapshot agent = Create();
   ASSERT_TRUE(Send(agent.id, "c1", "long work").ok());
   DieAndReopen();
   StartManager(2ms);  // no Recover(): the next prompt loads the session
-  Result<SendReply> next = Send(agent.id, "c2", "go on");
+  Result<api::SendReply> next = Send(agent.id, "c2", "go on");
   ASSERT_TRUE(next.ok() && next->accepted) << next.status().ToString();
   ASSERT_TRUE(WaitIdle(agent.id));
   const std::vector<Event> events = Events(agent.id);
@@ -497,11 +499,11 @@ TEST_F(AgentManagerTest, RecoverDoesNotReadIdleSessions) {
   EXPECT_EQ(Stored(SessionId("ses_raw")).status, SessionStatus::kIdle);
   log_->reads = 0;
   EXPECT_TRUE(WaitStatus([&](const StatusCallback& d) { manager_->Recover(d); }).ok());
-  Result<std::vector<AgentSnapshot>> all = Wait<std::vector<AgentSnapshot>>(
-      [&](const Callback<std::vector<AgentSnapshot>>& d) { manager_->List(true, d); });
+  Result<std::vector<api::AgentSnapshot>> all = Wait<std::vector<api::AgentSnapshot>>(
+      [&](const Callback<std::vector<api::AgentSnapshot>>& d) { manager_->List(true, d); });
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), 21u);
-  Result<AgentSnapshot> one = Get(ids[0]);
+  Result<api::AgentSnapshot> one = Get(ids[0]);
   ASSERT_TRUE(one.ok());
   EXPECT_GE(one->cursor.seq.value(), 6u);
   EXPECT_EQ(log_->reads.load(), 0);
@@ -509,14 +511,14 @@ TEST_F(AgentManagerTest, RecoverDoesNotReadIdleSessions) {
 
 TEST_F(AgentManagerTest, AFailedAppendIsReportedAndTheSessionRecovers) {
   StartManager();
-  const AgentSnapshot agent = Create();
+  const api::AgentSnapshot agent = Create();
   log_->fail_appends = true;
-  Result<SendReply> lost = Send(agent.id, "c1", "hello");
+  Result<api::SendReply> lost = Send(agent.id, "c1", "hello");
   EXPECT_FALSE(lost.ok());
   ASSERT_TRUE(loop_.RunUntil([&] { return NoticesOf(AgentNotice::Kind::kError) > 0; }, 20s));
   log_->fail_appends = false;
   // The broken runtime is still stopping: this prompt waits for that, then reloads the session.
-  Result<SendReply> next = Send(agent.id, "c2", "again");
+  Result<api::SendReply> next = Send(agent.id, "c2", "again");
   ASSERT_TRUE(next.ok() && next->accepted) << next.status().ToString();
   ASSERT_TRUE(WaitIdle(agent.id));
   const std::vector<Event> events = Events(agent.id);
@@ -528,11 +530,12 @@ TEST_F(AgentManagerTest, PendingSendsAreBounded) {
   AgentManagerOptions options;
   options.max_pending_sends = 2;
   StartManager(2ms, options);
-  const AgentSnapshot agent = Create();
-  std::vector<std::optional<Result<SendReply>>> replies(4);
+  const api::AgentSnapshot agent = Create();
+  std::vector<std::optional<Result<api::SendReply>>> replies(4);
   for (int i = 0; i < 4; ++i) {
-    manager_->Send(agent.id, SendRequest{"b" + std::to_string(i), "x", {}, WhileRunning::kQueue},
-                   [&replies, i](Result<SendReply> r) { replies[i] = std::move(r); });
+    manager_->Send(agent.id,
+                   api::SendRequest{"b" + std::to_string(i), "x", {}, WhileRunning::kQueue},
+                   [&replies, i](Result<api::SendReply> r) { replies[i] = std::move(r); });
   }
   ASSERT_TRUE(loop_.RunUntil(
       [&] { return std::all_of(replies.begin(), replies.end(), [](const auto& r) { return r; }); },
@@ -547,7 +550,7 @@ TEST_F(AgentManagerTest, PendingSendsAreBounded) {
   EXPECT_EQ(replies[3]->status().code(), ErrorCode::kUnavailable);
   ASSERT_TRUE(WaitIdle(agent.id));
   // Answered sends free their slots.
-  Result<SendReply> later = Send(agent.id, "b4", "x");
+  Result<api::SendReply> later = Send(agent.id, "b4", "x");
   ASSERT_TRUE(later.ok()) << later.status().ToString();
   ASSERT_TRUE(WaitIdle(agent.id));
 }
@@ -556,7 +559,7 @@ TEST_F(AgentManagerTest, QueuedPromptsAreBounded) {
   AgentManagerOptions options;
   options.max_queued_prompts = 2;
   StartManager(50ms, options);
-  const AgentSnapshot agent = Create();
+  const api::AgentSnapshot agent = Create();
   ASSERT_TRUE(Send(agent.id, "q0", "running").ok());
   EXPECT_EQ(Send(agent.id, "q1", "x")->outcome, SubmissionOutcome::kQueued);
   EXPECT_EQ(Send(agent.id, "q2", "x")->outcome, SubmissionOutcome::kQueued);
@@ -571,15 +574,15 @@ TEST_F(AgentManagerTest, IdleRuntimesStopAndRestartOnTheNextPrompt) {
   AgentManagerOptions options;
   options.idle_stop_after = 100ms;
   StartManager(2ms, options);
-  const AgentSnapshot agent = Create();
+  const api::AgentSnapshot agent = Create();
   ASSERT_TRUE(Send(agent.id, "c1", "hi").ok());
-  ASSERT_TRUE(WaitFor(agent.id, [](const AgentSnapshot& s) { return !s.loaded; }));
+  ASSERT_TRUE(WaitFor(agent.id, [](const api::AgentSnapshot& s) { return !s.loaded; }));
   EXPECT_EQ(Stored(agent.id).status, SessionStatus::kIdle);
   EXPECT_EQ(Of<TurnCompleted>(Events(agent.id)).size(), 1u);
-  Result<SendReply> again = Send(agent.id, "c2", "hi again");
+  Result<api::SendReply> again = Send(agent.id, "c2", "hi again");
   ASSERT_TRUE(again.ok() && again->accepted);
   EXPECT_TRUE(Get(agent.id)->loaded);
-  ASSERT_TRUE(WaitFor(agent.id, [](const AgentSnapshot& s) { return !s.loaded; }));
+  ASSERT_TRUE(WaitFor(agent.id, [](const api::AgentSnapshot& s) { return !s.loaded; }));
   EXPECT_EQ(Of<TurnCompleted>(Events(agent.id)).size(), 2u);
 }
 
@@ -588,27 +591,27 @@ TEST_F(AgentManagerTest, AtTheBoundTheLongestIdleRuntimeMakesRoom) {
   AgentManagerOptions options;
   options.max_live_agents = 2;
   StartManager(50ms, options);
-  const AgentSnapshot a = Create();
+  const api::AgentSnapshot a = Create();
   ASSERT_TRUE(Send(a.id, "a1", "hi").ok());
   ASSERT_TRUE(WaitIdle(a.id));
-  const AgentSnapshot b = Create();
+  const api::AgentSnapshot b = Create();
   ASSERT_TRUE(Send(b.id, "b1", "hi").ok());
   ASSERT_TRUE(WaitIdle(b.id));
-  const AgentSnapshot c = Create();  // a has been idle the longest
-  ASSERT_TRUE(WaitFor(a.id, [](const AgentSnapshot& s) { return !s.loaded; }));
+  const api::AgentSnapshot c = Create();  // a has been idle the longest
+  ASSERT_TRUE(WaitFor(a.id, [](const api::AgentSnapshot& s) { return !s.loaded; }));
   EXPECT_TRUE(Get(b.id)->loaded);
   EXPECT_TRUE(Get(c.id)->loaded);
   // b and c busy: nothing idle to stop, so a's prompt is refused and nothing is lost.
   ASSERT_TRUE(Send(b.id, "b2", "long").ok());
   ASSERT_TRUE(Send(c.id, "c1", "long").ok());
-  Result<SendReply> refused = Send(a.id, "a2", "again");
+  Result<api::SendReply> refused = Send(a.id, "a2", "again");
   EXPECT_EQ(refused.status().code(), ErrorCode::kUnavailable) << refused.status().ToString();
   ASSERT_TRUE(WaitIdle(b.id));
   ASSERT_TRUE(WaitIdle(c.id));
   // Now b has been idle the longest: a's prompt loads a and stops b.
-  Result<SendReply> again = Send(a.id, "a2", "again");
+  Result<api::SendReply> again = Send(a.id, "a2", "again");
   ASSERT_TRUE(again.ok() && again->accepted) << again.status().ToString();
-  ASSERT_TRUE(WaitFor(b.id, [](const AgentSnapshot& s) { return !s.loaded; }));
+  ASSERT_TRUE(WaitFor(b.id, [](const api::AgentSnapshot& s) { return !s.loaded; }));
   ASSERT_TRUE(WaitIdle(a.id));
   EXPECT_EQ(Of<TurnCompleted>(Events(a.id)).size(), 2u);
   EXPECT_EQ(Of<TurnCompleted>(Events(b.id)).size(), 2u);
@@ -616,7 +619,7 @@ TEST_F(AgentManagerTest, AtTheBoundTheLongestIdleRuntimeMakesRoom) {
 
 TEST_F(AgentManagerTest, ShutdownCancelsOpenTurnsAndRefusesLaterCalls) {
   StartManager(100ms);
-  const AgentSnapshot agent = Create();
+  const api::AgentSnapshot agent = Create();
   ASSERT_TRUE(Send(agent.id, "c1", "long").ok());
   bool done = false;
   manager_->Shutdown([&] { done = true; });
@@ -625,30 +628,31 @@ TEST_F(AgentManagerTest, ShutdownCancelsOpenTurnsAndRefusesLaterCalls) {
   EXPECT_EQ(Of<TurnCanceled>(events).size(), 1u);
   EXPECT_EQ(Stored(agent.id).status, SessionStatus::kIdle);
   EXPECT_EQ(Send(agent.id, "c2", "x").status().code(), ErrorCode::kUnavailable);
-  Result<AgentSnapshot> created = Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) {
-    manager_->Create(AgentConfig{"scripted", dir_.string(), {}, {}, {}}, d);
-  });
+  Result<api::AgentSnapshot> created =
+      Wait<api::AgentSnapshot>([&](const Callback<api::AgentSnapshot>& d) {
+        manager_->Create(api::AgentConfig{"scripted", dir_.string(), {}, {}, {}}, d);
+      });
   EXPECT_EQ(created.status().code(), ErrorCode::kUnavailable);
 }
 
 TEST_F(AgentManagerTest, ARetriedCreateAnswersTheSameAgent) {
   StartManager();
-  auto create = [&](AgentConfig config) {
-    return Wait<AgentSnapshot>(
-        [&](const Callback<AgentSnapshot>& d) { manager_->Create(std::move(config), d); });
+  auto create = [&](api::AgentConfig config) {
+    return Wait<api::AgentSnapshot>(
+        [&](const Callback<api::AgentSnapshot>& d) { manager_->Create(std::move(config), d); });
   };
-  const AgentConfig config{"scripted", dir_.string(), {}, {}, std::string("t"), "req-42"};
-  Result<AgentSnapshot> first = create(config);
+  const api::AgentConfig config{"scripted", dir_.string(), {}, {}, std::string("t"), "req-42"};
+  Result<api::AgentSnapshot> first = create(config);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  Result<AgentSnapshot> retry = create(config);
+  Result<api::AgentSnapshot> retry = create(config);
   ASSERT_TRUE(retry.ok()) << retry.status().ToString();
   EXPECT_EQ(retry->id, first->id);
-  AgentConfig other = config;
+  api::AgentConfig other = config;
   other.title = "another";
   EXPECT_EQ(create(other).status().code(), ErrorCode::kConflict);
-  AgentConfig fresh = config;
+  api::AgentConfig fresh = config;
   fresh.client_request_id = "req-43";
-  Result<AgentSnapshot> second = create(fresh);
+  Result<api::AgentSnapshot> second = create(fresh);
   ASSERT_TRUE(second.ok());
   EXPECT_NE(second->id, first->id);
   EXPECT_EQ(sqlite_->ListSessions("", 10)->size(), 2u);
@@ -657,25 +661,25 @@ TEST_F(AgentManagerTest, ARetriedCreateAnswersTheSameAgent) {
 
 TEST_F(AgentManagerTest, CreateRejectsBadConfigs) {
   StartManager();
-  auto create = [&](AgentConfig config) {
-    return Wait<AgentSnapshot>(
-        [&](const Callback<AgentSnapshot>& d) { manager_->Create(std::move(config), d); });
+  auto create = [&](api::AgentConfig config) {
+    return Wait<api::AgentSnapshot>(
+        [&](const Callback<api::AgentSnapshot>& d) { manager_->Create(std::move(config), d); });
   };
-  EXPECT_EQ(create(AgentConfig{"nope", dir_.string(), {}, {}, {}}).status().code(),
+  EXPECT_EQ(create(api::AgentConfig{"nope", dir_.string(), {}, {}, {}}).status().code(),
             ErrorCode::kInvalidArgument);
-  EXPECT_EQ(create(AgentConfig{"scripted", "", {}, {}, {}}).status().code(),
+  EXPECT_EQ(create(api::AgentConfig{"scripted", "", {}, {}, {}}).status().code(),
             ErrorCode::kInvalidArgument);
   // A cwd that is not a directory is the client's error, named as such, before anything exists.
-  Result<AgentSnapshot> missing =
-      create(AgentConfig{"scripted", (dir_ / "nowhere").string(), {}, {}, {}});
+  Result<api::AgentSnapshot> missing =
+      create(api::AgentConfig{"scripted", (dir_ / "nowhere").string(), {}, {}, {}});
   EXPECT_EQ(missing.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(missing.status().message().find("cwd"), std::string::npos)
       << missing.status().message();
-  EXPECT_EQ(create(AgentConfig{"scripted", dir_.string() + std::string("\0x", 2), {}, {}, {}})
+  EXPECT_EQ(create(api::AgentConfig{"scripted", dir_.string() + std::string("\0x", 2), {}, {}, {}})
                 .status()
                 .code(),
             ErrorCode::kInvalidArgument);
-  EXPECT_EQ(create(AgentConfig{"scripted", dir_.string(), {}, {}, {}, std::string("bad key")})
+  EXPECT_EQ(create(api::AgentConfig{"scripted", dir_.string(), {}, {}, {}, std::string("bad key")})
                 .status()
                 .code(),
             ErrorCode::kInvalidArgument);
@@ -686,7 +690,7 @@ TEST_F(AgentManagerTest, CreateRejectsBadConfigs) {
   factory_ = std::make_unique<DefaultProviderFactory>(options);
   subscription_.Reset();
   manager_ = std::make_unique<AgentManager>(*log_, *factory_, loop_);
-  Result<AgentSnapshot> failed = create(AgentConfig{"claude", dir_.string(), {}, {}, {}});
+  Result<api::AgentSnapshot> failed = create(api::AgentConfig{"claude", dir_.string(), {}, {}, {}});
   EXPECT_EQ(failed.status().code(), ErrorCode::kUnavailable);
   Result<std::vector<SessionInfo>> sessions = sqlite_->ListSessions("", 10);
   ASSERT_TRUE(sessions.ok());
@@ -707,12 +711,12 @@ TEST_F(AgentManagerTest, AWorkspaceIsRecordedAfterTheSessionsFirstEventAndAForks
   const std::filesystem::path child_dir = dir_ / "wt-child";
   std::filesystem::create_directories(parent_dir);
   std::filesystem::create_directories(child_dir);
-  AgentConfig config{"scripted", parent_dir.string(), {}, {}, {}};
+  api::AgentConfig config{"scripted", parent_dir.string(), {}, {}, {}};
   config.session_id = SessionId("ses_workspace");
   config.workspace =
       WorkspaceCreated{parent_dir.string(), "agentstream/ses_workspace", "HEAD", "c0ffee", "/repo"};
-  Result<AgentSnapshot> agent =
-      Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Create(config, d); });
+  Result<api::AgentSnapshot> agent = Wait<api::AgentSnapshot>(
+      [&](const Callback<api::AgentSnapshot>& d) { manager_->Create(config, d); });
   ASSERT_TRUE(agent.ok()) << agent.status().ToString();
   EXPECT_EQ(agent->id, SessionId("ses_workspace"));
   EXPECT_EQ(agent->cwd, parent_dir.string());
@@ -726,8 +730,8 @@ TEST_F(AgentManagerTest, AWorkspaceIsRecordedAfterTheSessionsFirstEventAndAForks
   ForkWorkspace child{SessionId("ses_child"),
                       WorkspaceCreated{child_dir.string(), "agentstream/ses_child",
                                        "agentstream/ses_workspace", "c0ffee", "/repo"}};
-  Result<AgentSnapshot> forked = Wait<AgentSnapshot>(
-      [&](const Callback<AgentSnapshot>& d) { manager_->Fork(agent->id, tail, d, child); });
+  Result<api::AgentSnapshot> forked = Wait<api::AgentSnapshot>(
+      [&](const Callback<api::AgentSnapshot>& d) { manager_->Fork(agent->id, tail, d, child); });
   ASSERT_TRUE(forked.ok()) << forked.status().ToString();
   EXPECT_EQ(forked->id, SessionId("ses_child"));
   EXPECT_EQ(forked->cwd, child_dir.string());
@@ -737,7 +741,7 @@ TEST_F(AgentManagerTest, AWorkspaceIsRecordedAfterTheSessionsFirstEventAndAForks
   ASSERT_TRUE(std::holds_alternative<WorkspaceCreated>(child_events.back().payload));
   EXPECT_EQ(std::get<WorkspaceCreated>(child_events.back().payload).path, child_dir.string());
   // The fork runs in its own worktree.
-  Result<SendReply> sent = Send(forked->id, "c1", "hello");
+  Result<api::SendReply> sent = Send(forked->id, "c1", "hello");
   ASSERT_TRUE(sent.ok() && sent->accepted);
   ASSERT_TRUE(WaitIdle(forked->id));
   EXPECT_EQ(Get(forked->id)->cwd, child_dir.string());

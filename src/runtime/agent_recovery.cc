@@ -105,7 +105,7 @@ Result<turn::TurnState> AgentManager::Impl::RecoverWith(const SessionInfo& info,
   if (record.mode.empty()) record.mode = mode.value_or("");
   AS_RETURN_IF_ERROR(log_.UpdateSessionMeta(
       info.id, SessionMetaUpdate{std::nullopt, EncodeStatusRecord(record), generation}));
-  if (Result<AgentSnapshot> snapshot = Get(info.id); snapshot.ok())
+  if (Result<api::AgentSnapshot> snapshot = Get(info.id); snapshot.ok())
     Notify(AgentNotice::Kind::kStatus, *snapshot, "");
   return state;
 }

@@ -96,7 +96,7 @@ void AgentManager::Impl::RunLocal(const std::shared_ptr<LiveAgent>& agent,
       [&](auto& c) {
         using T = std::decay_t<decltype(c)>;
         if constexpr (std::is_same_v<T, commands::Send>) {
-          agent->Send(c.request, [done](Result<SendReply> reply) {
+          agent->Send(c.request, [done](Result<api::SendReply> reply) {
             if (!reply.ok()) return done(reply.status());
             done(AgentAnswer{std::move(*reply)});
           });
@@ -111,7 +111,7 @@ void AgentManager::Impl::RunLocal(const std::shared_ptr<LiveAgent>& agent,
         } else if constexpr (std::is_same_v<T, commands::SetModel>) {
           agent->SetModel(c.model, StatusAnswer(done));
         } else if constexpr (std::is_same_v<T, commands::Rename>) {
-          agent->Rename(c.title, [done](Result<AgentSnapshot> renamed) {
+          agent->Rename(c.title, [done](Result<api::AgentSnapshot> renamed) {
             if (!renamed.ok()) return done(renamed.status());
             done(AgentAnswer{std::move(*renamed)});
           });
@@ -129,7 +129,7 @@ void AgentManager::Impl::CloseLive(const AttemptPtr& attempt) {
   Unload(id, StopMode{true, "the agent was closed"}, true,
          [this, id, attempt](std::optional<std::uint64_t> generation) {
            if (!generation) return Retry(attempt);  // it lost its lease while stopping
-           Result<AgentSnapshot> closed = MarkClosed(id, *generation);
+           Result<api::AgentSnapshot> closed = MarkClosed(id, *generation);
            Release(id, *generation);
            if (!closed.ok()) return attempt->done(closed.status());
            Notify(AgentNotice::Kind::kDisposed, *closed, "");
@@ -143,7 +143,7 @@ void AgentManager::Impl::RewindLive(const AttemptPtr& attempt, Cursor to) {
   Unload(id, StopMode{true, "the session was rewound"}, true,
          [this, id, to, attempt](std::optional<std::uint64_t> generation) {
            if (!generation) return Retry(attempt);
-           Result<AgentSnapshot> rewound = RewindWith(id, to, *generation);
+           Result<api::AgentSnapshot> rewound = RewindWith(id, to, *generation);
            Release(id, *generation);
            if (!rewound.ok()) return attempt->done(rewound.status());
            attempt->done(AgentAnswer{std::move(*rewound)});
@@ -171,7 +171,7 @@ void AgentManager::Impl::RunWithoutRuntime(const AttemptPtr& attempt) {
             request.owner_generation = grant.lease.generation;
             AS_RETURN_IF_ERROR(log_.Append(std::move(request)).status());
           }
-          AS_ASSIGN_OR_RETURN(AgentSnapshot closed, MarkClosed(id, grant.lease.generation));
+          AS_ASSIGN_OR_RETURN(api::AgentSnapshot closed, MarkClosed(id, grant.lease.generation));
           Notify(AgentNotice::Kind::kDisposed, closed, "");
           return AgentAnswer{std::move(closed)};
         });
@@ -187,7 +187,7 @@ void AgentManager::Impl::RunWithoutRuntime(const AttemptPtr& attempt) {
                        // The log takes the title from the event, in the append's transaction.
                        AS_RETURN_IF_ERROR(log_.Append(std::move(request)).status());
                        AS_ASSIGN_OR_RETURN(SessionInfo info, log_.GetSession(id));
-                       AgentSnapshot renamed = StoredSnapshot(info);
+                       api::AgentSnapshot renamed = StoredSnapshot(info);
                        Notify(AgentNotice::Kind::kStatus, renamed, "");
                        return AgentAnswer{std::move(renamed)};
                      });
@@ -196,7 +196,7 @@ void AgentManager::Impl::RunWithoutRuntime(const AttemptPtr& attempt) {
   WithLease(attempt,
             [this, id = attempt->id, to](const OwnerGrant& grant,
                                          turn::TurnState&) -> Result<AgentAnswer> {
-              AS_ASSIGN_OR_RETURN(AgentSnapshot rewound,
+              AS_ASSIGN_OR_RETURN(api::AgentSnapshot rewound,
                                   RewindWith(id, to, grant.lease.generation));
               return AgentAnswer{std::move(rewound)};
             });

@@ -72,7 +72,7 @@ Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionIn
   const std::string daemon_id = env.options.ownership.daemon_id;
   std::shared_ptr<LiveAgent> agent(new LiveAgent(std::move(env), info, grant.lease.generation));
   agent->record_ = DecodeStatusRecord(info.meta.status_snapshot);
-  AgentConfig& config = agent->config_;
+  api::AgentConfig& config = agent->config_;
   config.session_id = info.id;
   config.provider = info.meta.provider;
   config.cwd = info.meta.cwd;
@@ -91,7 +91,7 @@ Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionIn
   const std::size_t left_open = state.open.size();
   agent->desired_status_ = agent->durable_status_ = turn::SessionStatusOf(state);
   LiveAgent* self = agent.get();
-  agent->runner_ = std::make_unique<providers::SessionRunner>(
+  agent->runner_ = std::make_unique<SessionRunner>(
       *agent->provider_, std::move(state), *agent->env_.ids,
       [self](const std::vector<NewEvent>& batch) { self->Append(batch); },
       [self](const turn::Effect& effect) { self->OnEffect(effect); });
@@ -181,7 +181,7 @@ void LiveAgent::StartFresh(const std::string& why) {
   runner_.reset();  // its subscription goes with the old provider
   provider_ = std::move(*fresh);
   LiveAgent* self = this;
-  runner_ = std::make_unique<providers::SessionRunner>(
+  runner_ = std::make_unique<SessionRunner>(
       *provider_, std::move(state), *env_.ids,
       [self](const std::vector<NewEvent>& batch) { self->Append(batch); },
       [self](const turn::Effect& effect) { self->OnEffect(effect); });
@@ -329,7 +329,7 @@ void LiveAgent::PersistStatus(SessionStatus status) {
   record_ = std::move(record);
 }
 
-void LiveAgent::Rename(const std::string& title, Callback<AgentSnapshot> done) {
+void LiveAgent::Rename(const std::string& title, Callback<api::AgentSnapshot> done) {
   if (stopping_) return done(Error(ErrorCode::kUnavailable, "the agent's runtime is stopping"));
   Append({MakeNewEvent(SessionTitled{title})});
   std::weak_ptr<bool> alive = alive_;
@@ -337,7 +337,7 @@ void LiveAgent::Rename(const std::string& title, Callback<AgentSnapshot> done) {
   AfterAppended([this, alive, title, done = std::move(done)](const Status& appended) {
     if (!alive.lock() || !appended.ok()) return done(appended);
     info_.meta.title = title;
-    AgentSnapshot renamed = Snapshot();
+    api::AgentSnapshot renamed = Snapshot();
     env_.notify(AgentNotice::Kind::kStatus, renamed, "");
     done(std::move(renamed));
   });
@@ -394,7 +394,7 @@ void LiveAgent::OnReply(const turn::ReplySubmission& reply) {
     return;
   }
   if (it == awaiting_.end()) return;
-  Callback<SendReply> done = std::move(it->second);
+  Callback<api::SendReply> done = std::move(it->second);
   awaiting_.erase(it);
   AfterAppended([this, done = std::move(done), reply](const Status& s) {
     if (!s.ok()) return done(s);
@@ -402,14 +402,14 @@ void LiveAgent::OnReply(const turn::ReplySubmission& reply) {
   });
 }
 
-SendReply LiveAgent::MakeReply(const turn::ReplySubmission& reply) const {
-  return SendReply{reply.outcome, reply.outcome == turn::SubmissionOutcome::kAccepted, reply.turn,
-                   Cursor{info_.epoch, acked_tail_}, reply.message};
+api::SendReply LiveAgent::MakeReply(const turn::ReplySubmission& reply) const {
+  return api::SendReply{reply.outcome, reply.outcome == turn::SubmissionOutcome::kAccepted,
+                        reply.turn, Cursor{info_.epoch, acked_tail_}, reply.message};
 }
 
 // ---- Client commands ----
 
-void LiveAgent::Send(SendRequest request, Callback<SendReply> done) {
+void LiveAgent::Send(api::SendRequest request, Callback<api::SendReply> done) {
   if (request.client_message_id.empty())
     return done(Error(ErrorCode::kInvalidArgument, "a prompt needs a client message id"));
   if (stopping_) return done(Stopping());
@@ -421,7 +421,8 @@ void LiveAgent::Send(SendRequest request, Callback<SendReply> done) {
   ++open_sends_;
   idle_timer_.reset();
   std::weak_ptr<bool> alive = alive_;
-  Callback<SendReply> counted = [this, alive, done = std::move(done)](Result<SendReply> r) {
+  Callback<api::SendReply> counted = [this, alive,
+                                      done = std::move(done)](Result<api::SendReply> r) {
     if (alive.lock()) {
       --open_sends_;
       MaybeArmIdle();
@@ -434,7 +435,7 @@ void LiveAgent::Send(SendRequest request, Callback<SendReply> done) {
   });
 }
 
-void LiveAgent::Submit(SendRequest request, Callback<SendReply> done) {
+void LiveAgent::Submit(api::SendRequest request, Callback<api::SendReply> done) {
   if (stopping_) return done(Stopping());
   const std::string id = request.client_message_id;
   const turn::TurnState& state = runner_->state();
@@ -607,8 +608,8 @@ void LiveAgent::FinishStop() {
 
 // ---- Snapshot ----
 
-AgentSnapshot LiveAgent::Snapshot() const {
-  AgentSnapshot s;
+api::AgentSnapshot LiveAgent::Snapshot() const {
+  api::AgentSnapshot s;
   s.id = info_.id;
   s.provider = info_.meta.provider;
   s.cwd = info_.meta.cwd;
@@ -629,13 +630,13 @@ AgentSnapshot LiveAgent::Snapshot() const {
   }
   s.cursor = Cursor{info_.epoch, acked_tail_};
   if (state.pending_after_teardown) {
-    s.queue.push_back(QueuedPrompt{state.pending_after_teardown->client_message_id,
-                                   state.pending_after_teardown->text});
+    s.queue.push_back(api::QueuedPrompt{state.pending_after_teardown->client_message_id,
+                                        state.pending_after_teardown->text});
   }
   for (const turn::SubmitPrompt& p : state.queue)
-    s.queue.push_back(QueuedPrompt{p.client_message_id, p.text});
+    s.queue.push_back(api::QueuedPrompt{p.client_message_id, p.text});
   for (const providers::PendingPermission& p : provider_->PendingPermissions())
-    s.permissions.push_back(PendingPermissionInfo{p.request_id, p.call_id, p.tool_name});
+    s.permissions.push_back(api::PendingPermissionInfo{p.request_id, p.call_id, p.tool_name});
   s.created_ms = info_.meta.created_ms;
   s.forked_from = info_.forked_from;
   s.loaded = !closing_provider_;

@@ -28,9 +28,9 @@
 #include <string>
 #include <vector>
 
-#include "providers/session_runner.h"
 #include "runtime/agent_manager.h"
 #include "runtime/session_records.h"
+#include "runtime/session_runner.h"
 
 namespace agentstream::runtime {
 
@@ -57,7 +57,7 @@ struct AgentEnv {
   std::shared_ptr<LoopGate> gate;
   AgentManagerOptions options;
   // A notice about this agent, for the watchers.
-  std::function<void(AgentNotice::Kind, const AgentSnapshot&, const std::string&)> notify;
+  std::function<void(AgentNotice::Kind, const api::AgentSnapshot&, const std::string&)> notify;
   // The agent cannot go on (its log refused a batch, its runtime did not start, it lost its
   // lease) or was idle for options.idle_stop_after: the manager stops and drops it
   // (asynchronously; not when `agent` is no longer the session's runtime by then: a request of
@@ -100,7 +100,7 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   // Runs `fn` with OK once the runtime is ready, or with the start error (kUnavailable).
   void WhenReady(std::function<void(Status)> fn);
 
-  void Send(SendRequest request, Callback<SendReply> done);
+  void Send(api::SendRequest request, Callback<api::SendReply> done);
   void CancelQueued(const std::string& client_message_id, const StatusCallback& done);
   void Interrupt(StatusCallback done);
   void ReplyPermission(const turn::ReplyPermission& reply, StatusCallback done);
@@ -108,7 +108,7 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   void SetModel(const std::string& model, StatusCallback done);
   // Appends session.titled, then stores the title in the session's snapshot and tells watchers;
   // `done` with the renamed agent, or the append's error (kUnavailable while stopping).
-  void Rename(const std::string& title, Callback<AgentSnapshot> done);
+  void Rename(const std::string& title, Callback<api::AgentSnapshot> done);
   // Stores `closed` in the status snapshot.
   Status SetClosed(bool closed);
 
@@ -124,7 +124,7 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   void Stop(const StopMode& mode, std::function<void()> done);
 
   // Status and cursor as of the acknowledged log; queue, active turn, permissions live.
-  AgentSnapshot Snapshot() const;
+  api::AgentSnapshot Snapshot() const;
   const SessionId& id() const { return info_.id; }
   std::uint64_t generation() const { return generation_; }
   bool stopping() const { return stopping_; }
@@ -159,7 +159,7 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   void RunDeferred();
   void OnEffect(const turn::Effect& effect);
   void OnReply(const turn::ReplySubmission& reply);
-  void Submit(SendRequest request, Callback<SendReply> done);
+  void Submit(api::SendRequest request, Callback<api::SendReply> done);
   void PersistStatus(turn::SessionStatus status);
   // Stores `record` as the status snapshot under this runtime's generation.
   Status StoreRecord(const StatusRecord& record);
@@ -167,15 +167,15 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   // (Re)arms the idle stop when the session is idle with nothing waiting; else disarms it.
   void MaybeArmIdle();
   void FinishStop();
-  SendReply MakeReply(const turn::ReplySubmission& reply) const;
+  api::SendReply MakeReply(const turn::ReplySubmission& reply) const;
 
   AgentEnv env_;
   SessionInfo info_;
   const std::uint64_t generation_;  // the ownership generation this runtime appends under
-  AgentConfig config_;
+  api::AgentConfig config_;
   StatusRecord record_;  // as stored
   std::unique_ptr<providers::AgentProvider> provider_;
-  std::unique_ptr<providers::SessionRunner> runner_;  // destroyed before provider_
+  std::unique_ptr<SessionRunner> runner_;  // destroyed before provider_
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
   // Runtime start.
@@ -202,7 +202,7 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   std::size_t open_sends_ = 0;
   std::optional<std::string> submitting_;
   std::optional<turn::ReplySubmission> immediate_;
-  std::map<std::string, Callback<SendReply>> awaiting_;
+  std::map<std::string, Callback<api::SendReply>> awaiting_;
 
   std::unique_ptr<process::TimerHandle> idle_timer_;
   std::optional<process::Clock::time_point> idle_since_;  // see idle_since()

@@ -19,8 +19,8 @@ constexpr std::size_t kLoadBound = 100;
 class CheckpointTest : public AgentManagerTest {
  protected:
   // A session with one finished turn ("c1") and kHistory notices after it.
-  AgentSnapshot LongSession() {
-    const AgentSnapshot agent = Create();
+  api::AgentSnapshot LongSession() {
+    const api::AgentSnapshot agent = Create();
     EXPECT_TRUE(Send(agent.id, "c1", "first").ok());
     EXPECT_TRUE(WaitIdle(agent.id));
     for (std::size_t done = 0; done < kHistory; done += 1000) {
@@ -40,7 +40,7 @@ class CheckpointTest : public AgentManagerTest {
   Seq Tail(const SessionId& id) { return sqlite_->Tail(id)->seq; }
   // The reloaded session still knows its history: c1's retry is a duplicate of its first turn.
   void ExpectFirstPromptKnown(const SessionId& id) {
-    Result<SendReply> again = Send(id, "c1", "first");
+    Result<api::SendReply> again = Send(id, "c1", "first");
     ASSERT_TRUE(again.ok()) << again.status().ToString();
     EXPECT_EQ(again->outcome, SubmissionOutcome::kDuplicate);
   }
@@ -48,7 +48,7 @@ class CheckpointTest : public AgentManagerTest {
 
 TEST_F(CheckpointTest, ARunningRuntimeCheckpointsAndALoadAfterACrashReadsOnlyWhatFollows) {
   StartManager();
-  const AgentSnapshot agent = LongSession();
+  const api::AgentSnapshot agent = LongSession();
   // The runtime's next append finds kHistory events since its checkpoint and folds them.
   ASSERT_TRUE(Send(agent.id, "c2", "second").ok());
   ASSERT_TRUE(WaitIdle(agent.id));
@@ -60,7 +60,7 @@ TEST_F(CheckpointTest, ARunningRuntimeCheckpointsAndALoadAfterACrashReadsOnlyWha
   DieAndReopen();  // no clean stop: no checkpoint at the tail
   StartManager();
   log_->events_read = 0;
-  Result<SendReply> third = Send(agent.id, "c3", "third");
+  Result<api::SendReply> third = Send(agent.id, "c3", "third");
   ASSERT_TRUE(third.ok()) << third.status().ToString();
   EXPECT_EQ(third->outcome, SubmissionOutcome::kAccepted);
   EXPECT_LE(log_->events_read.load(), kLoadBound) << "of a history of " << Tail(agent.id).value();
@@ -70,7 +70,7 @@ TEST_F(CheckpointTest, ARunningRuntimeCheckpointsAndALoadAfterACrashReadsOnlyWha
 
 TEST_F(CheckpointTest, ALoadThatReadsALongHistoryCheckpointsIt) {
   StartManager();
-  const AgentSnapshot agent = LongSession();
+  const api::AgentSnapshot agent = LongSession();
   DieAndReopen();
   StartManager();
   log_->events_read = 0;
@@ -92,7 +92,7 @@ TEST_F(CheckpointTest, ALoadThatReadsALongHistoryCheckpointsIt) {
 
 TEST_F(CheckpointTest, ACleanStopLeavesACheckpointAtTheTail) {
   StartManager();
-  const AgentSnapshot agent = Create();
+  const api::AgentSnapshot agent = Create();
   ASSERT_TRUE(Send(agent.id, "c1", "first").ok());
   ASSERT_TRUE(WaitIdle(agent.id));
   bool done = false;
@@ -114,7 +114,7 @@ TEST_F(CheckpointTest, ACleanStopLeavesACheckpointAtTheTail) {
 
 TEST_F(CheckpointTest, AnUnreadableOrNewerCheckpointIsIgnoredAndTheHistoryRead) {
   StartManager();
-  const AgentSnapshot agent = Create();
+  const api::AgentSnapshot agent = Create();
   ASSERT_TRUE(Send(agent.id, "c1", "first").ok());
   ASSERT_TRUE(WaitIdle(agent.id));
   for (const char* body : {"{not json", R"({"v":2,"turns":{}})", R"({"v":1,"turns":{"open":7}})"}) {
@@ -129,15 +129,16 @@ TEST_F(CheckpointTest, AnUnreadableOrNewerCheckpointIsIgnoredAndTheHistoryRead) 
 
 TEST_F(CheckpointTest, ForksAndRewindsAreCheckpointedWhereTheyBegin) {
   StartManager();
-  const AgentSnapshot agent = LongSession();
+  const api::AgentSnapshot agent = LongSession();
   ASSERT_TRUE(Send(agent.id, "c2", "second").ok());
   ASSERT_TRUE(WaitIdle(agent.id));
   const Seq tail = Tail(agent.id);
 
   log_->events_read = 0;
-  Result<AgentSnapshot> child = Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& done) {
-    manager_->Fork(agent.id, Cursor{Epoch(1), tail}, done);
-  });
+  Result<api::AgentSnapshot> child =
+      Wait<api::AgentSnapshot>([&](const Callback<api::AgentSnapshot>& done) {
+        manager_->Fork(agent.id, Cursor{Epoch(1), tail}, done);
+      });
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   std::optional<Checkpoint> forked = Stored(child->id);
   ASSERT_TRUE(forked.has_value());
@@ -149,9 +150,10 @@ TEST_F(CheckpointTest, ForksAndRewindsAreCheckpointedWhereTheyBegin) {
 
   // A rewind to the middle of the notices: the parent's checkpoint is past it, so the prefix is
   // read once (in pages), and the new epoch is checkpointed where it begins.
-  Result<AgentSnapshot> rewound = Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& done) {
-    manager_->Rewind(agent.id, Cursor{Epoch(1), Seq(kHistory / 2)}, done);
-  });
+  Result<api::AgentSnapshot> rewound =
+      Wait<api::AgentSnapshot>([&](const Callback<api::AgentSnapshot>& done) {
+        manager_->Rewind(agent.id, Cursor{Epoch(1), Seq(kHistory / 2)}, done);
+      });
   ASSERT_TRUE(rewound.ok()) << rewound.status().ToString();
   std::optional<Checkpoint> epoch2 = Stored(agent.id);
   ASSERT_TRUE(epoch2.has_value());

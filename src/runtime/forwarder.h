@@ -14,7 +14,7 @@ namespace agentstream::runtime {
 
 namespace commands {
 struct Send {
-  SendRequest request;
+  api::SendRequest request;
 };
 struct CancelQueued {
   std::string client_message_id;
@@ -44,7 +44,7 @@ using AgentCommand = std::variant<commands::Send, commands::CancelQueued, comman
                                   commands::Rename, commands::Close, commands::Rewind>;
 
 // The answer: a send's reply, an agent snapshot (rename, close, rewind), or plain OK.
-using AgentAnswer = std::variant<std::monostate, SendReply, AgentSnapshot>;
+using AgentAnswer = std::variant<std::monostate, api::SendReply, api::AgentSnapshot>;
 
 // Where another daemon answers: its id and advertised base URL ("http://host:port").
 struct Peer {

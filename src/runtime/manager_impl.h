@@ -33,7 +33,7 @@ struct NoticeHub {
 };
 
 // The snapshot a session's stored metadata gives (no runtime attached here).
-AgentSnapshot StoredSnapshot(const SessionInfo& info);
+api::AgentSnapshot StoredSnapshot(const SessionInfo& info);
 
 class AgentManager::Impl {
  public:
@@ -45,12 +45,12 @@ class AgentManager::Impl {
   void Run(std::function<void(Impl&)> fn);
 
   // ---- agent_manager.cc ----
-  void Create(const AgentConfig& config, const Callback<AgentSnapshot>& done);
-  void List(bool include_closed, const Callback<std::vector<AgentSnapshot>>& done);
-  Result<AgentSnapshot> Get(const SessionId& id);
+  void Create(const api::AgentConfig& config, const Callback<api::AgentSnapshot>& done);
+  void List(bool include_closed, const Callback<std::vector<api::AgentSnapshot>>& done);
+  Result<api::AgentSnapshot> Get(const SessionId& id);
   void AppendForeign(const SessionId& id, std::vector<NewEvent> events, ProducerStamp stamp,
                      Callback<AppendResult> done);
-  void Fork(const SessionId& id, Cursor at, const Callback<AgentSnapshot>& done,
+  void Fork(const SessionId& id, Cursor at, const Callback<api::AgentSnapshot>& done,
             const std::optional<ForkWorkspace>& workspace);
   Subscription Watch(NoticeWatcher watcher);
   LeaseKeeper& keeper() { return *keeper_; }
@@ -80,7 +80,7 @@ class AgentManager::Impl {
 
   // ---- agent_manager.cc ----
   AgentEnv MakeEnv();
-  void Notify(AgentNotice::Kind kind, const AgentSnapshot& agent, const std::string& message);
+  void Notify(AgentNotice::Kind kind, const api::AgentSnapshot& agent, const std::string& message);
   std::shared_ptr<LiveAgent> Live(const SessionId& id) const;
   // Whether another runtime may start under max_live_agents: the runtimes not stopping are
   // fewer, or the one idle the longest was told to stop to make room (it leaves as it stops).
@@ -104,7 +104,7 @@ class AgentManager::Impl {
   void Unload(const SessionId& id, const StopMode& mode, bool keep_lease,
               std::function<void(std::optional<std::uint64_t>)> then);
   // Marks the session closed in its snapshot under `generation`.
-  Result<AgentSnapshot> MarkClosed(const SessionId& id, std::uint64_t generation);
+  Result<api::AgentSnapshot> MarkClosed(const SessionId& id, std::uint64_t generation);
   // The initial events of a fork or rewind at `at`: `first`, then TurnCanceled for every turn
   // still open at `at` and PromptCanceled for every prompt queued there. `status` gets the
   // status the new history ends in, and `prefix` the history's fold through `at`.
@@ -114,7 +114,7 @@ class AgentManager::Impl {
   // Stores the checkpoint of a new fork or epoch: `prefix` (the fold through the branch point)
   // with the branch's own events, so that its first load reads none of the history before.
   void CheckpointBranch(const SessionId& id, Epoch epoch, HistoryFold prefix);
-  Result<AgentSnapshot> RewindWith(const SessionId& id, Cursor to, std::uint64_t generation);
+  Result<api::AgentSnapshot> RewindWith(const SessionId& id, Cursor to, std::uint64_t generation);
   // Hears commits of sessions that run elsewhere and tells the watchers when their stored
   // status changed, so every daemon's clients see every agent's status.
   void WatchRemoteStatus(const SessionId& id);

@@ -98,7 +98,7 @@ class LocalForwarder final : public Forwarder {
           if constexpr (std::is_same_v<T, commands::Send>) {
             m.Send(
                 agent, c.request,
-                [done](Result<SendReply> r) {
+                [done](Result<api::SendReply> r) {
                   if (!r.ok()) return done(r.status(), true);
                   done(AgentAnswer{*r}, true);
                 },
@@ -170,36 +170,38 @@ class OwnershipTest : public ::testing::Test {
   Status WaitStatus(const std::function<void(const StatusCallback&)>& start) {
     return testing::RunForStatus(loop_, start);
   }
-  AgentSnapshot Create(const std::string& on) {
-    Result<AgentSnapshot> s = Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& done) {
-      M(on).Create(
-          AgentConfig{"scripted", ::testing::TempDir(), std::nullopt, std::nullopt, std::nullopt},
-          done);
-    });
+  api::AgentSnapshot Create(const std::string& on) {
+    Result<api::AgentSnapshot> s =
+        Wait<api::AgentSnapshot>([&](const Callback<api::AgentSnapshot>& done) {
+          M(on).Create(api::AgentConfig{"scripted", ::testing::TempDir(), std::nullopt,
+                                        std::nullopt, std::nullopt},
+                       done);
+        });
     EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return s.ok() ? *s : AgentSnapshot{};
+    return s.ok() ? *s : api::AgentSnapshot{};
   }
-  Result<SendReply> Send(const std::string& on, const SessionId& id, const std::string& client_id,
-                         const std::string& text) {
-    return Wait<SendReply>([&](const Callback<SendReply>& done) {
-      M(on).Send(id, SendRequest{client_id, text, {}, turn::WhileRunning::kQueue}, done);
+  Result<api::SendReply> Send(const std::string& on, const SessionId& id,
+                              const std::string& client_id, const std::string& text) {
+    return Wait<api::SendReply>([&](const Callback<api::SendReply>& done) {
+      M(on).Send(id, api::SendRequest{client_id, text, {}, turn::WhileRunning::kQueue}, done);
     });
   }
-  Result<AgentSnapshot> Get(const std::string& on, const SessionId& id) {
-    return Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& done) { M(on).Get(id, done); });
+  Result<api::AgentSnapshot> Get(const std::string& on, const SessionId& id) {
+    return Wait<api::AgentSnapshot>(
+        [&](const Callback<api::AgentSnapshot>& done) { M(on).Get(id, done); });
   }
   bool WaitFor(const std::string& on, const SessionId& id,
-               const std::function<bool(const AgentSnapshot&)>& pred) {
+               const std::function<bool(const api::AgentSnapshot&)>& pred) {
     const auto deadline = process::Clock::now() + 20s;
     while (process::Clock::now() < deadline) {
-      Result<AgentSnapshot> s = Get(on, id);
+      Result<api::AgentSnapshot> s = Get(on, id);
       if (s.ok() && pred(*s)) return true;
       loop_.RunFor(5ms);
     }
     return false;
   }
   bool WaitIdle(const std::string& on, const SessionId& id) {
-    return WaitFor(on, id, [](const AgentSnapshot& s) {
+    return WaitFor(on, id, [](const api::AgentSnapshot& s) {
       return s.status == SessionStatus::kIdle && s.queue.empty() && !s.active_turn;
     });
   }
@@ -249,19 +251,19 @@ class OwnershipTest : public ::testing::Test {
 TEST_F(OwnershipTest, ASendThroughAnotherDaemonRunsOnTheOwner) {
   Start("a");
   Start("b");
-  const AgentSnapshot agent = Create("a");
+  const api::AgentSnapshot agent = Create("a");
   EXPECT_EQ(agent.owner, "daemon-a");
-  Result<SendReply> reply = Send("b", agent.id, "c1", "hello");
+  Result<api::SendReply> reply = Send("b", agent.id, "c1", "hello");
   ASSERT_TRUE(reply.ok()) << reply.status().ToString();
   EXPECT_TRUE(reply->accepted);
   EXPECT_EQ(forwarder_.forwarded.load(), 1);
   ASSERT_TRUE(WaitIdle("a", agent.id));
-  Result<AgentSnapshot> seen_by_b = Get("b", agent.id);
+  Result<api::AgentSnapshot> seen_by_b = Get("b", agent.id);
   ASSERT_TRUE(seen_by_b.ok());
   EXPECT_FALSE(seen_by_b->loaded) << "b runs no second runtime";
   EXPECT_EQ(seen_by_b->owner, "daemon-a");
   // A retry through b is the same prompt: recorded once.
-  Result<SendReply> retry = Send("b", agent.id, "c1", "hello");
+  Result<api::SendReply> retry = Send("b", agent.id, "c1", "hello");
   ASSERT_TRUE(retry.ok());
   EXPECT_EQ(retry->outcome, turn::SubmissionOutcome::kDuplicate);
   EXPECT_EQ(Of<UserMessage>(Events(agent.id)).size(), 1u);
@@ -272,19 +274,19 @@ TEST_F(OwnershipTest, ASendThroughAnotherDaemonRunsOnTheOwner) {
 TEST_F(OwnershipTest, AKilledOwnersTurnEndsOnceAndTheNextPromptRunsOnTheSurvivor) {
   Start("a");
   Start("b");
-  const AgentSnapshot agent = Create("a");
+  const api::AgentSnapshot agent = Create("a");
   // A long turn on a: many chunks.
-  Result<SendReply> started = Send("a", agent.id, "c1", std::string(400, 'x'));
+  Result<api::SendReply> started = Send("a", agent.id, "c1", std::string(400, 'x'));
   ASSERT_TRUE(started.ok() && started->accepted) << started.status().ToString();
   Kill("a");
   // b's keeper finds the expired lease and ends a's turn: owner_lost, once.
-  ASSERT_TRUE(WaitFor("b", agent.id, [](const AgentSnapshot& s) {
+  ASSERT_TRUE(WaitFor("b", agent.id, [](const api::AgentSnapshot& s) {
     return s.status != SessionStatus::kRunning && s.owner.empty();
   }));
   std::vector<Event> events = Events(agent.id);
   ASSERT_EQ(Of<TurnFailed>(events).size(), 1u);
   EXPECT_EQ(std::get<TurnFailed>(Of<TurnFailed>(events)[0]->payload).code, "owner_lost");
-  Result<SendReply> next = Send("b", agent.id, "c2", "go on");
+  Result<api::SendReply> next = Send("b", agent.id, "c2", "go on");
   ASSERT_TRUE(next.ok() && next->accepted) << next.status().ToString();
   ASSERT_TRUE(WaitIdle("b", agent.id));
   EXPECT_EQ(Get("b", agent.id)->owner, "daemon-b");
@@ -298,8 +300,8 @@ TEST_F(OwnershipTest, AKilledOwnersTurnEndsOnceAndTheNextPromptRunsOnTheSurvivor
 
 TEST_F(OwnershipTest, AStartingDaemonLeavesAnotherLiveDaemonsTurnsAlone) {
   Start("a");
-  const AgentSnapshot agent = Create("a");
-  Result<SendReply> started = Send("a", agent.id, "c1", std::string(400, 'x'));
+  const api::AgentSnapshot agent = Create("a");
+  Result<api::SendReply> started = Send("a", agent.id, "c1", std::string(400, 'x'));
   ASSERT_TRUE(started.ok() && started->accepted);
   Start("c");
   ASSERT_TRUE(WaitStatus([&](const StatusCallback& d) { M("c").Recover(d); }).ok());
@@ -310,7 +312,7 @@ TEST_F(OwnershipTest, AStartingDaemonLeavesAnotherLiveDaemonsTurnsAlone) {
 
 TEST_F(OwnershipTest, ARestartedDaemonTakesItsOwnLeasesBackAtOnce) {
   Start("a");
-  const AgentSnapshot agent = Create("a");
+  const api::AgentSnapshot agent = Create("a");
   ASSERT_TRUE(Send("a", agent.id, "c1", std::string(400, 'x')).ok());
   Kill("a");
   Start("a");  // same id, well within the lease's ttl
@@ -325,9 +327,9 @@ TEST_F(OwnershipTest, ARestartedDaemonTakesItsOwnLeasesBackAtOnce) {
 TEST_F(OwnershipTest, APartitionedOwnerStopsItsRuntimeAndCannotAppendAfterTheTakeover) {
   Start("a");
   Start("b");
-  const AgentSnapshot agent = Create("a");
+  const api::AgentSnapshot agent = Create("a");
   ASSERT_TRUE(Send("a", agent.id, "c1", "permission please").ok());
-  ASSERT_TRUE(WaitFor("a", agent.id, [](const AgentSnapshot& s) {
+  ASSERT_TRUE(WaitFor("a", agent.id, [](const api::AgentSnapshot& s) {
     return s.status == SessionStatus::kPermission;
   }));
   std::vector<std::string> errors;
@@ -361,15 +363,16 @@ TEST_F(OwnershipTest, APartitionedOwnerStopsItsRuntimeAndCannotAppendAfterTheTak
 TEST_F(OwnershipTest, PromptsQueuedOnAKilledOwnerRunOnTheSurvivorInOrderOnce) {
   Start("a");
   Start("b");
-  const AgentSnapshot agent = Create("a");
+  const api::AgentSnapshot agent = Create("a");
   ASSERT_TRUE(Send("a", agent.id, "c0", std::string(400, 'x')).ok());
   for (int i = 1; i <= 5; ++i) {
-    Result<SendReply> queued = Send("a", agent.id, "c" + std::to_string(i), "queued");
+    Result<api::SendReply> queued = Send("a", agent.id, "c" + std::to_string(i), "queued");
     ASSERT_TRUE(queued.ok());
     EXPECT_EQ(queued->outcome, turn::SubmissionOutcome::kQueued);
   }
   Kill("a");
-  ASSERT_TRUE(WaitFor("b", agent.id, [](const AgentSnapshot& s) { return s.owner == "daemon-b"; }));
+  ASSERT_TRUE(
+      WaitFor("b", agent.id, [](const api::AgentSnapshot& s) { return s.owner == "daemon-b"; }));
   ASSERT_TRUE(WaitIdle("b", agent.id));
   const std::vector<Event> events = Events(agent.id);
   std::vector<std::string> prompts;
@@ -382,12 +385,12 @@ TEST_F(OwnershipTest, PromptsQueuedOnAKilledOwnerRunOnTheSurvivorInOrderOnce) {
 TEST_F(OwnershipTest, AForwardToAnOwnerThatDoesNotAnswerWaitsForItsLeaseThenRunsHere) {
   Start("a");
   Start("b");
-  const AgentSnapshot agent = Create("a");
+  const api::AgentSnapshot agent = Create("a");
   forwarder_.daemons.erase("local://a");  // a keeps renewing but does not answer b
-  Result<SendReply> reply = Send("b", agent.id, "c1", "hello");
+  Result<api::SendReply> reply = Send("b", agent.id, "c1", "hello");
   EXPECT_EQ(reply.status().code(), ErrorCode::kUnavailable) << "a still holds a live lease";
   Kill("a");
-  Result<SendReply> after = Send("b", agent.id, "c2", "hello again");
+  Result<api::SendReply> after = Send("b", agent.id, "c2", "hello again");
   ASSERT_TRUE(after.ok()) << after.status().ToString();
   EXPECT_TRUE(after->accepted);
   ASSERT_TRUE(WaitIdle("b", agent.id));

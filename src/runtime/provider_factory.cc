@@ -56,7 +56,7 @@ DefaultProviderFactory::DefaultProviderFactory(ProviderFactoryOptions options)
     : options_(std::move(options)) {}
 
 Result<std::unique_ptr<providers::AgentProvider>> DefaultProviderFactory::Make(
-    const AgentConfig& config, const std::optional<providers::PersistenceHandle>& resume,
+    const api::AgentConfig& config, const std::optional<providers::PersistenceHandle>& resume,
     process::EventLoop& loop) {
   if (resume && resume->provider != config.provider) {
     return Error(ErrorCode::kInvalidArgument,

@@ -67,7 +67,7 @@ class DefaultProviderFactory final : public ProviderFactory {
 
   // kInvalidArgument for an unknown provider name, or a resume handle of another provider.
   Result<std::unique_ptr<providers::AgentProvider>> Make(
-      const AgentConfig& config, const std::optional<providers::PersistenceHandle>& resume,
+      const api::AgentConfig& config, const std::optional<providers::PersistenceHandle>& resume,
       process::EventLoop& loop) override;
   std::vector<std::string> Names() const override;
 

@@ -55,13 +55,14 @@ std::vector<int> ChildrenOf(int parent) {
 
 class ProviderFaults : public testing::RealCliFixture<Cli> {
  protected:
-  Result<AgentSnapshot> Get(const SessionId& id) {
-    return Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Get(id, d); });
+  Result<api::AgentSnapshot> Get(const SessionId& id) {
+    return Wait<api::AgentSnapshot>(
+        [&](const Callback<api::AgentSnapshot>& d) { manager_->Get(id, d); });
   }
   bool WaitNotRunning(const SessionId& id) {
     const auto deadline = process::Clock::now() + 120s;
     while (process::Clock::now() < deadline) {
-      Result<AgentSnapshot> s = Get(id);
+      Result<api::AgentSnapshot> s = Get(id);
       if (s.ok() && s->status != turn::SessionStatus::kRunning &&
           s->status != turn::SessionStatus::kPermission && !s->active_turn)
         return true;
@@ -93,17 +94,18 @@ class ProviderFaults : public testing::RealCliFixture<Cli> {
 
 TEST_P(ProviderFaults, EveryPromptAfterAKilledCliIsAnswered) {
   const Cli& cli = GetParam();
-  Result<AgentSnapshot> agent = Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) {
-    manager_->Create(AgentConfig{cli.provider, setup_.work, setup_.model, {}, {}}, d);
-  });
+  Result<api::AgentSnapshot> agent =
+      Wait<api::AgentSnapshot>([&](const Callback<api::AgentSnapshot>& d) {
+        manager_->Create(api::AgentConfig{cli.provider, setup_.work, setup_.model, {}, {}}, d);
+      });
   ASSERT_TRUE(agent.ok()) << agent.status().ToString();
   const SessionId id = agent->id;
   std::mt19937 random(std::random_device{}());
   int kills = 0;
   for (int cycle = 0; cycle < cli.kills; ++cycle) {
     // A turn of 6 chunks 250 ms apart, killed somewhere in it (or just after it started).
-    Result<SendReply> sent = Wait<SendReply>([&](const Callback<SendReply>& d) {
-      manager_->Send(id, SendRequest{"c" + std::to_string(cycle), "[slow 6]", {}}, d);
+    Result<api::SendReply> sent = Wait<api::SendReply>([&](const Callback<api::SendReply>& d) {
+      manager_->Send(id, api::SendRequest{"c" + std::to_string(cycle), "[slow 6]", {}}, d);
     });
     ASSERT_TRUE(sent.ok()) << "cycle " << cycle << ": " << sent.status().ToString();
     ASSERT_TRUE(sent->accepted) << "cycle " << cycle << ": " << sent->message;
@@ -112,8 +114,8 @@ TEST_P(ProviderFaults, EveryPromptAfterAKilledCliIsAnswered) {
     ASSERT_TRUE(WaitNotRunning(id)) << "cycle " << cycle << ": the turn never ended";
   }
   EXPECT_GE(kills, cli.kills - 2) << "the CLI was rarely found running";
-  Result<SendReply> last = Wait<SendReply>([&](const Callback<SendReply>& d) {
-    manager_->Send(id, SendRequest{"last", "[say still here]", {}}, d);
+  Result<api::SendReply> last = Wait<api::SendReply>([&](const Callback<api::SendReply>& d) {
+    manager_->Send(id, api::SendRequest{"last", "[say still here]", {}}, d);
   });
   ASSERT_TRUE(last.ok() && last->accepted) << last.status().ToString();
   ASSERT_TRUE(WaitNotRunning(id));

@@ -29,17 +29,18 @@ class WorktreeAgents : public testing::RealCliFixture<> {
  protected:
   // Sends `prompt`, allows every permission the CLI asks for, and waits for the turn to end.
   void RunAllowing(const SessionId& id, const std::string& prompt) {
-    Result<SendReply> sent = Wait<SendReply>([&](const Callback<SendReply>& d) {
-      manager_->Send(id, SendRequest{"c-" + prompt, prompt, {}, turn::WhileRunning::kQueue}, d);
+    Result<api::SendReply> sent = Wait<api::SendReply>([&](const Callback<api::SendReply>& d) {
+      manager_->Send(id, api::SendRequest{"c-" + prompt, prompt, {}, turn::WhileRunning::kQueue},
+                     d);
     });
     ASSERT_TRUE(sent.ok() && sent->accepted) << sent.status().ToString();
     const auto deadline = process::Clock::now() + 120s;
     while (process::Clock::now() < deadline) {
-      Result<AgentSnapshot> s =
-          Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Get(id, d); });
+      Result<api::AgentSnapshot> s = Wait<api::AgentSnapshot>(
+          [&](const Callback<api::AgentSnapshot>& d) { manager_->Get(id, d); });
       ASSERT_TRUE(s.ok()) << s.status().ToString();
       if (s->status == turn::SessionStatus::kIdle && !s->active_turn) return;
-      for (const PendingPermissionInfo& p : s->permissions) {
+      for (const api::PendingPermissionInfo& p : s->permissions) {
         Result<bool> replied = Wait<bool>([&](const Callback<bool>& d) {
           manager_->ReplyPermission(
               id,
@@ -68,11 +69,11 @@ TEST_P(WorktreeAgents, TwoAgentsEditTheSameFileInWorktreesOfTheirOwn) {
        {"ses_" + GetParam().name + "_a", "ses_" + GetParam().name + "_b"}) {
     Result<workspace::Workspace> ws = worktrees.Create(repo, {}, name);
     ASSERT_TRUE(ws.ok()) << ws.status().ToString();
-    AgentConfig config{GetParam().provider, ws->path, setup_.model, {}, {name}};
+    api::AgentConfig config{GetParam().provider, ws->path, setup_.model, {}, {name}};
     config.session_id = SessionId(name);
     config.workspace = *ws;
-    Result<AgentSnapshot> agent =
-        Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& d) { manager_->Create(config, d); });
+    Result<api::AgentSnapshot> agent = Wait<api::AgentSnapshot>(
+        [&](const Callback<api::AgentSnapshot>& d) { manager_->Create(config, d); });
     ASSERT_TRUE(agent.ok()) << agent.status().ToString();
     // Both edit README.md: each in its own worktree, writing the id the daemon gave its CLI.
     ASSERT_NO_FATAL_FAILURE(

@@ -1,7 +1,7 @@
 // The agents endpoints' own rules over a real server: a create is idempotent by its
 // clientRequestId or the Idempotency-Key header, and a cwd that is not a directory is the
 // client's error (400), not the daemon's (503).
-#include "server/server_test_fixture.h"
+#include "server/testing/server_test_fixture.h"
 
 namespace agentstream::server::testing {
 namespace {

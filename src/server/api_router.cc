@@ -37,8 +37,8 @@ bool ParseSize(const std::string& text, std::size_t* out) {
 
 }  // namespace
 
-runtime::Callback<runtime::AgentSnapshot> SnapshotReply(Reply reply) {
-  return [reply = std::move(reply)](Result<runtime::AgentSnapshot> result) {
+runtime::Callback<api::AgentSnapshot> SnapshotReply(Reply reply) {
+  return [reply = std::move(reply)](Result<api::AgentSnapshot> result) {
     if (!result.ok()) return reply(ErrorResponse(result.status()));
     reply(Json(api::AgentSnapshotToJson(*result)));
   };

@@ -33,7 +33,7 @@ HttpResponse ErrorResponse(const Status& status);
 // "forbidden", "not_implemented") with the given status.
 HttpResponse CodedErrorResponse(int status, std::string_view code, std::string_view message);
 // Replies with the agent's snapshot (api::AgentSnapshotToJson), or the error.
-runtime::Callback<runtime::AgentSnapshot> SnapshotReply(Reply reply);
+runtime::Callback<api::AgentSnapshot> SnapshotReply(Reply reply);
 // A command another daemon forwarded here is answered here, never forwarded on (cluster/
 // http_forwarder.h).
 runtime::Forwarding ForwardingOf(const HttpRequest& request);

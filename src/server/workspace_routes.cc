@@ -227,9 +227,9 @@ bool WorkspaceRoutes::Handle(const HttpRequest& request, const std::vector<std::
 
 // ---- On the worker ----
 
-void WorkspaceRoutes::CreateWithWorktree(runtime::AgentConfig config,
+void WorkspaceRoutes::CreateWithWorktree(api::AgentConfig config,
                                          workspace::WorktreeRequest request,
-                                         const runtime::Callback<runtime::AgentSnapshot>& done) {
+                                         const runtime::Callback<api::AgentSnapshot>& done) {
   Reply refuse = [done](const HttpResponse&) {
     done(Error(ErrorCode::kUnavailable, "too many worktree requests waiting for git; retry"));
   };
@@ -238,8 +238,8 @@ void WorkspaceRoutes::CreateWithWorktree(runtime::AgentConfig config,
   });
 }
 
-void WorkspaceRoutes::Create(runtime::AgentConfig config, const workspace::WorktreeRequest& request,
-                             const runtime::Callback<runtime::AgentSnapshot>& done) {
+void WorkspaceRoutes::Create(api::AgentConfig config, const workspace::WorktreeRequest& request,
+                             const runtime::Callback<api::AgentSnapshot>& done) {
   static runtime::RandomIds ids;  // the worker's thread only
   const SessionId id = config.client_request_id
                            ? runtime::SessionIdForRequest(*config.client_request_id)
@@ -259,7 +259,7 @@ void WorkspaceRoutes::Create(runtime::AgentConfig config, const workspace::Workt
   config.cwd = made->path;
   config.workspace = *made;
   agents_.Create(
-      std::move(config), [this, id, ws = *made, done](Result<runtime::AgentSnapshot> created) {
+      std::move(config), [this, id, ws = *made, done](Result<api::AgentSnapshot> created) {
         // Nothing stays behind when no session was made (answered once it is gone); a session that
         // exists keeps its worktree.
         if (created.ok() || log_.GetSession(id).status().code() != ErrorCode::kNotFound)
@@ -273,7 +273,7 @@ void WorkspaceRoutes::Create(runtime::AgentConfig config, const workspace::Workt
 }
 
 bool WorkspaceRoutes::ForkWithWorktree(const SessionId& parent, Cursor at,
-                                       const runtime::Callback<runtime::AgentSnapshot>& done) {
+                                       const runtime::Callback<api::AgentSnapshot>& done) {
   auto workspace = Lookup(parent);
   if (!workspace.ok() || !*workspace) return false;  // a plain fork (or the fork's own error)
   Reply refuse = [done](const HttpResponse&) {
@@ -286,7 +286,7 @@ bool WorkspaceRoutes::ForkWithWorktree(const SessionId& parent, Cursor at,
     if (!made.ok()) return done(made.status());
     agents_.Fork(
         parent, at,
-        [this, child, made = *made, done](Result<runtime::AgentSnapshot> forked) {
+        [this, child, made = *made, done](Result<api::AgentSnapshot> forked) {
           if (forked.ok() || log_.GetSession(child).status().code() != ErrorCode::kNotFound)
             return done(std::move(forked));
           Reply refuse = [done, status = forked.status()](const HttpResponse&) { done(status); };
@@ -364,11 +364,11 @@ void WorkspaceRoutes::Diff(const SessionId& id, const std::optional<std::string>
 }
 
 void WorkspaceRoutes::List(const Reply& reply) {
-  agents_.List(true, [this, reply](Result<std::vector<runtime::AgentSnapshot>> agents) {
+  agents_.List(true, [this, reply](Result<std::vector<api::AgentSnapshot>> agents) {
     if (!agents.ok()) return reply(ErrorResponse(agents.status()));
     Post(reply, [this, agents = std::move(*agents), reply] {
       json::array list;
-      for (const runtime::AgentSnapshot& agent : agents) {
+      for (const api::AgentSnapshot& agent : agents) {
         auto workspace = Lookup(agent.id);
         if (!workspace.ok() || !*workspace) continue;
         workspace::WorktreeState state = worktrees_.StateOf(**workspace);

@@ -58,14 +58,14 @@ class WorkspaceRoutes {
 
   // Creates an agent in a new worktree as POST /v1/agents {worktree} does (on the worker);
   // `done` runs once, on the worker's or the manager's thread.
-  void CreateWithWorktree(runtime::AgentConfig config, workspace::WorktreeRequest request,
-                          const runtime::Callback<runtime::AgentSnapshot>& done);
+  void CreateWithWorktree(api::AgentConfig config, workspace::WorktreeRequest request,
+                          const runtime::Callback<api::AgentSnapshot>& done);
 
   // Forks `parent` at `at` when it has a worktree, giving the child a worktree of its own
   // (docs/workspaces.md); `done` then runs once, on the worker's or the manager's thread. False
   // when it has none: the caller forks it as any other agent.
   bool ForkWithWorktree(const SessionId& parent, Cursor at,
-                        const runtime::Callback<runtime::AgentSnapshot>& done);
+                        const runtime::Callback<api::AgentSnapshot>& done);
 
   // Finishes the git command that runs and drops the requests still waiting (unanswered).
   // Idempotent.
@@ -76,8 +76,8 @@ class WorkspaceRoutes {
   // Runs `job` on the worker, or answers 503 when max_pending jobs wait.
   void Post(const Reply& reply, std::function<void()> job);
 
-  void Create(runtime::AgentConfig config, const workspace::WorktreeRequest& request,
-              const runtime::Callback<runtime::AgentSnapshot>& done);
+  void Create(api::AgentConfig config, const workspace::WorktreeRequest& request,
+              const runtime::Callback<api::AgentSnapshot>& done);
   void Remove(const SessionId& id, bool force, runtime::Forwarding forwarding, const Reply& reply);
   void Diff(const SessionId& id, const std::optional<std::string>& against, std::size_t max_bytes,
             bool text, const Reply& reply);

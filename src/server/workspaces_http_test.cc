@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "server/server_test_fixture.h"
+#include "server/testing/server_test_fixture.h"
 #include "server/workspace_routes.h"
 #include "testing/shell.h"
 #include "testing/temp_dir.h"

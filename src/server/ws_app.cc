@@ -118,8 +118,8 @@ std::function<void(Status)> WsApp::OkOnStrand(std::string id) {
   };
 }
 
-std::function<void(Result<runtime::AgentSnapshot>)> WsApp::AgentOnStrand(std::string id) {
-  return OnStrand<runtime::AgentSnapshot>([id](WsApp& self, Result<runtime::AgentSnapshot> r) {
+std::function<void(Result<api::AgentSnapshot>)> WsApp::AgentOnStrand(std::string id) {
+  return OnStrand<api::AgentSnapshot>([id](WsApp& self, Result<api::AgentSnapshot> r) {
     if (!r.ok()) return self.SendError(id, r.status());
     self.SendJson(
         json::object{{"type", "agent"}, {"id", id}, {"agent", api::AgentSnapshotToJson(*r)}});
@@ -186,8 +186,8 @@ void WsApp::AgentsList(const json::object& msg, const std::string& id) {
   const json::value* closed = msg.if_contains("includeClosed");
   const bool include_closed = closed != nullptr && closed->is_bool() && closed->get_bool();
   agents_.List(include_closed,
-               OnStrand<std::vector<runtime::AgentSnapshot>>(
-                   [id](WsApp& self, Result<std::vector<runtime::AgentSnapshot>> r) {
+               OnStrand<std::vector<api::AgentSnapshot>>(
+                   [id](WsApp& self, Result<std::vector<api::AgentSnapshot>> r) {
                      if (!r.ok()) return self.SendError(id, r.status());
                      json::array list;
                      for (const auto& s : *r) list.push_back(api::AgentSnapshotToJson(s));
@@ -222,7 +222,7 @@ void WsApp::SendPrompt(const json::object& msg, const std::string& id) {
   if (!request.ok()) return SendError(id, request.status());
   agents_.Send(
       *agent, std::move(*request),
-      OnStrand<runtime::SendReply>([id, agent = *agent](WsApp& self, Result<runtime::SendReply> r) {
+      OnStrand<api::SendReply>([id, agent = *agent](WsApp& self, Result<api::SendReply> r) {
         if (!r.ok()) return self.SendError(id, r.status());
         json::object reply = api::SendReplyToJson(*r);
         reply["type"] = "send.reply";

@@ -86,7 +86,7 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   template <class T>
   std::function<void(Result<T>)> OnStrand(std::function<void(WsApp&, Result<T>)> fn);
   std::function<void(Status)> OkOnStrand(std::string id);
-  std::function<void(Result<runtime::AgentSnapshot>)> AgentOnStrand(std::string id);
+  std::function<void(Result<api::AgentSnapshot>)> AgentOnStrand(std::string id);
 
   void Hello(const boost::json::object& msg, const std::string& id);
   void AgentsList(const boost::json::object& msg, const std::string& id);

@@ -1,8 +1,8 @@
 // The WebSocket app protocol over real sockets: hello, subscribe with and without a resume
 // cursor, identical sequences on two clients, epoch reset, control notices; and the slow-client
 // bound on a fake transport.
-#include "server/server_test_fixture.h"
 #include "server/testing/recording_ws_output.h"
+#include "server/testing/server_test_fixture.h"
 #include "server/ws_app.h"
 
 namespace agentstream::server::testing {

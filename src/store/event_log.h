@@ -115,14 +115,6 @@ struct SessionMetaUpdate {
   std::optional<std::uint64_t> owner_generation;
 };
 
-// Where a history begins: the prefix [1, seq] of another (session, epoch).
-struct HistoryBase {
-  SessionId session;
-  Epoch epoch;
-  Seq seq;
-  friend bool operator==(const HistoryBase&, const HistoryBase&) = default;
-};
-
 struct SessionInfo {
   SessionId id;
   SessionMeta meta;

@@ -23,8 +23,6 @@
 
 namespace agentstream {
 
-struct HistoryBase;
-
 // Items whose seq_end - seq_start exceeds this are "long": found through their own index when a
 // page asks which items are open across a cursor (every other item started at most this many
 // seqs before it).

@@ -18,7 +18,7 @@ namespace json = boost::json;
 
 namespace {
 
-void PrintSnapshot(const runtime::AgentSnapshot& s) {
+void PrintSnapshot(const api::AgentSnapshot& s) {
   fmt::print("id           {}\n", s.id.str());
   fmt::print("provider     {}\n", s.provider);
   fmt::print("cwd          {}\n", s.cwd);
@@ -47,12 +47,12 @@ void PrintSnapshot(const runtime::AgentSnapshot& s) {
 
 // Decodes a snapshot reply; prints it (JSON or text) with `print_text` for the text form.
 Status PrintAgentReply(const ClientContext& context, const json::value& reply,
-                       const std::function<void(const runtime::AgentSnapshot&)>& print_text) {
+                       const std::function<void(const api::AgentSnapshot&)>& print_text) {
   if (context.json) {
     PrintJson(reply);
     return Status::Ok();
   }
-  AS_ASSIGN_OR_RETURN(runtime::AgentSnapshot snapshot, api::AgentSnapshotFromJson(reply));
+  AS_ASSIGN_OR_RETURN(api::AgentSnapshot snapshot, api::AgentSnapshotFromJson(reply));
   print_text(snapshot);
   return Status::Ok();
 }
@@ -74,7 +74,7 @@ int ListAgents(const ClientContext& context, bool include_closed) {
     }
     if (agents == nullptr) return Error(ErrorCode::kInvalidArgument, "daemon: agents: not a list");
     for (const json::value& element : *agents) {
-      AS_ASSIGN_OR_RETURN(runtime::AgentSnapshot s, api::AgentSnapshotFromJson(element));
+      AS_ASSIGN_OR_RETURN(api::AgentSnapshot s, api::AgentSnapshotFromJson(element));
       fmt::print("{}  {:<10} {:<10} {:<8} {}\n", s.id.str(), api::StatusName(s.status), s.provider,
                  FormatCursor(s.cursor), s.title);
     }
@@ -84,8 +84,8 @@ int ListAgents(const ClientContext& context, bool include_closed) {
 
 int NewAgent(const ClientContext& context, const NewAgentOptions& options) {
   // A client request id of its own: a create the transport repeats makes one agent.
-  runtime::AgentConfig config{options.provider, options.cwd,   options.model,
-                              options.mode,     options.title, NewClientMessageId()};
+  api::AgentConfig config{options.provider, options.cwd,   options.model,
+                          options.mode,     options.title, NewClientMessageId()};
   if (config.cwd.empty()) {
     std::error_code ec;
     config.cwd = std::filesystem::current_path(ec).string();
@@ -101,7 +101,7 @@ int NewAgent(const ClientContext& context, const NewAgentOptions& options) {
   return RunCall(context, [&](DaemonApi& api) -> Status {
     AS_ASSIGN_OR_RETURN(json::value reply, api.Call("POST", "/v1/agents", &value));
     return PrintAgentReply(context, reply,
-                           [](const runtime::AgentSnapshot& s) { fmt::print("{}\n", s.id.str()); });
+                           [](const api::AgentSnapshot& s) { fmt::print("{}\n", s.id.str()); });
   });
 }
 
@@ -167,7 +167,7 @@ int Fork(const ClientContext& context, const std::string& agent, const std::stri
     AS_ASSIGN_OR_RETURN(json::value reply,
                         api.Call("POST", DaemonApi::AgentPath(agent, "/fork"), &body));
     return PrintAgentReply(context, reply,
-                           [](const runtime::AgentSnapshot& s) { fmt::print("{}\n", s.id.str()); });
+                           [](const api::AgentSnapshot& s) { fmt::print("{}\n", s.id.str()); });
   });
 }
 
@@ -176,7 +176,7 @@ int Rename(const ClientContext& context, const std::string& agent, const std::st
   return RunCall(context, [&](DaemonApi& api) -> Status {
     AS_ASSIGN_OR_RETURN(json::value reply,
                         api.Call("POST", DaemonApi::AgentPath(agent, "/title"), &body));
-    return PrintAgentReply(context, reply, [](const runtime::AgentSnapshot& s) {
+    return PrintAgentReply(context, reply, [](const api::AgentSnapshot& s) {
       fmt::print("{}: {}\n", s.id.str(), s.title.empty() ? "(no title)" : s.title);
     });
   });
@@ -222,7 +222,7 @@ int Rewind(const ClientContext& context, const std::string& agent, const std::st
   return RunCall(context, [&](DaemonApi& api) -> Status {
     AS_ASSIGN_OR_RETURN(json::value reply,
                         api.Call("POST", DaemonApi::AgentPath(agent, "/rewind"), &body));
-    return PrintAgentReply(context, reply, [](const runtime::AgentSnapshot& s) {
+    return PrintAgentReply(context, reply, [](const api::AgentSnapshot& s) {
       fmt::print("rewound {}: now at {}\n", s.id.str(), FormatCursor(s.cursor));
     });
   });

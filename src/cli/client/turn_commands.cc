@@ -28,7 +28,7 @@ bool ParseWhileRunning(const std::string& text, turn::WhileRunning* out) {
   return false;
 }
 
-void PrintReply(const runtime::SendReply& reply, const std::string& client_id) {
+void PrintReply(const api::SendReply& reply, const std::string& client_id) {
   const std::string turn = reply.turn ? reply.turn->str() : "";
   switch (reply.outcome) {
     case turn::SubmissionOutcome::kAccepted:
@@ -50,7 +50,7 @@ void PrintReply(const runtime::SendReply& reply, const std::string& client_id) {
 }  // namespace
 
 int Send(const ClientContext& context, const SendOptions& options) {
-  runtime::SendRequest request;
+  api::SendRequest request;
   if (!ParseWhileRunning(options.while_running, &request.while_running)) {
     fmt::print(stderr, "agentstream: --while-running takes queue, interrupt or steer\n");
     return kExitUsage;
@@ -63,12 +63,12 @@ int Send(const ClientContext& context, const SendOptions& options) {
     std::string from = "-1";
     if (options.wait) {  // read from the tail before the prompt, so no event of its turn is missed
       AS_ASSIGN_OR_RETURN(json::value agent, api.Call("GET", DaemonApi::AgentPath(options.agent)));
-      AS_ASSIGN_OR_RETURN(runtime::AgentSnapshot snapshot, api::AgentSnapshotFromJson(agent));
+      AS_ASSIGN_OR_RETURN(api::AgentSnapshot snapshot, api::AgentSnapshotFromJson(agent));
       if (snapshot.cursor.seq.value() > 0) from = FormatCursor(snapshot.cursor);
     }
     AS_ASSIGN_OR_RETURN(json::value reply_json,
                         api.Call("POST", DaemonApi::AgentPath(options.agent, "/messages"), &body));
-    AS_ASSIGN_OR_RETURN(runtime::SendReply reply, api::SendReplyFromJson(reply_json));
+    AS_ASSIGN_OR_RETURN(api::SendReply reply, api::SendReplyFromJson(reply_json));
     const bool refused = reply.outcome == turn::SubmissionOutcome::kRejected ||
                          reply.outcome == turn::SubmissionOutcome::kCanceled;
     turn_ok = !refused;

@@ -185,7 +185,7 @@ AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Op
     stderr_tail_ = [p = provider.get()] { return ProviderTestPeer::StderrTail(*p); };
     provider_ = std::move(provider);
   }
-  runner_ = std::make_unique<SessionRunner>(
+  runner_ = std::make_unique<runtime::SessionRunner>(
       *provider_, providers::testing::NewSessionState("acp"), ids_,
       [this](const std::vector<NewEvent>& batch) {
         for (const NewEvent& ne : batch) {

@@ -17,8 +17,8 @@
 #include "core/turn/turn_state.h"
 #include "process/event_loop.h"
 #include "providers/acp/acp_provider.h"
-#include "providers/session_runner.h"
 #include "providers/testing/effect_recorder.h"
+#include "runtime/session_runner.h"
 
 namespace agentstream::providers::acp::testing {
 
@@ -87,7 +87,7 @@ class AcpSession {
   std::string DumpLog() const;
   std::string TextOfTurn(const TurnId& turn) const;
   const std::vector<Event>& log() const { return log_; }
-  SessionRunner& runner() { return *runner_; }
+  runtime::SessionRunner& runner() { return *runner_; }
   // Every ReplySubmission and StatusChanged effect the runner reported, in order.
   const std::vector<turn::ReplySubmission>& replies() const { return effects_.replies(); }
   const std::vector<turn::SessionStatus>& status_changes() const {
@@ -107,7 +107,7 @@ class AcpSession {
   providers::testing::EffectRecorder effects_;
   std::unique_ptr<AgentProvider> provider_;
   std::function<std::string()> stderr_tail_;
-  std::unique_ptr<SessionRunner> runner_;
+  std::unique_ptr<runtime::SessionRunner> runner_;
   int next_client_id_ = 1;
   process::Millis start_wait_{90000};
 };

@@ -72,7 +72,7 @@ Session::Session(process::EventLoop& loop, int port, const Options& options) : l
   co.close_grace = Millis(2000);
   co.max_line_bytes = options.max_line_bytes;
   provider_ = std::make_unique<ClaudeProvider>(loop_, std::move(co));
-  runner_ = std::make_unique<SessionRunner>(
+  runner_ = std::make_unique<runtime::SessionRunner>(
       *provider_, providers::testing::NewSessionState("claude"), ids_,
       [this](const std::vector<NewEvent>& batch) {
         for (const NewEvent& ne : batch) {

@@ -16,8 +16,8 @@
 #include "process/child_process.h"
 #include "process/event_loop.h"
 #include "providers/claude/claude_provider.h"
-#include "providers/session_runner.h"
 #include "providers/testing/effect_recorder.h"
+#include "runtime/session_runner.h"
 
 namespace agentstream::providers::claude::testing {
 
@@ -89,7 +89,7 @@ class Session {
   // All assistant text of `turn`.
   std::string TextOfTurn(const TurnId& turn) const;
   const std::vector<Event>& log() const { return log_; }
-  SessionRunner& runner() { return *runner_; }
+  runtime::SessionRunner& runner() { return *runner_; }
   // Every ReplySubmission and StatusChanged effect the runner reported, in order.
   const std::vector<turn::ReplySubmission>& replies() const { return effects_.replies(); }
   const std::vector<turn::SessionStatus>& status_changes() const {
@@ -107,7 +107,7 @@ class Session {
   turn::SequentialTurnIds ids_;
   providers::testing::EffectRecorder effects_;
   std::unique_ptr<ClaudeProvider> provider_;
-  std::unique_ptr<SessionRunner> runner_;
+  std::unique_ptr<runtime::SessionRunner> runner_;
   int next_client_id_ = 1;
 };
 

@@ -5,8 +5,8 @@
 
 #include "core/event_codec.h"
 #include "core/timeline/invariants.h"
-#include "providers/session_runner.h"
 #include "providers/testing/effect_recorder.h"
+#include "runtime/session_runner.h"
 
 namespace agentstream::providers::scripted {
 namespace {
@@ -20,7 +20,7 @@ class ScriptedSession : public ::testing::Test {
  protected:
   void Open(Responder responder) {
     provider_ = std::make_unique<ScriptedProvider>(timers_, std::move(responder));
-    runner_ = std::make_unique<providers::SessionRunner>(
+    runner_ = std::make_unique<runtime::SessionRunner>(
         *provider_, providers::testing::NewSessionState("scripted"), ids_,
         [this](const std::vector<NewEvent>& batch) {
           for (const NewEvent& ne : batch) {
@@ -55,7 +55,7 @@ class ScriptedSession : public ::testing::Test {
   std::vector<Event> log_;
   providers::testing::EffectRecorder effects_;
   std::unique_ptr<ScriptedProvider> provider_;
-  std::unique_ptr<providers::SessionRunner> runner_;
+  std::unique_ptr<runtime::SessionRunner> runner_;
 };
 
 TEST_F(ScriptedSession, ForegroundTurnWithStreamedTextAndTool) {

@@ -10,14 +10,14 @@
 
 #include "core/turn/effect.h"
 #include "core/turn/turn_state.h"
-#include "providers/session_runner.h"
+#include "runtime/session_runner.h"
 
 namespace agentstream::providers::testing {
 
 class EffectRecorder {
  public:
   // An observer for SessionRunner that appends to this recorder, which must outlive the runner.
-  SessionRunner::EffectObserver Observer() {
+  runtime::SessionRunner::EffectObserver Observer() {
     return [this](const turn::Effect& effect) {
       if (const auto* r = std::get_if<turn::ReplySubmission>(&effect)) {
         replies_.push_back(*r);

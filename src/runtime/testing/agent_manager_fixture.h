@@ -98,36 +98,37 @@ class AgentManagerTest : public ::testing::Test {
     return testing::RunForStatus(loop_, start);
   }
 
-  AgentSnapshot Create(std::optional<std::string> title = std::nullopt) {
-    Result<AgentSnapshot> s = Wait<AgentSnapshot>([&](const Callback<AgentSnapshot>& done) {
-      manager_->Create(AgentConfig{"scripted", dir_.string(), std::nullopt, std::nullopt, title},
-                       done);
-    });
+  api::AgentSnapshot Create(std::optional<std::string> title = std::nullopt) {
+    Result<api::AgentSnapshot> s =
+        Wait<api::AgentSnapshot>([&](const Callback<api::AgentSnapshot>& done) {
+          manager_->Create(
+              api::AgentConfig{"scripted", dir_.string(), std::nullopt, std::nullopt, title}, done);
+        });
     EXPECT_TRUE(s.ok()) << s.status().ToString();
-    return s.ok() ? *s : AgentSnapshot{};
+    return s.ok() ? *s : api::AgentSnapshot{};
   }
-  Result<SendReply> Send(const SessionId& id, const std::string& client_id, const std::string& text,
-                         WhileRunning mode = WhileRunning::kQueue) {
-    return Wait<SendReply>([&](const Callback<SendReply>& done) {
-      manager_->Send(id, SendRequest{client_id, text, {}, mode}, done);
+  Result<api::SendReply> Send(const SessionId& id, const std::string& client_id,
+                              const std::string& text, WhileRunning mode = WhileRunning::kQueue) {
+    return Wait<api::SendReply>([&](const Callback<api::SendReply>& done) {
+      manager_->Send(id, api::SendRequest{client_id, text, {}, mode}, done);
     });
   }
-  Result<AgentSnapshot> Get(const SessionId& id) {
-    return Wait<AgentSnapshot>(
-        [&](const Callback<AgentSnapshot>& done) { manager_->Get(id, done); });
+  Result<api::AgentSnapshot> Get(const SessionId& id) {
+    return Wait<api::AgentSnapshot>(
+        [&](const Callback<api::AgentSnapshot>& done) { manager_->Get(id, done); });
   }
   // Polls the snapshot until `pred` holds (20 s deadline).
-  bool WaitFor(const SessionId& id, const std::function<bool(const AgentSnapshot&)>& pred) {
+  bool WaitFor(const SessionId& id, const std::function<bool(const api::AgentSnapshot&)>& pred) {
     const auto deadline = process::Clock::now() + 20s;
     while (process::Clock::now() < deadline) {
-      Result<AgentSnapshot> s = Get(id);
+      Result<api::AgentSnapshot> s = Get(id);
       if (s.ok() && pred(*s)) return true;
       loop_.RunFor(5ms);
     }
     return false;
   }
   bool WaitIdle(const SessionId& id) {
-    return WaitFor(id, [](const AgentSnapshot& s) {
+    return WaitFor(id, [](const api::AgentSnapshot& s) {
       return s.status == SessionStatus::kIdle && s.queue.empty() && !s.active_turn;
     });
   }

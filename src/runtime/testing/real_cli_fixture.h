@@ -1,7 +1,7 @@
 // An agent manager over a memory log whose providers are the real agent CLIs of tests/peers
 // (claude, codex, opencode serve, gemini over ACP), configured offline against the scripted model
 // server (tests/model_server; docs/providers.md). For a TestWithParam<P> whose P has `name` (for
-// messages), `provider` (an AgentConfig provider) and `setup` (its acp_testing::Agent): a CLI
+// messages), `provider` (an api::AgentConfig provider) and `setup` (its acp_testing::Agent): a CLI
 // that is not installed skips the test loudly.
 #pragma once
 
@@ -27,7 +27,7 @@ namespace agentstream::runtime::testing {
 // One real CLI of the fixture.
 struct RealCli {
   std::string name;      // for test names and messages
-  std::string provider;  // the AgentConfig provider
+  std::string provider;  // the api::AgentConfig provider
   providers::acp::testing::Agent setup;
 };
 inline void PrintTo(const RealCli& cli, std::ostream* os) { *os << cli.name; }

@@ -4,19 +4,24 @@
 // sink in order, then its effects executed against the provider (start a turn, interrupt with
 // escalation, answer a permission), whose outcomes come back as commands.
 //
+// Runtime glue, not part of a provider: the daemon's LiveAgent (agent_session.h) runs one per
+// session, and the provider tests drive a provider through it into an in-memory log (it is a
+// library of its own, agentstream_session_runner, for them).
+//
 // Threading: the provider's EventLoop thread. Inputs that arrive while a step runs (a provider
 // callback fired from inside an effect) are queued and fed after it, so steps never nest.
 #pragma once
 
 #include <deque>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "core/event_codec.h"
 #include "core/turn/engine.h"
 #include "providers/provider.h"
 
-namespace agentstream::providers {
+namespace agentstream::runtime {
 
 class SessionRunner {
  public:
@@ -30,8 +35,8 @@ class SessionRunner {
   // `provider` and `ids` must outlive the runner; `sink` and `observer` must not be empty.
   // Starts from `initial` (a state restored from the log, RestoreTurnState, or a fresh TurnState
   // naming the provider) and subscribes at once (before any turn starts).
-  SessionRunner(AgentProvider& provider, turn::TurnState initial, turn::TurnIdSource& ids,
-                AppendSink sink, EffectObserver observer);
+  SessionRunner(providers::AgentProvider& provider, turn::TurnState initial,
+                turn::TurnIdSource& ids, AppendSink sink, EffectObserver observer);
 
   // Feeds a command (submit, interrupt, permission reply, ...). Returns the engine's verdict
   // (non-OK: refused, nothing changed); OK when it was queued behind a running step.
@@ -44,15 +49,15 @@ class SessionRunner {
   Status Feed(turn::EngineInput input);
   void Execute(const turn::Effect& effect);
 
-  AgentProvider& provider_;
+  providers::AgentProvider& provider_;
   turn::TurnIdSource& ids_;
   AppendSink sink_;
   EffectObserver observer_;
   turn::TurnState state_;
-  Subscription subscription_;
+  providers::Subscription subscription_;
   bool stepping_ = false;
   std::deque<turn::EngineInput> pending_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
-}  // namespace agentstream::providers
+}  // namespace agentstream::runtime

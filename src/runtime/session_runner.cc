@@ -1,11 +1,11 @@
-#include "providers/session_runner.h"
+#include "runtime/session_runner.h"
 
-namespace agentstream::providers {
+namespace agentstream::runtime {
 
 using namespace agentstream::turn;  // NOLINT(google-build-using-namespace): engine vocabulary
 
-SessionRunner::SessionRunner(AgentProvider& provider, TurnState initial, TurnIdSource& ids,
-                             AppendSink sink, EffectObserver observer)
+SessionRunner::SessionRunner(providers::AgentProvider& provider, TurnState initial,
+                             TurnIdSource& ids, AppendSink sink, EffectObserver observer)
     : provider_(provider),
       ids_(ids),
       sink_(std::move(sink)),
@@ -42,7 +42,7 @@ void SessionRunner::Execute(const Effect& effect) {
   std::weak_ptr<bool> alive = alive_;
   if (const auto* start = std::get_if<StartProviderTurn>(&effect)) {
     const TurnId turn = start->turn;
-    provider_.StartTurn(TurnRequest{turn, start->client_message_id, start->text},
+    provider_.StartTurn(providers::TurnRequest{turn, start->client_message_id, start->text},
                         [this, alive, turn](const Status& s) {
                           if (!alive.lock()) return;
                           if (s.ok()) {
@@ -56,11 +56,12 @@ void SessionRunner::Execute(const Effect& effect) {
       if (alive.lock()) (void)Feed(turn::Command(InterruptTeardownDone{}));
     });
   } else if (const auto* reply = std::get_if<SendPermissionReply>(&effect)) {
-    provider_.RespondToPermission(
-        reply->request_id, PermissionReply{reply->decision, reply->message}, [](const Status&) {});
+    provider_.RespondToPermission(reply->request_id,
+                                  providers::PermissionReply{reply->decision, reply->message},
+                                  [](const Status&) {});
   } else {
     observer_(effect);  // ReplySubmission or StatusChanged
   }
 }
 
-}  // namespace agentstream::providers
+}  // namespace agentstream::runtime
