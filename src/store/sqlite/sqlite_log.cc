@@ -6,19 +6,20 @@
 #include <map>
 #include <variant>
 
+#include "sqlite/db.h"
 #include "store/commit_listeners.h"
 #include "store/commit_queue.h"
 #include "store/log_state.h"
 #include "store/record_batch.h"
+#include "store/search_slices.h"
 #include "store/sqlite/checkpointer.h"
-#include "sqlite/db.h"
 #include "store/sqlite/durable_floor.h"
-#include "store/sqlite/wal_syncer.h"
 #include "store/sqlite/sqlite_item_index.h"
 #include "store/sqlite/sqlite_reader.h"
 #include "store/sqlite/sqlite_schema.h"
 #include "store/sqlite/sqlite_search_index.h"
 #include "store/sqlite/sqlite_writer.h"
+#include "store/sqlite/wal_syncer.h"
 #include "system/wall_clock.h"
 
 namespace agentstream {
@@ -48,6 +49,8 @@ class SqliteEventLog final : public EventLog,
         writer_state_(std::move(write_db), options_.limits, options_.max_cached_sessions),
         readers_(options_.path, options_.vfs, options_.max_reader_connections, options_.limits,
                  &floor_),
+        search_runner_(store_internal::BoundSearchSlices(options_.search_slices,
+                                                         options_.max_reader_connections)),
         queue_(Queue::Options{options_.max_queued_requests, options_.max_batch_requests,
                               std::chrono::microseconds(options_.commit_linger_micros)}) {}
 
@@ -350,9 +353,13 @@ class SqliteEventLog final : public EventLog,
            })
         .status();
   }
+  // Each slice on a reader connection of its own, in a read transaction of its own.
   Result<std::vector<SearchHit>> Search(const SearchQuery& query) override {
-    return ReadItems<std::vector<SearchHit>>(
-        [&](Db& db) { return sqlite::FindDocuments(db, query); });
+    return store_internal::SearchSlices(
+        search_runner_, query.limit, [&](std::size_t, const std::vector<std::size_t>& parts) {
+          return ReadItems<std::vector<store_internal::RankedHit>>(
+              [&](Db& db) { return sqlite::FindDocuments(db, query, parts); });
+        });
   }
 
   Result<OwnerGrant> AcquireOwnership(const SessionId& session, const std::string& owner,
@@ -602,6 +609,7 @@ class SqliteEventLog final : public EventLog,
   sqlite::DurableFloor floor_;
   Writer writer_state_;  // writer thread only
   sqlite::ReaderPool readers_;
+  store_internal::SliceRunner search_runner_;  // a search's slices run at once on it
   std::unique_ptr<sqlite::Checkpointer> checkpointer_;
   std::unique_ptr<sqlite::WalSyncer> syncer_;
   std::uint64_t commit_number_ = 0;  // writer thread only
