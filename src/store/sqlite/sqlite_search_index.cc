@@ -143,11 +143,16 @@ Result<std::vector<store_internal::RankedHit>> FindDocuments(
     // session's tokens narrow the match; the comparison makes it exact ("ses_1_x" has the tokens
     // of "ses_1" too).
     const std::string table = PartTable(part);
-    AS_ASSIGN_OR_RETURN(
-        auto s, db.Cached("SELECT session, epoch, seq, rowid, kind, snippet(" + table +
-                          ", 0, char(2), char(3), '…', 16) FROM " + table + " WHERE " + table +
-                          " MATCH ?1" + (query.session ? " AND session = ?3" : "") +
-                          " ORDER BY rowid DESC LIMIT ?2"));
+    std::string sql = "SELECT session, epoch, seq, rowid, kind, snippet(";
+    sql += table;
+    sql += ", 0, char(2), char(3), '…', 16) FROM ";
+    sql += table;
+    sql += " WHERE ";
+    sql += table;
+    sql += " MATCH ?1";
+    if (query.session) sql += " AND session = ?3";
+    sql += " ORDER BY rowid DESC LIMIT ?2";
+    AS_ASSIGN_OR_RETURN(auto s, db.Cached(sql));
     s->Bind(1, match).Bind(2, I64(query.limit));
     if (query.session) s->Bind(3, query.session->str());
     while (true) {
