@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `agentstream check` over real SQLite logs: a clean log passes; a turn left open by a crash is
-# reported as a violation of R-TURN-5 b (exit 1) unless --allow-open says the tail may run.
+# reported as a violation of invariant b of docs/timeline.md (every turn start has a terminal;
+# exit 1) unless --allow-open says the tail may run.
 set -u
 source "$(cd "$(dirname "$0")/../.." && pwd)/tests/lib/e2e.sh"
 bin=$1

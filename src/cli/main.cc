@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
 
   agentstream::cli::CheckCommand check;
   auto* check_cmd = app.add_subcommand(
-      "check", "check the turn invariants (R-TURN-5) of stored sessions; exit 1 on any violation");
+      "check", "check the turn invariants of stored sessions; exit 1 on any violation");
   check_cmd->add_option("session", check.session, "session id (default: every session)");
   check_cmd->add_flag("--allow-open", check.allow_open,
                       "a turn still running at a session's tail is not a violation");

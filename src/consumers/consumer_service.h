@@ -2,11 +2,12 @@
 //
 // A consumer reads every session its filter selects, in order per session, and hands the events
 // to its sink in deliveries. Delivery is at least once and survives crashes: the position per
-// (consumer, session) is stored in the log, under a lease with fencing (EventLog::AcquireLease),
-// and a delivery's plan is journaled before it is sent, so a redelivery after a crash resends
-// exactly the same range with the same ordinal and idempotency key. Failures are retried with
-// exponential back-off and jitter; after RetryPolicy::max_attempts failures the (consumer,
-// session) parks on that delivery until Resume(). Other sessions keep going.
+// (consumer, session) is stored in the log, under a lease with fencing
+// (ConsumerStore::AcquireLease), and a delivery's plan is journaled before it is sent, so a
+// redelivery after a crash resends exactly the same range with the same ordinal and idempotency
+// key. Failures are retried with exponential back-off and jitter; after RetryPolicy::max_attempts
+// failures the (consumer, session) parks on that delivery until Resume(). Other sessions keep
+// going.
 //
 // Threading: every method may be called from any thread and may block briefly on the log.
 // Deliveries run on the service's own worker threads (ConsumerServiceOptions::workers).

@@ -302,7 +302,7 @@ TEST(ConsumerService, AStaleLeaseHolderIsFencedAndStopsDelivering) {
   }));
   stale.Stop();
   fresh.Stop();  // waits for its last commit
-  auto positions = log.ListConsumerPositions(ConsumerId("c"));
+  auto positions = log.consumers().ListConsumerPositions(ConsumerId("c"));
   ASSERT_TRUE(positions.ok());
   ASSERT_EQ(positions->size(), 1u);
   EXPECT_EQ((*positions)[0].position, (Cursor{Epoch(1), Seq(10)}));
@@ -390,17 +390,19 @@ TEST(ConsumerService, AJournaledPlanIsResentExactlyAfterACrash) {
   ASSERT_TRUE(log.CreateSession(s, {"p", "/", "s"}, {Note("s#0")}).ok());
   AppendNotes(log, s, 1, 9);
   const ConsumerId c("c");
-  ASSERT_TRUE(log.SaveConsumer(c, json::serialize(ConsumerSpecToJson(Spec("c"), false))).ok());
+  ASSERT_TRUE(
+      log.consumers().SaveConsumer(c, json::serialize(ConsumerSpecToJson(Spec("c"), false))).ok());
   // A crashed holder acknowledged through 2 and journaled 3..5 as ordinal 2.
-  auto lease = log.AcquireLease(c, s, "crashed", 1, 1);
+  auto lease = log.consumers().AcquireLease(c, s, "crashed", 1, 1);
   ASSERT_TRUE(lease.ok());
   LaneRecord record;
   record.ordinal_epoch = 1;
   record.next_ordinal = 2;
   record.sink_state = json::object{{"n", 2}};
   record.inflight = InflightPlan{2, Epoch(1), Seq(3), Seq(5), false, nullptr};
-  ASSERT_TRUE(log.CommitConsumerPosition(c, s, lease->generation, Cursor{Epoch(1), Seq(2)},
-                                         EncodeLaneRecord(record), 1)
+  ASSERT_TRUE(log.consumers()
+                  .CommitConsumerPosition(c, s, lease->generation, Cursor{Epoch(1), Seq(2)},
+                                          EncodeLaneRecord(record), 1)
                   .ok());
   auto shared = std::make_shared<FakeSink::Shared>();
   ConsumerService service(log, Options("w", shared), nullptr);
@@ -467,7 +469,7 @@ TEST(ConsumerService, ConsumersAndPositionsSurviveARestartOnSqlite) {
     }
     ASSERT_TRUE(service.Delete(ConsumerId("late")).ok());
     EXPECT_EQ(service.Delete(ConsumerId("late")).code(), ErrorCode::kNotFound);
-    EXPECT_TRUE((*log)->ListConsumerPositions(ConsumerId("late"))->empty());
+    EXPECT_TRUE((*log)->consumers().ListConsumerPositions(ConsumerId("late"))->empty());
   }
 }
 

@@ -265,7 +265,7 @@ struct ToolCallStart {
   }
 };
 
-// Output text is bounded (R-SYNC-5, 64 KiB by default, cut on a UTF-8 boundary) before it is
+// Output text is bounded (64 KiB by default, cut on a UTF-8 boundary) before it is
 // appended; `truncated` says the producer cut it.
 struct ToolCallOutput {
   static constexpr EventKind kKind = EventKind::kToolCallOutput;

@@ -9,7 +9,7 @@
 
 namespace agentstream {
 
-// The default bound of tool output entering the log (R-SYNC-5).
+// The default bound of tool output entering the log (BoundUtf8 cuts on a UTF-8 boundary).
 inline constexpr std::size_t kMaxToolOutputBytes = std::size_t{64} * 1024;
 
 // True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points > U+10FFFF).

@@ -24,6 +24,7 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <exception>
+#include <utility>
 #include <vector>
 
 namespace agentstream::net {
@@ -35,19 +36,31 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
+// One asynchronous operation in flight: whether its handler ran, and with which error.
+struct Pending {
+  beast::error_code result;
+  bool done = false;
+};
+
+// Begins the operation `start` starts, with a handler that records its end in `op`, and readies
+// `ioc` to run it. `op` must outlive the operation.
+template <class Start>
+void Begin(asio::io_context& ioc, Pending& op, Start&& start) {
+  start([&op](beast::error_code ec, auto&&...) {
+    op.result = ec;
+    op.done = true;
+  });
+  ioc.restart();
+}
+
 // Runs one asynchronous operation on `ioc` until its handler ran.
 template <class Start>
 beast::error_code Await(asio::io_context& ioc, Start&& start) {
-  beast::error_code result;
-  bool done = false;
-  start([&](beast::error_code ec, auto&&...) {
-    result = ec;
-    done = true;
-  });
-  ioc.restart();
-  while (!done && ioc.run_one() > 0) {
+  Pending op;
+  Begin(ioc, op, std::forward<Start>(start));
+  while (!op.done && ioc.run_one() > 0) {
   }
-  return done ? result : asio::error::operation_aborted;
+  return op.done ? op.result : asio::error::operation_aborted;
 }
 
 // Runs `ioc` until the operation `start` begins has finished. When `stop` turns true meanwhile,
@@ -55,13 +68,8 @@ beast::error_code Await(asio::io_context& ioc, Start&& start) {
 template <class Stream, class Start>
 beast::error_code AwaitOrStop(asio::io_context& ioc, Stream& stream, const std::atomic<bool>& stop,
                               bool& stopped, Start&& start) {
-  beast::error_code result;
-  bool done = false;
-  start([&](beast::error_code ec, auto&&...) {
-    result = ec;
-    done = true;
-  });
-  ioc.restart();
+  Pending op;
+  Begin(ioc, op, std::forward<Start>(start));
   auto slice = [&] {
     if (!stopped && stop.load()) {
       stopped = true;
@@ -71,9 +79,9 @@ beast::error_code AwaitOrStop(asio::io_context& ioc, Stream& stream, const std::
     if (ioc.stopped()) ioc.restart();
     return true;
   };
-  while (!done && slice()) {
+  while (!op.done && slice()) {
   }
-  return result;
+  return op.result;
 }
 
 // How messages name the peer of `request`.

@@ -1,7 +1,7 @@
-// The provider contract (seed 000, SPEC R-TURN-1/2): what the daemon needs from an agent runtime
-// (the real `claude` CLI, the built-in scripted agent, later ACP / codex / opencode). A provider
-// runs ONE agent session; one pump inside it owns the runtime's output and turns it into
-// normalized provider events (core/turn/provider_event.h) for the turn engine.
+// The provider contract (docs/providers.md, "The provider contract"): what the daemon needs from
+// an agent runtime (the real `claude` CLI, ACP agents, codex, opencode, the built-in scripted
+// agent). A provider runs ONE agent session; one pump inside it owns the runtime's output and
+// turns it into normalized provider events (core/turn/provider_event.h) for the turn engine.
 //
 // Threading and lifetime: a provider lives on one EventLoop (process/event_loop.h). Every method
 // must be called on that loop's thread, and every callback (subscribers and completion callbacks)

@@ -1,5 +1,5 @@
 // SessionRunner: one agent session driven end to end, as the daemon's per-session actor does it:
-// ONE subscription to the provider (R-TURN-2), every provider event and every command fed through
+// ONE subscription to the provider, every provider event and every command fed through
 // the pure turn engine (core/turn/engine.h) one at a time, the engine's events handed to an append
 // sink in order, then its effects executed against the provider (start a turn, interrupt with
 // escalation, answer a permission), whose outcomes come back as commands.

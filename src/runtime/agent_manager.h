@@ -108,7 +108,7 @@ struct SendRequest {
 };
 
 // The answer to a send. `accepted` is true only once the correlated turn started and the provider
-// accepted its prompt (R-SYNC-6); a queued prompt answers at once with outcome kQueued.
+// accepted its prompt; a queued prompt answers at once with outcome kQueued.
 struct SendReply {
   turn::SubmissionOutcome outcome = turn::SubmissionOutcome::kAccepted;
   bool accepted = false;
@@ -220,7 +220,7 @@ class AgentManager {
   void Close(const SessionId& id, StatusCallback done,
              Forwarding forwarding = Forwarding::kAllowed);
 
-  // Submits a prompt (R-SYNC-6), (re)starting the session's runtime first when none is attached.
+  // Submits a prompt, once per client message id, (re)starting the runtime when none is attached.
   // kInvalidArgument without a client message id; kNotFound; kUnavailable when the runtime cannot
   // start, or max_pending_sends / max_queued_prompts / max_live_agents would be exceeded. The
   // reply is made once the events of its step are durable (its cursor includes them); a queued
@@ -229,7 +229,7 @@ class AgentManager {
             Forwarding forwarding = Forwarding::kAllowed);
   void CancelQueued(const SessionId& id, std::string client_message_id, StatusCallback done,
                     Forwarding forwarding = Forwarding::kAllowed);
-  // Interrupts the foreground turn, else the autonomous ones (R-TURN-6). OK when nothing runs.
+  // Interrupts the foreground turn, else the autonomous ones. OK when nothing runs.
   void Interrupt(const SessionId& id, StatusCallback done,
                  Forwarding forwarding = Forwarding::kAllowed);
   // kNotFound when the request is not pending.
@@ -256,7 +256,7 @@ class AgentManager {
   void AppendForeign(const SessionId& id, std::vector<NewEvent> events, ProducerStamp stamp,
                      Callback<AppendResult> done);
 
-  // A new session whose history is `id`'s prefix through `at` (R-SYNC-7: the epoch must be the
+  // A new session whose history is `id`'s prefix through `at` (the epoch must be the
   // current one and the seq must exist). Its runtime starts on the first prompt. Runs on any
   // daemon: it writes only the new session.
   // With `workspace`, the child is that session id, runs in that worktree, and its history

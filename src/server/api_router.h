@@ -1,4 +1,4 @@
-// ApiRouter: the JSON endpoints of SPEC.md section 4 over AgentManager, the log and the timeline
+// ApiRouter: the JSON endpoints under /v1 over AgentManager, the log and the timeline
 // service (docs/protocol.md lists them with their bodies). Transport-free: it takes an
 // HttpRequest and answers through a callback, so the Beast layer stays in http_server.cc.
 //

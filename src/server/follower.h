@@ -1,6 +1,6 @@
 // Follower: one live reader of one session (an SSE stream or a WebSocket subscription) that
 // delivers every event after its cursor exactly once, in order, from the shared hub batches when
-// they fit and from the log itself when they do not (R-SYNC-1/3).
+// they fit and from the log itself when they do not (docs/protocol.md, "How live delivery works").
 //
 // The rule: the follower holds the next seq it must deliver. A hub batch that starts exactly
 // there is delivered (and shared, not copied); a batch entirely before it is dropped; anything

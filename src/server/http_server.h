@@ -85,7 +85,7 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Binds, listens and starts the I/O threads. kInvalidArgument for a non-loopback host without
-  // a token (R-SEC-1) or a bad address; kUnavailable when the address cannot be bound.
+  // a token or a bad address; kUnavailable when the address cannot be bound.
   Status Start();
   // The bound port (after Start).
   std::uint16_t port() const;

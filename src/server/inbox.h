@@ -1,4 +1,4 @@
-// Inbox: each session's one stable delivery address (R-CONS-4), POST /v1/agents/{id}/inbox.
+// Inbox: each session's one delivery address for its whole life, POST /v1/agents/{id}/inbox.
 //
 // A child's events reach its parent's log through here, whether the child runs on this daemon
 // (the parent-session sink calls Append) or on another one (a webhook consumer there, pointed at

@@ -1,4 +1,4 @@
-// The inbox (R-CONS-4): a stable per-session token, signed deliveries appended once, and every
+// The inbox: a stable per-session token, signed deliveries appended once, and every
 // way a delivery can fail to authenticate.
 #include "server/inbox.h"
 

@@ -1,4 +1,4 @@
-// Access control of the daemon's HTTP and WebSocket surface (R-SEC-1): loopback by default, a
+// Access control of the daemon's HTTP and WebSocket surface: loopback by default, a
 // bearer token for any other bind, a browser Origin allow-list against cross-site requests
 // (including WebSocket hijacking of a local daemon), and a Host allow-list against DNS
 // rebinding (a page of another site whose name was rebound to this daemon's address). Pure

@@ -237,7 +237,7 @@ class SlowSseTest : public ServerFixture {
   void Configure(ServerOptions& o) override { o.max_queue_bytes = std::size_t{64} * 1024; }
 };
 
-// R-SEC-3: a reader that stops reading fills the kernel's socket buffers, then the server's send
+// A reader that stops reading fills the kernel's socket buffers, then the server's send
 // queue; past the queue's bound the server drops the stream instead of growing.
 TEST_F(SlowSseTest, AStalledSseReaderIsDisconnectedAtTheQueueBound) {
   const SessionId session("ses_slow");

@@ -1,4 +1,4 @@
-// TimelineService: projected timeline pages of any session (R-SYNC-2) for HTTP and WebSocket.
+// TimelineService: tail / before / after pages of any session's timeline, for HTTP and WebSocket.
 //
 // On a log that keeps a durable item index (EventLog::item_index, docs/timeline.md "The durable
 // index"), a page reads the index's rows: the index is brought up to the session's tail first,

@@ -14,18 +14,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Sh(const std::string& command) {
-  test_support::ShellResult ran = test_support::RunShell(command);
-  EXPECT_EQ(ran.status, 0) << command;
-  return ran.out;
-}
+using test_support::ShellOutput;
 
 class WorkspacesHttpTest : public ServerFixture {
  protected:
   void Configure(ServerOptions& options) override {
-    Sh("git init -q -b main " + repo_ + " && printf 'one\\ntwo\\n' >" + repo_ +
-       "/f.txt && git -C " + repo_ + " add -A && git -C " + repo_ +
-       " -c user.name=t -c user.email=t@t commit -q -m first");
+    ShellOutput("git init -q -b main " + repo_ + " && printf 'one\\ntwo\\n' >" + repo_ +
+                "/f.txt && git -C " + repo_ + " add -A && git -C " + repo_ +
+                " -c user.name=t -c user.email=t@t commit -q -m first");
     workspaces_ = std::make_unique<WorkspaceRoutes>(*manager_, log_, worktrees_);
     options.workspaces = workspaces_.get();
   }
@@ -55,7 +51,8 @@ TEST_F(WorkspacesHttpTest, CreatesAndForksOverHttpAndWebSocketGetWorktreesOfThei
   EXPECT_EQ(diff.at("files").at(0).at("path"), "f.txt");
   EXPECT_EQ(diff.at("additions"), 1);
   EXPECT_EQ(diff.at("branch"), json::value("agentstream/" + id));
-  Sh("git -C " + root_ + "/" + id + " -c user.name=t -c user.email=t@t commit -q -am parent");
+  ShellOutput("git -C " + root_ + "/" + id +
+              " -c user.name=t -c user.email=t@t commit -q -am parent");
   const std::string cursor(Snapshot(id).at("cursor").as_string());
 
   json::value http_fork =
@@ -79,9 +76,9 @@ TEST_F(WorkspacesHttpTest, CreatesAndForksOverHttpAndWebSocketGetWorktreesOfThei
   EXPECT_EQ(Cwd(ws_child), root_ + "/" + ws_child);
   for (const std::string& child : {http_child, ws_child}) {
     // From the parent's branch as it is now: its commit, on a branch of the child's own.
-    EXPECT_EQ(Sh("git -C " + root_ + "/" + child + " rev-parse HEAD"),
-              Sh("git -C " + root_ + "/" + id + " rev-parse HEAD"));
-    EXPECT_EQ(Sh("git -C " + root_ + "/" + child + " rev-parse --abbrev-ref HEAD"),
+    EXPECT_EQ(ShellOutput("git -C " + root_ + "/" + child + " rev-parse HEAD"),
+              ShellOutput("git -C " + root_ + "/" + id + " rev-parse HEAD"));
+    EXPECT_EQ(ShellOutput("git -C " + root_ + "/" + child + " rev-parse --abbrev-ref HEAD"),
               "agentstream/" + child + "\n");
     bool recorded = false;
     for (const json::value& e : AllEvents(child))
@@ -103,7 +100,8 @@ TEST_F(WorkspacesHttpTest, CreatesAndForksOverHttpAndWebSocketGetWorktreesOfThei
   ASSERT_EQ(created.at("type"), "agent") << json::serialize(created);
   const std::string ws_agent(created.at("agent").at("id").as_string());
   EXPECT_EQ(Cwd(ws_agent), root_ + "/" + ws_agent);
-  EXPECT_EQ(Sh("git -C " + root_ + "/" + ws_agent + " rev-parse --abbrev-ref HEAD"), "from-ws\n");
+  EXPECT_EQ(ShellOutput("git -C " + root_ + "/" + ws_agent + " rev-parse --abbrev-ref HEAD"),
+            "from-ws\n");
 
   json::value list = Call("GET", "/v1/worktrees");
   EXPECT_EQ(list.at("worktrees").as_array().size(), 4u);

@@ -310,7 +310,7 @@ void WsApp::Search(const json::object& msg, const std::string& id) {
 }
 
 void WsApp::Heartbeat(const json::object& msg, const std::string& id) {
-  presence_ = msg;  // never consulted for delivery (R-SYNC-4)
+  presence_ = msg;  // for notification routing only; never consulted for delivery
   if (!id.empty()) SendOk(id);
 }
 

@@ -1,4 +1,4 @@
-// WsApp: the WebSocket app protocol at /ws (R-API-1, R-SYNC-3/4; docs/protocol.md), one per
+// WsApp: the WebSocket app protocol at /ws (docs/protocol.md, "WebSocket app protocol"), one per
 // connection. JSON text messages {"type", "id"?, ...} in; replies, event frames, resets and
 // live-only control notices out. Subscriptions are Followers (follower.h) fed by the hub, so a
 // subscribe with a resume cursor replays from the log and continues live with no gap and no
@@ -31,7 +31,7 @@ namespace agentstream::server {
 struct WsLimits {
   std::size_t max_message_bytes = std::size_t{1} << 20;  // one incoming message (1 MiB)
   std::size_t max_queue_bytes = std::size_t{4} << 20;    // outgoing bytes queued (4 MiB)
-  std::chrono::milliseconds unsubscribe_grace{30000};    // R-SYNC-4
+  std::chrono::milliseconds unsubscribe_grace{30000};    // kept delivering after an unsubscribe
   std::size_t max_subscriptions = 256;                   // per connection
   BatchLimits batch;                                     // one events frame
 };

@@ -101,19 +101,21 @@ Db::~Db() {
   sqlite3_close_v2(db_);
 }
 
-Result<Db> Db::Open(const std::string& path, bool create, bool read_only, const std::string& vfs) {
+Result<Db> Db::Open(const std::string& path, const OpenOptions& options) {
   sqlite3* db = nullptr;
-  int flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
-  flags |= read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
-  if (create && !read_only) flags |= SQLITE_OPEN_CREATE;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, vfs.empty() ? nullptr : vfs.c_str());
+  int flags = SQLITE_OPEN_NOMUTEX;
+  if (options.uri) flags |= SQLITE_OPEN_URI;
+  flags |= options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  if (options.create && !options.read_only) flags |= SQLITE_OPEN_CREATE;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags,
+                                 options.vfs.empty() ? nullptr : options.vfs.c_str());
   if (rc != SQLITE_OK) {
     Status status = FromSqlite(rc, db, "open " + path);
     sqlite3_close_v2(db);
     return status;
   }
   sqlite3_extended_result_codes(db, 1);
-  sqlite3_busy_timeout(db, 5000);
+  sqlite3_busy_timeout(db, options.busy_timeout_ms);
   return Db(db);
 }
 
@@ -132,6 +134,12 @@ Result<Stmt> Db::Prepare(std::string_view sql) {
   return Stmt(db_, stmt);
 }
 
+Result<std::int64_t> Db::QueryInt(std::string_view sql) {
+  AS_ASSIGN_OR_RETURN(Stmt stmt, Prepare(sql));
+  AS_ASSIGN_OR_RETURN(const bool row, stmt.Step());
+  return row ? stmt.Int(0) : 0;
+}
+
 Result<Db::CachedStmt> Db::Cached(const std::string& sql) {
   auto it = cache_.find(sql);
   if (it == cache_.end()) {
@@ -142,5 +150,7 @@ Result<Db::CachedStmt> Db::Cached(const std::string& sql) {
 }
 
 std::string Db::LastError() const { return db_ ? sqlite3_errmsg(db_) : "no connection"; }
+
+bool Db::Busy() const { return db_ != nullptr && (sqlite3_errcode(db_) & 0xff) == SQLITE_BUSY; }
 
 }  // namespace agentstream::sqlite

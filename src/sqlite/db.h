@@ -51,6 +51,20 @@ class Stmt {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
+// How Db::Open opens a file. The defaults suit connections that share a file (the session log's
+// writer, readers and checkpointer): they wait for each other's locks.
+struct OpenOptions {
+  bool create = false;     // create the file when it is missing (ignored when read_only)
+  bool read_only = false;  // SQLITE_OPEN_READONLY, else SQLITE_OPEN_READWRITE
+  std::string vfs;         // the VFS registered under this name; empty: the default one
+  // A path "file:..." is a URI whose query may carry options (SQLITE_OPEN_URI); when unset, it
+  // is a file name like any other.
+  bool uri = true;
+  // How long a statement waits for a lock held by another connection before it fails with
+  // SQLITE_BUSY (Busy()); zero fails at once.
+  int busy_timeout_ms = 5000;
+};
+
 // One SQLite connection. Not thread-safe: one owner thread at a time.
 class Db {
  public:
@@ -61,12 +75,18 @@ class Db {
   Db& operator=(const Db&) = delete;
   ~Db();
 
-  // Opens `path` (created when `create` is set) through the VFS named `vfs` (empty: default).
-  static Result<Db> Open(const std::string& path, bool create, bool read_only,
-                         const std::string& vfs);
+  // Opens `path` as `options` say, with extended result codes. The connection has no mutex of
+  // its own (SQLITE_OPEN_NOMUTEX). An error (the file cannot be opened or created) leaves nothing
+  // open; its message names `path`.
+  static Result<Db> Open(const std::string& path, const OpenOptions& options);
 
+  // Runs `sql`, one statement or several separated by ';', to completion; the first failure
+  // stops it (statements before it stay done: an open transaction is the caller's to roll back).
   Status Exec(const std::string& sql);
   Result<Stmt> Prepare(std::string_view sql);
+  // Runs the query `sql` to its first row and returns that row's first column as an integer: 0
+  // when there is no row or the value is NULL. The statement is finalized before it returns.
+  Result<std::int64_t> QueryInt(std::string_view sql);
   // A statement prepared once per connection and kept; the handle resets it when it goes out of
   // scope. At most one handle per SQL text may be alive at a time.
   class CachedStmt {
@@ -85,7 +105,11 @@ class Db {
   };
   Result<CachedStmt> Cached(const std::string& sql);
   sqlite3* raw() const { return db_; }
+  // SQLite's message for the last call that failed on this connection (sqlite3_errmsg).
   std::string LastError() const;
+  // True when the last call that failed on this connection failed because another connection
+  // holds a lock on the file (SQLITE_BUSY, whichever extended code).
+  bool Busy() const;
 
  private:
   explicit Db(sqlite3* db) : db_(db) {}

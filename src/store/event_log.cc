@@ -37,16 +37,4 @@ Result<std::optional<Checkpoint>> EventLog::LoadCheckpoint(const SessionId&) {
   return std::optional<Checkpoint>();
 }
 
-Status EventLog::SaveConsumer(const ConsumerId& consumer, const std::string& definition) {
-  return Error(ErrorCode::kUnavailable, "this log does not store consumers");
-}
-
-Result<std::vector<StoredConsumer>> EventLog::ListConsumers() {
-  return Error(ErrorCode::kUnavailable, "this log does not store consumers");
-}
-
-Status EventLog::DeleteConsumer(const ConsumerId& consumer) {
-  return Error(ErrorCode::kUnavailable, "this log does not store consumers");
-}
-
 }  // namespace agentstream

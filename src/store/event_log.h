@@ -33,6 +33,7 @@
 #include "core/event_codec.h"
 #include "core/ids.h"
 #include "core/status.h"
+#include "store/consumer_store.h"
 #include "store/coordination.h"
 #include "store/item_index.h"
 #include "store/search_index.h"
@@ -191,25 +192,6 @@ struct Checkpoint {
   std::string body;
 };
 
-// A durable consumer's position in one session, with its lease. At most one holder per
-// (consumer, session): a holder's writes carry the generation it was granted, and writes with any
-// other generation, or after the lease expired, are refused with kFenced.
-struct ConsumerPosition {
-  ConsumerId consumer;
-  SessionId session;
-  Cursor position;          // the last event the consumer acknowledged ({1, 0}: none yet)
-  std::string lease_owner;  // empty when no lease is held
-  std::uint64_t generation = 0;
-  TimestampMs lease_expires_ms = 0;
-  std::string adapter_state;  // the sink's own state, committed with the position
-};
-
-// A stored consumer definition (see EventLog::SaveConsumer).
-struct StoredConsumer {
-  ConsumerId id;
-  std::string definition;
-};
-
 // Counters since the log was opened, for metrics and benchmarks.
 struct LogStats {
   std::uint64_t commits = 0;        // transactions committed
@@ -260,35 +242,6 @@ class EventLog {
   // Registers `listener` for every commit of any session.
   virtual Subscription SubscribeCommits(CommitListener listener) = 0;
 
-  // ---- Consumer positions ----
-  // Grants or renews the lease of (consumer, session) to `owner` until now_ms + ttl_ms. A free or
-  // expired lease is granted with the next generation; the current owner renews with the same
-  // generation; a lease held by another owner is refused with kConflict. A store that several
-  // daemons share judges leases by its own clock and ignores `now_ms` (here and in
-  // CommitConsumerPosition), so the returned lease_expires_ms is on the store's clock.
-  virtual Result<ConsumerPosition> AcquireLease(const ConsumerId& consumer,
-                                                const SessionId& session, const std::string& owner,
-                                                TimestampMs now_ms, std::int64_t ttl_ms) = 0;
-  // Stores the position (and adapter state when given) if `generation` holds an unexpired lease.
-  virtual Status CommitConsumerPosition(const ConsumerId& consumer, const SessionId& session,
-                                        std::uint64_t generation, Cursor position,
-                                        std::optional<std::string> adapter_state,
-                                        TimestampMs now_ms) = 0;
-  virtual Status ReleaseLease(const ConsumerId& consumer, const SessionId& session,
-                              std::uint64_t generation) = 0;
-  virtual Result<std::vector<ConsumerPosition>> ListConsumerPositions(
-      const ConsumerId& consumer) = 0;
-  virtual Status DeleteConsumerPositions(const ConsumerId& consumer) = 0;
-
-  // ---- Consumer definitions ----
-  // A consumer's definition is opaque text to the log (the consumers module stores its spec as
-  // JSON). SaveConsumer inserts or replaces. DeleteConsumer removes the definition and every
-  // position of the consumer in one transaction; kNotFound when no definition exists.
-  // The defaults refuse with kUnavailable, for decorators and logs that keep no consumers.
-  virtual Status SaveConsumer(const ConsumerId& consumer, const std::string& definition);
-  virtual Result<std::vector<StoredConsumer>> ListConsumers();
-  virtual Status DeleteConsumer(const ConsumerId& consumer);
-
   // ---- Checkpoints ----
   // One per session; SaveCheckpoint replaces it. A checkpoint is recomputable from the history,
   // which no write within an epoch changes, so any daemon's is correct and no owner generation
@@ -299,6 +252,11 @@ class EventLog {
   // decorators and logs that keep no checkpoints.
   virtual Status SaveCheckpoint(const SessionId& session, const Checkpoint& checkpoint);
   virtual Result<std::optional<Checkpoint>> LoadCheckpoint(const SessionId& session);
+
+  // ---- Consumers ----
+  // The durable consumers' definitions and positions kept in the same store (consumer_store.h).
+  // Lives as long as the log.
+  virtual ConsumerStore& consumers() = 0;
 
   // ---- Coordination ----
   // The ownership leases, daemon registry and shared secrets kept in the same store

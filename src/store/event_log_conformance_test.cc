@@ -11,7 +11,6 @@
 #include "store/memory_log.h"
 #include "store/sqlite/sqlite_log.h"
 #include "store/test_backend.h"
-#include "system/wall_clock.h"
 
 namespace agentstream {
 namespace {
@@ -437,84 +436,6 @@ TEST_P(EventLogConformance, CommitListenersSeeEveryCommit) {
   EXPECT_EQ(seen.size(), count) << "no notices after the subscription ended";
 }
 
-// On the real clock, with short leases: a store shared by several daemons judges leases by its own
-// clock (docs/architecture.md), so the times a caller passes are only what it believes.
-TEST_P(EventLogConformance, ConsumerLeasesFenceStaleHolders) {
-  constexpr std::int64_t kTtl = 400;
-  const auto lapse = [] { std::this_thread::sleep_for(std::chrono::milliseconds(kTtl + 200)); };
-  const auto now = [] { return system::WallClockMs(); };
-  const ConsumerId c("hook");
-  const SessionId s = NewSession("s", 3);
-  auto a = log().AcquireLease(c, s, "worker-a", now(), kTtl);
-  ASSERT_TRUE(a.ok()) << a.status().ToString();
-  EXPECT_EQ(a->generation, 1u);
-  EXPECT_EQ(a->position, (Cursor{Epoch(1), Seq(0)}));
-  EXPECT_EQ(log().AcquireLease(c, s, "worker-b", now(), kTtl).status().code(),
-            ErrorCode::kConflict);
-  auto renewed = log().AcquireLease(c, s, "worker-a", now(), kTtl);
-  ASSERT_TRUE(renewed.ok());
-  EXPECT_EQ(renewed->generation, 1u);
-  ASSERT_TRUE(
-      log()
-          .CommitConsumerPosition(c, s, 1, Cursor{Epoch(1), Seq(2)}, "{\"msg\":\"m1\"}", now())
-          .ok());
-  // worker-a stalls past its lease; worker-b takes over with the next generation.
-  lapse();
-  auto b = log().AcquireLease(c, s, "worker-b", now(), kTtl);
-  ASSERT_TRUE(b.ok()) << b.status().ToString();
-  EXPECT_EQ(b->generation, 2u);
-  EXPECT_EQ(b->position, (Cursor{Epoch(1), Seq(2)}));
-  EXPECT_EQ(b->adapter_state, "{\"msg\":\"m1\"}");
-  EXPECT_EQ(
-      log().CommitConsumerPosition(c, s, 1, Cursor{Epoch(1), Seq(3)}, std::nullopt, now()).code(),
-      ErrorCode::kFenced);
-  ASSERT_TRUE(
-      log().CommitConsumerPosition(c, s, 2, Cursor{Epoch(1), Seq(3)}, std::nullopt, now()).ok());
-  lapse();
-  EXPECT_EQ(
-      log().CommitConsumerPosition(c, s, 2, Cursor{Epoch(1), Seq(4)}, std::nullopt, now()).code(),
-      ErrorCode::kFenced)
-      << "an expired lease cannot write";
-
-  backend_->Reopen();
-  auto list = log().ListConsumerPositions(c);
-  ASSERT_TRUE(list.ok());
-  ASSERT_EQ(list->size(), 1u);
-  EXPECT_EQ((*list)[0].position, (Cursor{Epoch(1), Seq(3)}));
-  EXPECT_EQ((*list)[0].adapter_state, "{\"msg\":\"m1\"}") << "state kept when not replaced";
-  EXPECT_EQ(log().ReleaseLease(c, s, 1).code(), ErrorCode::kFenced);
-  ASSERT_TRUE(log().ReleaseLease(c, s, 2).ok());
-  auto c2 = log().AcquireLease(c, s, "worker-c", now(), kTtl);
-  ASSERT_TRUE(c2.ok());
-  EXPECT_EQ(c2->generation, 3u);
-  ASSERT_TRUE(log().DeleteConsumerPositions(c).ok());
-  EXPECT_TRUE(log().ListConsumerPositions(c)->empty());
-}
-
-TEST_P(EventLogConformance, ConsumerDefinitionsAreDurableAndDeleteTheirPositions) {
-  const SessionId s = NewSession("s1", 1);
-  EXPECT_TRUE(log().ListConsumers()->empty());
-  ASSERT_TRUE(log().SaveConsumer(ConsumerId("b"), "{\"v\":1}").ok());
-  ASSERT_TRUE(log().SaveConsumer(ConsumerId("a"), "{\"v\":2}").ok());
-  ASSERT_TRUE(log().SaveConsumer(ConsumerId("b"), "{\"v\":3}").ok());  // replaces
-  ASSERT_TRUE(log().AcquireLease(ConsumerId("a"), s, "w", 1000, 500).ok());
-  ASSERT_TRUE(log().AcquireLease(ConsumerId("b"), s, "w", 1000, 500).ok());
-  backend_->Reopen();
-  auto listed = log().ListConsumers();
-  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
-  ASSERT_EQ(listed->size(), 2u);
-  EXPECT_EQ((*listed)[0].id, ConsumerId("a"));
-  EXPECT_EQ((*listed)[0].definition, "{\"v\":2}");
-  EXPECT_EQ((*listed)[1].id, ConsumerId("b"));
-  EXPECT_EQ((*listed)[1].definition, "{\"v\":3}");
-  ASSERT_TRUE(log().DeleteConsumer(ConsumerId("a")).ok());
-  EXPECT_EQ(log().DeleteConsumer(ConsumerId("a")).code(), ErrorCode::kNotFound);
-  backend_->Reopen();
-  ASSERT_EQ(log().ListConsumers()->size(), 1u);
-  EXPECT_TRUE(log().ListConsumerPositions(ConsumerId("a"))->empty());
-  EXPECT_EQ(log().ListConsumerPositions(ConsumerId("b"))->size(), 1u);
-}
-
 TEST_P(EventLogConformance, CheckpointsAreDurableReplacedAndCheckedAgainstTheHistory) {
   const SessionId s = NewSession("s1", 10);
   auto none = log().LoadCheckpoint(s);
@@ -729,8 +650,8 @@ TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
       if (version < 8) {
         EXPECT_FALSE((*opened)->GetSession(SessionId("s"))->meta.usage.has_value());
       }
-      ASSERT_TRUE((*opened)->SaveConsumer(ConsumerId("c"), "{}").ok());
-      EXPECT_EQ((*opened)->ListConsumers()->size(), 1u);
+      ASSERT_TRUE((*opened)->consumers().SaveConsumer(ConsumerId("c"), "{}").ok());
+      EXPECT_EQ((*opened)->consumers().ListConsumers()->size(), 1u);
       auto old = (*opened)->Read(ReadRequest{SessionId("s")});
       ASSERT_TRUE(old.ok()) << old.status().ToString();
       EXPECT_EQ(old->events.at(0).owner_generation, 0u);

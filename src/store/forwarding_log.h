@@ -1,6 +1,7 @@
 // Test support: an EventLog (and its Coordination) that passes every call to another one, for
 // tests that count, delay or fail some calls of a real backend. Override the calls of interest;
-// the rest forward. Not thread-safe beyond what `inner` is. Only test binaries use it.
+// the rest forward. The consumer, item and search stores are the inner log's own. Not thread-safe
+// beyond what `inner` is. Only test binaries use it.
 #pragma once
 
 #include <atomic>
@@ -44,35 +45,13 @@ class ForwardingLog : public EventLog, public Coordination {
   Subscription SubscribeCommits(CommitListener listener) override {
     return inner_.SubscribeCommits(std::move(listener));
   }
-  Result<ConsumerPosition> AcquireLease(const ConsumerId& c, const SessionId& s,
-                                        const std::string& owner, TimestampMs now,
-                                        std::int64_t ttl) override {
-    return inner_.AcquireLease(c, s, owner, now, ttl);
-  }
-  Status CommitConsumerPosition(const ConsumerId& c, const SessionId& s, std::uint64_t g, Cursor p,
-                                std::optional<std::string> state, TimestampMs now) override {
-    return inner_.CommitConsumerPosition(c, s, g, p, std::move(state), now);
-  }
-  Status ReleaseLease(const ConsumerId& c, const SessionId& s, std::uint64_t g) override {
-    return inner_.ReleaseLease(c, s, g);
-  }
-  Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& c) override {
-    return inner_.ListConsumerPositions(c);
-  }
-  Status DeleteConsumerPositions(const ConsumerId& c) override {
-    return inner_.DeleteConsumerPositions(c);
-  }
   Status SaveCheckpoint(const SessionId& s, const Checkpoint& checkpoint) override {
     return inner_.SaveCheckpoint(s, checkpoint);
   }
   Result<std::optional<Checkpoint>> LoadCheckpoint(const SessionId& s) override {
     return inner_.LoadCheckpoint(s);
   }
-  Status SaveConsumer(const ConsumerId& c, const std::string& definition) override {
-    return inner_.SaveConsumer(c, definition);
-  }
-  Result<std::vector<StoredConsumer>> ListConsumers() override { return inner_.ListConsumers(); }
-  Status DeleteConsumer(const ConsumerId& c) override { return inner_.DeleteConsumer(c); }
+  ConsumerStore& consumers() override { return inner_.consumers(); }
   Coordination& coordination() override { return *this; }
   ItemIndexStore* item_index() override { return inner_.item_index(); }
   SearchIndexStore* search_index() override { return inner_.search_index(); }

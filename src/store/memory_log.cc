@@ -3,8 +3,9 @@
 #include <chrono>
 #include <map>
 
-#include "store/commit_listeners.h"
 #include "store/log_state.h"
+#include "store/memory_consumer_store.h"
+#include "store/memory_log_state.h"
 #include "system/wall_clock.h"
 
 namespace agentstream {
@@ -13,77 +14,45 @@ using store_internal::AppendPlan;
 using store_internal::SessionState;
 using store_internal::StoredRow;
 
-namespace {}  // namespace
+using store_internal::MemoryLogState;
 
-struct MemoryEventLog::State {
-  explicit State(LogLimits l) : limits(l) {}
-  const LogLimits limits;
-  std::mutex mu;  // guards everything below
-  std::map<std::string, SessionState> sessions;
-  // Rows of each (session, epoch), indexed by seq - base_seq - 1.
-  std::map<std::pair<std::string, std::uint64_t>, std::vector<StoredRow>> rows;
-  std::map<std::pair<std::string, std::string>, ConsumerPosition> positions;  // (consumer, session)
-  // Consumer definitions by id.
-  std::map<std::string, std::string> consumers;
-  std::map<std::string, Checkpoint> checkpoints;                      // by session
-  std::map<std::string, std::vector<OwnershipRecord>> owner_history;  // by session
-  std::map<std::string, DaemonRecord> daemons;
-  Status sticky;
-  LogStats stats;
-  bool fail_next_commit = false;
-  std::shared_ptr<store_internal::CommitListeners> listeners =
-      std::make_shared<store_internal::CommitListeners>();
+namespace {
 
-  Status CheckWritable() {
-    if (!sticky.ok())
-      return Error(ErrorCode::kUnavailable, "the log refuses writes after: " + sticky.message());
-    return Status::Ok();
+// Stores `events` as the seqs from `first` of (session, epoch); with state.mu held.
+void StoreEvents(MemoryLogState& state, const std::string& session, Epoch epoch, Seq first,
+                 std::vector<NewEvent>& events, std::uint64_t owner_generation = 0) {
+  state.stats.events += events.size();
+  auto& vec = state.rows[{session, epoch.value()}];
+  const TimestampMs now = system::WallClockMs();
+  Seq seq = first;
+  for (auto& e : events) {
+    EventRecord r{SessionId(session),
+                  epoch,
+                  seq,
+                  now,
+                  static_cast<std::uint16_t>(e.kind),
+                  std::move(e.turn),
+                  kEventFormatVersion,
+                  std::move(e.payload),
+                  owner_generation};
+    const auto checksum = store_internal::RecordChecksum(r);
+    vec.push_back(StoredRow{std::move(r), checksum});
+    seq = seq.next();
   }
+}
 
-  // Models the commit point: either the batch becomes durable, or the log turns sticky.
-  Status Commit() {
-    if (fail_next_commit) {
-      fail_next_commit = false;
-      sticky = Error(ErrorCode::kIoError, "injected sync failure");
-      return sticky;
-    }
-    ++stats.commits;
-    return Status::Ok();
-  }
+SessionInfo InfoOf(const std::string& id, const SessionState& s) {
+  OwnerLease owner = s.owner;
+  owner.now_ms = system::WallClockMs();
+  return SessionInfo{SessionId(id),        s.meta,        s.current(),
+                     s.epochs.back().tail, s.forked_from, std::move(owner)};
+}
 
-  void StoreEvents(const std::string& session, Epoch epoch, Seq first,
-                   std::vector<NewEvent>& events, std::uint64_t owner_generation = 0) {
-    stats.events += events.size();
-    auto& vec = rows[{session, epoch.value()}];
-    const TimestampMs now = system::WallClockMs();
-    Seq seq = first;
-    for (auto& e : events) {
-      EventRecord r{SessionId(session),
-                    epoch,
-                    seq,
-                    now,
-                    static_cast<std::uint16_t>(e.kind),
-                    std::move(e.turn),
-                    kEventFormatVersion,
-                    std::move(e.payload),
-                    owner_generation};
-      const auto checksum = store_internal::RecordChecksum(r);
-      vec.push_back(StoredRow{std::move(r), checksum});
-      seq = seq.next();
-    }
-  }
+}  // namespace
 
-  void Notify(const CommitNotice& notice) { listeners->Notify(notice); }
-
-  SessionInfo Info(const std::string& id, const SessionState& s) const {
-    OwnerLease owner = s.owner;
-    owner.now_ms = system::WallClockMs();
-    return SessionInfo{SessionId(id),        s.meta,        s.current(),
-                       s.epochs.back().tail, s.forked_from, std::move(owner)};
-  }
-};
-
-MemoryEventLog::MemoryEventLog(LogLimits limits) : state_(std::make_unique<State>(limits)) {}
+MemoryEventLog::MemoryEventLog(LogLimits limits)
+    : state_(std::make_unique<MemoryLogState>(limits)),
+      consumers_(std::make_unique<store_internal::MemoryConsumerStore>(*state_)) {}
 MemoryEventLog::~MemoryEventLog() = default;
 
 Result<AppendResult> MemoryEventLog::CreateSession(const SessionId& id, SessionMeta meta,
@@ -104,10 +73,10 @@ Result<AppendResult> MemoryEventLog::CreateSession(const SessionId& id, SessionM
     s.epochs.push_back({});
     result = AppendResult{Epoch(1), Seq(1), Seq(initial.size()), false};
     s.epochs.back().tail = Seq(initial.size());
-    state_->StoreEvents(id.str(), Epoch(1), Seq(1), initial);
+    StoreEvents(*state_, id.str(), Epoch(1), Seq(1), initial);
     notice = CommitNotice{id, Epoch(1), s.epochs.back().tail};
   }
-  state_->Notify(notice);
+  state_->listeners->Notify(notice);
   return result;
 }
 
@@ -136,10 +105,10 @@ Result<AppendResult> MemoryEventLog::Fork(const SessionId& parent, Cursor at,
     s.epochs.push_back(store_internal::ContinueFrom(base));
     result = AppendResult{Epoch(1), at.seq.next(), Seq(at.seq.value() + initial.size()), false};
     s.epochs.back().tail = result.last_seq;
-    state_->StoreEvents(child.str(), Epoch(1), result.first_seq, initial);
+    StoreEvents(*state_, child.str(), Epoch(1), result.first_seq, initial);
     notice = CommitNotice{child, Epoch(1), result.last_seq};
   }
-  state_->Notify(notice);
+  state_->listeners->Notify(notice);
   return result;
 }
 
@@ -163,10 +132,10 @@ Result<AppendResult> MemoryEventLog::Rewind(const SessionId& session, Cursor to,
     result = AppendResult{epoch, to.seq.next(), Seq(to.seq.value() + initial.size()), false};
     s.epochs.back().tail = result.last_seq;
     if (auto meta = store_internal::MetaAfter(s.meta, initial)) s.meta = std::move(*meta);
-    state_->StoreEvents(session.str(), epoch, result.first_seq, initial);
+    StoreEvents(*state_, session.str(), epoch, result.first_seq, initial);
     notice = CommitNotice{session, epoch, result.last_seq};
   }
-  state_->Notify(notice);
+  state_->listeners->Notify(notice);
   return result;
 }
 
@@ -174,7 +143,7 @@ Result<SessionInfo> MemoryEventLog::GetSession(const SessionId& id) {
   std::lock_guard lock(state_->mu);
   auto it = state_->sessions.find(id.str());
   if (it == state_->sessions.end()) return Error(ErrorCode::kNotFound, "no session " + id.str());
-  return state_->Info(it->first, it->second);
+  return InfoOf(it->first, it->second);
 }
 
 Result<std::vector<SessionInfo>> MemoryEventLog::ListSessions(const std::string& after,
@@ -183,7 +152,7 @@ Result<std::vector<SessionInfo>> MemoryEventLog::ListSessions(const std::string&
   std::vector<SessionInfo> out;
   for (auto it = state_->sessions.upper_bound(after);
        it != state_->sessions.end() && out.size() < limit; ++it) {
-    out.push_back(state_->Info(it->first, it->second));
+    out.push_back(InfoOf(it->first, it->second));
   }
   return out;
 }
@@ -218,12 +187,12 @@ void MemoryEventLog::AppendAsync(AppendRequest request, AppendCallback done) {
     if (!result.duplicate) {
       if (Status s = state_->Commit(); !s.ok()) return done(s);
       store_internal::ApplyAppend(it->second, *plan);
-      state_->StoreEvents(request.session.str(), result.epoch, result.first_seq, request.events,
-                          request.owner_generation.value_or(0));
+      StoreEvents(*state_, request.session.str(), result.epoch, result.first_seq, request.events,
+                  request.owner_generation.value_or(0));
     }
     notice = CommitNotice{request.session, result.epoch, it->second.epochs.back().tail};
   }
-  if (!result.duplicate) state_->Notify(notice);
+  if (!result.duplicate) state_->listeners->Notify(notice);
   {
     std::lock_guard lock(state_->mu);
     ++state_->stats.appends;
@@ -281,65 +250,6 @@ Subscription MemoryEventLog::SubscribeCommits(CommitListener listener) {
   return state_->listeners->Add(std::move(listener));
 }
 
-Result<ConsumerPosition> MemoryEventLog::AcquireLease(const ConsumerId& consumer,
-                                                      const SessionId& session,
-                                                      const std::string& owner, TimestampMs now_ms,
-                                                      std::int64_t ttl_ms) {
-  std::lock_guard lock(state_->mu);
-  AS_RETURN_IF_ERROR(state_->CheckWritable());
-  auto key = std::make_pair(consumer.str(), session.str());
-  auto it = state_->positions.find(key);
-  std::optional<ConsumerPosition> row;
-  if (it != state_->positions.end()) row = it->second;
-  AS_ASSIGN_OR_RETURN(ConsumerPosition granted,
-                      store_internal::GrantLease(row, consumer, session, owner, now_ms, ttl_ms));
-  state_->positions[key] = granted;
-  return granted;
-}
-
-Status MemoryEventLog::CommitConsumerPosition(const ConsumerId& consumer, const SessionId& session,
-                                              std::uint64_t generation, Cursor position,
-                                              std::optional<std::string> adapter_state,
-                                              TimestampMs now_ms) {
-  std::lock_guard lock(state_->mu);
-  AS_RETURN_IF_ERROR(state_->CheckWritable());
-  auto it = state_->positions.find({consumer.str(), session.str()});
-  std::optional<ConsumerPosition> row;
-  if (it != state_->positions.end()) row = it->second;
-  AS_ASSIGN_OR_RETURN(it->second,
-                      store_internal::CommitPosition(std::move(row), generation, position,
-                                                     std::move(adapter_state), now_ms));
-  return Status::Ok();
-}
-
-Status MemoryEventLog::ReleaseLease(const ConsumerId& consumer, const SessionId& session,
-                                    std::uint64_t generation) {
-  std::lock_guard lock(state_->mu);
-  AS_RETURN_IF_ERROR(state_->CheckWritable());
-  auto it = state_->positions.find({consumer.str(), session.str()});
-  std::optional<ConsumerPosition> row;
-  if (it != state_->positions.end()) row = it->second;
-  AS_ASSIGN_OR_RETURN(it->second, store_internal::ReleasePosition(std::move(row), generation));
-  return Status::Ok();
-}
-
-Result<std::vector<ConsumerPosition>> MemoryEventLog::ListConsumerPositions(
-    const ConsumerId& consumer) {
-  std::lock_guard lock(state_->mu);
-  std::vector<ConsumerPosition> out;
-  for (const auto& [key, pos] : state_->positions)
-    if (key.first == consumer.str()) out.push_back(pos);
-  return out;
-}
-
-Status MemoryEventLog::DeleteConsumerPositions(const ConsumerId& consumer) {
-  std::lock_guard lock(state_->mu);
-  AS_RETURN_IF_ERROR(state_->CheckWritable());
-  std::erase_if(state_->positions,
-                [&](const auto& entry) { return entry.first.first == consumer.str(); });
-  return Status::Ok();
-}
-
 Status MemoryEventLog::SaveCheckpoint(const SessionId& session, const Checkpoint& checkpoint) {
   std::lock_guard lock(state_->mu);
   AS_RETURN_IF_ERROR(state_->CheckWritable());
@@ -361,30 +271,7 @@ Result<std::optional<Checkpoint>> MemoryEventLog::LoadCheckpoint(const SessionId
   return std::optional<Checkpoint>(it->second);
 }
 
-Status MemoryEventLog::SaveConsumer(const ConsumerId& consumer, const std::string& definition) {
-  std::lock_guard lock(state_->mu);
-  AS_RETURN_IF_ERROR(state_->CheckWritable());
-  state_->consumers[consumer.str()] = definition;
-  return Status::Ok();
-}
-
-Result<std::vector<StoredConsumer>> MemoryEventLog::ListConsumers() {
-  std::lock_guard lock(state_->mu);
-  std::vector<StoredConsumer> out;
-  for (const auto& [id, definition] : state_->consumers)
-    out.push_back({ConsumerId(id), definition});
-  return out;
-}
-
-Status MemoryEventLog::DeleteConsumer(const ConsumerId& consumer) {
-  std::lock_guard lock(state_->mu);
-  AS_RETURN_IF_ERROR(state_->CheckWritable());
-  if (state_->consumers.erase(consumer.str()) == 0)
-    return Error(ErrorCode::kNotFound, "no consumer " + consumer.str());
-  std::erase_if(state_->positions,
-                [&](const auto& entry) { return entry.first.first == consumer.str(); });
-  return Status::Ok();
-}
+ConsumerStore& MemoryEventLog::consumers() { return *consumers_; }
 
 Result<OwnerGrant> MemoryEventLog::AcquireOwnership(const SessionId& session,
                                                     const std::string& owner, std::int64_t ttl_ms) {
@@ -494,33 +381,6 @@ Status MemoryEventLog::Health() {
 LogStats MemoryEventLog::Stats() {
   std::lock_guard lock(state_->mu);
   return state_->stats;
-}
-
-void MemoryEventLog::FailNextCommit() {
-  std::lock_guard lock(state_->mu);
-  state_->fail_next_commit = true;
-}
-
-void MemoryEventLog::SimulateReopen() {
-  std::lock_guard lock(state_->mu);
-  state_->sticky = Status::Ok();
-  state_->fail_next_commit = false;
-}
-
-void MemoryEventLog::InjectRawRecord(const EventRecord& record,
-                                     std::optional<std::uint64_t> checksum) {
-  std::lock_guard lock(state_->mu);
-  auto& s = state_->sessions[record.session.str()];
-  while (s.epochs.size() < record.epoch.value()) s.epochs.push_back({});
-  auto& es = s.epochs[record.epoch.value() - 1];
-  if (record.seq > es.tail) es.tail = record.seq;
-  auto& vec = state_->rows[{record.session.str(), record.epoch.value()}];
-  StoredRow row{record, checksum.value_or(store_internal::RecordChecksum(record))};
-  const std::uint64_t index = record.seq.value() - es.base_seq().value() - 1;
-  if (index < vec.size())
-    vec[index] = row;
-  else
-    vec.push_back(row);
 }
 
 }  // namespace agentstream

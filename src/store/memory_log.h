@@ -1,7 +1,8 @@
 // MemoryEventLog: the EventLog kept in process memory, for tests and tools. Same rules, limits
 // and errors as the durable backends (they share store/log_state.h); nothing survives the object.
 // Appends complete synchronously on the caller's thread; the callback runs before AppendAsync
-// returns. Thread-safe.
+// returns. Thread-safe. Tests fail its commits and damage its rows through
+// testing::MemoryLogPeer (store/testing/memory_log_peer.h).
 #pragma once
 
 #include <map>
@@ -13,6 +14,14 @@
 #include "store/event_log.h"
 
 namespace agentstream {
+
+namespace store_internal {
+struct MemoryLogState;
+class MemoryConsumerStore;
+}  // namespace store_internal
+namespace testing {
+class MemoryLogPeer;  // store/testing/memory_log_peer.h
+}  // namespace testing
 
 class MemoryEventLog final : public EventLog, public Coordination {
  public:
@@ -33,22 +42,9 @@ class MemoryEventLog final : public EventLog, public Coordination {
   Result<ReadResult> Read(const ReadRequest& request) override;
   Result<Cursor> Tail(const SessionId& session) override;
   Subscription SubscribeCommits(CommitListener listener) override;
-  Result<ConsumerPosition> AcquireLease(const ConsumerId& consumer, const SessionId& session,
-                                        const std::string& owner, TimestampMs now_ms,
-                                        std::int64_t ttl_ms) override;
-  Status CommitConsumerPosition(const ConsumerId& consumer, const SessionId& session,
-                                std::uint64_t generation, Cursor position,
-                                std::optional<std::string> adapter_state,
-                                TimestampMs now_ms) override;
-  Status ReleaseLease(const ConsumerId& consumer, const SessionId& session,
-                      std::uint64_t generation) override;
-  Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer) override;
-  Status DeleteConsumerPositions(const ConsumerId& consumer) override;
   Status SaveCheckpoint(const SessionId& session, const Checkpoint& checkpoint) override;
   Result<std::optional<Checkpoint>> LoadCheckpoint(const SessionId& session) override;
-  Status SaveConsumer(const ConsumerId& consumer, const std::string& definition) override;
-  Result<std::vector<StoredConsumer>> ListConsumers() override;
-  Status DeleteConsumer(const ConsumerId& consumer) override;
+  ConsumerStore& consumers() override;
   Coordination& coordination() override { return *this; }
   Status Health() override;
   LogStats Stats() override;
@@ -68,17 +64,11 @@ class MemoryEventLog final : public EventLog, public Coordination {
   Result<std::optional<DaemonRecord>> GetDaemon(const std::string& id) override;
   Result<std::string> SharedSecret(const std::string& name, const std::string& candidate) override;
 
-  // Test hooks. The next commit fails as a sync failure of unknown outcome would (the log turns
-  // sticky). A raw record is stored as given, with `checksum` (nullopt: the correct one), to
-  // model damaged storage.
-  void FailNextCommit();
-  // What reopening a durable log does to its failure state: writes are accepted again.
-  void SimulateReopen();
-  void InjectRawRecord(const EventRecord& record, std::optional<std::uint64_t> checksum);
-
  private:
-  struct State;
-  std::unique_ptr<State> state_;
+  friend class testing::MemoryLogPeer;
+
+  std::unique_ptr<store_internal::MemoryLogState> state_;
+  std::unique_ptr<store_internal::MemoryConsumerStore> consumers_;
 };
 
 }  // namespace agentstream

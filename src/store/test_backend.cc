@@ -15,6 +15,7 @@
 #include "store/record_batch.h"
 #include "store/sqlite/fault_vfs.h"
 #include "store/sqlite/sqlite_log.h"
+#include "store/testing/memory_log_peer.h"
 
 namespace agentstream::testing {
 
@@ -41,12 +42,12 @@ std::string Rewrite(const std::string& data, std::uint32_t format, Seq first, Se
 class MemoryBackend final : public Backend {
  public:
   EventLog& log() override { return log_; }
-  void Reopen() override { log_.SimulateReopen(); }
+  void Reopen() override { MemoryLogPeer::SimulateReopen(log_); }
   void FailSyncs(bool fail) override {
-    if (fail) log_.FailNextCommit();
+    if (fail) MemoryLogPeer::FailNextCommit(log_);
   }
   void InjectRaw(const EventRecord& record, std::optional<std::uint64_t> checksum) override {
-    log_.InjectRawRecord(record, checksum);
+    MemoryLogPeer::InjectRawRecord(log_, record, checksum);
   }
 
  private:

@@ -1,9 +1,10 @@
 #include "streams/stream_journal.h"
 
-#include <sqlite3.h>
-
 #include <boost/json.hpp>
+#include <functional>
 #include <utility>
+
+#include "sqlite/db.h"
 
 namespace agentstream::streams {
 
@@ -45,24 +46,6 @@ constexpr const char* kMigrateKeyedMessages =
 // Rows examined by one purge step: bounds how long an idle writer holds off the next commit.
 constexpr std::int64_t kPurgeWindow = 4096;
 
-// The first column of the first row of `sql` as text ("" without a row or on error).
-std::string QueryText(sqlite3* db, const char* sql) {
-  sqlite3_stmt* stmt = nullptr;
-  std::string text;
-  if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) == SQLITE_OK &&
-      sqlite3_step(stmt) == SQLITE_ROW) {
-    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-    if (p != nullptr) text.assign(p, sqlite3_column_bytes(stmt, 0));
-  }
-  sqlite3_finalize(stmt);
-  return text;
-}
-
-std::string Text(sqlite3_stmt* stmt, int col) {
-  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, col));
-  return p == nullptr ? std::string() : std::string(p, sqlite3_column_bytes(stmt, col));
-}
-
 std::int64_t Int(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
   return v != nullptr && v->is_int64() ? v->as_int64() : 0;
@@ -83,11 +66,45 @@ std::optional<std::string> Str(const json::object& o, std::string_view key) {
 
 // Loading stopped early: another process holds the database (it is opened exclusively), or the
 // file is damaged.
-Status Unreadable(sqlite3* db) {
+Status Unreadable(const sqlite::Db& db) {
   return Error(ErrorCode::kIoError,
-               std::string("cannot read the streams database (is another daemon using this data "
-                           "directory?): ") +
-                   sqlite3_errmsg(db));
+               "cannot read the streams database (is another daemon using this data directory?): " +
+                   db.LastError());
+}
+
+// Runs the query `sql` and calls `row` on each of its rows, in order. Unreadable when the query
+// failed; the first error `row` returns stops it and is returned as it is.
+Status EachRow(sqlite::Db& db, std::string_view sql,
+               const std::function<Status(const sqlite::Stmt&)>& row) {
+  Result<sqlite::Stmt> stmt = db.Prepare(sql);
+  if (!stmt.ok()) return Unreadable(db);
+  for (;;) {
+    const Result<bool> more = stmt->Step();
+    if (!more.ok()) return Unreadable(db);
+    if (!*more) return Status::Ok();
+    AS_RETURN_IF_ERROR(row(*stmt));
+  }
+}
+
+// The SQL that made the messages table ("" when there is none yet).
+Result<std::string> MessagesTableSql(sqlite::Db& db) {
+  AS_ASSIGN_OR_RETURN(
+      sqlite::Stmt stmt,
+      db.Prepare("SELECT sql FROM sqlite_master WHERE type='table' AND name='ds_messages'"));
+  AS_ASSIGN_OR_RETURN(const bool row, stmt.Step());
+  return row ? stmt.Text(0) : std::string();
+}
+
+// Makes the messages table, or converts one keyed by stream and offset.
+Status PrepareMessagesTable(sqlite::Db& db) {
+  const Result<std::string> sql = MessagesTableSql(db);
+  const char* setup = nullptr;
+  if (sql.ok() && sql->empty()) setup = kMessages;
+  if (sql.ok() && sql->find("WITHOUT ROWID") != std::string::npos) setup = kMigrateKeyedMessages;
+  if (sql.ok() && (setup == nullptr || db.Exec(setup).ok())) return Status::Ok();
+  const std::string message = db.LastError();
+  (void)db.Exec("ROLLBACK");  // a conversion that failed midway leaves its transaction open
+  return Error(ErrorCode::kIoError, "cannot prepare the streams messages table: " + message);
 }
 
 }  // namespace
@@ -159,62 +176,64 @@ Result<StreamMeta> DecodeMeta(const std::string& text) {
   return m;
 }
 
+// The connection, and the statements of the writer thread, prepared once.
+struct StreamJournal::Connection {
+  Status PrepareStatements() {
+    AS_ASSIGN_OR_RETURN(put_meta,
+                        db.Prepare("INSERT OR REPLACE INTO ds_streams(id, meta) VALUES(?, ?)"));
+    AS_ASSIGN_OR_RETURN(
+        put_message,
+        db.Prepare("INSERT INTO ds_messages(stream_id, offset, data) VALUES(?, ?, ?)"));
+    AS_ASSIGN_OR_RETURN(put_state,
+                        db.Prepare("INSERT OR REPLACE INTO ds_state(key, value) VALUES(?, ?)"));
+    AS_ASSIGN_OR_RETURN(delete_state, db.Prepare("DELETE FROM ds_state WHERE key=?"));
+    return Status::Ok();
+  }
+
+  sqlite::Db db;  // declared first: closed after the statements are finalized
+  sqlite::Stmt put_meta;
+  sqlite::Stmt put_message;
+  sqlite::Stmt put_state;
+  sqlite::Stmt delete_state;
+};
+
 Result<std::unique_ptr<StreamJournal>> StreamJournal::Open(const std::string& path,
                                                            std::size_t max_pending) {
-  sqlite3* db = nullptr;
-  if (sqlite3_open_v2(path.c_str(), &db,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                      nullptr) != SQLITE_OK) {
-    std::string message = db != nullptr ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    return Error(ErrorCode::kIoError, "cannot open the streams database " + path + ": " + message);
-  }
-  char* error = nullptr;
-  if (sqlite3_exec(db, kSchema, nullptr, nullptr, &error) != SQLITE_OK) {
-    std::string message = error != nullptr ? error : "unknown error";
-    sqlite3_free(error);
-    const bool busy = sqlite3_errcode(db) == SQLITE_BUSY;
-    sqlite3_close(db);
-    if (busy) message += " (another daemon is using this data directory)";
+  // A file name, never a URI; no waiting on a lock: a second daemon on the file fails at once.
+  Result<sqlite::Db> opened =
+      sqlite::Db::Open(path, {.create = true, .uri = false, .busy_timeout_ms = 0});
+  if (!opened.ok())
+    return Error(ErrorCode::kIoError,
+                 "cannot open the streams database: " + opened.status().message());
+  auto connection = std::make_unique<Connection>();
+  connection->db = std::move(opened).value();
+  sqlite::Db& db = connection->db;
+  if (!db.Exec(kSchema).ok()) {
+    std::string message = db.LastError();
+    if (db.Busy()) message += " (another daemon is using this data directory)";
     return Error(ErrorCode::kIoError, "cannot prepare the streams database: " + message);
   }
-  const std::string messages_sql =
-      QueryText(db, "SELECT sql FROM sqlite_master WHERE type='table' AND name='ds_messages'");
-  const char* setup = nullptr;
-  if (messages_sql.empty()) setup = kMessages;
-  if (messages_sql.find("WITHOUT ROWID") != std::string::npos) setup = kMigrateKeyedMessages;
-  if (setup != nullptr && sqlite3_exec(db, setup, nullptr, nullptr, nullptr) != SQLITE_OK) {
-    std::string message = sqlite3_errmsg(db);
-    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-    sqlite3_close(db);
-    return Error(ErrorCode::kIoError, "cannot prepare the streams messages table: " + message);
-  }
-  auto journal = std::unique_ptr<StreamJournal>(new StreamJournal(db, max_pending));
+  AS_RETURN_IF_ERROR(PrepareMessagesTable(db));
+  if (Status prepared = connection->PrepareStatements(); !prepared.ok())
+    return Error(ErrorCode::kIoError, "cannot prepare the streams database: " + prepared.message());
+  auto journal =
+      std::unique_ptr<StreamJournal>(new StreamJournal(std::move(connection), max_pending));
   // Deletions not yet purged when the daemon stopped: purged again from the start, and their ids
-  // are never given to new streams before that.
-  sqlite3_stmt* stmt = nullptr;
-  sqlite3_prepare_v2(db, "SELECT stream_id FROM ds_dead ORDER BY stream_id", -1, &stmt, nullptr);
-  while (sqlite3_step(stmt) == SQLITE_ROW) {
-    const std::int64_t id = sqlite3_column_int64(stmt, 0);
-    journal->purge_next_.push_back(id);
-    journal->purging_ = true;
-    journal->min_next_id_ = std::max(journal->min_next_id_, id + 1);
-  }
-  sqlite3_finalize(stmt);
+  // are never given to new streams before that. A read error only ends the list (Load meets it).
+  (void)EachRow(db, "SELECT stream_id FROM ds_dead ORDER BY stream_id",
+                [&](const sqlite::Stmt& row) {
+                  const std::int64_t id = row.Int(0);
+                  journal->purge_next_.push_back(id);
+                  journal->purging_ = true;
+                  journal->min_next_id_ = std::max(journal->min_next_id_, id + 1);
+                  return Status::Ok();
+                });
   journal->writer_ = std::thread([j = journal.get()] { j->Run(); });
   return journal;
 }
 
-StreamJournal::StreamJournal(sqlite3* db, std::size_t max_pending)
-    : db_(db), max_pending_(max_pending) {
-  sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO ds_streams(id, meta) VALUES(?, ?)", -1,
-                     &put_meta_, nullptr);
-  sqlite3_prepare_v2(db_, "INSERT INTO ds_messages(stream_id, offset, data) VALUES(?, ?, ?)", -1,
-                     &put_message_, nullptr);
-  sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO ds_state(key, value) VALUES(?, ?)", -1,
-                     &put_state_, nullptr);
-  sqlite3_prepare_v2(db_, "DELETE FROM ds_state WHERE key=?", -1, &delete_state_, nullptr);
-}
+StreamJournal::StreamJournal(std::unique_ptr<Connection> connection, std::size_t max_pending)
+    : connection_(std::move(connection)), max_pending_(max_pending) {}
 
 StreamJournal::~StreamJournal() {
   {
@@ -223,51 +242,36 @@ StreamJournal::~StreamJournal() {
   }
   cv_.notify_all();
   if (writer_.joinable()) writer_.join();
-  sqlite3_finalize(put_meta_);
-  sqlite3_finalize(put_message_);
-  sqlite3_finalize(put_state_);
-  sqlite3_finalize(delete_state_);
-  sqlite3_close(db_);
 }
 
 Result<std::vector<Stream>> StreamJournal::Load() {
   std::lock_guard lock(mu_);  // before any write: the writer thread is idle
+  sqlite::Db& db = connection_->db;
   std::vector<Stream> streams;
   std::map<std::int64_t, std::size_t> index;
-  sqlite3_stmt* stmt = nullptr;
-  sqlite3_prepare_v2(db_, "SELECT id, meta FROM ds_streams ORDER BY id", -1, &stmt, nullptr);
-  int rc = SQLITE_ROW;
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    auto meta = DecodeMeta(Text(stmt, 1));
-    if (!meta.ok()) {
-      sqlite3_finalize(stmt);
-      return meta.status();
-    }
-    meta->id = sqlite3_column_int64(stmt, 0);
-    index[meta->id] = streams.size();
-    Stream s;
-    s.meta = std::move(*meta);
-    s.tail = s.meta.forked_from ? s.meta.fork_offset : Offset{};
-    streams.push_back(std::move(s));
-  }
-  sqlite3_finalize(stmt);
-  if (rc != SQLITE_DONE) return Unreadable(db_);
-  sqlite3_prepare_v2(db_, "SELECT stream_id, offset, data FROM ds_messages ORDER BY seq", -1, &stmt,
-                     nullptr);
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-    auto it = index.find(sqlite3_column_int64(stmt, 0));
-    auto offset = ParseOffset(Text(stmt, 1));
-    if (it == index.end() || !offset) continue;
-    const auto* blob = static_cast<const char*>(sqlite3_column_blob(stmt, 2));
-    Stream& s = streams[it->second];
-    auto data = std::make_shared<const std::string>(
-        blob == nullptr ? std::string() : std::string(blob, sqlite3_column_bytes(stmt, 2)));
-    s.bytes += data->size();
-    s.messages.push_back(Message{*offset, std::move(data)});
-    s.tail = *offset;
-  }
-  sqlite3_finalize(stmt);
-  if (rc != SQLITE_DONE) return Unreadable(db_);
+  AS_RETURN_IF_ERROR(EachRow(db, "SELECT id, meta FROM ds_streams ORDER BY id",
+                             [&](const sqlite::Stmt& row) -> Status {
+                               AS_ASSIGN_OR_RETURN(StreamMeta meta, DecodeMeta(row.Text(1)));
+                               meta.id = row.Int(0);
+                               index[meta.id] = streams.size();
+                               Stream s;
+                               s.meta = std::move(meta);
+                               s.tail = s.meta.forked_from ? s.meta.fork_offset : Offset{};
+                               streams.push_back(std::move(s));
+                               return Status::Ok();
+                             }));
+  AS_RETURN_IF_ERROR(EachRow(db, "SELECT stream_id, offset, data FROM ds_messages ORDER BY seq",
+                             [&](const sqlite::Stmt& row) -> Status {
+                               auto it = index.find(row.Int(0));
+                               auto offset = ParseOffset(row.Text(1));
+                               if (it == index.end() || !offset) return Status::Ok();
+                               Stream& s = streams[it->second];
+                               auto data = std::make_shared<const std::string>(row.Text(2));
+                               s.bytes += data->size();
+                               s.messages.push_back(Message{*offset, std::move(data)});
+                               s.tail = *offset;
+                               return Status::Ok();
+                             }));
   return streams;
 }
 
@@ -290,12 +294,11 @@ void StreamJournal::PutState(const std::string& key, const std::string& value) {
 Result<std::map<std::string, std::string>> StreamJournal::LoadState() {
   std::lock_guard lock(mu_);  // before any write: the writer thread is idle
   std::map<std::string, std::string> state;
-  sqlite3_stmt* stmt = nullptr;
-  sqlite3_prepare_v2(db_, "SELECT key, value FROM ds_state", -1, &stmt, nullptr);
-  int rc = SQLITE_ROW;
-  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) state[Text(stmt, 0)] = Text(stmt, 1);
-  sqlite3_finalize(stmt);
-  if (rc != SQLITE_DONE) return Unreadable(db_);
+  AS_RETURN_IF_ERROR(EachRow(connection_->db, "SELECT key, value FROM ds_state",
+                             [&](const sqlite::Stmt& row) -> Status {
+                               state[row.Text(0)] = row.Text(1);
+                               return Status::Ok();
+                             }));
   return state;
 }
 
@@ -334,40 +337,26 @@ void StreamJournal::Push(Op op) {
 }
 
 bool StreamJournal::Apply(const Op& op) {
-  sqlite3_stmt* stmt = nullptr;
+  Connection& c = *connection_;
   switch (op.kind) {
     case Op::kMeta:
-      stmt = put_meta_;
-      sqlite3_bind_int64(stmt, 1, op.id);
-      sqlite3_bind_text(stmt, 2, op.text.data(), static_cast<int>(op.text.size()), SQLITE_STATIC);
-      break;
+      return c.put_meta.Bind(1, op.id).Bind(2, op.text).Exec().ok();
     case Op::kMessage:
-      stmt = put_message_;
-      sqlite3_bind_int64(stmt, 1, op.id);
-      sqlite3_bind_text(stmt, 2, op.text.data(), static_cast<int>(op.text.size()), SQLITE_STATIC);
-      sqlite3_bind_blob(stmt, 3, op.data->data(), static_cast<int>(op.data->size()), SQLITE_STATIC);
-      break;
+      return c.put_message.Bind(1, op.id).Bind(2, op.text).BindBlob(3, *op.data).Exec().ok();
     case Op::kDelete: {
       const std::string id = std::to_string(op.id);
-      const std::string sql = "DELETE FROM ds_streams WHERE id=" + id +
-                              ";INSERT OR IGNORE INTO ds_dead(stream_id) VALUES(" + id + ");";
-      return sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
+      return c.db
+          .Exec("DELETE FROM ds_streams WHERE id=" + id +
+                ";INSERT OR IGNORE INTO ds_dead(stream_id) VALUES(" + id + ");")
+          .ok();
     }
     case Op::kState:
-      stmt = op.data->empty() ? delete_state_ : put_state_;
-      sqlite3_bind_text(stmt, 1, op.text.data(), static_cast<int>(op.text.size()), SQLITE_STATIC);
-      if (!op.data->empty())
-        sqlite3_bind_text(stmt, 2, op.data->data(), static_cast<int>(op.data->size()),
-                          SQLITE_STATIC);
-      break;
+      if (op.data->empty()) return c.delete_state.Bind(1, op.text).Exec().ok();
+      return c.put_state.Bind(1, op.text).Bind(2, *op.data).Exec().ok();
     case Op::kCallback:
       return true;
   }
-  if (stmt == nullptr) return false;
-  const int rc = sqlite3_step(stmt);
-  sqlite3_reset(stmt);
-  sqlite3_clear_bindings(stmt);
-  return rc == SQLITE_DONE;
+  return false;
 }
 
 void StreamJournal::Run() {
@@ -418,21 +407,25 @@ void StreamJournal::Run() {
 }
 
 bool StreamJournal::Commit(const std::vector<Op>& batch) {
-  bool ok = sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr) == SQLITE_OK;
+  sqlite::Db& db = connection_->db;
+  bool ok = db.Exec("BEGIN").ok();
   for (const Op& op : batch)
     if (ok) ok = Apply(op);
-  if (ok) return sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK;
-  sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  if (ok) return db.Exec("COMMIT").ok();
+  (void)db.Exec("ROLLBACK");
   return false;
 }
 
 bool StreamJournal::PurgeStep() {
+  sqlite::Db& db = connection_->db;
   if (purge_ids_.empty()) {
     if (purge_next_.empty()) return true;
+    // Every message of a deleted stream was committed before its deletion: none lies beyond.
+    Result<std::int64_t> end = db.QueryInt("SELECT MAX(seq) FROM ds_messages");
+    if (!end.ok()) return false;
     purge_ids_.swap(purge_next_);
     purge_cursor_ = 0;
-    // Every message of a deleted stream was committed before its deletion: none lies beyond.
-    purge_end_ = std::stoll("0" + QueryText(db_, "SELECT MAX(seq) FROM ds_messages"));
+    purge_end_ = *end;
   }
   const std::int64_t to = purge_cursor_ + kPurgeWindow;
   const std::string window = "DELETE FROM ds_messages WHERE seq > " +
@@ -444,8 +437,8 @@ bool StreamJournal::PurgeStep() {
     for (const std::int64_t id : purge_ids_)
       sql += "DELETE FROM ds_dead WHERE stream_id=" + std::to_string(id) + ";";
   sql += "COMMIT;";
-  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  if (!db.Exec(sql).ok()) {
+    (void)db.Exec("ROLLBACK");
     return false;
   }
   purge_cursor_ = to;

@@ -19,9 +19,6 @@
 #include "core/status.h"
 #include "streams/stream_model.h"
 
-struct sqlite3;
-struct sqlite3_stmt;
-
 namespace agentstream::streams {
 
 class StreamJournal {
@@ -68,7 +65,9 @@ class StreamJournal {
     std::shared_ptr<const std::string> data;
     std::function<void(bool)> done;
   };
-  StreamJournal(sqlite3* db, std::size_t max_pending);
+  // The SQLite connection and the writer's statements (stream_journal.cc).
+  struct Connection;
+  StreamJournal(std::unique_ptr<Connection> connection, std::size_t max_pending);
   void Push(Op op);
   void Run();
   // One transaction over `batch`; false when it failed (rolled back).
@@ -77,12 +76,8 @@ class StreamJournal {
   // Deletes the messages of deleted streams in one window of rows; false on a storage error.
   bool PurgeStep();
 
-  sqlite3* db_;
-  // Prepared once, used only by the writer thread.
-  sqlite3_stmt* put_meta_ = nullptr;
-  sqlite3_stmt* put_message_ = nullptr;
-  sqlite3_stmt* put_state_ = nullptr;
-  sqlite3_stmt* delete_state_ = nullptr;
+  // Used by the caller's thread while it loads, then only by the writer thread.
+  const std::unique_ptr<Connection> connection_;
   const std::size_t max_pending_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -1,7 +1,6 @@
 // The streams journal's storage: messages in append order, deleted streams purged in the
 // background without reusing their ids, the exclusive lock, and the conversion of databases
 // written with messages keyed by stream and offset.
-#include <sqlite3.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -10,6 +9,7 @@
 #include <future>
 #include <thread>
 
+#include "sqlite/db.h"
 #include "streams/memory_stream_store.h"
 #include "streams/stream_journal.h"
 
@@ -59,16 +59,14 @@ class JournalFileTest : public ::testing::Test {
 
   // Runs `sql` on the closed database file and returns the first column of its first row.
   std::string Query(const std::string& sql) {
-    sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-    std::string text;
-    sqlite3_stmt* stmt = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql;
-    if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr)
-      text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-    sqlite3_finalize(stmt);
-    sqlite3_close(db);
-    return text;
+    Result<sqlite::Db> db = sqlite::Db::Open(path_, {.create = true});
+    EXPECT_TRUE(db.ok()) << db.status().ToString();
+    if (!db.ok()) return "";
+    Result<sqlite::Stmt> stmt = db->Prepare(sql);
+    EXPECT_TRUE(stmt.ok()) << sql << ": " << stmt.status().ToString();
+    if (!stmt.ok()) return "";
+    const Result<bool> row = stmt->Step();
+    return row.ok() && *row ? stmt->Text(0) : "";
   }
 
   const std::string path_ = (std::filesystem::temp_directory_path() /
@@ -168,8 +166,8 @@ TEST_F(JournalFileTest, MessagesKeyedByStreamAndOffsetAreConverted) {
   meta.path = "/old";
   meta.content_type = "text/plain";
   {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    Result<sqlite::Db> db = sqlite::Db::Open(path_, {.create = true});
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
     const std::string sql =
         "CREATE TABLE ds_streams(id INTEGER PRIMARY KEY, meta TEXT NOT NULL);"
         "CREATE TABLE ds_messages(stream_id INTEGER NOT NULL, offset TEXT NOT NULL,"
@@ -178,8 +176,8 @@ TEST_F(JournalFileTest, MessagesKeyedByStreamAndOffsetAreConverted) {
         EncodeMeta(meta) + "');" + "INSERT INTO ds_messages VALUES(7, '" +
         FormatOffset(Advance(Offset{}, 2)) + "', 'o1');" + "INSERT INTO ds_messages VALUES(7, '" +
         FormatOffset(Advance(Advance(Offset{}, 2), 2)) + "', 'o2');";
-    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
-    sqlite3_close(db);
+    const Status made = db->Exec(sql);
+    ASSERT_TRUE(made.ok()) << made.ToString();
   }
   {
     auto store = Open();
@@ -191,6 +189,64 @@ TEST_F(JournalFileTest, MessagesKeyedByStreamAndOffsetAreConverted) {
             "0");
   auto store = Open();
   EXPECT_EQ(Contents(*store, "/old"), "o1o2o3");
+}
+
+TEST(JournalTest, StreamsSurviveReopen) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("streams_test_" + std::to_string(::getpid()) + ".db"))
+                               .string();
+  std::filesystem::remove(path);
+  {
+    auto store = MemoryStreamStore::Open(path, StreamLimits{});
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    CreateArgs args;
+    args.path = "/d";
+    args.content_type = "application/json";
+    args.body = R"([{"a":1}])";
+    ASSERT_EQ((*store)->Create(args).code, Code::kCreated);
+    AppendArgs append;
+    append.path = "/d";
+    append.body = "2";
+    append.producer = ProducerArgs{"w", 3, 0};
+    ASSERT_EQ((*store)->Append(append).code, Code::kOk);
+    std::promise<bool> durable;
+    (*store)->WhenDurable([&](bool ok) { durable.set_value(ok); });
+    EXPECT_TRUE(durable.get_future().get());
+  }
+  auto store = MemoryStreamStore::Open(path, StreamLimits{});
+  ASSERT_TRUE(store.ok());
+  ReadResult r = (*store)->Read("/d", std::nullopt);
+  ASSERT_EQ(r.messages.size(), 2U);
+  EXPECT_EQ(*r.messages[1].data, "2,");
+  AppendArgs retry;
+  retry.path = "/d";
+  retry.body = "2";
+  retry.producer = ProducerArgs{"w", 3, 0};
+  EXPECT_EQ((*store)->Append(retry).code, Code::kDuplicate);  // producer state survived
+  store->reset();
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+}
+
+TEST(JournalTest, ASecondStoreOnTheSameDatabaseIsRefused) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("streams_excl_" + std::to_string(::getpid()) + ".db"))
+                               .string();
+  std::filesystem::remove(path);
+  {
+    auto first = MemoryStreamStore::Open(path, StreamLimits{});
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    auto second = MemoryStreamStore::Open(path, StreamLimits{});
+    ASSERT_FALSE(second.ok());
+    EXPECT_NE(second.status().ToString().find("another daemon"), std::string::npos)
+        << second.status().ToString();
+  }
+  auto reopened = MemoryStreamStore::Open(path, StreamLimits{});  // the lock went with the first
+  EXPECT_TRUE(reopened.ok()) << reopened.status().ToString();
+  reopened->reset();
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + "-wal");
 }
 
 }  // namespace

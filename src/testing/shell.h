@@ -3,9 +3,10 @@
 // command line says.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstddef>
 #include <cstdio>
-
 #include <string>
 
 namespace agentstream::test_support {
@@ -25,6 +26,13 @@ inline ShellResult RunShell(const std::string& command) {
   while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
   result.status = ::pclose(pipe);
   return result;
+}
+
+// Runs `command` and returns its stdout; the calling test fails if the command exits non-zero.
+inline std::string ShellOutput(const std::string& command) {
+  ShellResult ran = RunShell(command);
+  EXPECT_EQ(ran.status, 0) << command;
+  return ran.out;
 }
 
 }  // namespace agentstream::test_support

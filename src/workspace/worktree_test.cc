@@ -16,30 +16,25 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Runs `command` in a shell and returns its stdout; the test fails if it exits non-zero.
-std::string Sh(const std::string& command) {
-  test_support::ShellResult ran = test_support::RunShell(command);
-  EXPECT_EQ(ran.status, 0) << command;
-  return ran.out;
-}
+using test_support::ShellOutput;
 
 void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 class WorktreeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Sh("git init -q -b main " + repo_);
+    ShellOutput("git init -q -b main " + repo_);
     fs::create_directories(repo_ + "/src");
     Write(repo_ + "/README.md", "hello\n");
     Write(repo_ + "/src/a.txt", "one\ntwo\nthree\n");
     Write(repo_ + "/.gitignore", "*.log\n");
     Commit(repo_, "first");
-    head_ = Trim(Sh(git_ + repo_ + " rev-parse HEAD"));
+    head_ = Trim(ShellOutput(git_ + repo_ + " rev-parse HEAD"));
   }
 
   void Commit(const std::string& dir, const std::string& message) {
-    Sh(git_ + dir + " add -A && " + git_ + dir + " -c user.name=t -c user.email=t@t commit -q -m " +
-       message);
+    ShellOutput(git_ + dir + " add -A && " + git_ + dir +
+                " -c user.name=t -c user.email=t@t commit -q -m " + message);
   }
   static std::string Trim(std::string s) {
     while (!s.empty() && s.back() == '\n') s.pop_back();
@@ -68,7 +63,8 @@ TEST_F(WorktreeTest, CreatesAWorktreeOnANewBranchFromHead) {
   EXPECT_EQ(made->base_commit, head_);
   EXPECT_EQ(made->repository, fs::canonical(repo_).string());
   EXPECT_TRUE(fs::exists(made->path + "/src/a.txt"));
-  EXPECT_EQ(Trim(Sh(git_ + made->path + " rev-parse --abbrev-ref HEAD")), "agentstream/ses_1");
+  EXPECT_EQ(Trim(ShellOutput(git_ + made->path + " rev-parse --abbrev-ref HEAD")),
+            "agentstream/ses_1");
   EXPECT_EQ(worktrees_.StateOf(*made), WorktreeState::kPresent);
 }
 
@@ -80,7 +76,7 @@ TEST_F(WorktreeTest, TheDiffIsGitsOwnAndShowsUntrackedFilesWithoutTouchingTheInd
   fs::remove(wt + "/README.md");
   auto tracked_only = DiffWorktree(worktrees_, *made, std::nullopt, {});
   ASSERT_TRUE(tracked_only.ok()) << tracked_only.status().ToString();
-  EXPECT_EQ(tracked_only->text, Sh(git_ + wt + " diff " + head_));
+  EXPECT_EQ(tracked_only->text, ShellOutput(git_ + wt + " diff " + head_));
   EXPECT_FALSE(tracked_only->truncated);
 
   Write(wt + "/notes new.txt", "a\nb\n");
@@ -88,8 +84,9 @@ TEST_F(WorktreeTest, TheDiffIsGitsOwnAndShowsUntrackedFilesWithoutTouchingTheInd
   auto with_untracked = DiffWorktree(worktrees_, *made, std::nullopt, {});
   ASSERT_TRUE(with_untracked.ok());
   const std::string expected =
-      Sh(git_ + wt + " diff " + head_) +
-      Sh("cd " + wt + " && git diff --no-index -- /dev/null 'notes new.txt'; test $? -eq 1");
+      ShellOutput(git_ + wt + " diff " + head_) +
+      ShellOutput("cd " + wt +
+                  " && git diff --no-index -- /dev/null 'notes new.txt'; test $? -eq 1");
   EXPECT_EQ(with_untracked->text, expected);
   const std::vector<FileDiff> files = ParseUnifiedDiff(with_untracked->text);
   ASSERT_EQ(files.size(), 3u);
@@ -100,17 +97,18 @@ TEST_F(WorktreeTest, TheDiffIsGitsOwnAndShowsUntrackedFilesWithoutTouchingTheInd
   EXPECT_EQ(files[2].status, "added");
   EXPECT_EQ(files[2].additions, 2);
   // The untracked file is still untracked: nothing was added to the index.
-  EXPECT_EQ(Sh(git_ + wt + " status --porcelain -- 'notes new.txt'"), "?? \"notes new.txt\"\n");
+  EXPECT_EQ(ShellOutput(git_ + wt + " status --porcelain -- 'notes new.txt'"),
+            "?? \"notes new.txt\"\n");
 
   // A commit the agent made stays in its diff against the base, and leaves a diff against itself.
   Commit(wt, "work");
   auto committed = DiffWorktree(worktrees_, *made, std::nullopt, {});
   ASSERT_TRUE(committed.ok());
-  EXPECT_EQ(committed->text, Sh(git_ + wt + " diff " + head_));
+  EXPECT_EQ(committed->text, ShellOutput(git_ + wt + " diff " + head_));
   auto against_head = DiffWorktree(worktrees_, *made, std::string("HEAD"), {});
   ASSERT_TRUE(against_head.ok());
   EXPECT_EQ(against_head->text, "");
-  EXPECT_EQ(against_head->against_commit, Trim(Sh(git_ + wt + " rev-parse HEAD")));
+  EXPECT_EQ(against_head->against_commit, Trim(ShellOutput(git_ + wt + " rev-parse HEAD")));
   auto bad = DiffWorktree(worktrees_, *made, std::string("no-such-ref"), {});
   EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
   auto option = DiffWorktree(worktrees_, *made, std::string("--output=/tmp/x"), {});
@@ -141,7 +139,7 @@ TEST_F(WorktreeTest, TheDiffIsBounded) {
 }
 
 TEST_F(WorktreeTest, BadInputIsRefusedAndCreatesNothing) {
-  Sh(git_ + repo_ + " branch taken");
+  ShellOutput(git_ + repo_ + " branch taken");
   const std::string plain = dir_.File("plain");
   fs::create_directories(plain);
   struct Case {
@@ -193,7 +191,8 @@ TEST_F(WorktreeTest, RemovalRefusesUncommittedChangesUnlessForcedAndKeepsTheBran
   EXPECT_FALSE(fs::exists(made->path));
   EXPECT_EQ(worktrees_.StateOf(*made), WorktreeState::kMissing);
   EXPECT_TRUE(BranchExists("agentstream/ses_4"));
-  EXPECT_EQ(Sh(git_ + repo_ + " worktree list --porcelain").find(made->path), std::string::npos);
+  EXPECT_EQ(ShellOutput(git_ + repo_ + " worktree list --porcelain").find(made->path),
+            std::string::npos);
 }
 
 TEST_F(WorktreeTest, AWorktreeDeletedByHandIsMissingNotAnError) {
@@ -204,7 +203,8 @@ TEST_F(WorktreeTest, AWorktreeDeletedByHandIsMissingNotAnError) {
   auto diff = DiffWorktree(worktrees_, *made, std::nullopt, {});
   EXPECT_EQ(diff.status().code(), ErrorCode::kNotFound);
   EXPECT_TRUE(worktrees_.Remove(*made, false).ok());
-  EXPECT_EQ(Sh(git_ + repo_ + " worktree list --porcelain").find(made->path), std::string::npos);
+  EXPECT_EQ(ShellOutput(git_ + repo_ + " worktree list --porcelain").find(made->path),
+            std::string::npos);
 }
 
 TEST_F(WorktreeTest, AForkBranchesFromTheParentsBranchAsItIsNow) {
@@ -217,7 +217,7 @@ TEST_F(WorktreeTest, AForkBranchesFromTheParentsBranchAsItIsNow) {
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   EXPECT_EQ(child->branch, "agentstream/ses_7");
   EXPECT_EQ(child->base, "agentstream/ses_6");
-  EXPECT_EQ(child->base_commit, Trim(Sh(git_ + parent->path + " rev-parse HEAD")));
+  EXPECT_EQ(child->base_commit, Trim(ShellOutput(git_ + parent->path + " rev-parse HEAD")));
   EXPECT_TRUE(fs::exists(child->path + "/committed.txt"));
   EXPECT_FALSE(fs::exists(child->path + "/uncommitted.txt"));
   auto diff = DiffWorktree(worktrees_, *child, std::nullopt, {});
@@ -226,7 +226,7 @@ TEST_F(WorktreeTest, AForkBranchesFromTheParentsBranchAsItIsNow) {
 }
 
 TEST_F(WorktreeTest, ABaseThatIsABranchOrATagIsResolved) {
-  Sh(git_ + repo_ + " tag v1");
+  ShellOutput(git_ + repo_ + " tag v1");
   Write(repo_ + "/later.txt", "later\n");
   Commit(repo_, "later");
   auto made = worktrees_.Create(repo_, WorktreeRequest{std::nullopt, "v1"}, "ses_8");

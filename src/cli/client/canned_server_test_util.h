@@ -19,19 +19,26 @@
 
 namespace agentstream::cli::client {
 
+// A TCP socket listening on 127.0.0.1 at a port the kernel picks, with room for `backlog`
+// connections that nobody accepts; its port in `*port`. The caller closes it.
+inline int ListenOnLoopback(int backlog, std::uint16_t* port) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  ::listen(listener, backlog);
+  socklen_t size = sizeof address;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &size);
+  *port = ntohs(address.sin_port);
+  return listener;
+}
+
 class CannedServer {
  public:
   // Serves `replies` in order, one per connection; later connections are closed at once.
   explicit CannedServer(std::vector<std::string> replies) : replies_(std::move(replies)) {
-    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    ::listen(listener_, 16);
-    socklen_t size = sizeof address;
-    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &size);
-    port_ = ntohs(address.sin_port);
+    listener_ = ListenOnLoopback(16, &port_);
     thread_ = std::thread([this] { Serve(); });
   }
   ~CannedServer() {

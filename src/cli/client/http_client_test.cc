@@ -42,17 +42,10 @@ TEST(HttpClientTest, SendsTheTokenAndJsonAndReadsTheReply) {
 }
 
 TEST(HttpClientTest, SilentDaemonTimesOut) {
-  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);  // accepts via the backlog, never answers
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  ::listen(listener, 4);
-  socklen_t size = sizeof address;
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &size);
-  auto http =
-      HttpClient::Create({.url = "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)),
-                          .request_timeout = std::chrono::milliseconds(200)});
+  std::uint16_t port = 0;
+  const int listener = ListenOnLoopback(4, &port);  // accepts via the backlog, never answers
+  auto http = HttpClient::Create({.url = "http://127.0.0.1:" + std::to_string(port),
+                                  .request_timeout = std::chrono::milliseconds(200)});
   ASSERT_TRUE(http.ok());
   auto reply = (*http)->Request("GET", "/v1/agents");
   ::close(listener);

@@ -2,7 +2,7 @@
 // Keyed by message / call / request id, independent of turn ownership, and tolerant of any order
 // of start / delta / stop: an item is created at the first event of its key (a placeholder when
 // that is a delta or an end) and later events reconcile into it, so no assistant message can be
-// dropped by routing ambiguity (seed 001). Pure.
+// dropped by routing ambiguity (invariant e of docs/timeline.md). Pure.
 #pragma once
 
 #include "core/event.h"

@@ -1,5 +1,6 @@
-// The invariant checker of R-TURN-5 over a stored log (one epoch, oldest first). Used by the
-// tests after every scenario and property run, and by the `check` command. Pure.
+// The checker of the turn invariants (docs/timeline.md, "Invariants", same letters) over a
+// stored log (one epoch, oldest first). Used by the tests after every scenario and property run,
+// and by the `check` command. Pure.
 //
 //   a. each foreground turn has exactly one user message;
 //   b. every turn start has exactly one terminal (completed / canceled / failed), and no terminal

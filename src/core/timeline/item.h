@@ -1,7 +1,8 @@
-// Projected items: what a timeline shows (R-SYNC-2). One item per user message, assistant message
-// (its deltas merged), reasoning block (merged), tool call (its whole lifecycle collapsed at its
-// first position), permission request (with its resolution), plan (per turn, latest version),
-// error, notice, authorization request and sub-agent (a summary of a child session's events).
+// Projected items: what a timeline shows (docs/timeline.md, "Projection"). One item per user
+// message, assistant message (its deltas merged), reasoning block (merged), tool call (its whole
+// lifecycle collapsed at its first position), permission request (with its resolution), plan (per
+// turn, latest version), error, notice, authorization request and sub-agent (a summary of a child
+// session's events).
 //
 // Bodies list their fields once in Fields(), as payloads do (core/event.h).
 //

@@ -1,6 +1,6 @@
-// Paging of the projected timeline (R-SYNC-2, seed 004): `tail`, `before cursor`, `after cursor`,
-// bounded by a projected-item target and a byte budget, with hasOlder / hasNewer, and an explicit
-// bounded reset when the cursor names an epoch that is no longer current.
+// Paging of the projected timeline (docs/timeline.md, "Paging"): `tail`, `before cursor`,
+// `after cursor`, bounded by a projected-item target and a byte budget, with hasOlder / hasNewer,
+// and an explicit bounded reset when the cursor names an epoch that is no longer current.
 //
 // Cost: the ProjectionIndex locates the page's items in O(log n); the pager then reads only their
 // source events through RawEventReader (ranges closer than kPageReadGap are read together), so a

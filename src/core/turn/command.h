@@ -15,7 +15,7 @@
 
 namespace agentstream::turn {
 
-// What to do with a prompt that arrives while a turn runs (R-SYNC-6).
+// What to do with a prompt that arrives while a turn runs (docs/timeline.md, "Submissions").
 enum class WhileRunning {
   kQueue,      // start it when the session is next free; visible to every client while queued
   kInterrupt,  // interrupt the running turn, await its teardown, then start this prompt
@@ -39,7 +39,8 @@ struct ProviderRejectedTurn {
   std::string message;
 };
 
-// Interrupts the foreground turn, else the most recent autonomous turn (R-TURN-6).
+// Interrupts the foreground turn, else every autonomous turn; with the teardown that follows it
+// always ends in a terminal (docs/timeline.md, "Turn model").
 struct RequestInterrupt {};
 
 // The provider layer finished interrupting (protocol cancel, then signals): whatever is still open

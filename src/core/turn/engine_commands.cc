@@ -114,7 +114,7 @@ void Stepper::Interrupt() {
     InterruptRun(s_.open[*s_.foreground]);
     return;
   }
-  for (auto& [id, run] : s_.open) InterruptRun(run);  // autonomous runs (R-TURN-6)
+  for (auto& [id, run] : s_.open) InterruptRun(run);  // else every autonomous run
 }
 
 void Stepper::TeardownDone() {

@@ -1,6 +1,6 @@
 // Property tests over random interleavings of prompts, provider events, interrupts, teardowns,
-// permission replies, process exits and daemon restarts: the R-TURN-5 invariants hold, and the
-// live status always equals a fresh replay of the log (R-TURN-4).
+// permission replies, process exits and daemon restarts: the turn invariants (docs/timeline.md)
+// hold, and the live status always equals a fresh replay of the log.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -131,7 +131,7 @@ RC_GTEST_PROP(EngineProperty, InvariantsHoldAndStatusEqualsReplay, ()) {
   const auto violations = timeline::CheckInvariants(h.log, options);
   for (const auto& v : violations) RC_LOG() << timeline::FormatViolation(v) << "\n";
   RC_ASSERT(violations.empty());
-  // Every accepted prompt appears as exactly one user message carrying its id (R-SYNC-6).
+  // Every accepted prompt appears as exactly one user message carrying its id.
   for (const std::string& id : accepted_prompts) {
     int n = 0;
     for (const UserMessage* m : h.Payloads<UserMessage>()) n += m->client_message_id == id;

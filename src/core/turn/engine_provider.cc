@@ -62,8 +62,9 @@ void Stepper::OnMetadata(const ProviderEvent& event) {
       event);
 }
 
-// An echo of a prompt we recorded is dropped (R-TURN-5a); its provider id is remembered so events
-// that name it as parent route to the turn. Anything else is kept as metadata.
+// An echo of a prompt we recorded is dropped (one user message per foreground turn: invariant a
+// of docs/timeline.md); its provider id is remembered so events that name it as parent route to
+// the turn. Anything else is kept as metadata.
 void Stepper::OnEcho(const ProviderUserEcho& echo) {
   const std::string text = SanitizeUtf8(echo.text);
   const Run* fg = s_.foreground ? Open(s_.foreground) : nullptr;

@@ -2,10 +2,10 @@
 // opencode, scripted) emits after parsing its own wire format, and the only provider input the
 // turn engine (engine.h) understands.
 //
-// Providers never assign turn ids (R-TURN-3): they report identifiers of their own (message ids,
-// tool call ids, background task ids, request ids) and the engine routes each event to a turn.
-// Text fields may hold any bytes; the engine sanitizes them and bounds tool output (R-SYNC-5)
-// before anything is appended. Plain values: copyable, no I/O.
+// Providers never assign turn ids: they report identifiers of their own (message ids, tool call
+// ids, background task ids, request ids) and the engine routes each event to a turn (router.h).
+// Text fields may hold any bytes; the engine sanitizes them and bounds tool output (64 KiB, cut
+// on a UTF-8 boundary) before anything is appended. Plain values: copyable, no I/O.
 #pragma once
 
 #include <boost/json/value.hpp>
@@ -99,7 +99,7 @@ struct ProviderPlan {
   std::vector<PlanEntry> entries;
 };
 
-// Background task bookkeeping: metadata only, never a lifecycle dependency (seed 001).
+// Background task bookkeeping: metadata only, never a lifecycle dependency (router.h).
 struct ProviderTaskStarted {
   std::string task_id;
   std::string description;

@@ -1,5 +1,6 @@
-// The single routing decision point (R-TURN-3, seed 001): which turn a normalized provider event
-// belongs to. Pure and deterministic: no timing windows, no heuristics.
+// The single routing decision point (docs/timeline.md, "Routing: one decision point"): which
+// turn a normalized provider event belongs to. Pure and deterministic: no timing windows, no
+// heuristics.
 //
 // Order:
 //   1. metadata events belong to no turn;

@@ -21,7 +21,7 @@ TEST(Router, ForegroundOwnsEveryNonMetadataEvent) {
   h.Cmd(SubmitPrompt{"c1", "x"});                       // queued behind the autonomous turn
   h.Prov(ProviderTurnResult{TurnOutcome::kCompleted});  // ends turn_1, starts turn_2 (foreground)
   ASSERT_EQ(h.state.foreground, TurnId("turn_2"));
-  // A new task id, a new message id: still the foreground's (seed 001, exclusivity).
+  // A new task id, a new message id: still the foreground's (foreground exclusivity).
   RouteDecision d =
       Route(h.state, ProviderTextDelta{MessageId("new"), "x", std::nullopt, std::string("other")});
   EXPECT_EQ(d.kind, RouteKind::kTurn);

@@ -1,5 +1,5 @@
 // Runs every scenario file of tests/scenarios/: provider events and commands in; expected log,
-// timeline and status out; the R-TURN-5 invariants checked after each.
+// timeline and status out; the turn invariants (docs/timeline.md) checked after each.
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -27,7 +27,7 @@
 
 namespace agentstream::turn {
 
-// Which kind of turn owns the session (seed 001).
+// Which kind of turn owns the session (docs/timeline.md, "Turn model").
 enum class TurnMode { kIdle, kForeground, kAutonomous };
 
 // Lifecycle of one run (turn). The first four are open, the last three terminal.
@@ -136,7 +136,7 @@ struct TurnState {
 
 TurnMode ModeOf(const TurnState& state);
 
-// idle / running / permission / error, derived from the runs only (seed 001): permission iff a
+// idle / running / permission / error, derived from the runs only: permission iff a
 // permission request of an open run is pending; running iff any run is open; error iff errored.
 SessionStatus SessionStatusOf(const TurnState& state);
 
@@ -181,7 +181,7 @@ class TurnStateFold {
 // Events of other sessions or epochs must not be mixed in.
 TurnState RestoreTurnState(std::span<const Event> events, std::string provider);
 
-// SessionStatusOf(RestoreTurnState(events)): the status is a pure function of the log (R-TURN-4).
+// SessionStatusOf(RestoreTurnState(events)): the status is a pure function of the log.
 SessionStatus StatusFromLog(std::span<const Event> events);
 
 }  // namespace agentstream::turn

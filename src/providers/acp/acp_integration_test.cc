@@ -1,4 +1,4 @@
-// The provider integration table (the Claude provider's, seed 000) against REAL agents
+// The provider integration table (docs/providers.md, "Tests") against REAL agents
 // (tests/peers, pinned): over ACP `gemini --acp`, `opencode acp` and the Claude ACP adapter,
 // `codex app-server` through the codex provider, and `opencode serve` through the opencode
 // provider, each fully offline against the scripted model server. Every test ends with the

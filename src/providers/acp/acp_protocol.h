@@ -1,7 +1,8 @@
 // The Agent Client Protocol (ACP, schema v1) as plain values: the agent command configuration and
 // its named presets (the JSON-RPC 2.0 lines are jsonrpc/json_rpc.h), and AcpUpdateMapper, which
 // turns `session/update` notifications and permission requests into normalized provider events.
-// No I/O (the provider in acp_provider.h owns the process); see AGENT-CLIS.md section 3.
+// No I/O (the provider in acp_provider.h owns the process); see docs/providers.md, "The acp
+// provider".
 #pragma once
 
 #include <boost/json.hpp>

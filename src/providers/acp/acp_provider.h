@@ -1,6 +1,7 @@
 // AcpProvider: any Agent Client Protocol agent (`gemini --acp`, `opencode acp`, the Claude ACP
 // adapter, ...) as an AgentProvider, configured by its command alone (acp_protocol.h presets).
-// JSON-RPC 2.0, one message per line on the agent's stdin/stdout (AGENT-CLIS.md section 3).
+// JSON-RPC 2.0, one message per line on the agent's stdin/stdout (docs/providers.md, "The acp
+// provider").
 //
 // Lifecycle: Start() spawns the agent, sends `initialize`, then `session/new` (or `session/load`
 // for a stored session id: the history the agent replays before answering is kept for

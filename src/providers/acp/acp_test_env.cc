@@ -78,7 +78,7 @@ AgentSetup PrepareAgent(Agent agent, int port, const std::string& root) {
   std::optional<std::string> model;
   switch (agent) {
     case Agent::kGemini:
-      // AGENT-CLIS.md section 5: API-key auth, no trust prompt, no telemetry or update checks.
+      // Offline gemini: API-key auth, no trust prompt, no telemetry or update checks.
       WriteFile(home + "/.gemini/settings.json",
                 R"({"security":{"auth":{"selectedType":"gemini-api-key"},)"
                 R"("folderTrust":{"enabled":false}},"privacy":{"usageStatisticsEnabled":false},)"
@@ -104,7 +104,7 @@ AgentSetup PrepareAgent(Agent agent, int port, const std::string& root) {
     case Agent::kFake:
       break;
     case Agent::kCodex:
-      // AGENT-CLIS.md section 2.1: a custom Responses-API provider at the model server.
+      // Offline codex: a custom Responses-API provider at the model server.
       WriteFile(home + "/codex/config.toml",
                 "model = \"fake-model\"\nmodel_provider = \"fake\"\n"
                 "[model_providers.fake]\nname = \"Scripted\"\nbase_url = \"" +

@@ -2,7 +2,7 @@
 // of testdata/, and for the codex provider (`codex app-server`): one session = the provider
 // configured for `agent`, a SessionRunner and an
 // in-memory log, with a private HOME and working directory holding the agent's offline
-// configuration (AGENT-CLIS.md sections 3 to 5) pointed at the scripted model server.
+// configuration (docs/providers.md, "Tests") pointed at the scripted model server.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -35,7 +35,7 @@ std::string AgentProgram(Agent agent);
 bool AgentInstalled(Agent agent);
 
 // An agent's offline setup: a private HOME under `root` holding its configuration, pointed at the
-// scripted model server on `port` (AGENT-CLIS.md sections 2 to 5), and `root`/work as its working
+// scripted model server on `port` (docs/providers.md, "Tests"), and `root`/work as its working
 // directory (opencode's configuration lives there): the environment entries to run it with, and
 // the model to ask for when the agent needs one.
 struct AgentSetup {
@@ -70,7 +70,7 @@ class AcpSession {
   bool WaitFor(const std::function<bool()>& pred, process::Millis timeout);
   bool WaitIdle(process::Millis timeout);
   void Close();
-  // R-TURN-5 a-d over the log; a failure per violation.
+  // The turn invariants a-d of docs/timeline.md over the log; a failure per violation.
   void CheckInvariants();
 
   template <class T>

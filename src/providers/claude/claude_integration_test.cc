@@ -1,6 +1,7 @@
-// The integration table of seed 000 and the gates of seed 001, against the REAL `claude` CLI
-// (tests/peers, pinned) running fully offline against the scripted model server. Every test ends
-// with the invariant checker (R-TURN-5 a-e), transcript parity included.
+// The provider integration table and the churn gate (docs/providers.md, "Tests"), against the
+// REAL `claude` CLI (tests/peers, pinned) running fully offline against the scripted model
+// server. Every test ends with the invariant checker (invariants a-e of docs/timeline.md),
+// transcript parity included.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -212,7 +213,7 @@ TEST_F(ClaudeCli, ResumeContinuesTheSameSession) {
   }
 }
 
-// Seed 001 gate: 50 cycles of "do it again" followed at once by "hello" while the wake of the
+// The churn gate: 50 cycles of "do it again" followed at once by "hello" while the wake of the
 // previous cycle's background task is pending. Every cycle must show a running transition and
 // settle; nothing may hang.
 TEST_F(ClaudeCli, ChurnGate) {
@@ -239,9 +240,9 @@ TEST_F(ClaudeCli, ChurnGate) {
   EXPECT_GE(Turns(TurnOrigin::kAutonomous).size(), 1u);
   const auto all = Turns();
   EXPECT_EQ(std::set<TurnId>(all.begin(), all.end()).size(), all.size());
-  // Every HELLO reached the agent (the CLI's transcript holds each prompt) and was answered in
-  // its own turn. When a wake races a prompt, the wake's text joins the foreground turn
-  // (foreground exclusivity, seed 001) and the turn ends at the answer to its prompt.
+  // Every HELLO reached the agent (the CLI's transcript holds each prompt) and was answered in its
+  // own turn. When a wake races a prompt, the wake's text joins the foreground turn (foreground
+  // exclusivity, docs/timeline.md "Routing") and the turn ends at the answer to its prompt.
   int own_turn = 0;
   for (const Event* u : session_->Of<UserMessage>()) {
     const std::string& prompt = std::get<UserMessage>(u->payload).text;

@@ -1,6 +1,6 @@
-// The parser of the `claude` CLI's stream-json stdout (AGENT-CLIS.md section 1.4): one line in,
-// normalized provider events (core/turn/provider_event.h) plus the control-protocol facts the
-// provider needs out. Pure: no I/O, no clock; tested on recorded lines (testdata/).
+// The parser of the `claude` CLI's stream-json stdout (docs/providers.md, "stdout mapping"): one
+// line in, normalized provider events (core/turn/provider_event.h) plus the control-protocol facts
+// the provider needs out. Pure: no I/O, no clock; tested on recorded lines (testdata/).
 //
 // Mapping (every line yields something or is on the short list of lines with no meaning for the
 // log: status "requesting", keep_alive, content_block_start/stop):

@@ -1,6 +1,6 @@
 // What the daemon writes to the `claude` CLI (stdin lines of the stream-json control protocol,
-// AGENT-CLIS.md 1.3), how it starts it (argv, environment), and where and how it reads the CLI's
-// transcript file (1.6). Pure functions.
+// docs/providers.md, "The claude provider"), how it starts it (argv, environment), and where and
+// how it reads the CLI's transcript file. Pure functions.
 #pragma once
 
 #include <boost/json/value.hpp>

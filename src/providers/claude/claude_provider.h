@@ -1,6 +1,6 @@
-// ClaudeProvider: one `claude` CLI process in stream-json mode (AGENT-CLIS.md section 1) as an
-// AgentProvider. Its single pump (the stdout handler) owns the CLI's output: every line goes
-// through ClaudeStreamParser and out to the subscribers in order; nothing else reads it.
+// ClaudeProvider: one `claude` CLI process in stream-json mode (docs/providers.md, "The claude
+// provider") as an AgentProvider. Its single pump (the stdout handler) owns the CLI's output: every
+// line goes through ClaudeStreamParser and out to the subscribers in order; nothing else reads it.
 //
 // Lifecycle: Start() spawns the CLI with --session-id (new) or --resume (existing), sends the
 // initialize control request and completes on its answer. Prompts go to stdin as user messages;

@@ -71,8 +71,9 @@ class Session {
   std::set<std::string> RunningTasks() const;
   // Closes the provider (stdin EOF; the CLI flushes its transcript and exits) and waits.
   void Close();
-  // Checks R-TURN-5 a-e over the log, with the CLI's transcript (StreamHistory) for (e) when
-  // `with_transcript` (which closes the session first: the CLI writes its transcript lazily).
+  // Checks the turn invariants a-e of docs/timeline.md over the log, with the CLI's transcript
+  // (StreamHistory) for (e) when `with_transcript` (which closes the session first: the CLI
+  // writes its transcript lazily).
   // Adds a test failure per violation.
   void CheckInvariants(bool with_transcript = true);
 

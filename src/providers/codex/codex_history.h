@@ -1,6 +1,6 @@
 // The past of a codex thread as provider events, for StreamHistory() (hydration only): the turns
-// `thread/turns/list` returns with `itemsView: "full"` (AGENT-CLIS.md section 2.3) mapped the way
-// CodexProvider maps the same items live, each item complete at once. Pure: no I/O.
+// `thread/turns/list` returns with `itemsView: "full"` (docs/providers.md, "The codex provider")
+// mapped the way CodexProvider maps the same items live, each item complete at once. Pure: no I/O.
 //
 //   userMessage    -> ProviderUserEcho (its text blocks joined)
 //   agentMessage   -> ProviderMessageStart, ProviderTextDelta (the whole text), ProviderMessageStop

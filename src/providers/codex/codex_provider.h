@@ -1,6 +1,6 @@
-// CodexProvider: `codex app-server` (AGENT-CLIS.md section 2.3) as an AgentProvider. Newline JSON
-// objects on stdin/stdout: our requests {id, method, params}, the server's responses, its
-// notifications {method, params}, and its own requests (approvals) whose ids count separately
+// CodexProvider: `codex app-server` (docs/providers.md, "The codex provider") as an AgentProvider.
+// Newline JSON objects on stdin/stdout: our requests {id, method, params}, the server's responses,
+// its notifications {method, params}, and its own requests (approvals) whose ids count separately
 // from ours (a message with both `method` and `id` is a server request).
 //
 // Lifecycle: Start() spawns the server, sends `initialize` and the `initialized` notification,

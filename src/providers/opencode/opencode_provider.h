@@ -1,5 +1,5 @@
 // OpencodeProvider: one opencode session as an AgentProvider, over the HTTP API of a shared
-// `opencode serve` process (opencode_server.h; AGENT-CLIS.md section 4).
+// `opencode serve` process (opencode_server.h; docs/providers.md, "The opencode provider").
 //
 // Lifecycle: Start() acquires the shared server, waits until it listens, then creates a session
 // (`POST /session?directory=CWD`) or checks the stored one (`GET /session/{id}`). A prompt is

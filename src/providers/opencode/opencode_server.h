@@ -1,7 +1,7 @@
 // OpencodeServer: one `opencode serve` process shared by every opencode session of the daemon
-// that uses the same program, environment and working directory (AGENT-CLIS.md section 4).
-// Sessions hold it through Acquire()/Release(): the first Acquire starts it, the last Release
-// stops it.
+// that uses the same program, environment and working directory (docs/providers.md, "The opencode
+// provider"). Sessions hold it through Acquire()/Release(): the first Acquire starts it, the last
+// Release stops it.
 //
 // The server listens on 127.0.0.1 only, on the port it prints ("--port 0": 4096 when free, else
 // any) and requires HTTP basic auth with a random password the daemon generates per process

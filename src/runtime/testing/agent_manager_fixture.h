@@ -150,7 +150,7 @@ class AgentManagerTest : public ::testing::Test {
     return n;
   }
 
-  // R-TURN-5 over the current epoch of every session; seqs dense from 1.
+  // The turn invariants (docs/timeline.md) over every session's current epoch; seqs dense from 1.
   void CheckEverySession() {
     if (!sqlite_) return;
     Result<std::vector<SessionInfo>> sessions = sqlite_->ListSessions("", 10000);

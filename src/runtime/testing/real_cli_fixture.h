@@ -1,6 +1,6 @@
 // An agent manager over a memory log whose providers are the real agent CLIs of tests/peers
 // (claude, codex, opencode serve, gemini over ACP), configured offline against the scripted model
-// server (tests/model_server; AGENT-CLIS.md). For a TestWithParam<P> whose P has `name` (for
+// server (tests/model_server; docs/providers.md). For a TestWithParam<P> whose P has `name` (for
 // messages), `provider` (an AgentConfig provider) and `setup` (its acp_testing::Agent): a CLI
 // that is not installed skips the test loudly.
 #pragma once

@@ -10,9 +10,9 @@
 #include <optional>
 #include <string>
 
-#include "store/commit_listeners.h"
 #include "pg/listen_thread.h"
 #include "pg/pg.h"
+#include "store/commit_listeners.h"
 #include "store/postgres/txn.h"
 
 namespace agentstream::pg {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "pg/pg.h"
 #include "store/event_log.h"
 #include "store/item_index.h"
-#include "pg/pg.h"
 #include "store/postgres/txn.h"
 
 namespace agentstream::pg {

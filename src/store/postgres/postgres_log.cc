@@ -13,6 +13,7 @@
 #include "store/commit_queue.h"
 #include "store/log_state.h"
 #include "store/postgres/postgres_commit_channel.h"
+#include "store/postgres/postgres_consumer_store.h"
 #include "store/postgres/postgres_item_index.h"
 #include "store/postgres/postgres_schema.h"
 #include "store/postgres/postgres_search_index.h"
@@ -27,27 +28,16 @@ namespace agentstream {
 
 namespace {
 
+using pg::CheckText;
 using pg::Conn;
 using pg::I64;
 using pg::Join;
-using pg::LoadPosition;
 using pg::Param;
 using pg::QuoteIdentifier;
 using pg::Rows;
 using pg::Snapshot;
 using pg::Txn;
 using store_internal::AppendPlan;
-
-// PostgreSQL text holds neither NUL bytes nor ill-formed UTF-8. Such a value is refused before it
-// joins a batch, where its failing statement would roll back every request of the commit.
-Status CheckText(std::initializer_list<std::pair<const char*, std::string_view>> fields) {
-  for (const auto& [what, text] : fields) {
-    if (!pg::StorableText(text))
-      return Error(ErrorCode::kInvalidArgument,
-                   std::string(what) + " must be UTF-8 text without NUL bytes");
-  }
-  return Status::Ok();
-}
 
 Status CheckMeta(const SessionId& id, const SessionMeta& meta) {
   return CheckText({{"a session id", id.str()},
@@ -76,8 +66,7 @@ Result<Conn> Listen(const PostgresLogOptions& options) {
 
 // ---- the log ----
 
-// A failed statement of a write fails the whole batch (Txn::io).
-using Queue = store_internal::CommitQueue<Txn>;
+using Queue = pg::WriteQueue;
 using Op = Queue::Op;
 using PendingAppend = Queue::Append;
 using PendingControl = Queue::Control;
@@ -222,77 +211,6 @@ class PostgresEventLog final : public EventLog,
     return listeners_->Add(std::move(listener));
   }
 
-  // Consumer leases are judged by the server's clock, as agent ownership is: the daemons sharing
-  // the database may disagree on the time, the database does not. The caller's now_ms is unused.
-  Result<ConsumerPosition> AcquireLease(const ConsumerId& consumer, const SessionId& session,
-                                        const std::string& owner, TimestampMs /*now_ms*/,
-                                        std::int64_t ttl_ms) override {
-    AS_RETURN_IF_ERROR(CheckText(
-        {{"a consumer id", consumer.str()}, {"a session id", session.str()}, {"an owner", owner}}));
-    return RunControl<ConsumerPosition>([&](Txn& t, ConsumerPosition& out) -> Status {
-      AS_RETURN_IF_ERROR(t.LockPosition(consumer, session));
-      AS_ASSIGN_OR_RETURN(auto row, t.Position(consumer, session));
-      AS_ASSIGN_OR_RETURN(TimestampMs now, t.ServerNow());
-      AS_ASSIGN_OR_RETURN(out,
-                          store_internal::GrantLease(row, consumer, session, owner, now, ttl_ms));
-      return t.StorePosition(out);
-    });
-  }
-
-  Status CommitConsumerPosition(const ConsumerId& consumer, const SessionId& session,
-                                std::uint64_t generation, Cursor position,
-                                std::optional<std::string> adapter_state,
-                                TimestampMs /*now_ms*/) override {
-    AS_RETURN_IF_ERROR(CheckText({{"a consumer id", consumer.str()},
-                                  {"a session id", session.str()},
-                                  {"an adapter state", adapter_state.value_or("")}}));
-    return RunControl<bool>([&](Txn& t, bool&) -> Status {
-             AS_RETURN_IF_ERROR(t.LockPosition(consumer, session));
-             AS_ASSIGN_OR_RETURN(auto row, t.Position(consumer, session));
-             AS_ASSIGN_OR_RETURN(TimestampMs now, t.ServerNow());
-             AS_ASSIGN_OR_RETURN(ConsumerPosition next,
-                                 store_internal::CommitPosition(std::move(row), generation,
-                                                                position, adapter_state, now));
-             return t.StorePosition(next);
-           })
-        .status();
-  }
-
-  Status ReleaseLease(const ConsumerId& consumer, const SessionId& session,
-                      std::uint64_t generation) override {
-    return RunControl<bool>([&](Txn& t, bool&) -> Status {
-             AS_RETURN_IF_ERROR(t.LockPosition(consumer, session));
-             AS_ASSIGN_OR_RETURN(auto row, t.Position(consumer, session));
-             AS_ASSIGN_OR_RETURN(ConsumerPosition next,
-                                 store_internal::ReleasePosition(std::move(row), generation));
-             return t.StorePosition(next);
-           })
-        .status();
-  }
-
-  Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer) override {
-    return WithReader<std::vector<ConsumerPosition>>(
-        [&](Conn& conn) -> Result<std::vector<ConsumerPosition>> {
-          AS_ASSIGN_OR_RETURN(Rows r, conn.Exec("SELECT session FROM consumer_positions WHERE "
-                                                "consumer=$1 ORDER BY session",
-                                                {consumer.str()}));
-          std::vector<ConsumerPosition> out;
-          for (int i = 0; i < r.size(); ++i) {
-            AS_ASSIGN_OR_RETURN(auto pos, LoadPosition(conn, consumer, SessionId(r.Text(i, 0))));
-            if (pos) out.push_back(std::move(*pos));
-          }
-          return out;
-        });
-  }
-
-  Status DeleteConsumerPositions(const ConsumerId& consumer) override {
-    return RunControl<bool>([&](Txn& t, bool&) -> Status {
-             return t.Exec("DELETE FROM consumer_positions WHERE consumer=$1", {consumer.str()})
-                 .status();
-           })
-        .status();
-  }
-
   Status SaveCheckpoint(const SessionId& session, const Checkpoint& checkpoint) override {
     AS_RETURN_IF_ERROR(
         CheckText({{"a session id", session.str()}, {"a checkpoint", checkpoint.body}}));
@@ -327,45 +245,7 @@ class PostgresEventLog final : public EventLog,
         });
   }
 
-  Status SaveConsumer(const ConsumerId& consumer, const std::string& definition) override {
-    AS_RETURN_IF_ERROR(
-        CheckText({{"a consumer id", consumer.str()}, {"a consumer definition", definition}}));
-    return RunControl<bool>([&](Txn& t, bool&) -> Status {
-             return t
-                 .Exec(
-                     "INSERT INTO consumers(id, definition) VALUES($1,$2) ON CONFLICT (id) DO "
-                     "UPDATE SET definition=excluded.definition",
-                     {consumer.str(), definition})
-                 .status();
-           })
-        .status();
-  }
-
-  Result<std::vector<StoredConsumer>> ListConsumers() override {
-    return WithReader<std::vector<StoredConsumer>>(
-        [&](Conn& conn) -> Result<std::vector<StoredConsumer>> {
-          AS_ASSIGN_OR_RETURN(Rows r,
-                              conn.Exec("SELECT id, definition FROM consumers ORDER BY id"));
-          std::vector<StoredConsumer> out;
-          out.reserve(static_cast<std::size_t>(r.size()));
-          for (int i = 0; i < r.size(); ++i)
-            out.push_back({ConsumerId(r.Text(i, 0)), r.Text(i, 1)});
-          return out;
-        });
-  }
-
-  Status DeleteConsumer(const ConsumerId& consumer) override {
-    return RunControl<bool>([&](Txn& t, bool&) -> Status {
-             AS_ASSIGN_OR_RETURN(Rows r,
-                                 t.Exec("DELETE FROM consumers WHERE id=$1", {consumer.str()}));
-             if (r.Affected() == 0)
-               return Error(ErrorCode::kNotFound, "no consumer " + consumer.str());
-             return t.Exec("DELETE FROM consumer_positions WHERE consumer=$1", {consumer.str()})
-                 .status();
-           })
-        .status();
-  }
-
+  ConsumerStore& consumers() override { return consumers_; }
   Coordination& coordination() override { return *this; }
   ItemIndexStore* item_index() override { return this; }
   SearchIndexStore* search_index() override { return this; }
@@ -652,13 +532,10 @@ class PostgresEventLog final : public EventLog,
                        tail, session.forked_from,     std::move(session.owner)};
   }
 
-  // Runs `body` on an idle reader connection (opening one while fewer than the bound exist).
+  // pg::WithReader on this log's reader connections.
   template <class T, class Body>
   Result<T> WithReader(Body body) {
-    AS_ASSIGN_OR_RETURN(Conn conn, readers_.Acquire());
-    Result<T> out = body(conn);
-    readers_.Release(std::move(conn));  // a broken connection is dropped; the next opens another
-    return out;
+    return pg::WithReader<T>(readers_, std::move(body));
   }
 
   template <class T, class Body>
@@ -738,7 +615,8 @@ class PostgresEventLog final : public EventLog,
 
   std::atomic<int> writer_pid_{0};  // the server process of the writer's connection
   std::unique_ptr<pg::ListenThread> hearing_;
-  Queue queue_;  // last: its writer thread stops first
+  Queue queue_;  // after what its writer thread uses: it stops first
+  pg::PostgresConsumerStore consumers_{queue_, readers_};  // uses the queue and the readers
 };
 
 }  // namespace

@@ -151,15 +151,17 @@ TEST_F(PostgresLogTest, OnlyOneDaemonHoldsAConsumerLease) {
   OpenBoth();
   const ConsumerId c("export");
   const SessionId s("ses_lease");
-  auto held = a_->AcquireLease(c, s, "daemon-a", 1000, 60000);
+  auto held = a_->consumers().AcquireLease(c, s, "daemon-a", 1000, 60000);
   ASSERT_TRUE(held.ok()) << held.status().ToString();
-  EXPECT_EQ(b_->AcquireLease(c, s, "daemon-b", 1100, 60000).status().code(), ErrorCode::kConflict);
-  ASSERT_TRUE(a_->ReleaseLease(c, s, held->generation).ok());
-  auto taken = b_->AcquireLease(c, s, "daemon-b", 1200, 60000);
+  EXPECT_EQ(b_->consumers().AcquireLease(c, s, "daemon-b", 1100, 60000).status().code(),
+            ErrorCode::kConflict);
+  ASSERT_TRUE(a_->consumers().ReleaseLease(c, s, held->generation).ok());
+  auto taken = b_->consumers().AcquireLease(c, s, "daemon-b", 1200, 60000);
   ASSERT_TRUE(taken.ok()) << taken.status().ToString();
   EXPECT_GT(taken->generation, held->generation);
-  EXPECT_EQ(a_->CommitConsumerPosition(c, s, held->generation, Cursor{Epoch(1), Seq(1)},
-                                       std::nullopt, 1300)
+  EXPECT_EQ(a_->consumers()
+                .CommitConsumerPosition(c, s, held->generation, Cursor{Epoch(1), Seq(1)},
+                                        std::nullopt, 1300)
                 .code(),
             ErrorCode::kFenced);
 }
@@ -173,16 +175,17 @@ TEST_F(PostgresLogTest, AConsumerLeaseIsJudgedByTheDatabasesClock) {
   const SessionId s("ses_clock");
   const TimestampMs now = system::WallClockMs();
   constexpr TimestampMs kHour = 3600 * 1000;
-  auto held = a_->AcquireLease(c, s, "daemon-a", now, 60000);
+  auto held = a_->consumers().AcquireLease(c, s, "daemon-a", now, 60000);
   ASSERT_TRUE(held.ok()) << held.status().ToString();
-  EXPECT_EQ(b_->AcquireLease(c, s, "daemon-b", now + kHour, 60000).status().code(),
+  EXPECT_EQ(b_->consumers().AcquireLease(c, s, "daemon-b", now + kHour, 60000).status().code(),
             ErrorCode::kConflict);
 
-  auto brief = b_->AcquireLease(ConsumerId("brief"), s, "daemon-b", now, 200);
+  auto brief = b_->consumers().AcquireLease(ConsumerId("brief"), s, "daemon-b", now, 200);
   ASSERT_TRUE(brief.ok()) << brief.status().ToString();
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  EXPECT_EQ(b_->CommitConsumerPosition(ConsumerId("brief"), s, brief->generation,
-                                       Cursor{Epoch(1), Seq(1)}, std::nullopt, now - kHour)
+  EXPECT_EQ(b_->consumers()
+                .CommitConsumerPosition(ConsumerId("brief"), s, brief->generation,
+                                        Cursor{Epoch(1), Seq(1)}, std::nullopt, now - kHour)
                 .code(),
             ErrorCode::kFenced);
 }

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "store/log_state.h"
 #include "pg/pg.h"
+#include "store/log_state.h"
 #include "store/postgres/sql.h"
 #include "store/record_batch.h"
 

@@ -1,16 +1,20 @@
-// Internal to the store module: what the PostgreSQL log's writer (txn.h) and readers
-// (snapshot.h) share: rows of the session tables as values, consumer positions.
+// Internal to the store module: what the PostgreSQL log's writer (txn.h), readers (snapshot.h)
+// and stores share: rows of the session tables as values, the check of text before it is
+// written, a read on a pooled connection.
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
-#include "store/event_log.h"
-#include "store/log_state.h"
 #include "pg/pg.h"
 #include "pg/setup.h"
+#include "store/event_log.h"
+#include "store/log_state.h"
 
 namespace agentstream::pg {
 
@@ -37,16 +41,25 @@ inline std::optional<HistoryBase> BaseOf(const Rows& r, int row, int first) {
                      Seq(r.Int(row, first + 2))};
 }
 
-inline Result<std::optional<ConsumerPosition>> LoadPosition(Conn& conn, const ConsumerId& consumer,
-                                                            const SessionId& session) {
-  AS_ASSIGN_OR_RETURN(
-      Rows r, conn.Exec("SELECT epoch, seq, lease_owner, generation, lease_expires_ms, "
-                        "adapter_state FROM consumer_positions WHERE consumer=$1 AND session=$2",
-                        {consumer.str(), session.str()}));
-  if (r.size() == 0) return std::optional<ConsumerPosition>();
-  return std::optional<ConsumerPosition>(ConsumerPosition{
-      consumer, session, Cursor{Epoch(r.Int(0, 0)), Seq(r.Int(0, 1))}, r.Text(0, 2),
-      static_cast<std::uint64_t>(r.Int(0, 3)), r.Int(0, 4), r.Text(0, 5)});
+// PostgreSQL text holds neither NUL bytes nor ill-formed UTF-8. Such a value is refused before it
+// joins a batch, where its failing statement would roll back every request of the commit.
+inline Status CheckText(std::initializer_list<std::pair<const char*, std::string_view>> fields) {
+  for (const auto& [what, text] : fields) {
+    if (!StorableText(text))
+      return Error(ErrorCode::kInvalidArgument,
+                   std::string(what) + " must be UTF-8 text without NUL bytes");
+  }
+  return Status::Ok();
+}
+
+// Runs `body` (Conn& -> Result<T>) on an idle connection of `readers` (opening one while fewer
+// than its bound exist); a connection the body broke is dropped, and the next read opens another.
+template <class T, class Body>
+Result<T> WithReader(ReaderPool& readers, Body body) {
+  AS_ASSIGN_OR_RETURN(Conn conn, readers.Acquire());
+  Result<T> out = body(conn);
+  readers.Release(std::move(conn));
+  return out;
 }
 
 }  // namespace agentstream::pg

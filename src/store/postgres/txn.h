@@ -13,8 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "store/log_state.h"
 #include "pg/pg.h"
+#include "store/commit_queue.h"
+#include "store/log_state.h"
 #include "store/postgres/sql.h"
 #include "store/record_batch.h"
 #include "system/wall_clock.h"
@@ -264,32 +265,6 @@ class Txn {
     return Status::Ok();
   }
 
-  // Serializes lease changes of (consumer, session) across daemons until the commit.
-  Status LockPosition(const ConsumerId& consumer, const SessionId& session) {
-    return Exec("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-                {consumer.str() + '\x1f' + session.str()})
-        .status();
-  }
-  Result<std::optional<ConsumerPosition>> Position(const ConsumerId& consumer,
-                                                   const SessionId& session) {
-    Result<std::optional<ConsumerPosition>> row = LoadPosition(conn_, consumer, session);
-    if (!row.ok() && io_.ok()) io_ = row.status();
-    return row;
-  }
-  Status StorePosition(const ConsumerPosition& p) {
-    return Exec(
-               "INSERT INTO consumer_positions(consumer, session, epoch, seq, lease_owner, "
-               "generation, lease_expires_ms, adapter_state) VALUES($1,$2,$3,$4,$5,$6,$7,$8) "
-               "ON CONFLICT (consumer, session) DO UPDATE SET epoch=excluded.epoch, "
-               "seq=excluded.seq, lease_owner=excluded.lease_owner, "
-               "generation=excluded.generation, lease_expires_ms=excluded.lease_expires_ms, "
-               "adapter_state=excluded.adapter_state",
-               {p.consumer.str(), p.session.str(), I64(p.position.epoch.value()),
-                I64(p.position.seq.value()), p.lease_owner, I64(p.generation), p.lease_expires_ms,
-                p.adapter_state})
-        .status();
-  }
-
   void Touch(const SessionId& id, Epoch epoch, Seq after) {
     touched_[id.str()] = Touched{epoch, after};
   }
@@ -352,5 +327,9 @@ class Txn {
   std::vector<BatchRow> full_;  // cut batches, written at Flush
   std::map<std::pair<std::int64_t, std::string>, store_internal::ProducerState> producers_;
 };
+
+// The writer thread's queue: every write runs there, in the batch's Txn; a failed statement
+// fails the whole batch (Txn::io).
+using WriteQueue = store_internal::CommitQueue<Txn>;
 
 }  // namespace agentstream::pg

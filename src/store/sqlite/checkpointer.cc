@@ -4,7 +4,7 @@ namespace agentstream::sqlite {
 
 Result<std::unique_ptr<Checkpointer>> Checkpointer::Start(const std::string& path,
                                                           const std::string& vfs) {
-  AS_ASSIGN_OR_RETURN(Db db, Db::Open(path, false, false, vfs));
+  AS_ASSIGN_OR_RETURN(Db db, Db::Open(path, {.vfs = vfs}));
   AS_RETURN_IF_ERROR(db.Exec("PRAGMA synchronous=FULL"));
   return std::unique_ptr<Checkpointer>(new Checkpointer(std::move(db)));
 }

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "sqlite/db.h"
 #include "store/event_log.h"
 #include "store/item_index.h"
-#include "sqlite/db.h"
 
 namespace agentstream::sqlite {
 

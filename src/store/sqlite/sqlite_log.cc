@@ -14,6 +14,7 @@
 #include "store/search_slices.h"
 #include "store/sqlite/checkpointer.h"
 #include "store/sqlite/durable_floor.h"
+#include "store/sqlite/sqlite_consumer_store.h"
 #include "store/sqlite/sqlite_item_index.h"
 #include "store/sqlite/sqlite_reader.h"
 #include "store/sqlite/sqlite_schema.h"
@@ -34,7 +35,7 @@ using sqlite::Touched;
 using sqlite::Writer;
 
 // SQL failures of a write are recorded on the Writer and fail the whole batch.
-using Queue = store_internal::CommitQueue<Writer>;
+using Queue = sqlite::WriteQueue;
 using Op = Queue::Op;
 using PendingAppend = Queue::Append;
 using PendingControl = Queue::Control;
@@ -171,56 +172,6 @@ class SqliteEventLog final : public EventLog,
     return listeners_->Add(std::move(listener));
   }
 
-  Result<ConsumerPosition> AcquireLease(const ConsumerId& consumer, const SessionId& session,
-                                        const std::string& owner, TimestampMs now_ms,
-                                        std::int64_t ttl_ms) override {
-    return RunControl<ConsumerPosition>([&](Writer& w, ConsumerPosition& out) -> Status {
-      AS_ASSIGN_OR_RETURN(auto row, sqlite::LoadPosition(w.db(), consumer, session));
-      AS_ASSIGN_OR_RETURN(
-          out, store_internal::GrantLease(row, consumer, session, owner, now_ms, ttl_ms));
-      return w.Check(sqlite::StorePosition(w.db(), out));
-    });
-  }
-
-  Status CommitConsumerPosition(const ConsumerId& consumer, const SessionId& session,
-                                std::uint64_t generation, Cursor position,
-                                std::optional<std::string> adapter_state,
-                                TimestampMs now_ms) override {
-    return RunControl<bool>([&](Writer& w, bool&) -> Status {
-             AS_ASSIGN_OR_RETURN(auto row, sqlite::LoadPosition(w.db(), consumer, session));
-             AS_ASSIGN_OR_RETURN(ConsumerPosition next,
-                                 store_internal::CommitPosition(std::move(row), generation,
-                                                                position, adapter_state, now_ms));
-             return w.Check(sqlite::StorePosition(w.db(), next));
-           })
-        .status();
-  }
-
-  Status ReleaseLease(const ConsumerId& consumer, const SessionId& session,
-                      std::uint64_t generation) override {
-    return RunControl<bool>([&](Writer& w, bool&) -> Status {
-             AS_ASSIGN_OR_RETURN(auto row, sqlite::LoadPosition(w.db(), consumer, session));
-             AS_ASSIGN_OR_RETURN(ConsumerPosition next,
-                                 store_internal::ReleasePosition(std::move(row), generation));
-             return w.Check(sqlite::StorePosition(w.db(), next));
-           })
-        .status();
-  }
-
-  Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer) override {
-    return readers_.ListConsumerPositions(consumer);
-  }
-
-  Status DeleteConsumerPositions(const ConsumerId& consumer) override {
-    return RunControl<bool>([&](Writer& w, bool&) -> Status {
-             AS_ASSIGN_OR_RETURN(Stmt s,
-                                 w.db().Prepare("DELETE FROM consumer_positions WHERE consumer=?"));
-             s.Bind(1, consumer.str());
-             return w.Check(s.Exec());
-           })
-        .status();
-  }
-
   Status SaveCheckpoint(const SessionId& session, const Checkpoint& checkpoint) override {
     return RunControl<bool>([&](Writer& w, bool&) -> Status {
              AS_ASSIGN_OR_RETURN(Writer::Cached * cached, w.Load(session));
@@ -242,77 +193,39 @@ class SqliteEventLog final : public EventLog,
     return readers_.LoadCheckpoint(session);
   }
 
-  Status SaveConsumer(const ConsumerId& consumer, const std::string& definition) override {
-    return RunControl<bool>([&](Writer& w, bool&) -> Status {
-             AS_ASSIGN_OR_RETURN(
-                 Stmt s,
-                 w.db().Prepare("INSERT OR REPLACE INTO consumers(id, definition) VALUES(?,?)"));
-             s.Bind(1, consumer.str()).Bind(2, definition);
-             return w.Check(s.Exec());
-           })
-        .status();
-  }
-
-  Result<std::vector<StoredConsumer>> ListConsumers() override { return readers_.ListConsumers(); }
-
-  Status DeleteConsumer(const ConsumerId& consumer) override {
-    return RunControl<bool>([&](Writer& w, bool&) -> Status {
-             AS_ASSIGN_OR_RETURN(Stmt s, w.db().Prepare("DELETE FROM consumers WHERE id=?"));
-             s.Bind(1, consumer.str());
-             AS_RETURN_IF_ERROR(w.Check(s.Exec()));
-             if (sqlite3_changes(w.db().raw()) == 0)
-               return Error(ErrorCode::kNotFound, "no consumer " + consumer.str());
-             AS_ASSIGN_OR_RETURN(Stmt p,
-                                 w.db().Prepare("DELETE FROM consumer_positions WHERE consumer=?"));
-             p.Bind(1, consumer.str());
-             return w.Check(p.Exec());
-           })
-        .status();
-  }
-
+  ConsumerStore& consumers() override { return consumers_; }
   Coordination& coordination() override { return *this; }
   ItemIndexStore* item_index() override { return this; }
   SearchIndexStore* search_index() override { return this; }
 
   // ---- ItemIndexStore: reads on a reader connection, writes on the writer thread ----
-  template <class T, class Body>
-  Result<T> ReadItems(Body body) {
-    std::optional<T> out;
-    AS_RETURN_IF_ERROR(readers_.Run([&](Db& db) -> Status {
-      AS_ASSIGN_OR_RETURN(T value, body(db));
-      out = std::move(value);
-      return Status::Ok();
-    }));
-    return std::move(*out);
-  }
-
   Result<std::optional<ItemIndexState>> LoadItemState(const SessionId& session,
                                                       Epoch epoch) override {
-    return ReadItems<std::optional<ItemIndexState>>(
+    return readers_.Query<std::optional<ItemIndexState>>(
         [&](Db& db) { return sqlite::LoadItemState(db, session, epoch); });
   }
   Result<std::optional<HistoryBase>> EpochBase(const SessionId& session, Epoch epoch) override {
-    return ReadItems<std::optional<HistoryBase>>(
+    return readers_.Query<std::optional<HistoryBase>>(
         [&](Db& db) { return sqlite::LoadEpochBase(db, session, epoch); });
   }
   Result<std::vector<ItemRow>> ItemsBetween(const SessionId& session, Epoch epoch, std::uint64_t lo,
                                             std::uint64_t hi) override {
-    return ReadItems<std::vector<ItemRow>>(
+    return readers_.Query<std::vector<ItemRow>>(
         [&](Db& db) { return sqlite::LoadItemsBetween(db, session, epoch, lo, hi); });
   }
   Result<std::vector<ItemRow>> ItemsByKeys(const SessionId& session, Epoch epoch,
                                            const std::vector<std::string>& keys) override {
-    return ReadItems<std::vector<ItemRow>>(
+    return readers_.Query<std::vector<ItemRow>>(
         [&](Db& db) { return sqlite::LoadItemsByKeys(db, session, epoch, keys); });
   }
   Result<std::optional<std::uint64_t>> FirstOrdinalStartingAfter(const SessionId& session,
                                                                  Epoch epoch, Seq seq) override {
-    return ReadItems<std::optional<std::uint64_t>>(
+    return readers_.Query<std::optional<std::uint64_t>>(
         [&](Db& db) { return sqlite::LoadFirstOrdinalStartingAfter(db, session, epoch, seq); });
   }
   Result<std::vector<ItemRow>> ItemsOpenAcross(const SessionId& session, Epoch epoch,
                                                Seq seq) override {
-    return ReadItems<std::vector<ItemRow>>(
+    return readers_.Query<std::vector<ItemRow>>(
         [&](Db& db) { return sqlite::LoadItemsOpenAcross(db, session, epoch, seq); });
   }
   Status CommitItems(const SessionId& session, Epoch epoch,
@@ -338,7 +251,7 @@ class SqliteEventLog final : public EventLog,
 
   // ---- SearchIndexStore: reads on a reader connection, writes on the writer thread ----
   Result<std::optional<Cursor>> LoadSearchState(const SessionId& session) override {
-    return ReadItems<std::optional<Cursor>>(
+    return readers_.Query<std::optional<Cursor>>(
         [&](Db& db) { return sqlite::LoadSearchState(db, session); });
   }
   Status CommitDocuments(const SessionId& session, const std::optional<Cursor>& expected,
@@ -357,7 +270,7 @@ class SqliteEventLog final : public EventLog,
   Result<std::vector<SearchHit>> Search(const SearchQuery& query) override {
     return store_internal::SearchSlices(
         search_runner_, query.limit, [&](std::size_t, const std::vector<std::size_t>& parts) {
-          return ReadItems<std::vector<store_internal::RankedHit>>(
+          return readers_.Query<std::vector<store_internal::RankedHit>>(
               [&](Db& db) { return sqlite::FindDocuments(db, query, parts); });
         });
   }
@@ -617,7 +530,8 @@ class SqliteEventLog final : public EventLog,
   std::shared_ptr<store_internal::CommitListeners> listeners_ =
       std::make_shared<store_internal::CommitListeners>();
 
-  Queue queue_;  // last: its writer thread stops first
+  Queue queue_;  // after what its writer thread uses: it stops first
+  sqlite::SqliteConsumerStore consumers_{queue_, readers_};  // uses the queue and the readers
 };
 
 }  // namespace
@@ -625,7 +539,7 @@ class SqliteEventLog final : public EventLog,
 Result<std::unique_ptr<EventLog>> OpenSqliteEventLog(SqliteLogOptions options) {
   if (options.path.empty())
     return Error(ErrorCode::kInvalidArgument, "the SQLite log needs a path");
-  AS_ASSIGN_OR_RETURN(Db db, Db::Open(options.path, true, false, options.vfs));
+  AS_ASSIGN_OR_RETURN(Db db, Db::Open(options.path, {.create = true, .vfs = options.vfs}));
   AS_RETURN_IF_ERROR(db.Exec("PRAGMA journal_mode=WAL"));
   // Overlapped fsync commits run unsynced and are synced by the WalSyncer (see sqlite_log.h).
   const char* sync = options.durability == Durability::kOs ? "PRAGMA synchronous=NORMAL"

@@ -191,7 +191,7 @@ Result<Db> ReaderPool::Acquire() {
   }
   ++open_;
   lock.unlock();
-  auto db = Db::Open(path_, false, true, vfs_);
+  auto db = Db::Open(path_, {.read_only = true, .vfs = vfs_});
   if (db.ok()) {
     // Reads map the file rather than copy pages through read(2); each reader keeps a small
     // page cache of its own (the OS page cache is shared).
@@ -264,38 +264,6 @@ Result<std::vector<SessionInfo>> ReaderPool::ListSessions(const std::string& aft
   for (const auto& id : ids) {
     AS_ASSIGN_OR_RETURN(SessionInfo info, GetSession(SessionId(id)));
     out.push_back(std::move(info));
-  }
-  return out;
-}
-
-Result<std::vector<ConsumerPosition>> ReaderPool::ListConsumerPositions(
-    const ConsumerId& consumer) {
-  AS_ASSIGN_OR_RETURN(Db db, Acquire());
-  Lease lease(*this, std::move(db));
-  AS_ASSIGN_OR_RETURN(
-      Stmt s, lease.db().Prepare(
-                  "SELECT session FROM consumer_positions WHERE consumer=? ORDER BY session"));
-  s.Bind(1, consumer.str());
-  std::vector<ConsumerPosition> out;
-  while (true) {
-    AS_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    AS_ASSIGN_OR_RETURN(auto pos, LoadPosition(lease.db(), consumer, SessionId(s.Text(0))));
-    if (pos) out.push_back(std::move(*pos));
-  }
-  return out;
-}
-
-Result<std::vector<StoredConsumer>> ReaderPool::ListConsumers() {
-  AS_ASSIGN_OR_RETURN(Db db, Acquire());
-  Lease lease(*this, std::move(db));
-  AS_ASSIGN_OR_RETURN(Stmt s,
-                      lease.db().Prepare("SELECT id, definition FROM consumers ORDER BY id"));
-  std::vector<StoredConsumer> out;
-  while (true) {
-    AS_ASSIGN_OR_RETURN(bool row, s.Step());
-    if (!row) break;
-    out.push_back({ConsumerId(s.Text(0)), s.Text(1)});
   }
   return out;
 }
@@ -396,32 +364,6 @@ Result<std::optional<DaemonRecord>> LoadDaemon(Db& db, const std::string& id) {
   if (!found) return std::optional<DaemonRecord>();
   return std::optional<DaemonRecord>(
       DaemonRecord{id, s.Text(0), s.Text(1), s.Text(2), s.Int(3), s.Int(4), 0});
-}
-
-Result<std::optional<ConsumerPosition>> LoadPosition(Db& db, const ConsumerId& consumer,
-                                                     const SessionId& session) {
-  AS_ASSIGN_OR_RETURN(
-      Stmt s,
-      db.Prepare("SELECT epoch, seq, lease_owner, generation, lease_expires_ms, adapter_state "
-                 "FROM consumer_positions WHERE consumer=? AND session=?"));
-  s.Bind(1, consumer.str()).Bind(2, session.str());
-  AS_ASSIGN_OR_RETURN(bool found, s.Step());
-  if (!found) return std::optional<ConsumerPosition>();
-  return std::optional<ConsumerPosition>(
-      ConsumerPosition{consumer, session, Cursor{Epoch(s.Int(0)), Seq(s.Int(1))}, s.Text(2),
-                       static_cast<std::uint64_t>(s.Int(3)), s.Int(4), s.Text(5)});
-}
-
-Status StorePosition(Db& db, const ConsumerPosition& p) {
-  AS_ASSIGN_OR_RETURN(
-      Stmt s,
-      db.Prepare(
-          "INSERT OR REPLACE INTO consumer_positions(consumer, session, epoch, seq, lease_owner, "
-          "generation, lease_expires_ms, adapter_state) VALUES(?,?,?,?,?,?,?,?)"));
-  s.Bind(1, p.consumer.str()).Bind(2, p.session.str()).Bind(3, I64(p.position.epoch.value()));
-  s.Bind(4, I64(p.position.seq.value())).Bind(5, p.lease_owner).Bind(6, I64(p.generation));
-  s.Bind(7, p.lease_expires_ms).Bind(8, p.adapter_state);
-  return s.Exec();
 }
 
 }  // namespace agentstream::sqlite

@@ -1,5 +1,4 @@
-// Internal to the store module: the read side of SqliteEventLog, and the consumer-position rows
-// shared by both sides.
+// Internal to the store module: the read side of SqliteEventLog.
 #pragma once
 
 #include <condition_variable>
@@ -10,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "store/event_log.h"
 #include "sqlite/db.h"
+#include "store/event_log.h"
 #include "store/sqlite/durable_floor.h"
 
 namespace agentstream::sqlite {
@@ -29,11 +28,20 @@ class ReaderPool {
   Result<Cursor> Tail(const SessionId& session);
   Result<SessionInfo> GetSession(const SessionId& id);
   Result<std::vector<SessionInfo>> ListSessions(const std::string& after, std::size_t limit);
-  Result<std::vector<ConsumerPosition>> ListConsumerPositions(const ConsumerId& consumer);
-  Result<std::vector<StoredConsumer>> ListConsumers();
   Result<std::optional<Checkpoint>> LoadCheckpoint(const SessionId& session);
   // Runs `body` on a pooled connection inside one read transaction (one committed snapshot).
   Status Run(const std::function<Status(Db&)>& body);
+  // Run, for a `body` that returns Result<T>.
+  template <class T, class Body>
+  Result<T> Query(Body body) {
+    std::optional<T> out;
+    AS_RETURN_IF_ERROR(Run([&](Db& db) -> Status {
+      AS_ASSIGN_OR_RETURN(T value, body(db));
+      out = std::move(value);
+      return Status::Ok();
+    }));
+    return std::move(*out);
+  }
   // Coordination reads (coordination.h), judged at `now_ms`.
   Result<OwnerLease> GetOwnership(const SessionId& session, TimestampMs now_ms);
   Result<std::vector<std::pair<SessionId, OwnerLease>>> ListExpiredOwnerships(TimestampMs now_ms,
@@ -59,11 +67,6 @@ class ReaderPool {
   std::size_t open_ = 0;
 };
 
-// The stored position of (consumer, session), or nullopt.
-Result<std::optional<ConsumerPosition>> LoadPosition(Db& db, const ConsumerId& consumer,
-                                                     const SessionId& session);
-// Inserts or replaces a position row.
-Status StorePosition(Db& db, const ConsumerPosition& position);
 // The registered daemon `id`, or nullopt.
 Result<std::optional<DaemonRecord>> LoadDaemon(Db& db, const std::string& id);
 

@@ -67,8 +67,8 @@ CREATE TABLE consumer_positions(
 ) STRICT, WITHOUT ROWID;
 )sql";
 
-// Version 2 adds the consumer definitions (EventLog::SaveConsumer). Migrating from version 1 only
-// creates the table: no existing row changes.
+// Version 2 adds the consumer definitions (ConsumerStore::SaveConsumer). Migrating from version 1
+// only creates the table: no existing row changes.
 constexpr const char* kSchemaV2Additions = R"sql(
 CREATE TABLE consumers(
   id TEXT PRIMARY KEY,
@@ -201,10 +201,7 @@ std::string SchemaV9Changes() {
 }  // namespace
 
 Status EnsureSchema(Db& db) {
-  AS_ASSIGN_OR_RETURN(Stmt version, db.Prepare("PRAGMA user_version"));
-  AS_ASSIGN_OR_RETURN(bool row, version.Step());
-  const std::int64_t found = row ? version.Int(0) : 0;
-  version.Reset();
+  AS_ASSIGN_OR_RETURN(const std::int64_t found, db.QueryInt("PRAGMA user_version"));
   if (found > kSqliteSchemaVersion) {
     return Error(ErrorCode::kUnsupportedVersion,
                  "the database has schema version " + std::to_string(found) +
@@ -214,10 +211,7 @@ Status EnsureSchema(Db& db) {
   AS_RETURN_IF_ERROR(db.Exec("BEGIN IMMEDIATE"));
   auto upgrade = [&]() -> Status {
     // Another connection may have created or migrated the schema since the version was read.
-    AS_ASSIGN_OR_RETURN(Stmt again, db.Prepare("PRAGMA user_version"));
-    AS_ASSIGN_OR_RETURN(bool again_row, again.Step());
-    const std::int64_t current = again_row ? again.Int(0) : 0;
-    again.Reset();
+    AS_ASSIGN_OR_RETURN(const std::int64_t current, db.QueryInt("PRAGMA user_version"));
     if (current >= kSqliteSchemaVersion) return Status::Ok();
     if (current == 0) AS_RETURN_IF_ERROR(db.Exec(kSchemaV1));
     if (current <= 1) AS_RETURN_IF_ERROR(db.Exec(kSchemaV2Additions));

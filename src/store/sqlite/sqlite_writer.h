@@ -11,9 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "sqlite/db.h"
+#include "store/commit_queue.h"
 #include "store/log_state.h"
 #include "store/record_batch.h"
-#include "sqlite/db.h"
 #include "system/wall_clock.h"
 
 namespace agentstream::sqlite {
@@ -356,5 +357,9 @@ class Writer {
       select_producers_, insert_session_, insert_epoch_, set_current_epoch_, delete_producers_,
       set_owner_, set_meta_;
 };
+
+// The writer thread's queue: every write runs there, on the Writer, inside the batch transaction;
+// an SQL failure recorded on the Writer fails the whole batch.
+using WriteQueue = store_internal::CommitQueue<Writer>;
 
 }  // namespace agentstream::sqlite

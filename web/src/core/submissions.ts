@@ -1,7 +1,7 @@
-// Submission lifecycle (seed 004): a record per send, keyed by client message id and separate
-// from the row the user sees. It records transport acceptance (the send RPC) and provider
-// acknowledgement (the canonical user message carrying the id) independently; it settles when
-// both are known, in either order. A directory observation of the accepted run also settles an
+// Submission lifecycle (docs/web.md, "Submissions"): a record per send, keyed by client message id
+// and separate from the row the user sees. It records transport acceptance (the send RPC) and
+// provider acknowledgement (the canonical user message carrying the id) independently; it settles
+// when both are known, in either order. A directory observation of the accepted run also settles an
 // RPC-accepted record. Overlapping sends settle independently.
 import type { Attachment, SendReply, WhileRunning } from './types';
 

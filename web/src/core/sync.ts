@@ -1,4 +1,5 @@
-// The client's sync and submission core (seed 004), independent of the UI:
+// The client's sync and submission core (docs/web.md, "Sync" and "Submissions"), independent
+// of the UI:
 // * first open without a cursor: the latest tail page; resume with a cursor: `after` pages
 //   until hasNewer is false, a watchdog guarding each page's progress (not the whole catch-up);
 //   then a subscription from the cursor reached (the daemon replays and continues live).

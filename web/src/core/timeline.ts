@@ -1,10 +1,10 @@
 // One agent's timeline replica: committed items (canonical, by key, ordered by seqStart), the
 // live assistant head, and rows submitted locally that the provider has not echoed yet.
 //
-// Two paths feed it (seed 004): live events (applied once each, in seq order, tracking the
-// resume cursor) and projected pages (canonical state). A page item replaces the live item of
-// the same key when its sourceSeqRanges cover what was applied live; a live item that is ahead
-// of the page keeps its extra events re-applied on top; text is never appended to a live prefix.
+// Two paths feed it (docs/web.md, "Sync"): live events (applied once each, in seq order, tracking
+// the resume cursor) and projected pages (canonical state). A page item replaces the live item of
+// the same key when its sourceSeqRanges cover what was applied live; a live item that is ahead of
+// the page keeps its extra events re-applied on top; text is never appended to a live prefix.
 import { compareCursors, formatCursor, parseCursor } from './cursor';
 import { foldEvent } from './project';
 import { rangesCover, rangesHas } from './ranges';
