@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The search index's FTS5 `detail` option, A/B in one run (docs/benchmarks.md, "Search"): copies
-# the documents of a daemon's index (a data directory made by bench/search_bench.sh's generator
+# the documents of a daemon's index (its four tables, schema 9; a data directory made by bench/search_bench.sh's generator
 # and indexed by the daemon) into two fresh FTS5 tables, `detail=full` (token positions, schema 6)
 # and `detail=column` (none, schema 7 on), then times the same MATCH queries on each table,
 # ROUNDS times one table then the other (sqlite3's `.timer`, millisecond resolution), and prints
@@ -15,7 +15,10 @@ for detail in full column; do
   sqlite3 "$copies/$detail.db" <<SQL
 ATTACH 'file:$db?mode=ro' AS src;
 CREATE VIRTUAL TABLE t USING fts5(body, session, tokenize = 'unicode61 remove_diacritics 2', detail = $detail);
-INSERT INTO t(rowid, body, session) SELECT rowid, body, session FROM src.search_documents;
+INSERT INTO t(rowid, body, session) SELECT rowid, body, session FROM src.search_documents_0
+  UNION ALL SELECT rowid, body, session FROM src.search_documents_1
+  UNION ALL SELECT rowid, body, session FROM src.search_documents_2
+  UNION ALL SELECT rowid, body, session FROM src.search_documents_3;
 SQL
 done
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] * 1000 }'; }

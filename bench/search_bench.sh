@@ -6,18 +6,24 @@
 # brings its index up to the tail, is "index"); then each query shape runs ROUNDS times over HTTP
 # (curl on the same machine: the figures include a request's own cost, about 1 ms) and the median
 # and the slowest are printed, with the hits of the first round.
+# --slices=K1,K2,... measures the same store once per value of `serve --search-slices` (the
+# connections one search runs on at once), restarting the daemon on it between them, and repeats
+# the list twice (K1 K2 K1 K2), so that a change of the machine's load during the run shows.
 # Builds nothing: takes a build directory configured with AGENTSTREAM_BUILD_BENCHMARKS=ON in which
 # `agentstream` and `gen_long_session` are built (use a release build).
-# Usage: bench/search_bench.sh BUILD_DIR [EVENTS] [ROUNDS] [--postgres]
+# Usage: bench/search_bench.sh BUILD_DIR [EVENTS] [ROUNDS] [--postgres] [--slices=K1,K2,...]
 set -euo pipefail
-build=$(realpath "${1:?usage: search_bench.sh BUILD_DIR [EVENTS] [ROUNDS] [--postgres]}")
+usage="usage: search_bench.sh BUILD_DIR [EVENTS] [ROUNDS] [--postgres] [--slices=K1,K2,...]"
+build=$(realpath "${1:?$usage}")
 events=10000000
 rounds=20
 store=sqlite
+slices=()
 n=0
 for arg in "${@:2}"; do
   case "$arg" in
     --postgres) store=postgresql ;;
+    --slices=*) IFS=, read -r -a slices <<<"${arg#--slices=}" ;;
     *[!0-9]* | "") echo "unknown argument $arg" >&2; exit 2 ;;
     *) if [ $n -eq 0 ]; then events=$arg; else rounds=$arg; fi; n=$((n + 1)) ;;
   esac
@@ -49,19 +55,27 @@ line=$("$gen" --data "$tmp" --events "$events" "${store_args[@]}")
 session=$(awk '{print $2}' <<<"$line")
 turns=$(awk '{print $6}' <<<"$line")
 echo "generated: $line"
-"$bin" --data "$tmp" "${store_args[@]}" serve --listen 127.0.0.1:0 --log-level warn \
-  >"$tmp/daemon.log" 2>&1 &
-daemon=$!
-for _ in $(seq 1 600); do
-  url=$(grep -o 'serving on http://[^ ]*' "$tmp/daemon.log" | head -n 1 | cut -d' ' -f3) || true
-  [ -n "${url:-}" ] && break
-  sleep 0.1
-done
-[ -n "${url:-}" ] || { echo "the daemon did not start" >&2; cat "$tmp/daemon.log" >&2; exit 1; }
+# Starts the daemon (with --search-slices $1 unless it is empty) and sets $url.
+start_daemon() {
+  local slice_args=()
+  [ -n "$1" ] && slice_args=(--search-slices "$1")
+  "$bin" --data "$tmp" "${store_args[@]}" serve --listen 127.0.0.1:0 --log-level warn \
+    "${slice_args[@]}" >"$tmp/daemon.log" 2>&1 &
+  daemon=$!
+  url=""
+  for _ in $(seq 1 600); do
+    url=$(grep -o 'serving on http://[^ ]*' "$tmp/daemon.log" | head -n 1 | cut -d' ' -f3) || true
+    [ -n "${url:-}" ] && break
+    sleep 0.1
+  done
+  [ -n "${url:-}" ] || { echo "the daemon did not start" >&2; cat "$tmp/daemon.log" >&2; exit 1; }
+}
+stop_daemon() {
+  kill "$daemon" && wait "$daemon" 2>/dev/null || true
+  daemon=""
+}
 
 seconds() { curl -s -o "$tmp/reply" -w '%{time_total}' "$url/v1/search?$1"; }
-index=$(seconds "q=fixture&agent=$session&limit=1")
-printf 'store %s events %s turns %s index %.1f s\n' "$store" "$events" "$turns" "$index"
 
 # A word of one user message near the start (turn 123), one near the end, a word of every
 # assistant message, two words of every user message, two words never in one document (every
@@ -76,16 +90,40 @@ shapes=(
   "absent q=zyzzyvaqq"
   "common-one-agent q=fixture&agent=$session"
 )
-printf '%-18s %8s %8s %6s\n' shape median_ms max_ms hits
-for shape in "${shapes[@]}"; do
-  name=${shape%% *}
-  query=${shape#* }
-  times=()
-  for _ in $(seq 1 "$rounds"); do times+=("$(seconds "$query&limit=20")"); done
-  hits=$({ grep -o '"agent":' "$tmp/reply" || true; } | wc -l)
-  sorted=($(printf '%s\n' "${times[@]}" | sort -g))
-  median=${sorted[$((rounds / 2))]}
-  max=${sorted[$((rounds - 1))]}
-  awk -v n="$name" -v m="$median" -v x="$max" -v h="$hits" \
-    'BEGIN { printf "%-18s %8.2f %8.2f %6s\n", n, m * 1000, x * 1000, h }'
+measure() {
+  printf '%-18s %8s %8s %6s\n' shape median_ms max_ms hits
+  for shape in "${shapes[@]}"; do
+    name=${shape%% *}
+    query=${shape#* }
+    times=()
+    for _ in $(seq 1 "$rounds"); do times+=("$(seconds "$query&limit=20")"); done
+    hits=$({ grep -o '"agent":' "$tmp/reply" || true; } | wc -l)
+    sorted=($(printf '%s\n' "${times[@]}" | sort -g))
+    median=${sorted[$((rounds / 2))]}
+    max=${sorted[$((rounds - 1))]}
+    awk -v n="$name" -v m="$median" -v x="$max" -v h="$hits" \
+      'BEGIN { printf "%-18s %8.2f %8.2f %6s\n", n, m * 1000, x * 1000, h }'
+  done
+}
+
+if [ ${#slices[@]} -eq 0 ]; then
+  start_daemon ""
+  index=$(seconds "q=fixture&agent=$session&limit=1")
+  printf 'store %s events %s turns %s index %.1f s\n' "$store" "$events" "$turns" "$index"
+  measure
+  exit 0
+fi
+first=1
+for k in "${slices[@]}" "${slices[@]}"; do
+  start_daemon "$k"
+  # The first daemon indexes the session; the later ones find it indexed.
+  index=$(seconds "q=fixture&agent=$session&limit=1")
+  if [ $first -eq 1 ]; then
+    printf 'store %s events %s turns %s index %.1f s\n' "$store" "$events" "$turns" "$index"
+    first=0
+  fi
+  printf -- '--search-slices %s, %s, load average %s\n' "$k" "$(date -u +%H:%M:%S)" \
+    "$(cut -d' ' -f1-3 /proc/loadavg)"
+  measure
+  stop_daemon
 done

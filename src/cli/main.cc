@@ -175,6 +175,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(100, 300000))
       ->capture_default_str();
   serve_cmd
+      ->add_option("--search-slices", serve.search_slices,
+                   "database connections one search runs on at once (0: the machine's hardware "
+                   "threads, at most 4)")
+      ->check(CLI::Range(0, 4))
+      ->capture_default_str();
+  serve_cmd
       ->add_option("--log-level", serve.log_level,
                    "the least level of the log lines on stderr (docs/operations.md, \"Logs\")")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))

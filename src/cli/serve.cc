@@ -214,7 +214,10 @@ int RunServe(const ServeOptions& options) {
   const std::string run = system::RandomHex(16);
   ::setenv(process::kDaemonMarker, (identity->id() + "/" + run).c_str(), 1);
 
-  auto log = OpenEventLog(StoreConfig{options.store_url});
+  StoreConfig store;
+  store.url = options.store_url;
+  store.search_slices = static_cast<std::size_t>(options.search_slices);
+  auto log = OpenEventLog(store);
   if (!log.ok()) return StartFailed("open_store", log.status().ToString());
   auto provider_options = ProviderOptions(options);
   if (!provider_options.ok()) {

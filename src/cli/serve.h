@@ -43,6 +43,9 @@ struct ServeOptions {
   std::string advertise;
   int owner_ttl_ms = 10000;   // an ownership lease lasts this long without renewal
   int owner_renew_ms = 3000;  // and is renewed this often
+  // Database connections one search runs on at once (store/search_index.h); 0: the machine's
+  // hardware threads, at most 4.
+  int search_slices = 0;
   // The daemon's log lines on stderr (log/log.h, docs/operations.md "Logs").
   std::string log_level = "info";   // trace | debug | info | warn | error | off
   std::string log_format = "text";  // text | json

@@ -589,18 +589,22 @@ TEST_P(EventLogConformance, ConcurrentAppendersKeepEachSessionDense) {
 
 // Turns a current file back into `version` as an older build left it.
 void Downgrade(const std::string& path, int version) {
-  std::string sql = "ALTER TABLE sessions DROP COLUMN usage;";
-  if (version == 6) {
-    // Version 6 kept token positions; a session it indexed must be indexed again.
-    sql +=
-        "DROP TABLE search_documents; CREATE VIRTUAL TABLE search_documents USING fts5(body, "
-        "session, epoch UNINDEXED, seq "
-        "UNINDEXED, kind UNINDEXED, tokenize = 'unicode61 remove_diacritics 2');"
-        "INSERT INTO search_documents(body, session, epoch, seq, kind) VALUES('stale', 's', 1, 1, "
-        "'user.message'); INSERT INTO search_state VALUES('s', 1, 1);";
-  } else if (version < 6) {
-    sql += "DROP TABLE search_documents; DROP TABLE search_state;";
+  // Before version 9 the search index was one table (version 6 with token positions): a session
+  // it indexed must be indexed again.
+  std::string sql =
+      "DROP TABLE search_documents_0; DROP TABLE search_documents_1; DROP TABLE "
+      "search_documents_2; DROP TABLE search_documents_3;";
+  if (version >= 6) {
+    sql += std::string(
+               "CREATE VIRTUAL TABLE search_documents USING fts5(body, session, epoch UNINDEXED, "
+               "seq UNINDEXED, kind UNINDEXED, tokenize = 'unicode61 remove_diacritics 2'") +
+           (version >= 7 ? ", detail = column);" : ");") +
+           "INSERT INTO search_documents(body, session, epoch, seq, kind) VALUES('stale', 's', 1, "
+           "1, 'user.message'); INSERT INTO search_state VALUES('s', 1, 1);";
+  } else {
+    sql += "DROP TABLE search_state;";
   }
+  if (version < 8) sql += "ALTER TABLE sessions DROP COLUMN usage;";
   if (version < 5) sql += "DROP TABLE timeline_items; DROP TABLE timeline_index;";
   if (version < 4) sql += "DROP TABLE checkpoints;";
   if (version < 3) {
@@ -643,7 +647,9 @@ TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
     {
       auto opened = OpenSqliteEventLog(SqliteLogOptions{.path = path});
       ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-      EXPECT_FALSE((*opened)->GetSession(SessionId("s"))->meta.usage.has_value());
+      if (version < 8) {
+        EXPECT_FALSE((*opened)->GetSession(SessionId("s"))->meta.usage.has_value());
+      }
       ASSERT_TRUE((*opened)->consumers().SaveConsumer(ConsumerId("c"), "{}").ok());
       EXPECT_EQ((*opened)->consumers().ListConsumers()->size(), 1u);
       auto old = (*opened)->Read(ReadRequest{SessionId("s")});

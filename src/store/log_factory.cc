@@ -14,6 +14,7 @@ Result<std::unique_ptr<EventLog>> OpenEventLog(const StoreConfig& config) {
     options.conninfo = url;
     options.durability = config.durability;
     options.limits = config.limits;
+    options.search_slices = config.search_slices;
     return OpenPostgresEventLog(std::move(options));
   }
   std::string path = url.rfind("sqlite:", 0) == 0 ? url.substr(7) : url;
@@ -24,6 +25,7 @@ Result<std::unique_ptr<EventLog>> OpenEventLog(const StoreConfig& config) {
   options.path = path;
   options.durability = config.durability;
   options.limits = config.limits;
+  options.search_slices = config.search_slices;
   return OpenSqliteEventLog(std::move(options));
 }
 

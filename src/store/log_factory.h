@@ -15,6 +15,8 @@ struct StoreConfig {
   std::string url;
   Durability durability = Durability::kFsync;
   LogLimits limits;
+  // Connections one search runs on at once (SqliteLogOptions::search_slices); 0: the default.
+  std::size_t search_slices = 0;
 };
 
 // Opens the configured backend. kInvalidArgument for an unknown scheme; otherwise the backend's

@@ -28,6 +28,11 @@ inline constexpr std::size_t kMaxSearchHits = 200;
 inline constexpr std::size_t kMaxQueryWords = 16;
 inline constexpr std::size_t kMaxQueryBytes = 1024;
 
+// The parts each store splits its documents into (SQLite: FTS5 tables; PostgreSQL: hash
+// partitions), and so the most database connections one search reads them on at once
+// (SqliteLogOptions / PostgresLogOptions::search_slices, `serve --search-slices`).
+inline constexpr std::size_t kSearchPartitions = 4;
+
 // Marks around each matched word in a hit's snippet (U+0002, U+0003: never in stored text).
 inline constexpr char kMatchStart = '\x02';
 inline constexpr char kMatchEnd = '\x03';

@@ -56,7 +56,8 @@ class MemoryBackend final : public Backend {
 
 class SqliteBackend final : public Backend {
  public:
-  explicit SqliteBackend(bool overlap_syncs) : overlap_syncs_(overlap_syncs) {
+  SqliteBackend(bool overlap_syncs, std::size_t search_slices)
+      : overlap_syncs_(overlap_syncs), search_slices_(search_slices) {
     char tmpl[] = "/tmp/agentstream-test-XXXXXX";
     dir_ = mkdtemp(tmpl);
     sqlite::RegisterFaultVfs();
@@ -114,12 +115,14 @@ class SqliteBackend final : public Backend {
     options.vfs = sqlite::kFaultVfsName;
     options.overlap_syncs = overlap_syncs_;
     options.min_overlapped_requests = 1;  // every append commit takes the overlapped path
+    options.search_slices = search_slices_;
     auto opened = OpenSqliteEventLog(options);
     if (!opened.ok()) throw std::runtime_error(opened.status().ToString());
     log_ = std::move(opened).value();
   }
 
   const bool overlap_syncs_;
+  const std::size_t search_slices_;
   std::string dir_;
   std::unique_ptr<EventLog> log_;
 };
@@ -128,7 +131,8 @@ class SqliteBackend final : public Backend {
 // a fresh schema of its own, dropped at the end.
 class PostgresBackend final : public Backend {
  public:
-  explicit PostgresBackend(std::string conninfo) : conninfo_(std::move(conninfo)) {
+  PostgresBackend(std::string conninfo, std::size_t search_slices)
+      : conninfo_(std::move(conninfo)), search_slices_(search_slices) {
     static std::atomic<int> counter{0};
     schema_ = "t" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
     Open();
@@ -176,12 +180,14 @@ class PostgresBackend final : public Backend {
     PostgresLogOptions options;
     options.conninfo = conninfo_;
     options.schema = schema_;
+    options.search_slices = search_slices_;
     auto opened = OpenPostgresEventLog(options);
     if (!opened.ok()) throw std::runtime_error(opened.status().ToString());
     log_ = std::move(opened).value();
   }
 
   const std::string conninfo_;
+  const std::size_t search_slices_;
   std::string schema_;
   std::unique_ptr<EventLog> log_;
 };
@@ -200,13 +206,13 @@ std::vector<std::string> BackendNames() {
   return {"memory", "sqlite", "sqlite_serial", "postgres"};
 }
 
-std::unique_ptr<Backend> MakeBackend(const std::string& name) {
+std::unique_ptr<Backend> MakeBackend(const std::string& name, std::size_t search_slices) {
   if (name == "memory") return std::make_unique<MemoryBackend>();
-  if (name == "sqlite") return std::make_unique<SqliteBackend>(true);
-  if (name == "sqlite_serial") return std::make_unique<SqliteBackend>(false);
+  if (name == "sqlite") return std::make_unique<SqliteBackend>(true, search_slices);
+  if (name == "sqlite_serial") return std::make_unique<SqliteBackend>(false, search_slices);
   if (name == "postgres") {
     if (PostgresConninfo() == nullptr) return nullptr;
-    return std::make_unique<PostgresBackend>(PostgresConninfo());
+    return std::make_unique<PostgresBackend>(PostgresConninfo(), search_slices);
   }
   throw std::invalid_argument("unknown backend " + name);
 }

@@ -2,6 +2,7 @@
 // needs (reopen, injected sync failures, raw damaged rows). Only test binaries link this.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,8 +26,9 @@ class Backend {
 };
 
 // "memory", "sqlite", "sqlite_serial", "postgres". MakeBackend gives nullptr for "postgres" when
-// AGENTSTREAM_TEST_PG (a libpq connection string) is not set: the caller skips.
+// AGENTSTREAM_TEST_PG (a libpq connection string) is not set: the caller skips. `search_slices`
+// is the stores' option of that name (0: their default; the memory log keeps no search index).
 std::vector<std::string> BackendNames();
-std::unique_ptr<Backend> MakeBackend(const std::string& name);
+std::unique_ptr<Backend> MakeBackend(const std::string& name, std::size_t search_slices = 0);
 
 }  // namespace agentstream::testing

@@ -93,10 +93,11 @@ TEST(SearchQueryWords, SplitsAtPunctuationAndRefusesWhatHasNoWord) {
   EXPECT_EQ(QueryWords("a b c d e f g h i j k l m n o p q r s")->size(), kMaxQueryWords);
 }
 
-class SearchIndexTest : public ::testing::TestWithParam<std::string> {
+// Each store, its search read on one connection and on three at once (search_slices.h).
+class SearchIndexTest : public ::testing::TestWithParam<std::tuple<std::string, std::size_t>> {
  protected:
   void SetUp() override {
-    backend_ = testing::MakeBackend(GetParam());
+    backend_ = testing::MakeBackend(std::get<0>(GetParam()), std::get<1>(GetParam()));
     if (!backend_) GTEST_SKIP() << "AGENTSTREAM_TEST_PG is not set";
     ASSERT_NE(log().search_index(), nullptr);
   }
@@ -309,7 +310,9 @@ TEST_P(SearchIndexTest, ForksAndRewindsIndexTheirOwnEventsAndAReopenKeepsTheInde
   EXPECT_EQ(Find("epoch", root).size(), 1u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Stores, SearchIndexTest, ::testing::Values("sqlite", "postgres"));
+INSTANTIATE_TEST_SUITE_P(Stores, SearchIndexTest,
+                         ::testing::Combine(::testing::Values("sqlite", "postgres"),
+                                            ::testing::Values(std::size_t{1}, std::size_t{3})));
 
 }  // namespace
 }  // namespace agentstream

@@ -317,8 +317,7 @@ class PostgresEventLog final : public EventLog,
   Result<std::vector<SearchHit>> Search(const SearchQuery& query) override {
     if (query.session) AS_RETURN_IF_ERROR(CheckText({{"a session id", query.session->str()}}));
     for (const std::string& word : query.words) AS_RETURN_IF_ERROR(CheckText({{"a word", word}}));
-    return WithReader<std::vector<SearchHit>>(
-        [&](Conn& conn) { return pg::FindDocuments(conn, query); });
+    return search_.Run(query);
   }
 
   Result<OwnerGrant> AcquireOwnership(const SessionId& session, const std::string& owner,
@@ -611,6 +610,8 @@ class PostgresEventLog final : public EventLog,
 
   pg::ReaderPool readers_{options_.max_reader_connections,
                           [this] { return Connect(options_, false); }};
+  pg::SlicedSearch search_{readers_, store_internal::BoundSearchSlices(
+                                         options_.search_slices, options_.max_reader_connections)};
 
   std::atomic<int> writer_pid_{0};  // the server process of the writer's connection
   std::unique_ptr<pg::ListenThread> hearing_;

@@ -41,6 +41,10 @@ struct PostgresLogOptions {
   std::size_t max_queued_requests = 16384;  // AppendAsync blocks while this many wait
   std::size_t max_batch_requests = 1024;    // requests committed in one transaction
   std::size_t max_reader_connections = 4;   // concurrent reads beyond this wait
+  // Reader connections one search runs on at once, each reading a share of the index's
+  // partitions on a thread of the log's own (search_index.h): 1 to kSearchPartitions, at most
+  // max_reader_connections; 0: the machine's hardware threads, within those bounds.
+  std::size_t search_slices = 0;
 };
 
 // Connects and creates the schema when missing. Errors: kUnavailable when the server cannot be
@@ -48,6 +52,6 @@ struct PostgresLogOptions {
 Result<std::unique_ptr<EventLog>> OpenPostgresEventLog(PostgresLogOptions options);
 
 // The schema version this build writes (table agentstream_schema).
-inline constexpr int kPostgresSchemaVersion = 6;
+inline constexpr int kPostgresSchemaVersion = 7;
 
 }  // namespace agentstream

@@ -281,6 +281,55 @@ TEST_F(PostgresLogTest, AVersionOneDatabaseIsMigratedInPlace) {
   EXPECT_EQ(search.Search(SearchQuery{{"words"}, SessionId("ses_old"), 5})->size(), 1u);
 }
 
+// A database of schema version 6 kept the search documents in one table: version 7 makes the
+// table anew, hash-partitioned, and forgets what was indexed, so that every session is indexed
+// again.
+TEST_F(PostgresLogTest, AVersionSixSearchIndexIsMadeAnewInPartitions) {
+  {
+    auto current = Open();
+    ASSERT_TRUE(current.ok()) << current.status().ToString();
+  }
+  ASSERT_TRUE(admin_
+                  .ExecScript("SET search_path TO " + schema_ +
+                              "; DROP TABLE search_documents; CREATE TABLE search_documents("
+                              "id bigserial PRIMARY KEY, session text NOT NULL, epoch bigint NOT "
+                              "NULL, seq bigint NOT NULL, at bigint NOT NULL, kind text NOT NULL, "
+                              "body text NOT NULL, words tsvector GENERATED ALWAYS AS "
+                              "(to_tsvector('simple', body)) STORED); INSERT INTO "
+                              "search_documents(session, epoch, seq, at, kind, body) VALUES("
+                              "'ses_old', 1, 1, 0, 'user.message', 'stale words'); INSERT INTO "
+                              "search_state VALUES('ses_old', 1, 1); UPDATE agentstream_schema "
+                              "SET version = 6; RESET search_path")
+                  .ok());
+  auto opened = Open();
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  a_ = std::move(*opened);
+  auto parts = admin_.Exec("SELECT count(*) FROM pg_inherits WHERE inhparent = '" + schema_ +
+                           ".search_documents'::regclass");
+  ASSERT_TRUE(parts.ok()) << parts.status().ToString();
+  EXPECT_EQ(parts->Int(0, 0), static_cast<std::int64_t>(kSearchPartitions));
+  SearchIndexStore& search = *a_->search_index();
+  EXPECT_FALSE(search.LoadSearchState(SessionId("ses_old"))->has_value());
+  EXPECT_TRUE(search.Search(SearchQuery{{"stale"}, std::nullopt, 5})->empty());
+  std::vector<SearchDocument> docs;
+  for (std::uint64_t i = 1; i <= 40; ++i)
+    docs.push_back(
+        SearchDocument{Cursor{Epoch(1), Seq(i)}, TimestampMs(i), "user.message", "fresh words"});
+  ASSERT_TRUE(
+      search.CommitDocuments(SessionId("ses_old"), std::nullopt, Cursor{Epoch(1), Seq(40)}, docs)
+          .ok());
+  // Spread over every partition, found newest first.
+  auto spread =
+      admin_.Exec("SELECT count(DISTINCT tableoid) FROM " + schema_ + ".search_documents");
+  ASSERT_TRUE(spread.ok());
+  EXPECT_EQ(spread->Int(0, 0), static_cast<std::int64_t>(kSearchPartitions));
+  auto hits = search.Search(SearchQuery{{"fresh"}, SessionId("ses_old"), 3});
+  ASSERT_TRUE(hits.ok()) << hits.status().ToString();
+  ASSERT_EQ(hits->size(), 3u);
+  EXPECT_EQ((*hits)[0].cursor.seq, Seq(40));
+  EXPECT_EQ((*hits)[2].cursor.seq, Seq(38));
+}
+
 TEST_F(PostgresLogTest, ADaemonHearsTheOtherDaemonsCommitsAndItsOwnOnce) {
   OpenBoth();
   std::mutex mu;

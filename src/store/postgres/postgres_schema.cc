@@ -5,6 +5,7 @@
 
 #include "store/item_index.h"
 #include "store/postgres/postgres_log.h"
+#include "store/search_index.h"
 
 namespace agentstream {
 
@@ -176,12 +177,44 @@ constexpr const char* kSchemaV6 = R"sql(
 ALTER TABLE sessions ADD COLUMN IF NOT EXISTS usage text;
 )sql";
 
+// Version 7 hash-partitions the search documents kSearchPartitions ways by id (search_slices.h),
+// each partition with its own GIN and time indexes, so that one search reads them on several
+// connections at once: a GIN index cannot bound its posting lists to a range, so the work is
+// split by splitting the data. The documents are dropped and every session is indexed again at
+// the next start (the background indexer rebuilds from the log).
+constexpr const char* kSchemaV7 = R"sql(
+DROP TABLE IF EXISTS search_documents;
+CREATE TABLE search_documents(
+  id bigserial PRIMARY KEY,
+  session text NOT NULL,
+  epoch bigint NOT NULL,
+  seq bigint NOT NULL,
+  at bigint NOT NULL,
+  kind text NOT NULL,
+  body text NOT NULL,
+  words tsvector GENERATED ALWAYS AS (to_tsvector('simple', body)) STORED
+) PARTITION BY HASH (id);
+CREATE TABLE search_documents_0 PARTITION OF search_documents
+  FOR VALUES WITH (MODULUS 4, REMAINDER 0);
+CREATE TABLE search_documents_1 PARTITION OF search_documents
+  FOR VALUES WITH (MODULUS 4, REMAINDER 1);
+CREATE TABLE search_documents_2 PARTITION OF search_documents
+  FOR VALUES WITH (MODULUS 4, REMAINDER 2);
+CREATE TABLE search_documents_3 PARTITION OF search_documents
+  FOR VALUES WITH (MODULUS 4, REMAINDER 3);
+CREATE INDEX search_documents_words ON search_documents USING gin(words);
+CREATE INDEX search_documents_by_time ON search_documents(at, id);
+CREATE INDEX search_documents_by_session ON search_documents(session, at, id);
+DELETE FROM search_state;
+)sql";
+static_assert(kSearchPartitions == 4, "another number of partitions needs a schema version");
+
 }  // namespace
 
 const pg::SchemaLayout& PostgresLogSchema() {
   static const std::string kSchemaV4 = SchemaV4();
-  const char* const scripts[] = {kSchemaV1,         kSchemaV2, kSchemaV3,
-                                 kSchemaV4.c_str(), kSchemaV5, kSchemaV6};
+  const char* const scripts[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4.c_str(),
+                                 kSchemaV5, kSchemaV6, kSchemaV7};
   static_assert(std::size(scripts) == kPostgresSchemaVersion, "a script for each version");
   static const pg::SchemaLayout kLayout{
       0x61677374726d31,  // "agstrm1": serializes daemons starting together

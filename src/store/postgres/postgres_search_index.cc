@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "pg/setup.h"
-#include "store/postgres/snapshot.h"
 #include "store/postgres/sql.h"
 
 namespace agentstream::pg {
@@ -28,7 +27,89 @@ std::string Words(const SearchQuery& query) {
   return words;
 }
 
+// The partitions `parts` of search_documents (postgres_schema.cc) as one relation: the table
+// itself for all of them, a partition, or their UNION ALL (which the planner flattens into an
+// append of the partitions, each read through its own indexes).
+std::string Partitions(const std::vector<std::size_t>& parts) {
+  if (parts.size() == kSearchPartitions) return "search_documents";
+  std::string out;
+  for (const std::size_t part : parts)
+    out += (out.empty() ? "" : " UNION ALL ") +
+           ("SELECT * FROM search_documents_" + std::to_string(part));
+  return parts.size() == 1 ? "search_documents_" + std::to_string(parts[0]) : "(" + out + ")";
+}
+
+// Read-only REPEATABLE READ transactions on every connection of `conns`, all in one snapshot:
+// the first connection's, exported by it and imported by the others. Sequential scans are off
+// in them (FindDocuments). Each transaction begun is ended when the object is destroyed.
+class SharedSnapshot {
+ public:
+  explicit SharedSnapshot(const std::vector<Conn*>& conns) : conns_(conns) {}
+  ~SharedSnapshot() {
+    for (std::size_t i = 0; i < begun_; ++i) (void)conns_[i]->ExecScript("COMMIT");
+  }
+  SharedSnapshot(const SharedSnapshot&) = delete;
+  SharedSnapshot& operator=(const SharedSnapshot&) = delete;
+
+  Status Begin() {
+    std::string id;
+    for (Conn* conn : conns_) {
+      std::string begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+      if (!id.empty()) begin += "; SET TRANSACTION SNAPSHOT '" + id + "'";
+      ++begun_;  // ended even when the script fails half way (COMMIT then rolls back)
+      AS_RETURN_IF_ERROR(conn->ExecScript(begin));
+      AS_RETURN_IF_ERROR(conn->ExecScript("SET LOCAL enable_seqscan = off"));
+      if (begun_ == 1 && conns_.size() > 1) {
+        AS_ASSIGN_OR_RETURN(Rows r, conn->Exec("SELECT pg_export_snapshot()"));
+        id = r.Text(0, 0);
+        if (id.empty() || id.find_first_not_of("0123456789ABCDEFabcdef-") != std::string::npos)
+          return Error(ErrorCode::kInternal, "PostgreSQL exported an unexpected snapshot id");
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const std::vector<Conn*>& conns_;
+  std::size_t begun_ = 0;
+};
+
 }  // namespace
+
+SlicedSearch::SlicedSearch(ReaderPool& readers, std::size_t slices)
+    : readers_(readers), runner_(slices) {}
+
+Result<std::vector<SearchHit>> SlicedSearch::Run(const SearchQuery& query) {
+  std::vector<Conn> taken;
+  taken.reserve(runner_.slices());
+  Status took = Status::Ok();
+  {
+    std::lock_guard lock(taking_);
+    while (took.ok() && taken.size() < runner_.slices()) {
+      Result<Conn> conn = readers_.Acquire();
+      if (conn.ok())
+        taken.push_back(std::move(*conn));
+      else
+        took = conn.status();
+    }
+  }
+  Result<std::vector<SearchHit>> out = took.ok() ? InSnapshot(taken, query) : took;
+  for (Conn& conn : taken) readers_.Release(std::move(conn));  // a broken one is dropped
+  return out;
+}
+
+Result<std::vector<SearchHit>> SlicedSearch::InSnapshot(std::vector<Conn>& taken,
+                                                        const SearchQuery& query) {
+  std::vector<Conn*> conns;
+  conns.reserve(taken.size());
+  for (Conn& conn : taken) conns.push_back(&conn);
+  SharedSnapshot snapshot(conns);
+  AS_RETURN_IF_ERROR(snapshot.Begin());
+  return store_internal::SearchSlices(
+      runner_, query.limit, [&](std::size_t slice, const std::vector<std::size_t>& parts) {
+        return FindDocuments(*conns[slice], query, parts);
+      });
+}
 
 Result<std::optional<Cursor>> LoadSearchState(Conn& conn, const SessionId& session) {
   AS_ASSIGN_OR_RETURN(
@@ -74,20 +155,20 @@ Status StoreDocuments(Txn& t, const SessionId& session, const std::optional<Curs
       .status();
 }
 
-Result<std::vector<SearchHit>> FindDocuments(Conn& conn, const SearchQuery& query) {
+Result<std::vector<store_internal::RankedHit>> FindDocuments(
+    Conn& conn, const SearchQuery& query, const std::vector<std::size_t>& parts) {
   // Newest first, by the events' time (then by the order documents were added in). Which plan
   // is fast depends on how many documents match, and the planner cannot know that for words it
   // has no statistics of (a table just filled, a rare word, two common words that never meet):
   // walking the time index newest first is fast when matches are common and reads the whole
-  // table when they are rare; the GIN index is the other way round. So, in one snapshot:
+  // table when they are rare; the GIN index is the other way round. So, in the caller's
+  // snapshot, over the partitions `parts` (each with its own indexes):
   //   1. the newest kRecentDocuments documents (of the session) are looked through: when they
   //      hold `limit` matches, those are the answer (common words);
   //   2. else the matches are counted through the GIN index (sequential scans off), up to
   //      kFewMatches: when there are no more, they are ordered here (rare words);
   //   3. else the time index is walked, newest first, to the `limit`-th match.
-  Snapshot snap(conn);
-  AS_RETURN_IF_ERROR(snap.Begin());
-  AS_RETURN_IF_ERROR(conn.ExecScript("SET LOCAL enable_seqscan = off"));
+  const std::string from = Partitions(parts);
   const std::string limit = std::to_string(query.limit);
   std::vector<Param> params = {Words(query)};
   std::string where = "d.words @@ plainto_tsquery('simple', $1)";
@@ -109,7 +190,7 @@ Result<std::vector<SearchHit>> FindDocuments(Conn& conn, const SearchQuery& quer
   std::optional<std::string> walk;  // step 3's condition
   AS_ASSIGN_OR_RETURN(
       Rows recent,
-      conn.Exec("SELECT d.id, d.at FROM (SELECT id, at, words FROM search_documents" + in_session +
+      conn.Exec("SELECT d.id, d.at FROM (SELECT id, at, words FROM " + from + " r" + in_session +
                     " ORDER BY at DESC, id DESC LIMIT " + std::to_string(kRecentDocuments) +
                     ") d WHERE d.words @@ plainto_tsquery('simple', $1) ORDER BY d.at DESC, "
                     "d.id DESC LIMIT " +
@@ -118,8 +199,8 @@ Result<std::vector<SearchHit>> FindDocuments(Conn& conn, const SearchQuery& quer
   if (static_cast<std::size_t>(recent.size()) == query.limit) {
     chosen = pairs(recent);
   } else {
-    AS_ASSIGN_OR_RETURN(Rows few, conn.Exec("SELECT d.id, d.at FROM search_documents d WHERE " +
-                                                where + " LIMIT " + std::to_string(kFewMatches + 1),
+    AS_ASSIGN_OR_RETURN(Rows few, conn.Exec("SELECT d.id, d.at FROM " + from + " d WHERE " + where +
+                                                " LIMIT " + std::to_string(kFewMatches + 1),
                                             params));
     if (few.size() <= kFewMatches) {
       chosen = pairs(few);
@@ -128,7 +209,7 @@ Result<std::vector<SearchHit>> FindDocuments(Conn& conn, const SearchQuery& quer
       walk = where;
     }
   }
-  if (!walk && chosen.empty()) return std::vector<SearchHit>();
+  if (!walk && chosen.empty()) return std::vector<store_internal::RankedHit>();
   std::vector<Param> final_params = params;
   if (!walk) {
     std::vector<std::int64_t> ids;
@@ -140,16 +221,18 @@ Result<std::vector<SearchHit>> FindDocuments(Conn& conn, const SearchQuery& quer
   const std::string sql =
       "SELECT session, epoch, seq, at, kind, ts_headline('simple', body, "
       "plainto_tsquery('simple', $1), 'StartSel=\"\x02\", StopSel=\"\x03\", MaxWords=24, "
-      "MinWords=8, ShortWord=0, MaxFragments=1, FragmentDelimiter=\" … \"') FROM (SELECT d.* FROM "
-      "search_documents d WHERE " +
-      *walk + " ORDER BY d.at DESC, d.id DESC LIMIT " + limit + ") hits ORDER BY at DESC, id DESC";
+      "MinWords=8, ShortWord=0, MaxFragments=1, FragmentDelimiter=\" … \"'), id FROM (SELECT d.* "
+      "FROM " +
+      from + " d WHERE " + *walk + " ORDER BY d.at DESC, d.id DESC LIMIT " + limit +
+      ") hits ORDER BY at DESC, id DESC";
   AS_ASSIGN_OR_RETURN(Rows r, conn.Exec(sql, final_params));
-  std::vector<SearchHit> hits;
+  std::vector<store_internal::RankedHit> hits;
   hits.reserve(static_cast<std::size_t>(r.size()));
   for (int i = 0; i < r.size(); ++i) {
-    hits.push_back(SearchHit{SessionId(r.Text(i, 0)),
-                             Cursor{Epoch(U64(r.Int(i, 1))), Seq(U64(r.Int(i, 2)))}, r.Int(i, 3),
-                             r.Text(i, 4), r.Text(i, 5)});
+    hits.push_back(store_internal::RankedHit{
+        {r.Int(i, 3), r.Int(i, 6)},
+        SearchHit{SessionId(r.Text(i, 0)), Cursor{Epoch(U64(r.Int(i, 1))), Seq(U64(r.Int(i, 2)))},
+                  r.Int(i, 3), r.Text(i, 4), r.Text(i, 5)}});
   }
   return hits;
 }

@@ -11,6 +11,7 @@
 #include "store/commit_queue.h"
 #include "store/log_state.h"
 #include "store/record_batch.h"
+#include "store/search_slices.h"
 #include "store/sqlite/checkpointer.h"
 #include "store/sqlite/durable_floor.h"
 #include "store/sqlite/sqlite_consumer_store.h"
@@ -49,6 +50,8 @@ class SqliteEventLog final : public EventLog,
         writer_state_(std::move(write_db), options_.limits, options_.max_cached_sessions),
         readers_(options_.path, options_.vfs, options_.max_reader_connections, options_.limits,
                  &floor_),
+        search_runner_(store_internal::BoundSearchSlices(options_.search_slices,
+                                                         options_.max_reader_connections)),
         queue_(Queue::Options{options_.max_queued_requests, options_.max_batch_requests,
                               std::chrono::microseconds(options_.commit_linger_micros)}) {}
 
@@ -263,9 +266,13 @@ class SqliteEventLog final : public EventLog,
            })
         .status();
   }
+  // Each slice on a reader connection of its own, in a read transaction of its own.
   Result<std::vector<SearchHit>> Search(const SearchQuery& query) override {
-    return readers_.Query<std::vector<SearchHit>>(
-        [&](Db& db) { return sqlite::FindDocuments(db, query); });
+    return store_internal::SearchSlices(
+        search_runner_, query.limit, [&](std::size_t, const std::vector<std::size_t>& parts) {
+          return readers_.Query<std::vector<store_internal::RankedHit>>(
+              [&](Db& db) { return sqlite::FindDocuments(db, query, parts); });
+        });
   }
 
   Result<OwnerGrant> AcquireOwnership(const SessionId& session, const std::string& owner,
@@ -515,6 +522,7 @@ class SqliteEventLog final : public EventLog,
   sqlite::DurableFloor floor_;
   Writer writer_state_;  // writer thread only
   sqlite::ReaderPool readers_;
+  store_internal::SliceRunner search_runner_;  // a search's slices run at once on it
   std::unique_ptr<sqlite::Checkpointer> checkpointer_;
   std::unique_ptr<sqlite::WalSyncer> syncer_;
   std::uint64_t commit_number_ = 0;  // writer thread only

@@ -49,6 +49,10 @@ struct SqliteLogOptions {
   std::size_t min_overlapped_requests = 128;
   std::size_t max_cached_sessions = 100000;  // writer's session cache; reloaded on demand
   std::size_t max_reader_connections = 4;    // concurrent reads beyond this wait
+  // Reader connections one search runs on at once, each reading a share of the index's parts on
+  // a thread of the log's own (search_index.h): 1 to kSearchPartitions, at most
+  // max_reader_connections; 0: the machine's hardware threads, within those bounds.
+  std::size_t search_slices = 0;
 };
 
 // Opens (creating when missing) the log at options.path. Errors: kUnavailable when the file
@@ -58,7 +62,8 @@ Result<std::unique_ptr<EventLog>> OpenSqliteEventLog(SqliteLogOptions options);
 
 // The schema version this build writes (PRAGMA user_version). Opening an older file migrates it
 // in place (version 2 adds the consumers table, version 3 agent ownership, version 4 checkpoints,
-// version 5 the timeline's durable item index).
-inline constexpr int kSqliteSchemaVersion = 8;
+// version 5 the timeline's durable item index, version 6 the search index, version 9 splits it
+// into four tables; docs/event-log-format.md lists them all).
+inline constexpr int kSqliteSchemaVersion = 9;
 
 }  // namespace agentstream

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "store/item_index.h"
+#include "store/search_index.h"
 #include "store/sqlite/sqlite_log.h"
 
 namespace agentstream::sqlite {
@@ -180,6 +181,23 @@ constexpr const char* kSchemaV8Additions = R"sql(
 ALTER TABLE sessions ADD COLUMN usage TEXT;
 )sql";
 
+// Version 9 splits the search index into kSearchPartitions FTS5 tables (search_slices.h), each
+// document in the one its millisecond hashes to (sqlite_search_index.cc), so that one search
+// reads them on several connections at once: FTS5 cannot bound an AND of two words to a rowid
+// range (SQLite 3.40 merges the words' whole posting lists before it looks at the range), so
+// the work is split by splitting the data. The documents are dropped and every session is
+// indexed again at the next start.
+std::string SchemaV9Changes() {
+  static_assert(kSearchPartitions == 4, "another number of parts needs a schema version");
+  std::string sql = "DROP TABLE search_documents;\n";
+  for (int part = 0; part < 4; ++part) {
+    sql += "CREATE VIRTUAL TABLE search_documents_" + std::to_string(part) +
+           " USING fts5(body, session, epoch UNINDEXED, seq UNINDEXED, kind UNINDEXED, "
+           "tokenize = 'unicode61 remove_diacritics 2', detail = column);\n";
+  }
+  return sql + "DELETE FROM search_state;\n";
+}
+
 }  // namespace
 
 Status EnsureSchema(Db& db) {
@@ -202,7 +220,8 @@ Status EnsureSchema(Db& db) {
     if (current <= 4) AS_RETURN_IF_ERROR(db.Exec(SchemaV5Additions()));
     if (current <= 5) AS_RETURN_IF_ERROR(db.Exec(kSchemaV6Additions));
     if (current <= 6) AS_RETURN_IF_ERROR(db.Exec(kSchemaV7Changes));
-    AS_RETURN_IF_ERROR(db.Exec(kSchemaV8Additions));
+    if (current <= 7) AS_RETURN_IF_ERROR(db.Exec(kSchemaV8Additions));
+    AS_RETURN_IF_ERROR(db.Exec(SchemaV9Changes()));
     return db.Exec("PRAGMA user_version = " + std::to_string(kSqliteSchemaVersion));
   };
   Status created = upgrade();

@@ -13,6 +13,18 @@ std::uint64_t U64(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 // Documents one millisecond holds, at most, before they spill into the next one's slots.
 constexpr std::int64_t kRowsPerMs = 1 << 16;
 
+// The table of part `part` (search_slices.h): search_documents_0 to _3 (sqlite_schema.cc).
+std::string PartTable(std::size_t part) { return "search_documents_" + std::to_string(part); }
+
+// The part a document of millisecond `ms` is stored in: a multiplicative hash, so that
+// documents of neighbouring milliseconds (and of every period) spread evenly over the parts. An
+// uneven spread (one burst of documents in one millisecond, say) costs speed only: each part
+// still answers its own newest hits.
+std::size_t PartOfTime(std::int64_t ms) {
+  const std::uint64_t mixed = static_cast<std::uint64_t>(ms) * 0x9E3779B97F4A7C15ULL;
+  return static_cast<std::size_t>((mixed >> 32) % kSearchPartitions);
+}
+
 // An FTS5 string: the text between double quotes, each quote doubled. Words hold no quotes
 // (QueryWords splits at punctuation), session ids may.
 std::string Quoted(const std::string& text) {
@@ -89,18 +101,22 @@ Result<std::optional<Cursor>> LoadSearchState(Db& db, const SessionId& session) 
 
 Status StoreDocuments(Db& db, const SessionId& session, Cursor next,
                       const std::vector<SearchDocument>& documents) {
-  // A document's rowid is its event's time in milliseconds times kRowsPerMs, plus the first free
-  // slot of that millisecond: rowid order is time order, whatever order documents come in.
-  AS_ASSIGN_OR_RETURN(auto last, db.Cached("SELECT max(rowid) FROM search_documents WHERE "
-                                           "rowid >= ? AND rowid < ?"));
-  AS_ASSIGN_OR_RETURN(auto add, db.Cached("INSERT INTO search_documents(rowid, body, session, "
-                                          "epoch, seq, kind) VALUES(?, ?, ?, ?, ?, ?)"));
   for (const SearchDocument& d : documents) {
+    // A document's rowid is its event's time in milliseconds times kRowsPerMs, plus the first
+    // free slot of that millisecond: rowid order is time order, whatever order documents come
+    // in. Every document of one millisecond is in one table, so the rowids of all the tables
+    // are distinct.
     const std::int64_t first = std::max<std::int64_t>(d.time, 0) * kRowsPerMs;
+    const std::string table = PartTable(PartOfTime(first / kRowsPerMs));
+    AS_ASSIGN_OR_RETURN(auto last, db.Cached("SELECT max(rowid) FROM " + table +
+                                             " WHERE rowid >= ? AND rowid < ?"));
     last->Bind(1, first).Bind(2, first + kRowsPerMs);
     AS_ASSIGN_OR_RETURN(bool row, last->Step());
     const std::int64_t rowid = row && !last->IsNull(0) ? last->Int(0) + 1 : first;
     last->Reset();
+    AS_ASSIGN_OR_RETURN(auto add, db.Cached("INSERT INTO " + table +
+                                            "(rowid, body, session, epoch, seq, kind) "
+                                            "VALUES(?, ?, ?, ?, ?, ?)"));
     add->Bind(1, rowid)
         .Bind(2, d.text)
         .Bind(3, session.str())
@@ -116,30 +132,40 @@ Status StoreDocuments(Db& db, const SessionId& session, Cursor next,
   return state->Exec();
 }
 
-Result<std::vector<SearchHit>> FindDocuments(Db& db, const SearchQuery& query) {
-  // Newest first: rowids are in time order (StoreDocuments), and FTS5 walks them backwards
-  // without ranking every match, so a common word costs no more than a rare one. The
-  // session's tokens narrow the match; the comparison makes it exact ("ses_1_x" has the tokens of
-  // "ses_1" too).
-  const std::string sql =
-      std::string(
-          "SELECT session, epoch, seq, rowid, kind, snippet(search_documents, 0, "
-          "char(2), char(3), '…', 16) FROM search_documents WHERE "
-          "search_documents MATCH ?1") +
-      (query.session ? " AND session = ?3" : "") + " ORDER BY rowid DESC LIMIT ?2";
+Result<std::vector<store_internal::RankedHit>> FindDocuments(
+    Db& db, const SearchQuery& query, const std::vector<std::size_t>& parts) {
   AS_ASSIGN_OR_RETURN(const std::string match, MatchExpression(db, query));
-  std::vector<SearchHit> hits;
+  std::vector<store_internal::RankedHit> hits;
   if (match.empty()) return hits;
-  AS_ASSIGN_OR_RETURN(auto s, db.Cached(sql));
-  s->Bind(1, match).Bind(2, I64(query.limit));
-  if (query.session) s->Bind(3, query.session->str());
-  while (true) {
-    AS_ASSIGN_OR_RETURN(bool row, s->Step());
-    if (!row) return hits;
-    hits.push_back(SearchHit{SessionId(s->Text(0)),
-                             Cursor{Epoch(U64(s->Int(1))), Seq(U64(s->Int(2)))},
-                             s->Int(3) / kRowsPerMs, s->Text(4), s->Text(5)});
+  for (const std::size_t part : parts) {
+    // Newest first: rowids are in time order (StoreDocuments), and FTS5 walks them backwards
+    // without ranking every match, so a common word costs no more than a rare one. The
+    // session's tokens narrow the match; the comparison makes it exact ("ses_1_x" has the tokens
+    // of "ses_1" too).
+    const std::string table = PartTable(part);
+    std::string sql = "SELECT session, epoch, seq, rowid, kind, snippet(";
+    sql += table;
+    sql += ", 0, char(2), char(3), '…', 16) FROM ";
+    sql += table;
+    sql += " WHERE ";
+    sql += table;
+    sql += " MATCH ?1";
+    if (query.session) sql += " AND session = ?3";
+    sql += " ORDER BY rowid DESC LIMIT ?2";
+    AS_ASSIGN_OR_RETURN(auto s, db.Cached(sql));
+    s->Bind(1, match).Bind(2, I64(query.limit));
+    if (query.session) s->Bind(3, query.session->str());
+    while (true) {
+      AS_ASSIGN_OR_RETURN(bool row, s->Step());
+      if (!row) break;
+      const std::int64_t rowid = s->Int(3);
+      hits.push_back(store_internal::RankedHit{
+          {rowid, static_cast<std::int64_t>(part)},
+          SearchHit{SessionId(s->Text(0)), Cursor{Epoch(U64(s->Int(1))), Seq(U64(s->Int(2)))},
+                    rowid / kRowsPerMs, s->Text(4), s->Text(5)}});
+    }
   }
+  return hits;
 }
 
 }  // namespace agentstream::sqlite
