@@ -14,14 +14,6 @@ namespace json = boost::json;
 
 namespace {
 
-HttpResponse Json(const json::value& value, int status = 200) {
-  return JsonResponse(status, json::serialize(value));
-}
-
-Status NotFoundRoute(const HttpRequest& request) {
-  return Error(ErrorCode::kNotFound, "no endpoint " + request.method + " " + request.path);
-}
-
 runtime::StatusCallback OkReply(Reply reply) {
   return [reply = std::move(reply)](const Status& status) {
     if (!status.ok()) return reply(ErrorResponse(status));
@@ -40,7 +32,7 @@ bool ParseSize(const std::string& text, std::size_t* out) {
 runtime::Callback<api::AgentSnapshot> SnapshotReply(Reply reply) {
   return [reply = std::move(reply)](Result<api::AgentSnapshot> result) {
     if (!result.ok()) return reply(ErrorResponse(result.status()));
-    reply(Json(api::AgentSnapshotToJson(*result)));
+    reply(JsonValueResponse(api::AgentSnapshotToJson(*result)));
   };
 }
 
@@ -56,12 +48,20 @@ HttpResponse JsonResponse(int status, std::string body) {
   return response;
 }
 
+HttpResponse JsonValueResponse(const json::value& value, int status) {
+  return JsonResponse(status, json::serialize(value));
+}
+
+Status NoEndpoint(const HttpRequest& request) {
+  return Error(ErrorCode::kNotFound, "no endpoint " + request.method + " " + request.path);
+}
+
 HttpResponse ErrorResponse(const Status& status) {
-  return Json(api::ErrorToJson(status), api::HttpStatusFor(status.code()));
+  return JsonValueResponse(api::ErrorToJson(status), api::HttpStatusFor(status.code()));
 }
 
 HttpResponse CodedErrorResponse(int status, std::string_view code, std::string_view message) {
-  return Json(
+  return JsonValueResponse(
       json::object{{"error", json::object{{"code", code}, {"message", SanitizeUtf8(message)}}}},
       status);
 }
@@ -233,9 +233,9 @@ void ApiRouter::Handle(const HttpRequest& request, Reply reply) {
     if (!query.ok()) return reply(ErrorResponse(query.status()));
     auto found = timeline_.Search(*query);
     if (!found.ok()) return reply(ErrorResponse(found.status()));
-    return reply(Json(SearchResultToJson(*found)));
+    return reply(JsonValueResponse(SearchResultToJson(*found)));
   }
-  reply(ErrorResponse(NotFoundRoute(request)));
+  reply(ErrorResponse(NoEndpoint(request)));
 }
 
 void ApiRouter::HandleAgents(const HttpRequest& request, const std::vector<std::string>& seg,
@@ -248,7 +248,7 @@ void ApiRouter::HandleAgents(const HttpRequest& request, const std::vector<std::
         if (!result.ok()) return reply(ErrorResponse(result.status()));
         json::array list;
         for (const auto& s : *result) list.push_back(api::AgentSnapshotToJson(s));
-        reply(Json(json::object{{"agents", std::move(list)}}));
+        reply(JsonValueResponse(json::object{{"agents", std::move(list)}}));
       });
     }
     if (request.method == "POST") {
@@ -268,7 +268,7 @@ void ApiRouter::HandleAgents(const HttpRequest& request, const std::vector<std::
         config->client_request_id = std::string(key);
       return agents_.Create(std::move(*config), SnapshotReply(std::move(reply)));
     }
-    return reply(ErrorResponse(NotFoundRoute(request)));
+    return reply(ErrorResponse(NoEndpoint(request)));
   }
   const SessionId id(seg[2]);
   if (seg.size() == 3) {
@@ -282,7 +282,7 @@ void ApiRouter::HandleAgents(const HttpRequest& request, const std::vector<std::
           },
           ForwardingOf(request));
     }
-    return reply(ErrorResponse(NotFoundRoute(request)));
+    return reply(ErrorResponse(NoEndpoint(request)));
   }
   HandleAgentAction(request, id, seg, std::move(reply));
 }
@@ -293,11 +293,11 @@ void ApiRouter::HandleAgentAction(const HttpRequest& request, const SessionId& i
   if (request.method == "GET" && seg.size() == 4) {
     if (action == "timeline") return HandleTimeline(request, id, reply);
     if (action == "events") return HandleEventsRead(request, id, reply);
-    return reply(ErrorResponse(NotFoundRoute(request)));
+    return reply(ErrorResponse(NoEndpoint(request)));
   }
   if (request.method == "DELETE" && seg.size() == 5 && action == "messages")
     return agents_.CancelQueued(id, seg[4], OkReply(std::move(reply)), ForwardingOf(request));
-  if (request.method != "POST") return reply(ErrorResponse(NotFoundRoute(request)));
+  if (request.method != "POST") return reply(ErrorResponse(NoEndpoint(request)));
   const runtime::Forwarding forwarding = ForwardingOf(request);
   if (action == "interrupt" && seg.size() == 4)
     return agents_.Interrupt(id, OkReply(reply), forwarding);
@@ -308,7 +308,7 @@ void ApiRouter::HandleAgentAction(const HttpRequest& request, const SessionId& i
     if (!answer.ok()) return reply(ErrorResponse(answer.status()));
     return agents_.ReplyPermission(id, std::move(*answer), OkReply(std::move(reply)), forwarding);
   }
-  if (seg.size() != 4) return reply(ErrorResponse(NotFoundRoute(request)));
+  if (seg.size() != 4) return reply(ErrorResponse(NoEndpoint(request)));
   if (action == "messages") {
     auto send = api::SendRequestFromJson(*body);
     if (!send.ok()) return reply(ErrorResponse(send.status()));
@@ -316,7 +316,7 @@ void ApiRouter::HandleAgentAction(const HttpRequest& request, const SessionId& i
         id, std::move(*send),
         [reply = std::move(reply)](auto result) {
           if (!result.ok()) return reply(ErrorResponse(result.status()));
-          reply(Json(api::SendReplyToJson(*result)));
+          reply(JsonValueResponse(api::SendReplyToJson(*result)));
         },
         forwarding);
   }
@@ -338,7 +338,7 @@ void ApiRouter::HandleAgentAction(const HttpRequest& request, const SessionId& i
     if (action == "fork") return agents_.Fork(id, *cursor, SnapshotReply(std::move(reply)));
     return agents_.Rewind(id, *cursor, SnapshotReply(std::move(reply)), forwarding);
   }
-  reply(ErrorResponse(NotFoundRoute(request)));
+  reply(ErrorResponse(NoEndpoint(request)));
 }
 
 void ApiRouter::HandleTimeline(const HttpRequest& request, const SessionId& id,
@@ -347,7 +347,7 @@ void ApiRouter::HandleTimeline(const HttpRequest& request, const SessionId& id,
   if (!page_request.ok()) return reply(ErrorResponse(page_request.status()));
   auto page = timeline_.Page(id, *page_request);
   if (!page.ok()) return reply(ErrorResponse(page.status()));
-  reply(Json(api::PageToJson(*page)));
+  reply(JsonValueResponse(api::PageToJson(*page)));
 }
 
 void ApiRouter::HandleEventsRead(const HttpRequest& request, const SessionId& id,

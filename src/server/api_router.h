@@ -9,6 +9,7 @@
 // thread or on the AgentManager's thread, and must only hand the response to its connection.
 #pragma once
 
+#include <boost/json/value.hpp>
 #include <functional>
 #include <optional>
 #include <string>
@@ -26,6 +27,10 @@ using Reply = std::function<void(HttpResponse)>;
 
 // JSON response helpers.
 HttpResponse JsonResponse(int status, std::string body);
+// `value`, serialized, as a JSON response with `status`.
+HttpResponse JsonValueResponse(const boost::json::value& value, int status = 200);
+// kNotFound for a request no route answers, naming its method and path.
+Status NoEndpoint(const HttpRequest& request);
 // `{"error":{"code","message"}}` with the status of the code (api::HttpStatusFor). The message
 // is made valid UTF-8 (a client's bytes, such as a path, may be in it).
 HttpResponse ErrorResponse(const Status& status);

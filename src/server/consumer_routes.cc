@@ -1,6 +1,5 @@
 #include "server/consumer_routes.h"
 
-#include <boost/json/serialize.hpp>
 #include <utility>
 
 #include "api/api_json.h"
@@ -12,14 +11,6 @@ namespace agentstream::server {
 namespace json = boost::json;
 
 namespace {
-
-HttpResponse Json(const json::value& value, int status = 200) {
-  return JsonResponse(status, json::serialize(value));
-}
-
-Status NoRoute(const HttpRequest& request) {
-  return Error(ErrorCode::kNotFound, "no endpoint " + request.method + " " + request.path);
-}
 
 // A Prometheus label value: backslash, quote and newline escaped.
 std::string Label(std::string_view value) {
@@ -77,7 +68,7 @@ void ConsumerRoutes::HandleConsumers(const HttpRequest& request,
       json::array list;
       for (const consumers::ConsumerState& state : *all)
         list.push_back(api::ConsumerStateToJson(state));
-      return reply(Json(json::object{{"consumers", std::move(list)}}));
+      return reply(JsonValueResponse(json::object{{"consumers", std::move(list)}}));
     }
     if (request.method == "POST") {
       Result<json::value> body = api::ParseJson(request.body);
@@ -86,15 +77,15 @@ void ConsumerRoutes::HandleConsumers(const HttpRequest& request,
       if (!spec.ok()) return reply(ErrorResponse(spec.status()));
       Result<consumers::ConsumerState> created = consumers_->Create(std::move(*spec));
       if (!created.ok()) return reply(ErrorResponse(created.status()));
-      return reply(Json(api::ConsumerStateToJson(*created), 201));
+      return reply(JsonValueResponse(api::ConsumerStateToJson(*created), 201));
     }
-    return reply(ErrorResponse(NoRoute(request)));
+    return reply(ErrorResponse(NoEndpoint(request)));
   }
   const ConsumerId id(seg[2]);
   if (seg.size() == 3 && request.method == "GET") {
     Result<consumers::ConsumerState> state = consumers_->Get(id);
     if (!state.ok()) return reply(ErrorResponse(state.status()));
-    return reply(Json(api::ConsumerStateToJson(*state)));
+    return reply(JsonValueResponse(api::ConsumerStateToJson(*state)));
   }
   if (seg.size() == 3 && request.method == "DELETE") {
     if (Status deleted = consumers_->Delete(id); !deleted.ok())
@@ -121,7 +112,7 @@ void ConsumerRoutes::HandleConsumers(const HttpRequest& request,
       return reply(ErrorResponse(resumed));
     return reply(JsonResponse(200, R"({"ok":true})"));
   }
-  reply(ErrorResponse(NoRoute(request)));
+  reply(ErrorResponse(NoEndpoint(request)));
 }
 
 void ConsumerRoutes::HandleInbox(const HttpRequest& request, const SessionId& id,
@@ -129,18 +120,18 @@ void ConsumerRoutes::HandleInbox(const HttpRequest& request, const SessionId& id
   if (inbox_ == nullptr)
     return reply(ErrorResponse(Error(ErrorCode::kNotFound, "this daemon has no inbox")));
   if (request.method == "GET") {
-    return reply(Json(json::object{{"session", id.str()},
-                                   {"path", "/v1/agents/" + id.str() + "/inbox"},
-                                   {"token", inbox_->TokenFor(id)}}));
+    return reply(JsonValueResponse(json::object{{"session", id.str()},
+                                                {"path", "/v1/agents/" + id.str() + "/inbox"},
+                                                {"token", inbox_->TokenFor(id)}}));
   }
-  if (request.method != "POST") return reply(ErrorResponse(NoRoute(request)));
+  if (request.method != "POST") return reply(ErrorResponse(NoEndpoint(request)));
   inbox_->Accept(id, request.Header("x-agentstream-timestamp"),
                  request.Header("x-agentstream-signature"), request.body,
                  [reply](Result<InboxResult> result) {
                    if (!result.ok()) return reply(ErrorResponse(result.status()));
-                   reply(Json(json::object{{"appended", result->appended},
-                                           {"duplicate", result->duplicate},
-                                           {"cursor", FormatCursor(result->cursor)}}));
+                   reply(JsonValueResponse(json::object{{"appended", result->appended},
+                                                        {"duplicate", result->duplicate},
+                                                        {"cursor", FormatCursor(result->cursor)}}));
                  });
 }
 

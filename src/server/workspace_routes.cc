@@ -1,6 +1,5 @@
 #include "server/workspace_routes.h"
 
-#include <boost/json/serialize.hpp>
 #include <charconv>
 #include <condition_variable>
 #include <deque>
@@ -20,8 +19,6 @@ namespace {
 
 constexpr std::size_t kMaxDiffBytes = std::size_t{8} << 20;
 constexpr std::size_t kCacheEntries = 4096;  // sessions whose worktree (or none) is remembered
-
-HttpResponse Json(const json::value& value) { return JsonResponse(200, json::serialize(value)); }
 
 bool Flag(const HttpRequest& request, const std::string& name) {
   const auto it = request.query.find(name);
@@ -356,7 +353,7 @@ void WorkspaceRoutes::Diff(const SessionId& id, const std::optional<std::string>
     response.content_type = "text/x-diff";
     response.body = std::move(diff->text);
   } else {
-    response = Json(api::DiffToJson(id, **workspace, *diff));
+    response = JsonValueResponse(api::DiffToJson(id, **workspace, *diff));
   }
   response.headers.emplace_back("Diff-Truncated", diff->truncated ? "true" : "false");
   response.headers.emplace_back("Cache-Control", "no-store");
@@ -376,7 +373,7 @@ void WorkspaceRoutes::List(const Reply& reply) {
           state = workspace::WorktreeState::kRemoved;
         list.push_back(api::WorktreeToJson(agent.id, **workspace, state, agent.closed));
       }
-      reply(Json(json::object{{"worktrees", std::move(list)}}));
+      reply(JsonValueResponse(json::object{{"worktrees", std::move(list)}}));
     });
   });
 }
