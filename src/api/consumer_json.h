@@ -3,8 +3,9 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <cstdint>
 
-#include "consumers/consumer_service.h"
+#include "consumers/consumer_state.h"
 
 namespace agentstream::api {
 

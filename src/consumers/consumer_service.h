@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "consumers/consumer_spec.h"
+#include "consumers/consumer_state.h"
 #include "consumers/delivery.h"
 #include "core/event_codec.h"
 #include "core/ids.h"
@@ -33,28 +34,6 @@
 namespace agentstream::consumers {
 
 class Sink;  // consumers/sink.h
-
-struct SessionProgress {
-  SessionId session;
-  Cursor position;               // the last event acknowledged ({epoch, 0}: none yet)
-  Cursor tail;                   // the session's tail when the state was read
-  std::uint64_t lag_events = 0;  // events after position through tail, in the current epoch
-  double lag_seconds = 0;        // age of the oldest unacknowledged event (0 when caught up)
-  bool parked = false;
-  std::string last_error;
-  int attempts = 0;  // failures of the current delivery
-  std::uint64_t generation = 0;
-  std::string lease_owner;
-};
-
-struct ConsumerState {
-  ConsumerSpec spec;
-  std::vector<SessionProgress> sessions;
-  // Counters since this service started (not durable).
-  std::uint64_t deliveries = 0;        // deliveries acknowledged by the sink
-  std::uint64_t events_delivered = 0;  // log events those deliveries covered
-  std::uint64_t failures = 0;          // delivery attempts that failed
-};
 
 struct ConsumerServiceOptions {
   std::string owner;  // this process's lease owner name; must be unique among live services

@@ -121,7 +121,8 @@ class ConsumerService::Impl {
   // stored position and record on a new grant. nullopt: the lane holds its lease; else what the
   // step ends with.
   std::optional<StepOutcome> KeepLease(Entry& e, Lane& lane);
-  // Commits `position` and the lane's record under its lease; kFenced drops the lease.
+  // Commits `position` and the lane's record under its lease and publishes the position; the
+  // caller publishes the rest of the lane's progress together. kFenced drops the lease.
   Status Commit(Entry& e, Lane& lane, Cursor position);
   // Releases every lease the lanes hold; once the workers are gone.
   void ReleaseLeasesLocked();

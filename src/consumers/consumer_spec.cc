@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 
-#include "net/http_client.h"
+#include "net/http_url.h"
 
 namespace agentstream::consumers {
 

@@ -64,6 +64,7 @@ std::optional<ConsumerService::Impl::StepOutcome> ConsumerService::Impl::ResumeI
   }
   log::Info("consumer.resumed", {{"consumer", e.spec.id.str()}, {"session", lane.session.str()}});
   std::lock_guard lock(mu_);
+  lane.progress.parked = false;
   lane.progress.attempts = 0;
   lane.progress.last_error.clear();
   return std::nullopt;
@@ -212,6 +213,7 @@ ConsumerService::Impl::StepOutcome ConsumerService::Impl::Fail(Entry& e, Lane& l
                                   {"error", error}});
   }
   const std::int64_t delay = parked ? 0 : Backoff(e.spec.retry, lane.attempts);
+  // One critical section, so a reader never sees the lane parked with its last failure uncounted.
   std::lock_guard lock(mu_);
   ++e.failures;
   lane.progress.last_error = error;

@@ -72,7 +72,6 @@ Status ConsumerService::Impl::Commit(Entry& e, Lane& lane, Cursor position) {
     lane.position = position;
     std::lock_guard lock(mu_);
     lane.progress.position = position;
-    lane.progress.parked = lane.record.parked;
   } else if (s.code() == ErrorCode::kFenced) {
     // Another holder took over: stop delivering this session until a new lease is granted.
     log::Info("consumer.fenced", {{"consumer", e.spec.id.str()},
