@@ -17,7 +17,6 @@
 #include "core/event.h"
 #include "core/status.h"
 #include "jsonrpc/json_rpc.h"
-#include "process/line_framer.h"
 
 namespace agentstream::acp_server {
 

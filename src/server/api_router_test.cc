@@ -1,8 +1,11 @@
 // The routes of ApiRouter (api_router.cc) over real sockets: agents, messages (idempotent by
 // clientMessageId; queue, interrupt and steer while a turn runs), timeline pages, the catch-up
 // reads of the events endpoint, /healthz, /metrics, unknown routes and error bodies.
+#include <boost/json/parse.hpp>
 #include <set>
 
+#include "core/utf8.h"
+#include "server/api_router.h"
 #include "server/testing/http_fixtures.h"
 
 namespace agentstream::server::testing {
@@ -160,6 +163,21 @@ TEST_F(HttpTest, ErrorBodiesAreValidUtf8WhateverThePathHolds) {
       HttpCall(port_, "GET", "/v1/agents", "", {{"Origin", "http://\"x\xfe"}});
   EXPECT_EQ(origin.status, 403);
   EXPECT_TRUE(ParseOrNull(origin.body).is_object()) << origin.body;
+}
+
+TEST(ApiRouterErrors, BodiesAreValidUtf8) {
+  const HttpResponse not_found =
+      ErrorResponse(Error(ErrorCode::kNotFound, std::string("no session \xff\xfe")));
+  EXPECT_TRUE(IsValidUtf8(not_found.body)) << not_found.body;
+  EXPECT_NE(not_found.body.find("\xef\xbf\xbd"), std::string::npos);  // U+FFFD
+  const HttpResponse forbidden =
+      CodedErrorResponse(403, "forbidden", "origin \"\xc3\x28\\ is not allowed");
+  EXPECT_EQ(forbidden.status, 403);
+  EXPECT_TRUE(IsValidUtf8(forbidden.body)) << forbidden.body;
+  boost::system::error_code ec;
+  const boost::json::value parsed = boost::json::parse(forbidden.body, ec);
+  ASSERT_FALSE(ec) << forbidden.body;
+  EXPECT_EQ(parsed.at("error").at("code"), "forbidden");
 }
 
 }  // namespace

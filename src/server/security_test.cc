@@ -2,13 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <boost/json/parse.hpp>
-
-#include "core/utf8.h"
-#include "server/address_limiter.h"
-#include "server/api_router.h"
-#include "server/http_types.h"
-
 namespace agentstream::server {
 namespace {
 
@@ -110,74 +103,6 @@ TEST(SecurityTest, OnlyThisDaemonsNamesAreAllowedAsHost) {
   EXPECT_TRUE(HostAllowed(options, "10.0.0.11:7600"));
   EXPECT_TRUE(HostAllowed(options, "[2001:db8::1]:7600"));
   EXPECT_FALSE(HostAllowed(options, "evil.example.com:7600"));
-}
-
-TEST(AddressLimiterTest, BoundsThePlacesOfEachAddress) {
-  AddressLimiter limiter(2);
-  AddressSlot a1, a2, a3, b1;
-  EXPECT_TRUE(a1.Acquire(limiter, "10.0.0.1"));
-  EXPECT_TRUE(a1.Acquire(limiter, "10.0.0.1"));  // held already: no second place
-  EXPECT_TRUE(a2.Acquire(limiter, "10.0.0.1"));
-  EXPECT_FALSE(a3.Acquire(limiter, "10.0.0.1"));
-  EXPECT_TRUE(b1.Acquire(limiter, "10.0.0.2"));  // another address is not affected
-  EXPECT_EQ(limiter.held("10.0.0.1"), 2u);
-  a1.Release();
-  EXPECT_TRUE(a3.Acquire(limiter, "10.0.0.1"));
-  {
-    AddressSlot moved = std::move(a3);
-    EXPECT_FALSE(a3.held());
-    EXPECT_EQ(limiter.held("10.0.0.1"), 2u);
-  }
-  EXPECT_EQ(limiter.held("10.0.0.1"), 1u);
-}
-
-TEST(HttpTypesTest, FramingOtherThanChunkedIsRefused) {
-  EXPECT_EQ(CheckFraming(std::nullopt, 11), std::nullopt);
-  EXPECT_EQ(CheckFraming("chunked", 11), std::nullopt);
-  EXPECT_EQ(CheckFraming(" Chunked ", 11), std::nullopt);
-  EXPECT_EQ(CheckFraming("xchunked", 11)->status, 400);  // an unknown coding: length unknown
-  EXPECT_EQ(CheckFraming("chunked, gzip", 11)->status, 400);
-  EXPECT_EQ(CheckFraming("", 11)->status, 400);
-  EXPECT_EQ(CheckFraming("chunked, chunked", 11)->status, 400);
-  EXPECT_EQ(CheckFraming("gzip, chunked", 11)->status, 501);
-  EXPECT_EQ(CheckFraming("chunked", 10)->status, 400);
-}
-
-TEST(HttpTypesTest, ErrorBodiesAreValidUtf8) {
-  const HttpResponse not_found =
-      ErrorResponse(Error(ErrorCode::kNotFound, std::string("no session \xff\xfe")));
-  EXPECT_TRUE(IsValidUtf8(not_found.body)) << not_found.body;
-  EXPECT_NE(not_found.body.find("\xef\xbf\xbd"), std::string::npos);  // U+FFFD
-  const HttpResponse forbidden =
-      CodedErrorResponse(403, "forbidden", "origin \"\xc3\x28\\ is not allowed");
-  EXPECT_EQ(forbidden.status, 403);
-  EXPECT_TRUE(IsValidUtf8(forbidden.body)) << forbidden.body;
-  boost::system::error_code ec;
-  const boost::json::value parsed = boost::json::parse(forbidden.body, ec);
-  ASSERT_FALSE(ec) << forbidden.body;
-  EXPECT_EQ(parsed.at("error").at("code"), "forbidden");
-}
-
-TEST(HttpTypesTest, ParsesTargets) {
-  std::string path;
-  std::map<std::string, std::string> query;
-  ASSERT_TRUE(ParseTarget("/v1/agents/a%20b/events?offset=1%3A2&live=sse&x", &path, &query));
-  EXPECT_EQ(path, "/v1/agents/a b/events");
-  EXPECT_EQ(query.at("offset"), "1:2");
-  EXPECT_EQ(query.at("live"), "sse");
-  EXPECT_EQ(query.at("x"), "");
-  EXPECT_FALSE(ParseTarget("/bad%2", &path, &query));
-  EXPECT_FALSE(ParseTarget("/nul%00", &path, &query));
-  EXPECT_FALSE(ParseTarget("relative", &path, &query));
-  // Decoded control characters would end a header that echoes the path (Location, ETag).
-  EXPECT_FALSE(ParseTarget("/v1/stream/a%0d%0aSet-Cookie:%20x=1", &path, &query));
-  EXPECT_FALSE(ParseTarget("/a%7f", &path, &query));
-  EXPECT_FALSE(ParseTarget("/a%09b", &path, &query));
-  EXPECT_TRUE(ParseTarget("/a?x=%0a", &path, &query));  // a query value may hold one
-  EXPECT_TRUE(IsSafeHeaderValue("http://127.0.0.1:7600/v1/stream/a b"));
-  EXPECT_FALSE(IsSafeHeaderValue("a\r\nSet-Cookie: x"));
-  EXPECT_FALSE(IsSafeHeaderValue(std::string_view("a\0b", 3)));
-  EXPECT_EQ(PathSegments("/v1//agents/x/"), (std::vector<std::string>{"v1", "agents", "x"}));
 }
 
 }  // namespace

@@ -82,18 +82,18 @@ void WsApp::SendJson(const json::object& msg) {
   out_.Send("", std::move(text), "");
 }
 
-void WsApp::SendError(const std::string& id, const Status& status) {
-  json::object msg = api::ErrorToJson(status);
-  msg["type"] = "error";
-  if (!id.empty()) msg["id"] = id;
+void WsApp::SendReply(const std::string& id, json::object msg) {
+  if (!id.empty()) msg["id"] = id;  // a request without one gets a reply without one
   SendJson(msg);
 }
 
-void WsApp::SendOk(const std::string& id) {
-  json::object msg{{"type", "ok"}};
-  if (!id.empty()) msg["id"] = id;
-  SendJson(msg);
+void WsApp::SendError(const std::string& id, const Status& status) {
+  json::object msg = api::ErrorToJson(status);
+  msg["type"] = "error";
+  SendReply(id, std::move(msg));
 }
+
+void WsApp::SendOk(const std::string& id) { SendReply(id, json::object{{"type", "ok"}}); }
 
 template <class T>
 std::function<void(Result<T>)> WsApp::OnStrand(std::function<void(WsApp&, Result<T>)> fn) {
@@ -119,10 +119,10 @@ std::function<void(Status)> WsApp::OkOnStrand(std::string id) {
 }
 
 std::function<void(Result<api::AgentSnapshot>)> WsApp::AgentOnStrand(std::string id) {
-  return OnStrand<api::AgentSnapshot>([id](WsApp& self, Result<api::AgentSnapshot> r) {
+  return OnStrand<api::AgentSnapshot>([id = std::move(id)](WsApp& self,
+                                                           Result<api::AgentSnapshot> r) {
     if (!r.ok()) return self.SendError(id, r.status());
-    self.SendJson(
-        json::object{{"type", "agent"}, {"id", id}, {"agent", api::AgentSnapshotToJson(*r)}});
+    self.SendReply(id, json::object{{"type", "agent"}, {"agent", api::AgentSnapshotToJson(*r)}});
   });
 }
 
@@ -178,8 +178,7 @@ void WsApp::Hello(const json::object&, const std::string& id) {
                    {"version", "0.1.0"},
                    {"features", std::move(features)},
                    {"limits", std::move(limits)}};
-  if (!id.empty()) msg["id"] = id;
-  SendJson(msg);
+  SendReply(id, std::move(msg));
 }
 
 void WsApp::AgentsList(const json::object& msg, const std::string& id) {
@@ -191,7 +190,7 @@ void WsApp::AgentsList(const json::object& msg, const std::string& id) {
                      if (!r.ok()) return self.SendError(id, r.status());
                      json::array list;
                      for (const auto& s : *r) list.push_back(api::AgentSnapshotToJson(s));
-                     self.SendJson(json::object{{"type", "agents"}, {"id", id}, {"agents", list}});
+                     self.SendReply(id, json::object{{"type", "agents"}, {"agents", list}});
                    }));
 }
 
@@ -226,9 +225,8 @@ void WsApp::SendPrompt(const json::object& msg, const std::string& id) {
         if (!r.ok()) return self.SendError(id, r.status());
         json::object reply = api::SendReplyToJson(*r);
         reply["type"] = "send.reply";
-        reply["id"] = id;
         reply["agent"] = agent.str();
-        self.SendJson(reply);
+        self.SendReply(id, std::move(reply));
       }));
 }
 
@@ -285,8 +283,9 @@ void WsApp::TimelineFetch(const json::object& msg, const std::string& id) {
   if (!request.ok()) return SendError(id, request.status());
   auto page = timeline_.Page(*agent, *request);
   if (!page.ok()) return SendError(id, page.status());
-  SendJson(json::object{
-      {"type", "timeline"}, {"id", id}, {"agent", agent->str()}, {"page", api::PageToJson(*page)}});
+  SendReply(id,
+            json::object{
+                {"type", "timeline"}, {"agent", agent->str()}, {"page", api::PageToJson(*page)}});
 }
 
 void WsApp::Search(const json::object& msg, const std::string& id) {
@@ -305,8 +304,7 @@ void WsApp::Search(const json::object& msg, const std::string& id) {
   if (!found.ok()) return SendError(id, found.status());
   json::object reply = SearchResultToJson(*found);
   reply["type"] = "search";
-  reply["id"] = id;
-  SendJson(reply);
+  SendReply(id, std::move(reply));
 }
 
 void WsApp::Heartbeat(const json::object& msg, const std::string& id) {

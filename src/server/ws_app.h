@@ -81,6 +81,8 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   using Handler = void (WsApp::*)(const boost::json::object& msg, const std::string& id);
 
   void SendJson(const boost::json::object& msg);
+  // `msg` with the request's `id` (when it had one): every reply to a request goes through here.
+  void SendReply(const std::string& id, boost::json::object msg);
   void SendError(const std::string& id, const Status& status);
   void SendOk(const std::string& id);
   template <class T>

@@ -35,8 +35,7 @@ void WsApp::Subscribe(const json::object& msg, const std::string& id) {
     return SendError(id, Error(ErrorCode::kResourceExhausted, "too many subscriptions"));
   json::object reply{
       {"type", "subscribed"}, {"agent", agent.str()}, {"cursor", FormatCursor(after)}};
-  if (!id.empty()) reply["id"] = id;
-  SendJson(reply);
+  SendReply(id, std::move(reply));
   Follow(agent, after);
 }
 

@@ -1,6 +1,6 @@
-// The WebSocket app protocol over real sockets: hello, subscribe with and without a resume
-// cursor, identical sequences on two clients, epoch reset, control notices; and the slow-client
-// bound on a fake transport.
+// The WebSocket app protocol over real sockets: hello, the replies' ids, subscribe with and
+// without a resume cursor, identical sequences on two clients, epoch reset, control notices; and
+// the slow-client bound on a fake transport.
 #include "server/testing/recording_ws_output.h"
 #include "server/testing/server_test_fixture.h"
 #include "server/ws_app.h"
@@ -58,6 +58,23 @@ TEST_F(WsTest, HelloAnnouncesFeaturesAndLimits) {
   json::value bad = Request(ws, R"({"type":"fly","id":"x"})");
   EXPECT_EQ(bad.at("type"), "error");
   EXPECT_EQ(bad.at("error").at("code"), "invalid_argument");
+}
+
+TEST_F(WsTest, RepliesEchoTheRequestsIdAndNoneWithoutOne) {
+  WsClient ws;
+  ASSERT_EQ(ws.Connect(port_), 101);
+  json::value with = Request(ws, R"({"type":"agents.list","id":"l1"})");
+  EXPECT_EQ(with.at("type"), "agents");
+  // Without an id, each kind of reply carries none (the list, a search, an error).
+  for (const char* request :
+       {R"({"type":"agents.list"})", R"({"type":"search","q":"x"})", R"({"type":"fly"})"}) {
+    ASSERT_TRUE(ws.Send(request));
+    auto text = ws.Read();
+    ASSERT_TRUE(text.has_value()) << request;
+    const json::value reply = ParseOrNull(*text);
+    ASSERT_TRUE(reply.is_object()) << *text;
+    EXPECT_FALSE(reply.as_object().contains("id")) << request << " -> " << *text;
+  }
 }
 
 TEST_F(WsTest, TwoSubscribersReceiveIdenticalSequencesAndNotices) {

@@ -74,6 +74,52 @@ std::optional<StreamResponse> ApplyAcks(
   return std::nullopt;
 }
 
+// The configuration of a subscription create's body into `s`; the refusal, if any.
+std::optional<StreamResponse> ReadSpec(const json::object& o, Subscription& s) {
+  s.type = StrField(o, "type");
+  if (s.type != "webhook" && s.type != "pull-wake")
+    return Err(400, "INVALID_REQUEST", R"(type must be "webhook" or "pull-wake")");
+  s.pattern = Trim(StrField(o, "pattern"));
+  if (const json::value* streams = o.if_contains("streams"); streams && streams->is_array()) {
+    for (const json::value& v : streams->as_array()) {
+      if (!v.is_string()) return Err(400, "INVALID_REQUEST", "streams must contain only strings");
+      s.explicit_streams.push_back(Trim(v.as_string()));
+    }
+  }
+  if (s.pattern.empty() && s.explicit_streams.empty())
+    return Err(400, "INVALID_REQUEST", "At least one of pattern or streams is required");
+  if (const json::value* lease = o.if_contains("lease_ttl_ms")) {
+    if (!lease->is_int64() || lease->as_int64() < kMinLeaseMs || lease->as_int64() > kMaxLeaseMs)
+      return Err(400, "INVALID_REQUEST", "lease_ttl_ms must be an integer from 1000 to 600000");
+    s.lease_ttl_ms = lease->as_int64();
+  }
+  if (s.type == "webhook") {
+    const json::value* hook = o.if_contains("webhook");
+    if (hook != nullptr && hook->is_object()) s.webhook_url = StrField(hook->as_object(), "url");
+    if (s.webhook_url.empty())
+      return Err(400, "INVALID_REQUEST", "webhook subscriptions require webhook.url");
+  }
+  s.wake_stream = Trim(StrField(o, "wake_stream"));
+  if (s.type == "pull-wake" && s.wake_stream.empty())
+    return Err(400, "INVALID_REQUEST", "pull-wake subscriptions require wake_stream");
+  s.description = StrField(o, "description");
+  return std::nullopt;
+}
+
+std::vector<std::string> Distinct(std::vector<std::string> list) {
+  std::sort(list.begin(), list.end());
+  list.erase(std::unique(list.begin(), list.end()), list.end());
+  return list;
+}
+
+// Whether a create of `b` repeats the configuration of the existing `a` (idempotent).
+bool SameSpec(const Subscription& a, const Subscription& b) {
+  return a.type == b.type && a.pattern == b.pattern &&
+         Distinct(a.explicit_streams) == Distinct(b.explicit_streams) &&
+         a.webhook_url == b.webhook_url && a.wake_stream == b.wake_stream &&
+         a.lease_ttl_ms == b.lease_ttl_ms && a.description == b.description;
+}
+
 }  // namespace
 
 std::string SubscriptionManager::Serialize(const Subscription& s) const {
@@ -159,23 +205,7 @@ StreamResponse SubscriptionManager::HandleOne(const StreamRequest& req, const st
   }
   if (!slot.sub) return not_found();
   Subscription& s = *slot.sub;
-  if (action == "streams" && req.method == "POST") {
-    const json::object* o = Object(body);
-    const json::value* streams = o != nullptr ? o->if_contains("streams") : nullptr;
-    if (streams == nullptr || !streams->is_array() || streams->as_array().empty())
-      return Err(400, "INVALID_REQUEST", "streams must be a non-empty string array");
-    for (const json::value& v : streams->as_array())
-      if (!v.is_string() || v.as_string().empty())
-        return Err(400, "INVALID_REQUEST", "streams must be a non-empty string array");
-    for (const json::value& v : streams->as_array()) {
-      if (s.streams.size() >= limits_.max_streams_per_subscription) break;
-      const std::string stream = Trim(v.as_string());
-      SubscriptionLink& link = s.streams[stream];
-      link.types.insert("explicit");
-      if (link.acked.empty()) link.acked = tails.Get(stream);
-    }
-    return StreamResponse{204, {}, ""};
-  }
+  if (action == "streams" && req.method == "POST") return AddStreams(s, body, tails);
   if (action.rfind("streams/", 0) == 0 && req.method == "DELETE") {
     const std::string stream = Trim(action.substr(8));
     auto link = s.streams.find(stream);
@@ -186,34 +216,58 @@ StreamResponse SubscriptionManager::HandleOne(const StreamRequest& req, const st
     return StreamResponse{204, {}, ""};
   }
   if (action == "claim" && req.method == "POST") return Claim(body, slot, tails, actions);
+  if ((action == "callback" || action == "ack" || action == "release") && req.method == "POST")
+    return Acknowledge(req, action, body, slot, tails, actions);
+  return Err(405, "INVALID_REQUEST", "Method not allowed");
+}
+
+StreamResponse SubscriptionManager::AddStreams(Subscription& s, const json::value& body,
+                                               TailView& tails) {
+  const json::object* o = Object(body);
+  const json::value* streams = o != nullptr ? o->if_contains("streams") : nullptr;
+  if (streams == nullptr || !streams->is_array() || streams->as_array().empty())
+    return Err(400, "INVALID_REQUEST", "streams must be a non-empty string array");
+  for (const json::value& v : streams->as_array())
+    if (!v.is_string() || v.as_string().empty())
+      return Err(400, "INVALID_REQUEST", "streams must be a non-empty string array");
+  for (const json::value& v : streams->as_array()) {
+    if (s.streams.size() >= limits_.max_streams_per_subscription) break;
+    const std::string stream = Trim(v.as_string());
+    SubscriptionLink& link = s.streams[stream];
+    link.types.insert("explicit");
+    if (link.acked.empty()) link.acked = tails.Get(stream);
+  }
+  return StreamResponse{204, {}, ""};
+}
+
+// A callback (either type), an ack or a release (pull-wake): each carries the wake's token.
+StreamResponse SubscriptionManager::Acknowledge(const StreamRequest& req, const std::string& action,
+                                                const json::value& body, Slot& slot,
+                                                TailView& tails, Actions* actions) {
+  Subscription& s = *slot.sub;
   const std::string auth = req.Header("authorization").value_or("");
   const std::string token = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : "";
-  const bool callback = action == "callback", ack = action == "ack", release = action == "release";
-  if ((callback || ack || release) && req.method == "POST") {
-    if (token.empty())
-      return Err(401, "TOKEN_INVALID", "Missing or malformed Authorization header");
-    if (!callback && s.type != "pull-wake")
-      return Err(400, "INVALID_REQUEST", "Subscription is not pull-wake");
-    if (auto fenced = CheckToken(s, token, req.body, slot.now_ms)) return *fenced;
-    if (release) {
-      ClearWake(s);
-      NextWakeIfPending(s, tails, slot.now_ms, actions);
-      return StreamResponse{204, {}, ""};
-    }
-    if (auto error = ApplyAcks(
-            s, body, [&](const std::string& p) -> const std::string& { return tails.Get(p); }))
-      return *error;
-    s.lease_expires_ms = slot.now_ms + s.lease_ttl_ms;
-    bool next = false;
-    const json::object* o = Object(body);
-    const json::value* done = o != nullptr ? o->if_contains("done") : nullptr;
-    if (done != nullptr && done->is_bool() && done->as_bool()) {
-      ClearWake(s);
-      next = NextWakeIfPending(s, tails, slot.now_ms, actions);
-    }
-    return Json(200, json::serialize(json::object{{"ok", true}, {"next_wake", next}}));
+  if (token.empty()) return Err(401, "TOKEN_INVALID", "Missing or malformed Authorization header");
+  if (action != "callback" && s.type != "pull-wake")
+    return Err(400, "INVALID_REQUEST", "Subscription is not pull-wake");
+  if (auto fenced = CheckToken(s, token, req.body, slot.now_ms)) return *fenced;
+  if (action == "release") {
+    ClearWake(s);
+    NextWakeIfPending(s, tails, slot.now_ms, actions);
+    return StreamResponse{204, {}, ""};
   }
-  return Err(405, "INVALID_REQUEST", "Method not allowed");
+  if (auto error = ApplyAcks(
+          s, body, [&](const std::string& p) -> const std::string& { return tails.Get(p); }))
+    return *error;
+  s.lease_expires_ms = slot.now_ms + s.lease_ttl_ms;
+  bool next = false;
+  const json::object* o = Object(body);
+  const json::value* done = o != nullptr ? o->if_contains("done") : nullptr;
+  if (done != nullptr && done->is_bool() && done->as_bool()) {
+    ClearWake(s);
+    next = NextWakeIfPending(s, tails, slot.now_ms, actions);
+  }
+  return Json(200, json::serialize(json::object{{"ok", true}, {"next_wake", next}}));
 }
 
 StreamResponse SubscriptionManager::Create(const json::value& body, const std::string& base_url,
@@ -222,47 +276,12 @@ StreamResponse SubscriptionManager::Create(const json::value& body, const std::s
   if (o == nullptr) return Err(400, "INVALID_REQUEST", "Request body must be a JSON object");
   Subscription s;
   s.id = id;
-  s.type = StrField(*o, "type");
-  if (s.type != "webhook" && s.type != "pull-wake")
-    return Err(400, "INVALID_REQUEST", R"(type must be "webhook" or "pull-wake")");
-  s.pattern = Trim(StrField(*o, "pattern"));
-  if (const json::value* streams = o->if_contains("streams"); streams && streams->is_array()) {
-    for (const json::value& v : streams->as_array()) {
-      if (!v.is_string()) return Err(400, "INVALID_REQUEST", "streams must contain only strings");
-      s.explicit_streams.push_back(Trim(v.as_string()));
-    }
-  }
-  if (s.pattern.empty() && s.explicit_streams.empty())
-    return Err(400, "INVALID_REQUEST", "At least one of pattern or streams is required");
-  if (const json::value* lease = o->if_contains("lease_ttl_ms")) {
-    if (!lease->is_int64() || lease->as_int64() < kMinLeaseMs || lease->as_int64() > kMaxLeaseMs)
-      return Err(400, "INVALID_REQUEST", "lease_ttl_ms must be an integer from 1000 to 600000");
-    s.lease_ttl_ms = lease->as_int64();
-  }
-  if (s.type == "webhook") {
-    const json::value* hook = o->if_contains("webhook");
-    if (hook != nullptr && hook->is_object()) s.webhook_url = StrField(hook->as_object(), "url");
-    if (s.webhook_url.empty())
-      return Err(400, "INVALID_REQUEST", "webhook subscriptions require webhook.url");
-  }
-  s.wake_stream = Trim(StrField(*o, "wake_stream"));
-  if (s.type == "pull-wake" && s.wake_stream.empty())
-    return Err(400, "INVALID_REQUEST", "pull-wake subscriptions require wake_stream");
-  s.description = StrField(*o, "description");
-  std::vector<std::string> sorted = s.explicit_streams;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  if (auto refused = ReadSpec(*o, s)) return *refused;
   if (slot.sub) {
-    const Subscription& e = *slot.sub;
-    std::vector<std::string> existing = e.explicit_streams;
-    std::sort(existing.begin(), existing.end());
-    existing.erase(std::unique(existing.begin(), existing.end()), existing.end());
-    if (e.type != s.type || e.pattern != s.pattern || existing != sorted ||
-        e.webhook_url != s.webhook_url || e.wake_stream != s.wake_stream ||
-        e.lease_ttl_ms != s.lease_ttl_ms || e.description != s.description)
+    if (!SameSpec(*slot.sub, s))
       return Err(409, "SUBSCRIPTION_ALREADY_EXISTS",
                  "Subscription already exists with different configuration");
-    return Json(200, Serialize(e));
+    return Json(200, Serialize(*slot.sub));
   }
   if (s.type == "webhook") {
     if (auto reason = RejectWebhookUrl(s.webhook_url))
@@ -272,18 +291,7 @@ StreamResponse SubscriptionManager::Create(const json::value& body, const std::s
     return Err(503, "INVALID_REQUEST", "Too many subscriptions");
   s.base_url = base_url;
   s.created_at = Iso8601(slot.now_ms);
-  std::vector<std::string> followed = s.explicit_streams;
-  if (!s.pattern.empty()) {
-    // Only streams under the pattern's literal leading segments can match it.
-    const std::size_t wild = s.pattern.find('*');
-    std::string prefix = s.pattern.substr(0, wild);
-    if (wild != std::string::npos) prefix = prefix.substr(0, prefix.rfind('/') + 1);
-    for (const std::string& path : store_.Paths(std::string(kStreamRoot) + prefix)) {
-      if (path.rfind(kStreamRoot, 0) != 0 || path.rfind(kControlRoot, 0) == 0) continue;
-      const std::string relative = path.substr(kStreamRoot.size());
-      if (GlobMatch(s.pattern, relative)) followed.push_back(relative);
-    }
-  }
+  const std::vector<std::string> followed = Followed(s);
   tails.Prefetch(followed);
   for (std::size_t i = 0; i < followed.size(); ++i) {
     SubscriptionLink& link = s.streams[followed[i]];
@@ -293,6 +301,22 @@ StreamResponse SubscriptionManager::Create(const json::value& body, const std::s
   const std::string serialized = Serialize(s);
   slot.sub = std::move(s);
   return Json(201, serialized);
+}
+
+// The explicit streams of `s`, then the existing streams its pattern matches.
+std::vector<std::string> SubscriptionManager::Followed(const Subscription& s) const {
+  std::vector<std::string> followed = s.explicit_streams;
+  if (s.pattern.empty()) return followed;
+  // Only streams under the pattern's literal leading segments can match it.
+  const std::size_t wild = s.pattern.find('*');
+  std::string prefix = s.pattern.substr(0, wild);
+  if (wild != std::string::npos) prefix = prefix.substr(0, prefix.rfind('/') + 1);
+  for (const std::string& path : store_.Paths(std::string(kStreamRoot) + prefix)) {
+    if (path.rfind(kStreamRoot, 0) != 0 || path.rfind(kControlRoot, 0) == 0) continue;
+    const std::string relative = path.substr(kStreamRoot.size());
+    if (GlobMatch(s.pattern, relative)) followed.push_back(relative);
+  }
+  return followed;
 }
 
 StreamResponse SubscriptionManager::Claim(const json::value& body, Slot& slot, TailView& tails,

@@ -80,8 +80,13 @@ class SubscriptionManager {
                            const std::string& id, const std::string& action,
                            const boost::json::value& body, Slot& slot, TailView& tails,
                            Actions* actions);
+  StreamResponse AddStreams(Subscription& s, const boost::json::value& body, TailView& tails);
+  StreamResponse Acknowledge(const StreamRequest& req, const std::string& action,
+                             const boost::json::value& body, Slot& slot, TailView& tails,
+                             Actions* actions);
   StreamResponse Create(const boost::json::value& body, const std::string& base_url,
                         const std::string& id, Slot& slot, TailView& tails);
+  std::vector<std::string> Followed(const Subscription& s) const;
   StreamResponse Claim(const boost::json::value& body, Slot& slot, TailView& tails,
                        Actions* actions);
   std::string Serialize(const Subscription& s) const;

@@ -1,0 +1,47 @@
+#include "server/http_types.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace agentstream::server {
+namespace {
+
+TEST(HttpTypesTest, FramingOtherThanChunkedIsRefused) {
+  EXPECT_EQ(CheckFraming(std::nullopt, 11), std::nullopt);
+  EXPECT_EQ(CheckFraming("chunked", 11), std::nullopt);
+  EXPECT_EQ(CheckFraming(" Chunked ", 11), std::nullopt);
+  EXPECT_EQ(CheckFraming("xchunked", 11)->status, 400);  // an unknown coding: length unknown
+  EXPECT_EQ(CheckFraming("chunked, gzip", 11)->status, 400);
+  EXPECT_EQ(CheckFraming("", 11)->status, 400);
+  EXPECT_EQ(CheckFraming("chunked, chunked", 11)->status, 400);
+  EXPECT_EQ(CheckFraming("gzip, chunked", 11)->status, 501);
+  EXPECT_EQ(CheckFraming("chunked", 10)->status, 400);
+}
+
+TEST(HttpTypesTest, ParsesTargets) {
+  std::string path;
+  std::map<std::string, std::string> query;
+  ASSERT_TRUE(ParseTarget("/v1/agents/a%20b/events?offset=1%3A2&live=sse&x", &path, &query));
+  EXPECT_EQ(path, "/v1/agents/a b/events");
+  EXPECT_EQ(query.at("offset"), "1:2");
+  EXPECT_EQ(query.at("live"), "sse");
+  EXPECT_EQ(query.at("x"), "");
+  EXPECT_FALSE(ParseTarget("/bad%2", &path, &query));
+  EXPECT_FALSE(ParseTarget("/nul%00", &path, &query));
+  EXPECT_FALSE(ParseTarget("relative", &path, &query));
+  // Decoded control characters would end a header that echoes the path (Location, ETag).
+  EXPECT_FALSE(ParseTarget("/v1/stream/a%0d%0aSet-Cookie:%20x=1", &path, &query));
+  EXPECT_FALSE(ParseTarget("/a%7f", &path, &query));
+  EXPECT_FALSE(ParseTarget("/a%09b", &path, &query));
+  EXPECT_TRUE(ParseTarget("/a?x=%0a", &path, &query));  // a query value may hold one
+  EXPECT_TRUE(IsSafeHeaderValue("http://127.0.0.1:7600/v1/stream/a b"));
+  EXPECT_FALSE(IsSafeHeaderValue("a\r\nSet-Cookie: x"));
+  EXPECT_FALSE(IsSafeHeaderValue(std::string_view("a\0b", 3)));
+  EXPECT_EQ(PathSegments("/v1//agents/x/"), (std::vector<std::string>{"v1", "agents", "x"}));
+}
+
+}  // namespace
+}  // namespace agentstream::server
