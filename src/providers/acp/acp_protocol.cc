@@ -1,5 +1,6 @@
 #include "providers/acp/acp_protocol.h"
 
+#include <array>
 #include <filesystem>
 
 #include "providers/wire_fields.h"
@@ -102,9 +103,11 @@ std::string ContentText(const json::value& block) {
 }
 
 std::optional<std::string> ChooseOption(const std::vector<AcpOption>& options, bool allow) {
-  for (const char* kind : allow
-                              ? std::initializer_list<const char*>{"allow_once", "allow_always"}
-                              : std::initializer_list<const char*>{"reject_once", "reject_always"})
+  // Named arrays: a conditional over two braced lists would copy a list whose array ends with the
+  // full-expression, before the loop reads it.
+  static constexpr std::array<const char*, 2> kAllow = {"allow_once", "allow_always"};
+  static constexpr std::array<const char*, 2> kReject = {"reject_once", "reject_always"};
+  for (const char* kind : allow ? kAllow : kReject)
     for (const AcpOption& o : options)
       if (o.kind == kind) return o.id;
   return std::nullopt;
