@@ -5,9 +5,7 @@
 // testing::MemoryLogPeer (store/testing/memory_log_peer.h).
 #pragma once
 
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 

@@ -3,12 +3,12 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 
 #include "pg/pg.h"
+#include "pg/testing/scratch_schema.h"
 #include "store/log_state.h"
 #include "store/memory_log.h"
 #include "store/postgres/postgres_log.h"
@@ -131,17 +131,13 @@ class SqliteBackend final : public Backend {
 // a fresh schema of its own, dropped at the end.
 class PostgresBackend final : public Backend {
  public:
-  PostgresBackend(std::string conninfo, std::size_t search_slices)
-      : conninfo_(std::move(conninfo)), search_slices_(search_slices) {
-    static std::atomic<int> counter{0};
-    schema_ = "t" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  PostgresBackend(std::string conninfo, std::size_t search_slices) : search_slices_(search_slices) {
+    auto scratch = pg::testing::ScratchSchema::Create(std::move(conninfo), "t");
+    if (!scratch.ok()) throw std::runtime_error(scratch.status().ToString());
+    scratch_ = std::move(scratch).value();
     Open();
   }
-  ~PostgresBackend() override {
-    log_.reset();
-    auto admin = pg::Conn::Open(conninfo_);
-    if (admin.ok()) (void)admin->ExecScript("DROP SCHEMA IF EXISTS " + schema_ + " CASCADE");
-  }
+  ~PostgresBackend() override { log_.reset(); }
   EventLog& log() override { return *log_; }
   void Reopen() override {
     log_.reset();
@@ -151,9 +147,9 @@ class PostgresBackend final : public Backend {
   void FailSyncs(bool) override {}
   // Rewrites the record batch that holds record.seq with `record` in place of the stored one.
   void InjectRaw(const EventRecord& record, std::optional<std::uint64_t> checksum) override {
-    auto conn = pg::Conn::Open(conninfo_);
+    auto conn = pg::Conn::Open(scratch_->conninfo());
     if (!conn.ok()) throw std::runtime_error(conn.status().ToString());
-    Check(conn->ExecScript("SET search_path TO " + schema_));
+    Check(conn->ExecScript("SET search_path TO " + scratch_->name()));
     auto found = conn->Exec(
         "SELECT e.session, e.epoch, e.first_seq, e.last_seq, e.format, e.data FROM events e "
         "JOIN sessions s ON s.key = e.session WHERE s.id = $1 AND e.epoch = $2 AND "
@@ -178,24 +174,18 @@ class PostgresBackend final : public Backend {
   }
   void Open() {
     PostgresLogOptions options;
-    options.conninfo = conninfo_;
-    options.schema = schema_;
+    options.conninfo = scratch_->conninfo();
+    options.schema = scratch_->name();
     options.search_slices = search_slices_;
     auto opened = OpenPostgresEventLog(options);
     if (!opened.ok()) throw std::runtime_error(opened.status().ToString());
     log_ = std::move(opened).value();
   }
 
-  const std::string conninfo_;
   const std::size_t search_slices_;
-  std::string schema_;
+  std::unique_ptr<pg::testing::ScratchSchema> scratch_;  // dropped after the log closes
   std::unique_ptr<EventLog> log_;
 };
-
-const char* PostgresConninfo() {
-  const char* conninfo = std::getenv("AGENTSTREAM_TEST_PG");
-  return conninfo != nullptr && *conninfo != '\0' ? conninfo : nullptr;
-}
 
 }  // namespace
 
@@ -211,8 +201,9 @@ std::unique_ptr<Backend> MakeBackend(const std::string& name, std::size_t search
   if (name == "sqlite") return std::make_unique<SqliteBackend>(true, search_slices);
   if (name == "sqlite_serial") return std::make_unique<SqliteBackend>(false, search_slices);
   if (name == "postgres") {
-    if (PostgresConninfo() == nullptr) return nullptr;
-    return std::make_unique<PostgresBackend>(PostgresConninfo(), search_slices);
+    const std::optional<std::string> server = pg::testing::ScratchSchema::Server();
+    if (!server) return nullptr;
+    return std::make_unique<PostgresBackend>(*server, search_slices);
   }
   throw std::invalid_argument("unknown backend " + name);
 }

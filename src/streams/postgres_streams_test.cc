@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "pg/pg.h"
+#include "pg/testing/scratch_schema.h"
 #include "streams/subscriptions.h"
 
 namespace agentstream::streams {
@@ -28,30 +29,24 @@ using namespace std::chrono_literals;
 class PostgresStreamsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* conninfo = std::getenv("AGENTSTREAM_TEST_PG");
-    if (conninfo == nullptr || *conninfo == '\0')
-      GTEST_SKIP() << "AGENTSTREAM_TEST_PG names no PostgreSQL server";
-    conninfo_ = conninfo;
-    // Short: the channel name ("agentstream_ds:" + schema) holds 63 bytes.
-    static int counter = 0;
-    schema_ = "ds" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-    auto admin = pg::Conn::Open(conninfo_);
-    ASSERT_TRUE(admin.ok()) << admin.status().ToString();
-    admin_ = std::move(*admin);
-    ASSERT_TRUE(admin_.ExecScript("DROP SCHEMA IF EXISTS " + schema_ + " CASCADE").ok());
+    const std::optional<std::string> server = pg::testing::ScratchSchema::Server();
+    if (!server) GTEST_SKIP() << "AGENTSTREAM_TEST_PG names no PostgreSQL server";
+    auto scratch = pg::testing::ScratchSchema::Create(*server, "ds");
+    ASSERT_TRUE(scratch.ok()) << scratch.status().ToString();
+    scratch_ = std::move(scratch).value();
   }
   void TearDown() override {
     sub_a_.reset();
     sub_b_.reset();
     a_.reset();
     b_.reset();
-    if (!schema_.empty()) (void)admin_.ExecScript("DROP SCHEMA IF EXISTS " + schema_ + " CASCADE");
+    scratch_.reset();
   }
 
   PostgresStreamsOptions Options() const {
     PostgresStreamsOptions options;
-    options.conninfo = conninfo_;
-    options.schema = schema_;
+    options.conninfo = scratch_->conninfo();
+    options.schema = scratch_->name();
     return options;
   }
   std::unique_ptr<StreamStore> Open() {
@@ -112,7 +107,7 @@ class PostgresStreamsTest : public ::testing::Test {
     }
   }
   std::int64_t Count(const std::string& sql) {
-    auto r = admin_.Exec("SELECT (" + sql + ")::bigint");
+    auto r = scratch_->admin().Exec("SELECT (" + sql + ")::bigint");
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? r->Int(0, 0) : -1;
   }
@@ -128,9 +123,7 @@ class PostgresStreamsTest : public ::testing::Test {
     return m.Handle(req, "http://127.0.0.1:1");
   }
 
-  std::string conninfo_;
-  std::string schema_;
-  pg::Conn admin_;
+  std::unique_ptr<pg::testing::ScratchSchema> scratch_;  // dropped after the stores close
   std::unique_ptr<StreamStore> a_;
   std::unique_ptr<StreamStore> b_;
   std::unique_ptr<SubscriptionManager> sub_a_;
@@ -283,8 +276,9 @@ TEST_F(PostgresStreamsTest, ABatchPastTheParameterLimitIsWrittenWhole) {
   a_ = std::move(*store);
   ASSERT_EQ(Create(*a_, "/many").code, Code::kCreated);
   // The stream's row is held, so the writer's first batch waits and the rest queue behind it.
-  ASSERT_TRUE(admin_.ExecScript("BEGIN").ok());
-  ASSERT_TRUE(admin_.Exec("SELECT id FROM " + schema_ + ".ds_streams FOR UPDATE").ok());
+  ASSERT_TRUE(scratch_->admin().ExecScript("BEGIN").ok());
+  ASSERT_TRUE(
+      scratch_->admin().Exec("SELECT id FROM " + scratch_->name() + ".ds_streams FOR UPDATE").ok());
   constexpr int kAppends = 20000;  // 4 parameters each: past 65,535 in one statement
   std::atomic<int> ok{0}, answered{0};
   std::promise<void> all;
@@ -298,7 +292,7 @@ TEST_F(PostgresStreamsTest, ABatchPastTheParameterLimitIsWrittenWhole) {
     });
   }
   std::this_thread::sleep_for(200ms);
-  ASSERT_TRUE(admin_.ExecScript("COMMIT").ok());
+  ASSERT_TRUE(scratch_->admin().ExecScript("COMMIT").ok());
   ASSERT_EQ(all.get_future().wait_for(60s), std::future_status::ready);
   EXPECT_EQ(ok, kAppends);
   std::string expected, got;
@@ -350,7 +344,7 @@ TEST_F(PostgresStreamsTest, ForksReadThroughAndDeletionAcrossDaemons) {
   ASSERT_EQ(b_->Delete("/fork").code, Code::kOk);
   EXPECT_EQ(a_->Head("/src").code, Code::kNotFound);
   EXPECT_EQ(a_->Head("/fork").code, Code::kNotFound);
-  EXPECT_EQ(Count("SELECT count(*) FROM " + schema_ + ".ds_streams"), 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM " + scratch_->name() + ".ds_streams"), 0);
   EXPECT_EQ(Create(*a_, "/src", "text/plain", "new").code, Code::kCreated);
   EXPECT_EQ(Messages(*b_, "/src"), (std::vector<std::string>{"new"}));
 }
@@ -370,11 +364,11 @@ TEST_F(PostgresStreamsTest, ExpiredStreamsAreGoneForBothAndSweptAway) {
   EXPECT_EQ(b_->Head("/ttl").code, Code::kNotFound);
   EXPECT_EQ(Append(*a_, "/ttl", "x").code, Code::kNotFound);
   const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (Count("SELECT count(*) FROM " + schema_ + ".ds_messages") > 1 &&
+  while (Count("SELECT count(*) FROM " + scratch_->name() + ".ds_messages") > 1 &&
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(100ms);
-  EXPECT_EQ(Count("SELECT count(*) FROM " + schema_ + ".ds_streams"), 1);
-  EXPECT_EQ(Count("SELECT count(*) FROM " + schema_ + ".ds_messages"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM " + scratch_->name() + ".ds_streams"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM " + scratch_->name() + ".ds_messages"), 1);
   ttl.body = "again";
   EXPECT_EQ(b_->Create(ttl).code, Code::kCreated);
   EXPECT_EQ(Messages(*a_, "/ttl"), (std::vector<std::string>{"again"}));
@@ -390,17 +384,17 @@ TEST_F(PostgresStreamsTest, ACreateExpiredAlreadyIsRefused) {
   old.expires_at_ms = 0;
   EXPECT_EQ(a_->Create(old).code, Code::kExpiresInPast);
   EXPECT_EQ(b_->Head("/old").code, Code::kNotFound);
-  EXPECT_EQ(Count("SELECT count(*) FROM " + schema_ + ".ds_streams"), 0);
+  EXPECT_EQ(Count("SELECT count(*) FROM " + scratch_->name() + ".ds_streams"), 0);
 }
 
 TEST_F(PostgresStreamsTest, ALostConnectionFailsTheRequestAndTheNextReconnects) {
   OpenBoth();
   ASSERT_EQ(Create(*a_, "/c", "text/plain", "0").code, Code::kCreated);
   ASSERT_EQ(Messages(*a_, "/c").size(), 1U);
-  ASSERT_TRUE(admin_
+  ASSERT_TRUE(scratch_->admin()
                   .Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
                         "application_name = $1",
-                        {"agentstream-ds:" + schema_})
+                        {"agentstream-ds:" + scratch_->name()})
                   .ok());
   std::this_thread::sleep_for(200ms);
   EXPECT_EQ(Append(*a_, "/c", "lost").code, Code::kStorageDown);
@@ -434,14 +428,16 @@ TEST_F(PostgresStreamsTest, TextTheDatabaseCannotHoldIsRefusedAndNothingIsWritte
   EXPECT_EQ(Append(*a_, "/ok", "x", std::nullopt, std::string("\xc3")).code, Code::kInvalidText);
   EXPECT_EQ(a_->Head(std::string("/bad\xff")).code, Code::kNotFound);
   EXPECT_TRUE(Messages(*a_, "/ok").empty());
-  EXPECT_EQ(Count("SELECT count(*) FROM " + schema_ + ".ds_streams"), 1);
+  EXPECT_EQ(Count("SELECT count(*) FROM " + scratch_->name() + ".ds_streams"), 1);
 }
 
 TEST_F(PostgresStreamsTest, ANewerSchemaIsRefused) {
   a_ = Open();
   ASSERT_TRUE(a_);
   a_.reset();
-  ASSERT_TRUE(admin_.ExecScript("INSERT INTO " + schema_ + ".ds_schema VALUES (99)").ok());
+  ASSERT_TRUE(scratch_->admin()
+                  .ExecScript("INSERT INTO " + scratch_->name() + ".ds_schema VALUES (99)")
+                  .ok());
   auto store = OpenPostgresStreamStore(Options());
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), ErrorCode::kUnsupportedVersion);

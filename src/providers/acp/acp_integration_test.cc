@@ -21,16 +21,11 @@ using namespace agentstream::turn;  // NOLINT(google-build-using-namespace)
 using process::Clock;
 using process::Millis;
 
-class AgentCli : public ::testing::TestWithParam<Agent> {
+class AgentCli : public AgentTest {
  protected:
   void SetUp() override {
-    if (!AgentInstalled(GetParam())) {
-      std::cerr << "\n*** SKIPPING: " << AgentProgram(GetParam())
-                << " is not installed (run tools/setup.sh: npm ci in tests/peers) ***\n\n";
-      GTEST_SKIP() << AgentProgram(GetParam()) << " is not installed";
-    }
-    server_ = std::make_unique<claude::testing::ModelServer>(loop_);
-    ASSERT_NE(server_->port(), 0);
+    AgentTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     session_ = std::make_unique<AcpSession>(loop_, GetParam(), server_->port());
     session_->Start();
   }
@@ -119,8 +114,6 @@ class AgentCli : public ::testing::TestWithParam<Agent> {
     }
   }
 
-  process::EventLoop loop_;
-  std::unique_ptr<claude::testing::ModelServer> server_;
   std::unique_ptr<AcpSession> session_;
 };
 

@@ -5,19 +5,16 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
-#include "core/event_codec.h"
-#include "core/timeline/invariants.h"
 #include "providers/codex/codex_provider.h"
 #include "providers/opencode/opencode_provider.h"
-#include "providers/testing/provider_test_peer.h"
 
 namespace agentstream::providers::acp::testing {
 
 namespace fs = std::filesystem;
 using namespace agentstream::turn;  // NOLINT(google-build-using-namespace)
 using process::Millis;
-using providers::testing::ProviderTestPeer;
 
 std::string AgentName(Agent agent) {
   switch (agent) {
@@ -62,6 +59,18 @@ namespace {
 void WriteFile(const std::string& path, const std::string& text) {
   fs::create_directories(fs::path(path).parent_path());
   std::ofstream(path) << text;
+}
+
+// A test session's limits on a child-process provider's options (CodexOptions, AcpOptions): the
+// session's timeouts, and a quick kill of an agent that does not exit.
+template <class ProviderOptions>
+void SetLimits(ProviderOptions& o, const AcpSession::Options& options) {
+  o.stall_timeout = options.stall_timeout;
+  o.handshake_timeout = options.handshake_timeout;
+  o.interrupt_timeout = options.interrupt_timeout;
+  o.kill_plan = {Millis(500), Millis(500)};
+  o.close_grace = Millis(2000);
+  o.max_line_bytes = options.max_line_bytes;
 }
 
 }  // namespace
@@ -115,36 +124,33 @@ AgentSetup PrepareAgent(Agent agent, int port, const std::string& root) {
   return AgentSetup{std::move(env), std::move(model), work};
 }
 
-AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Options& options)
-    : loop_(loop) {
-  if (options.root.empty()) {
-    char tmpl[] = "/tmp/agentstream-acp-XXXXXX";
-    root_ = ::mkdtemp(tmpl);
-  } else {
-    root_ = options.root;
-    owns_root_ = false;
+void AgentTest::SetUp() {
+  if (!AgentInstalled(GetParam())) {
+    std::cerr << "\n*** SKIPPING: " << AgentProgram(GetParam())
+              << " is not installed (run tools/setup.sh: npm ci in tests/peers) ***\n\n";
+    GTEST_SKIP() << AgentProgram(GetParam()) << " is not installed";
   }
-  AgentSetup setup = PrepareAgent(agent, port, root_);
+  server_ = std::make_unique<claude::testing::ModelServer>(loop_);
+  ASSERT_NE(server_->port(), 0);
+}
+
+AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Options& options)
+    : DrivenSession(loop, options.root, "acp") {
+  AgentSetup setup = PrepareAgent(agent, port, root());
   std::vector<std::string> env = std::move(setup.env);
-  const std::optional<std::string> model = setup.model;
   env.insert(env.end(), options.extra_env.begin(), options.extra_env.end());
+  const Millis start_wait = options.handshake_timeout + Millis(30000);
   if (agent == Agent::kCodex) {
     codex::CodexOptions c;
     c.program = AgentProgram(agent);
     c.env = env;
     c.cwd = work();
     c.thread_id = options.load_session_id;
-    c.stall_timeout = options.stall_timeout;
-    c.handshake_timeout = options.handshake_timeout;
-    c.interrupt_timeout = options.interrupt_timeout;
-    c.kill_plan = {Millis(500), Millis(500)};
-    c.close_grace = Millis(2000);
-    c.max_line_bytes = options.max_line_bytes;
+    SetLimits(c, options);
     if (options.codex_history_page_turns > 0)
       c.history_page_turns = options.codex_history_page_turns;
-    auto provider = std::make_unique<codex::CodexProvider>(loop_, std::move(c));
-    stderr_tail_ = [p = provider.get()] { return ProviderTestPeer::StderrTail(*p); };
-    provider_ = std::move(provider);
+    Attach(std::make_unique<codex::CodexProvider>(loop, std::move(c)), "acp", start_wait);
+    return;
   }
   if (agent == Agent::kOpencodeServe) {
     opencode::OpencodeOptions oc;
@@ -156,121 +162,22 @@ AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Op
     oc.session_id = options.load_session_id;
     oc.stall_timeout = options.stall_timeout;
     oc.interrupt_timeout = options.interrupt_timeout;
-    auto provider = std::make_unique<opencode::OpencodeProvider>(loop_, std::move(oc));
-    stderr_tail_ = [p = provider.get()] { return ProviderTestPeer::StderrTail(*p); };
-    provider_ = std::move(provider);
+    Attach(std::make_unique<opencode::OpencodeProvider>(loop, std::move(oc)), "acp", start_wait);
+    return;
   }
   AcpOptions o;
-  if (agent == Agent::kCodex || agent == Agent::kOpencodeServe) {
-    // configured below
-  } else if (agent == Agent::kFake) {
+  if (agent == Agent::kFake) {
     o.command = AgentCommand{"acp:fake", {"node", AgentProgram(agent)}, env};
   } else {
-    Result<AgentCommand> preset = Preset(AgentName(agent), model, AgentProgram(agent));
+    Result<AgentCommand> preset = Preset(AgentName(agent), setup.model, AgentProgram(agent));
     EXPECT_TRUE(preset.ok());
     o.command = *preset;
     o.command.env = env;
   }
   o.cwd = work();
   o.session_id = options.load_session_id;
-  o.stall_timeout = options.stall_timeout;
-  o.handshake_timeout = options.handshake_timeout;
-  start_wait_ = options.handshake_timeout + Millis(30000);
-  o.interrupt_timeout = options.interrupt_timeout;
-  o.kill_plan = {Millis(500), Millis(500)};
-  o.close_grace = Millis(2000);
-  o.max_line_bytes = options.max_line_bytes;
-  if (!provider_) {
-    auto provider = std::make_unique<AcpProvider>(loop_, std::move(o));
-    stderr_tail_ = [p = provider.get()] { return ProviderTestPeer::StderrTail(*p); };
-    provider_ = std::move(provider);
-  }
-  runner_ = std::make_unique<runtime::SessionRunner>(
-      *provider_, providers::testing::NewSessionState("acp"), ids_,
-      [this](const std::vector<NewEvent>& batch) {
-        for (const NewEvent& ne : batch) {
-          Result<Event> e = ToEvent(ne, SessionId("s"), Cursor{Epoch(1), Seq(log_.size() + 1)});
-          if (!e.ok()) {
-            ADD_FAILURE() << "event does not decode: " << e.status().ToString();
-            continue;
-          }
-          log_.push_back(std::move(e).value());
-        }
-      },
-      effects_.Observer());
-}
-
-void AcpSession::Close() {
-  bool closed = false;
-  provider_->Close([&](const Status&) { closed = true; });
-  loop_.RunUntil([&] { return closed; }, Millis(10000));
-}
-
-AcpSession::~AcpSession() {
-  Close();
-  runner_.reset();
-  provider_.reset();
-  std::error_code ec;
-  if (owns_root_) fs::remove_all(root_, ec);
-}
-
-void AcpSession::Start() {
-  std::optional<Status> started;
-  provider_->Start([&](const Status& s) { started = s; });
-  ASSERT_TRUE(WaitFor([&] { return started.has_value(); }, start_wait_))
-      << "no session; stderr: " << StderrTail();
-  ASSERT_TRUE(started->ok()) << started->ToString() << "; stderr: " << StderrTail();
-}
-
-void AcpSession::Submit(const std::string& text) {
-  const std::string id = "client_" + std::to_string(next_client_id_++);
-  const Status s = runner_->Command(SubmitPrompt{id, text, {}, WhileRunning::kQueue});
-  ASSERT_TRUE(s.ok()) << s.ToString();
-}
-
-void AcpSession::Interrupt() { ASSERT_TRUE(runner_->Command(RequestInterrupt{}).ok()); }
-
-bool AcpSession::WaitFor(const std::function<bool()>& pred, Millis timeout) {
-  return loop_.RunUntil(pred, timeout);
-}
-
-bool AcpSession::WaitIdle(Millis timeout) {
-  return WaitFor(
-      [&] {
-        const SessionStatus st = runner_->status();
-        return (st == SessionStatus::kIdle || st == SessionStatus::kError) &&
-               runner_->state().queue.empty() && !runner_->state().pending_after_teardown;
-      },
-      timeout);
-}
-
-std::vector<TurnId> AcpSession::Turns() const {
-  std::vector<TurnId> out;
-  for (const Event* e : Of<TurnStarted>()) out.push_back(*e->turn);
-  return out;
-}
-
-std::string AcpSession::DumpLog() const {
-  std::string out;
-  for (const Event& e : log_) {
-    const std::string payload = EncodePayload(e.payload);
-    out += std::to_string(e.seq.value()) + " " + std::string(EventKindName(e.kind())) + " " +
-           (e.turn ? e.turn->str() : "-") + " " + payload.substr(0, 200) + "\n";
-  }
-  return out;
-}
-
-std::string AcpSession::TextOfTurn(const TurnId& turn) const {
-  std::string text;
-  for (const Event& e : log_)
-    if (const auto* d = std::get_if<AssistantMessageDelta>(&e.payload); d && e.turn == turn)
-      text += d->text;
-  return text;
-}
-
-void AcpSession::CheckInvariants() {
-  for (const auto& v : timeline::CheckInvariants(log_, timeline::CheckOptions{}))
-    ADD_FAILURE() << "invariant " << timeline::FormatViolation(v);
+  SetLimits(o, options);
+  Attach(std::make_unique<AcpProvider>(loop, std::move(o)), "acp", start_wait);
 }
 
 }  // namespace agentstream::providers::acp::testing

@@ -13,12 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "core/event.h"
-#include "core/turn/turn_state.h"
 #include "process/event_loop.h"
 #include "providers/acp/acp_provider.h"
-#include "providers/testing/effect_recorder.h"
-#include "runtime/session_runner.h"
+#include "providers/claude/claude_test_env.h"
+#include "providers/testing/driven_session.h"
 
 namespace agentstream::providers::acp::testing {
 
@@ -45,7 +43,20 @@ struct AgentSetup {
 };
 AgentSetup PrepareAgent(Agent agent, int port, const std::string& root);
 
-class AcpSession {
+// A test over each agent: skipped loudly when the agent's program is not installed; the scripted
+// model server runs for it. A subclass's SetUp() calls this one first and returns when it skipped
+// or failed.
+class AgentTest : public ::testing::TestWithParam<Agent> {
+ protected:
+  void SetUp() override;
+
+  process::EventLoop loop_;
+  std::unique_ptr<claude::testing::ModelServer> server_;
+};
+
+// One session of `agent`: its provider driven through the turn engine into an in-memory log, with
+// the agent's offline setup (PrepareAgent) in a private root.
+class AcpSession : public providers::testing::DrivenSession {
  public:
   struct Options {
     process::Millis stall_timeout{120000};
@@ -61,55 +72,8 @@ class AcpSession {
   AcpSession(process::EventLoop& loop, Agent agent, int port, const Options& options);
   AcpSession(process::EventLoop& loop, Agent agent, int port)
       : AcpSession(loop, agent, port, Options{}) {}
-  ~AcpSession();
 
-  // Starts the agent and waits for the session (fatal failure after handshake_timeout + 30 s).
-  void Start();
-  void Submit(const std::string& text);
-  void Interrupt();
-  bool WaitFor(const std::function<bool()>& pred, process::Millis timeout);
-  bool WaitIdle(process::Millis timeout);
-  void Close();
-  // The turn invariants a-d of docs/timeline.md over the log; a failure per violation.
-  void CheckInvariants();
-
-  template <class T>
-  std::vector<const Event*> Of() const {
-    std::vector<const Event*> out;
-    for (const Event& e : log_)
-      if (std::holds_alternative<T>(e.payload)) out.push_back(&e);
-    return out;
-  }
-  std::size_t Terminals() const {
-    return Of<TurnCompleted>().size() + Of<TurnCanceled>().size() + Of<TurnFailed>().size();
-  }
-  std::vector<TurnId> Turns() const;
-  std::string DumpLog() const;
-  std::string TextOfTurn(const TurnId& turn) const;
-  const std::vector<Event>& log() const { return log_; }
-  runtime::SessionRunner& runner() { return *runner_; }
-  // Every ReplySubmission and StatusChanged effect the runner reported, in order.
-  const std::vector<turn::ReplySubmission>& replies() const { return effects_.replies(); }
-  const std::vector<turn::SessionStatus>& status_changes() const {
-    return effects_.status_changes();
-  }
-  AgentProvider& provider() { return *provider_; }
-  std::string StderrTail() const { return stderr_tail_(); }
-  const std::string& root() const { return root_; }
-  std::string work() const { return root_ + "/work"; }
-
- private:
-  process::EventLoop& loop_;
-  std::string root_;
-  bool owns_root_ = true;
-  std::vector<Event> log_;
-  turn::SequentialTurnIds ids_;
-  providers::testing::EffectRecorder effects_;
-  std::unique_ptr<AgentProvider> provider_;
-  std::function<std::string()> stderr_tail_;
-  std::unique_ptr<runtime::SessionRunner> runner_;
-  int next_client_id_ = 1;
-  process::Millis start_wait_{90000};
+  AgentProvider& provider() { return agent_provider(); }
 };
 
 }  // namespace agentstream::providers::acp::testing

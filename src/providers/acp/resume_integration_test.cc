@@ -39,16 +39,11 @@ std::vector<std::string> Summary(const std::vector<ProviderEvent>& history) {
   return out;
 }
 
-class ResumeCli : public ::testing::TestWithParam<Agent> {
+class ResumeCli : public AgentTest {
  protected:
   void SetUp() override {
-    if (!AgentInstalled(GetParam())) {
-      std::cerr << "\n*** SKIPPING: " << AgentProgram(GetParam())
-                << " is not installed (run tools/setup.sh: npm ci in tests/peers) ***\n\n";
-      GTEST_SKIP() << AgentProgram(GetParam()) << " is not installed";
-    }
-    server_ = std::make_unique<claude::testing::ModelServer>(loop_);
-    ASSERT_NE(server_->port(), 0);
+    AgentTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     char tmpl[] = "/tmp/agentstream-resume-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     root_ = tmpl;
@@ -71,8 +66,6 @@ class ResumeCli : public ::testing::TestWithParam<Agent> {
   }
   bool codex() const { return GetParam() == Agent::kCodex; }
 
-  process::EventLoop loop_;
-  std::unique_ptr<claude::testing::ModelServer> server_;
   std::string root_;
 };
 

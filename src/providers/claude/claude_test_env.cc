@@ -3,19 +3,14 @@
 #include <unistd.h>
 
 #include <boost/json.hpp>
-#include <filesystem>
 #include <map>
 
-#include "core/event_codec.h"
 #include "core/timeline/invariants.h"
-#include "providers/testing/provider_test_peer.h"
 
 namespace agentstream::providers::claude::testing {
 
-namespace fs = std::filesystem;
 using namespace agentstream::turn;  // NOLINT(google-build-using-namespace)
 using process::Millis;
-using providers::testing::ProviderTestPeer;
 
 std::string ClaudeProgram() {
   return std::string(AGENTSTREAM_SOURCE_DIR) + "/tests/peers/node_modules/.bin/claude";
@@ -45,25 +40,17 @@ ModelServer::ModelServer(process::EventLoop& loop, std::vector<std::string> extr
     ADD_FAILURE() << "model server did not start: " << child_->StderrTail();
 }
 
-Session::Session(process::EventLoop& loop, int port, const Options& options) : loop_(loop) {
-  if (options.root.empty()) {
-    char tmpl[] = "/tmp/agentstream-claude-XXXXXX";
-    root_ = ::mkdtemp(tmpl);
-    fs::create_directories(root_ + "/home");
-    fs::create_directories(root_ + "/work");
-  } else {
-    root_ = options.root;
-    owns_root_ = false;
-  }
+Session::Session(process::EventLoop& loop, int port, const Options& options)
+    : DrivenSession(loop, options.root, "claude") {
   ClaudeOptions co;
   co.launch.program = options.program.empty() ? ClaudeProgram() : options.program;
-  co.launch.cwd = root_ + "/work";
+  co.launch.cwd = work();
   if (!options.resume_session_id.empty()) {
     co.launch.session_id = options.resume_session_id;
     co.launch.resume = true;
   }
   const char* path = ::getenv("PATH");
-  co.launch.env = {"HOME=" + root_ + "/home", "PATH=" + std::string(path ? path : "/usr/bin:/bin"),
+  co.launch.env = {"HOME=" + root() + "/home", "PATH=" + std::string(path ? path : "/usr/bin:/bin"),
                    "ANTHROPIC_BASE_URL=http://127.0.0.1:" + std::to_string(port),
                    "ANTHROPIC_API_KEY=sk-ant-offline-test", "IS_SANDBOX=1"};
   co.stall_timeout = options.stall_timeout;
@@ -71,72 +58,15 @@ Session::Session(process::EventLoop& loop, int port, const Options& options) : l
   co.kill_plan = {Millis(500), Millis(500)};
   co.close_grace = Millis(2000);
   co.max_line_bytes = options.max_line_bytes;
-  provider_ = std::make_unique<ClaudeProvider>(loop_, std::move(co));
-  runner_ = std::make_unique<runtime::SessionRunner>(
-      *provider_, providers::testing::NewSessionState("claude"), ids_,
-      [this](const std::vector<NewEvent>& batch) {
-        for (const NewEvent& ne : batch) {
-          Result<Event> e = ToEvent(ne, SessionId("s"), Cursor{Epoch(1), Seq(log_.size() + 1)});
-          if (!e.ok()) {
-            ADD_FAILURE() << "event does not decode: " << e.status().ToString();
-            continue;
-          }
-          log_.push_back(std::move(e).value());
-        }
-      },
-      effects_.Observer());
-}
-
-void Session::Close() {
-  bool closed = false;
-  provider_->Close([&](const Status&) { closed = true; });
-  loop_.RunUntil([&] { return closed; }, Millis(10000));
-}
-
-Session::~Session() {
-  Close();
-  runner_.reset();
-  provider_.reset();
-  std::error_code ec;
-  if (owns_root_) fs::remove_all(root_, ec);
-}
-
-void Session::Start() {
-  std::optional<Status> started;
-  provider_->Start([&](const Status& s) { started = s; });
-  ASSERT_TRUE(WaitFor([&] { return started.has_value(); }, Millis(60000)))
-      << "no answer to initialize; stderr: " << ProviderTestPeer::StderrTail(*provider_);
-  ASSERT_TRUE(started->ok()) << started->ToString()
-                             << "; stderr: " << ProviderTestPeer::StderrTail(*provider_);
-}
-
-void Session::Submit(const std::string& text, WhileRunning while_running) {
-  const std::string id = "client_" + std::to_string(next_client_id_++);
-  const Status s = runner_->Command(SubmitPrompt{id, text, {}, while_running});
-  ASSERT_TRUE(s.ok()) << s.ToString();
-}
-
-void Session::Interrupt() { ASSERT_TRUE(runner_->Command(RequestInterrupt{}).ok()); }
-
-bool Session::WaitFor(const std::function<bool()>& pred, Millis timeout) {
-  return loop_.RunUntil(pred, timeout);
-}
-
-bool Session::WaitIdle(Millis timeout) {
-  return WaitFor(
-      [&] {
-        const SessionStatus st = runner_->status();
-        return (st == SessionStatus::kIdle || st == SessionStatus::kError) &&
-               runner_->state().queue.empty() && !runner_->state().pending_after_teardown;
-      },
-      timeout);
+  provider_ =
+      &Attach(std::make_unique<ClaudeProvider>(loop, std::move(co)), "claude", Millis(60000));
 }
 
 // Tasks started and not yet finished. A task finishes with a task_notification, or, when the
 // CLI folds the notification into a running turn instead, with a task_updated to a final status.
 std::set<std::string> Session::RunningTasks() const {
   std::set<std::string> running;
-  for (const Event& e : log_) {
+  for (const Event& e : log()) {
     const auto* m = std::get_if<ProviderMetadata>(&e.payload);
     if (!m || !m->data.is_object()) continue;
     const boost::json::object& d = m->data.as_object();
@@ -154,35 +84,17 @@ std::set<std::string> Session::RunningTasks() const {
 }
 
 bool Session::WaitQuiet(Millis quiet, Millis timeout) {
-  std::size_t size = log_.size();
+  std::size_t size = log().size();
   auto changed = process::Clock::now();
   return WaitFor(
       [&] {
-        if (log_.size() != size) size = log_.size(), changed = process::Clock::now();
-        const SessionStatus st = runner_->status();
+        if (log().size() != size) size = log().size(), changed = process::Clock::now();
+        const SessionStatus st = runner().status();
         return RunningTasks().empty() &&
                (st == SessionStatus::kIdle || st == SessionStatus::kError) &&
-               runner_->state().queue.empty() && process::Clock::now() - changed >= quiet;
+               runner().state().queue.empty() && process::Clock::now() - changed >= quiet;
       },
       timeout);
-}
-
-std::string Session::DumpLog() const {
-  std::string out;
-  for (const Event& e : log_) {
-    const std::string payload = EncodePayload(e.payload);
-    out += std::to_string(e.seq.value()) + " " + std::string(EventKindName(e.kind())) + " " +
-           (e.turn ? e.turn->str() : "-") + " " + payload.substr(0, 160) + "\n";
-  }
-  return out;
-}
-
-std::string Session::TextOfTurn(const TurnId& turn) const {
-  std::string text;
-  for (const Event& e : log_)
-    if (const auto* d = std::get_if<AssistantMessageDelta>(&e.payload); d && e.turn == turn)
-      text += d->text;
-  return text;
 }
 
 void Session::CheckInvariants(bool with_transcript) {
@@ -202,8 +114,7 @@ void Session::CheckInvariants(bool with_transcript) {
     EXPECT_FALSE(order.empty()) << "the transcript holds no assistant message";
     for (const std::string& id : order) options.transcript.push_back({MessageId(id), texts[id]});
   }
-  for (const auto& v : timeline::CheckInvariants(log_, options))
-    ADD_FAILURE() << "invariant " << timeline::FormatViolation(v);
+  LoggedRunner::CheckInvariants(options);
 }
 
 }  // namespace agentstream::providers::claude::testing

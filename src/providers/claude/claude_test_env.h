@@ -11,13 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "core/event.h"
-#include "core/turn/turn_state.h"
 #include "process/child_process.h"
 #include "process/event_loop.h"
 #include "providers/claude/claude_provider.h"
-#include "providers/testing/effect_recorder.h"
-#include "runtime/session_runner.h"
+#include "providers/testing/driven_session.h"
 
 namespace agentstream::providers::claude::testing {
 
@@ -39,8 +36,9 @@ class ModelServer {
   int requests_ = 0;
 };
 
-// One claude session: provider + SessionRunner + log, with a private HOME and working dir.
-class Session {
+// One claude session: a ClaudeProvider driven through the turn engine into an in-memory log, with
+// a private HOME and working directory.
+class Session : public providers::testing::DrivenSession {
  public:
   struct Options {
     std::string program;  // default: ClaudeProgram()
@@ -52,63 +50,23 @@ class Session {
   };
   Session(process::EventLoop& loop, int port, const Options& options);
   Session(process::EventLoop& loop, int port) : Session(loop, port, Options{}) {}
-  ~Session();
 
-  // Starts the CLI and waits for the initialize answer (fatal failure after 60 s).
-  void Start();
-  // Submits a prompt (queued behind a running turn); the client message id is generated.
-  void Submit(const std::string& text,
-              turn::WhileRunning while_running = turn::WhileRunning::kQueue);
-  void Interrupt();
-  // Runs the loop until `pred` holds; false after `timeout`.
-  bool WaitFor(const std::function<bool()>& pred, process::Millis timeout);
-  // Waits until the session is idle (or error) with no queued prompt.
-  bool WaitIdle(process::Millis timeout);
   // Waits until the session is idle, every background task the CLI started has notified, and no
   // event was appended for `quiet` (so a pending autonomous wake has happened).
   bool WaitQuiet(process::Millis quiet, process::Millis timeout);
   // Ids of the background tasks the CLI started that have not finished yet.
   std::set<std::string> RunningTasks() const;
-  // Closes the provider (stdin EOF; the CLI flushes its transcript and exits) and waits.
-  void Close();
   // Checks the turn invariants a-e of docs/timeline.md over the log, with the CLI's transcript
   // (StreamHistory) for (e) when `with_transcript` (which closes the session first: the CLI
   // writes its transcript lazily).
   // Adds a test failure per violation.
   void CheckInvariants(bool with_transcript = true);
 
-  template <class T>
-  std::vector<const Event*> Of() const {
-    std::vector<const Event*> out;
-    for (const Event& e : log_)
-      if (std::holds_alternative<T>(e.payload)) out.push_back(&e);
-    return out;
-  }
-  // One line per event ("seq kind turn payload"), for failure messages.
-  std::string DumpLog() const;
-  // All assistant text of `turn`.
-  std::string TextOfTurn(const TurnId& turn) const;
-  const std::vector<Event>& log() const { return log_; }
-  runtime::SessionRunner& runner() { return *runner_; }
-  // Every ReplySubmission and StatusChanged effect the runner reported, in order.
-  const std::vector<turn::ReplySubmission>& replies() const { return effects_.replies(); }
-  const std::vector<turn::SessionStatus>& status_changes() const {
-    return effects_.status_changes();
-  }
   ClaudeProvider& provider() { return *provider_; }
-  const std::string& root() const { return root_; }
   std::string session_id() const { return provider_->GetRuntimeInfo().session_id; }
 
  private:
-  process::EventLoop& loop_;
-  std::string root_;
-  bool owns_root_ = true;
-  std::vector<Event> log_;
-  turn::SequentialTurnIds ids_;
-  providers::testing::EffectRecorder effects_;
-  std::unique_ptr<ClaudeProvider> provider_;
-  std::unique_ptr<runtime::SessionRunner> runner_;
-  int next_client_id_ = 1;
+  ClaudeProvider* provider_ = nullptr;
 };
 
 }  // namespace agentstream::providers::claude::testing

@@ -3,10 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/event_codec.h"
-#include "core/timeline/invariants.h"
-#include "providers/testing/effect_recorder.h"
-#include "runtime/session_runner.h"
+#include "providers/testing/logged_runner.h"
 
 namespace agentstream::providers::scripted {
 namespace {
@@ -20,42 +17,25 @@ class ScriptedSession : public ::testing::Test {
  protected:
   void Open(Responder responder) {
     provider_ = std::make_unique<ScriptedProvider>(timers_, std::move(responder));
-    runner_ = std::make_unique<runtime::SessionRunner>(
-        *provider_, providers::testing::NewSessionState("scripted"), ids_,
-        [this](const std::vector<NewEvent>& batch) {
-          for (const NewEvent& ne : batch) {
-            Result<Event> e = ToEvent(ne, SessionId("s"), Cursor{Epoch(1), Seq(log_.size() + 1)});
-            ASSERT_TRUE(e.ok()) << e.status().ToString();
-            log_.push_back(std::move(e).value());
-          }
-        },
-        effects_.Observer());
+    session_.Open(*provider_, "scripted");
     bool started = false;
     provider_->Start([&](Status s) { started = s.ok(); });
     timers_.Advance(Millis(0));
     ASSERT_TRUE(started);
   }
-  void TearDown() override {
-    for (const auto& v : timeline::CheckInvariants(log_))
-      ADD_FAILURE() << "invariant " << timeline::FormatViolation(v);
-  }
+  void TearDown() override { session_.CheckInvariants(); }
   void Submit(const std::string& id, const std::string& text) {
-    ASSERT_TRUE(runner_->Command(SubmitPrompt{id, text, {}, WhileRunning::kQueue}).ok());
+    ASSERT_TRUE(runner().Command(SubmitPrompt{id, text, {}, WhileRunning::kQueue}).ok());
   }
   template <class T>
   std::vector<const Event*> Of() const {
-    std::vector<const Event*> out;
-    for (const Event& e : log_)
-      if (std::holds_alternative<T>(e.payload)) out.push_back(&e);
-    return out;
+    return session_.Of<T>();
   }
+  runtime::SessionRunner& runner() { return session_.runner(); }
 
   ManualTimers timers_;
-  SequentialTurnIds ids_;
-  std::vector<Event> log_;
-  providers::testing::EffectRecorder effects_;
   std::unique_ptr<ScriptedProvider> provider_;
-  std::unique_ptr<runtime::SessionRunner> runner_;
+  providers::testing::LoggedRunner session_;  // after provider_: the runner goes first
 };
 
 TEST_F(ScriptedSession, ForegroundTurnWithStreamedTextAndTool) {
@@ -65,9 +45,9 @@ TEST_F(ScriptedSession, ForegroundTurnWithStreamedTextAndTool) {
         ScriptStep::Tool("Bash", boost::json::object{{"command", "ls"}}, "a\nb")};
   });
   Submit("c1", "hi");
-  EXPECT_EQ(runner_->status(), SessionStatus::kRunning);
+  EXPECT_EQ(runner().status(), SessionStatus::kRunning);
   timers_.Advance(Millis(100));
-  EXPECT_EQ(runner_->status(), SessionStatus::kIdle);
+  EXPECT_EQ(runner().status(), SessionStatus::kIdle);
   ASSERT_EQ(Of<TurnCompleted>().size(), 1u);
   EXPECT_EQ(Of<UserMessage>().size(), 1u);  // the provider's echo was de-duplicated
   EXPECT_EQ(Of<AssistantMessageDelta>().size(), 3u);
@@ -77,8 +57,8 @@ TEST_F(ScriptedSession, ForegroundTurnWithStreamedTextAndTool) {
   EXPECT_EQ(text, "hello there");
   ASSERT_EQ(Of<ToolCallEnd>().size(), 1u);
   EXPECT_EQ(std::get<ToolCallEnd>(Of<ToolCallEnd>()[0]->payload).output, "a\nb");
-  ASSERT_EQ(effects_.replies().size(), 1u);
-  EXPECT_EQ(effects_.replies()[0].outcome, SubmissionOutcome::kAccepted);
+  ASSERT_EQ(session_.replies().size(), 1u);
+  EXPECT_EQ(session_.replies()[0].outcome, SubmissionOutcome::kAccepted);
 }
 
 TEST_F(ScriptedSession, BackgroundTaskWakesTheAgentAsAnAutonomousTurn) {
@@ -89,7 +69,7 @@ TEST_F(ScriptedSession, BackgroundTaskWakesTheAgentAsAnAutonomousTurn) {
   });
   Submit("c1", "run it in the background");
   timers_.Advance(Millis(10));
-  EXPECT_EQ(runner_->status(), SessionStatus::kIdle);  // the turn ended; the task still runs
+  EXPECT_EQ(runner().status(), SessionStatus::kIdle);  // the turn ended; the task still runs
   timers_.Advance(Millis(4900));
   EXPECT_EQ(Of<TurnStarted>().size(), 1u);
   timers_.Advance(Millis(200));
@@ -98,11 +78,11 @@ TEST_F(ScriptedSession, BackgroundTaskWakesTheAgentAsAnAutonomousTurn) {
   EXPECT_EQ(std::get<TurnStarted>(starts[1]->payload).origin, TurnOrigin::kAutonomous);
   EXPECT_NE(*starts[0]->turn, *starts[1]->turn);
   EXPECT_EQ(Of<TurnCompleted>().size(), 2u);
-  EXPECT_EQ(runner_->status(), SessionStatus::kIdle);
+  EXPECT_EQ(runner().status(), SessionStatus::kIdle);
   // idle -> running -> idle -> running (the wake) -> idle
   const std::vector<SessionStatus> want = {SessionStatus::kRunning, SessionStatus::kIdle,
                                            SessionStatus::kRunning, SessionStatus::kIdle};
-  EXPECT_EQ(effects_.status_changes(), want);
+  EXPECT_EQ(session_.status_changes(), want);
 }
 
 TEST_F(ScriptedSession, PermissionRoundTrip) {
@@ -113,19 +93,20 @@ TEST_F(ScriptedSession, PermissionRoundTrip) {
   });
   Submit("c1", "allow");
   timers_.Advance(Millis(10));
-  EXPECT_EQ(runner_->status(), SessionStatus::kPermission);
+  EXPECT_EQ(runner().status(), SessionStatus::kPermission);
   ASSERT_EQ(provider_->PendingPermissions().size(), 1u);
   const RequestId req = provider_->PendingPermissions()[0].request_id;
   ASSERT_TRUE(
-      runner_->Command(ReplyPermission{req, PermissionDecision::kAllow, std::nullopt, std::nullopt})
+      runner()
+          .Command(ReplyPermission{req, PermissionDecision::kAllow, std::nullopt, std::nullopt})
           .ok());
   timers_.Advance(Millis(10));
-  EXPECT_EQ(runner_->status(), SessionStatus::kIdle);
+  EXPECT_EQ(runner().status(), SessionStatus::kIdle);
   EXPECT_EQ(Of<PermissionResolved>().size(), 1u);  // recorded once, by the engine
   EXPECT_EQ(std::get<ToolCallEnd>(Of<ToolCallEnd>()[0]->payload).status,
             ToolCallStatus::kCompleted);
   // A reply to a request that is not pending is refused by the engine and the provider.
-  EXPECT_EQ(runner_->Command(ReplyPermission{req, PermissionDecision::kAllow, {}, {}}).code(),
+  EXPECT_EQ(runner().Command(ReplyPermission{req, PermissionDecision::kAllow, {}, {}}).code(),
             ErrorCode::kNotFound);
   Status provider_reply;
   provider_->RespondToPermission(req, {}, [&](Status s) { provider_reply = s; });
@@ -140,10 +121,10 @@ TEST_F(ScriptedSession, InterruptCancelsASlowTurn) {
   Submit("c1", "slow please");
   timers_.Advance(Millis(1500));
   EXPECT_EQ(Of<AssistantMessageDelta>().size(), 2u);
-  ASSERT_TRUE(runner_->Command(RequestInterrupt{}).ok());
+  ASSERT_TRUE(runner().Command(RequestInterrupt{}).ok());
   timers_.Advance(Millis(10));
   EXPECT_EQ(Of<TurnCanceled>().size(), 1u);
-  EXPECT_EQ(runner_->status(), SessionStatus::kIdle);
+  EXPECT_EQ(runner().status(), SessionStatus::kIdle);
   timers_.Advance(Millis(5000));
   EXPECT_EQ(Of<AssistantMessageDelta>().size(), 2u);  // nothing plays after the interrupt
 }
@@ -159,7 +140,7 @@ TEST_F(ScriptedSession, ErrorsAndFailures) {
   ASSERT_EQ(Of<TurnFailed>().size(), 1u);
   EXPECT_EQ(std::get<TurnFailed>(Of<TurnFailed>()[0]->payload).code, "rate_limited");
   EXPECT_EQ(Of<ErrorEvent>().size(), 1u);
-  EXPECT_EQ(runner_->status(), SessionStatus::kError);
+  EXPECT_EQ(runner().status(), SessionStatus::kError);
   Submit("c2", "fatal");
   timers_.Advance(Millis(10));
   EXPECT_EQ(Of<TurnFailed>().size(), 2u);
