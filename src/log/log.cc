@@ -104,6 +104,18 @@ void Write(Level level, std::string_view event, std::span<const Field> fields) {
   state.logger->log(SpdLevel(level), spdlog::string_view_t(body.data(), body.size()));
 }
 
+void RepeatedFailure::Report(const Status& outcome, Fields fields) {
+  if (outcome.ok()) {
+    last_error_.clear();
+    return;
+  }
+  if (outcome.message() == last_error_) return;
+  last_error_ = outcome.message();
+  std::vector<Field> all{{"error", outcome.ToString()}};
+  all.insert(all.end(), fields.begin(), fields.end());
+  Write(Level::kWarn, event_, all);
+}
+
 Scope::Scope(std::vector<Field> fields) : fields_(std::move(fields)), outer_(innermost) {
   innermost = this;
 }

@@ -29,6 +29,8 @@
 #include <variant>
 #include <vector>
 
+#include "core/status.h"
+
 namespace agentstream::log {
 
 enum class Level { kTrace, kDebug, kInfo, kWarn, kError, kOff };
@@ -102,6 +104,20 @@ inline void Warn(std::string_view event, Fields fields = {}) { Write(Level::kWar
 inline void Error(std::string_view event, Fields fields = {}) {
   Write(Level::kError, event, fields);
 }
+
+// The outcomes of a task that runs again and again (a lease renewal, an index flush): a failure
+// is logged at warn as `event` with "error" and `fields`, once per distinct error until the task
+// succeeds again, so a store that stays unreachable writes one line, not one a round. One per
+// task, used by one thread at a time.
+class RepeatedFailure {
+ public:
+  explicit RepeatedFailure(std::string event) : event_(std::move(event)) {}
+  void Report(const Status& outcome, Fields fields = {});
+
+ private:
+  std::string event_;
+  std::string last_error_;  // empty after a success
+};
 
 // Fields added to every line this thread logs while the Scope lives (innermost last), e.g. the
 // agent whose provider is being started. A context can be captured (Current) and entered again

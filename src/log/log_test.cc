@@ -55,6 +55,26 @@ TEST_F(LogTest, OffDropsEverythingAndTraceKeepsEverything) {
   EXPECT_NE(Lines()[0].find(" TRACE a.trace"), std::string::npos) << Lines()[0];
 }
 
+TEST_F(LogTest, ARepeatedFailureIsLoggedOncePerErrorUntilASuccess) {
+  Use(Level::kInfo, Format::kJson);
+  RepeatedFailure renewals("store.renew_failed");
+  const Status down = agentstream::Error(ErrorCode::kUnavailable, "the store is gone");
+  renewals.Report(down, {{"leases", 2}});
+  renewals.Report(down, {{"leases", 3}});
+  renewals.Report(agentstream::Error(ErrorCode::kUnavailable, "refused"));
+  renewals.Report(Status::Ok());
+  renewals.Report(down);
+  const std::vector<std::string> lines = Lines();
+  ASSERT_EQ(lines.size(), 3u);
+  const boost::json::value first = boost::json::parse(lines[0]);
+  EXPECT_EQ(first.at("level").as_string(), "warn");
+  EXPECT_EQ(first.at("event").as_string(), "store.renew_failed");
+  EXPECT_NE(first.at("error").as_string().find("the store is gone"), boost::json::string::npos);
+  EXPECT_EQ(first.at("leases").as_int64(), 2);
+  EXPECT_NE(lines[1].find("refused"), std::string::npos) << "another error is logged";
+  EXPECT_NE(lines[2].find("the store is gone"), std::string::npos) << "again after a success";
+}
+
 TEST_F(LogTest, SecretsGivenToConfigureAreMasked) {
   Use(Level::kInfo, Format::kText, {"tok-123", ""});
   Info("daemon.started", {{"error", "rejected tok-123"}});

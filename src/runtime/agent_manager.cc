@@ -418,11 +418,15 @@ void AgentManager::Impl::Create(const api::AgentConfig& config,
   Result<std::shared_ptr<LiveAgent>> agent = Load(id);
   if (!agent.ok()) return done(agent.status());
   Notify(AgentNotice::Kind::kCreated, (*agent)->Snapshot(), "");
-  (*agent)->WhenReady([weak = std::weak_ptr<LiveAgent>(*agent), done](const Status& s) {
+  (*agent)->WhenReady([this, alive = std::weak_ptr<bool>(alive_), id,
+                       weak = std::weak_ptr<LiveAgent>(*agent), done](const Status& s) {
     std::shared_ptr<LiveAgent> live = weak.lock();
-    if (!s.ok()) return done(s);
-    if (!live) return done(Error(ErrorCode::kUnavailable, "the agent stopped"));
-    done(live->Snapshot());
+    if (s.ok() && live) return done(live->Snapshot());
+    if (live && !live->stopping()) return done(s);  // its runtime did not start
+    // Its runtime stopped before it was ready (this daemon lost the lease, or is stopping): the
+    // agent exists all the same, and its next prompt starts a runtime wherever it is owned.
+    if (!alive.lock()) return done(s);
+    done(Get(id));
   });
 }
 

@@ -635,6 +635,31 @@ TEST_F(AgentManagerTest, ShutdownCancelsOpenTurnsAndRefusesLaterCalls) {
   EXPECT_EQ(created.status().code(), ErrorCode::kUnavailable);
 }
 
+TEST_F(AgentManagerTest, ACreateWhoseRuntimeStopsBeforeItIsReadyAnswersWithTheAgent) {
+  // An ACP agent that never answers its handshake: its runtime is still starting when the daemon
+  // stops (as when a daemon loses the lease). The agent exists all the same: the answer says so,
+  // rather than an error that a retry without a clientRequestId would turn into a second agent.
+  ProviderFactoryOptions factory_options;
+  factory_options.acp_agents["acp:mute"] =
+      providers::acp::AgentCommand{"acp:mute", {"sleep", "60"}};
+  factory_ = std::make_unique<DefaultProviderFactory>(factory_options);
+  manager_ = std::make_unique<AgentManager>(*log_, *factory_, loop_, AgentManagerOptions{});
+  std::optional<Result<api::AgentSnapshot>> created;
+  manager_->Create(api::AgentConfig{"acp:mute", dir_.string(), {}, {}, {}},
+                   [&](Result<api::AgentSnapshot> r) { created = std::move(r); });
+  loop_.RunFor(300ms);
+  ASSERT_FALSE(created.has_value()) << "the runtime is still starting";
+  bool stopped = false;
+  manager_->Shutdown([&] { stopped = true; });
+  ASSERT_TRUE(loop_.RunUntil([&] { return stopped && created.has_value(); }, 20s));
+  ASSERT_TRUE(created->ok()) << created->status().ToString();
+  EXPECT_EQ((*created)->provider, "acp:mute");
+  Result<std::vector<SessionInfo>> sessions = sqlite_->ListSessions("", 10);
+  ASSERT_TRUE(sessions.ok());
+  ASSERT_EQ(sessions->size(), 1u);
+  EXPECT_EQ((*sessions)[0].id, (*created)->id);
+}
+
 TEST_F(AgentManagerTest, ARetriedCreateAnswersTheSameAgent) {
   StartManager();
   auto create = [&](api::AgentConfig config) {

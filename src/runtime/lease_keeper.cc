@@ -61,13 +61,17 @@ void LeaseKeeper::SetUrl(std::string url) {
   Poke();
 }
 
+// Rounds start every `renew_every` from the previous round's start, not its end: a round slowed
+// by a busy store (a commit waiting on the disk) delays the next renewal by its own excess only,
+// and a round longer than the period is followed by the next at once.
 void LeaseKeeper::Loop() {
   std::unique_lock lock(mu_);
   while (!stop_) {
+    const process::Clock::time_point started = process::Clock::now();
     lock.unlock();
     Round();
     lock.lock();
-    cv_.wait_for(lock, options_.renew_every, [this] { return stop_ || poked_; });
+    cv_.wait_until(lock, started + options_.renew_every, [this] { return stop_ || poked_; });
     poked_ = false;
   }
 }
@@ -86,6 +90,15 @@ void LeaseKeeper::Round() {
   if (!leases.empty()) {
     Result<std::vector<SessionId>> lost =
         store_.RenewOwnerships(options_.daemon_id, leases, ttl_ms);
+    const auto took = std::chrono::duration_cast<process::Millis>(process::Clock::now() - sent);
+    // A failure changes nothing here: Overdue() stops the runtimes in time.
+    renew_failures_.Report(lost.status(), {{"leases", leases.size()}});
+    // Over the period, the margin before the runtimes stop by themselves (ttl - renew_every) is
+    // being eaten: said once, until a renewal is on time again.
+    const bool slow = lost.ok() && took > options_.renew_every;
+    if (slow && !renew_slow_)
+      log::Warn("ownership.renew_slow", {{"leases", leases.size()}, {"ms", took.count()}});
+    renew_slow_ = slow;
     if (lost.ok()) {
       {
         std::lock_guard lock(mu_);
@@ -98,12 +111,10 @@ void LeaseKeeper::Round() {
       }
       if (!lost->empty()) callbacks_.lost(std::move(*lost));
     }
-    // A failed renewal changes nothing here: Overdue() stops the runtimes in time.
   }
   const DaemonRecord self{
       options_.daemon_id, url, options_.host, options_.data_dir, started_ms_, 0, 0};
-  if (Status beat = store_.Heartbeat(self, ttl_ms); !beat.ok() && callbacks_.heartbeat_failed)
-    callbacks_.heartbeat_failed(beat);
+  heartbeat_failures_.Report(store_.Heartbeat(self, ttl_ms));
   Result<std::vector<std::pair<SessionId, OwnerLease>>> expired =
       store_.ListExpiredOwnerships(options_.sweep_limit);
   if (expired.ok() && !expired->empty()) callbacks_.expired(std::move(*expired));

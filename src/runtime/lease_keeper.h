@@ -1,5 +1,6 @@
 // LeaseKeeper: keeps the ownership leases of the runtimes this daemon runs (store/coordination.h,
-// docs/architecture.md "Agent ownership"). A thread of its own, every `renew_every`:
+// docs/architecture.md "Agent ownership"). A thread of its own, a round every `renew_every`
+// (counted from the previous round's start):
 //   1. renews every tracked lease in one store call, and reports the leases that were lost;
 //   2. refreshes this daemon's registry entry (its id, advertised URL, heartbeat);
 //   3. lists leases other daemons stopped renewing (their runtimes are gone), for takeover.
@@ -22,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "log/log.h"
 #include "process/event_loop.h"
 #include "store/coordination.h"
 
@@ -45,8 +47,6 @@ class LeaseKeeper {
   struct Callbacks {
     std::function<void(std::vector<SessionId> lost)> lost;
     std::function<void(std::vector<std::pair<SessionId, OwnerLease>> expired)> expired;
-    // The registry refused this daemon's id (another live daemon holds it), or the store failed.
-    std::function<void(const Status& status)> heartbeat_failed;
   };
 
   // `store` must outlive the keeper. Starts the thread; the first round runs at once.
@@ -88,6 +88,9 @@ class LeaseKeeper {
   std::map<SessionId, Tracked> tracked_;
   bool stop_ = false;
   bool poked_ = false;
+  bool renew_slow_ = false;                                             // the thread's
+  log::RepeatedFailure renew_failures_{"ownership.renew_failed"};       // the thread's
+  log::RepeatedFailure heartbeat_failures_{"daemon.heartbeat_failed"};  // the thread's
   std::thread thread_;
 };
 

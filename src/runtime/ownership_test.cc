@@ -267,8 +267,11 @@ TEST_F(OwnershipTest, ASendThroughAnotherDaemonRunsOnTheOwner) {
   ASSERT_TRUE(retry.ok());
   EXPECT_EQ(retry->outcome, turn::SubmissionOutcome::kDuplicate);
   EXPECT_EQ(Of<UserMessage>(Events(agent.id)).size(), 1u);
-  for (const EventRecord& r : Records(agent.id))
-    if (r.seq.value() > 1) EXPECT_EQ(r.owner_generation, 1u) << "seq " << r.seq.value();
+  for (const EventRecord& r : Records(agent.id)) {
+    if (r.seq.value() > 1) {
+      EXPECT_EQ(r.owner_generation, 1u) << "seq " << r.seq.value();
+    }
+  }
 }
 
 TEST_F(OwnershipTest, AKilledOwnersTurnEndsOnceAndTheNextPromptRunsOnTheSurvivor) {
