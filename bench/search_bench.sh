@@ -3,9 +3,10 @@
 # session of N events (default 10,000,000) into a fresh store (SQLite in a fresh data directory,
 # or a fresh database of the PostgreSQL server AGENTSTREAM_BENCH_PG names with --postgres); the
 # release daemon starts on it and indexes it (the time of the first query naming the agent, which
-# brings its index up to the tail, is "index"); then each query shape runs ROUNDS times over HTTP
-# (curl on the same machine: the figures include a request's own cost, about 1 ms) and the median
-# and the slowest are printed, with the hits of the first round.
+# brings its index up to the tail, is "index"); then each query shape runs once ("first": the
+# first time this daemon reads those words) and ROUNDS times more over HTTP (curl on the same
+# machine: the figures include a request's own cost, about 1 ms), and the median and the slowest
+# of the ROUNDS are printed, with the hits of the last round.
 # --slices=K1,K2,... measures the same store once per value of `serve --search-slices` (the
 # connections one search runs on at once), restarting the daemon on it between them, and repeats
 # the list twice (K1 K2 K1 K2), so that a change of the machine's load during the run shows.
@@ -75,6 +76,21 @@ stop_daemon() {
   daemon=""
 }
 
+# Waits (at most 120 s) until the machine is idle: under 5% of its CPU time busy over one second.
+# The indexer's last commits, the WAL checkpoint after them or PostgreSQL's autovacuum would
+# otherwise share the cores with the first queries.
+busy_jiffies() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+settle() {
+  local b0 t0 b1 t1
+  for _ in $(seq 1 120); do
+    read -r b0 t0 < <(busy_jiffies)
+    sleep 1
+    read -r b1 t1 < <(busy_jiffies)
+    [ $(((b1 - b0) * 100)) -le $(((t1 - t0) * 5)) ] && return 0
+  done
+  echo "the machine did not settle in 120 s" >&2
+}
+
 seconds() { curl -s -o "$tmp/reply" -w '%{time_total}' "$url/v1/search?$1"; }
 
 # A word of one user message near the start (turn 123), one near the end, a word of every
@@ -91,18 +107,20 @@ shapes=(
   "common-one-agent q=fixture&agent=$session"
 )
 measure() {
-  printf '%-18s %8s %8s %6s\n' shape median_ms max_ms hits
+  printf '%-18s %8s %9s %8s %6s\n' shape first_ms median_ms max_ms hits
   for shape in "${shapes[@]}"; do
     name=${shape%% *}
     query=${shape#* }
+    local once
+    once=$(seconds "$query&limit=20")
     times=()
     for _ in $(seq 1 "$rounds"); do times+=("$(seconds "$query&limit=20")"); done
     hits=$({ grep -o '"agent":' "$tmp/reply" || true; } | wc -l)
     sorted=($(printf '%s\n' "${times[@]}" | sort -g))
     median=${sorted[$((rounds / 2))]}
     max=${sorted[$((rounds - 1))]}
-    awk -v n="$name" -v m="$median" -v x="$max" -v h="$hits" \
-      'BEGIN { printf "%-18s %8.2f %8.2f %6s\n", n, m * 1000, x * 1000, h }'
+    awk -v n="$name" -v f="$once" -v m="$median" -v x="$max" -v h="$hits" \
+      'BEGIN { printf "%-18s %8.2f %9.2f %8.2f %6s\n", n, f * 1000, m * 1000, x * 1000, h }'
   done
 }
 
@@ -110,6 +128,7 @@ if [ ${#slices[@]} -eq 0 ]; then
   start_daemon ""
   index=$(seconds "q=fixture&agent=$session&limit=1")
   printf 'store %s events %s turns %s index %.1f s\n' "$store" "$events" "$turns" "$index"
+  settle
   measure
   exit 0
 fi
@@ -122,6 +141,7 @@ for k in "${slices[@]}" "${slices[@]}"; do
     printf 'store %s events %s turns %s index %.1f s\n' "$store" "$events" "$turns" "$index"
     first=0
   fi
+  settle
   printf -- '--search-slices %s, %s, load average %s\n' "$k" "$(date -u +%H:%M:%S)" \
     "$(cut -d' ' -f1-3 /proc/loadavg)"
   measure

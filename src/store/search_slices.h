@@ -57,6 +57,8 @@ Result<std::vector<SearchHit>> SearchSlices(SliceRunner& runner, std::size_t lim
 // runner owns (one per further slice, started with it, joined by its destructor). Thread-safe:
 // the slices of concurrent searches queue for the same workers in turn. A slice's body must not
 // wait for another slice (each holds what it needs before Run), so they cannot deadlock.
+// The queue holds slices() - 1 tasks per search in flight and no more: its bound is the number of
+// threads that search at once (the server's I/O threads, each running one request at a time).
 class SliceRunner {
  public:
   explicit SliceRunner(std::size_t slices);

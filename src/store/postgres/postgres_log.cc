@@ -309,10 +309,11 @@ class PostgresEventLog final : public EventLog,
     AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
     for (const SearchDocument& d : documents)
       AS_RETURN_IF_ERROR(CheckText({{"a search document", d.text}, {"a document kind", d.kind}}));
-    return RunControl<bool>([&](Txn& t, bool&) -> Status {
-             return pg::StoreDocuments(t, session, expected, next, documents);
-           })
-        .status();
+    AS_RETURN_IF_ERROR(RunControl<bool>([&](Txn& t, bool&) -> Status {
+                         return pg::StoreDocuments(t, session, expected, next, documents);
+                       }).status());
+    if (!documents.empty()) flusher_.Stored();
+    return Status::Ok();
   }
   Result<std::vector<SearchHit>> Search(const SearchQuery& query) override {
     if (query.session) AS_RETURN_IF_ERROR(CheckText({{"a session id", query.session->str()}}));
@@ -612,6 +613,8 @@ class PostgresEventLog final : public EventLog,
                           [this] { return Connect(options_, false); }};
   pg::SlicedSearch search_{readers_, store_internal::BoundSearchSlices(
                                          options_.search_slices, options_.max_reader_connections)};
+  // New documents leave the GIN indexes' pending lists within a second (PendingListFlusher).
+  pg::PendingListFlusher flusher_{readers_, std::chrono::milliseconds(1000)};
 
   std::atomic<int> writer_pid_{0};  // the server process of the writer's connection
   std::unique_ptr<pg::ListenThread> hearing_;

@@ -237,4 +237,45 @@ Result<std::vector<store_internal::RankedHit>> FindDocuments(
   return hits;
 }
 
+PendingListFlusher::PendingListFlusher(ReaderPool& readers, std::chrono::milliseconds delay)
+    : readers_(readers), delay_(delay), thread_([this] { Run(); }) {}
+
+PendingListFlusher::~PendingListFlusher() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void PendingListFlusher::Stored() {
+  {
+    std::lock_guard lock(mu_);
+    if (stored_) return;
+    stored_ = true;
+  }
+  wake_.notify_all();
+}
+
+void PendingListFlusher::Run() {
+  std::unique_lock lock(mu_);
+  while (true) {
+    wake_.wait(lock, [&] { return stopping_ || stored_; });
+    // The documents of the next `delay` join the same flush, which moves them in one pass.
+    if (wake_.wait_for(lock, delay_, [&] { return stopping_; })) return;
+    stored_ = false;
+    lock.unlock();
+    const Status flushed =
+        WithReader<bool>(readers_, [](Conn& conn) -> Result<bool> {
+          AS_RETURN_IF_ERROR(conn.Exec("SELECT gin_clean_pending_list(inhrelid) FROM pg_inherits "
+                                       "WHERE inhparent = 'search_documents_words'::regclass")
+                                 .status());
+          return true;
+        }).status();
+    failures_.Report(flushed);
+    lock.lock();
+  }
+}
+
 }  // namespace agentstream::pg

@@ -5,10 +5,15 @@
 // kConflict without a failing statement (which would roll back the appends sharing the batch).
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <thread>
 #include <vector>
 
+#include "log/log.h"
 #include "pg/pg.h"
 #include "pg/setup.h"
 #include "store/postgres/txn.h"
@@ -46,6 +51,37 @@ class SlicedSearch {
   ReaderPool& readers_;
   std::mutex taking_;  // held while a search takes its connections
   store_internal::SliceRunner runner_;
+};
+
+// Each part's GIN index keeps the entries of new documents in a pending list that every search
+// reads through, row by row (up to gin_pending_list_limit, 4 MB by default, per part), until an
+// insert that fills the list moves it into the index, inside the writer's transaction. The
+// flusher moves the lists into the indexes itself, on a reader connection, within `delay` of
+// documents being stored: searches read short lists, and appends do not wait for a flush. A
+// failure (the daemon's role does not own the tables, say) costs speed only: it is logged once
+// per distinct error and tried again at the next store.
+class PendingListFlusher {
+ public:
+  // `readers` must outlive this object.
+  PendingListFlusher(ReaderPool& readers, std::chrono::milliseconds delay);
+  ~PendingListFlusher();
+  PendingListFlusher(const PendingListFlusher&) = delete;
+  PendingListFlusher& operator=(const PendingListFlusher&) = delete;
+
+  // Documents were committed. Thread-safe; does not wait.
+  void Stored();
+
+ private:
+  void Run();
+
+  ReaderPool& readers_;
+  const std::chrono::milliseconds delay_;
+  std::mutex mu_;  // guards stored_, stopping_
+  std::condition_variable wake_;
+  bool stored_ = false;
+  bool stopping_ = false;
+  log::RepeatedFailure failures_{"store.search_flush_failed"};  // the flusher thread's
+  std::thread thread_;  // last: started once the rest is set
 };
 
 }  // namespace agentstream::pg
