@@ -9,11 +9,12 @@
 //   await a.start();  a.url ... ; await a.kill('SIGKILL'); await a.start();  // same data dir
 //   const proxy = await env.proxy(pgEndpoint(store));  proxy.cut(); proxy.heal();
 //   await env.close();                                   // also run on exit and on signals
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import crypto from 'node:crypto';
 
 export function sleep(ms) {
@@ -159,6 +160,10 @@ class Daemon {
   }
 }
 
+const execFileAsync = promisify(execFile);
+const psqlArgs = (database, sql) => [database, '-qAtF', '\t', '-c', sql];
+const psqlRows = (out) => out.split('\n').filter((l) => l.length > 0).map((l) => l.split('\t'));
+
 // A TCP proxy on 127.0.0.1 in front of `target` ({port} on 127.0.0.1, or {path} of a Unix
 // socket) that the test can cut: every connection is destroyed and new ones are closed at once,
 // until heal().
@@ -213,14 +218,15 @@ export class TestEnv {
     env.procs = new Set();
     env.databases = [];
     env.proxies = [];
+    env.daemons = [];
     env.closed = false;
     const onSignal = (signal) => {
-      env.closeSync();
+      env.closeSync(1);  // a time limit ran out, or someone stopped the test
       process.exit(signal === 'SIGINT' ? 130 : 143);
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
-    process.on('exit', () => env.closeSync());
+    process.on('exit', (code) => env.closeSync(code));
     return env;
   }
 
@@ -230,7 +236,23 @@ export class TestEnv {
   }
 
   daemon(name, bin, args = []) {
-    return new Daemon(this, name, bin, args);
+    const d = new Daemon(this, name, bin, args);
+    this.daemons.push(d);
+    return d;
+  }
+
+  // The last lines of every daemon's log, on stderr: what a failed run (in CI) leaves to read.
+  printLogTails(lines = 40) {
+    for (const d of this.daemons) {
+      let text = '';
+      try {
+        text = fs.readFileSync(d.logFile, 'utf8');
+      } catch {
+        continue;
+      }
+      const tail = text.split('\n').filter((l) => l.length > 0).slice(-lines);
+      console.error(`--- the last ${tail.length} lines of ${d.name}'s log\n${tail.join('\n')}`);
+    }
   }
 
   async proxy(target) {
@@ -254,13 +276,19 @@ export class TestEnv {
 
   // Runs psql against `database` (a postgresql:// URL) and returns the rows as arrays of text.
   psql(database, sql) {
-    const out = execFileSync('psql', [database, '-qAtF', '\t', '-c', sql], { encoding: 'utf8' });
-    return out.split('\n').filter((l) => l.length > 0).map((l) => l.split('\t'));
+    return psqlRows(execFileSync('psql', psqlArgs(database, sql), { encoding: 'utf8' }));
+  }
+  // The same without blocking this process: its proxies keep answering while psql runs.
+  async psqlAsync(database, sql) {
+    const { stdout } = await execFileAsync('psql', psqlArgs(database, sql), { encoding: 'utf8' });
+    return psqlRows(stdout);
   }
 
-  closeSync() {
+  // `exitCode`: the process's, when it exits; a failure prints the daemons' logs' tails.
+  closeSync(exitCode = 0) {
     if (this.closed) return;
     this.closed = true;
+    if (exitCode !== 0) this.printLogTails();
     for (const proc of this.procs) {
       try {
         proc.kill('SIGKILL');

@@ -61,13 +61,7 @@ caught_up() {
 until_true 60 caught_up || fail "the forward consumer did not catch up: $("$bin" "${b[@]}" consumers show forward)"
 "$bin" "${b[@]}" consumers show forward >"$dir/show.txt" || fail "consumers show"
 grep -q "$child" "$dir/show.txt" || fail "consumers show lacks the session: $(cat "$dir/show.txt")"
-http_get() {  # http_get PORT PATH: the raw response
-  exec 3<>"/dev/tcp/127.0.0.1/$1"
-  printf 'GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' "$2" >&3
-  cat <&3
-  exec 3>&-
-}
-http_get "$b_port" /metrics >"$dir/metrics.txt"
+curl -fsS "$(daemon_url b)/metrics" >"$dir/metrics.txt" || fail "GET /metrics"
 grep -q 'agentstream_consumer_lag_events{consumer="forward"} 0' "$dir/metrics.txt" ||
   fail "metrics lack the consumer's lag: $(grep consumer "$dir/metrics.txt")"
 
