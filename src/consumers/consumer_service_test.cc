@@ -79,11 +79,14 @@ ConsumerSpec Spec(const std::string& id, bool coalesce = false) {
   return spec;
 }
 
+// `lease_ttl_ms`: long by default, so that no step of a loaded machine outlives a lease; the
+// test of a stale holder passes a short one.
 ConsumerServiceOptions Options(const std::string& owner,
-                               const std::shared_ptr<FakeSink::Shared>& shared) {
+                               const std::shared_ptr<FakeSink::Shared>& shared,
+                               std::int64_t lease_ttl_ms = 15000) {
   ConsumerServiceOptions o;
   o.owner = owner;
-  o.lease_ttl_ms = 300;
+  o.lease_ttl_ms = lease_ttl_ms;
   o.workers = 2;
   o.idle_poll_ms = 50;
   o.rescan_ms = 200;
@@ -272,7 +275,7 @@ TEST(ConsumerService, AStaleLeaseHolderIsFencedAndStopsDelivering) {
   AppendNotes(log, s, 1, 9);
   auto first = std::make_shared<FakeSink::Shared>();
   first->hold = true;
-  ConsumerService stale(log, Options("stale", first), nullptr);
+  ConsumerService stale(log, Options("stale", first, 300), nullptr);
   ASSERT_TRUE(stale.Start().ok());
   ConsumerSpec spec = Spec("c");
   ASSERT_TRUE(stale.Create(spec).ok());

@@ -572,7 +572,7 @@ TEST_F(AgentManagerTest, QueuedPromptsAreBounded) {
 
 TEST_F(AgentManagerTest, IdleRuntimesStopAndRestartOnTheNextPrompt) {
   AgentManagerOptions options;
-  options.idle_stop_after = 100ms;
+  options.idle_stop_after = 1s;  // long enough that the runtime is still loaded right after a send
   StartManager(2ms, options);
   const api::AgentSnapshot agent = Create();
   ASSERT_TRUE(Send(agent.id, "c1", "hi").ok());

@@ -125,8 +125,10 @@ struct Daemon {
 
 class OwnershipTest : public ::testing::Test {
  protected:
-  static constexpr process::Millis kTtl{400};
-  static constexpr process::Millis kRenew{100};
+  // A runtime stops by itself after ttl - renew unrenewed, checked every renew / 4: the lease
+  // outlives that stop by renew - renew / 4 (750 ms), a margin a loaded machine keeps.
+  static constexpr process::Millis kTtl{3000};
+  static constexpr process::Millis kRenew{1000};
 
   void TearDown() override {
     for (auto& [name, d] : daemons_) Stop(name);

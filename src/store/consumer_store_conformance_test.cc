@@ -38,8 +38,9 @@ class ConsumerStoreConformance : public ::testing::TestWithParam<std::string> {
 // On the real clock, with short leases: a store shared by several daemons judges leases by its own
 // clock (docs/architecture.md), so the times a caller passes are only what it believes.
 TEST_P(ConsumerStoreConformance, ConsumerLeasesFenceStaleHolders) {
-  constexpr std::int64_t kTtl = 400;
-  const auto lapse = [] { std::this_thread::sleep_for(std::chrono::milliseconds(kTtl + 200)); };
+  // Long enough for a few commits on a slow disk within one lease.
+  constexpr std::int64_t kTtl = 2000;
+  const auto lapse = [] { std::this_thread::sleep_for(std::chrono::milliseconds(kTtl + 500)); };
   const auto now = [] { return system::WallClockMs(); };
   const ConsumerId c("hook");
   const SessionId s = NewSession("s", 3);

@@ -355,12 +355,12 @@ TEST_F(PostgresStreamsTest, ExpiredStreamsAreGoneForBothAndSweptAway) {
   CreateArgs ttl;
   ttl.path = "/ttl";
   ttl.content_type = "text/plain";
-  ttl.ttl_seconds = 1;
+  ttl.ttl_seconds = 3;  // time for the next commits on a slow disk before it expires
   ttl.body = "short-lived";
   ASSERT_EQ(a_->Create(ttl).code, Code::kCreated);
   ASSERT_EQ(Create(*a_, "/keep", "text/plain", "kept").code, Code::kCreated);
   EXPECT_EQ(b_->Head("/ttl").code, Code::kOk);
-  std::this_thread::sleep_for(1200ms);
+  std::this_thread::sleep_for(3200ms);
   EXPECT_EQ(b_->Head("/ttl").code, Code::kNotFound);
   EXPECT_EQ(Append(*a_, "/ttl", "x").code, Code::kNotFound);
   const auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -454,7 +454,7 @@ TEST_F(PostgresStreamsTest, SubscriptionClaimsAreFencedAcrossDaemons) {
   ASSERT_EQ(Create(*a_, "/v1/stream/wakes", "application/json").code, Code::kCreated);
   ASSERT_EQ(Call(*sub_a_, "PUT", "subscriptions/s1",
                  R"({"type":"pull-wake","streams":["jobs/a"],"wake_stream":"wakes",)"
-                 R"("lease_ttl_ms":1000})")
+                 R"("lease_ttl_ms":3000})")
                 .status,
             201);
   EXPECT_EQ(Call(*sub_b_, "GET", "subscriptions/s1", "").status, 200);
@@ -488,7 +488,7 @@ TEST_F(PostgresStreamsTest, SubscriptionClaimsAreFencedAcrossDaemons) {
 
   // The lease lapses; w2 claims through b; w1's token is fenced through a.
   ASSERT_EQ(Append(*a_, "/v1/stream/jobs/a", R"({"job":2})").code, Code::kOk);
-  std::this_thread::sleep_for(1200ms);
+  std::this_thread::sleep_for(3200ms);
   const StreamResponse again =
       Call(*sub_b_, "POST", "subscriptions/s1/claim", R"({"worker":"w2"})");
   ASSERT_EQ(again.status, 200) << again.body;

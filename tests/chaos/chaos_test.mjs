@@ -285,7 +285,16 @@ for (const agent of agents) {
     await sleep(200);
   }
 }
-await sleep(1500);  // the followers' last long-polls
+// The followers' last long-polls: until each saw its agent's whole log (checked below), or 30 s.
+{
+  const until = Date.now() + 30000;
+  for (const agent of agents) {
+    const seen = followed.get(agent);
+    if (!seen) continue;
+    const tail = (await readAll(agent)).length;
+    while (seen.length < tail && Date.now() < until) await sleep(100);
+  }
+}
 following = false;
 await Promise.all(followers);
 

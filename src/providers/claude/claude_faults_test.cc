@@ -61,14 +61,16 @@ TEST(ClaudeFaults, CliStopsAnswering) {
   process::EventLoop loop;
   ModelServer server(loop);
   Session::Options o;
-  o.stall_timeout = Millis(1500);
+  // Longer than a loaded machine's CLI takes to its first line, so the watchdog fires only once
+  // the CLI is frozen.
+  o.stall_timeout = Millis(3000);
   Session victim(loop, server.port(), o), bystander(loop, server.port());
   victim.Start();
   bystander.Start();
   // SIGSTOP freezes the CLI: it keeps its pipes open and says nothing.
   SlowTurnFault(
       loop, victim, bystander, [&] { ::kill(victim.provider().GetRuntimeInfo().pid, SIGSTOP); },
-      "provider_stalled", Millis(4000));
+      "provider_stalled", Millis(6000));
   ASSERT_GE(victim.Of<ErrorEvent>().size(), 1u);
   EXPECT_TRUE(std::get<ErrorEvent>(victim.Of<ErrorEvent>()[0]->payload).fatal);
 }

@@ -94,7 +94,9 @@ TEST_F(ClaudeCli, LifecycleNeverStuck) {
 }
 
 TEST_F(ClaudeCli, AutonomousRunAfterABackgroundTask) {
-  session_->Submit("[bg-sleep 1] go");
+  // The task outlasts the rest of the foreground turn even on a loaded machine, so its
+  // notification comes after the turn ended and wakes an autonomous one.
+  session_->Submit("[bg-sleep 3] go");
   ASSERT_TRUE(session_->WaitFor([&] { return Terminals() == 1; }, Millis(30000)));
   EXPECT_EQ(session_->runner().status(), SessionStatus::kIdle);  // idle while the task runs
   ASSERT_EQ(session_->Of<ProviderMetadata>().empty(), false);
