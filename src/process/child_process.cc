@@ -13,6 +13,7 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <deque>
 
@@ -273,6 +274,11 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(EventLoop& loop,
                                                           const SpawnOptions& options,
                                                           ProcessHandlers handlers) {
   if (options.argv.empty()) return Error(ErrorCode::kInvalidArgument, "empty argv");
+  // A write to the stdin of an agent that closed it fails with EPIPE (PumpWrites); SIGPIPE's
+  // default would end this whole process instead. Ignored for the process before its first
+  // child starts; each child gets the default back (supervisor.cc).
+  static const bool kSigpipeIgnored = std::signal(SIGPIPE, SIG_IGN) != SIG_ERR;
+  (void)kSigpipeIgnored;
   Pipes p;
   AS_ASSIGN_OR_RETURN(SupervisedProcess started, SpawnRaw(options, p));
   const pid_t pid = started.supervisor;

@@ -174,6 +174,21 @@ TEST(ChildProcessTest, StdinLinesRoundTripAndEofEndsTheProcess) {
   EXPECT_EQ(run.exit->exit_code, 0);
 }
 
+TEST(ChildProcessTest, WritingToAnAgentThatClosedItsStdinIsAnErrorNotThisProcesssEnd) {
+  // The agent closes its stdin and lives on. The write to it fails with EPIPE; were SIGPIPE not
+  // ignored, it would kill this process.
+  EventLoop loop;
+  Captured run;
+  auto child = Start(loop, run, {"sh", "-c", "exec 0<&-; echo closed; sleep 0.5; echo alive"});
+  ASSERT_TRUE(loop.RunUntil([&] { return run.frames.size() == 1; }, milliseconds(5000)));
+  ASSERT_TRUE(child->WriteLine("{\"n\":1}").ok());
+  ASSERT_TRUE(loop.RunUntil([&] { return run.exit.has_value(); }, milliseconds(5000)));
+  ASSERT_EQ(run.frames.size(), 2u);
+  EXPECT_EQ(run.frames[1].text, "alive");
+  EXPECT_EQ(run.exit->exit_code, 0);
+  EXPECT_EQ(child->WriteLine("late").code(), ErrorCode::kUnavailable);
+}
+
 TEST(ChildProcessTest, OversizeLinesAndStderrRing) {
   EventLoop loop;
   Captured run;

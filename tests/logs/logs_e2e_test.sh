@@ -3,7 +3,9 @@
 # process kills itself with SIGKILL mid-turn shows as a process.exited line naming the agent, the
 # signal and the process's stderr tail, then a turn.failed line; the daemon's start and stop are
 # logged; every log line is one JSON object; and neither the token nor the prompt's text appears
-# (info level).
+# (info level). An ACP agent that closes its stdin at once fails its start, logged as
+# process.exited and agent.error, and the daemon lives on: a write to a closed pipe is an error
+# (EPIPE), not a SIGPIPE that would end the daemon.
 #   logs_e2e_test.sh AGENTSTREAM_BINARY
 set -euo pipefail
 source "$(cd "$(dirname "$0")/../.." && pwd)/tests/lib/e2e.sh"
@@ -15,7 +17,7 @@ prompt="PROMPT-TEXT-$RANDOM$RANDOM never logged"
 mkdir -p "$E2E_DIR/work"
 
 start_daemon d --log-format json --token "$token" \
-  --acp-agent "crasher=$here/crashing_acp_agent.sh"
+  --acp-agent "crasher=$here/crashing_acp_agent.sh" --acp-agent "deaf=$here/deaf_acp_agent.sh"
 client=(--url "$d_url" --token "$token")
 agent=$("$E2E_BIN" "${client[@]}" agents new --provider acp:crasher --cwd "$E2E_DIR/work") ||
   fail "agents new"
@@ -39,6 +41,16 @@ wait_for_output "$log" '^(\{.*"event":"agent.created".*"provider":"acp:crasher".
 wait_for_output "$log" '^(\{.*"event":"daemon.started".*"store":"sqlite".*)$' 1 >/dev/null ||
   fail "no daemon.started line"
 
+deaf=$("$E2E_BIN" "${client[@]}" agents new --provider acp:deaf --cwd "$E2E_DIR/work" 2>&1) &&
+  fail "the start of an agent that closed its stdin must fail: $deaf"
+[[ $deaf == *"initialize failed"* ]] || fail "agents new acp:deaf: $deaf"
+wait_for_output "$log" '^(\{.*"event":"process.exited".*"provider":"acp:deaf".*)$' 30 >/dev/null ||
+  fail "no process.exited line of acp:deaf"
+wait_for_output "$log" '^(\{.*"event":"agent.error".*"provider":"acp:deaf".*)$' 30 >/dev/null ||
+  fail "no agent.error line of acp:deaf"
+kill -0 "$(daemon_pid d)" 2>/dev/null || fail "the daemon died writing to an agent's closed stdin"
+curl -fsS -H "authorization: Bearer $token" "$d_url/healthz" >/dev/null || fail "the daemon does not answer after acp:deaf"
+
 kill_daemon d TERM
 wait_for_output "$log" '^(\{.*"event":"daemon.stopping".*"signal":"SIGTERM".*)$' 1 >/dev/null ||
   fail "no daemon.stopping line"
@@ -56,4 +68,4 @@ node -e '
     if (!o.ts || !o.level || !o.event) throw new Error("not a log line: " + line);
   }' "$log" || fail "a line of the log is not a JSON log line"
 echo "logs e2e: process.exited with SIGKILL and its stderr tail, turn.failed, start and stop;" \
-  "no token, no prompt text"
+  "no token, no prompt text; an agent that closed its stdin fails its start, the daemon lives on"
