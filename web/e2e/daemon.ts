@@ -1,7 +1,9 @@
 // Starts `agentstream serve` on a temporary data directory, serving web/dist. The daemon binds a
 // port of its own choosing (--listen 127.0.0.1:0) and the URL is read from its "serving on"
 // line; no test guesses a free port. Every daemon still running is killed when the test process
-// exits, whatever the way.
+// exits, whatever the way. A daemon that exits by itself during a test fails it, with its exit
+// status and the end of its log.
+import type { TestInfo } from '@playwright/test';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
@@ -12,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const BIN = process.env.AGENTSTREAM_BIN ?? path.resolve(HERE, '../../build/debug/src/cli/agentstream');
 export const WEB_ROOT = path.resolve(HERE, '../dist');
+
+const LOG_TAIL_BYTES = 16384; // how much of a daemon's stderr a failure shows
 
 const running = new Set<ChildProcess>();
 process.on('exit', () => {
@@ -75,6 +79,8 @@ export class Daemon {
   readonly data: string;
   private readonly front: Front | null;
   private frontUrl = '';
+  private logTail = ''; // the end of the daemon's stderr, over every start
+  private died = ''; // how the daemon exited when nobody stopped it ('' while it did not)
 
   constructor(
     readonly extraArgs: string[] = [],
@@ -94,12 +100,14 @@ export class Daemon {
     const proc = spawn(BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc = proc;
     running.add(proc);
-    proc.on('exit', () => running.delete(proc));
-    let stderr = '';
-    proc.stderr!.on('data', (d) => (stderr += String(d)));
+    proc.on('exit', (code, signal) => {
+      running.delete(proc);
+      if (this.proc === proc && !this.died) this.died = signal ? `signal ${signal}` : `code ${code}`;
+    });
+    proc.stderr!.on('data', (d) => (this.logTail = (this.logTail + String(d)).slice(-LOG_TAIL_BYTES)));
     const own = await new Promise<string>((resolve, reject) => {
       let out = '';
-      const timer = setTimeout(() => reject(new Error(`daemon did not start: ${stderr}`)), 30000);
+      const timer = setTimeout(() => reject(new Error(`daemon did not start: ${this.logTail}`)), 30000);
       proc.stdout!.on('data', (d) => {
         out += String(d);
         const m = /serving on (http:\/\/\S+)/.exec(out);
@@ -110,7 +118,7 @@ export class Daemon {
       });
       proc.on('exit', (code) => {
         clearTimeout(timer);
-        reject(new Error(`daemon exited ${code}: ${stderr}`));
+        reject(new Error(`daemon exited ${code}: ${this.logTail}`));
       });
     });
     if (this.front) this.front.target = Number(new URL(own).port);
@@ -123,11 +131,11 @@ export class Daemon {
     if (this.front) this.front.target = 0;
     const proc = this.proc;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    this.proc = null; // its exit is asked for now
     await new Promise<void>((resolve) => {
       proc.once('exit', () => resolve());
       proc.kill(signal);
     });
-    this.proc = null;
   }
 
   // Stops and starts the daemon on the same data directory; the page keeps its URL.
@@ -137,10 +145,17 @@ export class Daemon {
     await this.start();
   }
 
-  async dispose(): Promise<void> {
+  // Stops the daemon and removes its data. With the test's info, a failed test gets the end of
+  // the daemon's log (printed and attached). Throws when the daemon had exited by itself.
+  async dispose(testInfo?: TestInfo): Promise<void> {
     await this.stop();
     await this.front?.close();
     rmSync(this.data, { recursive: true, force: true });
+    if (testInfo && testInfo.status !== testInfo.expectedStatus) {
+      console.error(`the daemon's log ends:\n${this.logTail}`);
+      await testInfo.attach('daemon.log', { body: this.logTail, contentType: 'text/plain' });
+    }
+    if (this.died) throw new Error(`the daemon exited by itself (${this.died}); its log ends:\n${this.logTail}`);
   }
 
   async api(method: string, p: string, body?: unknown): Promise<any> {

@@ -11,7 +11,7 @@ import { createAgent, pane, replicaRows, send } from './helpers';
 let daemon: Daemon;
 
 test.afterEach(async () => {
-  await daemon?.dispose();
+  await daemon?.dispose(test.info());
 });
 
 // An 8x8 red PNG.

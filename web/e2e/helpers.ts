@@ -14,7 +14,7 @@ export function daemonPerTest(chunkMs: number): { daemon: Daemon } {
     await run.daemon.start();
   });
   test.afterEach(async () => {
-    await run.daemon.dispose();
+    await run.daemon.dispose(test.info());
   });
   return run;
 }
