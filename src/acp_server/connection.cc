@@ -6,12 +6,12 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json.hpp>
 #include <chrono>
-#include <csignal>
 #include <thread>
 
 #include "acp_server/acp_shapes.h"
 #include "acp_server/attached_session.h"
 #include "api/api_json.h"
+#include "process/child_process.h"
 
 namespace agentstream::acp_server {
 
@@ -341,7 +341,7 @@ void Connection::DrainThenStop(std::chrono::steady_clock::time_point deadline) {
 }
 
 int RunAcpServer(const AcpServerOptions& options) {
-  std::signal(SIGPIPE, SIG_IGN);  // a closed pipe is an error value, not a signal
+  process::IgnoreBrokenPipes();
   asio::io_context io;
   Connection connection(io, options);
   return connection.Run();

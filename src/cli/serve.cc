@@ -202,6 +202,7 @@ int RunServe(const ServeOptions& options) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  process::IgnoreBrokenPipes();  // a client, sink or agent gone is an error value, not our end
 
   if (options.owner_renew_ms >= options.owner_ttl_ms) {
     fmt::print(stderr, "agentstream: --owner-renew-ms ({}) must be below --owner-ttl-ms ({})\n",

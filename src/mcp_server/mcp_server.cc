@@ -8,7 +8,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/json/serialize.hpp>
-#include <csignal>
 #include <map>
 #include <memory>
 #include <thread>
@@ -16,6 +15,7 @@
 #include "jsonrpc/stdio_channel.h"
 #include "mcp_server/mcp_protocol.h"
 #include "mcp_server/mcp_tools.h"
+#include "process/child_process.h"
 
 namespace agentstream::mcp_server {
 
@@ -112,7 +112,7 @@ class Server {
 }  // namespace
 
 int RunMcpServer(const McpServerOptions& options) {
-  std::signal(SIGPIPE, SIG_IGN);  // a closed pipe is an error value, not a signal
+  process::IgnoreBrokenPipes();
   asio::io_context io;
   Server server(io, options);
   return server.Run();

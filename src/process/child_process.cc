@@ -29,6 +29,8 @@ std::string SignalName(int signal) {
   return abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(signal);
 }
 
+void IgnoreBrokenPipes() { (void)std::signal(SIGPIPE, SIG_IGN); }
+
 std::string ExitInfo::Describe() const {
   std::string out = signal != 0 ? "killed by signal " + std::to_string(signal)
                                 : "exit code " + std::to_string(exit_code);
@@ -274,11 +276,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(EventLoop& loop,
                                                           const SpawnOptions& options,
                                                           ProcessHandlers handlers) {
   if (options.argv.empty()) return Error(ErrorCode::kInvalidArgument, "empty argv");
-  // A write to the stdin of an agent that closed it fails with EPIPE (PumpWrites); SIGPIPE's
-  // default would end this whole process instead. Ignored for the process before its first
-  // child starts; each child gets the default back (supervisor.cc).
-  static const bool kSigpipeIgnored = std::signal(SIGPIPE, SIG_IGN) != SIG_ERR;
-  (void)kSigpipeIgnored;
+  IgnoreBrokenPipes();  // a write to an agent that closed its stdin fails (PumpWrites)
   Pipes p;
   AS_ASSIGN_OR_RETURN(SupervisedProcess started, SpawnRaw(options, p));
   const pid_t pid = started.supervisor;

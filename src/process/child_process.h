@@ -45,6 +45,12 @@ struct ExitInfo {
 // "SIGKILL" for 9; "signal N" for a number without a name.
 std::string SignalName(int signal);
 
+// Makes a write to a pipe or socket whose reader has gone fail with EPIPE, an error value its
+// caller handles, instead of raising SIGPIPE, whose default ends the whole process. Process-wide
+// and idempotent. Spawn calls it before the first child starts, and the daemon and the stdio
+// servers at their start; a child gets the default disposition back before its program runs.
+void IgnoreBrokenPipes();
+
 struct ProcessHandlers {
   std::function<void(Frame)> on_stdout;   // each complete stdout line (or oversize frame)
   std::function<void(ExitInfo)> on_exit;  // once, after the last stdout frame
