@@ -114,10 +114,11 @@ test('scrolling up loads older pages: every row once, in order, as the daemon ha
   // At the top, an older page is prepended and the row that was at the top stays in place.
   const list = p.getByTestId('timeline');
   const loaded = await replicaRows(page, agent);
+  // NaN while the row is between renders (taken out of the list by the one that prepends).
   const topOf = (key: string) =>
     p.locator(`[data-key="${key}"]`).evaluate((el) => {
-      const list = el.closest('[data-testid="timeline"]')!;
-      return el.getBoundingClientRect().top - list.getBoundingClientRect().top;
+      const list = el.closest('[data-testid="timeline"]');
+      return list ? el.getBoundingClientRect().top - list.getBoundingClientRect().top : Number.NaN;
     });
   // A row's own offset inside its list slot.
   const pad = await p
