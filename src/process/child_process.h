@@ -47,7 +47,7 @@ std::string SignalName(int signal);
 
 // Makes a write to a pipe or socket whose reader has gone fail with EPIPE, an error value its
 // caller handles, instead of raising SIGPIPE, whose default ends the whole process. Process-wide
-// and idempotent. Spawn calls it before the first child starts, and the daemon and the stdio
+// and idempotent. Every Spawn calls it before its child starts, and the daemon and the stdio
 // servers at their start; a child gets the default disposition back before its program runs.
 void IgnoreBrokenPipes();
 

@@ -49,7 +49,8 @@ wait_for_output "$log" '^(\{.*"event":"process.exited".*"provider":"acp:deaf".*)
 wait_for_output "$log" '^(\{.*"event":"agent.error".*"provider":"acp:deaf".*)$' 30 >/dev/null ||
   fail "no agent.error line of acp:deaf"
 kill -0 "$(daemon_pid d)" 2>/dev/null || fail "the daemon died writing to an agent's closed stdin"
-curl -fsS -H "authorization: Bearer $token" "$d_url/healthz" >/dev/null || fail "the daemon does not answer after acp:deaf"
+curl -fsS -H "authorization: Bearer $token" "$d_url/healthz" >/dev/null ||
+  fail "the daemon does not answer after acp:deaf"
 
 kill_daemon d TERM
 wait_for_output "$log" '^(\{.*"event":"daemon.stopping".*"signal":"SIGTERM".*)$' 1 >/dev/null ||
