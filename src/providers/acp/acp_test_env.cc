@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "process/run_command.h"
 #include "providers/codex/codex_provider.h"
 #include "providers/opencode/opencode_provider.h"
 
@@ -73,6 +74,27 @@ void SetLimits(ProviderOptions& o, const AcpSession::Options& options) {
   o.max_line_bytes = options.max_line_bytes;
 }
 
+// Gives a fresh HOME opencode's database before the test starts the CLI. opencode creates
+// the database (~/.local/share/opencode/opencode.db) and runs its migrations at its first
+// start, and in CI that first start once exited at once with "Unexpected error / Failed query:
+// PRAGMA wal_checkpoint(PASSIVE)", a fault of opencode's own start-up, not of what a test
+// checks. A test drives a session as on a machine where opencode has run before: a quick
+// `opencode session list` makes the database, tried up to three times.
+void InitializeOpencodeData(const std::vector<std::string>& env, const std::string& work) {
+  process::SpawnOptions spawn;
+  spawn.argv = {AgentProgram(Agent::kOpencode), "session", "list"};
+  spawn.env = env;
+  spawn.cwd = work;
+  std::string last;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    Result<process::CommandResult> ran = process::RunCommand(spawn, Millis(60000));
+    if (ran.ok() && ran->exit.exit_code == 0) return;
+    if (!ran.ok() && ran.status().code() == ErrorCode::kNotFound) return;  // not installed
+    last = ran.ok() ? ran->exit.Describe() : ran.status().ToString();
+  }
+  std::cerr << "opencode's database could not be made before the test: " << last << "\n";
+}
+
 }  // namespace
 
 AgentSetup PrepareAgent(Agent agent, int port, const std::string& root) {
@@ -104,6 +126,7 @@ AgentSetup PrepareAgent(Agent agent, int port, const std::string& root) {
                     R"("model":"anthropic/claude-sonnet-4-5","autoupdate":false,)"
                     R"("share":"disabled","permission":{"bash":"ask"}})");
       env.insert(env.end(), {"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1"});
+      InitializeOpencodeData(env, work);
       break;
     case Agent::kClaude:
       env.insert(env.end(), {"ANTHROPIC_BASE_URL=" + base, "ANTHROPIC_API_KEY=sk-ant-offline-test",
