@@ -3,7 +3,9 @@
 #include <libpq-fe.h>
 
 #include <cstdlib>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 namespace agentstream::pg {
 
@@ -44,7 +46,22 @@ std::int64_t Rows::Affected() const {
 }
 
 Result<Conn> Conn::Open(const std::string& conninfo) {
-  pg_conn* conn = PQconnectdb(conninfo.c_str());
+  // The defaults of kConnectionDefaults come first and the conninfo last: libpq keeps the last
+  // value of a keyword, so whatever the conninfo sets wins (expand_dbname turns it into its
+  // keywords). PGCONNECT_TIMEOUT, when set, stands for connect_timeout.
+  std::vector<const char*> keywords;
+  std::vector<const char*> values;
+  for (const auto& [keyword, value] : kConnectionDefaults) {
+    if (keyword == std::string_view("connect_timeout") && std::getenv("PGCONNECT_TIMEOUT"))
+      continue;
+    keywords.push_back(keyword);
+    values.push_back(value);
+  }
+  keywords.push_back("dbname");
+  values.push_back(conninfo.c_str());
+  keywords.push_back(nullptr);
+  values.push_back(nullptr);
+  pg_conn* conn = PQconnectdbParams(keywords.data(), values.data(), /*expand_dbname=*/1);
   if (conn == nullptr) return Error(ErrorCode::kUnavailable, "PostgreSQL: out of memory");
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string why = PQerrorMessage(conn);
@@ -56,6 +73,18 @@ Result<Conn> Conn::Open(const std::string& conninfo) {
   PQsetNoticeProcessor(
       conn, [](void*, const char*) {}, nullptr);
   return Conn(conn);
+}
+
+std::string Conn::Setting(const char* keyword) const {
+  if (conn_ == nullptr) return {};
+  PQconninfoOption* options = PQconninfo(conn_);
+  if (options == nullptr) return {};
+  std::string value;
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (std::string_view(o->keyword) == keyword && o->val != nullptr) value = o->val;
+  }
+  PQconninfoFree(options);
+  return value;
 }
 
 Conn::Conn(Conn&& other) noexcept : conn_(std::exchange(other.conn_, nullptr)) {}

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -59,10 +60,24 @@ class Rows {
   pg_result* result_ = nullptr;
 };
 
+// What every connection of the daemon sets unless its connection string says otherwise, so that
+// a server gone silent (a partition that drops packets, a host that lost power) fails a store
+// call with kUnavailable within seconds instead of leaving it to the kernel's TCP timeouts, which
+// run to many minutes: a connection attempt gives up after connect_timeout; data the server has
+// not acknowledged for tcp_user_timeout ms breaks the connection; an idle connection, or one
+// waiting for an answer, is probed after keepalives_idle s, every keepalives_interval s, and is
+// broken after keepalives_count unanswered probes. A live server's kernel acknowledges at once,
+// however slow the server is, so a slow query is not cut short. Unix-socket connections ignore
+// the TCP settings. docs/operations.md lists them.
+inline constexpr std::pair<const char*, const char*> kConnectionDefaults[] = {
+    {"connect_timeout", "10"},    {"keepalives", "1"},       {"keepalives_idle", "5"},
+    {"keepalives_interval", "2"}, {"keepalives_count", "3"}, {"tcp_user_timeout", "5000"},
+};
+
 class Conn {
  public:
-  // Connects with a libpq connection string ("host=... dbname=..." or "postgres://...").
-  // kUnavailable when the server cannot be reached.
+  // Connects with a libpq connection string ("host=... dbname=..." or "postgres://..."), over
+  // kConnectionDefaults. kUnavailable when the server cannot be reached.
   static Result<Conn> Open(const std::string& conninfo);
   Conn() = default;
   Conn(Conn&&) noexcept;
@@ -75,6 +90,8 @@ class Conn {
   // Runs several statements without parameters (schema scripts).
   Status ExecScript(std::string_view sql);
   bool Broken() const;
+  // The value this connection uses for a libpq keyword ("tcp_user_timeout"); empty when unset.
+  std::string Setting(const char* keyword) const;
 
   // LISTEN/NOTIFY: the server process of this connection, its socket (to wait on), and the
   // notifications received so far (reads what the socket holds without blocking; false when the

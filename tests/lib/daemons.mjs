@@ -164,10 +164,10 @@ const execFileAsync = promisify(execFile);
 const psqlArgs = (database, sql) => [database, '-qAtF', '\t', '-c', sql];
 const psqlRows = (out) => out.split('\n').filter((l) => l.length > 0).map((l) => l.split('\t'));
 
-// A TCP proxy on 127.0.0.1 in front of `target` ({port} on 127.0.0.1, or {path} of a Unix
-// socket) that the test can cut: every connection is destroyed and new ones are closed at once,
-// until heal().
-class CuttableProxy {
+// A TCP proxy on 127.0.0.1 (or `host`) in front of `target` ({port} on 127.0.0.1, or {path} of a
+// Unix socket) that the test can cut: every connection is destroyed and new ones are closed at
+// once, until heal(). tests/lib/tcp_bridge.mjs runs one as a process of its own.
+export class CuttableProxy {
   constructor(target) {
     this.target = target;
     this.sockets = new Set();
@@ -191,8 +191,8 @@ class CuttableProxy {
       upstream.pipe(client);
     });
   }
-  listen() {
-    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => {
+  listen(host = '127.0.0.1') {
+    return new Promise((resolve) => this.server.listen(0, host, () => {
       this.port = this.server.address().port;
       resolve(this);
     }));
@@ -219,6 +219,7 @@ export class TestEnv {
     env.databases = [];
     env.proxies = [];
     env.daemons = [];
+    env.cleanups = [];
     env.closed = false;
     const onSignal = (signal) => {
       env.closeSync(1);  // a time limit ran out, or someone stopped the test
@@ -228,6 +229,12 @@ export class TestEnv {
     process.on('SIGTERM', onSignal);
     process.on('exit', (code) => env.closeSync(code));
     return env;
+  }
+
+  // Runs `fn` (synchronous) when the test ends, after its processes were killed; the last one
+  // registered runs first.
+  atClose(fn) {
+    this.cleanups.unshift(fn);
   }
 
   track(proc) {
@@ -295,6 +302,11 @@ export class TestEnv {
       } catch {}
     }
     for (const p of this.proxies) p.cut();
+    for (const fn of this.cleanups) {
+      try {
+        fn();
+      } catch {}
+    }
     for (const db of this.databases) {
       try {
         execFileSync('psql', [db.admin, '-qAtc', `DROP DATABASE IF EXISTS ${db.name} WITH (FORCE)`],
