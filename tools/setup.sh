@@ -10,6 +10,7 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev clang-format clang-tidy
   chromium haproxy curl debootstrap dpkg-dev
   systemd  # systemd-analyze verify and systemd-sysusers --dry-run check the units (cli_service)
+  iproute2  # ip netns and veth: the silent database of silent_partition_postgres
 )
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
