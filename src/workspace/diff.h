@@ -1,15 +1,22 @@
-// The changes of an agent's worktree as a diff, computed by git (never from tool calls): tracked
-// files against a commit (`git diff COMMIT`: staged and unstaged changes alike, so a commit the
-// agent made is part of its diff against the base), then every untracked file that is not
-// ignored, as an addition (`git diff --no-index /dev/null FILE`). Nothing in the worktree or its
-// index is changed (git runs with GIT_OPTIONAL_LOCKS=0, git.h).
+// The changes of an agent's worktree as a diff, never from tool calls: tracked files against a
+// commit, computed by git (`git diff --full-index COMMIT`: staged and unstaged changes alike, so
+// a commit the agent made is part of its diff against the base), then every untracked file that
+// is not ignored, as an addition, in the text `git diff --no-index /dev/null FILE` prints.
 //
-// Blocking (it runs git); thread-safe.
+// The untracked files are read by the daemon, not by git, and never through a symbolic link:
+// each path is opened one component at a time without following links, a symbolic link is shown
+// as a link (its target text, mode 120000, as git shows a tracked one), and FIFOs, sockets,
+// devices and files over max_untracked_file_bytes are listed in `skipped`, never opened. Nothing
+// outside the worktree is read, and nothing in the worktree or its index is changed (git runs
+// with GIT_OPTIONAL_LOCKS=0, git.h).
+//
+// Blocking (it runs git and reads files); thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "workspace/worktree.h"
@@ -19,6 +26,14 @@ namespace agentstream::workspace {
 struct DiffLimits {
   std::size_t max_bytes = std::size_t{1} << 20;  // diff text kept; the rest is cut (truncated)
   std::size_t max_untracked_files = 1000;        // untracked files shown; more: truncated
+  std::size_t max_untracked_file_bytes = std::size_t{64} << 20;  // larger ones are skipped
+};
+
+// An untracked path the diff does not show, and why: "fifo", "socket", "device", "too large"
+// or "unreadable".
+struct SkippedFile {
+  std::string path;
+  std::string reason;
 };
 
 struct WorktreeDiff {
@@ -26,11 +41,13 @@ struct WorktreeDiff {
   std::string against_commit;  // what it resolved to
   std::string text;            // the unified diff, at most max_bytes, whole lines
   bool truncated = false;      // the diff was longer than max_bytes, or had more untracked files
+  std::vector<SkippedFile> skipped;  // untracked paths not shown, in git's order
 };
 
 // The worktree's changes against `against` (a commit-ish; absent: the workspace's base commit).
-// kInvalidArgument for a ref that is not a commit; kNotFound when the worktree is missing;
-// Git's errors.
+// kInvalidArgument for a ref that is not a commit (refs.h's ExactRef says which refs are looked
+// up); kNotFound when the worktree is missing; kConflict when its `.git` no longer names its
+// repository's entry (git_place.h); Git's errors.
 Result<WorktreeDiff> DiffWorktree(const Worktrees& worktrees, const Workspace& workspace,
                                   const std::optional<std::string>& against,
                                   const DiffLimits& limits);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <string_view>
 #include <utility>
 
 #include "process/run_command.h"
@@ -10,33 +11,83 @@ namespace agentstream::workspace {
 
 namespace {
 
-// The daemon's environment with `settings` replacing any entry of the same name.
+// Settings every command gets on its command line, where they win over every file.
+constexpr std::string_view kNeutralConfig[] = {
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "core.quotePath=true",
+    "core.untrackedCache=false",
+    "protocol.allow=never",
+    "credential.helper=",
+    "gc.auto=0",
+    "maintenance.auto=false",
+};
+
+// Bytes of arguments a command may carry; far below the kernel's limit, far above any real use.
+constexpr std::size_t kMaxArgumentBytes = std::size_t{64} << 10;
+
+// The daemon's environment without any GIT_* variable, with `settings` added.
 std::vector<std::string> GitEnvironment(const std::vector<std::string>& settings) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry(*e);
-    bool replaced = false;
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    bool replaced = name.substr(0, 4) == "GIT_";
     for (const std::string& s : settings)
-      replaced = replaced || entry.compare(0, s.find('=') + 1, s, 0, s.find('=') + 1) == 0;
-    if (!replaced) env.push_back(entry);
+      replaced = replaced || name == std::string_view(s).substr(0, s.find('='));
+    if (!replaced) env.emplace_back(entry);
   }
   env.insert(env.end(), settings.begin(), settings.end());
   return env;
+}
+
+std::vector<std::string> Argv(const std::string& program, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{program};
+  for (const std::string_view setting : kNeutralConfig) {
+    argv.emplace_back("-c");
+    argv.emplace_back(setting);
+  }
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+// The filter drivers emptied as command-line settings in the environment (GIT_CONFIG_COUNT),
+// which takes any driver name, '=' and all, and reaches the git processes git itself starts.
+void EmptyFilters(const std::vector<std::string>& filters, std::vector<std::string>& env) {
+  std::size_t count = 0;
+  for (const std::string& filter : filters) {
+    for (const char* key : {"clean", "smudge", "process", "required"}) {
+      const std::string n = std::to_string(count++);
+      env.push_back("GIT_CONFIG_KEY_" + n + "=filter." + filter + "." + key);
+      env.push_back("GIT_CONFIG_VALUE_" + n + "=" +
+                    (std::string_view(key) == "required" ? "false" : ""));
+    }
+  }
+  if (count > 0) env.push_back("GIT_CONFIG_COUNT=" + std::to_string(count));
 }
 
 }  // namespace
 
 Git::Git(GitOptions options)
     : options_(std::move(options)),
-      env_(GitEnvironment({"GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"})) {}
+      env_(GitEnvironment({"GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C",
+                           "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+                           "GIT_ATTR_NOSYSTEM=1", "GIT_PROTOCOL_FROM_USER=0"})) {}
 
-Result<GitOutput> Git::Run(const std::string& dir, const std::vector<std::string>& args,
+Result<GitOutput> Git::Run(const GitPlace& place, const std::vector<std::string>& args,
                            std::size_t max_output_bytes) const {
   process::SpawnOptions spawn;
-  spawn.argv.push_back(options_.program);
-  spawn.argv.insert(spawn.argv.end(), args.begin(), args.end());
+  spawn.argv = Argv(options_.program, args);
+  std::size_t argument_bytes = 0;
+  for (const std::string& arg : spawn.argv) argument_bytes += arg.size() + 1;
+  if (argument_bytes > kMaxArgumentBytes)
+    return Error(ErrorCode::kInvalidArgument, "the git command's arguments are too long");
   spawn.env = env_;
-  spawn.cwd = dir;
+  EmptyFilters(place.filters, spawn.env);
+  spawn.env.push_back("GIT_DIR=" + place.git_dir);
+  if (!place.work_tree.empty()) spawn.env.push_back("GIT_WORK_TREE=" + place.work_tree);
+  spawn.cwd = place.work_tree.empty() ? place.git_dir : place.work_tree;
   const std::size_t bound = max_output_bytes == 0 ? options_.max_output_bytes : max_output_bytes;
   spawn.max_line_bytes = bound;
   auto ran = process::RunCommand(spawn, options_.timeout, bound);
@@ -55,9 +106,9 @@ Result<GitOutput> Git::Run(const std::string& dir, const std::vector<std::string
                    std::move(ran->exit.stderr_tail)};
 }
 
-Result<std::string> Git::Check(const std::string& dir, const std::vector<std::string>& args,
+Result<std::string> Git::Check(const GitPlace& place, const std::vector<std::string>& args,
                                ErrorCode failure) const {
-  AS_ASSIGN_OR_RETURN(GitOutput output, Run(dir, args));
+  AS_ASSIGN_OR_RETURN(GitOutput output, Run(place, args));
   if (output.exit_code != 0) return Error(failure, GitMessage(output));
   while (!output.out.empty() && output.out.back() == '\n') output.out.pop_back();
   return std::move(output.out);

@@ -63,6 +63,45 @@ std::string Unquote(std::string_view text) {
   return out;
 }
 
+bool NeedsQuoting(std::string_view path) {
+  for (const char c : path) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x7f || c == '"' || c == '\\') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string QuoteGitPath(std::string_view prefix, std::string_view path) {
+  if (!NeedsQuoting(prefix) && !NeedsQuoting(path)) return std::string(prefix) + std::string(path);
+  std::string out = "\"";
+  for (const std::string_view part : {prefix, path}) {
+    for (const char c : part) {
+      const auto byte = static_cast<unsigned char>(c);
+      constexpr std::string_view kNamed = "\a\b\t\n\v\f\r";
+      constexpr std::string_view kLetters = "abtnvfr";
+      if (const std::size_t named = kNamed.find(c); named != std::string_view::npos && c != 0) {
+        out += '\\';
+        out += kLetters[named];
+      } else if (c == '"' || c == '\\') {
+        out += '\\';
+        out += c;
+      } else if (byte < 0x20 || byte >= 0x7f) {
+        out += '\\';
+        out += static_cast<char>('0' + (byte >> 6));
+        out += static_cast<char>('0' + ((byte >> 3) & 7));
+        out += static_cast<char>('0' + (byte & 7));
+      } else {
+        out += c;
+      }
+    }
+  }
+  return out + '"';
+}
+
+namespace {
+
 // A path of a ---/+++ line or a header: unquoted, its "a/" or "b/" prefix removed (and the tab
 // git ends a ---/+++ path containing a space with).
 std::string PathOf(std::string_view text) {

@@ -27,6 +27,12 @@ struct FileDiff {
   std::vector<DiffHunk> hunks;
 };
 
+// git's quoting of a path in a diff (core.quotePath=true): the path as it is when it has no
+// byte below 0x20, no 0x7f or above, no '"' and no '\\'; else C-style in double quotes, with
+// \a \b \t \n \v \f \r \" \\ and octal escapes ("caf\303\251"). `prefix` ("a/", "b/") goes
+// inside the quotes, as git puts it.
+std::string QuoteGitPath(std::string_view prefix, std::string_view path);
+
 // Parses git's unified diff output. Paths are unquoted (git's C-style quoting of unusual names)
 // and taken without their "a/" and "b/" prefixes.
 std::vector<FileDiff> ParseUnifiedDiff(std::string_view text);

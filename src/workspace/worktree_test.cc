@@ -76,7 +76,7 @@ TEST_F(WorktreeTest, TheDiffIsGitsOwnAndShowsUntrackedFilesWithoutTouchingTheInd
   fs::remove(wt + "/README.md");
   auto tracked_only = DiffWorktree(worktrees_, *made, std::nullopt, {});
   ASSERT_TRUE(tracked_only.ok()) << tracked_only.status().ToString();
-  EXPECT_EQ(tracked_only->text, ShellOutput(git_ + wt + " diff " + head_));
+  EXPECT_EQ(tracked_only->text, ShellOutput(git_ + wt + " diff --full-index " + head_));
   EXPECT_FALSE(tracked_only->truncated);
 
   Write(wt + "/notes new.txt", "a\nb\n");
@@ -84,9 +84,10 @@ TEST_F(WorktreeTest, TheDiffIsGitsOwnAndShowsUntrackedFilesWithoutTouchingTheInd
   auto with_untracked = DiffWorktree(worktrees_, *made, std::nullopt, {});
   ASSERT_TRUE(with_untracked.ok());
   const std::string expected =
-      ShellOutput(git_ + wt + " diff " + head_) +
-      ShellOutput("cd " + wt +
-                  " && git diff --no-index -- /dev/null 'notes new.txt'; test $? -eq 1");
+      ShellOutput(git_ + wt + " diff --full-index " + head_) +
+      ShellOutput(
+          "cd " + wt +
+          " && git diff --no-index --full-index -- /dev/null 'notes new.txt'; test $? -eq 1");
   EXPECT_EQ(with_untracked->text, expected);
   const std::vector<FileDiff> files = ParseUnifiedDiff(with_untracked->text);
   ASSERT_EQ(files.size(), 3u);
@@ -104,7 +105,7 @@ TEST_F(WorktreeTest, TheDiffIsGitsOwnAndShowsUntrackedFilesWithoutTouchingTheInd
   Commit(wt, "work");
   auto committed = DiffWorktree(worktrees_, *made, std::nullopt, {});
   ASSERT_TRUE(committed.ok());
-  EXPECT_EQ(committed->text, ShellOutput(git_ + wt + " diff " + head_));
+  EXPECT_EQ(committed->text, ShellOutput(git_ + wt + " diff --full-index " + head_));
   auto against_head = DiffWorktree(worktrees_, *made, std::string("HEAD"), {});
   ASSERT_TRUE(against_head.ok());
   EXPECT_EQ(against_head->text, "");
@@ -152,7 +153,7 @@ TEST_F(WorktreeTest, BadInputIsRefusedAndCreatesNothing) {
       {plain, {}, ErrorCode::kInvalidArgument, "not in a git repository"},
       {repo_, {"taken", std::nullopt}, ErrorCode::kAlreadyExists, "exists"},
       {repo_, {std::nullopt, "no-such-base"}, ErrorCode::kInvalidArgument, "not a commit"},
-      {repo_, {std::nullopt, "-p"}, ErrorCode::kInvalidArgument, "not a valid ref"},
+      {repo_, {std::nullopt, "-p"}, ErrorCode::kInvalidArgument, "not a valid name"},
       {repo_, {"bad..name", std::nullopt}, ErrorCode::kInvalidArgument, "not a valid name"},
       {repo_, {"-b", std::nullopt}, ErrorCode::kInvalidArgument, "not a valid"},
       {repo_ + "/src/..", {}, ErrorCode::kInvalidArgument, "\"..\""},
@@ -229,9 +230,14 @@ TEST_F(WorktreeTest, ABaseThatIsABranchOrATagIsResolved) {
   ShellOutput(git_ + repo_ + " tag v1");
   Write(repo_ + "/later.txt", "later\n");
   Commit(repo_, "later");
-  auto made = worktrees_.Create(repo_, WorktreeRequest{std::nullopt, "v1"}, "ses_8");
+  // A bare name is a branch: the tag is named in full.
+  auto bare = worktrees_.Create(repo_, WorktreeRequest{std::nullopt, "v1"}, "ses_8");
+  ASSERT_FALSE(bare.ok());
+  EXPECT_EQ(bare.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(fs::exists(root_ + "/ses_8"));
+  auto made = worktrees_.Create(repo_, WorktreeRequest{std::nullopt, "refs/tags/v1"}, "ses_8");
   ASSERT_TRUE(made.ok()) << made.status().ToString();
-  EXPECT_EQ(made->base, "v1");
+  EXPECT_EQ(made->base, "refs/tags/v1");
   EXPECT_EQ(made->base_commit, head_);
   EXPECT_FALSE(fs::exists(made->path + "/later.txt"));
 }
