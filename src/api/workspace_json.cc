@@ -71,6 +71,9 @@ json::object DiffToJson(const SessionId& agent, const workspace::Workspace& work
     additions += file.additions, deletions += file.deletions;
     files.push_back(FileToJson(file));
   }
+  json::array skipped;
+  for (const workspace::SkippedFile& file : diff.skipped)
+    skipped.push_back(json::object{{"path", file.path}, {"reason", file.reason}});
   return json::object{{"agent", agent.str()},
                       {"path", workspace.path},
                       {"branch", workspace.branch},
@@ -81,7 +84,8 @@ json::object DiffToJson(const SessionId& agent, const workspace::Workspace& work
                       {"truncated", diff.truncated},
                       {"additions", additions},
                       {"deletions", deletions},
-                      {"files", std::move(files)}};
+                      {"files", std::move(files)},
+                      {"skipped", std::move(skipped)}};
 }
 
 }  // namespace agentstream::api

@@ -107,6 +107,27 @@ TEST_F(WorkspacesHttpTest, CreatesAndForksOverHttpAndWebSocketGetWorktreesOfThei
   EXPECT_EQ(list.at("worktrees").as_array().size(), 4u);
 }
 
+// An agent that may only write files in its worktree plants a git directory there, with an
+// fsmonitor program, and points the worktree's .git file at it: the diff and the removal refuse
+// it (409), run nothing, and remove nothing.
+TEST_F(WorkspacesHttpTest, AGitDirectoryPlantedInAWorktreeIsRefusedAndRunsNothing) {
+  json::value agent = Call("POST", "/v1/agents",
+                           R"({"provider":"scripted","cwd":")" + repo_ + R"(","worktree":true})");
+  const std::string id(agent.at("id").as_string());
+  const std::string wt = root_ + "/" + id;
+  const std::string marker = dir_.File("ran");
+  ShellOutput("cp -r " + repo_ + "/.git " + wt + "/.evil && printf '#!/bin/sh\ntouch " + marker +
+              "\n' >" + wt + "/.evil/monitor && chmod +x " + wt + "/.evil/monitor && git -C " + wt +
+              "/.evil config core.fsmonitor " + wt + "/.evil/monitor && echo 'gitdir: " + wt +
+              "/.evil' >" + wt + "/.git");
+  json::value refused = Call("GET", "/v1/agents/" + id + "/diff", "", 409);
+  EXPECT_NE(json::serialize(refused).find("will not run git"), std::string::npos)
+      << json::serialize(refused);
+  Call("DELETE", "/v1/agents/" + id + "?removeWorktree=true&force=true", "", 409);
+  EXPECT_TRUE(fs::exists(wt + "/f.txt"));
+  EXPECT_FALSE(fs::exists(marker));
+}
+
 TEST_F(WorkspacesHttpTest, AnAgentWithoutAWorktreeHasNoDiffAndForksPlainly) {
   const std::string id = CreateAgent();
   TestResponse diff = HttpCall(port_, "GET", "/v1/agents/" + id + "/diff");

@@ -177,6 +177,39 @@ bool AppendBounded(std::string& text, std::string_view piece, std::size_t max_by
   return false;
 }
 
+// Why git cannot diff the tracked path `path`: it is now a FIFO, socket or device.
+std::string SpecialKind(const std::string& root, const std::string& path) {
+  struct stat st {};
+  if (::lstat((root + "/" + path).c_str(), &st) != 0) return "unreadable";
+  if (S_ISFIFO(st.st_mode)) return "fifo";
+  if (S_ISSOCK(st.st_mode)) return "socket";
+  return "device";
+}
+
+// `git diff COMMIT` of the tracked files. A tracked file replaced by a FIFO, socket or device
+// makes git fail ("error: PATH: unsupported file type"): such a path is excluded, listed in
+// `diff.skipped`, and the diff run again, at most kMaxSpecialFiles times.
+Result<GitOutput> TrackedDiff(const Git& git, const GitPlace& place, WorktreeDiff& diff,
+                              std::size_t max_bytes) {
+  constexpr std::size_t kMaxSpecialFiles = 16;
+  constexpr std::string_view kUnsupported = ": unsupported file type";
+  std::vector<std::string> args{"diff"};
+  args.insert(args.end(), kDiffOptions.begin(), kDiffOptions.end());
+  args.insert(args.end(), {diff.against_commit, "--"});
+  while (true) {
+    AS_ASSIGN_OR_RETURN(GitOutput tracked, git.Run(place, args, max_bytes));
+    if (tracked.exit_code == 0) return tracked;
+    const std::string line = tracked.err.substr(0, tracked.err.find('\n'));
+    const std::size_t end = line.rfind(kUnsupported);
+    if (line.rfind("error: ", 0) != 0 || end == std::string::npos ||
+        end + kUnsupported.size() != line.size() || diff.skipped.size() == kMaxSpecialFiles)
+      return Error(ErrorCode::kInvalidArgument, "git diff failed: " + GitMessage(tracked));
+    const std::string path = line.substr(7, end - 7);
+    diff.skipped.push_back({path, SpecialKind(place.work_tree, path)});
+    args.push_back(":(exclude,literal,top)" + path);
+  }
+}
+
 }  // namespace
 
 Result<WorktreeDiff> DiffWorktree(const Worktrees& worktrees, const Workspace& workspace,
@@ -193,12 +226,7 @@ Result<WorktreeDiff> DiffWorktree(const Worktrees& worktrees, const Workspace& w
   } else {
     diff.against_commit = workspace.base_commit;
   }
-  std::vector<std::string> args{"diff"};
-  args.insert(args.end(), kDiffOptions.begin(), kDiffOptions.end());
-  args.insert(args.end(), {diff.against_commit, "--"});
-  AS_ASSIGN_OR_RETURN(GitOutput tracked, git.Run(place, args, limits.max_bytes));
-  if (tracked.exit_code != 0)
-    return Error(ErrorCode::kInvalidArgument, "git diff failed: " + GitMessage(tracked));
+  AS_ASSIGN_OR_RETURN(GitOutput tracked, TrackedDiff(git, place, diff, limits.max_bytes));
   diff.text = std::move(tracked.out);
   diff.truncated = tracked.truncated;
   if (diff.truncated) return diff;
