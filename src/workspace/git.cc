@@ -59,9 +59,15 @@ void EmptyFilters(const std::vector<std::string>& filters, std::vector<std::stri
   for (const std::string& filter : filters) {
     for (const char* key : {"clean", "smudge", "process", "required"}) {
       const std::string n = std::to_string(count++);
-      env.push_back("GIT_CONFIG_KEY_" + n + "=filter." + filter + "." + key);
-      env.push_back("GIT_CONFIG_VALUE_" + n + "=" +
-                    (std::string_view(key) == "required" ? "false" : ""));
+      std::string name = "GIT_CONFIG_KEY_" + n;
+      name += "=filter.";
+      name += filter;
+      name += '.';
+      name += key;
+      env.push_back(std::move(name));
+      std::string value = "GIT_CONFIG_VALUE_" + n;
+      value += std::string_view(key) == "required" ? "=false" : "=";
+      env.push_back(std::move(value));
     }
   }
   if (count > 0) env.push_back("GIT_CONFIG_COUNT=" + std::to_string(count));
