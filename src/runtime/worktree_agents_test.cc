@@ -88,8 +88,9 @@ TEST_P(WorktreeAgents, TwoAgentsEditTheSameFileInWorktreesOfTheirOwn) {
     EXPECT_NE(diff->text.find(mine), std::string::npos) << diff->text;
     EXPECT_EQ(diff->text.find("+edited-by-", diff->text.find(mine) + 1), std::string::npos)
         << "the other agent's edit leaked: " << diff->text;
-    EXPECT_EQ(diff->text,
-              test_support::RunShell("git -C " + ws.path + " diff --full-index " + ws.base_commit).out);
+    EXPECT_EQ(
+        diff->text,
+        test_support::RunShell("git -C " + ws.path + " diff --full-index " + ws.base_commit).out);
   }
   // The repository's own checkout is untouched.
   EXPECT_EQ(test_support::RunShell("cat " + repo + "/README.md").out, "hello\n");
