@@ -71,8 +71,18 @@ json::object AttachmentToJson(const Attachment& a) {
   return out;
 }
 
+// The members of each request body (json_members.h).
+constexpr std::string_view kAgentConfigMembers[] = {
+    "provider", "cwd", "model", "mode", "title", "clientRequestId", "worktree"};
+constexpr std::string_view kWorktreeMembers[] = {"branch", "base"};
+constexpr std::string_view kSendMembers[] = {"text", "clientMessageId", "attachments",
+                                             "whileRunning"};
+constexpr std::string_view kAttachmentMembers[] = {"kind", "mimeType", "name", "uri", "data"};
+constexpr std::string_view kPermissionReplyMembers[] = {"decision", "optionId", "message"};
+
 Result<Attachment> AttachmentFromJson(const json::value& value) {
   AS_ASSIGN_OR_RETURN(const json::object* obj, AsObject(value, "an attachment"));
+  AS_RETURN_IF_ERROR(RefuseUnknownMembers(*obj, kAttachmentMembers, "an attachment"));
   Attachment a;
   AS_ASSIGN_OR_RETURN(a.kind, RequiredString(*obj, "kind"));
   AS_ASSIGN_OR_RETURN(a.mime_type, RequiredString(*obj, "mimeType", /*allow_empty=*/true));
@@ -188,8 +198,9 @@ json::object AgentConfigToJson(const AgentConfig& config) {
   return out;
 }
 
-Result<AgentConfig> AgentConfigFromJson(const json::value& value) {
+Result<AgentConfig> AgentConfigFromJson(const json::value& value, MemberNames envelope) {
   AS_ASSIGN_OR_RETURN(const json::object* obj, AsObject(value, "the agent config"));
+  AS_RETURN_IF_ERROR(RefuseUnknownMembers(*obj, kAgentConfigMembers, "the agent config", envelope));
   AgentConfig config;
   AS_ASSIGN_OR_RETURN(config.provider, RequiredString(*obj, "provider"));
   AS_ASSIGN_OR_RETURN(config.cwd, RequiredString(*obj, "cwd"));
@@ -208,6 +219,7 @@ Result<std::optional<workspace::WorktreeRequest>> WorktreeRequestFromJson(const 
     return Request();
   if (member->is_bool()) return Request(workspace::WorktreeRequest{});
   if (!member->is_object()) return Invalid("worktree must be true or an object {branch?, base?}");
+  AS_RETURN_IF_ERROR(RefuseUnknownMembers(member->get_object(), kWorktreeMembers, "worktree"));
   workspace::WorktreeRequest request;
   AS_ASSIGN_OR_RETURN(request.branch, OptionalString(member->get_object(), "branch"));
   AS_ASSIGN_OR_RETURN(request.base, OptionalString(member->get_object(), "base"));
@@ -311,8 +323,9 @@ json::object SendRequestToJson(const SendRequest& request) {
   return out;
 }
 
-Result<SendRequest> SendRequestFromJson(const json::value& value) {
+Result<SendRequest> SendRequestFromJson(const json::value& value, MemberNames envelope) {
   AS_ASSIGN_OR_RETURN(const json::object* obj, AsObject(value, "the message"));
+  AS_RETURN_IF_ERROR(RefuseUnknownMembers(*obj, kSendMembers, "the message", envelope));
   SendRequest request;
   AS_ASSIGN_OR_RETURN(request.client_message_id, RequiredString(*obj, "clientMessageId"));
   AS_ASSIGN_OR_RETURN(std::optional<std::string> text, OptionalString(*obj, "text"));
@@ -362,8 +375,10 @@ json::object PermissionReplyToJson(const turn::ReplyPermission& reply) {
 }
 
 Result<turn::ReplyPermission> PermissionReplyFromJson(const json::value& value,
-                                                      RequestId request_id) {
+                                                      RequestId request_id, MemberNames envelope) {
   AS_ASSIGN_OR_RETURN(const json::object* obj, AsObject(value, "the permission reply"));
+  AS_RETURN_IF_ERROR(
+      RefuseUnknownMembers(*obj, kPermissionReplyMembers, "the permission reply", envelope));
   if (request_id.empty()) return Invalid("requestId must not be empty");
   if (obj->if_contains("decision") == nullptr) return Invalid("decision is missing");
   turn::ReplyPermission reply;
@@ -383,6 +398,21 @@ Result<std::string> StringMember(const json::value& value, std::string_view name
 Result<Cursor> CursorMember(const json::value& value, std::string_view name) {
   AS_ASSIGN_OR_RETURN(const json::object* obj, AsObject(value, "the body"));
   return CursorOf(*obj, name);
+}
+
+Result<std::string> StringBodyFromJson(const json::value& value, std::string_view name,
+                                       MemberNames envelope) {
+  AS_ASSIGN_OR_RETURN(const json::object* obj, AsObject(value, "the body"));
+  const std::string_view known[] = {name};
+  AS_RETURN_IF_ERROR(RefuseUnknownMembers(*obj, known, "the body", envelope));
+  return RequiredString(*obj, name);
+}
+
+Result<Cursor> CursorBodyFromJson(const json::value& value, MemberNames envelope) {
+  AS_ASSIGN_OR_RETURN(const json::object* obj, AsObject(value, "the body"));
+  constexpr std::string_view kKnown[] = {"cursor"};
+  AS_RETURN_IF_ERROR(RefuseUnknownMembers(*obj, kKnown, "the body", envelope));
+  return CursorOf(*obj, "cursor");
 }
 
 json::object ErrorToJson(const Status& status) {

@@ -4,8 +4,15 @@
 //
 // Pure functions over Boost.JSON values: no I/O, thread-safe. Encoders never fail. Decoders
 // validate every field they read and return kInvalidArgument with a message that names the field
-// ("whileRunning must be one of queue, interrupt, steer"); unknown fields are ignored so that
-// newer clients and servers stay compatible.
+// ("whileRunning must be one of queue, interrupt, steer").
+//
+// The decoders of what clients send (agent config with its worktree, send request, permission
+// reply, the one-member bodies) are strict: a member they do not define is refused, naming it
+// (json_members.h), so that a misspelt option ("worktre") is an error, never a silent default.
+// Their `envelope` names the members a transport puts beside the body's own (the WebSocket
+// message's "type", "id", "agent"); HTTP bodies have none. The decoders of what the daemon
+// answers (snapshots, send replies) ignore unknown members, so that a newer daemon's answer
+// still reads.
 #pragma once
 
 #include <boost/json/object.hpp>
@@ -16,6 +23,7 @@
 #include <string_view>
 
 #include "api/agent_types.h"
+#include "api/json_members.h"
 #include "core/ids.h"
 #include "core/status.h"
 #include "core/timeline/pager.h"
@@ -34,12 +42,14 @@ Result<boost::json::value> ParseJson(std::string_view text,
 // ---- Agents ----
 
 // {provider, cwd, model?, mode?, title?, clientRequestId?}. provider and cwd are required,
-// non-empty strings.
+// non-empty strings. The decoder reads a create body: it also accepts `worktree`
+// (WorktreeRequestFromJson reads it) and refuses any other member.
 boost::json::object AgentConfigToJson(const AgentConfig& config);
-Result<AgentConfig> AgentConfigFromJson(const boost::json::value& json);
+Result<AgentConfig> AgentConfigFromJson(const boost::json::value& json, MemberNames envelope = {});
 
 // The `worktree` member of a create body: absent or null (nullopt), true or {} (a worktree with
-// the defaults), or {branch?, base?} with non-empty strings. kInvalidArgument otherwise.
+// the defaults), or {branch?, base?} with non-empty strings and no other member.
+// kInvalidArgument otherwise.
 Result<std::optional<workspace::WorktreeRequest>> WorktreeRequestFromJson(
     const boost::json::value& body);
 boost::json::object WorktreeRequestToJson(const workspace::WorktreeRequest& request);
@@ -58,9 +68,10 @@ std::string_view StatusName(turn::SessionStatus status);
 // ---- Submissions ----
 
 // {text, clientMessageId, attachments?, whileRunning?: queue|interrupt|steer}. clientMessageId
-// is required and non-empty; text may be empty when attachments are given.
+// is required and non-empty; text may be empty when attachments are given. An attachment is
+// {kind, mimeType, name?, uri?, data?}. Strict, as the file comment says.
 boost::json::object SendRequestToJson(const SendRequest& request);
-Result<SendRequest> SendRequestFromJson(const boost::json::value& json);
+Result<SendRequest> SendRequestFromJson(const boost::json::value& json, MemberNames envelope = {});
 
 // {accepted, outcome: accepted|queued|duplicate|rejected|canceled, turnId: string|null,
 //  cursor: "E:S", message}.
@@ -73,17 +84,26 @@ std::string_view WhileRunningName(turn::WhileRunning mode);
 // ---- Permissions ----
 
 // {decision: allow|deny, optionId?, message?}. The request id is not part of the body (it is in
-// the URL, or the WebSocket message's "requestId"), so the decoder takes it.
+// the URL, or the WebSocket message's "requestId", which is then in `envelope`), so the decoder
+// takes it. Strict, as the file comment says.
 boost::json::object PermissionReplyToJson(const turn::ReplyPermission& reply);
 Result<turn::ReplyPermission> PermissionReplyFromJson(const boost::json::value& json,
-                                                      RequestId request_id);
+                                                      RequestId request_id,
+                                                      MemberNames envelope = {});
 
 // ---- Small bodies ----
 
-// The non-empty string member `name` of the object `json` ({mode}, {model}, ...).
+// The non-empty string member `name` of the object `json`; other members are ignored (for
+// reading the daemon's answers).
 Result<std::string> StringMember(const boost::json::value& json, std::string_view name);
-// The cursor member `name` ("EPOCH:SEQ") of the object `json` ({cursor} of fork and rewind).
+// The cursor member `name` ("EPOCH:SEQ") of the object `json`; other members are ignored.
 Result<Cursor> CursorMember(const boost::json::value& json, std::string_view name);
+// A request body of the one non-empty string member `name` and nothing else (besides
+// `envelope`): {mode}, {model}, {title}.
+Result<std::string> StringBodyFromJson(const boost::json::value& json, std::string_view name,
+                                       MemberNames envelope = {});
+// A request body {cursor: "EPOCH:SEQ"} and nothing else (besides `envelope`): fork and rewind.
+Result<Cursor> CursorBodyFromJson(const boost::json::value& json, MemberNames envelope = {});
 
 // ---- Errors ----
 

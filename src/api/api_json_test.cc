@@ -231,6 +231,74 @@ TEST(WorkspaceJsonTest, TheWorktreeMemberOfACreate) {
   }
 }
 
+TEST(ApiJsonTest, RequestBodiesRefuseAMemberTheyDoNotDefine) {
+  const auto message_of = [](const Status& status) {
+    EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
+    return status.message();
+  };
+  EXPECT_EQ(
+      message_of(
+          AgentConfigFromJson(Parse(R"({"provider":"p","cwd":"/","worktre":true})")).status()),
+      "unknown field \"worktre\" in the agent config (known: provider, cwd, model, mode, "
+      "title, clientRequestId, worktree)");
+  EXPECT_EQ(message_of(WorktreeRequestFromJson(Parse(R"({"worktree":{"brnch":"x"}})")).status()),
+            "unknown field \"brnch\" in worktree (known: branch, base)");
+  EXPECT_EQ(
+      message_of(
+          SendRequestFromJson(Parse(R"({"text":"x","clientMessageId":"c","txt":"y"})")).status()),
+      "unknown field \"txt\" in the message (known: text, clientMessageId, attachments, "
+      "whileRunning)");
+  EXPECT_EQ(message_of(SendRequestFromJson(Parse(R"({"clientMessageId":"c","attachments":)"
+                                                 R"([{"kind":"k","mimeType":"","size":1}]})"))
+                           .status()),
+            "unknown field \"size\" in an attachment (known: kind, mimeType, name, uri, data)");
+  EXPECT_EQ(message_of(
+                PermissionReplyFromJson(Parse(R"({"decision":"allow","why":"x"})"), RequestId("r1"))
+                    .status()),
+            "unknown field \"why\" in the permission reply (known: decision, optionId, message)");
+  EXPECT_EQ(
+      message_of(StringBodyFromJson(Parse(R"({"mode":"plan","model":"m"})"), "mode").status()),
+      "unknown field \"model\" in the body (known: mode)");
+  EXPECT_EQ(message_of(CursorBodyFromJson(Parse(R"({"cursor":"1:2","epoch":1})")).status()),
+            "unknown field \"epoch\" in the body (known: cursor)");
+  // A long name is quoted cut, on a character boundary.
+  const std::string long_name = std::string(70, 'k');
+  EXPECT_EQ(message_of(CursorBodyFromJson(Parse(R"({")" + long_name + R"(":1})")).status()),
+            "unknown field \"" + std::string(64, 'k') + "...\" in the body (known: cursor)");
+}
+
+TEST(ApiJsonTest, AnEnvelopeIsAcceptedBesideABodysOwnMembers) {
+  constexpr std::string_view kEnvelope[] = {"type", "id", "agent"};
+  const json::value send =
+      Parse(R"({"type":"send","id":"1","agent":"a","text":"x","clientMessageId":"c"})");
+  EXPECT_EQ(SendRequestFromJson(send).status().code(), ErrorCode::kInvalidArgument);
+  ASSERT_TRUE(SendRequestFromJson(send, kEnvelope).ok());
+  EXPECT_EQ(SendRequestFromJson(send, kEnvelope)->text, "x");
+  const json::value mode = Parse(R"({"type":"mode.set","agent":"a","mode":"plan"})");
+  EXPECT_EQ(*StringBodyFromJson(mode, "mode", kEnvelope), "plan");
+  EXPECT_EQ(*CursorBodyFromJson(Parse(R"({"type":"fork","cursor":"1:2"})"), kEnvelope),
+            (Cursor{Epoch(1), Seq(2)}));
+  // What the daemon answers is read leniently: a newer daemon may add members.
+  EXPECT_EQ(*StringMember(Parse(R"({"id":"ses_1","newField":1})"), "id"), "ses_1");
+  EXPECT_TRUE(SendReplyFromJson(Parse(R"({"cursor":"1:2","extra":true})")).ok());
+  // Every encoder's output reads back.
+  const AgentConfig config{"p", "/", "m", "plan", "t", "req"};
+  json::object create = AgentConfigToJson(config);
+  create["worktree"] = WorktreeRequestToJson(workspace::WorktreeRequest{"b", "main"});
+  EXPECT_TRUE(AgentConfigFromJson(create).ok());
+  EXPECT_TRUE(WorktreeRequestFromJson(create).ok());
+  SendRequest request;
+  request.text = "x";
+  request.client_message_id = "c";
+  request.attachments.push_back(Attachment{"image", "image/png", "a", "file:///a", "AAA"});
+  EXPECT_TRUE(SendRequestFromJson(SendRequestToJson(request)).ok());
+  turn::ReplyPermission reply;
+  reply.decision = PermissionDecision::kAllow;
+  reply.option_id = "o";
+  reply.message = "m";
+  EXPECT_TRUE(PermissionReplyFromJson(PermissionReplyToJson(reply), RequestId("r")).ok());
+}
+
 TEST(WorkspaceJsonTest, AWorktreeEntryRoundTrips) {
   const workspace::Workspace ws{"/d/worktrees/ses_1", "agentstream/ses_1", "HEAD", "abc", "/r"};
   const json::object out =

@@ -136,7 +136,7 @@ Result<EventsQuery> ResolveEventsQuery(EventLog& log, const SessionId& session,
       q.live = LiveMode::kLongPoll;
     } else if (it->second == "sse") {
       q.live = LiveMode::kSse;
-    } else if (!it->second.empty()) {
+    } else {
       return Error(ErrorCode::kInvalidArgument, "live must be long-poll or sse");
     }
   }
@@ -152,7 +152,11 @@ Result<EventsQuery> ResolveEventsQuery(EventLog& log, const SessionId& session,
     if (!ParseCursor(offset, &cursor))
       return Error(ErrorCode::kInvalidArgument,
                    "offset must be -1, now, a Stream-Next-Offset or EPOCH:SEQ");
-    if (cursor.epoch != tail.epoch) {
+    if (cursor.epoch > tail.epoch) {
+      return Error(ErrorCode::kInvalidArgument, "offset " + offset + " is of epoch " +
+                                                    std::to_string(cursor.epoch.value()) +
+                                                    ", past the tail " + FormatCursor(tail));
+    } else if (cursor.epoch < tail.epoch) {
       q.after = Cursor{tail.epoch, Seq(0)};
       q.reset = true;
     } else if (cursor.seq > tail.seq) {
@@ -242,9 +246,9 @@ void ApiRouter::HandleAgents(const HttpRequest& request, const std::vector<std::
                              Reply reply) {
   if (seg.size() == 2) {
     if (request.method == "GET") {
-      const auto it = request.query.find("closed");
-      const bool closed = it != request.query.end() && (it->second == "true" || it->second == "1");
-      return agents_.List(closed, [reply = std::move(reply)](auto result) {
+      const Result<bool> closed = QueryFlag(request.query, "closed");
+      if (!closed.ok()) return reply(ErrorResponse(closed.status()));
+      return agents_.List(*closed, [reply = std::move(reply)](auto result) {
         if (!result.ok()) return reply(ErrorResponse(result.status()));
         json::array list;
         for (const auto& s : *result) list.push_back(api::AgentSnapshotToJson(s));
@@ -274,6 +278,14 @@ void ApiRouter::HandleAgents(const HttpRequest& request, const std::vector<std::
   if (seg.size() == 3) {
     if (request.method == "GET") return agents_.Get(id, SnapshotReply(std::move(reply)));
     if (request.method == "DELETE") {
+      const Result<bool> remove = QueryFlag(request.query, "removeWorktree");
+      const Result<bool> force = QueryFlag(request.query, "force");
+      if (!remove.ok() || !force.ok())
+        return reply(ErrorResponse(!remove.ok() ? remove.status() : force.status()));
+      // The WorkspaceRoutes took removeWorktree=true, if there are any.
+      if (*remove)
+        return reply(
+            ErrorResponse(Error(ErrorCode::kInvalidArgument, "this daemon makes no worktrees")));
       return agents_.Close(
           id,
           [this, id, reply = std::move(reply)](const Status& status) mutable {
@@ -321,19 +333,19 @@ void ApiRouter::HandleAgentAction(const HttpRequest& request, const SessionId& i
         forwarding);
   }
   if (action == "mode" || action == "model") {
-    auto value = api::StringMember(*body, action);
+    auto value = api::StringBodyFromJson(*body, action);
     if (!value.ok()) return reply(ErrorResponse(value.status()));
     if (action == "mode")
       return agents_.SetMode(id, std::move(*value), OkReply(std::move(reply)), forwarding);
     return agents_.SetModel(id, std::move(*value), OkReply(std::move(reply)), forwarding);
   }
   if (action == "title") {
-    auto title = api::StringMember(*body, "title");
+    auto title = api::StringBodyFromJson(*body, "title");
     if (!title.ok()) return reply(ErrorResponse(title.status()));
     return agents_.Rename(id, std::move(*title), SnapshotReply(std::move(reply)), forwarding);
   }
   if (action == "fork" || action == "rewind") {
-    auto cursor = api::CursorMember(*body, "cursor");
+    auto cursor = api::CursorBodyFromJson(*body);
     if (!cursor.ok()) return reply(ErrorResponse(cursor.status()));
     if (action == "fork") return agents_.Fork(id, *cursor, SnapshotReply(std::move(reply)));
     return agents_.Rewind(id, *cursor, SnapshotReply(std::move(reply)), forwarding);

@@ -58,7 +58,8 @@ struct EventsQuery {
 // Resolves the offset against the log: "-1" (or absent) is the start of the current epoch,
 // "now" its tail, "E:S" the events after that cursor; a cursor of a replaced epoch resolves to
 // the start of the current one with `reset` set. kInvalidArgument for a malformed offset or live
-// mode, or a cursor past the tail; kNotFound for an unknown session.
+// mode, or a cursor past the tail: a seq beyond it, or an epoch after the current one (no client
+// was ever given one); kNotFound for an unknown session.
 Result<EventsQuery> ResolveEventsQuery(EventLog& log, const SessionId& session,
                                        const HttpRequest& request);
 

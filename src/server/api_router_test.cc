@@ -165,6 +165,92 @@ TEST_F(HttpTest, ErrorBodiesAreValidUtf8WhateverThePathHolds) {
   EXPECT_TRUE(ParseOrNull(origin.body).is_object()) << origin.body;
 }
 
+// The message of an error answer.
+std::string MessageOf(const TestResponse& res) {
+  const json::value body = ParseOrNull(res.body);
+  return body.is_object() ? std::string(body.at("error").at("message").as_string()) : res.body;
+}
+
+TEST_F(HttpTest, ABooleanQueryValueOtherThanTrueFalseOneOrZeroIsRefused) {
+  const std::string id = CreateAgent();
+  ASSERT_FALSE(id.empty());
+  for (const char* value : {"TRUE", "True", "yes", "on", "", "2"}) {
+    const TestResponse res =
+        HttpCall(port_, "DELETE", "/v1/agents/" + id + "?removeWorktree=" + value);
+    EXPECT_EQ(res.status, 400) << value << ": " << res.body;
+    EXPECT_EQ(MessageOf(res),
+              "removeWorktree must be true, false, 1 or 0, got \"" + std::string(value) + "\"");
+  }
+  EXPECT_EQ(HttpCall(port_, "DELETE", "/v1/agents/" + id + "?force=yes").status, 400);
+  EXPECT_EQ(HttpCall(port_, "GET", "/v1/agents?closed=Yes").status, 400);
+  // Nothing was closed; a daemon without worktrees refuses to remove one rather than only close.
+  EXPECT_EQ(Snapshot(id).at("closed"), false);
+  EXPECT_EQ(HttpCall(port_, "DELETE", "/v1/agents/" + id + "?removeWorktree=1").status, 400);
+  EXPECT_EQ(Snapshot(id).at("closed"), false);
+  Call("DELETE", "/v1/agents/" + id + "?removeWorktree=false&force=0");
+  EXPECT_EQ(Snapshot(id).at("closed"), true);
+  EXPECT_EQ(Call("GET", "/v1/agents?closed=0").at("agents").as_array().size(), 0u);
+  EXPECT_EQ(Call("GET", "/v1/agents?closed=true").at("agents").as_array().size(), 1u);
+}
+
+TEST_F(HttpTest, AnUnknownMemberOfARequestBodyIsRefusedByName) {
+  const std::string id = CreateAgent();
+  ASSERT_FALSE(id.empty());
+  const std::string agent = "/v1/agents/" + id;
+  const std::string cursor(Snapshot(id).at("cursor").as_string());
+  struct Case {
+    std::string target, body, message;
+  };
+  const Case cases[] = {
+      {"/v1/agents", R"({"provider":"scripted","cwd":"/tmp","worktre":true})",
+       R"(unknown field "worktre" in the agent config (known: provider, cwd, model, mode, )"
+       R"(title, clientRequestId, worktree))"},
+      {"/v1/agents", R"({"provider":"scripted","cwd":"/tmp","worktree":{"brnch":"x"}})",
+       R"(unknown field "brnch" in worktree (known: branch, base))"},
+      {agent + "/messages", R"({"text":"hi","clientMessageId":"c1","whileRuning":"steer"})",
+       R"(unknown field "whileRuning" in the message (known: text, clientMessageId, )"
+       R"(attachments, whileRunning))"},
+      {agent + "/messages",
+       R"({"text":"hi","clientMessageId":"c2","attachments":[{"kind":"image","mimeType":)"
+       R"("image/png","date":"x"}]})",
+       R"(unknown field "date" in an attachment (known: kind, mimeType, name, uri, data))"},
+      {agent + "/permissions/req_1", R"({"decision":"allow","optionID":"o"})",
+       R"(unknown field "optionID" in the permission reply (known: decision, optionId, message))"},
+      {agent + "/mode", R"({"mode":"plan","model":"x"})",
+       R"(unknown field "model" in the body (known: mode))"},
+      {agent + "/title", R"({"title":"t","name":"n"})",
+       R"(unknown field "name" in the body (known: title))"},
+      {agent + "/fork", R"({"cursor":")" + cursor + R"(","at":"1:1"})",
+       R"(unknown field "at" in the body (known: cursor))"},
+      {agent + "/rewind", R"({"cursor":")" + cursor + R"(","dryRun":true})",
+       R"(unknown field "dryRun" in the body (known: cursor))"},
+  };
+  for (const Case& c : cases) {
+    const TestResponse res = HttpCall(port_, "POST", c.target, c.body);
+    EXPECT_EQ(res.status, 400) << c.target << " " << c.body << ": " << res.body;
+    EXPECT_EQ(MessageOf(res), c.message) << c.target << " " << c.body;
+  }
+  // Nothing happened: one agent, no prompt, the same epoch.
+  EXPECT_EQ(Call("GET", "/v1/agents?closed=1").at("agents").as_array().size(), 1u);
+  EXPECT_EQ(Snapshot(id).at("cursor"), json::value(cursor));
+}
+
+TEST_F(HttpTest, AnEventsOffsetOfALaterEpochIsPastTheTail) {
+  const std::string id = CreateAgent();
+  ASSERT_FALSE(id.empty());
+  const std::string events = "/v1/agents/" + id + "/events?offset=";
+  for (const std::string offset : {"2:0", "0000000000000002_0000000000000000", "9:1"}) {
+    const TestResponse res = HttpCall(port_, "GET", events + offset);
+    EXPECT_EQ(res.status, 400) << offset << ": " << res.body;
+    EXPECT_NE(MessageOf(res).find("past the tail"), std::string::npos) << res.body;
+    EXPECT_EQ(res.Header("stream-reset"), "") << offset;
+  }
+  EXPECT_EQ(HttpCall(port_, "GET", events + "2:0&live=long-poll").status, 400);
+  EXPECT_EQ(HttpCall(port_, "GET", events + "1:0&live=").status, 400);
+  EXPECT_EQ(HttpCall(port_, "GET", events + "1:0&live=bogus").status, 400);
+  EXPECT_EQ(HttpCall(port_, "GET", events + "1:0").status, 200);
+}
+
 TEST(ApiRouterErrors, BodiesAreValidUtf8) {
   const HttpResponse not_found =
       ErrorResponse(Error(ErrorCode::kNotFound, std::string("no session \xff\xfe")));

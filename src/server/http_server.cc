@@ -233,6 +233,10 @@ void HttpConnection::OnRequest() {
                     ": not a name of this daemon (serve --allow-host adds one)");
   if (!ParseTarget(request_.target(), &req.path, &req.query))
     return Deny(400, "invalid_argument", "malformed request target");
+  // Which of several Origin headers a check should read is unknown (a proxy may read another):
+  // refused as a foreign one is.
+  if (request_.count(http::field::origin) > 1)
+    return Deny(403, "forbidden", "more than one Origin header");
   req.origin = Header(request_, http::field::origin);
   req.authorization = Header(request_, http::field::authorization);
   for (std::string_view name : kForwardedHeaders) {

@@ -34,6 +34,15 @@ bool ParseTarget(std::string_view target, std::string* path,
   return true;
 }
 
+Result<bool> QueryFlag(const std::map<std::string, std::string>& query, std::string_view name) {
+  const auto it = query.find(std::string(name));
+  if (it == query.end()) return false;
+  if (it->second == "true" || it->second == "1") return true;
+  if (it->second == "false" || it->second == "0") return false;
+  return Error(ErrorCode::kInvalidArgument,
+               std::string(name) + " must be true, false, 1 or 0, got \"" + it->second + "\"");
+}
+
 std::vector<std::string> PathSegments(std::string_view path) {
   std::vector<std::string> out;
   std::size_t start = 0;

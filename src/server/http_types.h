@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/status.h"
+
 namespace agentstream::server {
 
 struct HttpRequest {
@@ -51,6 +53,12 @@ struct HttpResponse {
 // '/'.
 bool ParseTarget(std::string_view target, std::string* path,
                  std::map<std::string, std::string>* query);
+
+// The boolean query parameter `name` of `query`: false when absent; exactly "true" or "1" is
+// true, "false" or "0" false. Any other value (an empty one, "TRUE", "yes", "on") is
+// kInvalidArgument naming the parameter, so that a client's typo is refused instead of read as
+// false. The one parser of boolean query parameters (every route's).
+Result<bool> QueryFlag(const std::map<std::string, std::string>& query, std::string_view name);
 
 // Splits "/v1/agents/x/events" into {"v1","agents","x","events"} (empty segments dropped).
 std::vector<std::string> PathSegments(std::string_view path);

@@ -21,6 +21,23 @@ TEST(HttpTypesTest, FramingOtherThanChunkedIsRefused) {
   EXPECT_EQ(CheckFraming("chunked", 10)->status, 400);
 }
 
+TEST(HttpTypesTest, ABooleanQueryParameterIsExactlyTrueFalseOneOrZero) {
+  const std::map<std::string, std::string> query = {{"a", "true"}, {"b", "1"},    {"c", "false"},
+                                                    {"d", "0"},    {"e", "TRUE"}, {"f", "yes"},
+                                                    {"g", "on"},   {"h", ""},     {"i", " true"}};
+  EXPECT_EQ(*QueryFlag(query, "a"), true);
+  EXPECT_EQ(*QueryFlag(query, "b"), true);
+  EXPECT_EQ(*QueryFlag(query, "c"), false);
+  EXPECT_EQ(*QueryFlag(query, "d"), false);
+  EXPECT_EQ(*QueryFlag(query, "absent"), false);
+  for (const char* name : {"e", "f", "g", "h", "i"}) {
+    const Result<bool> flag = QueryFlag(query, name);
+    EXPECT_EQ(flag.status().code(), ErrorCode::kInvalidArgument) << name;
+    EXPECT_EQ(flag.status().message(),
+              std::string(name) + " must be true, false, 1 or 0, got \"" + query.at(name) + "\"");
+  }
+}
+
 TEST(HttpTypesTest, ParsesTargets) {
   std::string path;
   std::map<std::string, std::string> query;

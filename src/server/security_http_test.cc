@@ -62,6 +62,26 @@ TEST_F(HttpTest, CrossOriginRequestsAndWebSocketsAreRefused) {
   EXPECT_EQ(same.Connect(port_, "/ws", {{"Origin", own}}), 101);
 }
 
+// Which of two Origin headers a check (or a proxy in front) would read is unknown: both refused.
+TEST_F(HttpTest, ARequestWithTwoOriginHeadersIsRefused) {
+  const std::string own = "http://127.0.0.1:" + std::to_string(port_);
+  for (const std::string& second : {std::string("http://evil.example"), own}) {
+    RawConnection raw;
+    ASSERT_TRUE(raw.Connect(port_));
+    raw.Send("GET /v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: " + own +
+             "\r\nOrigin: " + second + "\r\n\r\n");
+    const std::string answer = raw.ReadUntilClosed();
+    EXPECT_EQ(answer.rfind("HTTP/1.1 403 ", 0), 0u) << answer;
+    EXPECT_NE(answer.find("more than one Origin header"), std::string::npos) << answer;
+  }
+  RawConnection ws;
+  ASSERT_TRUE(ws.Connect(port_));
+  ws.Send("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: " + own +
+          "\r\nOrigin: http://evil.example\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+          "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+  EXPECT_EQ(ws.ReadUntilClosed().rfind("HTTP/1.1 403 ", 0), 0u);
+}
+
 // DNS rebinding: a page on evil.example.com whose name was rebound to 127.0.0.1 sends same-origin
 // requests, without an Origin header, naming its own host.
 TEST_F(HostTest, ARequestNamingAnotherHostIsRefused) {

@@ -20,11 +20,6 @@ namespace {
 constexpr std::size_t kMaxDiffBytes = std::size_t{8} << 20;
 constexpr std::size_t kCacheEntries = 4096;  // sessions whose worktree (or none) is remembered
 
-bool Flag(const HttpRequest& request, const std::string& name) {
-  const auto it = request.query.find(name);
-  return it != request.query.end() && (it->second == "true" || it->second == "1");
-}
-
 // The workspace.created among `records`, if any.
 std::optional<workspace::Workspace> WorkspaceIn(const std::vector<EventRecord>& records) {
   std::optional<workspace::Workspace> found;
@@ -184,8 +179,11 @@ bool WorkspaceRoutes::Handle(const HttpRequest& request, const std::vector<std::
   }
   if (seg.size() < 3) return false;
   const SessionId id(seg[2]);
-  if (seg.size() == 3 && request.method == "DELETE" && Flag(request, "removeWorktree")) {
-    const bool force = Flag(request, "force");
+  if (seg.size() == 3 && request.method == "DELETE") {
+    const Result<bool> remove = QueryFlag(request.query, "removeWorktree");
+    const Result<bool> force_flag = QueryFlag(request.query, "force");
+    if (!remove.ok() || !force_flag.ok() || !*remove) return false;  // ApiRouter says why
+    const bool force = *force_flag;
     Post(reply, [this, id, force, forwarding = ForwardingOf(request), reply] {
       Remove(id, force, forwarding, reply);
     });
@@ -215,8 +213,8 @@ bool WorkspaceRoutes::Handle(const HttpRequest& request, const std::vector<std::
   if (seg[3] == "fork" && request.method == "POST") {
     auto body = api::ParseJson(request.body.empty() ? "{}" : request.body);
     if (!body.ok()) return false;  // ApiRouter says why
-    auto cursor = api::CursorMember(*body, "cursor");
-    if (!cursor.ok()) return false;
+    auto cursor = api::CursorBodyFromJson(*body);
+    if (!cursor.ok()) return false;  // ApiRouter says why
     return ForkWithWorktree(id, *cursor, SnapshotReply(reply));
   }
   return false;

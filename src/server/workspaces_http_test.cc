@@ -128,6 +128,33 @@ TEST_F(WorkspacesHttpTest, AGitDirectoryPlantedInAWorktreeIsRefusedAndRunsNothin
   EXPECT_FALSE(fs::exists(marker));
 }
 
+// removeWorktree=TRUE (or yes, on) once closed the agent and kept its worktree: it is refused,
+// and nothing is closed or removed.
+TEST_F(WorkspacesHttpTest, ARemoveWorktreeValueOtherThanTrueOrFalseIsRefused) {
+  json::value agent = Call("POST", "/v1/agents",
+                           R"({"provider":"scripted","cwd":")" + repo_ + R"(","worktree":true})");
+  const std::string id(agent.at("id").as_string());
+  for (const char* query : {"removeWorktree=TRUE", "removeWorktree=True", "removeWorktree=yes",
+                            "removeWorktree=on", "removeWorktree=true&force=yes"}) {
+    const TestResponse res = HttpCall(port_, "DELETE", "/v1/agents/" + id + "?" + query);
+    EXPECT_EQ(res.status, 400) << query << ": " << res.body;
+    EXPECT_NE(res.body.find(" must be true, false, 1 or 0"), std::string::npos) << res.body;
+  }
+  EXPECT_EQ(Snapshot(id).at("closed"), false);
+  EXPECT_TRUE(fs::exists(root_ + "/" + id + "/f.txt"));
+  Call("DELETE", "/v1/agents/" + id + "?removeWorktree=1");
+  EXPECT_EQ(Snapshot(id).at("closed"), true);
+  EXPECT_FALSE(fs::exists(root_ + "/" + id));
+  // An unknown member of a create's worktree object is refused before git runs.
+  TestResponse typo =
+      HttpCall(port_, "POST", "/v1/agents",
+               R"({"provider":"scripted","cwd":")" + repo_ + R"(","worktree":{"brnch":"x"}})");
+  EXPECT_EQ(typo.status, 400);
+  EXPECT_NE(typo.body.find(R"(unknown field \"brnch\" in worktree)"), std::string::npos)
+      << typo.body;
+  EXPECT_EQ(Call("GET", "/v1/worktrees").at("worktrees").as_array().size(), 1u);
+}
+
 TEST_F(WorkspacesHttpTest, AnAgentWithoutAWorktreeHasNoDiffAndForksPlainly) {
   const std::string id = CreateAgent();
   TestResponse diff = HttpCall(port_, "GET", "/v1/agents/" + id + "/diff");

@@ -18,6 +18,14 @@ std::string StringOr(const json::object& msg, std::string_view name, std::string
   return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::move(fallback);
 }
 
+// The members a message carries beside its body's (api_json.h's `envelope`): every message's
+// "type" and "id", and the "agent" it is for.
+constexpr std::string_view kEnvelope[] = {"type", "id", "agent"};
+// permission.reply also names the request it answers.
+constexpr std::string_view kPermissionEnvelope[] = {"type", "id", "agent", "requestId"};
+// agents.create without an "agent" object carries the config beside "type" and "id".
+constexpr std::string_view kCreateEnvelope[] = {"type", "id"};
+
 Result<SessionId> AgentOf(const json::object& msg) {
   const std::string agent = StringOr(msg, "agent");
   if (agent.empty()) return Error(ErrorCode::kInvalidArgument, "agent is missing");
@@ -183,6 +191,8 @@ void WsApp::Hello(const json::object&, const std::string& id) {
 
 void WsApp::AgentsList(const json::object& msg, const std::string& id) {
   const json::value* closed = msg.if_contains("includeClosed");
+  if (closed != nullptr && !closed->is_bool() && !closed->is_null())
+    return SendError(id, Error(ErrorCode::kInvalidArgument, "includeClosed must be a boolean"));
   const bool include_closed = closed != nullptr && closed->is_bool() && closed->get_bool();
   agents_.List(include_closed,
                OnStrand<std::vector<api::AgentSnapshot>>(
@@ -195,9 +205,16 @@ void WsApp::AgentsList(const json::object& msg, const std::string& id) {
 }
 
 void WsApp::AgentsCreate(const json::object& msg, const std::string& id) {
+  // The config is the "agent" object, else the message itself beside "type" and "id".
   const json::value* config = msg.if_contains("agent");
+  if (config != nullptr) {
+    if (Status outer = api::RefuseUnknownMembers(msg, kEnvelope, "an agents.create message");
+        !outer.ok())
+      return SendError(id, outer);
+  }
   const json::value body = config != nullptr ? *config : json::value(msg);
-  auto parsed = api::AgentConfigFromJson(body);
+  auto parsed = api::AgentConfigFromJson(
+      body, config != nullptr ? api::MemberNames() : api::MemberNames(kCreateEnvelope));
   if (!parsed.ok()) return SendError(id, parsed.status());
   auto worktree = api::WorktreeRequestFromJson(body);
   if (!worktree.ok()) return SendError(id, worktree.status());
@@ -217,7 +234,7 @@ void WsApp::AgentsClose(const json::object& msg, const std::string& id) {
 void WsApp::SendPrompt(const json::object& msg, const std::string& id) {
   auto agent = AgentOf(msg);
   if (!agent.ok()) return SendError(id, agent.status());
-  auto request = api::SendRequestFromJson(msg);
+  auto request = api::SendRequestFromJson(msg, kEnvelope);
   if (!request.ok()) return SendError(id, request.status());
   agents_.Send(
       *agent, std::move(*request),
@@ -239,7 +256,8 @@ void WsApp::Interrupt(const json::object& msg, const std::string& id) {
 void WsApp::PermissionReply(const json::object& msg, const std::string& id) {
   auto agent = AgentOf(msg);
   if (!agent.ok()) return SendError(id, agent.status());
-  auto reply = api::PermissionReplyFromJson(msg, RequestId(StringOr(msg, "requestId")));
+  auto reply =
+      api::PermissionReplyFromJson(msg, RequestId(StringOr(msg, "requestId")), kPermissionEnvelope);
   if (!reply.ok()) return SendError(id, reply.status());
   agents_.ReplyPermission(*agent, std::move(*reply), OkOnStrand(id));
 }
@@ -247,7 +265,7 @@ void WsApp::PermissionReply(const json::object& msg, const std::string& id) {
 void WsApp::AgentsRename(const json::object& msg, const std::string& id) {
   auto agent = AgentOf(msg);
   if (!agent.ok()) return SendError(id, agent.status());
-  auto title = api::StringMember(msg, "title");
+  auto title = api::StringBodyFromJson(msg, "title", kEnvelope);
   if (!title.ok()) return SendError(id, title.status());
   agents_.Rename(*agent, std::move(*title), AgentOnStrand(id));
 }
@@ -255,7 +273,7 @@ void WsApp::AgentsRename(const json::object& msg, const std::string& id) {
 void WsApp::ModeSet(const json::object& msg, const std::string& id) {
   auto agent = AgentOf(msg);
   if (!agent.ok()) return SendError(id, agent.status());
-  auto mode = api::StringMember(msg, "mode");
+  auto mode = api::StringBodyFromJson(msg, "mode", kEnvelope);
   if (!mode.ok()) return SendError(id, mode.status());
   agents_.SetMode(*agent, std::move(*mode), OkOnStrand(id));
 }
@@ -263,7 +281,7 @@ void WsApp::ModeSet(const json::object& msg, const std::string& id) {
 void WsApp::ModelSet(const json::object& msg, const std::string& id) {
   auto agent = AgentOf(msg);
   if (!agent.ok()) return SendError(id, agent.status());
-  auto model = api::StringMember(msg, "model");
+  auto model = api::StringBodyFromJson(msg, "model", kEnvelope);
   if (!model.ok()) return SendError(id, model.status());
   agents_.SetModel(*agent, std::move(*model), OkOnStrand(id));
 }
@@ -290,9 +308,14 @@ void WsApp::TimelineFetch(const json::object& msg, const std::string& id) {
 
 void WsApp::Search(const json::object& msg, const std::string& id) {
   std::map<std::string, std::string> query;
-  for (const char* key : {"q", "agent"})
-    if (const json::value* v = msg.if_contains(key); v != nullptr && v->is_string())
-      query[key] = std::string(v->get_string());
+  for (const char* key : {"q", "agent"}) {
+    const json::value* v = msg.if_contains(key);
+    if (v == nullptr || v->is_null()) continue;
+    if (!v->is_string())
+      return SendError(id,
+                       Error(ErrorCode::kInvalidArgument, std::string(key) + " must be a string"));
+    query[key] = std::string(v->get_string());
+  }
   if (const json::value* v = msg.if_contains("limit"); v != nullptr) {
     if (!v->is_int64() && !v->is_uint64())
       return SendError(id, Error(ErrorCode::kInvalidArgument, "limit must be an integer"));
@@ -315,7 +338,7 @@ void WsApp::Heartbeat(const json::object& msg, const std::string& id) {
 void WsApp::ForkOrRewind(const json::object& msg, const std::string& id) {
   auto agent = AgentOf(msg);
   if (!agent.ok()) return SendError(id, agent.status());
-  auto cursor = api::CursorMember(msg, "cursor");
+  auto cursor = api::CursorBodyFromJson(msg, kEnvelope);
   if (!cursor.ok()) return SendError(id, cursor.status());
   if (StringOr(msg, "type") == "fork") {
     // An agent with a worktree: the child gets its own (docs/workspaces.md).

@@ -77,6 +77,60 @@ TEST_F(WsTest, RepliesEchoTheRequestsIdAndNoneWithoutOne) {
   }
 }
 
+TEST_F(WsTest, AMemberOfTheWrongTypeOrAnUnknownOneIsAnError) {
+  const std::string id = CreateAgent();
+  ASSERT_FALSE(id.empty());
+  const std::string cursor(Snapshot(id).at("cursor").as_string());
+  WsClient ws;
+  ASSERT_EQ(ws.Connect(port_), 101);
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"type":"search","id":"s1","q":"x","agent":5})", "agent must be a string"},
+      {R"({"type":"search","id":"s2","q":["x"]})", "q must be a string"},
+      {R"({"type":"agents.list","id":"l1","includeClosed":"yes"})",
+       "includeClosed must be a boolean"},
+      {R"({"type":"agents.create","id":"c1","agent":{"provider":"scripted","cwd":"/tmp",)"
+       R"("worktre":true}})",
+       "unknown field \"worktre\" in the agent config"},
+      {R"({"type":"agents.create","id":"c2","agent":{"provider":"scripted","cwd":"/tmp"},)"
+       R"("title":"t"})",
+       "unknown field \"title\" in an agents.create message"},
+      {R"({"type":"agents.create","id":"c3","provider":"scripted","cwd":"/tmp","tilte":"t"})",
+       "unknown field \"tilte\" in the agent config"},
+      {R"({"type":"send","id":"m1","agent":")" + id +
+           R"(","text":"hi","clientMessageId":"c1","whileRuning":"steer"})",
+       "unknown field \"whileRuning\" in the message"},
+      {R"({"type":"permission.reply","id":"p1","agent":")" + id +
+           R"(","requestId":"r","decision":"allow","optionID":"o"})",
+       "unknown field \"optionID\" in the permission reply"},
+      {R"({"type":"mode.set","id":"o1","agent":")" + id + R"(","mode":"plan","x":1})",
+       "unknown field \"x\" in the body"},
+      {R"({"type":"rewind","id":"r1","agent":")" + id + R"(","cursor":")" + cursor +
+           R"(","to":"1:1"})",
+       "unknown field \"to\" in the body"},
+  };
+  for (const auto& [request, message] : cases) {
+    const json::value reply = Request(ws, request);
+    ASSERT_TRUE(reply.is_object()) << request;
+    EXPECT_EQ(reply.at("type"), "error") << request;
+    const std::string got(reply.at("error").at("message").as_string());
+    EXPECT_EQ(got.rfind(message, 0), 0u) << request << " -> " << got;
+  }
+  // Nothing was created or sent; the web page's own shapes are accepted.
+  const json::value list = Request(ws, R"({"type":"agents.list","id":"l2","includeClosed":false})");
+  EXPECT_EQ(list.at("agents").as_array().size(), 1u);
+  EXPECT_EQ(Snapshot(id).at("cursor"), json::value(cursor));
+  const json::value created = Request(
+      ws, R"({"type":"agents.create","id":"c4","agent":{"provider":"scripted","cwd":"/tmp",)"
+          R"("title":"t","clientRequestId":"web_1"}})");
+  EXPECT_EQ(created.at("type"), "agent") << created;
+  const json::value sent = Request(ws, R"({"type":"send","id":"m2","agent":")" + id +
+                                           R"(","text":"hi","clientMessageId":"c9",)"
+                                           R"("whileRunning":"queue","attachments":[{"kind":)"
+                                           R"("image","mimeType":"image/png","name":"a.png",)"
+                                           R"("data":"iVBOR"}]})");
+  EXPECT_EQ(sent.at("type"), "send.reply") << sent;
+}
+
 TEST_F(WsTest, TwoSubscribersReceiveIdenticalSequencesAndNotices) {
   WsClient a, b;
   ASSERT_EQ(a.Connect(port_), 101);

@@ -77,7 +77,11 @@ void HandleRead(StreamStore& store, const StreamRequest& req, Done& done) {
   const std::vector<std::string> offsets = QueryValues(req.query, "offset");
   const std::vector<std::string> lives = QueryValues(req.query, "live");
   const std::vector<std::string> cursors = QueryValues(req.query, "cursor");
+  if (lives.size() > 1) return done(Text(400, "Multiple live parameters not allowed"));
   const std::string live = lives.empty() ? "" : lives.back();
+  // A mode this server does not know is refused, not served as a catch-up read.
+  if (!lives.empty() && live != "long-poll" && live != "sse")
+    return done(Text(400, "Invalid live parameter: long-poll or sse"));
   std::optional<std::string> offset;
   if (!offsets.empty()) {
     if (offsets.size() > 1) return done(Text(400, "Multiple offset parameters not allowed"));

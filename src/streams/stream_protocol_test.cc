@@ -1,5 +1,5 @@
 // The protocol layer through HandleStreamRequest on a memory store: ETags and 304, creation
-// refused for a past expiry, and malformed offsets and producer headers.
+// refused for a past expiry, malformed offsets and producer headers, and unknown live modes.
 #include "streams/stream_protocol.h"
 
 #include <gtest/gtest.h>
@@ -60,6 +60,19 @@ TEST(ProtocolTest, RejectsBadOffsetsAndProducerHeaders) {
           .status,
       400);
   EXPECT_EQ(Call(store, {"PUT", "/v1/stream/y", "", {{"stream-ttl", "1e3"}}, ""}).status, 400);
+}
+
+TEST(ProtocolTest, AnUnknownLiveModeIsRefusedNotServedAsACatchUpRead) {
+  MemoryStreamStore store(StreamLimits{}, nullptr);
+  Call(store, {"PUT", "/v1/stream/x", "", {{"content-type", "text/plain"}}, "hi"});
+  for (const char* query :
+       {"offset=-1&live=bogus", "offset=-1&live=", "offset=-1&live=SSE", "offset=-1&live=true",
+        "offset=-1&live=sse&live=long-poll", "live=bogus"}) {
+    const StreamResponse r = Call(store, {"GET", "/v1/stream/x", query, {}, ""});
+    EXPECT_EQ(r.status, 400) << query << ": " << r.body;
+    EXPECT_NE(r.body.find("live"), std::string::npos) << query << ": " << r.body;
+  }
+  EXPECT_EQ(Call(store, {"GET", "/v1/stream/x", "offset=-1", {}, ""}).body, "hi");
 }
 
 }  // namespace
