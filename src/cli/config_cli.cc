@@ -6,13 +6,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <charconv>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <utility>
 
@@ -201,12 +197,10 @@ void ConfigLayer::State::ReadFile() {
   }
   const std::string cannot = "agentstream: cannot read config file " + path + ": ";
   if (std::filesystem::is_directory(path, ec)) throw CLI::ConfigError(cannot + "a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) throw CLI::ConfigError(cannot + std::strerror(errno));
-  const std::string text(std::istreambuf_iterator<char>(in), {});
-  if (in.bad()) throw CLI::ConfigError(cannot + "read error");
+  Result<std::string> text = ReadConfigFile(path);
+  if (!text.ok()) throw CLI::ConfigError(cannot + text.status().message());
   found = true;
-  Result<ConfigFile> file = ParseConfig(text);
+  Result<ConfigFile> file = ParseConfig(*text);
   if (!file.ok()) throw CLI::ConfigError("agentstream: " + path + ": " + file.status().message());
 
   std::string known_tables;

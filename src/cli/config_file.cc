@@ -1,11 +1,38 @@
 #include "cli/config_file.h"
 
+#include <algorithm>
+#include <array>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <set>
 #include <utility>
 
+#include "core/utf8.h"
+
 namespace agentstream::cli {
 namespace {
+
+constexpr std::size_t kReadChunk = std::size_t{64} << 10;
+
+std::string TooLarge() {
+  return "larger than 1 MiB (" + std::to_string(kMaxConfigBytes) + " bytes)";
+}
+
+// The 1-based line holding the first byte of `text` that is not part of well-formed UTF-8; 0 when
+// there is none. Line by line: a line end is never inside a multi-byte sequence.
+int FirstLineNotUtf8(std::string_view text) {
+  int line = 1;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    if (!IsValidUtf8(text.substr(0, end))) return line;
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+    ++line;
+  }
+  return 0;
+}
 
 using Kind = ConfigEntry::Kind;
 
@@ -188,7 +215,29 @@ class Parser {
 
 }  // namespace
 
-Result<ConfigFile> ParseConfig(std::string_view text) { return Parser(text).Parse(); }
+Result<std::string> ReadConfigFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in.is_open()) return Error(ErrorCode::kIoError, std::strerror(errno));
+  std::string text;
+  std::array<char, kReadChunk> chunk{};
+  while (text.size() <= kMaxConfigBytes && in) {
+    const std::size_t want = std::min(chunk.size(), kMaxConfigBytes + 1 - text.size());
+    in.read(chunk.data(), static_cast<std::streamsize>(want));
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) return Error(ErrorCode::kIoError, "read error");
+  if (text.size() > kMaxConfigBytes) return Error(ErrorCode::kTooLarge, TooLarge());
+  return text;
+}
+
+Result<ConfigFile> ParseConfig(std::string_view text) {
+  if (text.size() > kMaxConfigBytes) return Error(ErrorCode::kTooLarge, TooLarge());
+  if (const int line = FirstLineNotUtf8(text); line > 0) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "line " + std::to_string(line) + ": not UTF-8 text (the file must be UTF-8)");
+  }
+  return Parser(text).Parse();
+}
 
 std::string DefaultConfigPath() {
   if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg)

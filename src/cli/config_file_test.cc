@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
+
+#include "testing/temp_dir.h"
 
 namespace agentstream::cli {
 namespace {
@@ -100,6 +103,37 @@ TEST(ConfigFileTest, ErrorsNameTheLine) {
   EXPECT_NE(ErrorOf("x = [[1]]").find("nested arrays"), std::string::npos);
   EXPECT_NE(ErrorOf("x = [1, 2").find("line 1"), std::string::npos);
   EXPECT_NE(ErrorOf("x =").find("got nothing"), std::string::npos);
+}
+
+TEST(ConfigFileTest, TextThatIsNotUtf8IsRefusedNamingItsLine) {
+  EXPECT_EQ(ErrorOf("[serve]\nlisten = \"caf\xE9\"\n"),
+            "line 2: not UTF-8 text (the file must be UTF-8)");
+  EXPECT_EQ(ErrorOf("\xFF\xFE"), "line 1: not UTF-8 text (the file must be UTF-8)");
+  EXPECT_EQ(ErrorOf("# \xED\xA0\x80 (a surrogate)\n"),
+            "line 1: not UTF-8 text (the file must be UTF-8)");
+  EXPECT_EQ(ErrorOf("x = 1\n# \xC0\xAF (overlong)"),
+            "line 2: not UTF-8 text (the file must be UTF-8)");
+  // A byte order mark and UTF-8 text are fine.
+  EXPECT_EQ(Parsed("\xEF\xBB\xBFtitle = \"caf\xC3\xA9 \xE2\x9C\x93\"").entries.at(0).values,
+            std::vector<std::string>{"caf\xC3\xA9 \xE2\x9C\x93"});
+}
+
+TEST(ConfigFileTest, AFileOfMoreThanOneMebibyteIsRefusedUnread) {
+  test_support::TempDir dir("config-file");
+  const std::string comment = "#" + std::string(kMaxConfigBytes - 2, 'x') + "\n";
+  std::ofstream(dir.File("max.toml"), std::ios::binary) << comment;
+  std::ofstream(dir.File("over.toml"), std::ios::binary) << comment << "\n";
+  Result<std::string> max = ReadConfigFile(dir.File("max.toml"));
+  ASSERT_TRUE(max.ok()) << max.status().ToString();
+  EXPECT_EQ(max->size(), kMaxConfigBytes);
+  EXPECT_TRUE(ParseConfig(*max).ok());
+  Result<std::string> over = ReadConfigFile(dir.File("over.toml"));
+  EXPECT_EQ(over.status().code(), ErrorCode::kTooLarge);
+  EXPECT_EQ(over.status().message(), "larger than 1 MiB (1048576 bytes)");
+  EXPECT_EQ(ParseConfig(comment + "\n").status().code(), ErrorCode::kTooLarge);
+  // An endless device is read up to the bound only.
+  EXPECT_EQ(ReadConfigFile("/dev/zero").status().code(), ErrorCode::kTooLarge);
+  EXPECT_EQ(ReadConfigFile(dir.File("missing.toml")).status().code(), ErrorCode::kIoError);
 }
 
 TEST(ConfigFileTest, DefaultPathFollowsXdgConfigHome) {

@@ -3,8 +3,9 @@
 # test's own directory: the default file sets the listen address, an ACP agent (the fake ACP
 # agent) and a token; the daemon serves on that address and runs that agent, and the environment's
 # token beats the file's. A flag beats the file. An unknown table or key, a value of the wrong
-# kind or out of range, and a missing --config file fail with exit 2 and a message naming the
-# file, line and key. `config show` prints each setting's value and source, never a token.
+# kind or out of range, a file that is not UTF-8, and a missing --config file fail with exit 2
+# and a message naming the file, line and key; so does a file (or device) of more than 1 MiB.
+# `config show` prints each setting's value and source, never a token.
 #   config_test.sh AGENTSTREAM_BINARY
 set -u
 source "$(cd "$(dirname "$0")/../.." && pwd)/tests/lib/e2e.sh"
@@ -109,6 +110,19 @@ refused $'[serve]\nacp-agent = [1]' \
   'line 2: serve.acp-agent: expected a string or an array of them, got an integer'
 refused $'[serve]\nlisten = 127.0.0.1:0' \
   'line 2: expected a value (a "string", an integer, true, false or an [array]), got 127.0.0.1:0'
+refused $'[serve]\nlisten = "caf\xE9"' 'line 2: not UTF-8 text (the file must be UTF-8)'
+# At most 1 MiB is read: an endless device, or a larger file, is refused without reading it all.
+for file in /dev/zero big; do
+  if [ "$file" = big ]; then
+    head -c 1048577 /dev/zero | tr '\0' '#' >"$dir/big.toml"
+    file=$dir/big.toml
+  fi
+  AGENTSTREAM_CONFIG=$file timeout 30 "$bin" config show --json >"$dir/out" 2>&1
+  status=$?
+  [ "$status" -eq 2 ] || fail "config show with the config file $file: exit $status, not 2"
+  grep -qxF "agentstream: cannot read config file $file: larger than 1 MiB (1048576 bytes)" \
+    "$dir/out" || fail "the message for the config file $file: $(head -c 300 "$dir/out")"
+done
 # A missing explicit file is an error too (a missing default file is not: the first check).
 for how in flag env; do
   if [ $how = flag ]; then
