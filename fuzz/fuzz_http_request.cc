@@ -1,8 +1,15 @@
-// libFuzzer target: the pure functions that read a client's request head. The input is split at
-// '\n' into a request target, a Host, an Authorization, an Origin and a Transfer-Encoding value
-// and a header value of the generic streams (Stream-Expires-At, an offset); none may crash, and
-// what they accept keeps its invariants: a parsed path starts with '/' and holds no control
-// character, a percent-encoded string decodes back to itself, an error body is valid JSON.
+// libFuzzer target: the pure functions that read a client's request. The input is split at '\n'
+// into a request target, a Host, an Authorization, an Origin and a Transfer-Encoding value and a
+// header value of the generic streams (Stream-Expires-At, an offset); the rest is a JSON body of
+// the agents API. None may crash, and what they accept keeps its invariants: a parsed path starts
+// with '/' and holds no control character; a boolean query parameter is accepted exactly when it
+// is true, false, 1 or 0; a percent-encoded string decodes back to itself; an error body is valid
+// JSON. The body is read by every request decoder (api/api_json.h: create with its worktree,
+// send with its attachments, permission reply, the one-member bodies), with and without the
+// WebSocket's envelope: a decoder accepts only objects whose members it defines (the harness's
+// own lists, from docs/protocol.md), refuses any other member first, naming it, and what it
+// accepts round-trips through its encoder.
+#include <algorithm>
 #include <array>
 #include <boost/json/parse.hpp>
 #include <cstddef>
@@ -12,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/api_json.h"
 #include "core/ids.h"
 #include "core/utf8.h"
 #include "fuzz_check.h"
@@ -38,6 +46,12 @@ void FuzzTarget(std::string_view target) {
     for (const std::string& segment : server::PathSegments(path))
       Check(!segment.empty() && segment.find('/') == std::string::npos);
     (void)server::ParsePageQuery(query);
+    for (const auto& [name, value] : query) {
+      const Result<bool> flag = server::QueryFlag(query, name);
+      const bool known = value == "true" || value == "1" || value == "false" || value == "0";
+      Check(flag.ok() == known);
+      if (known) Check(*flag == (value == "true" || value == "1"));
+    }
     (void)server::IsStaticRequest("GET", path);
     Cursor cursor;
     if (auto it = query.find("offset"); it != query.end()) (void)ParseCursor(it->second, &cursor);
@@ -78,6 +92,95 @@ void FuzzHeaders(std::string_view host, std::string_view authorization, std::str
   Check(IsValidUtf8(SanitizeUtf8(host)));
 }
 
+namespace json = boost::json;
+
+constexpr std::string_view kConfigMembers[] = {
+    "provider", "cwd", "model", "mode", "title", "clientRequestId", "worktree"};
+constexpr std::string_view kWorktreeMembers[] = {"branch", "base"};
+constexpr std::string_view kSendMembers[] = {"text", "clientMessageId", "attachments",
+                                             "whileRunning"};
+constexpr std::string_view kAttachmentMembers[] = {"kind", "mimeType", "name", "uri", "data"};
+constexpr std::string_view kPermissionMembers[] = {"decision", "optionId", "message"};
+constexpr std::string_view kModeMembers[] = {"mode"};
+constexpr std::string_view kCursorMembers[] = {"cursor"};
+constexpr std::string_view kEnvelope[] = {"type", "id", "agent"};
+
+// Whether every member of `value` (an object) is among `known` or `extra`.
+bool OnlyKnown(const json::value& value, api::MemberNames known, api::MemberNames extra = {}) {
+  for (const auto& member : value.as_object()) {
+    const std::string_view key = member.key();
+    if (std::find(known.begin(), known.end(), key) == known.end() &&
+        std::find(extra.begin(), extra.end(), key) == extra.end())
+      return false;
+  }
+  return true;
+}
+
+// A decoder's answer for `body`: accepted only when every member is known (`nested` adds the
+// check of the members inside); an object with another member is refused, naming it, before
+// anything else is looked at. The error body it makes is JSON.
+template <class T>
+void CheckStrict(const Result<T>& decoded, const json::value& body, api::MemberNames known,
+                 api::MemberNames extra, bool nested_known = true) {
+  const bool object = body.is_object();
+  const bool top_known = object && OnlyKnown(body, known, extra);
+  if (decoded.ok()) Check(top_known && nested_known);
+  if (object && !top_known) {
+    Check(decoded.status().code() == ErrorCode::kInvalidArgument);
+    Check(decoded.status().message().rfind("unknown field \"", 0) == 0);
+  }
+  if (!decoded.ok()) {
+    const server::HttpResponse error = server::ErrorResponse(decoded.status());
+    Check(error.status == 400 && api::ParseJson(error.body).ok());
+  }
+}
+
+// Whether the nested objects a body may hold (worktree, attachments) have only known members.
+bool NestedKnown(const json::value& body, std::string_view member, api::MemberNames known) {
+  const json::value* v = body.is_object() ? body.as_object().if_contains(member) : nullptr;
+  if (v == nullptr) return true;
+  if (v->is_object()) return OnlyKnown(*v, known);
+  if (v->is_array()) {
+    for (const json::value& e : v->as_array())
+      if (e.is_object() && !OnlyKnown(e, known)) return false;
+  }
+  return true;
+}
+
+void FuzzBody(std::string_view text) {
+  const Result<json::value> body = api::ParseJson(text);
+  if (!body.ok()) return;
+  for (const api::MemberNames extra : {api::MemberNames(), api::MemberNames(kEnvelope)}) {
+    const Result<api::AgentConfig> config = api::AgentConfigFromJson(*body, extra);
+    CheckStrict(config, *body, kConfigMembers, extra);
+    if (config.ok()) {
+      const Result<api::AgentConfig> again =
+          api::AgentConfigFromJson(api::AgentConfigToJson(*config));
+      Check(again.ok() && again->provider == config->provider && again->cwd == config->cwd &&
+            again->model == config->model && again->mode == config->mode &&
+            again->title == config->title && again->client_request_id == config->client_request_id);
+    }
+    const Result<api::SendRequest> send = api::SendRequestFromJson(*body, extra);
+    CheckStrict(send, *body, kSendMembers, extra,
+                NestedKnown(*body, "attachments", kAttachmentMembers));
+    if (send.ok()) {
+      const Result<api::SendRequest> again =
+          api::SendRequestFromJson(api::SendRequestToJson(*send));
+      Check(again.ok() && again->text == send->text &&
+            again->client_message_id == send->client_message_id &&
+            again->while_running == send->while_running &&
+            again->attachments.size() == send->attachments.size());
+    }
+    CheckStrict(api::PermissionReplyFromJson(*body, RequestId("req_1"), extra), *body,
+                kPermissionMembers, extra);
+    CheckStrict(api::StringBodyFromJson(*body, "mode", extra), *body, kModeMembers, extra);
+    CheckStrict(api::CursorBodyFromJson(*body, extra), *body, kCursorMembers, extra);
+  }
+  const auto worktree = api::WorktreeRequestFromJson(*body);
+  if (worktree.ok() && *worktree) Check(NestedKnown(*body, "worktree", kWorktreeMembers));
+  if (!NestedKnown(*body, "worktree", kWorktreeMembers)) Check(!worktree.ok());
+}
+
 }  // namespace
 }  // namespace agentstream
 
@@ -93,5 +196,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   agentstream::FuzzHeaders(fields[1], fields[2], fields[3], fields[4]);
   (void)agentstream::streams::ParseIsoTime(fields[5]);
   (void)agentstream::streams::ParseOffset(fields[5]);
+  agentstream::FuzzBody(rest);
   return 0;
 }

@@ -18,7 +18,10 @@
 //   frame's agent and epoch, with seqs running from its "from" to its "to";
 // - a message that is not JSON, not an object, or of an unknown type is answered, at once, by
 //   exactly one frame: an error carrying the message's id when it had a non-empty string id, no
-//   id otherwise;
+//   id otherwise; so is a message that carries a body of the HTTP API (agents.create, send,
+//   permission.reply, mode.set, model.set, agents.rename, fork, rewind) with a member that body
+//   and the envelope ("type", "id", "agent") do not define, or a search or agents.list with a
+//   member of the wrong type (RefusedMembers);
 // - every non-empty string id gets exactly as many frames carrying it as messages had it;
 // - after the manager shut down (which ends every open turn), every session's every epoch reads
 //   back, each record decodes (DecodeRecord), seqs are dense from 1, and the turn invariants hold
@@ -32,6 +35,7 @@
 // agents, history or log growth left by earlier ones). It is cheap next to the messages' own
 // work: under ASan an input of one hello takes about 5 ms with its stack, one that runs a turn
 // 50 to 150 ms, so reusing the stack would not make the target notably faster.
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <chrono>
 #include <cstddef>
@@ -105,10 +109,72 @@ struct Stack {
 
 // What a message is, as the harness reads it.
 struct Expectation {
-  bool refused = false;  // not JSON, not an object, or an unknown type
+  bool refused = false;  // not JSON, not an object, of an unknown type, or RefusedMembers
   std::string id;        // its string id ("" when none)
   std::string type;      // its string type ("" when none)
 };
+
+// The members of the messages that carry a body of the HTTP API, beside "type", "id" and
+// "agent" (docs/protocol.md): any other member is refused at once.
+using Members = std::vector<std::string_view>;
+const std::map<std::string_view, Members>& StrictMembers() {
+  static const std::map<std::string_view, Members> kMembers = {
+      {"send", {"text", "clientMessageId", "attachments", "whileRunning"}},
+      {"permission.reply", {"requestId", "decision", "optionId", "message"}},
+      {"mode.set", {"mode"}},
+      {"model.set", {"model"}},
+      {"agents.rename", {"title"}},
+      {"fork", {"cursor"}},
+      {"rewind", {"cursor"}}};
+  return kMembers;
+}
+const Members kEnvelope = {"type", "id", "agent"};
+const Members kConfigMembers = {"provider",        "cwd",     "model", "mode", "title",
+                                "clientRequestId", "worktree"};
+
+// Whether `value`, when an object, has a member outside `a` and `b`.
+bool HasUnknown(const json::value* value, const Members& a, const Members& b = {}) {
+  if (value == nullptr || !value->is_object()) return false;
+  for (const auto& member : value->get_object()) {
+    const std::string_view key = member.key();
+    if (std::find(a.begin(), a.end(), key) == a.end() &&
+        std::find(b.begin(), b.end(), key) == b.end())
+      return true;
+  }
+  return false;
+}
+
+// Whether the app must refuse `msg` (of a known type) at once for a member it does not define or
+// of the wrong type (docs/protocol.md, "WebSocket app protocol").
+bool RefusedMembers(const json::object& msg, const std::string& type) {
+  const json::value whole(msg);
+  if (auto it = StrictMembers().find(type); it != StrictMembers().end()) {
+    if (HasUnknown(&whole, it->second, kEnvelope)) return true;
+    if (const json::value* a = msg.if_contains("attachments"); a != nullptr && a->is_array()) {
+      for (const json::value& item : a->get_array())
+        if (HasUnknown(&item, {"kind", "mimeType", "name", "uri", "data"})) return true;
+    }
+    return false;
+  }
+  if (type == "agents.create") {
+    const json::value* config = msg.if_contains("agent");
+    if (config != nullptr && HasUnknown(&whole, kEnvelope)) return true;
+    if (config == nullptr) config = &whole;
+    if (HasUnknown(config, kConfigMembers, config == &whole ? Members{"type", "id"} : Members{}))
+      return true;
+    const json::value* tree =
+        config->is_object() ? config->get_object().if_contains("worktree") : nullptr;
+    return HasUnknown(tree, {"branch", "base"});
+  }
+  const auto wrong = [&msg](std::string_view name, bool (json::value::*is)() const noexcept) {
+    const json::value* v = msg.if_contains(name);
+    return v != nullptr && !v->is_null() && !(v->*is)();
+  };
+  if (type == "search")
+    return wrong("agent", &json::value::is_string) || wrong("q", &json::value::is_string);
+  if (type == "agents.list") return wrong("includeClosed", &json::value::is_bool);
+  return false;
+}
 
 Expectation Classify(std::string_view text) {
   boost::system::error_code ec;
@@ -122,6 +188,7 @@ Expectation Classify(std::string_view text) {
   if (type != nullptr && type->is_string()) e.type = std::string(type->get_string());
   e.refused = true;
   for (std::string_view known : KnownTypes()) e.refused &= e.type != known;
+  e.refused = e.refused || RefusedMembers(msg, e.type);
   return e;
 }
 
