@@ -3,15 +3,19 @@
 // `session/update` notifications it yields (AcpUpdateMapper). The input is split at '\n' into
 // lines of one agent process. Checked: ParseRpc never throws; what it accepts keeps its kind's
 // shape and survives a round trip through the line builders (RequestLine, NotificationLine,
-// ResultLine, ErrorLine), which also proves every value it yields writes back as JSON; the mapper's
-// events stay balanced (text only inside a started message, a message or tool call ends at most
-// once and only after it started). Each line is also read as the editor's input of `agentstream
-// acp` (jsonrpc/stdio_channel.h: ReadLine): it yields a message or an error line that is JSON with
-// a JSON-RPC error code, never both.
+// ResultLine, ErrorLine, LineWithId), which also proves every value it yields writes back as JSON;
+// an id is a string, an integer or null, is a slice of the line as received, and comes back
+// byte-identical in every line written with it; the mapper's events stay balanced (text only
+// inside a started message, a message or tool call ends at most once and only after it started).
+// Each line is also read as the input of `agentstream acp` and `agentstream mcp`
+// (jsonrpc/stdio_channel.h: ReadLine): it yields a message or an error line, never both; the error
+// line is JSON with -32700 or -32600, whose id is null or the line's own id text, and whose
+// message names no library or source file.
 #include <boost/json.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -36,13 +40,31 @@ using jsonrpc::RpcMessage;
 
 using fuzzing::Check;
 
+// `id` is one the reader accepted from `line`: a string, an integer or null (also when the line
+// had no id), its text a slice of the line unless null, and every line written with it carries
+// that text and reads back with it.
+void CheckId(const jsonrpc::RpcId& id, std::string_view line) {
+  Check(id.is_null() || id.is_string() || id.is_integer());
+  Check(id.is_null() || line.find(id.json()) != std::string_view::npos);
+  Check(jsonrpc::RpcId::FromJson(id.json()).has_value());
+  for (const std::string& echo :
+       {ResultLine(id, json::object{}), ErrorLine(id, jsonrpc::kInternalError, "x"),
+        jsonrpc::LineWithId(id, json::object{{"result", 1}})}) {
+    Check(echo.find("\"id\":" + id.json() + ",") != std::string::npos);
+    Result<RpcMessage> again = ParseRpc(echo);
+    Check(again.ok() && again->id.json() == id.json() && again->id == id);
+  }
+}
+
 void CheckRoundTrip(const RpcMessage& m) {
   switch (m.kind) {
     case RpcMessage::Kind::kRequest: {
-      Check(!m.id.is_null());
-      if (!m.id.is_int64()) break;  // the client only sends integer ids
-      Result<RpcMessage> again = ParseRpc(RequestLine(m.id.as_int64(), m.method, m.params));
-      Check(again.ok() && again->kind == m.kind && fuzz::SameJson(again->id, m.id));
+      Result<RpcMessage> answer = ParseRpc(ResultLine(m.id, json::object{}));
+      Check(answer.ok() && answer->kind == RpcMessage::Kind::kResponse);
+      const std::optional<std::int64_t> id = m.id.int64();
+      if (!id) break;  // the client only sends integer ids
+      Result<RpcMessage> again = ParseRpc(RequestLine(*id, m.method, m.params));
+      Check(again.ok() && again->kind == m.kind && again->id.json() == m.id.json());
       Check(again->method == m.method && fuzz::SameJson(again->params, m.params));
       break;
     }
@@ -60,16 +82,35 @@ void CheckRoundTrip(const RpcMessage& m) {
         const int code = static_cast<int>(m.error_code);
         if (code != m.error_code) break;
         Result<RpcMessage> again = ParseRpc(ErrorLine(m.id, code, "x"));
-        Check(again.ok() && again->kind == m.kind && fuzz::SameJson(again->id, m.id));
+        Check(again.ok() && again->kind == m.kind && again->id.json() == m.id.json());
         Check(again->error && again->error_code == m.error_code);
       } else {
         Result<RpcMessage> again = ParseRpc(ResultLine(m.id, m.result));
-        Check(again.ok() && again->kind == m.kind && fuzz::SameJson(again->id, m.id));
+        Check(again.ok() && again->kind == m.kind && again->id.json() == m.id.json());
         Check(!again->error && fuzz::SameJson(again->result, m.result));
       }
       break;
     }
   }
+}
+
+// A server's reading of `line` (ReadLine): a message or an error line, never both; a message's
+// id as CheckId; an error's id written as null or as the line's own id text, as received.
+void CheckServerRead(const jsonrpc::Inbound& in, std::string_view line) {
+  Check(!(in.message && !in.error_line.empty()));
+  if (in.message) CheckId(in.message->id, line);
+  if (in.error_line.empty()) return;
+  const json::value error = json::parse(in.error_line);
+  const std::int64_t code = error.at("error").at("code").as_int64();
+  Check(code == jsonrpc::kParseError || code == jsonrpc::kInvalidRequest);
+  const std::string_view message = error.at("error").at("message").as_string();
+  for (std::string_view leak : {"boost", ".hpp", ".ipp", "/usr/"})
+    Check(message.find(leak) == std::string_view::npos);
+  if (code == jsonrpc::kParseError) Check(error.at("id").is_null());
+  const std::string_view written(in.error_line);
+  const std::size_t at = written.find("\"id\":") + 5;
+  const std::string_view raw = written.substr(at, written.find(",\"error\":", at) - at);
+  Check(raw == "null" || line.find(raw) != std::string_view::npos);
 }
 
 // Message and tool-call lifecycles as seen in the mapper's output.
@@ -119,17 +160,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     const agentstream::jsonrpc::Inbound in = agentstream::jsonrpc::ReadLine(
         {agentstream::process::Frame::Kind::kLine, std::string(line), 0});
-    acp::Check(!(in.message && !in.error_line.empty()));
-    if (!in.error_line.empty()) {
-      const boost::json::value error = boost::json::parse(in.error_line);
-      const std::int64_t code = error.at("error").at("code").as_int64();
-      acp::Check(code == jsonrpc::kParseError || code == jsonrpc::kInvalidRequest);
-    }
+    acp::CheckServerRead(in, line);
     agentstream::Result<jsonrpc::RpcMessage> m = jsonrpc::ParseRpc(line);
     if (!m.ok()) {
       acp::Check(m.status().code() == agentstream::ErrorCode::kInvalidArgument);
       continue;
     }
+    acp::CheckId(m->id, line);
     acp::CheckRoundTrip(*m);
     if (m->kind == jsonrpc::RpcMessage::Kind::kNotification && m->method == "session/update") {
       balance.Apply(mapper.Map(m->params));

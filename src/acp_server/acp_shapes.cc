@@ -123,7 +123,7 @@ std::optional<TurnEnd> TurnEndOf(const Payload& payload) {
   return std::nullopt;
 }
 
-std::string PromptAnswerLine(const json::value& id, const TurnEnd& end) {
+std::string PromptAnswerLine(const jsonrpc::RpcId& id, const TurnEnd& end) {
   switch (end.kind) {
     case TurnEnd::Kind::kCompleted:
       return jsonrpc::ResultLine(id, json::object{{"stopReason", end.stop_reason}});

@@ -47,7 +47,7 @@ struct TurnEnd {
 std::optional<TurnEnd> TurnEndOf(const Payload& payload);
 // The `session/prompt` answer line for request `id`: {stopReason} ("cancelled" when canceled), or
 // an internal error naming the failure (data {code, message}).
-std::string PromptAnswerLine(const boost::json::value& id, const TurnEnd& end);
+std::string PromptAnswerLine(const jsonrpc::RpcId& id, const TurnEnd& end);
 
 // The JSON-RPC error code for a daemon error: kNotFound -32002 (resource not found),
 // kInvalidArgument -32602 (invalid params), anything else -32603.

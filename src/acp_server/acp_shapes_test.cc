@@ -99,12 +99,15 @@ TEST(TurnEnds, AnswerThePrompt) {
   auto done = TurnEndOf(TurnCompleted{"tool_use"});
   ASSERT_TRUE(done);
   EXPECT_EQ(done->stop_reason, "end_turn");  // not an ACP stop reason
-  EXPECT_EQ(json::parse(PromptAnswerLine(1, *done)).at("result").at("stopReason"), "end_turn");
+  EXPECT_EQ(json::parse(PromptAnswerLine(jsonrpc::RpcId(1), *done)).at("result").at("stopReason"),
+            "end_turn");
   EXPECT_EQ(TurnEndOf(TurnCompleted{"max_tokens"})->stop_reason, "max_tokens");
   auto canceled = TurnEndOf(TurnCanceled{"interrupted"});
-  EXPECT_EQ(json::parse(PromptAnswerLine(2, *canceled)).at("result").at("stopReason"), "cancelled");
+  EXPECT_EQ(
+      json::parse(PromptAnswerLine(jsonrpc::RpcId(2), *canceled)).at("result").at("stopReason"),
+      "cancelled");
   auto failed = TurnEndOf(TurnFailed{"daemon_restarted", "restarted"});
-  const json::value answer = json::parse(PromptAnswerLine(3, *failed));
+  const json::value answer = json::parse(PromptAnswerLine(jsonrpc::RpcId(3), *failed));
   EXPECT_EQ(answer.at("error").at("code"), -32603);
   EXPECT_EQ(answer.at("error").at("data").at("code"), "daemon_restarted");
   EXPECT_FALSE(TurnEndOf(TurnStarted{}));

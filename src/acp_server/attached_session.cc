@@ -20,7 +20,7 @@ namespace json = boost::json;
 using cli::client::DaemonApi;
 
 AttachedSession::AttachedSession(Connection& connection, const api::AgentSnapshot& snapshot,
-                                 SessionSettings settings, json::value load_id)
+                                 SessionSettings settings, std::optional<jsonrpc::RpcId> load_id)
     : connection_(connection),
       id_(snapshot.id.str()),
       mapper_(snapshot.id.str(), std::move(settings)),
@@ -140,11 +140,11 @@ void AttachedSession::OnEvent(const Event& event) {
 void AttachedSession::OnCaughtUp() {
   if (stop_ || caught_up_) return;
   caught_up_ = true;
-  if (!load_id_.is_null()) {
+  if (load_id_) {
     connection_.Send(jsonrpc::ResultLine(
-        load_id_, json::object{{"modes", ModesJson(mapper_.settings())},
-                               {"configOptions", ConfigOptionsJson(mapper_.settings())}}));
-    load_id_ = nullptr;
+        *load_id_, json::object{{"modes", ModesJson(mapper_.settings())},
+                                {"configOptions", ConfigOptionsJson(mapper_.settings())}}));
+    load_id_.reset();
   }
   for (auto& [id, pending] : permissions_) Ask(pending);
 }
@@ -154,9 +154,9 @@ void AttachedSession::OnFollowerEnded(const Status& why) {
   ended_ = true;
   ended_why_ = "the session's log cannot be read: " + why.ToString();
   fmt::print(stderr, "agentstream acp: {}: {}\n", id_, ended_why_);
-  if (!load_id_.is_null()) {
-    connection_.Send(jsonrpc::ErrorLine(load_id_, RpcCodeFor(why), ended_why_));
-    load_id_ = nullptr;
+  if (load_id_) {
+    connection_.Send(jsonrpc::ErrorLine(*load_id_, RpcCodeFor(why), ended_why_));
+    load_id_.reset();
   }
   for (PendingPrompt& p : prompts_)
     connection_.Send(jsonrpc::ErrorLine(p.rpc_id, jsonrpc::kInternalError, ended_why_));
@@ -207,7 +207,7 @@ void AttachedSession::OnPermissionAnswer(const RequestId& request,
                          true);
 }
 
-void AttachedSession::Prompt(const json::value& rpc_id, Submission submission) {
+void AttachedSession::Prompt(const jsonrpc::RpcId& rpc_id, Submission submission) {
   if (ended_) {
     connection_.Send(jsonrpc::ErrorLine(rpc_id, jsonrpc::kInternalError, ended_why_));
     return;
@@ -293,7 +293,7 @@ void AttachedSession::CancelPrompt(PendingPrompt& p) {
                          false);
 }
 
-bool AttachedSession::HasPrompt(const json::value& rpc_id) const {
+bool AttachedSession::HasPrompt(const jsonrpc::RpcId& rpc_id) const {
   return std::any_of(prompts_.begin(), prompts_.end(),
                      [&](const PendingPrompt& p) { return p.rpc_id == rpc_id; });
 }

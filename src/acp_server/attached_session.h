@@ -39,9 +39,9 @@ class Connection;
 class AttachedSession : public std::enable_shared_from_this<AttachedSession> {
  public:
   // `connection` must outlive the session. `load_id`: for session/load, the request answered once
-  // the replay is done (null: none).
+  // the replay is done (nullopt: none).
   AttachedSession(Connection& connection, const api::AgentSnapshot& snapshot,
-                  SessionSettings settings, boost::json::value load_id);
+                  SessionSettings settings, std::optional<jsonrpc::RpcId> load_id);
   ~AttachedSession();
 
   // Starts following the log after `from` ("-1": from the beginning). Permissions the snapshot
@@ -53,11 +53,11 @@ class AttachedSession : public std::enable_shared_from_this<AttachedSession> {
   // away) nothing is sent and the daemon's turns run on.
   void Detach(bool cancel_work);
 
-  void Prompt(const boost::json::value& rpc_id, Submission submission);
+  void Prompt(const jsonrpc::RpcId& rpc_id, Submission submission);
   // session/cancel: interrupts the client's running turn, drops its queued prompts.
   void Cancel();
   // Whether `rpc_id` is one of this session's unanswered prompts.
-  bool HasPrompt(const boost::json::value& rpc_id) const;
+  bool HasPrompt(const jsonrpc::RpcId& rpc_id) const;
   // The client's answer to the ask for `request` (already known not to be withdrawn).
   void OnPermissionAnswer(const RequestId& request, const jsonrpc::RpcMessage& answer);
 
@@ -66,7 +66,7 @@ class AttachedSession : public std::enable_shared_from_this<AttachedSession> {
 
  private:
   struct PendingPrompt {
-    boost::json::value rpc_id;
+    jsonrpc::RpcId rpc_id;
     std::string client_message_id;
     std::optional<std::string> turn;  // once started
     bool queued = false;              // the daemon queued it behind a running turn
@@ -92,7 +92,7 @@ class AttachedSession : public std::enable_shared_from_this<AttachedSession> {
   Connection& connection_;
   std::string id_;
   UpdateMapper mapper_;
-  boost::json::value load_id_;  // an unanswered session/load
+  std::optional<jsonrpc::RpcId> load_id_;  // an unanswered session/load
   std::vector<PendingPrompt> prompts_;
   std::map<std::string, PendingPermission> permissions_;  // pending in the log, by request id
   // The client message ids of the prompts this client sent (their user messages are the client's

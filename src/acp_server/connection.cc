@@ -118,7 +118,7 @@ void Connection::OnLine(const process::Frame& frame) {
 }
 
 void Connection::OnRequest(const RpcMessage& m) {
-  const json::value& id = m.id;
+  const jsonrpc::RpcId& id = m.id;
   if (m.method == "initialize") {
     initialized_ = true;
     return Reply(id, InitializeResult(options_.version));
@@ -143,17 +143,19 @@ void Connection::OnNotification(const RpcMessage& m) {
       if (it != sessions_.end()) it->second->Cancel();
     }
   } else if (m.method == "$/cancel_request" && params) {  // the client gives up on a prompt
-    if (const json::value* rid = params->if_contains("requestId")) {
+    const json::value* rid = params->if_contains("requestId");
+    if (auto id = rid ? jsonrpc::RpcId::FromValue(*rid) : std::nullopt) {
       for (auto& [sid, session] : sessions_)
-        if (session->HasPrompt(*rid)) session->Cancel();
+        if (session->HasPrompt(*id)) session->Cancel();
     }
   }
   // Any other notification is ignored, as JSON-RPC wants.
 }
 
 void Connection::OnResponse(const RpcMessage& m) {
-  if (!m.id.is_int64()) return;
-  auto it = asks_.find(m.id.as_int64());
+  const std::optional<std::int64_t> ask_id = m.id.int64();
+  if (!ask_id) return;
+  auto it = asks_.find(*ask_id);
   if (it == asks_.end()) return;
   Ask ask = std::move(it->second);
   asks_.erase(it);
@@ -161,7 +163,7 @@ void Connection::OnResponse(const RpcMessage& m) {
   if (auto session = ask.session.lock()) session->OnPermissionAnswer(ask.request, m);
 }
 
-void Connection::NewSession(const json::value& id, const json::value& params) {
+void Connection::NewSession(const jsonrpc::RpcId& id, const json::value& params) {
   Result<std::string> cwd = StringParam(params, "cwd");
   if (!cwd.ok()) return ReplyStatus(id, cwd.status());
   if (!cwd->starts_with("/"))
@@ -180,7 +182,7 @@ void Connection::NewSession(const json::value& id, const json::value& params) {
                               : Result<api::AgentSnapshot>(reply.status());
                if (!snapshot.ok()) return ReplyStatus(id, snapshot.status());
                auto session = std::make_shared<AttachedSession>(
-                   *this, *snapshot, SettingsFor(*snapshot, options_), nullptr);
+                   *this, *snapshot, SettingsFor(*snapshot, options_), std::nullopt);
                sessions_[snapshot->id.str()] = session;
                const std::string from =
                    snapshot->cursor.seq.value() > 0 ? FormatCursor(snapshot->cursor) : "-1";
@@ -192,7 +194,7 @@ void Connection::NewSession(const json::value& id, const json::value& params) {
              true);
 }
 
-void Connection::AttachSession(const json::value& id, const json::value& params, bool replay) {
+void Connection::AttachSession(const jsonrpc::RpcId& id, const json::value& params, bool replay) {
   Result<std::string> sid = StringParam(params, "sessionId");
   if (!sid.ok()) return ReplyStatus(id, sid.status());
   const std::string target = DaemonApi::AgentPath(*sid);
@@ -208,9 +210,9 @@ void Connection::AttachSession(const json::value& id, const json::value& params,
                }
                // A load replays the log and answers when the replay is done; a resume answers
                // now and follows on from the snapshot's cursor.
-               auto session = std::make_shared<AttachedSession>(*this, *snapshot,
-                                                                SettingsFor(*snapshot, options_),
-                                                                replay ? id : json::value(nullptr));
+               auto session = std::make_shared<AttachedSession>(
+                   *this, *snapshot, SettingsFor(*snapshot, options_),
+                   replay ? std::optional<jsonrpc::RpcId>(id) : std::nullopt);
                sessions_[sid] = session;
                const bool from_start = replay || snapshot->cursor.seq.value() == 0;
                // A load learns the pending permissions from its replay.
@@ -221,7 +223,7 @@ void Connection::AttachSession(const json::value& id, const json::value& params,
              false);
 }
 
-void Connection::ListSessions(const json::value& id, const json::value& params) {
+void Connection::ListSessions(const jsonrpc::RpcId& id, const json::value& params) {
   std::string cwd, cursor;
   if (params.is_object()) {
     const json::object& p = params.as_object();
@@ -247,7 +249,7 @@ void Connection::ListSessions(const json::value& id, const json::value& params) 
              false);
 }
 
-std::shared_ptr<AttachedSession> Connection::Find(const json::value& id,
+std::shared_ptr<AttachedSession> Connection::Find(const jsonrpc::RpcId& id,
                                                   const json::value& params) {
   Result<std::string> sid = StringParam(params, "sessionId");
   if (!sid.ok()) {
@@ -263,7 +265,7 @@ std::shared_ptr<AttachedSession> Connection::Find(const json::value& id,
   return it->second;
 }
 
-void Connection::CloseSession(const json::value& id, const json::value& params) {
+void Connection::CloseSession(const jsonrpc::RpcId& id, const json::value& params) {
   std::shared_ptr<AttachedSession> session = Find(id, params);
   if (!session) return;
   session->Detach(true);  // its agent stays on the daemon, with its log
@@ -271,7 +273,7 @@ void Connection::CloseSession(const json::value& id, const json::value& params) 
   Reply(id, json::object{});
 }
 
-void Connection::Prompt(const json::value& id, const json::value& params) {
+void Connection::Prompt(const jsonrpc::RpcId& id, const json::value& params) {
   std::shared_ptr<AttachedSession> session = Find(id, params);
   if (!session) return;
   const json::value* prompt = params.as_object().if_contains("prompt");
@@ -280,7 +282,7 @@ void Connection::Prompt(const json::value& id, const json::value& params) {
   session->Prompt(id, std::move(submission).value());
 }
 
-void Connection::SetValue(const json::value& id, const json::value& params, bool config) {
+void Connection::SetValue(const jsonrpc::RpcId& id, const json::value& params, bool config) {
   std::shared_ptr<AttachedSession> session = Find(id, params);
   if (!session) return;
   std::string what = "mode";
@@ -306,15 +308,15 @@ void Connection::SetValue(const json::value& id, const json::value& params, bool
              false);
 }
 
-void Connection::Reply(const json::value& id, json::value result) {
-  Send(jsonrpc::ResultLine(id, std::move(result)));
+void Connection::Reply(const jsonrpc::RpcId& id, const json::value& result) {
+  Send(jsonrpc::ResultLine(id, result));
 }
 
-void Connection::ReplyError(const json::value& id, int code, const std::string& message) {
+void Connection::ReplyError(const jsonrpc::RpcId& id, int code, const std::string& message) {
   Send(jsonrpc::ErrorLine(id, code, message));
 }
 
-void Connection::ReplyStatus(const json::value& id, const Status& status) {
+void Connection::ReplyStatus(const jsonrpc::RpcId& id, const Status& status) {
   ReplyError(id, RpcCodeFor(status),
              status.message().empty() ? status.ToString() : status.message());
 }

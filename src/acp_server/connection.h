@@ -65,19 +65,18 @@ class Connection {
   void OnNotification(const jsonrpc::RpcMessage& m);
   void OnResponse(const jsonrpc::RpcMessage& m);
 
-  void NewSession(const boost::json::value& id, const boost::json::value& params);
-  void AttachSession(const boost::json::value& id, const boost::json::value& params, bool replay);
-  void ListSessions(const boost::json::value& id, const boost::json::value& params);
-  void CloseSession(const boost::json::value& id, const boost::json::value& params);
-  void Prompt(const boost::json::value& id, const boost::json::value& params);
-  void SetValue(const boost::json::value& id, const boost::json::value& params, bool config);
+  void NewSession(const jsonrpc::RpcId& id, const boost::json::value& params);
+  void AttachSession(const jsonrpc::RpcId& id, const boost::json::value& params, bool replay);
+  void ListSessions(const jsonrpc::RpcId& id, const boost::json::value& params);
+  void CloseSession(const jsonrpc::RpcId& id, const boost::json::value& params);
+  void Prompt(const jsonrpc::RpcId& id, const boost::json::value& params);
+  void SetValue(const jsonrpc::RpcId& id, const boost::json::value& params, bool config);
 
   // The attached session params.sessionId names, or nullptr after answering -32002 / -32602.
-  std::shared_ptr<AttachedSession> Find(const boost::json::value& id,
-                                        const boost::json::value& params);
-  void Reply(const boost::json::value& id, boost::json::value result);
-  void ReplyError(const boost::json::value& id, int code, const std::string& message);
-  void ReplyStatus(const boost::json::value& id, const Status& status);
+  std::shared_ptr<AttachedSession> Find(const jsonrpc::RpcId& id, const boost::json::value& params);
+  void Reply(const jsonrpc::RpcId& id, const boost::json::value& result);
+  void ReplyError(const jsonrpc::RpcId& id, int code, const std::string& message);
+  void ReplyStatus(const jsonrpc::RpcId& id, const Status& status);
   void Shutdown(int code);
   void DrainThenStop(std::chrono::steady_clock::time_point deadline);
 

@@ -293,7 +293,8 @@ int RunServe(const ServeOptions& options) {
     if (handler == nullptr) {
       return reply(server::CodedErrorResponse(503, "unavailable", "the daemon is starting"));
     }
-    handler->Handle(request.method, std::string(request.Header("mcp-session-id")), request.body,
+    handler->Handle(request.method, std::string(request.Header("mcp-session-id")),
+                    request.remote_address, request.body,
                     [reply = std::move(reply)](const mcp_server::McpHttpReply& r) {
                       reply(server::HttpResponse{r.status, r.content_type, r.headers, r.body});
                     });

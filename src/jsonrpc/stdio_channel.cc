@@ -4,54 +4,26 @@
 
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/error.hpp>
-#include <boost/json.hpp>
-
-#include "core/json_hygiene.h"
 
 namespace agentstream::jsonrpc {
 
 namespace asio = boost::asio;
-namespace json = boost::json;
 
 Inbound ReadLine(const process::Frame& frame) {
   Inbound in;
   if (frame.kind == process::Frame::Kind::kOversize) {
     in.error_line = ErrorLine(
-        nullptr, kInvalidRequest,
+        RpcId(), kInvalidRequest,
         "a message is larger than " + std::to_string(kMaxLineBytes) + " bytes; it was dropped");
     return in;
   }
   if (frame.text.find_first_not_of(" \t\r") == std::string::npos) return in;
-  json::value value;
-  try {
-    value = json::parse(frame.text);
-  } catch (const std::exception& e) {
-    in.error_line = ErrorLine(nullptr, kParseError, std::string("not JSON: ") + e.what());
-    return in;
+  RpcRead read = ReadRpc(frame.text, /*strict=*/true);
+  if (read.fault) {
+    in.error_line = FaultLine(*read.fault);
+  } else {
+    in.message = std::move(read.message);
   }
-  NullNonFinite(value);
-  json::value id = nullptr;  // answered with the request's id when it had a usable one
-  if (value.is_object())
-    if (const json::value* v = value.as_object().if_contains("id");
-        v && (v->is_string() || v->is_number()))
-      id = *v;
-  const json::value* version =
-      value.is_object() ? value.as_object().if_contains("jsonrpc") : nullptr;
-  const bool v2 = version && version->is_string() && version->as_string() == "2.0";
-  Result<RpcMessage> message = ParseRpcValue(std::move(value));
-  if (!message.ok() || !v2) {
-    in.error_line =
-        ErrorLine(id, kInvalidRequest,
-                  message.ok() ? std::string("not JSON-RPC 2.0 (\"jsonrpc\": \"2.0\")")
-                               : "not a JSON-RPC message: " + message.status().message());
-    return in;
-  }
-  if (message->kind == RpcMessage::Kind::kRequest && !message->id.is_string() &&
-      !message->id.is_number()) {
-    in.error_line = ErrorLine(nullptr, kInvalidRequest, "a request id is a string or number");
-    return in;
-  }
-  in.message = std::move(message).value();
   return in;
 }
 

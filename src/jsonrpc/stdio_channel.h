@@ -32,9 +32,10 @@ namespace agentstream::jsonrpc {
 // An input line (one JSON-RPC message) longer than this is refused: 8 MiB.
 inline constexpr std::size_t kMaxLineBytes = std::size_t{8} << 20;
 
-// One input line: the message it holds, or the error line that answers it (a parse error -32700
-// or an invalid request -32600, with the request's id when it had one, else null; an oversize
-// line -32600 naming kMaxLineBytes). A line of white space only is neither (ignored).
+// One input line, read as a server reads it (ReadRpc with `strict`): the message it holds, or the
+// error line that answers it (a parse error -32700 or an invalid request -32600, with the
+// message's id when it had a valid one, else null; an oversize line -32600 naming kMaxLineBytes).
+// A line of white space only is neither (ignored).
 struct Inbound {
   std::optional<RpcMessage> message;
   std::string error_line;

@@ -39,8 +39,11 @@ Dispatch McpProtocol::OnMessage(const RpcMessage& m) {
   const json::object* params = m.params.is_object() ? &m.params.as_object() : nullptr;
   if (m.kind == RpcMessage::Kind::kNotification && m.method == "notifications/cancelled" &&
       params && params->contains("requestId"))
-    return Dispatch{std::nullopt, std::nullopt, params->at("requestId")};
+    return Dispatch{std::nullopt, std::nullopt, jsonrpc::RpcId::FromValue(params->at("requestId"))};
   if (m.kind != RpcMessage::Kind::kRequest) return {};  // notifications/initialized, responses
+  if (m.id.is_null())
+    return Line(jsonrpc::ErrorLine(jsonrpc::RpcId(), jsonrpc::kInvalidRequest,
+                                   "Invalid Request: an MCP request id is a string or an integer"));
   if (m.method == "initialize") {
     const json::value* asked = params ? params->if_contains("protocolVersion") : nullptr;
     if (!asked || !asked->is_string())
@@ -69,7 +72,7 @@ Dispatch McpProtocol::OnMessage(const RpcMessage& m) {
                                                arguments ? *arguments : json::value(nullptr)}};
 }
 
-std::string ToolReplyLine(const json::value& id, const Result<json::object>& result) {
+std::string ToolReplyLine(const jsonrpc::RpcId& id, const Result<json::object>& result) {
   if (!result.ok()) {
     const Status& s = result.status();
     const std::string text = s.message().empty() ? s.ToString() : s.message();

@@ -29,17 +29,18 @@ std::string_view NegotiateVersion(std::string_view requested);
 
 // A tools/call to run.
 struct ToolInvocation {
-  boost::json::value id;  // the request's id
+  jsonrpc::RpcId id;  // the request's id, as received
   std::string name;
   boost::json::value arguments;  // an object, or null
 };
 
 // What one message asks for: a line to write at once, a tool to run, the request a client gave
-// up on (notifications/cancelled: its requestId), or nothing (another notification, a response).
+// up on (notifications/cancelled: its requestId, when it is a string or an integer), or nothing
+// (another notification, a response).
 struct Dispatch {
   std::optional<std::string> reply_line;
   std::optional<ToolInvocation> tool;
-  std::optional<boost::json::value> cancel;
+  std::optional<jsonrpc::RpcId> cancel;
 };
 
 class McpProtocol {
@@ -52,7 +53,8 @@ class McpProtocol {
   // initialize: the negotiated version, {tools: {listChanged: false}}, serverInfo; ping: {};
   // tools/list: ToolsList(); tools/call of a known tool: a ToolInvocation (-32602 for an unknown
   // one, a missing name or arguments that are not an object); other requests -32601; requests
-  // other than initialize and ping before initialize: -32600; notifications/cancelled: its
+  // other than initialize and ping before initialize: -32600; a request whose id is null
+  // (MCP: "the ID MUST NOT be null"): -32600 with id null; notifications/cancelled: its
   // requestId. Other notifications and responses are ignored.
   Dispatch OnMessage(const jsonrpc::RpcMessage& message);
 
@@ -68,6 +70,6 @@ class McpProtocol {
 // The answer to tools/call `id`: a CallToolResult whose structuredContent is `result` and whose
 // one text block is its JSON, or, for an error, {isError: true} with the error's message as text
 // (a tool error the calling model reads and can correct, not a protocol error).
-std::string ToolReplyLine(const boost::json::value& id, const Result<boost::json::object>& result);
+std::string ToolReplyLine(const jsonrpc::RpcId& id, const Result<boost::json::object>& result);
 
 }  // namespace agentstream::mcp_server

@@ -84,7 +84,7 @@ TEST(McpProtocol, BadRequestsAreJsonRpcErrors) {
                                     "params":{"name":"agents_list"}})"));
   ASSERT_TRUE(ok.tool);
   EXPECT_EQ(ok.tool->name, "agents_list");
-  EXPECT_EQ(ok.tool->id, 6);
+  EXPECT_EQ(ok.tool->id, jsonrpc::RpcId(6));
 }
 
 TEST(McpProtocol, CancelledNamesTheRequestTheClientGaveUpOn) {
@@ -93,7 +93,7 @@ TEST(McpProtocol, CancelledNamesTheRequestTheClientGaveUpOn) {
                                    "params":{"requestId":"7","reason":"user"}})"));
   EXPECT_FALSE(d.reply_line);
   ASSERT_TRUE(d.cancel);
-  EXPECT_EQ(*d.cancel, "7");
+  EXPECT_EQ(*d.cancel, jsonrpc::RpcId::String("7"));
   EXPECT_FALSE(p.OnMessage(Msg(R"({"jsonrpc":"2.0","method":"notifications/cancelled"})")).cancel);
 }
 
@@ -106,11 +106,36 @@ TEST(McpProtocol, MalformedAndOversizeLinesAreAnsweredByTheSharedReader) {
             std::string::npos);
 }
 
+TEST(McpProtocol, ARequestWithANullIdIsAnInvalidRequest) {
+  McpProtocol p("1.2.3", /*stateless=*/true);
+  Dispatch d = p.OnMessage(Msg(R"({"jsonrpc":"2.0","id":null,"method":"ping"})"));
+  ASSERT_TRUE(d.reply_line);
+  EXPECT_EQ(*d.reply_line, R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,)"
+                           R"("message":"Invalid Request: an MCP request id is a string or an )"
+                           R"(integer"}})");
+  EXPECT_FALSE(d.tool);
+}
+
+TEST(McpProtocol, IdsBeyondSixtyFourBitsAreEchoedExactly) {
+  McpProtocol p("1.2.3", /*stateless=*/true);
+  Dispatch ping =
+      p.OnMessage(Msg(R"({"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"})"));
+  ASSERT_TRUE(ping.reply_line);
+  EXPECT_EQ(*ping.reply_line,
+            R"({"jsonrpc":"2.0","id":123456789012345678901234567890,"result":{}})");
+  Dispatch call = p.OnMessage(Msg(R"({"jsonrpc":"2.0","id":-99999999999999999999,)"
+                                  R"("method":"tools/call","params":{"name":"agents_list"}})"));
+  ASSERT_TRUE(call.tool);
+  EXPECT_TRUE(ToolReplyLine(call.tool->id, json::object{})
+                  .starts_with(R"({"jsonrpc":"2.0","id":-99999999999999999999,"result":)"));
+}
+
 TEST(McpProtocol, ToolRepliesCarryStructuredContentOrAToolError) {
-  json::object ok = Parse(ToolReplyLine(7, json::object{{"a", 1}}));
+  json::object ok = Parse(ToolReplyLine(jsonrpc::RpcId(7), json::object{{"a", 1}}));
   EXPECT_EQ(ok.at("result").at("structuredContent").at("a"), 1);
   EXPECT_EQ(ok.at("result").at("content").at(0).at("text"), R"({"a":1})");
-  json::object bad = Parse(ToolReplyLine(8, Error(ErrorCode::kNotFound, "no agent x")));
+  json::object bad =
+      Parse(ToolReplyLine(jsonrpc::RpcId(8), Error(ErrorCode::kNotFound, "no agent x")));
   EXPECT_EQ(bad.at("result").at("isError"), true);
   EXPECT_EQ(bad.at("result").at("content").at(0).at("text"), "no agent x");
 }

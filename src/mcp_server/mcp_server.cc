@@ -58,7 +58,7 @@ class Server {
     if (d.reply_line) channel_.Write(std::move(*d.reply_line));
     if (d.tool) RunTool(std::move(*d.tool));
     if (d.cancel) {
-      auto it = running_.find(json::serialize(*d.cancel));
+      auto it = running_.find(d.cancel->Key());
       if (it != running_.end()) *it->second = true;
     }
   }
@@ -67,7 +67,7 @@ class Server {
   // answered, as MCP wants, and its wait ends.
   void RunTool(ToolInvocation call) {
     auto cancel = std::make_shared<std::atomic<bool>>(false);
-    const std::string key = json::serialize(call.id);
+    const std::string key = call.id.Key();
     running_[key] = cancel;  // a repeated id replaces the older call's entry
     asio::post(workers_, [this, call = std::move(call), cancel, key, stopping = stopping_] {
       std::string line;  // a call cancelled before it started does nothing
@@ -104,7 +104,7 @@ class Server {
   std::shared_ptr<std::atomic<bool>> stopping_ = std::make_shared<std::atomic<bool>>(false);
   McpProtocol protocol_;
   ToolEnv env_;
-  // The calls running, by their serialized JSON-RPC id, with the flag that cancels each.
+  // The calls running, by their JSON-RPC id's Key(), with the flag that cancels each.
   std::map<std::string, std::shared_ptr<std::atomic<bool>>> running_;
   int exit_code_ = 0;
 };

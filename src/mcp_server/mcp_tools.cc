@@ -252,7 +252,8 @@ Result<json::object> LastMessage(const ToolEnv& env, const std::string& agent) {
   return json::object{{"agent", agent}, {"text", nullptr}};
 }
 
-Result<json::object> Send(const ToolEnv& env, const Args& args, const std::atomic<bool>* cancel) {
+// agent_send up to its wait: the prompt sent, and, with `wait`, the turn to wait for.
+Result<ToolStep> BeginSend(const ToolEnv& env, const Args& args) {
   AS_ASSIGN_OR_RETURN(std::string agent, args.Required("agent"));
   AS_ASSIGN_OR_RETURN(std::string text, args.Required("text"));
   AS_ASSIGN_OR_RETURN(bool wait, args.Bool("wait"));
@@ -288,25 +289,13 @@ Result<json::object> Send(const ToolEnv& env, const Args& args, const std::atomi
   if (consumer) out["notifyConsumer"] = *consumer;
   const bool refused = reply.outcome == turn::SubmissionOutcome::kRejected ||
                        reply.outcome == turn::SubmissionOutcome::kCanceled;
-  if (!wait || refused) return out;
+  if (!wait || refused) return ToolStep{std::move(out), std::nullopt};
   if (reply.outcome == turn::SubmissionOutcome::kDuplicate) from = "-1";  // it may be long done
   std::optional<std::string> turn;
   if (reply.turn) turn = reply.turn->str();
-  AS_ASSIGN_OR_RETURN(cli::client::TurnEnd end, env.wait(agent, from, message_id, turn,
-                                                         std::chrono::seconds(timeout), cancel));
-  if (end.outcome.empty()) {
-    out["timedOut"] = true;
-    if (!end.turn.empty()) out["turnId"] = end.turn;
-    return out;
-  }
-  out["timedOut"] = false;
-  out["turnId"] = end.turn;
-  out["turnOutcome"] = end.outcome;
-  out["turnReason"] = end.reason;
-  out["endCursor"] = FormatCursor(end.at);
-  AS_ASSIGN_OR_RETURN(json::object last, LastMessage(env, agent));
-  out["lastMessage"] = last.at("text");
-  return out;
+  TurnWaitRequest request_wait{agent, from, message_id, std::move(turn),
+                               std::chrono::seconds(timeout)};
+  return ToolStep{json::object{}, PendingSend{std::move(request_wait), std::move(out)}};
 }
 
 Result<json::object> Timeline(const ToolEnv& env, const Args& args) {
@@ -371,21 +360,61 @@ bool IsTool(std::string_view name) {
   return false;
 }
 
+bool WaitsForTurn(std::string_view name, const json::value& arguments) {
+  if (name != "agent_send" || !arguments.is_object()) return false;
+  const json::value* wait = arguments.as_object().if_contains("wait");
+  return wait && wait->is_bool() && wait->as_bool();
+}
+
+ToolStep BeginTool(const ToolEnv& env, std::string_view name, const json::value& arguments) {
+  auto done = [](Result<json::object> result) { return ToolStep{std::move(result), std::nullopt}; };
+  if (!IsTool(name)) return done(Invalid("no tool " + std::string(name)));
+  Result<Args> args = Args::Of(name, arguments);
+  if (!args.ok()) return done(args.status());
+  if (name == "agent_send") {
+    Result<ToolStep> step = BeginSend(env, *args);
+    return step.ok() ? std::move(step).value() : done(step.status());
+  }
+  if (name == "agents_list") return done(ListAgents(env, *args));
+  if (name == "agent_create") return done(CreateAgent(env, *args));
+  if (name == "agent_timeline") return done(Timeline(env, *args));
+  if (name == "agents_search") return done(Search(env, *args));
+  if (name == "agent_last_message") {
+    Result<std::string> agent = args->Required("agent");
+    return done(agent.ok() ? LastMessage(env, *agent) : agent.status());
+  }
+  if (name == "agent_interrupt") return done(Interrupt(env, *args));
+  return done(AnswerPermission(env, *args));
+}
+
+Result<json::object> FinishSend(const ToolEnv& env, PendingSend pending,
+                                const Result<cli::client::TurnEnd>& waited) {
+  AS_RETURN_IF_ERROR(waited.status());
+  const cli::client::TurnEnd& end = *waited;
+  json::object out = std::move(pending.reply);
+  if (end.outcome.empty()) {
+    out["timedOut"] = true;
+    if (!end.turn.empty()) out["turnId"] = end.turn;
+    return out;
+  }
+  out["timedOut"] = false;
+  out["turnId"] = end.turn;
+  out["turnOutcome"] = end.outcome;
+  out["turnReason"] = end.reason;
+  out["endCursor"] = FormatCursor(end.at);
+  AS_ASSIGN_OR_RETURN(json::object last, LastMessage(env, pending.wait.agent));
+  out["lastMessage"] = last.at("text");
+  return out;
+}
+
 Result<json::object> CallTool(const ToolEnv& env, std::string_view name,
                               const json::value& arguments, const std::atomic<bool>* cancel) {
-  if (!IsTool(name)) return Invalid("no tool " + std::string(name));
-  AS_ASSIGN_OR_RETURN(Args args, Args::Of(name, arguments));
-  if (name == "agents_list") return ListAgents(env, args);
-  if (name == "agent_create") return CreateAgent(env, args);
-  if (name == "agent_send") return Send(env, args, cancel);
-  if (name == "agent_timeline") return Timeline(env, args);
-  if (name == "agents_search") return Search(env, args);
-  if (name == "agent_last_message") {
-    AS_ASSIGN_OR_RETURN(std::string agent, args.Required("agent"));
-    return LastMessage(env, agent);
-  }
-  if (name == "agent_interrupt") return Interrupt(env, args);
-  return AnswerPermission(env, args);
+  ToolStep step = BeginTool(env, name, arguments);
+  if (!step.wait) return std::move(step.result);
+  const TurnWaitRequest& w = step.wait->wait;
+  Result<cli::client::TurnEnd> end =
+      env.wait(w.agent, w.from, w.client_id, w.turn, w.timeout, cancel);
+  return FinishSend(env, std::move(*step.wait), end);
 }
 
 ToolEnv DaemonToolEnv(const cli::client::HttpClientOptions& http_options,

@@ -7,8 +7,11 @@
 // no daemon call is made, so nothing stored changes. The daemon is reached through ToolEnv, so
 // the same tools serve stdio (`agentstream mcp`) and tests with a fake daemon.
 //
-// Threading: the functions are thread-safe as far as ToolEnv's callables are; a call blocks for
-// the daemon calls it makes (and, for `agent_send` with `wait`, until the turn ends or times out).
+// A call runs whole (CallTool: it blocks for its daemon calls and, for `agent_send` with `wait`,
+// until the turn ends or times out) or in two steps around its wait (BeginTool, a wait of the
+// caller's, FinishSend), so that a waiting call holds no thread (TurnWaiter, /mcp).
+//
+// Threading: the functions are thread-safe as far as ToolEnv's callables are.
 #pragma once
 
 #include <atomic>
@@ -25,6 +28,7 @@
 #include "cli/client/http_client.h"
 #include "cli/client/turn_wait.h"
 #include "core/status.h"
+#include "mcp_server/turn_waiter.h"
 
 namespace agentstream::mcp_server {
 
@@ -67,6 +71,31 @@ boost::json::object ToolsList();
 
 // Whether `name` is one of the tools.
 bool IsTool(std::string_view name);
+
+// Whether tool `name` with `arguments` waits for a turn (`agent_send` with `wait: true`), before
+// its arguments are checked: the calls that count against the bounds on open waits.
+bool WaitsForTurn(std::string_view name, const boost::json::value& arguments);
+
+// An `agent_send` whose prompt was sent and whose turn is to be waited for.
+struct PendingSend {
+  TurnWaitRequest wait;
+  boost::json::object reply;  // the result so far (the daemon's answer to the prompt)
+};
+
+// The first step of a call: every daemon call up to its wait. `wait` set: the call waits for
+// that turn, then FinishSend completes it (`result` is unused); else `result` is the call's
+// result (CallTool's contract).
+struct ToolStep {
+  Result<boost::json::object> result = boost::json::object{};
+  std::optional<PendingSend> wait;
+};
+ToolStep BeginTool(const ToolEnv& env, std::string_view name, const boost::json::value& arguments);
+
+// The result of a waiting `agent_send` once its wait ended with `end` (TurnWaiter::Done's): how
+// the turn ended and the agent's last message (one more daemon read), or {timedOut: true} when
+// it had not ended; the wait's error as is.
+Result<boost::json::object> FinishSend(const ToolEnv& env, PendingSend pending,
+                                       const Result<cli::client::TurnEnd>& end);
 
 // Runs tool `name` with `arguments` (an object, or null for none) and returns its structured
 // result. Errors: kInvalidArgument for a bad argument (no daemon call made), else the daemon's

@@ -5,8 +5,9 @@
 namespace agentstream::providers {
 
 void RpcCalls::Resolve(jsonrpc::RpcMessage response) {
-  if (!response.id.is_int64()) return;
-  auto node = pending_.extract(response.id.as_int64());
+  const std::optional<std::int64_t> id = response.id.int64();
+  if (!id) return;
+  auto node = pending_.extract(*id);
   if (node.empty()) return;
   if (response.error) return node.mapped()(Error(ErrorCode::kInternal, *response.error));
   node.mapped()(std::move(response.result));

@@ -239,6 +239,7 @@ void HttpConnection::OnRequest() {
     return Deny(403, "forbidden", "more than one Origin header");
   req.origin = Header(request_, http::field::origin);
   req.authorization = Header(request_, http::field::authorization);
+  req.remote_address = address_;
   for (std::string_view name : kForwardedHeaders) {
     if (auto it = request_.find(name); it != request_.end())
       req.headers.emplace_back(name, std::string(it->value()));

@@ -20,6 +20,7 @@ struct HttpRequest {
   std::string origin;                        // the Origin header, empty when absent
   std::string authorization;                 // the Authorization header, empty when absent
   std::string host;                          // the Host header
+  std::string remote_address;                // the peer's IP address; empty when unknown
   // Other headers a handler reads (names lowercase), as listed in kForwardedHeaders.
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;

@@ -23,6 +23,25 @@ struct TurnEnd {
   Cursor at;
 };
 
+// Decides, event by event in log order, whether the turn a prompt started has ended: the turn
+// whose turn.started carries the prompt's client message id `client_id`, or `turn` when the send
+// reply named it; it ends with its turn.completed, turn.canceled or turn.failed. Pure; not
+// thread-safe. Shared by WaitForTurn and the MCP server's asynchronous wait (mcp_server/).
+class TurnEndMatcher {
+ public:
+  TurnEndMatcher(std::string client_id, std::optional<std::string> turn)
+      : client_id_(std::move(client_id)), turn_(std::move(turn)) {}
+  // True when `record` ends the turn; end() then says how.
+  bool Ended(const EventRecord& record);
+  // How it ended: the outcome is empty until Ended returned true; `turn` is set once known.
+  TurnEnd end() const;
+
+ private:
+  std::string client_id_;
+  std::optional<std::string> turn_;
+  TurnEnd end_;
+};
+
 // Follows `agent`'s log from `from` ("-1" or "EPOCH:SEQ") until the turn started by the prompt
 // `client_id` (or `turn`, when the send reply named it) ends. Disconnects and daemon restarts are
 // retried (`on_retry` is told each); once `stop` (when given) is true it returns a TurnEnd with

@@ -76,7 +76,7 @@ void AcpProvider::Call(std::string_view method, json::value params, Reply reply)
   calls_.Add(id, std::move(reply));
 }
 
-void AcpProvider::Answer(const json::value& id, Result<json::value> result) {
+void AcpProvider::Answer(const jsonrpc::RpcId& id, Result<json::value> result) {
   if (agent_requests_ > 0) --agent_requests_;
   if (!child_ || exited_) return;
   const std::string line = result.ok()
@@ -432,7 +432,7 @@ void AcpProvider::RespondToPermission(const RequestId& request, const Permission
       ChooseOption(p->wire.options, reply.decision == PermissionDecision::kAllow);
   json::object outcome = option ? json::object{{"outcome", "selected"}, {"optionId", *option}}
                                 : json::object{{"outcome", "cancelled"}};
-  const json::value& id = p->wire.rpc_id;
+  const jsonrpc::RpcId& id = p->wire.rpc_id;
   const std::optional<ToolCallId>& call = p->info.call_id;
   if (reply.decision != PermissionDecision::kAllow && call)
     PublishAll(mapper_.EndTool(call->str(), ToolCallStatus::kFailed,

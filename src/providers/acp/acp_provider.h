@@ -83,7 +83,7 @@ class AcpProvider final : public ChildProcessProvider {
   using Reply = RpcCalls::Reply;
   // What answers a permission request: its JSON-RPC id and the options the agent offered.
   struct PermissionWire {
-    boost::json::value rpc_id;
+    jsonrpc::RpcId rpc_id;
     std::vector<AcpOption> options;
   };
 
@@ -103,7 +103,7 @@ class AcpProvider final : public ChildProcessProvider {
   void OnPermissionRequest(const jsonrpc::RpcMessage& m);
   void OnFsRequest(const jsonrpc::RpcMessage& m);
   void Call(std::string_view method, boost::json::value params, Reply reply);
-  void Answer(const boost::json::value& id, Result<boost::json::value> result);
+  void Answer(const jsonrpc::RpcId& id, Result<boost::json::value> result);
   void OnSessionReady(const boost::json::value& result);
   void OnPromptDone(Result<boost::json::value> result);
   void EndTurn(turn::ProviderTurnResult result);

@@ -18,9 +18,8 @@ using wire::Str;
 
 std::string Line(const json::object& message) { return json::serialize(message); }
 
-std::string IdText(const json::value& id) {
-  return id.is_string() ? std::string(id.as_string()) : json::serialize(id);
-}
+// The text of a request id in a permission's id: a string id's value, else its JSON text.
+std::string IdText(const jsonrpc::RpcId& id) { return id.string().value_or(id.json()); }
 
 }  // namespace
 
@@ -192,9 +191,9 @@ void CodexProvider::SendInterrupt() {
        [](const Result<json::value>&) {});
   // Open approvals die with the turn.
   for (auto& [id, p] : permissions_.TakeAll()) {
-    (void)child_->WriteLine(
-        Line({{"id", p.wire.rpc_id},
-              {"result", json::object{{"decision", p.wire.legacy ? "abort" : "cancel"}}}}));
+    (void)child_->WriteLine(jsonrpc::LineWithId(
+        p.wire.rpc_id,
+        {{"result", json::object{{"decision", p.wire.legacy ? "abort" : "cancel"}}}}));
     Publish(turn::ProviderPermissionResolved{id, PermissionDecision::kDeny, std::nullopt,
                                              "cancelled with the turn"});
   }
@@ -263,8 +262,10 @@ void CodexProvider::OnNotification(const std::string& method, const json::object
     return Publish(turn::ProviderToolOutput{ToolCallId(Str(p, "itemId")), Str(p, "delta")});
   if (method == "serverRequest/resolved") {
     const json::value* rid = p.if_contains("requestId");
-    if (!rid) return;
-    const RequestId id("codex_" + nonce_ + "_" + IdText(*rid));
+    const std::optional<jsonrpc::RpcId> rpc_id =
+        rid ? jsonrpc::RpcId::FromValue(*rid) : std::nullopt;
+    if (!rpc_id) return;
+    const RequestId id("codex_" + nonce_ + "_" + IdText(*rpc_id));
     if (permissions_.Erase(id))
       Publish(turn::ProviderPermissionResolved{id, PermissionDecision::kDeny, std::nullopt,
                                                "resolved by codex"});
@@ -329,10 +330,9 @@ void CodexProvider::OnServerRequest(const RpcMessage& m) {
                         m.method == "item/fileChange/requestApproval";
   if (!approval) {
     if (child_)
-      (void)child_->WriteLine(
-          Line({{"id", m.id},
-                {"error", json::object{{"code", jsonrpc::kMethodNotFound},
-                                       {"message", "agentstream does not handle " + m.method}}}}));
+      (void)child_->WriteLine(jsonrpc::LineWithId(
+          m.id, {{"error", json::object{{"code", jsonrpc::kMethodNotFound},
+                                        {"message", "agentstream does not handle " + m.method}}}}));
     return;
   }
   static const json::object kEmpty;
@@ -408,11 +408,10 @@ void CodexProvider::RespondToPermission(const RequestId& request, const Permissi
   const bool allow = reply.decision == PermissionDecision::kAllow;
   const char* decision =
       p->wire.legacy ? (allow ? "approved" : "denied") : (allow ? "accept" : "decline");
-  const json::value& id = p->wire.rpc_id;
-  Status s =
-      child_ && !exited_
-          ? child_->WriteLine(Line({{"id", id}, {"result", json::object{{"decision", decision}}}}))
-          : Error(ErrorCode::kUnavailable, "not running");
+  const jsonrpc::RpcId& id = p->wire.rpc_id;
+  Status s = child_ && !exited_ ? child_->WriteLine(jsonrpc::LineWithId(
+                                      id, {{"result", json::object{{"decision", decision}}}}))
+                                : Error(ErrorCode::kUnavailable, "not running");
   ArmWatchdog();
   Later(std::move(done), std::move(s));
 }

@@ -81,7 +81,7 @@ class CodexProvider final : public ChildProcessProvider {
   using Reply = RpcCalls::Reply;
   // What answers an approval request: its id and its kind.
   struct PermissionWire {
-    boost::json::value rpc_id;
+    jsonrpc::RpcId rpc_id;
     bool legacy = false;  // execCommandApproval / applyPatchApproval: approved | denied
   };
 
