@@ -34,15 +34,9 @@ Result<std::vector<std::string>> ListUntracked(const Git& git, const GitPlace& p
   if (out.exit_code != 0)
     return Error(ErrorCode::kInvalidArgument, "git ls-files failed: " + GitMessage(out));
   std::vector<std::string> files;
-  std::size_t start = 0;
-  while (start < out.out.size()) {
-    std::size_t end = out.out.find('\0', start);
-    if (end == std::string::npos) end = out.out.size();
-    std::string name = out.out.substr(start, end - start);
-    if (!name.empty() && name.back() == '\n' && end == out.out.size()) name.pop_back();
+  for (std::string& name : SplitNul(out.out)) {
     // A directory (a nested repository) is not a file to show.
-    if (!name.empty() && name.back() != '/') files.push_back(std::move(name));
-    start = end + 1;
+    if (name.back() != '/') files.push_back(std::move(name));
   }
   return files;
 }

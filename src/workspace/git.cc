@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <string_view>
 #include <utility>
 
@@ -118,6 +119,18 @@ Result<std::string> Git::Check(const GitPlace& place, const std::vector<std::str
   if (output.exit_code != 0) return Error(failure, GitMessage(output));
   while (!output.out.empty() && output.out.back() == '\n') output.out.pop_back();
   return std::move(output.out);
+}
+
+std::vector<std::string> SplitNul(std::string_view out) {
+  // Run keeps whole lines: output that ends without a newline gets one.
+  if (!out.empty() && out.back() == '\n') out.remove_suffix(1);
+  std::vector<std::string> entries;
+  while (!out.empty()) {
+    const std::size_t end = std::min(out.find('\0'), out.size());
+    if (end > 0) entries.emplace_back(out.substr(0, end));
+    out.remove_prefix(std::min(end + 1, out.size()));
+  }
+  return entries;
 }
 
 std::string GitMessage(const GitOutput& output) {

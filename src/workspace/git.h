@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -75,6 +76,10 @@ class Git {
   GitOptions options_;
   std::vector<std::string> env_;  // the daemon's environment without GIT_*, with git's settings
 };
+
+// The entries of git's NUL-separated output (`-z`, `--null`) as Run returns it (with the newline
+// it ends unterminated output with), without empty ones.
+std::vector<std::string> SplitNul(std::string_view out);
 
 // The first line of git's stderr without "fatal: " / "error: ", for messages; "exit code N"
 // when git printed nothing.

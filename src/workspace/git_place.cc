@@ -68,18 +68,12 @@ Result<std::vector<std::string>> FilterDrivers(const Git& git, const GitPlace& p
   if (out.exit_code != 0 && out.exit_code != 1)
     return Error(ErrorCode::kInvalidArgument, "git config failed: " + GitMessage(out));
   std::vector<std::string> drivers;
-  std::size_t start = 0;
-  while (start < out.out.size()) {
-    std::size_t end = out.out.find('\0', start);
-    if (end == std::string::npos) end = out.out.size();
-    const std::string key = out.out.substr(start, end - start);  // filter.NAME.KEY
+  for (const std::string& key : SplitNul(out.out)) {  // filter.NAME.KEY
     const std::size_t last_dot = key.rfind('.');
-    if (last_dot != std::string::npos && last_dot > 7) {
-      std::string name = key.substr(7, last_dot - 7);
-      if (std::find(drivers.begin(), drivers.end(), name) == drivers.end())
-        drivers.push_back(std::move(name));
-    }
-    start = end + 1;
+    if (last_dot == std::string::npos || last_dot <= 7) continue;
+    std::string name = key.substr(7, last_dot - 7);
+    if (std::find(drivers.begin(), drivers.end(), name) == drivers.end())
+      drivers.push_back(std::move(name));
   }
   return drivers;
 }
