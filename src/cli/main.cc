@@ -124,6 +124,11 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--listen", serve.listen, "HOST:PORT")->capture_default_str();
   serve_cmd->add_option("--token", serve.token, "bearer token (required off loopback)")
       ->envname("AGENTSTREAM_TOKEN");
+  serve_cmd->add_option("--tls-cert", serve.tls_cert,
+                        "TLS on the listen port: PEM certificate chain (with --tls-key; reloaded "
+                        "when it changes and on SIGHUP)");
+  serve_cmd->add_option("--tls-key", serve.tls_key,
+                        "TLS on the listen port: PEM private key (with --tls-cert)");
   serve_cmd->add_option("--allow-origin", serve.allow_origins,
                         "browser origin allowed to connect (repeatable; default: this server)");
   serve_cmd->add_option("--allow-host", serve.allow_hosts,

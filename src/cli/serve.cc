@@ -109,13 +109,15 @@ bool IsWildcard(const std::string& host) {
   return host == "0.0.0.0" || host == "::" || host.empty();
 }
 
-// The URL other daemons forward commands to: --advertise, else this server's own address.
+// The URL other daemons forward commands to: --advertise, else this server's own address (https
+// with TLS).
 std::string AdvertisedUrl(const ServeOptions& options, const std::string& host,
                           std::uint16_t port) {
   if (!options.advertise.empty()) return options.advertise;
   if (IsWildcard(host)) return "";
   const bool v6 = host.find(':') != std::string::npos;
-  return fmt::format("http://{}{}{}:{}", v6 ? "[" : "", host, v6 ? "]" : "", port);
+  return fmt::format("{}://{}{}{}:{}", options.tls_cert.empty() ? "http" : "https", v6 ? "[" : "",
+                     host, v6 ? "]" : "", port);
 }
 
 // The inbox key: shared by every daemon of a store that keeps secrets (PostgreSQL; the first
@@ -166,6 +168,18 @@ bool ConfigureLog(const ServeOptions& options) {
   return true;
 }
 
+// Waits for a stop signal of `signals` and returns it; a SIGHUP meanwhile reloads the server's
+// TLS certificate (a no-op without TLS).
+int WaitForStop(const sigset_t& signals, server::Server& server) {
+  while (true) {
+    int signal_number = 0;
+    sigwait(&signals, &signal_number);
+    if (signal_number != SIGHUP) return signal_number;
+    log::Info("daemon.reload", {{"signal", process::SignalName(signal_number)}});
+    server.ReloadTls();
+  }
+}
+
 // A failure to start once the options were read: logged; the exit code.
 int StartFailed(std::string_view step, const std::string& error) {
   log::Error("daemon.start_failed", {{"step", step}, {"error", error}});
@@ -181,6 +195,12 @@ int RunServe(const ServeOptions& options) {
     fmt::print(stderr, "agentstream: --listen takes HOST:PORT, got {}\n", options.listen);
     return 2;
   }
+  if (Status tls = server::CheckTlsOptions(options.tls_cert, options.tls_key); !tls.ok()) {
+    fmt::print(stderr, "agentstream: {}\n", tls.message());
+    return 2;
+  }
+  server_options.tls_cert_file = options.tls_cert;
+  server_options.tls_key_file = options.tls_key;
   server_options.threads = options.io_threads;
   server_options.security.token = options.token;
   server_options.security.allowed_origins = options.allow_origins;
@@ -196,11 +216,13 @@ int RunServe(const ServeOptions& options) {
     return 1;
   }
 
-  // Stop signals are taken by sigwait below; every thread started from here inherits the mask.
+  // Stop signals and SIGHUP (reload) are taken by sigwait below; every thread started from here
+  // inherits the mask.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   process::IgnoreBrokenPipes();  // a client, sink or agent gone is an error value, not our end
 
@@ -315,12 +337,16 @@ int RunServe(const ServeOptions& options) {
     code = StartFailed("listen", started.message());
   } else {
     const bool v6 = server_options.host.find(':') != std::string::npos;
-    const std::string url = fmt::format("http://{}{}{}:{}", v6 ? "[" : "", server_options.host,
-                                        v6 ? "]" : "", server->port());
+    const std::string url = fmt::format("{}://{}{}{}:{}", server->scheme(), v6 ? "[" : "",
+                                        server_options.host, v6 ? "]" : "", server->port());
     cli::client::HttpClientOptions self;  // a wildcard address is reached on loopback
-    self.url = server_options.host == "0.0.0.0" ? fmt::format("http://127.0.0.1:{}", server->port())
-               : server_options.host == "::"    ? fmt::format("http://[::1]:{}", server->port())
-                                                : url;
+    // (With TLS, /mcp's tools reach the daemon over https: its certificate must be one the
+    // system trusts for the listen address.)
+    self.url = server_options.host == "0.0.0.0"
+                   ? fmt::format("{}://127.0.0.1:{}", server->scheme(), server->port())
+               : server_options.host == "::"
+                   ? fmt::format("{}://[::1]:{}", server->scheme(), server->port())
+                   : url;
     self.token = options.token;
     mcp = std::make_unique<mcp_server::McpHttp>(self, GetBuildInfo().version);
     mcp_ready = mcp.get();
@@ -342,8 +368,7 @@ int RunServe(const ServeOptions& options) {
     // commands for the agents this one runs.
     if (advertised.empty()) log::Warn("daemon.not_advertised", {{"listen", url}});
     manager->SetAdvertisedUrl(advertised);
-    int signal_number = 0;
-    sigwait(&signals, &signal_number);
+    const int signal_number = WaitForStop(signals, *server);
     log::Info("daemon.stopping", {{"signal", process::SignalName(signal_number)}});
     (void)Notify("STOPPING=1");  // a failure showed at READY=1
   }

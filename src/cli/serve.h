@@ -9,9 +9,13 @@
 namespace agentstream::cli {
 
 struct ServeOptions {
-  std::string store_url;                   // as OpenEventLog takes it
-  std::string listen = "127.0.0.1:7600";   // HOST:PORT ([::1]:PORT for IPv6)
-  std::string token;                       // required for a non-loopback HOST
+  std::string store_url;                  // as OpenEventLog takes it
+  std::string listen = "127.0.0.1:7600";  // HOST:PORT ([::1]:PORT for IPv6)
+  std::string token;                      // required for a non-loopback HOST
+  // TLS on the listen port (docs/operations.md, "TLS"): PEM certificate chain and key, both or
+  // neither; read again when they change and on SIGHUP.
+  std::string tls_cert;
+  std::string tls_key;
   std::vector<std::string> allow_origins;  // browser origins; default: this server's own
   // Host header names allowed besides localhost, the loopback literals and the listen address
   // (a load balancer's name; server::SecurityOptions::allowed_hosts).
@@ -51,8 +55,9 @@ struct ServeOptions {
   std::string log_format = "text";  // text | json
 };
 
-// Runs until a stop signal; the process exit code (0 after a clean stop, 1 when the log or the
-// listener cannot be opened, 2 for a malformed --listen).
+// Runs until a stop signal (SIGINT, SIGTERM; SIGHUP reloads the TLS certificate); the process
+// exit code (0 after a clean stop, 1 when the log or the listener cannot be opened, 2 for a
+// malformed --listen or TLS options that are incomplete or whose files do not load).
 int RunServe(const ServeOptions& options);
 
 }  // namespace agentstream::cli

@@ -30,6 +30,9 @@ struct Options {
   bool system = false;
   std::string unit_dir;  // "": the manager's directory for local units
   std::string listen = ServeOptions{}.listen;
+  // serve's --tls-cert and --tls-key on the ExecStart line (made absolute) when given.
+  std::string tls_cert;
+  std::string tls_key;
   bool no_enable = false;
   bool no_disable = false;
 };
@@ -86,8 +89,12 @@ Result<std::string> UnitText(const Options& o, const std::string& data) {
   const fs::path binary = fs::read_symlink("/proc/self/exe", ec);
   if (ec) return Error(ErrorCode::kUnavailable, "cannot find this binary: " + ec.message());
   AS_ASSIGN_OR_RETURN(std::string exec_start, ExecWord(binary.string(), true));
-  for (const std::string& word :
-       {std::string("--data"), data, std::string("serve"), std::string("--listen"), o.listen}) {
+  std::vector<std::string> words = {"--data", data, "serve", "--listen", o.listen};
+  if (!o.tls_cert.empty() || !o.tls_key.empty()) {
+    words.insert(words.end(), {"--tls-cert", fs::absolute(o.tls_cert, ec).string(), "--tls-key",
+                               fs::absolute(o.tls_key, ec).string()});
+  }
+  for (const std::string& word : words) {
     AS_ASSIGN_OR_RETURN(std::string quoted, ExecWord(word, false));
     exec_start += " " + quoted;
   }
@@ -260,6 +267,9 @@ ServiceCommands::ServiceCommands(CLI::App& app) : state_(std::make_unique<State>
       "enable --now; --data names its data directory"));
   install->add_option("--listen", o.listen, "HOST:PORT the service listens on")
       ->capture_default_str();
+  install->add_option("--tls-cert", o.tls_cert,
+                      "serve TLS with this PEM certificate chain (with --tls-key)");
+  install->add_option("--tls-key", o.tls_key, "the PEM private key of --tls-cert");
   install->add_flag("--no-enable", o.no_enable, "only write the unit file");
   state_->status = manager(
       service->add_subcommand("status", "show the unit file and systemctl status agentstream"));

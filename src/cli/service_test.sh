@@ -43,6 +43,12 @@ diff <(grep -v '^ExecStart=' "$src/packaging/agentstream-user.service") \
   fail "the user unit written is not the one packaging/ ships: $(cat "$dir/diff")"
 verify --user "$unit"
 
+# TLS: the certificate and key, made absolute, on the ExecStart line; reload is SIGHUP.
+"$bin" --data "$dir/data" service install --unit-dir "$dir/tls" --no-enable --tls-cert c.pem \
+  --tls-key "$dir/k.pem" >"$dir/out" 2>&1 || fail "install --tls-cert: $(cat "$dir/out")"
+has "$dir/tls/agentstream.service" "ExecReload=/bin/kill -HUP \$MAINPID" \
+  "ExecStart=$real_bin --data $dir/data serve --listen 127.0.0.1:7600 --tls-cert $PWD/c.pem --tls-key $dir/k.pem"
+
 # A system unit: the data in its StateDirectory; the shipped unit but for the binary.
 "$bin" service install --system --unit-dir "$dir/system" --no-enable >"$dir/out" 2>&1 ||
   fail "install --system: $(cat "$dir/out")"

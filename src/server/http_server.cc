@@ -74,10 +74,11 @@ constexpr std::size_t kFirstReadBytes = 4096;
 
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
-  // A new connection: its first request head must arrive within request_head_timeout.
-  HttpConnection(ServerContext& ctx, tcp::socket socket)
+  // A new connection: its TLS handshake (on a TLS stream) must be done within
+  // tls_handshake_timeout, then its first request head must arrive within request_head_timeout.
+  HttpConnection(ServerContext& ctx, internal::ServerStream stream)
       : ctx_(ctx),
-        stream_(std::move(socket)),
+        stream_(std::move(stream)),
         timer_(stream_.get_executor()),
         address_(RemoteAddress(stream_.socket())),
         first_request_(true) {
@@ -85,7 +86,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   }
   // A connection handed back after a /v1/stream exchange, with the bytes it already read and the
   // place of its address it holds for its next request.
-  HttpConnection(ServerContext& ctx, beast::tcp_stream stream, beast::flat_buffer buffer,
+  HttpConnection(ServerContext& ctx, internal::ServerStream stream, beast::flat_buffer buffer,
                  AddressSlot slot)
       : ctx_(ctx),
         stream_(std::move(stream)),
@@ -99,10 +100,11 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   ~HttpConnection() { ctx_.metrics.ConnectionClosed(); }
 
   void Run() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->ReadRequest(); });
+    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->Begin(); });
   }
 
  private:
+  void Begin();
   void ReadRequest();
   void ReadHead();
   void OnHead();
@@ -126,7 +128,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void Drain(std::shared_ptr<std::array<char, 16384>> chunk, std::size_t drained);
 
   ServerContext& ctx_;
-  beast::tcp_stream stream_;
+  internal::ServerStream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::request<http::string_body> request_;
@@ -144,6 +146,15 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   AddressSlot slot_;
   bool first_request_;  // no request read yet: the head's deadline runs from the accept
 };
+
+void HttpConnection::Begin() {
+  if (!first_request_ || !stream_.tls()) return ReadRequest();
+  stream_.expires_after(ctx_.options.tls_handshake_timeout);
+  stream_.AsyncHandshake([self = shared_from_this()](beast::error_code ec) {
+    if (ec) return;  // not TLS, refused by either side, or too slow: closed
+    self->ReadRequest();
+  });
+}
 
 void HttpConnection::ReadRequest() {
   if (!slot_.Acquire(*ctx_.waiting, address_)) return Close();  // max_waiting_per_address
@@ -296,6 +307,7 @@ void HttpConnection::Respond(HttpResponse response, bool keep_alive) {
   res->set(http::field::server, "agentstream");
   res->set(http::field::content_type, response.content_type);
   res->set("X-Content-Type-Options", "nosniff");
+  if (stream_.tls()) res->set(internal::kHstsHeader, internal::kHstsValue);
   for (const auto& [name, value] : response.headers) {
     if (IsSafeHeaderValue(value)) res->set(name, value);
   }
@@ -395,10 +407,12 @@ void HttpConnection::StartSse(const EventsQuery& query) {
   ctx_.metrics.Request(route_, 200);
   live_ = query;
   stream_.expires_never();
-  Enqueue(Frame{
+  std::string head =
       "HTTP/1.1 200 OK\r\nServer: agentstream\r\nContent-Type: text/event-stream\r\n"
-      "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n",
-      nullptr, ""});
+      "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n";
+  if (stream_.tls())
+    head += std::string(internal::kHstsHeader) + ": " + internal::kHstsValue + "\r\n";
+  Enqueue(Frame{head + "\r\n", nullptr, ""});
   follower_ = std::make_unique<Follower>(ctx_.log, query.session, query.after, ctx_.options.batch);
   std::weak_ptr<HttpConnection> weak = weak_from_this();
   auto executor = stream_.get_executor();
@@ -526,7 +540,7 @@ void HttpConnection::WriteNext() {
     if (f.shared) buffers.push_back(asio::buffer(*f.shared));
     buffers.push_back(asio::buffer(f.tail));
   }
-  asio::async_write(stream_.socket(), buffers,
+  asio::async_write(stream_, buffers,
                     [self = shared_from_this(), count](beast::error_code ec, std::size_t) {
                       for (std::size_t i = 0; i < count; ++i) self->queue_.PopFront();
                       if (ec) {
@@ -542,8 +556,8 @@ void HttpConnection::WriteNext() {
 
 }  // namespace
 
-void internal::ResumeHttp(ServerContext& ctx, beast::tcp_stream stream, beast::flat_buffer buffer,
-                          AddressSlot slot) {
+void internal::ResumeHttp(ServerContext& ctx, internal::ServerStream stream,
+                          beast::flat_buffer buffer, AddressSlot slot) {
   std::make_shared<HttpConnection>(ctx, std::move(stream), std::move(buffer), std::move(slot))
       ->Run();
 }
@@ -570,9 +584,23 @@ struct Server::Impl {
       } else if (!ec) {
         // Live frames are small and latency matters more than packet count: no Nagle delay.
         socket.set_option(tcp::no_delay(true), ec);
-        std::make_shared<HttpConnection>(ctx, std::move(socket))->Run();
+        beast::tcp_stream tcp_stream(std::move(socket));
+        std::make_shared<HttpConnection>(
+            ctx, ctx.tls ? internal::ServerStream(ctx.tls->Current(), std::move(tcp_stream))
+                         : internal::ServerStream(std::move(tcp_stream)))
+            ->Run();
       }
       Accept();
+    });
+  }
+
+  // Every tls_reload_interval: the certificate's files are read again when they changed.
+  void WatchTls() {
+    tls_timer->expires_after(ctx.options.tls_reload_interval);
+    tls_timer->async_wait([this](beast::error_code ec) {
+      if (ec) return;
+      ctx.tls->Reload(/*force=*/false);
+      WatchTls();
     });
   }
 
@@ -586,6 +614,7 @@ struct Server::Impl {
   std::vector<std::unique_ptr<asio::io_context>> ios;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> work;
   std::optional<tcp::acceptor> acceptor;
+  std::optional<asio::steady_timer> tls_timer;  // on ios[0], with TLS only
   std::optional<asio::strand<asio::io_context::executor_type>> hub_strand;
 };
 
@@ -601,6 +630,11 @@ Status Server::Start() {
   Impl& s = *impl_;
   ServerOptions& o = s.ctx.options;
   AS_RETURN_IF_ERROR(CheckBind(o.host, o.security.token));
+  AS_RETURN_IF_ERROR(CheckTlsOptions(o.tls_cert_file, o.tls_key_file));
+  if (!o.tls_cert_file.empty()) {
+    AS_ASSIGN_OR_RETURN(s.ctx.tls,
+                        internal::TlsCertificates::Load(o.tls_cert_file, o.tls_key_file));
+  }
   beast::error_code ec;
   const auto address = asio::ip::make_address(o.host == "localhost" ? "127.0.0.1" : o.host, ec);
   if (ec) return Error(ErrorCode::kInvalidArgument, "bad listen address " + o.host);
@@ -623,7 +657,8 @@ Status Server::Start() {
   if (s.ctx.base_url.empty()) {
     const std::string host = wildcard ? "127.0.0.1" : o.host;
     const bool v6 = host.find(':') != std::string::npos;
-    s.ctx.base_url = "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(s.port);
+    s.ctx.base_url = std::string(scheme()) + "://" + (v6 ? "[" + host + "]" : host) + ":" +
+                     std::to_string(s.port);
   }
   while (!s.ctx.base_url.empty() && s.ctx.base_url.back() == '/') s.ctx.base_url.pop_back();
   o.ws.max_queue_bytes = std::min(o.ws.max_queue_bytes, o.max_queue_bytes);
@@ -639,11 +674,29 @@ Status Server::Start() {
       std::make_unique<ApiRouter>(s.ctx.agents, s.ctx.log, *s.ctx.timeline, s.ctx.metrics,
                                   *s.ctx.hub, o.batch, s.ctx.consumer_routes.get(), o.workspaces);
   s.Accept();
+  if (s.ctx.tls) {
+    s.tls_timer.emplace(*s.ios[0]);
+    s.WatchTls();
+  }
   for (auto& io : s.ios) s.threads.emplace_back([io = io.get()] { io->run(); });
   return Status::Ok();
 }
 
 std::uint16_t Server::port() const { return impl_->port; }
+
+const char* Server::scheme() const { return impl_->ctx.tls ? "https" : "http"; }
+
+void Server::ReloadTls() {
+  if (impl_->ctx.tls) impl_->ctx.tls->Reload(/*force=*/true);
+}
+
+Status CheckTlsOptions(const std::string& cert_file, const std::string& key_file) {
+  if (cert_file.empty() && key_file.empty()) return Status::Ok();
+  if (cert_file.empty() || key_file.empty())
+    return Error(ErrorCode::kInvalidArgument,
+                 "--tls-cert and --tls-key go together: give both (TLS) or neither");
+  return internal::MakeServerTlsContext(cert_file, key_file).status();
+}
 
 Metrics& Server::metrics() { return impl_->ctx.metrics; }
 

@@ -75,7 +75,20 @@ struct ServerOptions {
   // root; `reply` takes the response once, from any thread. Null: /mcp answers 404. Must stay
   // callable until Stop() returned.
   std::function<void(const HttpRequest& request, std::function<void(HttpResponse)> reply)> mcp;
+  // TLS (docs/operations.md, "TLS"): with both set, every connection on the port is TLS 1.2 or
+  // later with the PEM certificate chain and key in these files (both or neither), and every
+  // response carries Strict-Transport-Security. The files are read again when they change
+  // (checked every tls_reload_interval, and on ReloadTls); new connections use the new ones.
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  // A TLS handshake not done within this closes the connection.
+  std::chrono::milliseconds tls_handshake_timeout{10000};
+  std::chrono::milliseconds tls_reload_interval{2000};
 };
+
+// Checks the TLS options before a start: OK when both files are given and load (or neither is
+// given); kInvalidArgument with a message naming the option or the file and the reason otherwise.
+Status CheckTlsOptions(const std::string& cert_file, const std::string& key_file);
 
 class Server {
  public:
@@ -85,8 +98,14 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Binds, listens and starts the I/O threads. kInvalidArgument for a non-loopback host without
-  // a token or a bad address; kUnavailable when the address cannot be bound.
+  // a token, a bad address, or TLS options CheckTlsOptions refuses; kUnavailable when the address
+  // cannot be bound.
   Status Start();
+  // Reads the TLS certificate and key again now (SIGHUP), whether or not they changed; a failure
+  // keeps the current ones (logged). Without TLS, does nothing. Thread-safe, after Start.
+  void ReloadTls();
+  // "https" when serving TLS, else "http".
+  const char* scheme() const;
   // The bound port (after Start).
   std::uint16_t port() const;
   // Stops accepting, closes every connection and joins the I/O threads. Idempotent.

@@ -1,5 +1,5 @@
 // Internal to src/server: what the HTTP and WebSocket connections share. Includes Beast; only
-// http_server.cc and ws_connection.cc include it.
+// http_server.cc, stream_http.cc and ws_connection.cc include it.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -15,7 +15,9 @@
 #include "server/api_router.h"
 #include "server/consumer_routes.h"
 #include "server/http_server.h"
+#include "server/server_stream.h"
 #include "server/timeline_service.h"
+#include "server/tls_context.h"
 
 namespace agentstream::server::internal {
 
@@ -32,7 +34,13 @@ struct ServerContext {
   // Connections waiting for or reading a request, per client address (set by Server::Start).
   std::unique_ptr<AddressLimiter> waiting;
   std::string base_url;  // of Location headers: options.public_url or the bound address
+  // The certificate of new connections; null without TLS (set by Server::Start).
+  std::unique_ptr<TlsCertificates> tls;
 };
+
+// Every response over TLS carries this header (HTTP Strict Transport Security: one year).
+inline constexpr const char* kHstsHeader = "Strict-Transport-Security";
+inline constexpr const char* kHstsValue = "max-age=31536000";
 
 // One outgoing frame: head + *shared + tail, so a batch encoded once is never copied.
 struct Frame {
@@ -63,16 +71,15 @@ std::string RemoteAddress(const boost::asio::ip::tcp::socket& socket);
 
 // Takes over a connection for one /v1/stream request (stream_http.cc); hands it back through
 // ResumeHttp when the connection stays open.
-void StartStreamExchange(ServerContext& ctx, boost::beast::tcp_stream stream,
-                         boost::beast::flat_buffer buffer,
+void StartStreamExchange(ServerContext& ctx, ServerStream stream, boost::beast::flat_buffer buffer,
                          boost::beast::http::request<boost::beast::http::string_body> request);
 // Continues the keep-alive request loop on a connection (with the bytes already read, and the
 // place of its address taken for the next request).
-void ResumeHttp(ServerContext& ctx, boost::beast::tcp_stream stream,
-                boost::beast::flat_buffer buffer, AddressSlot slot);
+void ResumeHttp(ServerContext& ctx, ServerStream stream, boost::beast::flat_buffer buffer,
+                AddressSlot slot);
 
 // Takes over an upgraded connection and runs the WebSocket app protocol on it.
-void StartWebSocket(ServerContext& ctx, boost::beast::tcp_stream stream,
+void StartWebSocket(ServerContext& ctx, ServerStream stream,
                     const boost::beast::http::request<boost::beast::http::string_body>& request);
 
 }  // namespace agentstream::server::internal

@@ -26,7 +26,7 @@ using streams::StreamResponse;
 
 class StreamExchange : public std::enable_shared_from_this<StreamExchange> {
  public:
-  StreamExchange(ServerContext& ctx, beast::tcp_stream stream, beast::flat_buffer buffer,
+  StreamExchange(ServerContext& ctx, ServerStream stream, beast::flat_buffer buffer,
                  http::request<http::string_body> request)
       : ctx_(ctx),
         stream_(std::move(stream)),
@@ -57,7 +57,7 @@ class StreamExchange : public std::enable_shared_from_this<StreamExchange> {
   void Finish();
 
   ServerContext& ctx_;
-  beast::tcp_stream stream_;
+  ServerStream stream_;
   beast::flat_buffer buffer_;
   http::request<http::string_body> request_;
   asio::steady_timer timer_;
@@ -114,6 +114,7 @@ void StreamExchange::Respond(StreamResponse response) {
   auto res = std::make_shared<http::response<http::string_body>>(
       static_cast<http::status>(response.status), request_.version() ? request_.version() : 11);
   res->set(http::field::server, "agentstream");
+  if (stream_.tls()) res->set(kHstsHeader, kHstsValue);
   for (const auto& [name, value] : response.headers) {
     if (IsSafeHeaderValue(value)) res->set(name, value);
   }
@@ -197,11 +198,14 @@ void StreamExchange::StartSse() {
     done_ = true;
     return Respond(StreamResponse{503, {{"content-type", "text/plain"}}, "too many waiting reads"});
   }
-  Send(streams::SseResponseHead(live_));
+  std::string head = streams::SseResponseHead(live_);  // ends with the empty line
+  if (stream_.tls() && head.size() >= 2)
+    head.insert(head.size() - 2, std::string(kHstsHeader) + ": " + kHstsValue + "\r\n");
+  Send(std::move(head));
   SseStep(false);
   ArmKeepAlive();
   // A read completes (with an error) when the client goes away.
-  stream_.socket().async_read_some(
+  stream_.async_read_some(
       buffer_.prepare(1),
       [self = shared_from_this()](beast::error_code, std::size_t) { self->Finish(); });
 }
@@ -245,7 +249,7 @@ void StreamExchange::WriteNext() {
   writing_ = true;
   auto bytes = std::make_shared<std::string>(std::move(queue_.front()));
   queue_.pop_front();
-  asio::async_write(stream_.socket(), asio::buffer(*bytes),
+  asio::async_write(stream_, asio::buffer(*bytes),
                     [self = shared_from_this(), bytes](beast::error_code ec, std::size_t) {
                       self->queued_bytes_ -= bytes->size();
                       if (ec) return self->Finish();
@@ -265,7 +269,7 @@ void StreamExchange::Finish() {
 
 }  // namespace
 
-void StartStreamExchange(ServerContext& ctx, beast::tcp_stream stream, beast::flat_buffer buffer,
+void StartStreamExchange(ServerContext& ctx, ServerStream stream, beast::flat_buffer buffer,
                          http::request<http::string_body> request) {
   std::make_shared<StreamExchange>(ctx, std::move(stream), std::move(buffer), std::move(request))
       ->Run();

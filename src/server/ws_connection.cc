@@ -22,7 +22,7 @@ namespace {
 
 class WsConnection final : public WsOutput, public std::enable_shared_from_this<WsConnection> {
  public:
-  WsConnection(ServerContext& ctx, beast::tcp_stream stream) : ctx_(ctx), ws_(std::move(stream)) {
+  WsConnection(ServerContext& ctx, ServerStream stream) : ctx_(ctx), ws_(std::move(stream)) {
     ctx_.metrics.WebSocketOpened();
   }
   ~WsConnection() override { ctx_.metrics.WebSocketClosed(); }
@@ -30,7 +30,10 @@ class WsConnection final : public WsOutput, public std::enable_shared_from_this<
   void Run(const http::request<http::string_body>& request) {
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws_.set_option(websocket::stream_base::decorator(
-        [](websocket::response_type& res) { res.set(http::field::server, "agentstream"); }));
+        [tls = ws_.next_layer().tls()](websocket::response_type& res) {
+          res.set(http::field::server, "agentstream");
+          if (tls) res.set(kHstsHeader, kHstsValue);
+        }));
     ws_.read_message_max(ctx_.options.ws.max_message_bytes);
     std::weak_ptr<WsConnection> weak = weak_from_this();
     auto executor = ws_.get_executor();
@@ -134,7 +137,7 @@ class WsConnection final : public WsOutput, public std::enable_shared_from_this<
   }
 
   ServerContext& ctx_;
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<ServerStream> ws_;
   beast::flat_buffer buffer_;
   std::shared_ptr<WsApp> app_;
   FrameQueue queue_;
@@ -146,7 +149,7 @@ class WsConnection final : public WsOutput, public std::enable_shared_from_this<
 
 }  // namespace
 
-void StartWebSocket(ServerContext& ctx, beast::tcp_stream stream,
+void StartWebSocket(ServerContext& ctx, ServerStream stream,
                     const http::request<http::string_body>& request) {
   std::make_shared<WsConnection>(ctx, std::move(stream))->Run(request);
 }

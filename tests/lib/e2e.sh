@@ -15,7 +15,8 @@
 #   E2E_DIR    the private temporary directory of this run (under $TMPDIR, else /tmp)
 #   E2E_BIN    the agentstream binary; the test sets it before start_daemon
 #   NAME_url   set by start_daemon NAME / start_proxy NAME: http://127.0.0.1:PORT (https://
-#   NAME_port  localhost:PORT for a TLS proxy) and PORT; exported. NAME is an identifier.
+#   NAME_port  127.0.0.1:PORT for a daemon started with --tls-cert, https://localhost:PORT for a
+#              TLS proxy) and PORT; exported. NAME is an identifier.
 #
 # Functions
 #   fail MESSAGE...          prints "FAIL: MESSAGE", the tail of every daemon's log and of every
@@ -200,7 +201,7 @@ start_daemon() {
   track_pid "$pid"
   _e2e_daemon_pid[$name]=$pid
   deadline=$((SECONDS + 60))
-  until url=$(_e2e_match "$log" '^agentstream: serving on (http://[^ ]+)' "$offset"); do
+  until url=$(_e2e_match "$log" '^agentstream: serving on (https?://[^ ]+)' "$offset"); do
     if ! kill -0 "$pid" 2>/dev/null; then
       _e2e_daemon_pid[$name]=""
       fail "daemon $name exited before it served"
