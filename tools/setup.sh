@@ -11,6 +11,8 @@ PACKAGES=(
   chromium haproxy curl debootstrap dpkg-dev
   systemd  # systemd-analyze verify and systemd-sysusers --dry-run check the units (cli_service)
   iproute2  # ip netns and veth: the silent database of silent_partition_postgres
+  libqrencode-dev  # agentstream pair prints its URL as a QR code in the terminal
+  caddy  # the reverse proxy with its own CA in front of the daemon (server_caddy_e2e)
 )
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
