@@ -23,7 +23,8 @@ Result<std::shared_ptr<Sink>> ConsumerService::Impl::MakeSinkFor(const ConsumerS
     AS_ASSIGN_OR_RETURN(std::unique_ptr<Sink> sink, options_.sink_factory(spec));
     return std::shared_ptr<Sink>(std::move(sink));
   }
-  AS_ASSIGN_OR_RETURN(std::unique_ptr<Sink> sink, MakeSink(spec, parent_));
+  AS_ASSIGN_OR_RETURN(std::unique_ptr<Sink> sink,
+                      MakeSink(spec, parent_, options_.notify_sink_factory));
   return std::shared_ptr<Sink>(std::move(sink));
 }
 

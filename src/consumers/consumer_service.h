@@ -52,6 +52,9 @@ struct ConsumerServiceOptions {
   system::WallClock clock;
   // Tests: builds the sink of a consumer instead of the built-in sinks (see sink.h).
   std::function<Result<std::unique_ptr<Sink>>(const ConsumerSpec&)> sink_factory;
+  // Builds the sink of a `notify` consumer (src/notify/, which depends on this module); empty:
+  // such consumers are refused with kInvalidArgument.
+  std::function<Result<std::unique_ptr<Sink>>(const ConsumerSpec&)> notify_sink_factory;
 };
 
 // Parent-session sink: the lead wires this to the AgentManager (the only writer of session

@@ -142,7 +142,8 @@ class ConsumerService::Impl {
   // Sends `d`, then commits the position, the sink's state and the next plan in one transaction.
   StepOutcome SendAndCommit(Entry& e, Lane& lane, const Delivery& d);
   Result<Planned> Plan(Entry& e, Lane& lane, Cursor from);
-  StepOutcome Fail(Entry& e, Lane& lane, const std::string& error);
+  // `retry_after_ms`: the sink's Retry-After; the next attempt waits at least that long.
+  StepOutcome Fail(Entry& e, Lane& lane, const std::string& error, std::int64_t retry_after_ms = 0);
   std::int64_t Backoff(const RetryPolicy& retry, int attempts);
 
   TimestampMs Now() const { return system::Now(options_.clock); }

@@ -534,5 +534,47 @@ TEST(ConsumerService, ParentSessionSinkAppendsEachChildEventOnce) {
   EXPECT_GE(appends.load(), 4);  // 3 deliveries plus the resend
 }
 
+// A sink told "not yet, retry after 400 ms" (an HTTP 429 with Retry-After): the next attempt
+// waits for it although the policy's back-off is 5 ms; the attempt counts as failed.
+TEST(ConsumerService, ASinksRetryAfterDelaysTheNextAttempt) {
+  class RetryAfterSink final : public Sink {
+   public:
+    explicit RetryAfterSink(std::shared_ptr<std::vector<std::chrono::steady_clock::time_point>> at,
+                            std::shared_ptr<std::mutex> mu)
+        : at_(std::move(at)), mu_(std::move(mu)) {}
+    Result<SinkAck> Send(const Delivery& d, const json::value& prepared) override {
+      std::lock_guard lock(*mu_);
+      at_->push_back(std::chrono::steady_clock::now());
+      if (at_->size() == 1) return SinkAck{std::nullopt, NotDelivered{"429 slow down", 400}};
+      return SinkAck{};
+    }
+
+   private:
+    std::shared_ptr<std::vector<std::chrono::steady_clock::time_point>> at_;
+    std::shared_ptr<std::mutex> mu_;
+  };
+  MemoryEventLog log;
+  const SessionId a("a");
+  ASSERT_TRUE(log.CreateSession(a, {"p", "/", "a"}, {Note("a#0")}).ok());
+  auto at = std::make_shared<std::vector<std::chrono::steady_clock::time_point>>();
+  auto mu = std::make_shared<std::mutex>();
+  auto options = Options("w1", std::make_shared<FakeSink::Shared>());
+  options.sink_factory = [at, mu](const ConsumerSpec&) -> Result<std::unique_ptr<Sink>> {
+    return std::unique_ptr<Sink>(std::make_unique<RetryAfterSink>(at, mu));
+  };
+  ConsumerService service(log, options, nullptr);
+  ASSERT_TRUE(service.Start().ok());
+  ASSERT_TRUE(service.Create(Spec("c")).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto s = service.Get(ConsumerId("c"));
+    return s.ok() && Find(*s, a) != nullptr && Find(*s, a)->position.seq == Seq(1);
+  }));
+  std::lock_guard lock(*mu);
+  ASSERT_EQ(at->size(), 2u);
+  EXPECT_GE((*at)[1] - (*at)[0], 400ms);
+  auto state = service.Get(ConsumerId("c"));
+  EXPECT_EQ(state->failures, 1u);
+}
+
 }  // namespace
 }  // namespace agentstream::consumers

@@ -12,10 +12,9 @@ namespace {
 namespace json = boost::json;
 
 constexpr std::pair<SinkKind, std::string_view> kSinkNames[] = {
-    {SinkKind::kWebhook, "webhook"},
-    {SinkKind::kCommand, "command"},
-    {SinkKind::kParentSession, "parent"},
-    {SinkKind::kJsonl, "jsonl"},
+    {SinkKind::kWebhook, "webhook"},      {SinkKind::kCommand, "command"},
+    {SinkKind::kParentSession, "parent"}, {SinkKind::kJsonl, "jsonl"},
+    {SinkKind::kNotify, "notify"},
 };
 
 Status Bad(const std::string& field, const std::string& why) {
@@ -88,7 +87,7 @@ Status ParseSink(const json::value& v, SinkSpec& sink) {
   const auto* named = std::find_if(std::begin(kSinkNames), std::end(kSinkNames),
                                    [&](const auto& entry) { return entry.second == kind; });
   if (named == std::end(kSinkNames))
-    return Bad("sink.kind", "must be one of webhook, command, parent, jsonl");
+    return Bad("sink.kind", "must be one of webhook, command, parent, jsonl, notify");
   sink.kind = named->first;
   AS_RETURN_IF_ERROR(ReadInt(o, "timeoutMs", "sink.timeoutMs", 1, kMaxTimeoutMs, sink.timeout_ms));
   switch (sink.kind) {
@@ -129,6 +128,10 @@ Status ParseSink(const json::value& v, SinkSpec& sink) {
       AS_RETURN_IF_ERROR(ReadString(o, "path", "sink.path", sink.path));
       if (sink.path.empty() || sink.path[0] != '/')
         return Bad("sink.path", "must be an absolute file path");
+      break;
+    case SinkKind::kNotify:
+      AS_RETURN_IF_ERROR(ReadString(o, "device", "sink.device", sink.device));
+      if (sink.device.empty()) return Bad("sink.device", "must name the device");
       break;
   }
   return Status::Ok();
@@ -227,6 +230,9 @@ boost::json::object ConsumerSpecToJson(const ConsumerSpec& spec, bool redact_sec
       break;
     case SinkKind::kJsonl:
       sink["path"] = spec.sink.path;
+      break;
+    case SinkKind::kNotify:
+      sink["device"] = spec.sink.device;
       break;
   }
   o["sink"] = std::move(sink);

@@ -16,9 +16,10 @@
 
 namespace agentstream::consumers {
 
-enum class SinkKind { kWebhook, kCommand, kParentSession, kJsonl };
+enum class SinkKind { kWebhook, kCommand, kParentSession, kJsonl, kNotify };
 
-// "webhook", "command", "parent", "jsonl".
+// "webhook", "command", "parent", "jsonl", "notify" (a device's notifications,
+// docs/notifications.md).
 std::string_view SinkKindName(SinkKind kind);
 
 struct SinkSpec {
@@ -30,6 +31,7 @@ struct SinkSpec {
   std::vector<std::string> argv;    // command
   SessionId parent;                 // parent session
   std::string path;                 // jsonl file
+  std::string device;               // notify: the paired device ("dev_...") notified
   friend bool operator==(const SinkSpec&, const SinkSpec&) = default;
 };
 

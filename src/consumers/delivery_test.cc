@@ -184,6 +184,13 @@ TEST(ConsumerSpec, JsonRoundTripAndFieldErrors) {
       std::string::npos);
   EXPECT_NE(error_of(R"({"id":"a","sink":{"kind":"command"}})").find("sink.argv"),
             std::string::npos);
+  EXPECT_NE(error_of(R"({"id":"a","sink":{"kind":"notify"}})").find("sink.device"),
+            std::string::npos);
+  auto notify = ConsumerSpecFromJson(
+      json::parse(R"({"id":"notify.dev_1","sink":{"kind":"notify","device":"dev_1"}})"));
+  ASSERT_TRUE(notify.ok());
+  EXPECT_EQ(notify->sink.device, "dev_1");
+  EXPECT_EQ(*ConsumerSpecFromJson(ConsumerSpecToJson(*notify, true)), *notify);
 }
 
 TEST(LaneRecord, RoundTripsTheJournaledPlan) {

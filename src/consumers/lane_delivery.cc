@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <boost/json.hpp>
 #include <limits>
 #include <utility>
@@ -114,6 +115,8 @@ ConsumerService::Impl::StepOutcome ConsumerService::Impl::SendAndCommit(Entry& e
                                                                         const Delivery& d) {
   auto ack = e.sink->Send(d, lane.record.inflight->prepared);
   if (!ack.ok()) return Fail(e, lane, ack.status().ToString());
+  if (ack->not_delivered)
+    return Fail(e, lane, ack->not_delivered->error, ack->not_delivered->retry_after_ms);
   LaneRecord before = lane.record;
   if (ack->state) {
     if (json::serialize(*ack->state).size() > options_.max_state_bytes)
@@ -196,7 +199,8 @@ Result<ConsumerService::Impl::Planned> ConsumerService::Impl::Plan(Entry& e, Lan
 }
 
 ConsumerService::Impl::StepOutcome ConsumerService::Impl::Fail(Entry& e, Lane& lane,
-                                                               const std::string& error) {
+                                                               const std::string& error,
+                                                               std::int64_t retry_after_ms) {
   ++lane.attempts;
   bool parked = false;
   if (lane.attempts >= e.spec.retry.max_attempts && lane.generation != 0) {
@@ -212,7 +216,9 @@ ConsumerService::Impl::StepOutcome ConsumerService::Impl::Fail(Entry& e, Lane& l
                                   {"attempts", lane.attempts},
                                   {"error", error}});
   }
-  const std::int64_t delay = parked ? 0 : Backoff(e.spec.retry, lane.attempts);
+  // A receiver's Retry-After is honoured: the next attempt waits for the later of the two.
+  const std::int64_t delay =
+      parked ? 0 : std::max(Backoff(e.spec.retry, lane.attempts), retry_after_ms);
   // One critical section, so a reader never sees the lane parked with its last failure uncounted.
   std::lock_guard lock(mu_);
   ++e.failures;

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "consumers/consumer_spec.h"
 #include "consumers/delivery.h"
@@ -12,9 +14,18 @@
 
 namespace agentstream::consumers {
 
-// What a sink returns for an acknowledged delivery.
+// A failed attempt after which the receiver said when to try again (an HTTP Retry-After).
+struct NotDelivered {
+  std::string error;
+  std::int64_t retry_after_ms = 0;  // the next attempt is not made sooner (nor before back-off)
+};
+
+// What a sink returns for an acknowledged delivery, or for a failed attempt with a retry time.
 struct SinkAck {
   std::optional<boost::json::value> state;  // new adapter state, when the sink returned one
+  // Set: the delivery was not acknowledged; a failed attempt (counted towards parking) whose
+  // next attempt waits at least retry_after_ms.
+  std::optional<NotDelivered> not_delivered;
 };
 
 // Thread-safe: the service may call Send for different sessions of one consumer at once.

@@ -76,7 +76,8 @@ std::optional<json::value> StateFromReply(std::string_view body) {
   return *state;
 }
 
-Result<std::unique_ptr<Sink>> MakeSink(const ConsumerSpec& spec, const ParentAppender& parent) {
+Result<std::unique_ptr<Sink>> MakeSink(const ConsumerSpec& spec, const ParentAppender& parent,
+                                       const SinkFactory& notify) {
   switch (spec.sink.kind) {
     case SinkKind::kWebhook:
       return MakeWebhookSink(spec.sink);
@@ -87,6 +88,9 @@ Result<std::unique_ptr<Sink>> MakeSink(const ConsumerSpec& spec, const ParentApp
           std::make_unique<ParentSink>(spec.sink.parent, spec.sink.timeout_ms, parent));
     case SinkKind::kJsonl:
       return MakeJsonlSink(spec.sink);
+    case SinkKind::kNotify:
+      if (!notify) return Error(ErrorCode::kInvalidArgument, "this daemon sends no notifications");
+      return notify(spec);
   }
   return Error(ErrorCode::kInvalidArgument, "unknown sink kind");
 }

@@ -11,8 +11,10 @@
 
 namespace agentstream::consumers {
 
-// The sink `spec.sink` names. kInvalidArgument for a bad sink definition.
-Result<std::unique_ptr<Sink>> MakeSink(const ConsumerSpec& spec, const ParentAppender& parent);
+// The sink `spec.sink` names; `notify` builds a notify sink (empty: refused). kInvalidArgument
+// for a bad sink definition.
+Result<std::unique_ptr<Sink>> MakeSink(const ConsumerSpec& spec, const ParentAppender& parent,
+                                       const SinkFactory& notify);
 
 std::unique_ptr<Sink> MakeWebhookSink(const SinkSpec& spec);
 std::unique_ptr<Sink> MakeCommandSink(const SinkSpec& spec);
