@@ -1,4 +1,5 @@
 import { defineConfig } from 'vite';
+import { pwa } from './pwa/plugin';
 
 // `npm run dev` / `vite preview` proxy /ws to a daemon (AGENTSTREAM_URL, default the serve
 // default); start that daemon with --allow-origin for the dev server's origin.
@@ -6,8 +7,9 @@ const daemon = process.env.AGENTSTREAM_URL ?? 'http://127.0.0.1:7600';
 
 export default defineConfig({
   esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
+  plugins: [pwa()],
   build: { outDir: 'dist', emptyOutDir: true, chunkSizeWarningLimit: 400 },
-  server: { proxy: { '/ws': { target: daemon, ws: true } } },
-  preview: { proxy: { '/ws': { target: daemon, ws: true } } },
+  server: { proxy: { '/ws': { target: daemon, ws: true }, '/v1': { target: daemon } } },
+  preview: { proxy: { '/ws': { target: daemon, ws: true }, '/v1': { target: daemon } } },
   test: { include: ['tests/**/*.test.ts'], environment: 'node', testTimeout: 60000 },
 } as any);

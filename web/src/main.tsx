@@ -1,29 +1,114 @@
 import { render } from 'preact';
+import { clearAgents, loadAgents, saveAgents } from './core/agent_cache';
+import { DEVICE_TOKEN_KEY, exchangePairing, parseFragment, pickCredential, type Credential } from './core/auth';
 import { DaemonHttp } from './core/daemon_http';
+import { SeenCursors } from './core/inbox';
 import { SyncEngine } from './core/sync';
 import { WsTransport } from './core/transport';
 import { App } from './ui/App';
 import { installNotifications } from './ui/notify';
+import { PageSession } from './ui/session';
 import { renderStats } from './ui/useEngine';
 import './ui/style.css';
 
-// The page is served by the daemon: the WebSocket is on the same host. A token given in the
-// URL (?token=...) is kept for this tab and passed to /ws.
-const params = new URLSearchParams(location.search);
-const token = params.get('token') ?? sessionStorage.getItem('agentstream.token') ?? '';
-if (params.get('token')) sessionStorage.setItem('agentstream.token', token);
-const wsUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws${token ? `?token=${encodeURIComponent(token)}` : ''}`;
+// How often the last known agents are written to this browser's storage at most.
+const AGENT_CACHE_WRITE_MS = 2000;
+const narrow = window.matchMedia('(max-width: 720px)');
 
-const transport = new WsTransport(wsUrl);
-const engine = new SyncEngine(transport);
-installNotifications(engine);
-document.addEventListener('visibilitychange', () => engine.setTabVisible(document.visibilityState === 'visible'));
-engine.setTabVisible(document.visibilityState === 'visible');
-transport.start();
+// The page is served by the daemon: the WebSocket is on the same host. The token: `?token=`
+// (kept for this tab), else this browser's device token (docs/web.md, "Pairing and devices").
+async function boot(): Promise<void> {
+  const fragment = parseFragment(location.hash);
+  let credential: Credential = pickCredential(location.search, sessionStorage, localStorage);
+  let pairing: { ok: boolean; message: string } | null = null;
+  if (fragment.pair) {
+    // The code never stays in the address bar or the history.
+    history.replaceState(null, '', location.pathname + location.search);
+    const app = document.getElementById('app')!;
+    app.textContent = 'Pairing this device…';
+    const r = await exchangePairing(location.origin, fragment.pair);
+    if (r.ok) {
+      localStorage.setItem(DEVICE_TOKEN_KEY, r.token);
+      credential = { kind: 'device', token: r.token };
+      pairing = { ok: true, message: `This browser is now paired as “${r.device?.name ?? 'device'}”.` };
+    } else {
+      pairing = { ok: false, message: r.message };
+    }
+    app.textContent = '';
+  }
+  start(credential, pairing);
+}
 
-// Hooks for end-to-end tests and benchmarks (read-only views, render counts, a network cut).
-(window as any).agentstream = { engine, transport, renderStats };
+function start(credential: Credential, pairing: { ok: boolean; message: string } | null): void {
+  const token = credential.token;
+  const wsUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws${token ? `?token=${encodeURIComponent(token)}` : ''}`;
+  const transport = new WsTransport(wsUrl);
+  const engine = new SyncEngine(transport, { deviceType: () => (narrow.matches ? 'phone' : 'desktop') });
+  const http = new DaemonHttp(location.origin, token);
+  const session = new PageSession(credential, pairing);
 
-const http = new DaemonHttp(location.origin, token);
+  // A device token the daemon refuses (revoked) is removed from this browser, with the agents it
+  // showed, and the page says so; its socket stops reconnecting.
+  if (credential.kind === 'device') {
+    http.onUnauthorized = () => {
+      if (session.revoked) return;
+      localStorage.removeItem(DEVICE_TOKEN_KEY);
+      clearAgents(localStorage);
+      transport.stop();
+      session.set({ revoked: true });
+    };
+    const check = () => void http.getJson('/v1/whoami');
+    check();
+    transport.onConnection((connected) => connected || check());
+  }
 
-render(<App engine={engine} transport={transport} http={http} />, document.getElementById('app')!);
+  installNotifications(engine);
+  document.addEventListener('visibilitychange', () => engine.setTabVisible(document.visibilityState === 'visible'));
+  engine.setTabVisible(document.visibilityState === 'visible');
+  transport.start();
+
+  // The last known agents, for a start without the daemon.
+  const cached = loadAgents(localStorage);
+  let writeTimer: ReturnType<typeof setTimeout> | null = null;
+  engine.subscribe(() => {
+    if (writeTimer || !engine.connected || engine.confirmedMs === null || session.revoked) return;
+    writeTimer = setTimeout(() => {
+      writeTimer = null;
+      if (engine.connected && !session.revoked) saveAgents(localStorage, engine.agents.values(), Date.now());
+    }, AGENT_CACHE_WRITE_MS);
+  });
+
+  registerServiceWorker(session);
+
+  // Hooks for end-to-end tests and benchmarks (read-only views, render counts, a network cut).
+  (window as any).agentstream = { engine, transport, renderStats };
+
+  render(
+    <App
+      engine={engine}
+      transport={transport}
+      http={http}
+      session={session}
+      cached={cached}
+      seenStore={new SeenCursors(localStorage)}
+    />,
+    document.getElementById('app')!,
+  );
+}
+
+// The service worker (src/sw/sw.ts) is part of the built page only. A notification's tap in a
+// page already open arrives as a message: the page opens the agent through its fragment.
+function registerServiceWorker(session: PageSession): void {
+  if (!('serviceWorker' in navigator) || !(import.meta as any).env?.PROD) return;
+  const hadController = !!navigator.serviceWorker.controller;
+  navigator.serviceWorker.register('/sw.js', { scope: '/' }).catch(() => {});
+  navigator.serviceWorker.addEventListener('controllerchange', () => {
+    if (hadController) session.set({ updated: true });
+  });
+  navigator.serviceWorker.addEventListener('message', (e) => {
+    if (e.data?.type === 'open' && typeof e.data.url === 'string' && e.data.url.startsWith('/#'))
+      location.hash = e.data.url.slice(1);
+  });
+}
+
+void boot();

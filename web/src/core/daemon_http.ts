@@ -1,22 +1,36 @@
 // The daemon's HTTP API for what the WebSocket protocol does not carry (a worktree's diff, the
-// list of worktrees: docs/workspaces.md). Same origin as the page; the tab's token, when it has
+// list of worktrees: docs/workspaces.md; paired devices and their notification settings:
+// docs/web.md, "Pairing and devices"). Same origin as the page; the page's token, when it has
 // one, goes in `Authorization: Bearer`.
 //
-// Errors are values: `getJson` resolves `{ ok: false, status, message }` for an HTTP error (404
-// when an agent has no worktree) and for a network failure (status 0); it never rejects.
+// Errors are values: `getJson` and `sendJson` resolve `{ ok: false, status, message }` for an
+// HTTP error (404 when an agent has no worktree) and for a network failure (status 0); they
+// never reject. A 401 is also reported to `onUnauthorized` (a revoked device token).
 
 export type HttpResult<T> = { ok: true; value: T } | { ok: false; status: number; message: string };
 
 export class DaemonHttp {
+  onUnauthorized: (() => void) | null = null;
+
   constructor(
     private readonly base: string,
     private readonly token: string,
   ) {}
 
-  async getJson<T>(path: string): Promise<HttpResult<T>> {
+  getJson<T>(path: string): Promise<HttpResult<T>> {
+    return this.sendJson<T>('GET', path);
+  }
+
+  async sendJson<T>(method: string, path: string, body?: unknown): Promise<HttpResult<T>> {
     try {
       const res = await fetch(this.base + path, {
-        headers: { accept: 'application/json', ...(this.token ? { authorization: `Bearer ${this.token}` } : {}) },
+        method,
+        headers: {
+          accept: 'application/json',
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...(this.token ? { authorization: `Bearer ${this.token}` } : {}),
+        },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
       });
       const text = await res.text();
       if (!res.ok) {
@@ -26,9 +40,10 @@ export class DaemonHttp {
         } catch {
           // not JSON: the text as is
         }
+        if (res.status === 401) this.onUnauthorized?.();
         return { ok: false, status: res.status, message };
       }
-      return { ok: true, value: JSON.parse(text) as T };
+      return { ok: true, value: (text ? JSON.parse(text) : null) as T };
     } catch (err) {
       return { ok: false, status: 0, message: String((err as Error)?.message ?? err) };
     }

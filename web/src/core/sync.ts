@@ -32,6 +32,7 @@ export interface SyncOptions {
   heartbeatMs: number;
   retryMs: number; // after a failed catch-up
   newId: () => string;
+  deviceType: () => string; // the heartbeat's deviceType ("desktop" or "phone")
 }
 
 export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
@@ -42,6 +43,7 @@ export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
   retryMs: 1000,
   newId: () =>
     typeof globalThis.crypto?.randomUUID === 'function' ? crypto.randomUUID() : `c${Math.random().toString(36).slice(2)}`,
+  deviceType: () => 'desktop',
 };
 
 type AgentSyncState = 'idle' | 'syncing' | 'live';
@@ -80,6 +82,9 @@ export class SyncEngine {
   readonly opts: SyncOptions;
   serverInfo: any = null;
   connected = false;
+  // When the daemon last confirmed the agent list (its answer to agents.list, or the moment the
+  // connection that kept it current dropped); null before the first answer.
+  confirmedMs: number | null = null;
 
   private state = new Map<string, AgentSyncState>();
   private syncGeneration = new Map<string, number>();
@@ -148,7 +153,11 @@ export class SyncEngine {
     try {
       this.serverInfo = await this.transport.request({ type: 'hello' });
       const list = await this.transport.request({ type: 'agents.list', includeClosed: false });
+      // An agent closed while the page was away is no longer listed.
+      const listed = new Set((list.agents as AgentSnapshot[]).map((a) => a.id));
+      for (const id of [...this.agents.keys()]) if (!listed.has(id)) this.agents.delete(id);
       for (const a of list.agents as AgentSnapshot[]) this.setAgent(a);
+      this.confirmedMs = this.clock.now();
     } catch {
       // A lost socket reconnects and calls this again; so must an answer that failed on a live
       // one (a timeout, an error), or the page would stay connected without its agents.
@@ -162,6 +171,7 @@ export class SyncEngine {
   }
 
   private onDisconnected(): void {
+    if (this.confirmedMs !== null) this.confirmedMs = this.clock.now();
     this.connected = false;
     this.subscribed.clear();
     for (const h of this.grace.values()) this.clock.clearTimeout(h);
@@ -382,7 +392,7 @@ export class SyncEngine {
       type: 'heartbeat',
       focusedAgent: this.focusedAgent ?? '',
       visible: this.tabVisible,
-      deviceType: 'desktop',
+      deviceType: this.opts.deviceType(),
     });
   }
 

@@ -1,13 +1,21 @@
 // The page: the agents list (live status, provider, title, cwd, last activity, unread marker;
-// create, close) and two or more panes side by side. Under 720 px wide (a phone) one pane fills
-// the screen and the agent list is a drawer opened from the top bar. Keyboard shortcuts: Help.tsx.
+// create, close), the "needs you" inbox, and two or more panes side by side. Under 720 px wide
+// (a phone) one pane fills the screen, the agent list is a drawer opened from the top bar, and
+// the inbox is the home screen (the empty pane). Keyboard shortcuts: Help.tsx. Without the
+// daemon the page shows the last known agents (core/agent_cache.ts), marked stale.
 import { memo } from 'preact/compat';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { SyncEngine } from '../core/sync';
 import type { WsTransport } from '../core/transport';
 import type { AgentSnapshot } from '../core/types';
 import type { DaemonHttp } from '../core/daemon_http';
+import type { CachedAgents } from '../core/agent_cache';
+import { parseFragment } from '../core/auth';
+import { inboxEntries, meetAgents, type SeenCursors } from '../core/inbox';
 import { WorktreeDirectory } from './Changes';
+import { Inbox, relativeTime, StaleNote } from './Inbox';
+import type { PageSession } from './session';
+import { SettingsOverlay } from './Settings';
 import { handleShortcut, HelpOverlay } from './Help';
 import { Pane } from './Pane';
 import { SearchBox } from './Search';
@@ -22,16 +30,44 @@ interface PaneState {
 
 const MAX_PANES = 4;
 
-function relativeTime(ms: number): string {
-  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
-  if (s < 60) return `${s}s ago`;
-  if (s < 3600) return `${Math.round(s / 60)}m ago`;
-  if (s < 86400) return `${Math.round(s / 3600)}h ago`;
-  return new Date(ms).toLocaleDateString();
+const NARROW = '(max-width: 720px)';
+
+// True while the window is phone-sized (the layout's breakpoint, style.css).
+function useNarrow(): boolean {
+  const [narrow, setNarrow] = useState(() => window.matchMedia(NARROW).matches);
+  useEffect(() => {
+    const q = window.matchMedia(NARROW);
+    const on = () => setNarrow(q.matches);
+    q.addEventListener('change', on);
+    return () => q.removeEventListener('change', on);
+  }, []);
+  return narrow;
 }
 
-export function App({ engine, transport, http }: { engine: SyncEngine; transport: WsTransport; http: DaemonHttp }) {
+// Re-renders when the page session changes (revoked, updated, pairing dismissed).
+function useSession(session: PageSession): void {
+  const [, tick] = useState(0);
+  useEffect(() => session.subscribe(() => tick((n) => n + 1)), [session]);
+}
+
+export function App({
+  engine,
+  transport,
+  http,
+  session,
+  cached,
+  seenStore,
+}: {
+  engine: SyncEngine;
+  transport: WsTransport;
+  http: DaemonHttp;
+  session: PageSession;
+  cached: CachedAgents | null;
+  seenStore: SeenCursors;
+}) {
   useEngine(engine);
+  useSession(session);
+  const narrow = useNarrow();
   const [worktrees] = useState(() => new WorktreeDirectory(http));
   renderStats.app++;
   const [panes, setPanes] = useState<PaneState[]>([
@@ -51,6 +87,7 @@ export function App({ engine, transport, http }: { engine: SyncEngine; transport
 
   const [drawer, setDrawer] = useState(false);
   const [help, setHelp] = useState(false);
+  const [settings, setSettings] = useState(false);
   const focusedAgent = panes.find((p) => p.id === focused)?.agentId ?? null;
   useEffect(() => engine.setFocusedAgent(focusedAgent), [engine, focusedAgent]);
 
@@ -78,7 +115,38 @@ export function App({ engine, transport, http }: { engine: SyncEngine; transport
     setPanes((ps) => [...ps, { id, agentId }]);
     setFocused(id);
   };
-  const agents = [...engine.agents.values()].sort((a, b) => b.createdAt - a.createdAt);
+  // The daemon's list once it answered; before that, the list this browser kept (stale).
+  const listed = engine.confirmedMs !== null;
+  const agents = (listed ? [...engine.agents.values()] : (cached?.agents ?? [])).sort((a, b) => b.createdAt - a.createdAt);
+  const stale = !engine.connected;
+  const staleSince = listed ? engine.confirmedMs : (cached?.confirmedMs ?? null);
+
+  // Seen (for the inbox): an agent shown in a visible pane while not running, in a visible tab.
+  if (listed) {
+    meetAgents(seenStore, engine.agents.values());
+    const visiblePanes = narrow ? panes.filter((p) => p.id === focused) : panes;
+    if (document.visibilityState === 'visible' && engine.connected)
+      for (const p of visiblePanes) {
+        const a = p.agentId ? engine.agents.get(p.agentId) : undefined;
+        if (a && a.status !== 'running' && a.status !== 'permission') seenStore.mark(a.id, a.cursor);
+      }
+  }
+  const inbox = listed ? inboxEntries(engine.agents.values(), seenStore) : [];
+
+  // A link to an agent at an item (`#agent=ID&cursor=E:S`, what a notification's tap opens):
+  // opened in the focused pane once connected, then removed from the address.
+  const [link, setLink] = useState(() => parseFragment(location.hash));
+  useEffect(() => {
+    const on = () => setLink(parseFragment(location.hash));
+    window.addEventListener('hashchange', on);
+    return () => window.removeEventListener('hashchange', on);
+  }, []);
+  useEffect(() => {
+    if (!link.agent || !engine.connected) return;
+    openAgent(link.agent, focused, link.cursor);
+    setLink({});
+    history.replaceState(null, '', location.pathname + location.search);
+  });
   // The form does not depend on the engine's state: a stable handler (reading the latest
   // focused pane) keeps it out of the render of every streamed frame.
   const createLatest = useRef<(cfg: CreateConfig) => Promise<void>>(async () => {});
@@ -118,6 +186,7 @@ export function App({ engine, transport, http }: { engine: SyncEngine; transport
 
   return (
     <div class={`app ${drawer ? 'drawer-open' : ''}`}>
+      <PageNotices session={session} />
       <header class="topbar">
         <button
           type="button"
@@ -132,6 +201,17 @@ export function App({ engine, transport, http }: { engine: SyncEngine; transport
         <span class="topbar-title" data-testid="topbar-title">
           {(focusedAgent && engine.agents.get(focusedAgent)?.title) || focusedAgent || 'agentstream'}
         </span>
+        {narrow ? (
+          <button
+            type="button"
+            class="inbox-button"
+            aria-label="Needs you"
+            onClick={() => setPanes((ps) => ps.map((p) => (p.id === focused ? { ...p, agentId: null, jump: undefined } : p)))}
+            data-testid="inbox-button"
+          >
+            Inbox{inbox.length ? <span class="badge">{inbox.length}</span> : null}
+          </button>
+        ) : null}
         {waiting.length ? (
           <button
             type="button"
@@ -164,6 +244,10 @@ export function App({ engine, transport, http }: { engine: SyncEngine; transport
         <div class={`conn ${engine.connected ? 'on' : 'off'}`} data-testid="connection">
           {engine.connected ? 'connected' : 'reconnecting…'}
         </div>
+        {stale && narrow ? <StaleNote since={staleSince} /> : null}
+        {!narrow ? (
+          <Inbox engine={engine} entries={inbox} stale={stale} staleSince={staleSince} onOpen={(id) => openAgent(id)} />
+        ) : null}
         <SearchBox
           engine={engine}
           focusedAgent={focusedAgent}
@@ -190,6 +274,9 @@ export function App({ engine, transport, http }: { engine: SyncEngine; transport
         <button type="button" class="muted-button" onClick={() => transport.drop()}>
           Reconnect
         </button>
+        <button type="button" class="muted-button" onClick={() => setSettings(true)} data-testid="open-settings">
+          Devices and notifications
+        </button>
       </aside>
       <main class="panes" style={{ gridTemplateColumns: `repeat(${panes.length}, minmax(0, 1fr))` }}>
         {panes.map((p) => (
@@ -209,10 +296,16 @@ export function App({ engine, transport, http }: { engine: SyncEngine; transport
             }
             openInOtherPane={openInOtherPane(p.id)}
             openAgents={() => setDrawer(true)}
+            home={
+              narrow && p.id === focused ? (
+                <Inbox engine={engine} entries={inbox} stale={stale} staleSince={staleSince} onOpen={(id) => openAgent(id)} />
+              ) : null
+            }
           />
         ))}
       </main>
       {help ? <HelpOverlay onClose={() => setHelp(false)} /> : null}
+      {settings ? <SettingsOverlay http={http} onClose={() => setSettings(false)} /> : null}
     </div>
   );
 }
@@ -361,4 +454,40 @@ function CreateAgent({ onCreate }: { onCreate(cfg: CreateConfig): Promise<void> 
       {error ? <div class="error-text">{error}</div> : null}
     </form>
   );
+}
+
+// The page's own news, above everything: a pairing's outcome, a revoked device, a new build.
+function PageNotices({ session }: { session: PageSession }) {
+  if (session.revoked)
+    return (
+      <div class="page-notice error" role="alert" data-testid="revoked">
+        This device was revoked: its access to the daemon ended and its token was removed from this browser. To use it again, pair
+        it anew (Devices and notifications, on a signed-in browser).
+      </div>
+    );
+  const notices = [];
+  if (session.pairing)
+    notices.push(
+      <div
+        key="pairing"
+        class={`page-notice ${session.pairing.ok ? '' : 'error'}`}
+        role={session.pairing.ok ? 'status' : 'alert'}
+        data-testid={session.pairing.ok ? 'pairing-ok' : 'pairing-error'}
+      >
+        {session.pairing.message}{' '}
+        <button type="button" onClick={() => session.set({ pairing: null })}>
+          Dismiss
+        </button>
+      </div>,
+    );
+  if (session.updated)
+    notices.push(
+      <div key="updated" class="page-notice" role="status" data-testid="updated">
+        A new version of the page is installed.{' '}
+        <button type="button" onClick={() => location.reload()}>
+          Reload
+        </button>
+      </div>,
+    );
+  return notices.length ? <div class="page-notices">{notices}</div> : null;
 }

@@ -1,10 +1,54 @@
-// The message box of a pane: text, pasted or attached images, what to do while a turn runs;
-// Enter sends, Shift+Enter breaks the line, Escape interrupts.
+// The message box of a pane: text, pasted or attached images, voice input where the browser
+// has speech recognition, what to do while a turn runs; Enter sends, Shift+Enter breaks the
+// line, Escape interrupts.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Attachment, WhileRunning } from '../core/types';
 
 // An attached image is sent inline in the WebSocket message (1 MiB per message).
 export const MAX_IMAGE_BYTES = 700 * 1024;
+
+// The browser's speech recognition (Chrome, Edge and Safari name it webkitSpeechRecognition);
+// null where there is none, and then the page shows no voice control.
+function speechRecognition(): (new () => any) | null {
+  const w = window as any;
+  return w.SpeechRecognition ?? w.webkitSpeechRecognition ?? null;
+}
+
+// Dictation into the composer: the words heard are appended to the text (shown as they are
+// recognized, kept when final); a second tap, or silence, stops it.
+function useVoice(append: (base: string, heard: string) => void, getText: () => string, onError: (m: string) => void) {
+  const [listening, setListening] = useState(false);
+  const rec = useRef<any>(null);
+  useEffect(() => () => rec.current?.abort?.(), []);
+  const Recognition = speechRecognition();
+  if (!Recognition) return null;
+  const toggle = () => {
+    if (rec.current) {
+      rec.current.stop();
+      return;
+    }
+    const r = new Recognition();
+    r.lang = navigator.language || 'en-US';
+    r.interimResults = true;
+    r.continuous = false;
+    const base = getText();
+    r.onresult = (e: any) => {
+      let heard = '';
+      for (let i = 0; i < e.results.length; i++) heard += e.results[i][0].transcript;
+      append(base, heard);
+    };
+    r.onerror = (e: any) =>
+      onError(`Voice input: ${e.error === 'not-allowed' ? 'the microphone is not allowed for this page' : e.error}`);
+    r.onend = () => {
+      rec.current = null;
+      setListening(false);
+    };
+    rec.current = r;
+    setListening(true);
+    r.start();
+  };
+  return { listening, toggle };
+}
 
 export function Composer({
   onSend,
@@ -22,6 +66,13 @@ export function Composer({
   const [mode, setMode] = useState<WhileRunning>('queue');
   const [error, setError] = useState('');
   const area = useRef<HTMLTextAreaElement>(null);
+  const textRef = useRef(text);
+  textRef.current = text;
+  const voice = useVoice(
+    (base, heard) => setText(base && heard ? `${base.replace(/\s+$/, '')} ${heard.trim()}` : base || heard.trim()),
+    () => textRef.current,
+    setError,
+  );
   useEffect(() => {
     if (autofocus) area.current?.focus();
   }, [autofocus]);
@@ -108,6 +159,19 @@ export function Composer({
           />
         </label>
         <span class="spacer" />
+        {voice ? (
+          <button
+            type="button"
+            class={`voice ${voice.listening ? 'on' : ''}`}
+            aria-pressed={voice.listening}
+            aria-label={voice.listening ? 'Stop voice input' : 'Voice input'}
+            title={voice.listening ? 'Stop voice input' : 'Voice input'}
+            onClick={voice.toggle}
+            data-testid="voice"
+          >
+            {voice.listening ? 'Listening…' : 'Voice'}
+          </button>
+        ) : null}
         {running ? (
           <button type="button" onClick={onInterrupt} data-testid="interrupt">
             Interrupt

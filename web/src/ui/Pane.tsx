@@ -1,6 +1,7 @@
 // One pane: an agent's header, its virtualized timeline (committed rows, then the live head,
 // then pending submissions), or its Changes or the history around a search hit, and the
 // composer.
+import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { SyncEngine } from '../core/sync';
 import type { Row } from '../core/timeline';
@@ -28,9 +29,11 @@ export interface PaneProps {
   onClose(): void;
   openInOtherPane(agentId: string): void;
   openAgents(): void;
+  // What an empty pane shows above its hint (the inbox, on a phone).
+  home?: ComponentChildren;
 }
 
-export function Pane({ engine, paneId, agentId, focused, onFocus, openAgents, ...rest }: PaneProps) {
+export function Pane({ engine, paneId, agentId, focused, onFocus, openAgents, home, ...rest }: PaneProps) {
   useEffect(() => {
     engine.setPaneAgent(paneId, agentId);
     return () => engine.setPaneAgent(paneId, null);
@@ -39,7 +42,8 @@ export function Pane({ engine, paneId, agentId, focused, onFocus, openAgents, ..
   if (!agentId) {
     return (
       <section class={`pane ${focused ? 'focused' : ''}`} data-testid="pane" onMouseDown={onFocus}>
-        <div class="pane-empty">
+        <div class={`pane-empty ${home ? 'pane-home' : ''}`}>
+          {home}
           <span class="wide-only">Pick an agent on the left, or create one.</span>
           <button type="button" class="primary narrow-only" onClick={openAgents} data-testid="open-agents">
             Agents: pick or create one

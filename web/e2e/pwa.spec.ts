@@ -1,0 +1,131 @@
+// The installable app at 390 x 844 (docs/web.md, "Install on a phone"): the manifest and its
+// icons, the service worker taking control, an offline reload showing the last known agents
+// marked stale, the inbox answering a permission in one tap, and a notification's link opening
+// an agent at an item.
+import { expect, test } from '@playwright/test';
+import { daemonPerTest, pane } from './helpers';
+
+const run = daemonPerTest(20);
+
+test.use({ viewport: { width: 390, height: 844 } });
+
+test('manifest and icons, service worker, the inbox answering a permission, offline reload with stale agents', async ({
+  page,
+  context,
+}) => {
+  const daemon = run.daemon;
+  const first = (await daemon.api('POST', '/v1/agents', { provider: 'scripted', cwd: '/tmp', title: 'Pocket one' })).id as string;
+  const second = (await daemon.api('POST', '/v1/agents', { provider: 'scripted', cwd: '/tmp', title: 'Pocket two' }))
+    .id as string;
+  await page.goto(daemon.url);
+  await expect(page.getByTestId('connection')).toHaveText('connected');
+
+  // The manifest, as the browser finds it: linked from the page, served as a manifest.
+  const manifestHref = await page.locator('link[rel="manifest"]').getAttribute('href');
+  const manifestRes = await page.request.get(new URL(manifestHref!, daemon.url).href);
+  expect(manifestRes.status()).toBe(200);
+  expect(manifestRes.headers()['content-type']).toBe('application/manifest+json');
+  const manifest = await manifestRes.json();
+  expect(manifest).toMatchObject({
+    name: 'agentstream',
+    short_name: 'agentstream',
+    start_url: '/',
+    scope: '/',
+    display: 'standalone',
+  });
+  expect(manifest.theme_color).toMatch(/^#[0-9a-f]{6}$/);
+  expect(manifest.background_color).toMatch(/^#[0-9a-f]{6}$/);
+  const purposes = (manifest.icons as any[]).map((i) => `${i.sizes} ${i.purpose}`).sort();
+  expect(purposes).toEqual(['192x192 any', '512x512 any', '512x512 maskable']);
+  // Each icon loads in the page at the size the manifest says.
+  for (const icon of manifest.icons as { src: string; sizes: string }[]) {
+    const size = await page.evaluate(
+      (src) =>
+        new Promise<string>((resolve, reject) => {
+          const img = new Image();
+          img.onload = () => resolve(`${img.naturalWidth}x${img.naturalHeight}`);
+          img.onerror = () => reject(new Error(`icon ${src} did not load`));
+          img.src = src;
+        }),
+      icon.src,
+    );
+    expect(size).toBe(icon.sizes);
+  }
+  await expect(page.locator('meta[name="theme-color"]').first()).toHaveAttribute('content', /^#/);
+  await expect(page.locator('meta[name="viewport"]')).toHaveAttribute('content', /viewport-fit=cover/);
+
+  // The service worker: served uncached, as JavaScript; it controls the page after a reload.
+  const sw = await page.request.get(`${daemon.url}/sw.js`);
+  expect(sw.headers()['content-type']).toMatch(/^text\/javascript/);
+  expect(sw.headers()['cache-control']).toBe('no-cache');
+  expect(await page.evaluate(() => navigator.serviceWorker.ready.then((r) => r.scope))).toBe(`${daemon.url}/`);
+  await page.reload();
+  expect(await page.evaluate(() => navigator.serviceWorker.controller?.scriptURL)).toBe(`${daemon.url}/sw.js`);
+  await expect(page.getByTestId('connection')).toHaveText('connected');
+
+  // The inbox is the phone's home screen. A permission request of an agent shown nowhere is
+  // answered there in one tap.
+  const inbox = page.getByTestId('inbox');
+  await expect(inbox).toBeInViewport();
+  await expect(page.getByTestId('inbox-empty')).toBeVisible();
+  await daemon.api('POST', `/v1/agents/${first}/messages`, { text: 'needs permission please', clientMessageId: 'pwa-1' });
+  const entry = inbox.locator(`[data-testid="inbox-entry"][data-agent="${first}"]`);
+  await expect(entry).toHaveAttribute('data-kind', 'permission');
+  await expect(entry).toContainText('Pocket one');
+  await expect(page.getByTestId('inbox-button')).toContainText('1');
+  const allow = entry.getByTestId('inbox-allow');
+  const box = (await allow.boundingBox())!;
+  expect(box.height).toBeGreaterThanOrEqual(44);
+  expect(box.width).toBeGreaterThanOrEqual(44);
+  await allow.click();
+  // The turn goes on and finishes: the daemon recorded the answer, and the agent, not seen since,
+  // is in the inbox as finished.
+  await expect(entry).toHaveAttribute('data-kind', 'finished');
+  const items = await daemon.allItems(first);
+  expect(items.find((i) => i.kind === 'permission')?.decision).toBe('allow');
+  // Opening it from the inbox shows it; back home, it is no longer news.
+  await entry.locator('.inbox-open').click();
+  await expect(pane(page, first).getByTestId('assistant-message').last()).toContainText('You asked: needs permission please');
+  await page.getByTestId('inbox-button').click();
+  await expect(page.getByTestId('inbox-empty')).toBeVisible();
+
+  // The last known agents are kept in the browser (written at most every 2 s).
+  await expect
+    .poll(() => page.evaluate(() => JSON.parse(localStorage.getItem('agentstream.agents') ?? '{"agents":[]}').agents.length))
+    .toBe(2);
+
+  // Offline: the reload is served by the service worker, the page shows the agents it knew,
+  // marked stale.
+  await context.setOffline(true);
+  await page.reload();
+  const stale = page.getByTestId('inbox').getByTestId('stale');
+  await expect(stale).toBeInViewport();
+  await expect(stale).toContainText('last confirmed');
+  await expect(page.getByTestId('connection')).toHaveText('reconnecting…');
+  await page.getByTestId('menu').click();
+  const rows = page.getByTestId('agent-row');
+  await expect(rows).toHaveCount(2);
+  await expect(page.locator(`[data-testid="agent-row"][data-agent="${second}"]`)).toContainText('Pocket two');
+  await expect(page.locator(`[data-testid="agent-row"][data-agent="${first}"]`)).toBeInViewport();
+  await page.keyboard.press('Escape');
+
+  // Online again: the page connects and the list is no longer stale.
+  await context.setOffline(false);
+  await expect(page.getByTestId('connection')).toHaveText('connected', { timeout: 20000 });
+  await expect(page.getByTestId('stale')).toHaveCount(0);
+});
+
+test('a notification link opens the agent at the item', async ({ page }) => {
+  const daemon = run.daemon;
+  const agent = (await daemon.api('POST', '/v1/agents', { provider: 'scripted', cwd: '/tmp', title: 'Linked' })).id as string;
+  await daemon.api('POST', `/v1/agents/${agent}/messages`, { text: 'first words', clientMessageId: 'l-1' });
+  await expect.poll(async () => (await daemon.api('GET', `/v1/agents/${agent}`)).status).toBe('idle');
+  const items = await daemon.allItems(agent);
+  const reply = items.find((i) => i.kind === 'assistant_message' && String(i.text).includes('You asked'))!;
+  const cursor = `1:${reply.seqEnd}`;
+  await page.goto(`${daemon.url}/#agent=${agent}&cursor=${cursor}`);
+  const p = pane(page, agent);
+  await expect(p.locator('.history-hit')).toContainText('You asked: first words');
+  // The link is not kept in the address.
+  await expect.poll(() => page.evaluate(() => location.hash)).toBe('');
+});

@@ -1,0 +1,275 @@
+// "Devices and notifications" (docs/web.md, "Pairing and devices"): the paired devices
+// (`GET /v1/devices`) with rename and revoke, a pairing link for a new device (the owner only),
+// and this device's notification settings (`/v1/devices/self/notifications`) with "Enable push",
+// which subscribes the service worker's pushManager with the daemon's VAPID key.
+import { useEffect, useState } from 'preact/hooks';
+import type { DeviceInfo } from '../core/auth';
+import type { DaemonHttp } from '../core/daemon_http';
+import { relativeTime } from './Inbox';
+
+const KINDS: [string, string][] = [
+  ['permission', 'Waiting for permission'],
+  ['turnFailed', 'A turn failed'],
+  ['turnFinished', 'A turn finished'],
+  ['autonomousFinished', 'Autonomous work finished'],
+  ['queueWaiting', 'Queued messages waiting'],
+];
+
+export interface NotificationSettings {
+  webPush: { endpoint: string; keys: { p256dh: string; auth: string } } | null;
+  ntfy: { url: string; topic: string } | null;
+  kinds: Record<string, boolean>;
+  previews: boolean;
+  minTurnMs: number;
+}
+
+interface WhoAmI {
+  principal: 'owner' | 'device';
+  device?: DeviceInfo;
+}
+
+function base64UrlToBytes(text: string): Uint8Array {
+  const b64 = text
+    .replace(/-/g, '+')
+    .replace(/_/g, '/')
+    .padEnd(Math.ceil(text.length / 4) * 4, '=');
+  return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+}
+
+export function SettingsOverlay({ http, onClose }: { http: DaemonHttp; onClose(): void }) {
+  const [who, setWho] = useState<WhoAmI | null>(null);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    void http.getJson<WhoAmI>('/v1/whoami').then((r) => (r.ok ? setWho(r.value) : setError(r.message)));
+  }, [http]);
+  return (
+    <div
+      class="overlay"
+      role="dialog"
+      aria-modal="true"
+      aria-label="Devices and notifications"
+      data-testid="settings"
+      onClick={onClose}
+    >
+      <div class="overlay-box settings" onClick={(e) => e.stopPropagation()}>
+        <h2>Devices and notifications</h2>
+        {error ? <div class="error-text">{error}</div> : null}
+        {who ? (
+          <div class="muted" data-testid="whoami">
+            This browser is {who.principal === 'owner' ? 'the owner' : `the paired device “${who.device?.name}”`}.
+          </div>
+        ) : null}
+        <Devices http={http} />
+        {who?.principal === 'owner' ? <PairDevice http={http} /> : null}
+        {who?.principal === 'device' ? <Notifications http={http} /> : null}
+        <button type="button" onClick={onClose} data-testid="settings-close">
+          Close
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function Devices({ http }: { http: DaemonHttp }) {
+  const [devices, setDevices] = useState<DeviceInfo[] | null>(null);
+  const [error, setError] = useState('');
+  const [renaming, setRenaming] = useState<{ id: string; name: string } | null>(null);
+  const [confirming, setConfirming] = useState('');
+  const load = () =>
+    void http
+      .getJson<{ devices: DeviceInfo[] }>('/v1/devices')
+      .then((r) => (r.ok ? setDevices(r.value.devices) : setError(r.message)));
+  useEffect(load, [http]);
+  const act = async (p: ReturnType<DaemonHttp['sendJson']>) => {
+    const r = await p;
+    if (!r.ok) setError(r.message);
+    else setError('');
+    setRenaming(null);
+    setConfirming('');
+    load();
+  };
+  return (
+    <section class="settings-section" data-testid="devices">
+      <h3>Devices</h3>
+      {error ? <div class="error-text">{error}</div> : null}
+      {devices === null ? <div class="muted">Loading…</div> : null}
+      {devices?.length === 0 ? <div class="muted">No device is paired.</div> : null}
+      <ul class="device-list">
+        {devices?.map((d) => (
+          <li key={d.id} class="device" data-testid="device" data-device={d.id} data-revoked={d.revoked ? 'true' : 'false'}>
+            {renaming?.id === d.id ? (
+              <form
+                class="device-rename"
+                onSubmit={(e) => {
+                  e.preventDefault();
+                  void act(http.sendJson('PATCH', `/v1/devices/${d.id}`, { name: renaming.name.trim() }));
+                }}
+              >
+                <input
+                  value={renaming.name}
+                  maxLength={64}
+                  onInput={(e) => setRenaming({ id: d.id, name: (e.target as HTMLInputElement).value })}
+                  data-testid="device-name-input"
+                  autofocus
+                />
+                <button type="submit" class="primary" data-testid="device-save">
+                  Save
+                </button>
+                <button type="button" onClick={() => setRenaming(null)}>
+                  Cancel
+                </button>
+              </form>
+            ) : (
+              <span class="device-name" data-testid="device-name">
+                {d.name}
+                {d.current ? <span class="muted"> (this browser)</span> : null}
+              </span>
+            )}
+            <span class="muted">
+              {d.revoked
+                ? `revoked ${relativeTime(d.revokedMs)}`
+                : `last seen ${d.lastSeenMs ? relativeTime(d.lastSeenMs) : 'never'}`}{' '}
+              · paired {relativeTime(d.createdMs)}
+              {d.userAgent ? ` · ${d.userAgent.slice(0, 80)}` : ''}
+            </span>
+            {!d.revoked && renaming?.id !== d.id ? (
+              <span class="item-actions">
+                <button type="button" onClick={() => setRenaming({ id: d.id, name: d.name })} data-testid="device-rename">
+                  Rename
+                </button>
+                {confirming === d.id ? (
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() => void act(http.sendJson('DELETE', `/v1/devices/${d.id}`))}
+                    data-testid="device-revoke-confirm"
+                  >
+                    Revoke: sure?
+                  </button>
+                ) : (
+                  <button type="button" onClick={() => setConfirming(d.id)} data-testid="device-revoke">
+                    Revoke
+                  </button>
+                )}
+              </span>
+            ) : null}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function PairDevice({ http }: { http: DaemonHttp }) {
+  const [name, setName] = useState('phone');
+  const [link, setLink] = useState<{ url: string; expiresMs: number } | null>(null);
+  const [error, setError] = useState('');
+  return (
+    <section class="settings-section" data-testid="pair">
+      <h3>Pair a device</h3>
+      <form
+        class="pair-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void http
+            .sendJson<{ url: string; expiresMs: number }>('POST', '/v1/pairings', { name: name.trim() || 'device' })
+            .then((r) => {
+              setError(r.ok ? '' : r.message);
+              setLink(r.ok ? r.value : null);
+            });
+        }}
+      >
+        <label>
+          Name <input value={name} maxLength={64} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </label>
+        <button type="submit" class="primary" data-testid="pair-create">
+          Create a pairing link
+        </button>
+      </form>
+      {error ? <div class="error-text">{error}</div> : null}
+      {link ? (
+        <div class="pair-link">
+          Open this link on the device (once, before {new Date(link.expiresMs).toLocaleTimeString()}):
+          <code data-testid="pair-url">{link.url}</code>
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+function Notifications({ http }: { http: DaemonHttp }) {
+  const [settings, setSettings] = useState<NotificationSettings | null>(null);
+  const [status, setStatus] = useState('');
+  useEffect(() => {
+    void http
+      .getJson<NotificationSettings>('/v1/devices/self/notifications')
+      .then((r) => (r.ok ? setSettings(r.value) : setStatus(r.message)));
+  }, [http]);
+  if (!settings) return <section class="settings-section">{status || 'Loading notification settings…'}</section>;
+  const save = async (next: NotificationSettings) => {
+    setSettings(next);
+    const r = await http.sendJson<NotificationSettings>('PUT', '/v1/devices/self/notifications', next);
+    setStatus(r.ok ? 'Saved.' : r.message);
+    if (r.ok && r.value) setSettings(r.value);
+  };
+  const enablePush = async () => {
+    try {
+      if (!('serviceWorker' in navigator) || typeof PushManager === 'undefined') throw new Error('this browser has no push');
+      if ((await Notification.requestPermission()) !== 'granted') throw new Error('notifications are not allowed for this page');
+      const key = await http.getJson<{ publicKey: string }>('/v1/notifications/vapid');
+      if (!key.ok) throw new Error(key.message);
+      const reg = await navigator.serviceWorker.ready;
+      const sub = await reg.pushManager.subscribe({
+        userVisibleOnly: true,
+        applicationServerKey: base64UrlToBytes(key.value.publicKey) as BufferSource,
+      });
+      const j = sub.toJSON();
+      await save({ ...settings, webPush: { endpoint: j.endpoint!, keys: { p256dh: j.keys!.p256dh, auth: j.keys!.auth } } });
+    } catch (err) {
+      setStatus(`Push not enabled: ${String((err as Error)?.message ?? err)}`);
+    }
+  };
+  return (
+    <section class="settings-section" data-testid="notifications">
+      <h3>Notifications on this device</h3>
+      <div>
+        {settings.webPush ? 'Push is on for this browser. ' : 'Push is off. '}
+        <button type="button" class="primary" onClick={() => void enablePush()} data-testid="enable-push">
+          {settings.webPush ? 'Subscribe again' : 'Enable push'}
+        </button>
+        {settings.webPush ? (
+          <button type="button" onClick={() => void save({ ...settings, webPush: null })}>
+            Turn push off
+          </button>
+        ) : null}
+      </div>
+      {KINDS.map(([kind, label]) => (
+        <label class="check" key={kind}>
+          <input
+            type="checkbox"
+            checked={settings.kinds?.[kind] !== false}
+            onChange={(e) =>
+              void save({ ...settings, kinds: { ...settings.kinds, [kind]: (e.target as HTMLInputElement).checked } })
+            }
+            data-testid={`kind-${kind}`}
+          />
+          {label}
+        </label>
+      ))}
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={settings.previews}
+          onChange={(e) => void save({ ...settings, previews: (e.target as HTMLInputElement).checked })}
+          data-testid="previews"
+        />
+        Show a preview of the agent's answer (else only that something happened)
+      </label>
+      {status ? (
+        <div class="muted" data-testid="notifications-status">
+          {status}
+        </div>
+      ) : null}
+    </section>
+  );
+}
