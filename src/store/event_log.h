@@ -35,6 +35,7 @@
 #include "core/status.h"
 #include "store/consumer_store.h"
 #include "store/coordination.h"
+#include "store/device_store.h"
 #include "store/item_index.h"
 #include "store/search_index.h"
 
@@ -254,6 +255,11 @@ class EventLog {
   // The ownership leases, daemon registry and shared secrets kept in the same store
   // (coordination.h). Lives as long as the log.
   virtual Coordination& coordination() = 0;
+
+  // ---- Devices ----
+  // The paired devices, pairing codes, notification settings and presence kept in the same store
+  // (device_store.h). Lives as long as the log.
+  virtual DeviceStore& devices() = 0;
 
   // ---- Timeline index ----
   // The durable rows of the timeline's projection index in the same store (item_index.h), or

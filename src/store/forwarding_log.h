@@ -53,6 +53,7 @@ class ForwardingLog : public EventLog, public Coordination {
   }
   ConsumerStore& consumers() override { return inner_.consumers(); }
   Coordination& coordination() override { return *this; }
+  DeviceStore& devices() override { return inner_.devices(); }
   ItemIndexStore* item_index() override { return inner_.item_index(); }
   SearchIndexStore* search_index() override { return inner_.search_index(); }
   Status Health() override { return inner_.Health(); }

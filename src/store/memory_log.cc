@@ -5,6 +5,7 @@
 
 #include "store/log_state.h"
 #include "store/memory_consumer_store.h"
+#include "store/memory_device_store.h"
 #include "store/memory_log_state.h"
 #include "system/wall_clock.h"
 
@@ -52,7 +53,8 @@ SessionInfo InfoOf(const std::string& id, const SessionState& s) {
 
 MemoryEventLog::MemoryEventLog(LogLimits limits)
     : state_(std::make_unique<MemoryLogState>(limits)),
-      consumers_(std::make_unique<store_internal::MemoryConsumerStore>(*state_)) {}
+      consumers_(std::make_unique<store_internal::MemoryConsumerStore>(*state_)),
+      devices_(std::make_unique<store_internal::MemoryDeviceStore>(*state_)) {}
 MemoryEventLog::~MemoryEventLog() = default;
 
 Result<AppendResult> MemoryEventLog::CreateSession(const SessionId& id, SessionMeta meta,
@@ -272,6 +274,8 @@ Result<std::optional<Checkpoint>> MemoryEventLog::LoadCheckpoint(const SessionId
 }
 
 ConsumerStore& MemoryEventLog::consumers() { return *consumers_; }
+
+DeviceStore& MemoryEventLog::devices() { return *devices_; }
 
 Result<OwnerGrant> MemoryEventLog::AcquireOwnership(const SessionId& session,
                                                     const std::string& owner, std::int64_t ttl_ms) {

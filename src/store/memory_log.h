@@ -16,6 +16,7 @@ namespace agentstream {
 namespace store_internal {
 struct MemoryLogState;
 class MemoryConsumerStore;
+class MemoryDeviceStore;
 }  // namespace store_internal
 namespace testing {
 class MemoryLogPeer;  // store/testing/memory_log_peer.h
@@ -44,6 +45,7 @@ class MemoryEventLog final : public EventLog, public Coordination {
   Result<std::optional<Checkpoint>> LoadCheckpoint(const SessionId& session) override;
   ConsumerStore& consumers() override;
   Coordination& coordination() override { return *this; }
+  DeviceStore& devices() override;
   Status Health() override;
   LogStats Stats() override;
 
@@ -67,6 +69,7 @@ class MemoryEventLog final : public EventLog, public Coordination {
 
   std::unique_ptr<store_internal::MemoryLogState> state_;
   std::unique_ptr<store_internal::MemoryConsumerStore> consumers_;
+  std::unique_ptr<store_internal::MemoryDeviceStore> devices_;
 };
 
 }  // namespace agentstream

@@ -14,6 +14,7 @@
 #include "store/log_state.h"
 #include "store/postgres/postgres_commit_channel.h"
 #include "store/postgres/postgres_consumer_store.h"
+#include "store/postgres/postgres_device_store.h"
 #include "store/postgres/postgres_item_index.h"
 #include "store/postgres/postgres_schema.h"
 #include "store/postgres/postgres_search_index.h"
@@ -247,6 +248,7 @@ class PostgresEventLog final : public EventLog,
 
   ConsumerStore& consumers() override { return consumers_; }
   Coordination& coordination() override { return *this; }
+  DeviceStore& devices() override { return devices_; }
   ItemIndexStore* item_index() override { return this; }
   SearchIndexStore* search_index() override { return this; }
 
@@ -620,6 +622,7 @@ class PostgresEventLog final : public EventLog,
   std::unique_ptr<pg::ListenThread> hearing_;
   Queue queue_;  // after what its writer thread uses: it stops first
   pg::PostgresConsumerStore consumers_{queue_, readers_};  // uses the queue and the readers
+  pg::PostgresDeviceStore devices_{queue_, readers_};
 };
 
 }  // namespace

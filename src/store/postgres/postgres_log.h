@@ -52,6 +52,6 @@ struct PostgresLogOptions {
 Result<std::unique_ptr<EventLog>> OpenPostgresEventLog(PostgresLogOptions options);
 
 // The schema version this build writes (table agentstream_schema).
-inline constexpr int kPostgresSchemaVersion = 7;
+inline constexpr int kPostgresSchemaVersion = 8;
 
 }  // namespace agentstream

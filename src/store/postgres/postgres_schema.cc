@@ -209,12 +209,43 @@ DELETE FROM search_state;
 )sql";
 static_assert(kSearchPartitions == 4, "another number of partitions needs a schema version");
 
+// Version 8 adds paired devices (device_store.h; SQLite's version 10): one-time pairing codes,
+// devices and the presence their clients report, codes and tokens as their SHA-256.
+constexpr const char* kSchemaV8 = R"sql(
+CREATE TABLE IF NOT EXISTS pairings(
+  code_hash bytea PRIMARY KEY,
+  name text NOT NULL,
+  created_ms bigint NOT NULL,
+  expires_ms bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS devices(
+  id text PRIMARY KEY,
+  name text NOT NULL,
+  token_hash bytea NOT NULL UNIQUE,
+  created_ms bigint NOT NULL,
+  last_seen_ms bigint NOT NULL,
+  user_agent text NOT NULL,
+  revoked_ms bigint NOT NULL,
+  settings text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS devices_by_revoked ON devices(revoked_ms) WHERE revoked_ms <> 0;
+CREATE TABLE IF NOT EXISTS presence(
+  client text PRIMARY KEY,
+  device_id text NOT NULL,
+  visible boolean NOT NULL,
+  focused_agent text NOT NULL,
+  last_activity_ms bigint NOT NULL,
+  expires_ms bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS presence_by_expiry ON presence(expires_ms);
+)sql";
+
 }  // namespace
 
 const pg::SchemaLayout& PostgresLogSchema() {
   static const std::string kSchemaV4 = SchemaV4();
   const char* const scripts[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4.c_str(),
-                                 kSchemaV5, kSchemaV6, kSchemaV7};
+                                 kSchemaV5, kSchemaV6, kSchemaV7, kSchemaV8};
   static_assert(std::size(scripts) == kPostgresSchemaVersion, "a script for each version");
   static const pg::SchemaLayout kLayout{
       0x61677374726d31,  // "agstrm1": serializes daemons starting together

@@ -15,6 +15,7 @@
 #include "store/sqlite/checkpointer.h"
 #include "store/sqlite/durable_floor.h"
 #include "store/sqlite/sqlite_consumer_store.h"
+#include "store/sqlite/sqlite_device_store.h"
 #include "store/sqlite/sqlite_item_index.h"
 #include "store/sqlite/sqlite_reader.h"
 #include "store/sqlite/sqlite_schema.h"
@@ -195,6 +196,7 @@ class SqliteEventLog final : public EventLog,
 
   ConsumerStore& consumers() override { return consumers_; }
   Coordination& coordination() override { return *this; }
+  DeviceStore& devices() override { return devices_; }
   ItemIndexStore* item_index() override { return this; }
   SearchIndexStore* search_index() override { return this; }
 
@@ -532,6 +534,7 @@ class SqliteEventLog final : public EventLog,
 
   Queue queue_;  // after what its writer thread uses: it stops first
   sqlite::SqliteConsumerStore consumers_{queue_, readers_};  // uses the queue and the readers
+  sqlite::SqliteDeviceStore devices_{queue_, readers_};
 };
 
 }  // namespace

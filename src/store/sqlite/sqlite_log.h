@@ -63,7 +63,7 @@ Result<std::unique_ptr<EventLog>> OpenSqliteEventLog(SqliteLogOptions options);
 // The schema version this build writes (PRAGMA user_version). Opening an older file migrates it
 // in place (version 2 adds the consumers table, version 3 agent ownership, version 4 checkpoints,
 // version 5 the timeline's durable item index, version 6 the search index, version 9 splits it
-// into four tables; docs/event-log-format.md lists them all).
-inline constexpr int kSqliteSchemaVersion = 9;
+// into four tables, version 10 paired devices; docs/event-log-format.md lists them all).
+inline constexpr int kSqliteSchemaVersion = 10;
 
 }  // namespace agentstream

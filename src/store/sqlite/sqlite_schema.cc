@@ -198,6 +198,38 @@ std::string SchemaV9Changes() {
   return sql + "DELETE FROM search_state;\n";
 }
 
+// Version 10 adds paired devices (device_store.h): one-time pairing codes, devices and the
+// presence their clients report. Codes and tokens are stored as their SHA-256 (32-byte blobs).
+// Migrating from version 9 only creates the tables: no device is paired.
+constexpr const char* kSchemaV10Additions = R"sql(
+CREATE TABLE pairings(
+  code_hash BLOB PRIMARY KEY,
+  name TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  expires_ms INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE TABLE devices(
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  token_hash BLOB NOT NULL UNIQUE,
+  created_ms INTEGER NOT NULL,
+  last_seen_ms INTEGER NOT NULL,
+  user_agent TEXT NOT NULL,
+  revoked_ms INTEGER NOT NULL,
+  settings TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX devices_by_revoked ON devices(revoked_ms) WHERE revoked_ms <> 0;
+CREATE TABLE presence(
+  client TEXT PRIMARY KEY,
+  device_id TEXT NOT NULL,
+  visible INTEGER NOT NULL,
+  focused_agent TEXT NOT NULL,
+  last_activity_ms INTEGER NOT NULL,
+  expires_ms INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX presence_by_expiry ON presence(expires_ms);
+)sql";
+
 }  // namespace
 
 Status EnsureSchema(Db& db) {
@@ -221,7 +253,8 @@ Status EnsureSchema(Db& db) {
     if (current <= 5) AS_RETURN_IF_ERROR(db.Exec(kSchemaV6Additions));
     if (current <= 6) AS_RETURN_IF_ERROR(db.Exec(kSchemaV7Changes));
     if (current <= 7) AS_RETURN_IF_ERROR(db.Exec(kSchemaV8Additions));
-    AS_RETURN_IF_ERROR(db.Exec(SchemaV9Changes()));
+    if (current <= 8) AS_RETURN_IF_ERROR(db.Exec(SchemaV9Changes()));
+    AS_RETURN_IF_ERROR(db.Exec(kSchemaV10Additions));
     return db.Exec("PRAGMA user_version = " + std::to_string(kSqliteSchemaVersion));
   };
   Status created = upgrade();
