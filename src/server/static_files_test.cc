@@ -47,6 +47,24 @@ TEST_F(StaticFilesTest, RootAndClientRoutesServeIndexWithRevalidation) {
   EXPECT_TRUE(no_cache);
 }
 
+// The installable page (docs/web.md): the service worker at /sw.js is revalidated on every
+// load (a browser checks it for a new build) and served as JavaScript, or the browser refuses to
+// register it; the manifest has its own type.
+TEST_F(StaticFilesTest, TheServiceWorkerAndManifestAreRevalidatedWithTheirTypes) {
+  Write(root_ / "sw.js", "self.addEventListener('fetch', () => {});");
+  Write(root_ / "manifest.webmanifest", R"({"name":"agentstream"})");
+  const std::map<std::string, std::string> types{
+      {"/sw.js", "text/javascript; charset=utf-8"},
+      {"/manifest.webmanifest", "application/manifest+json"}};
+  for (const auto& [path, type] : types) {
+    const HttpResponse r = ServeStatic(root_.string(), path, "");
+    EXPECT_EQ(r.status, 200) << path;
+    EXPECT_EQ(r.content_type, type) << path;
+    std::map<std::string, std::string> headers(r.headers.begin(), r.headers.end());
+    EXPECT_EQ(headers["Cache-Control"], "no-cache") << path;
+  }
+}
+
 // Another site may not frame the page (its buttons answer permissions), and a page opened as
 // /?token=... never sends its URL on as a Referer.
 TEST_F(StaticFilesTest, ThePageCannotBeFramedAndSendsNoReferrer) {
