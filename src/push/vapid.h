@@ -54,7 +54,7 @@ Result<VapidKey> VapidKeyFromText(std::string_view text);
 std::string VapidPublicKey(const VapidKey& key);
 
 // The longest a VAPID JWT may live (RFC 8292 section 2: at most 24 hours ahead).
-inline constexpr std::int64_t kMaxVapidLifetimeS = 24 * 60 * 60;
+inline constexpr std::int64_t kMaxVapidLifetimeS = 86400;  // 24 hours
 
 // The `Authorization` header value of RFC 8292 section 3: `vapid t=<JWT>, k=<public key>`, where
 // the JWT (ES256, header {"typ":"JWT","alg":"ES256"}) claims `aud` = `audience_origin` (the push
