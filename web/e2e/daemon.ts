@@ -71,6 +71,7 @@ export interface DaemonOptions {
   // The page reaches the daemon through a front with one address, so that restart() keeps the
   // page's origin (the daemon allows that origin).
   restartable?: boolean;
+  webRoot?: string; // the page served (default: web/dist)
 }
 
 export class Daemon {
@@ -78,6 +79,7 @@ export class Daemon {
   url = ''; // what the page and api() use: the daemon's own URL, or the front's
   readonly data: string;
   private readonly front: Front | null;
+  private readonly webRoot: string;
   private frontUrl = '';
   private logTail = ''; // the end of the daemon's stderr, over every start
   private died = ''; // how the daemon exited when nobody stopped it ('' while it did not)
@@ -88,11 +90,12 @@ export class Daemon {
   ) {
     this.data = options.data ?? mkdtempSync(path.join(tmpdir(), 'agentstream-e2e-'));
     this.front = options.restartable ? new Front() : null;
+    this.webRoot = options.webRoot ?? WEB_ROOT;
   }
 
   // Starts the daemon. Resolves with the URL the page should open.
   async start(): Promise<string> {
-    const args = ['--data', this.data, 'serve', '--listen', '127.0.0.1:0', '--web-root', WEB_ROOT, ...this.extraArgs];
+    const args = ['--data', this.data, 'serve', '--listen', '127.0.0.1:0', '--web-root', this.webRoot, ...this.extraArgs];
     if (this.front) {
       if (!this.frontUrl) this.frontUrl = `http://127.0.0.1:${await this.front.listen()}`;
       args.push('--allow-origin', this.frontUrl);

@@ -129,3 +129,56 @@ test('a notification link opens the agent at the item', async ({ page }) => {
   // The link is not kept in the address.
   await expect.poll(() => page.evaluate(() => location.hash)).toBe('');
 });
+
+// Speech cannot be spoken to a headless browser: the recognizer is the page's
+// webkitSpeechRecognition replaced by an init script that "hears" a fixed phrase, as the browser's
+// would deliver it (an interim result, then the final one, then the end).
+test('voice input: hidden without speech recognition, dictates into the composer with it', async ({ page, context }) => {
+  const agent = (await run.daemon.api('POST', '/v1/agents', { provider: 'scripted', cwd: '/tmp', title: 'Voice' })).id as string;
+  const bare = await context.newPage();
+  await bare.addInitScript(() => {
+    delete (window as any).SpeechRecognition;
+    delete (window as any).webkitSpeechRecognition;
+  });
+  await bare.goto(`${run.daemon.url}/#agent=${agent}`);
+  await expect(pane(bare, agent).getByTestId('composer')).toBeVisible();
+  await expect(pane(bare, agent).getByTestId('voice')).toHaveCount(0);
+  await bare.close();
+
+  await page.addInitScript(() => {
+    class Heard {
+      lang = '';
+      interimResults = false;
+      continuous = false;
+      onresult: ((e: any) => void) | null = null;
+      onerror: ((e: any) => void) | null = null;
+      onend: (() => void) | null = null;
+      start() {
+        const result = (text: string, isFinal: boolean) => Object.assign([{ transcript: text, confidence: 0.9 }], { isFinal });
+        setTimeout(() => this.onresult?.({ results: [result('run the', false)] }), 50);
+        setTimeout(() => this.onresult?.({ results: [result('run the tests', true)] }), 100);
+        setTimeout(() => this.onend?.(), 150);
+      }
+      stop() {
+        this.onend?.();
+      }
+      abort() {}
+    }
+    (window as any).webkitSpeechRecognition = Heard;
+    delete (window as any).SpeechRecognition;
+  });
+  await page.goto(`${run.daemon.url}/#agent=${agent}`);
+  const p = pane(page, agent);
+  await p.getByTestId('composer').fill('please');
+  const voice = p.getByTestId('voice');
+  const box = (await voice.boundingBox())!;
+  expect(box.height).toBeGreaterThanOrEqual(44);
+  await voice.click();
+  await expect(p.getByTestId('composer')).toHaveValue('please run the tests');
+  await expect(voice).toHaveAttribute('aria-pressed', 'false');
+  await p.getByTestId('send').click();
+  await expect(p.getByTestId('assistant-message').filter({ hasText: 'You asked: please run the tests' })).toHaveAttribute(
+    'data-finished',
+    'true',
+  );
+});

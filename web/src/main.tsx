@@ -100,10 +100,16 @@ function start(credential: Credential, pairing: { ok: boolean; message: string }
 // page already open arrives as a message: the page opens the agent through its fragment.
 function registerServiceWorker(session: PageSession): void {
   if (!('serviceWorker' in navigator) || !(import.meta as any).env?.PROD) return;
-  const hadController = !!navigator.serviceWorker.controller;
-  navigator.serviceWorker.register('/sw.js', { scope: '/' }).catch(() => {});
+  // The first worker taking control is no news; a later one is a new build.
+  let controlled = !!navigator.serviceWorker.controller;
+  // After the page has loaded: its install (fetching the shell) does not compete with the first
+  // render.
+  const register = () => void navigator.serviceWorker.register('/sw.js', { scope: '/' }).catch(() => {});
+  if (document.readyState === 'complete') register();
+  else window.addEventListener('load', register, { once: true });
   navigator.serviceWorker.addEventListener('controllerchange', () => {
-    if (hadController) session.set({ updated: true });
+    if (controlled) session.set({ updated: true });
+    controlled = true;
   });
   navigator.serviceWorker.addEventListener('message', (e) => {
     if (e.data?.type === 'open' && typeof e.data.url === 'string' && e.data.url.startsWith('/#'))

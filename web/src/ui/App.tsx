@@ -131,7 +131,8 @@ export function App({
         if (a && a.status !== 'running' && a.status !== 'permission') seenStore.mark(a.id, a.cursor);
       }
   }
-  const inbox = listed ? inboxEntries(engine.agents.values(), seenStore) : [];
+  // Before the daemon answered, from the list this browser kept (marked stale, no answers).
+  const inbox = inboxEntries(agents, seenStore);
 
   // A link to an agent at an item (`#agent=ID&cursor=E:S`, what a notification's tap opens):
   // opened in the focused pane once connected, then removed from the address.

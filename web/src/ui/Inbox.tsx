@@ -62,7 +62,7 @@ export function Inbox({
       {stale ? <StaleNote since={staleSince} /> : null}
       {entries.length === 0 ? (
         <div class="muted inbox-empty" data-testid="inbox-empty">
-          Nothing needs you right now.
+          {stale ? 'Nothing needed you when the list was last confirmed.' : 'Nothing needs you right now.'}
         </div>
       ) : (
         <ul class="inbox-list">

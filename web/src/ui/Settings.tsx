@@ -59,7 +59,7 @@ export function SettingsOverlay({ http, onClose }: { http: DaemonHttp; onClose()
             This browser is {who.principal === 'owner' ? 'the owner' : `the paired device “${who.device?.name}”`}.
           </div>
         ) : null}
-        <Devices http={http} />
+        <Devices http={http} owner={who?.principal === 'owner'} />
         {who?.principal === 'owner' ? <PairDevice http={http} /> : null}
         {who?.principal === 'device' ? <Notifications http={http} /> : null}
         <button type="button" onClick={onClose} data-testid="settings-close">
@@ -70,7 +70,8 @@ export function SettingsOverlay({ http, onClose }: { http: DaemonHttp; onClose()
   );
 }
 
-function Devices({ http }: { http: DaemonHttp }) {
+// The owner manages every device; a device renames or revokes only itself.
+function Devices({ http, owner }: { http: DaemonHttp; owner: boolean }) {
   const [devices, setDevices] = useState<DeviceInfo[] | null>(null);
   const [error, setError] = useState('');
   const [renaming, setRenaming] = useState<{ id: string; name: string } | null>(null);
@@ -132,7 +133,7 @@ function Devices({ http }: { http: DaemonHttp }) {
               · paired {relativeTime(d.createdMs)}
               {d.userAgent ? ` · ${d.userAgent.slice(0, 80)}` : ''}
             </span>
-            {!d.revoked && renaming?.id !== d.id ? (
+            {!d.revoked && renaming?.id !== d.id && (owner || d.current) ? (
               <span class="item-actions">
                 <button type="button" onClick={() => setRenaming({ id: d.id, name: d.name })} data-testid="device-rename">
                   Rename
