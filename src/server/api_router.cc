@@ -6,6 +6,7 @@
 
 #include "api/api_json.h"
 #include "core/utf8.h"
+#include "server/notify_routes.h"
 #include "server/workspace_routes.h"
 
 namespace agentstream::server {
@@ -181,7 +182,8 @@ HttpResponse EventsResponse(const EventsQuery& query, const EventBatch& batch, b
 
 ApiRouter::ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline,
                      Metrics& metrics, Hub& hub, BatchLimits read_limits,
-                     ConsumerRoutes* consumer_routes, WorkspaceRoutes* workspace_routes)
+                     ConsumerRoutes* consumer_routes, WorkspaceRoutes* workspace_routes,
+                     NotifyRoutes* notify_routes)
     : agents_(agents),
       log_(log),
       timeline_(timeline),
@@ -189,7 +191,8 @@ ApiRouter::ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineServi
       hub_(hub),
       read_limits_(read_limits),
       consumer_routes_(consumer_routes),
-      workspace_routes_(workspace_routes) {}
+      workspace_routes_(workspace_routes),
+      notify_routes_(notify_routes) {}
 
 std::string ApiRouter::RouteOf(const HttpRequest& request) {
   const std::vector<std::string> seg = PathSegments(request.path);
@@ -203,6 +206,10 @@ std::string ApiRouter::RouteOf(const HttpRequest& request) {
     return "other";
   }
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "worktrees") return "/v1/worktrees";
+  if (seg.size() == 4 && seg[0] == "v1" && seg[1] == "devices" && seg[3] == "notifications")
+    return "/v1/devices/{id}/notifications";
+  if (seg.size() == 3 && seg[0] == "v1" && seg[1] == "notifications" && seg[2] == "vapid")
+    return "/v1/notifications/vapid";
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "search") return "/v1/search";
   if (seg.size() < 2 || seg[0] != "v1" || seg[1] != "agents") return "other";
   if (seg.size() == 2) return "/v1/agents";
@@ -230,6 +237,8 @@ void ApiRouter::Handle(const HttpRequest& request, Reply reply) {
   }
   if (consumer_routes_ != nullptr && consumer_routes_->Handle(request, seg, reply)) return;
   if (workspace_routes_ != nullptr && workspace_routes_->Handle(request, seg, reply)) return;
+  // Every request reaching here is the owner's (device principals are not told apart yet).
+  if (notify_routes_ != nullptr && notify_routes_->Handle(request, seg, "", reply)) return;
   if (seg.size() >= 2 && seg[0] == "v1" && seg[1] == "agents")
     return HandleAgents(request, seg, std::move(reply));
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "search" && request.method == "GET") {

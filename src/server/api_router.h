@@ -44,6 +44,7 @@ runtime::Callback<api::AgentSnapshot> SnapshotReply(Reply reply);
 runtime::Forwarding ForwardingOf(const HttpRequest& request);
 
 class WorkspaceRoutes;  // workspace_routes.h
+class NotifyRoutes;     // notify_routes.h
 
 enum class LiveMode { kNone, kLongPoll, kSse };
 
@@ -72,7 +73,8 @@ class ApiRouter {
   // Every reference must outlive the router.
   ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline,
             Metrics& metrics, Hub& hub, BatchLimits read_limits = {},
-            ConsumerRoutes* consumer_routes = nullptr, WorkspaceRoutes* workspace_routes = nullptr);
+            ConsumerRoutes* consumer_routes = nullptr, WorkspaceRoutes* workspace_routes = nullptr,
+            NotifyRoutes* notify_routes = nullptr);
 
   // The route pattern of a request for metrics ("/v1/agents/{id}/messages"), "other" if none.
   static std::string RouteOf(const HttpRequest& request);
@@ -94,6 +96,7 @@ class ApiRouter {
   BatchLimits read_limits_;
   ConsumerRoutes* consumer_routes_;    // null: no consumer or inbox endpoints
   WorkspaceRoutes* workspace_routes_;  // null: no worktrees (a create asking for one is refused)
+  NotifyRoutes* notify_routes_;        // null: no notification endpoints
 };
 
 // Parses the timeline query: direction (tail|before|after), cursor (E:S), limit (1..500),

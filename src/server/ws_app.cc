@@ -4,8 +4,12 @@
 #include <utility>
 
 #include "api/api_json.h"
+#include "log/log.h"
+#include "notify/routing.h"
 #include "server/api_router.h"
 #include "server/workspace_routes.h"
+#include "system/random_id.h"
+#include "system/wall_clock.h"
 
 namespace agentstream::server {
 
@@ -25,6 +29,12 @@ constexpr std::string_view kEnvelope[] = {"type", "id", "agent"};
 constexpr std::string_view kPermissionEnvelope[] = {"type", "id", "agent", "requestId"};
 // agents.create without an "agent" object carries the config beside "type" and "id".
 constexpr std::string_view kCreateEnvelope[] = {"type", "id"};
+
+// An unchanged presence row is written again at most this often (a client's heartbeats come every
+// 15 s; its row expires notify::kPresenceExpiryMs after the last write).
+constexpr TimestampMs kPresenceRewriteMs = 10000;
+// A focused agent id longer than this is not an agent: it is stored as none.
+constexpr std::size_t kMaxFocusedAgentBytes = 256;
 
 Result<SessionId> AgentOf(const json::object& msg) {
   const std::string agent = StringOr(msg, "agent");
@@ -61,7 +71,8 @@ WsApp::WsApp(runtime::AgentManager& agents, EventLog& log, TimelineService& time
       out_(out),
       post_(std::move(post)),
       limits_(limits),
-      workspaces_(workspaces) {}
+      workspaces_(workspaces),
+      presence_client_(system::RandomId("conn", 32)) {}
 
 void WsApp::Start() {
   std::weak_ptr<WsApp> weak = weak_from_this();
@@ -82,6 +93,11 @@ void WsApp::Shutdown() {
   closed_ = true;
   subs_.clear();
   notices_.Reset();
+  if (presence_stored_) {
+    presence_stored_ = false;
+    if (Status s = log_.devices().DropPresence(presence_client_); !s.ok())
+      log::Warn("presence.drop_failed", {{"error", s.ToString()}});
+  }
 }
 
 void WsApp::SendJson(const json::object& msg) {
@@ -331,8 +347,30 @@ void WsApp::Search(const json::object& msg, const std::string& id) {
 }
 
 void WsApp::Heartbeat(const json::object& msg, const std::string& id) {
-  presence_ = msg;  // for notification routing only; never consulted for delivery
+  ReportPresence(msg);  // for notification routing only; never consulted for delivery
   if (!id.empty()) SendOk(id);
+}
+
+void WsApp::ReportPresence(const json::object& msg) {
+  PresenceRecord row;
+  row.client = presence_client_;
+  row.device_id = presence_device_;
+  const json::value* visible = msg.if_contains("visible");
+  row.visible = visible != nullptr && visible->is_bool() && visible->as_bool();
+  row.focused_agent = StringOr(msg, "focusedAgent");
+  if (row.focused_agent.size() > kMaxFocusedAgentBytes) row.focused_agent.clear();
+  const TimestampMs now = system::WallClockMs();
+  row.last_activity_ms = now;
+  row.expires_ms = now + notify::kPresenceExpiryMs;
+  const bool changed = !presence_stored_ || row.visible != presence_.visible ||
+                       row.focused_agent != presence_.focused_agent;
+  if (!changed && now - presence_.last_activity_ms < kPresenceRewriteMs) return;
+  if (Status s = log_.devices().ReportPresence(row); !s.ok()) {
+    log::Warn("presence.report_failed", {{"error", s.ToString()}});
+    return;
+  }
+  presence_ = std::move(row);
+  presence_stored_ = true;
 }
 
 void WsApp::ForkOrRewind(const json::object& msg, const std::string& id) {

@@ -25,6 +25,7 @@
 #include "server/hub.h"
 #include "server/metrics.h"
 #include "server/timeline_service.h"
+#include "store/device_store.h"
 
 namespace agentstream::server {
 
@@ -105,6 +106,10 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   void Subscribe(const boost::json::object& msg, const std::string& id);
   void Unsubscribe(const boost::json::object& msg, const std::string& id);
   void Heartbeat(const boost::json::object& msg, const std::string& id);
+  // Stores this connection's presence row from a heartbeat (docs/notifications.md, "Routing by
+  // presence"): at once when visibility or focus changed, else at most every
+  // kPresenceRewriteMs.
+  void ReportPresence(const boost::json::object& msg);
   void ForkOrRewind(const boost::json::object& msg, const std::string& id);
 
   // Starts (or restarts) following `agent` after `after`.
@@ -131,7 +136,11 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   std::map<SessionId, Sub> subs_;
   std::uint64_t next_generation_ = 1;
   Subscription notices_;
-  boost::json::object presence_;  // the last heartbeat: notification routing only
+  // Presence: notification routing only, never consulted for delivery.
+  const std::string presence_client_;  // this connection's id, unique across daemons
+  std::string presence_device_;        // the paired device the connection is of; "" for the owner
+  PresenceRecord presence_;            // the row last stored
+  bool presence_stored_ = false;
   bool closed_ = false;
 };
 
