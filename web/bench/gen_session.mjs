@@ -3,17 +3,11 @@
 // Prints the agent id. Each scripted turn is about 17 events. Start the daemon with
 // `--scripted-chunk-ms 0`: the pauses between streamed chunks, not the log, bound the rate
 // (100,000 events: 731 s with the default 15 ms pauses, about a minute without).
+import { daemonApi } from './api.mjs';
+
 const [url, targetText] = process.argv.slice(2);
 const target = Number(targetText ?? 100000);
-const api = async (method, path, body) => {
-  const res = await fetch(url + path, {
-    method,
-    headers: body ? { 'content-type': 'application/json' } : {},
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.json();
-};
+const api = daemonApi(url);
 const agent = await api('POST', '/v1/agents', { provider: 'scripted', cwd: '/tmp', title: 'bench: 100k events' });
 // Prompts kept queued (each is a few bytes of the daemon's 4 MiB queue bound).
 const QUEUED = 32;

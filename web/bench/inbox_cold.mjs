@@ -7,6 +7,7 @@
 // The daemon gets AGENTS scripted agents, WAITING of them asked for permission.
 // Usage: node bench/inbox_cold.mjs URL [AGENTS=20] [WAITING=5] [RUNS=7]
 import { chromium } from '@playwright/test';
+import { daemonApi } from './api.mjs';
 
 const [url, agentsArg = '20', waitingArg = '5', runsArg = '7'] = process.argv.slice(2);
 if (!url) {
@@ -14,15 +15,7 @@ if (!url) {
   process.exit(2);
 }
 const [agents, waiting, runs] = [Number(agentsArg), Number(waitingArg), Number(runsArg)];
-const api = async (method, path, body) => {
-  const res = await fetch(url + path, {
-    method,
-    headers: body ? { 'content-type': 'application/json' } : {},
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.json();
-};
+const api = daemonApi(url);
 
 const ids = [];
 for (let i = 0; i < agents; i++)
