@@ -78,7 +78,7 @@ void FuzzHeaders(std::string_view host, std::string_view authorization, std::str
   if (const auto token = server::BearerToken(authorization)) {
     Check(!token->empty() && token->front() != ' ');
   }
-  (void)server::CheckAccess(options, authorization, host, origin);
+  (void)server::CheckAccess(options, authorization, host, origin, "127.0.0.1");
   for (unsigned version : {10U, 11U}) {
     if (const auto refused = server::CheckFraming(transfer_encoding, version))
       Check(refused->status == 400 || refused->status == 501);

@@ -134,6 +134,9 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--allow-host", serve.allow_hosts,
                         "Host header name allowed besides localhost, loopback addresses and the "
                         "listen address, e.g. a load balancer's (repeatable)");
+  serve_cmd->add_option("--trusted-proxy", serve.trusted_proxies,
+                        "a reverse proxy's address or CIDR (repeatable): its X-Forwarded-Proto, "
+                        "-For and -Host headers name the request's scheme, client and Host");
   serve_cmd->add_option("--web-root", serve.web_root,
                         "built web page served at / (default: web/ beside the binary, else the "
                         "source tree's web/dist)");

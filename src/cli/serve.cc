@@ -199,6 +199,12 @@ int RunServe(const ServeOptions& options) {
     fmt::print(stderr, "agentstream: {}\n", tls.message());
     return 2;
   }
+  auto proxies = server::TrustedProxies::Parse(options.trusted_proxies);
+  if (!proxies.ok()) {
+    fmt::print(stderr, "agentstream: --trusted-proxy: {}\n", proxies.status().message());
+    return 2;
+  }
+  server_options.trusted_proxies = std::move(*proxies);
   server_options.tls_cert_file = options.tls_cert;
   server_options.tls_key_file = options.tls_key;
   server_options.threads = options.io_threads;
@@ -316,7 +322,7 @@ int RunServe(const ServeOptions& options) {
       return reply(server::CodedErrorResponse(503, "unavailable", "the daemon is starting"));
     }
     handler->Handle(request.method, std::string(request.Header("mcp-session-id")),
-                    request.remote_address, request.body,
+                    request.client_address, request.body,
                     [reply = std::move(reply)](const mcp_server::McpHttpReply& r) {
                       reply(server::HttpResponse{r.status, r.content_type, r.headers, r.body});
                     });

@@ -20,6 +20,10 @@ struct ServeOptions {
   // Host header names allowed besides localhost, the loopback literals and the listen address
   // (a load balancer's name; server::SecurityOptions::allowed_hosts).
   std::vector<std::string> allow_hosts;
+  // Reverse proxies (CIDRs or addresses; server::TrustedProxies) whose X-Forwarded-Proto, -For
+  // and -Host headers name a request's scheme, client and Host (docs/operations.md, "Behind a
+  // reverse proxy"); a malformed entry stops serve with exit 2.
+  std::vector<std::string> trusted_proxies;
   // The built web page (web/dist) served at `/`; "" picks `web/` beside the binary, else the
   // source tree's web/dist found above the binary (server::DefaultWebRoot).
   std::string web_root;
@@ -57,7 +61,8 @@ struct ServeOptions {
 
 // Runs until a stop signal (SIGINT, SIGTERM; SIGHUP reloads the TLS certificate); the process
 // exit code (0 after a clean stop, 1 when the log or the listener cannot be opened, 2 for a
-// malformed --listen or TLS options that are incomplete or whose files do not load).
+// malformed --listen or --trusted-proxy, or TLS options that are incomplete or whose files do not
+// load).
 int RunServe(const ServeOptions& options);
 
 }  // namespace agentstream::cli

@@ -16,6 +16,7 @@
 #include "cli/serve.h"
 #include "core/status.h"
 #include "process/run_command.h"
+#include "server/forwarded.h"
 #include "service_units.h"  // generated from packaging/ (src/cli/CMakeLists.txt)
 
 namespace agentstream::cli {
@@ -33,6 +34,8 @@ struct Options {
   // serve's --tls-cert and --tls-key on the ExecStart line (made absolute) when given.
   std::string tls_cert;
   std::string tls_key;
+  // serve's --trusted-proxy entries, each on the ExecStart line (checked first).
+  std::vector<std::string> trusted_proxies;
   bool no_enable = false;
   bool no_disable = false;
 };
@@ -94,6 +97,10 @@ Result<std::string> UnitText(const Options& o, const std::string& data) {
     words.insert(words.end(), {"--tls-cert", fs::absolute(o.tls_cert, ec).string(), "--tls-key",
                                fs::absolute(o.tls_key, ec).string()});
   }
+  if (auto proxies = server::TrustedProxies::Parse(o.trusted_proxies); !proxies.ok())
+    return Error(ErrorCode::kInvalidArgument, "--trusted-proxy: " + proxies.status().message());
+  for (const std::string& proxy : o.trusted_proxies)
+    words.insert(words.end(), {"--trusted-proxy", proxy});
   for (const std::string& word : words) {
     AS_ASSIGN_OR_RETURN(std::string quoted, ExecWord(word, false));
     exec_start += " " + quoted;
@@ -270,6 +277,8 @@ ServiceCommands::ServiceCommands(CLI::App& app) : state_(std::make_unique<State>
   install->add_option("--tls-cert", o.tls_cert,
                       "serve TLS with this PEM certificate chain (with --tls-key)");
   install->add_option("--tls-key", o.tls_key, "the PEM private key of --tls-cert");
+  install->add_option("--trusted-proxy", o.trusted_proxies,
+                      "serve behind this reverse proxy: its address or CIDR (repeatable)");
   install->add_flag("--no-enable", o.no_enable, "only write the unit file");
   state_->status = manager(
       service->add_subcommand("status", "show the unit file and systemctl status agentstream"));

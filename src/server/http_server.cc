@@ -45,6 +45,18 @@ std::string internal::RemoteAddress(const tcp::socket& socket) {
   return ec ? std::string() : peer.address().to_string();
 }
 
+void internal::LogRequest(std::string_view method, std::string_view route, int status,
+                          std::string_view client_address, std::string_view peer) {
+  if (!log::Enabled(log::Level::kDebug)) return;
+  std::vector<log::Field> fields{{"method", method},
+                                 {"route", route.empty() ? "other" : route},
+                                 {"status", status},
+                                 {"client", client_address}};
+  if (client_address != peer && CanonicalAddress(peer) != client_address)
+    fields.push_back({"proxy", peer});
+  log::Write(log::Level::kDebug, "server.request", fields);
+}
+
 namespace {
 
 using internal::RemoteAddress;
@@ -81,6 +93,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
         stream_(std::move(stream)),
         timer_(stream_.get_executor()),
         address_(RemoteAddress(stream_.socket())),
+        client_address_(address_),
         first_request_(true) {
     ctx_.metrics.ConnectionOpened();
   }
@@ -93,6 +106,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
         buffer_(std::move(buffer)),
         timer_(stream_.get_executor()),
         address_(RemoteAddress(stream_.socket())),
+        client_address_(address_),
         slot_(std::move(slot)),
         first_request_(false) {
     ctx_.metrics.ConnectionOpened();
@@ -112,6 +126,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void OnReadError(beast::error_code ec);
   void Close();
   void OnRequest();
+  Status Resolve(HttpRequest& req);
+  internal::ResolvedRequest Resolved(const HttpRequest& req) const;
   void Respond(HttpResponse response, bool keep_alive = true);
   void Deny(int status, const std::string& code, const std::string& message);
   void StartLongPoll(const EventsQuery& query);
@@ -143,6 +159,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   bool write_scheduled_ = false;  // a WriteNext is posted
   // Waiting for or reading a request holds one of the client address's places.
   const std::string address_;
+  std::string client_address_;  // the effective client of the current request (forwarded.h)
+  bool forwarded_ = false;      // the current request came through a trusted proxy
   AddressSlot slot_;
   bool first_request_;  // no request read yet: the head's deadline runs from the accept
 };
@@ -228,7 +246,43 @@ void HttpConnection::Deny(int status, const std::string& code, const std::string
   Respond(CodedErrorResponse(status, code, message), /*keep_alive=*/false);
 }
 
+Status HttpConnection::Resolve(HttpRequest& req) {
+  req.remote_address = address_;
+  ForwardedInput input;
+  input.peer = address_;
+  input.tls = stream_.tls();
+  input.host = req.host;
+  for (auto [lines, name] : {std::pair{&input.forwarded_for, "x-forwarded-for"},
+                             std::pair{&input.forwarded_proto, "x-forwarded-proto"},
+                             std::pair{&input.forwarded_host, "x-forwarded-host"}}) {
+    for (auto [it, end] = request_.equal_range(name); it != end; ++it)
+      lines->push_back(it->value());
+  }
+  AS_ASSIGN_OR_RETURN(EffectiveRequest effective,
+                      ResolveForwarded(ctx_.options.trusted_proxies, input));
+  req.scheme = std::move(effective.scheme);
+  req.effective_host = std::move(effective.host);
+  req.client_address = std::move(effective.client_address);
+  client_address_ = req.client_address;
+  forwarded_ = effective.forwarded;
+  return Status::Ok();
+}
+
+internal::ResolvedRequest HttpConnection::Resolved(const HttpRequest& req) const {
+  // Through a trusted proxy, absolute URLs name the origin its client used, unless the daemon
+  // was given its public URL.
+  std::string base_url = ctx_.base_url;
+  if (forwarded_ && ctx_.options.public_url.empty()) {
+    if (std::string origin = OriginOf(req.scheme, req.effective_host); !origin.empty())
+      base_url = std::move(origin);
+  }
+  return {std::move(base_url), req.client_address};
+}
+
 void HttpConnection::OnRequest() {
+  route_.clear();
+  client_address_ = address_;
+  forwarded_ = false;
   HttpRequest req;
   req.method = std::string(request_.method_string());
   // The Host allow-list comes first: a page of another site rebound to this address is refused
@@ -238,9 +292,13 @@ void HttpConnection::OnRequest() {
     return Deny(400, "invalid_argument", "more than one Host header");
   if (req.host.empty() && request_.version() >= 11)
     return Deny(400, "invalid_argument", "an HTTP/1.1 request needs a Host header");
-  if (!req.host.empty() && !HostAllowed(ctx_.options.security, req.host))
+  // The scheme, Host and client as a trusted proxy forwarded them (forwarded.h), else the
+  // connection's own; every check below reads these.
+  if (Status resolved = Resolve(req); !resolved.ok())
+    return Deny(400, "invalid_argument", resolved.message());
+  if (!req.effective_host.empty() && !HostAllowed(ctx_.options.security, req.effective_host))
     return Deny(403, "forbidden",
-                "misdirected host " + req.host +
+                "misdirected host " + req.effective_host +
                     ": not a name of this daemon (serve --allow-host adds one)");
   if (!ParseTarget(request_.target(), &req.path, &req.query))
     return Deny(400, "invalid_argument", "malformed request target");
@@ -250,7 +308,6 @@ void HttpConnection::OnRequest() {
     return Deny(403, "forbidden", "more than one Origin header");
   req.origin = Header(request_, http::field::origin);
   req.authorization = Header(request_, http::field::authorization);
-  req.remote_address = address_;
   for (std::string_view name : kForwardedHeaders) {
     if (auto it = request_.find(name); it != request_.end())
       req.headers.emplace_back(name, std::string(it->value()));
@@ -260,10 +317,13 @@ void HttpConnection::OnRequest() {
   // A CORS preflight carries no credentials and changes nothing: any origin may ask.
   if (stream_path && req.method == "OPTIONS")
     return internal::StartStreamExchange(ctx_, std::move(stream_), std::move(buffer_),
-                                         std::move(request_));
+                                         std::move(request_), Resolved(req));
   const auto token = req.query.find("token");
-  const Access access = CheckAccess(ctx_.options.security, req.authorization,
-                                    token == req.query.end() ? "" : token->second, req.origin);
+  // A page served through this same scheme and host (a proxy's https://NAME) is not cross-site.
+  const bool same_origin = req.origin == OriginOf(req.scheme, req.effective_host);
+  const Access access = CheckAccess(
+      ctx_.options.security, req.authorization, token == req.query.end() ? "" : token->second,
+      same_origin ? std::string_view() : std::string_view(req.origin), req.client_address);
   if (access == Access::kForbiddenOrigin)
     return Deny(403, "forbidden", "origin " + req.origin + " is not allowed");
   // The page's assets are public; the page passes the token it was opened with to the API.
@@ -272,13 +332,19 @@ void HttpConnection::OnRequest() {
         ServeStatic(ctx_.options.web_root, req.path, Header(request_, http::field::if_none_match)));
   // An inbox delivery is authenticated by its signature (inbox.h), not by the daemon's token.
   if (access == Access::kUnauthorized && !IsInboxDelivery(req))
-    return Deny(401, "unauthorized", "a valid bearer token is required");
+    return Deny(401, "unauthorized",
+                ctx_.options.security.token.empty()
+                    ? "a client a trusted proxy forwards from another machine needs a credential, "
+                      "and this daemon has no --token (docs/operations.md, \"Behind a reverse "
+                      "proxy\")"
+                    : "a valid bearer token is required");
   if (stream_path && !beast::websocket::is_upgrade(request_))
     return internal::StartStreamExchange(ctx_, std::move(stream_), std::move(buffer_),
-                                         std::move(request_));
+                                         std::move(request_), Resolved(req));
   if (beast::websocket::is_upgrade(request_)) {
     if (req.path != "/ws") return Deny(404, "not_found", "WebSocket upgrades only at /ws");
     ctx_.metrics.Request("/ws", 101);
+    internal::LogRequest(req.method, "/ws", 101, client_address_, address_);
     stream_.expires_never();
     return internal::StartWebSocket(ctx_, std::move(stream_), request_);
   }
@@ -302,6 +368,8 @@ void HttpConnection::OnRequest() {
 
 void HttpConnection::Respond(HttpResponse response, bool keep_alive) {
   ctx_.metrics.Request(route_.empty() ? "other" : route_, response.status);
+  internal::LogRequest(request_.method_string(), route_, response.status, client_address_,
+                       address_);
   auto res = std::make_shared<http::response<http::string_body>>(
       static_cast<http::status>(response.status), request_.version() ? request_.version() : 11);
   res->set(http::field::server, "agentstream");
@@ -405,6 +473,7 @@ void HttpConnection::FinishLongPoll(bool timed_out) {
 
 void HttpConnection::StartSse(const EventsQuery& query) {
   ctx_.metrics.Request(route_, 200);
+  internal::LogRequest(request_.method_string(), route_, 200, client_address_, address_);
   live_ = query;
   stream_.expires_never();
   std::string head =

@@ -18,6 +18,7 @@
 #include "consumers/consumer_service.h"
 #include "core/status.h"
 #include "runtime/agent_manager.h"
+#include "server/forwarded.h"
 #include "server/http_types.h"
 #include "server/hub.h"
 #include "server/inbox.h"
@@ -55,9 +56,13 @@ struct ServerOptions {
   BatchLimits batch;                                   // one read / frame of events
   std::string web_root;  // the built web page served at `/` (static_files.h); "" for none
   // The absolute base URL `Location` headers start with ("http://10.0.0.11:7601"); "" for
-  // http://HOST:PORT of the bound address (127.0.0.1 for a wildcard HOST). Never the request's
-  // Host header.
+  // http://HOST:PORT of the bound address (127.0.0.1 for a wildcard HOST), or, for a request from
+  // a trusted proxy, the origin it forwarded (its scheme and allowed Host). Never a direct
+  // request's Host header.
   std::string public_url;
+  // The TCP peers whose X-Forwarded-Proto, -For and -Host headers are honoured (forwarded.h;
+  // `serve --trusted-proxy`, docs/operations.md "Behind a reverse proxy"); empty: none.
+  TrustedProxies trusted_proxies;
   // Generic Durable Streams under /v1/stream/ (streams/stream_store.h); null: not served. Not
   // owned; outlives the server.
   streams::StreamStore* streams = nullptr;

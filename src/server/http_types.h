@@ -20,7 +20,14 @@ struct HttpRequest {
   std::string origin;                        // the Origin header, empty when absent
   std::string authorization;                 // the Authorization header, empty when absent
   std::string host;                          // the Host header
-  std::string remote_address;                // the peer's IP address; empty when unknown
+  std::string remote_address;                // the TCP peer's IP address; empty when unknown
+  // The request as its client made it (forwarded.h, ResolveForwarded): from a trusted proxy
+  // (`serve --trusted-proxy`), what its X-Forwarded-Proto, X-Forwarded-Host and X-Forwarded-For
+  // say; from any other peer, the connection's own values. Access control, the Host and Origin
+  // checks, absolute URLs and per-client bounds read these, never `host` or `remote_address`.
+  std::string scheme = "http";  // "http" or "https"
+  std::string effective_host;   // a Host value ("name[:port]"); "" when the request had none
+  std::string client_address;   // the client's IP address, one spelling; empty when unknown
   // Other headers a handler reads (names lowercase), as listed in kForwardedHeaders.
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;

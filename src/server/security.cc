@@ -116,13 +116,15 @@ std::optional<std::string_view> BearerToken(std::string_view authorization) {
 }
 
 Access CheckAccess(const SecurityOptions& options, std::string_view authorization,
-                   std::string_view query_token, std::string_view origin) {
+                   std::string_view query_token, std::string_view origin,
+                   std::string_view client_address) {
   if (!origin.empty()) {
     const bool allowed = std::any_of(options.allowed_origins.begin(), options.allowed_origins.end(),
                                      [&](const std::string& o) { return o == origin; });
     if (!allowed) return Access::kForbiddenOrigin;
   }
-  if (options.token.empty()) return Access::kAllowed;
+  if (options.token.empty())
+    return IsLoopbackHost(client_address) ? Access::kAllowed : Access::kUnauthorized;
   if (const auto bearer = BearerToken(authorization);
       bearer && ConstantTimeEquals(*bearer, options.token))
     return Access::kAllowed;

@@ -58,9 +58,15 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b);
 std::optional<std::string_view> BearerToken(std::string_view authorization);
 
 // Checks one request. `authorization` is the Authorization header, `query_token` the `token`
-// query parameter, `origin` the Origin header (each empty when absent).
+// query parameter, `origin` the Origin header (each empty when absent; the transport passes an
+// empty one for a page of the request's own origin, forwarded.h OriginOf), `client_address` the
+// request's effective client address (HttpRequest::client_address). Without a token only a
+// loopback client is allowed: a client that a trusted proxy forwards from another machine (or
+// an unknown one) is kUnauthorized, so a proxy on this machine cannot expose a daemon that has
+// no token.
 Access CheckAccess(const SecurityOptions& options, std::string_view authorization,
-                   std::string_view query_token, std::string_view origin);
+                   std::string_view query_token, std::string_view origin,
+                   std::string_view client_address);
 
 // The host of a Host header value ("name", "name:port", "1.2.3.4:port", "[::1]:port"), lower-
 // cased, without the port or the brackets of an IPv6 literal. nullopt when malformed: empty, a

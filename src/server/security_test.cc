@@ -30,32 +30,49 @@ TEST(SecurityTest, ConstantTimeEqualsComparesWholeStrings) {
 TEST(SecurityTest, TokenAndOriginChecks) {
   SecurityOptions open;
   open.allowed_origins = SameHostOrigins(7600);
-  EXPECT_EQ(CheckAccess(open, "", "", ""), Access::kAllowed);  // a CLI: no Origin
-  EXPECT_EQ(CheckAccess(open, "", "", "http://localhost:7600"), Access::kAllowed);
-  EXPECT_EQ(CheckAccess(open, "", "", "http://evil.example"), Access::kForbiddenOrigin);
-  EXPECT_EQ(CheckAccess(open, "", "", "http://localhost:7601"), Access::kForbiddenOrigin);
+  EXPECT_EQ(CheckAccess(open, "", "", "", "127.0.0.1"), Access::kAllowed);  // a CLI: no Origin
+  EXPECT_EQ(CheckAccess(open, "", "", "http://localhost:7600", "127.0.0.1"), Access::kAllowed);
+  EXPECT_EQ(CheckAccess(open, "", "", "http://evil.example", "127.0.0.1"),
+            Access::kForbiddenOrigin);
+  EXPECT_EQ(CheckAccess(open, "", "", "http://localhost:7601", "127.0.0.1"),
+            Access::kForbiddenOrigin);
 
   SecurityOptions locked = open;
   locked.token = "s3cret";
-  EXPECT_EQ(CheckAccess(locked, "", "", ""), Access::kUnauthorized);
-  EXPECT_EQ(CheckAccess(locked, "Bearer s3cret", "", ""), Access::kAllowed);
-  EXPECT_EQ(CheckAccess(locked, "Bearer s3cre", "", ""), Access::kUnauthorized);
-  EXPECT_EQ(CheckAccess(locked, "Basic s3cret", "", ""), Access::kUnauthorized);
-  EXPECT_EQ(CheckAccess(locked, "", "s3cret", ""), Access::kAllowed);
-  EXPECT_EQ(CheckAccess(locked, "Bearer s3cret", "", "http://evil.example"),
+  EXPECT_EQ(CheckAccess(locked, "", "", "", "127.0.0.1"), Access::kUnauthorized);
+  EXPECT_EQ(CheckAccess(locked, "Bearer s3cret", "", "", "127.0.0.1"), Access::kAllowed);
+  EXPECT_EQ(CheckAccess(locked, "Bearer s3cre", "", "", "127.0.0.1"), Access::kUnauthorized);
+  EXPECT_EQ(CheckAccess(locked, "Basic s3cret", "", "", "127.0.0.1"), Access::kUnauthorized);
+  EXPECT_EQ(CheckAccess(locked, "", "s3cret", "", "127.0.0.1"), Access::kAllowed);
+  EXPECT_EQ(CheckAccess(locked, "Bearer s3cret", "", "http://evil.example", "127.0.0.1"),
             Access::kForbiddenOrigin);
+}
+
+TEST(SecurityTest, WithoutATokenOnlyALoopbackClientIsAllowed) {
+  SecurityOptions open;
+  EXPECT_EQ(CheckAccess(open, "", "", "", "127.0.0.1"), Access::kAllowed);
+  EXPECT_EQ(CheckAccess(open, "", "", "", "127.9.0.1"), Access::kAllowed);
+  EXPECT_EQ(CheckAccess(open, "", "", "", "::1"), Access::kAllowed);
+  // A client a trusted proxy forwarded from another machine, or one not known.
+  EXPECT_EQ(CheckAccess(open, "", "", "", "203.0.113.5"), Access::kUnauthorized);
+  EXPECT_EQ(CheckAccess(open, "", "", "", "2001:db8::5"), Access::kUnauthorized);
+  EXPECT_EQ(CheckAccess(open, "", "", "", ""), Access::kUnauthorized);
+  SecurityOptions locked;
+  locked.token = "s3cret";
+  EXPECT_EQ(CheckAccess(locked, "Bearer s3cret", "", "", "203.0.113.5"), Access::kAllowed);
+  EXPECT_EQ(CheckAccess(locked, "", "", "", "127.0.0.1"), Access::kUnauthorized);
 }
 
 TEST(SecurityTest, TheBearerSchemeIsCaseInsensitive) {
   SecurityOptions locked;
   locked.token = "s3cret";
-  EXPECT_EQ(CheckAccess(locked, "bearer s3cret", "", ""), Access::kAllowed);
-  EXPECT_EQ(CheckAccess(locked, "BEARER s3cret", "", ""), Access::kAllowed);
-  EXPECT_EQ(CheckAccess(locked, "BeArEr   s3cret", "", ""), Access::kAllowed);
-  EXPECT_EQ(CheckAccess(locked, "bearer S3CRET", "", ""),
+  EXPECT_EQ(CheckAccess(locked, "bearer s3cret", "", "", "127.0.0.1"), Access::kAllowed);
+  EXPECT_EQ(CheckAccess(locked, "BEARER s3cret", "", "", "127.0.0.1"), Access::kAllowed);
+  EXPECT_EQ(CheckAccess(locked, "BeArEr   s3cret", "", "", "127.0.0.1"), Access::kAllowed);
+  EXPECT_EQ(CheckAccess(locked, "bearer S3CRET", "", "", "127.0.0.1"),
             Access::kUnauthorized);  // the token is not
-  EXPECT_EQ(CheckAccess(locked, "bearers3cret", "", ""), Access::kUnauthorized);
-  EXPECT_EQ(CheckAccess(locked, "Bearer", "", ""), Access::kUnauthorized);
+  EXPECT_EQ(CheckAccess(locked, "bearers3cret", "", "", "127.0.0.1"), Access::kUnauthorized);
+  EXPECT_EQ(CheckAccess(locked, "Bearer", "", "", "127.0.0.1"), Access::kUnauthorized);
   EXPECT_EQ(BearerToken("bearer  abc "), std::optional<std::string_view>("abc"));
   EXPECT_EQ(BearerToken("Bearer "), std::nullopt);
   EXPECT_EQ(BearerToken("Basic abc"), std::nullopt);

@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "server/address_limiter.h"
 #include "server/api_router.h"
@@ -69,10 +70,22 @@ struct FrameQueue {
 // The client's address of a connection as AddressLimiter counts it ("" when the peer is gone).
 std::string RemoteAddress(const boost::asio::ip::tcp::socket& socket);
 
+// What the HTTP connection resolved of a request it hands over (forwarded.h).
+struct ResolvedRequest {
+  std::string base_url;        // absolute URLs (Location) start with it
+  std::string client_address;  // the effective client (HttpRequest::client_address)
+};
+
+// The access log: one debug line `server.request` per request answered (docs/operations.md,
+// "Logs"), naming the effective client, and the TCP peer when they differ (a proxy).
+void LogRequest(std::string_view method, std::string_view route, int status,
+                std::string_view client_address, std::string_view peer);
+
 // Takes over a connection for one /v1/stream request (stream_http.cc); hands it back through
 // ResumeHttp when the connection stays open.
 void StartStreamExchange(ServerContext& ctx, ServerStream stream, boost::beast::flat_buffer buffer,
-                         boost::beast::http::request<boost::beast::http::string_body> request);
+                         boost::beast::http::request<boost::beast::http::string_body> request,
+                         ResolvedRequest resolved);
 // Continues the keep-alive request loop on a connection (with the bytes already read, and the
 // place of its address taken for the next request).
 void ResumeHttp(ServerContext& ctx, ServerStream stream, boost::beast::flat_buffer buffer,

@@ -27,11 +27,12 @@ using streams::StreamResponse;
 class StreamExchange : public std::enable_shared_from_this<StreamExchange> {
  public:
   StreamExchange(ServerContext& ctx, ServerStream stream, beast::flat_buffer buffer,
-                 http::request<http::string_body> request)
+                 http::request<http::string_body> request, ResolvedRequest resolved)
       : ctx_(ctx),
         stream_(std::move(stream)),
         buffer_(std::move(buffer)),
         request_(std::move(request)),
+        resolved_(std::move(resolved)),
         timer_(stream_.get_executor()) {
     ctx_.metrics.ConnectionOpened();
   }
@@ -60,6 +61,7 @@ class StreamExchange : public std::enable_shared_from_this<StreamExchange> {
   ServerStream stream_;
   beast::flat_buffer buffer_;
   http::request<http::string_body> request_;
+  const ResolvedRequest resolved_;
   asio::steady_timer timer_;
   LiveRead live_;
   std::uint64_t watch_ = 0;
@@ -86,9 +88,9 @@ void StreamExchange::Run() {
     req.headers.emplace_back(std::move(name), std::string(field.value()));
   }
   req.body = std::move(request_.body());
-  // Location headers and subscription callback URLs name the configured address, never the
-  // request's Host header.
-  const std::string& base_url = ctx_.base_url;
+  // Location headers and subscription callback URLs name the configured address (or the origin a
+  // trusted proxy forwarded), never a direct request's Host header.
+  const std::string& base_url = resolved_.base_url;
   std::weak_ptr<StreamExchange> weak = weak_from_this();
   auto executor = stream_.get_executor();
   auto self = shared_from_this();
@@ -110,6 +112,8 @@ void StreamExchange::OnOutcome(Outcome outcome) {
 
 void StreamExchange::Respond(StreamResponse response) {
   ctx_.metrics.Request("/v1/stream", response.status);
+  LogRequest(request_.method_string(), "/v1/stream", response.status, resolved_.client_address,
+             RemoteAddress(stream_.socket()));
   streams::AddCommonHeaders(&response);
   auto res = std::make_shared<http::response<http::string_body>>(
       static_cast<http::status>(response.status), request_.version() ? request_.version() : 11);
@@ -192,6 +196,8 @@ void StreamExchange::Poll(bool timed_out) {
 
 void StreamExchange::StartSse() {
   ctx_.metrics.Request("/v1/stream", 200);
+  LogRequest(request_.method_string(), "/v1/stream", 200, resolved_.client_address,
+             RemoteAddress(stream_.socket()));
   stream_.expires_never();
   Watch();
   if (watch_ == 0) {
@@ -270,8 +276,9 @@ void StreamExchange::Finish() {
 }  // namespace
 
 void StartStreamExchange(ServerContext& ctx, ServerStream stream, beast::flat_buffer buffer,
-                         http::request<http::string_body> request) {
-  std::make_shared<StreamExchange>(ctx, std::move(stream), std::move(buffer), std::move(request))
+                         http::request<http::string_body> request, ResolvedRequest resolved) {
+  std::make_shared<StreamExchange>(ctx, std::move(stream), std::move(buffer), std::move(request),
+                                   std::move(resolved))
       ->Run();
 }
 
