@@ -3,7 +3,7 @@
 // marked stale, the inbox answering a permission in one tap, and a notification's link opening
 // an agent at an item.
 import { expect, test } from '@playwright/test';
-import { daemonPerTest, pane } from './helpers';
+import { daemonPerTest, pane, shot } from './helpers';
 
 const run = daemonPerTest(20);
 
@@ -73,6 +73,7 @@ test('manifest and icons, service worker, the inbox answering a permission, offl
   await expect(entry).toHaveAttribute('data-kind', 'permission');
   await expect(entry).toContainText('Pocket one');
   await expect(page.getByTestId('inbox-button')).toContainText('1');
+  await page.screenshot({ path: shot('web-inbox.png') });
   const allow = entry.getByTestId('inbox-allow');
   const box = (await allow.boundingBox())!;
   expect(box.height).toBeGreaterThanOrEqual(44);

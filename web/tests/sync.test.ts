@@ -91,6 +91,27 @@ describe('SyncEngine', () => {
     expect(t.sent.some((m) => m.type === 'heartbeat' && m.deviceType === 'desktop')).toBe(true);
   });
 
+  it('the agent list: confirmed at each answer and when the connection drops; an agent no longer listed goes', async () => {
+    const s = new FakeSession();
+    const { t, clock, engine } = setup();
+    expect(engine.confirmedMs).toBeNull();
+    clock.t = 1000;
+    t.connect();
+    await serve(t, s);
+    expect(engine.confirmedMs).toBe(1000);
+    expect([...engine.agents.keys()]).toEqual([s.id]);
+    t.push({ type: 'agent.created', agent: agent('ses_gone') });
+    expect(engine.agents.has('ses_gone')).toBe(true);
+    clock.t = 5000;
+    t.disconnect();
+    expect(engine.confirmedMs).toBe(5000); // the list was current until the drop
+    clock.t = 9000;
+    t.connect();
+    await serve(t, s);
+    expect(engine.confirmedMs).toBe(9000);
+    expect([...engine.agents.keys()]).toEqual([s.id]); // closed while away: not listed, gone
+  });
+
   it('an agents list that fails on a live socket drops it, and the reconnect lists again', async () => {
     const s = new FakeSession();
     const { t, engine } = setup();
