@@ -62,7 +62,14 @@ function start(credential: Credential, pairing: { ok: boolean; message: string }
     transport.onConnection((connected) => connected || check());
   }
 
-  installNotifications(engine);
+  // Whether this browser holds a push subscription (then the service worker notifies).
+  let pushActive = false;
+  if ('serviceWorker' in navigator && typeof PushManager !== 'undefined')
+    void navigator.serviceWorker.ready
+      .then((r) => r.pushManager.getSubscription())
+      .then((s) => (pushActive = !!s))
+      .catch(() => {});
+  installNotifications(engine, () => pushActive);
   document.addEventListener('visibilitychange', () => engine.setTabVisible(document.visibilityState === 'visible'));
   engine.setTabVisible(document.visibilityState === 'visible');
   transport.start();

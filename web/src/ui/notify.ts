@@ -1,5 +1,7 @@
 // Browser notifications while the tab is hidden: an agent finished, failed or asks for
-// permission. Permission is asked once (on the first send), never again after a refusal.
+// permission. Permission is asked once (on the first send), never again after a refusal. A
+// browser subscribed to push (docs/web.md, "Pairing and devices") gets the daemon's
+// notifications through its service worker instead, so the page shows none of its own.
 import type { SyncEngine } from '../core/sync';
 
 const ASKED_KEY = 'agentstream.notifications.asked';
@@ -18,9 +20,9 @@ export function describeTransition(from: string | undefined, to: string): string
   return null;
 }
 
-export function installNotifications(engine: SyncEngine): void {
+export function installNotifications(engine: SyncEngine, pushActive: () => boolean = () => false): void {
   engine.onStatusTransition(({ agent, from, to }) => {
-    if (document.visibilityState !== 'hidden') return;
+    if (document.visibilityState !== 'hidden' || pushActive()) return;
     const what = describeTransition(from, to);
     if (!what || typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
     const title = agent.title || `${agent.provider} agent`;
