@@ -137,6 +137,9 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--trusted-proxy", serve.trusted_proxies,
                         "a reverse proxy's address or CIDR (repeatable): its X-Forwarded-Proto, "
                         "-For and -Host headers name the request's scheme, client and Host");
+  serve_cmd->add_flag("--push-allow-http", serve.push_allow_http,
+                      "accept Web Push endpoints and ntfy servers over plain http:// (tests, "
+                      "private networks)");
   serve_cmd->add_option("--web-root", serve.web_root,
                         "built web page served at / (default: web/ beside the binary, else the "
                         "source tree's web/dist)");
@@ -225,6 +228,7 @@ int main(int argc, char** argv) {
       EnsureDataDir(data);  // the streams and the inbox key live there whatever the store
       serve.streams_db = data + "/streams.db";
       serve.inbox_key_path = data + "/inbox.key";
+      serve.vapid_key_path = data + "/vapid.key";
       serve.data_dir = data;
     }
     return agentstream::cli::RunServe(serve);

@@ -23,14 +23,18 @@
 #include "log/log.h"
 #include "mcp_server/mcp_http.h"
 #include "net/http_url.h"
+#include "notify/notifications.h"
+#include "notify/notify_sink.h"
 #include "process/child_process.h"
 #include "process/event_loop.h"
 #include "process/leftovers.h"
 #include "runtime/agent_manager.h"
 #include "runtime/provider_factory.h"
+#include "push/vapid.h"
 #include "server/api_router.h"
 #include "server/http_server.h"
 #include "server/inbox.h"
+#include "server/notify_routes.h"
 #include "server/static_files.h"
 #include "server/workspace_routes.h"
 #include "store/log_factory.h"
@@ -120,13 +124,25 @@ std::string AdvertisedUrl(const ServeOptions& options, const std::string& host,
                      host, v6 ? "]" : "", port);
 }
 
-// The inbox key: shared by every daemon of a store that keeps secrets (PostgreSQL; the first
-// daemon's key wins), else this daemon's own, in its data directory.
-Result<std::string> InboxKey(EventLog& log, const ServeOptions& options) {
-  AS_ASSIGN_OR_RETURN(std::string key, server::LoadOrCreateInboxKey(options.inbox_key_path));
-  Result<std::string> shared = log.coordination().SharedSecret("inbox", key);
+// A 32-byte key (64 hex characters) named `name`: shared by every daemon of a store that keeps
+// secrets (PostgreSQL; the first daemon's key wins), else this daemon's own, in the file `path`
+// of its data directory ("" for a new key per run).
+Result<std::string> SharedKey(EventLog& log, const std::string& name, const std::string& path) {
+  AS_ASSIGN_OR_RETURN(std::string key, server::LoadOrCreateInboxKey(path));
+  Result<std::string> shared = log.coordination().SharedSecret(name, key);
   if (!shared.ok() && shared.status().code() == ErrorCode::kUnavailable) return key;
   return shared;
+}
+
+// The inbox key (inbox.h).
+Result<std::string> InboxKey(EventLog& log, const ServeOptions& options) {
+  return SharedKey(log, "inbox", options.inbox_key_path);
+}
+
+// The VAPID key of Web Push (docs/notifications.md): kept as the inbox key is.
+Result<push::VapidKey> VapidKey(EventLog& log, const ServeOptions& options) {
+  AS_ASSIGN_OR_RETURN(std::string secret, SharedKey(log, "vapid", options.vapid_key_path));
+  return notify::VapidKeyFromSecret(secret);
 }
 
 // "memory", "sqlite" or "postgresql": what the log says of the store (its URL may hold a
@@ -298,6 +314,13 @@ int RunServe(const ServeOptions& options) {
   consumers::ConsumerServiceOptions consumer_options;
   // The daemon's id: restarted, it takes its consumer lanes back at once.
   consumer_options.owner = ownership.daemon_id;
+  // Notifications: a notify consumer per device sends through this daemon's VAPID key.
+  auto vapid = VapidKey(**log, options);
+  if (!vapid.ok()) return StartFailed("vapid_key", vapid.status().ToString());
+  auto notify_options = std::make_shared<notify::NotifySinkOptions>(
+      notify::NotifySinkOptions{*vapid, std::string(notify::kDefaultVapidSubject), "", "", {}});
+  consumer_options.notify_sink_factory =
+      notify::MakeNotifySinkFactory(**log, (*log)->devices(), notify_options);
   auto consumers = std::make_unique<consumers::ConsumerService>(
       **log, consumer_options,
       [&inbox](const SessionId& parent, const consumers::Delivery& delivery,
@@ -308,6 +331,12 @@ int RunServe(const ServeOptions& options) {
       });
   if (Status started = consumers->Start(); !started.ok())
     return StartFailed("consumers", started.ToString());
+  notify::Notifications notifications((*log)->devices(), *consumers, options.push_allow_http,
+                                      push::VapidPublicKey(*vapid));
+  if (Status swept = notifications.Sweep(); !swept.ok())
+    log::Warn("notify.sweep_failed", {{"error", swept.ToString()}});
+  server::NotifyRoutes notify_routes(&notifications);
+  server_options.notify_routes = &notify_routes;
   server_options.consumers = consumers.get();
   server_options.inbox = &inbox;
   server_options.long_poll_timeout = std::chrono::milliseconds(options.long_poll_ms);

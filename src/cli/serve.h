@@ -34,6 +34,11 @@ struct ServeOptions {
   int io_threads = 2;        // the HTTP server's I/O threads
   // The key every session's inbox token derives from (inbox.h); "" makes a new key per run.
   std::string inbox_key_path;
+  // The daemon's VAPID key for Web Push (docs/notifications.md), made like the inbox key; shared
+  // through the store on PostgreSQL. "" makes a new key per run.
+  std::string vapid_key_path;
+  // Push endpoints and ntfy servers over plain http:// are accepted (tests, private networks).
+  bool push_allow_http = false;
   // Providers: "NAME=PROGRAM ARG..." adds the ACP agent "acp:NAME" (argv split on spaces);
   // "PRESET=PROGRAM" entries replace a preset's program (gemini, opencode, claude); the claude
   // and codex programs (paths or PATH names).

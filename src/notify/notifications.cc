@@ -1,5 +1,8 @@
 #include "notify/notifications.h"
 
+#include <sodium.h>
+
+#include <array>
 #include <boost/json.hpp>
 #include <utility>
 
@@ -21,6 +24,24 @@ Status DeleteConsumer(consumers::ConsumerService& consumers, const std::string& 
 }
 
 }  // namespace
+
+Result<push::VapidKey> VapidKeyFromSecret(std::string_view hex) {
+  if (sodium_init() < 0) return Error(ErrorCode::kInternal, "libsodium failed to initialize");
+  std::array<unsigned char, 32> scalar{};
+  std::size_t length = 0;
+  if (hex.size() != scalar.size() * 2 ||
+      sodium_hex2bin(scalar.data(), scalar.size(), hex.data(), hex.size(), nullptr, &length,
+                     nullptr) != 0 ||
+      length != scalar.size())
+    return Error(ErrorCode::kInvalidArgument, "the VAPID secret is not 64 hex characters");
+  std::array<char, sodium_base64_ENCODED_LEN(32, sodium_base64_VARIANT_URLSAFE_NO_PADDING)> text{};
+  sodium_bin2base64(text.data(), text.size(), scalar.data(), scalar.size(),
+                    sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+  sodium_memzero(scalar.data(), scalar.size());
+  auto key = push::VapidKeyFromText(text.data());
+  sodium_memzero(text.data(), text.size());
+  return key;
+}
 
 ConsumerId NotifyConsumerId(const std::string& device) {
   return ConsumerId(std::string(kConsumerPrefix) + device);

@@ -13,12 +13,21 @@
 #include "consumers/consumer_service.h"
 #include "core/status.h"
 #include "notify/settings.h"
+#include "push/vapid.h"
 #include "store/device_store.h"
 
 namespace agentstream::notify {
 
 // A notification consumer's send timeout: one request to a push service or an ntfy server.
 inline constexpr std::int64_t kSendTimeoutMs = 10000;
+
+// The VAPID key kept as a shared secret: 64 hex characters of a 32-byte P-256 private scalar (as
+// server::LoadOrCreateInboxKey makes them, and Coordination::SharedSecret shares them).
+// kInvalidArgument for other text, or the rare 32 bytes that are not a valid scalar.
+Result<push::VapidKey> VapidKeyFromSecret(std::string_view hex);
+
+// The VAPID contact (`sub`) when the daemon has no https public URL to name.
+inline constexpr std::string_view kDefaultVapidSubject = "mailto:agentstream@localhost";
 
 // The id of `device`'s consumer: "notify." + device id.
 ConsumerId NotifyConsumerId(const std::string& device);

@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include "notify/notifications.h"
 #include "push/vapid.h"
 
 namespace agentstream::notify {
@@ -89,6 +90,18 @@ TEST(SettingsTest, WantsHonoursKindsAndMinTurn) {
   EXPECT_TRUE(Wants(s, autonomous));
   s.kinds[static_cast<std::size_t>(Kind::kAutonomousFinished)] = false;
   EXPECT_FALSE(Wants(s, autonomous));
+}
+
+TEST(VapidSecretTest, TheSharedHexSecretIsTheKeysScalar) {
+  const std::string hex(64, '1');
+  auto key = VapidKeyFromSecret(hex);
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  EXPECT_EQ(key->private_scalar(), std::string(32, '\x11'));
+  EXPECT_EQ(VapidKeyFromSecret(hex)->public_point(), key->public_point());
+  EXPECT_FALSE(VapidKeyFromSecret("xyz").ok());
+  EXPECT_FALSE(VapidKeyFromSecret(std::string(64, 'g')).ok());
+  EXPECT_FALSE(VapidKeyFromSecret(std::string(64, '0')).ok());  // zero is no scalar
+  EXPECT_FALSE(VapidKeyFromSecret(std::string(64, 'f')).ok());  // above the group order
 }
 
 }  // namespace

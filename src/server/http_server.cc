@@ -741,7 +741,8 @@ Status Server::Start() {
   s.ctx.consumer_routes = std::make_unique<ConsumerRoutes>(o.consumers, o.inbox);
   s.ctx.router =
       std::make_unique<ApiRouter>(s.ctx.agents, s.ctx.log, *s.ctx.timeline, s.ctx.metrics,
-                                  *s.ctx.hub, o.batch, s.ctx.consumer_routes.get(), o.workspaces);
+                                  *s.ctx.hub, o.batch, s.ctx.consumer_routes.get(), o.workspaces,
+                                  o.notify_routes);
   s.Accept();
   if (s.ctx.tls) {
     s.tls_timer.emplace(*s.ios[0]);

@@ -23,6 +23,7 @@
 #include "server/hub.h"
 #include "server/inbox.h"
 #include "server/metrics.h"
+#include "server/notify_routes.h"
 #include "server/security.h"
 #include "server/workspace_routes.h"
 #include "server/ws_app.h"
@@ -78,6 +79,9 @@ struct ServerOptions {
   // Requests to /mcp (any method), after the Host, Origin and token checks every request passes:
   // the MCP server's streamable HTTP transport (mcp_server/mcp_http.h), set by the composition
   // root; `reply` takes the response once, from any thread. Null: /mcp answers 404. Must stay
+  // A device's notification settings and the VAPID key (notify_routes.h); null: those endpoints
+  // answer 404. Not owned; outlives the server.
+  NotifyRoutes* notify_routes = nullptr;
   // callable until Stop() returned.
   std::function<void(const HttpRequest& request, std::function<void(HttpResponse)> reply)> mcp;
   // TLS (docs/operations.md, "TLS"): with both set, every connection on the port is TLS 1.2 or
