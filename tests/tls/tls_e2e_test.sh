@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # HTTPS on the daemon (docs/operations.md, "TLS"): `serve --tls-cert --tls-key` with a
-# self-signed certificate serves /healthz, the agents API, a session log's SSE read, the Durable
-# Streams' reads and the WebSocket upgrade over TLS on one port, every response with
-# Strict-Transport-Security; plain HTTP to that port and TLS 1.1 are refused; a certificate
-# replaced on disk is presented to new connections within seconds, without a restart, and a
-# broken one then keeps the old one; one of the two options alone, or an unreadable key, stops
-# `serve` with exit 2.
+# self-signed certificate serves /healthz, the page, the agents API, a session log's SSE read, the
+# Durable Streams' reads, the WebSocket upgrade (and a hello answered to Node's WebSocket client)
+# and /mcp's initialize over TLS on one port, every response with Strict-Transport-Security;
+# plain HTTP to that port and TLS 1.1 are refused; a certificate replaced on disk is presented to
+# new connections within seconds, without a restart, and a broken one then keeps the old one;
+# one of the two options alone, or an unreadable key, stops `serve` with exit 2.
 #   tls_e2e_test.sh AGENTSTREAM_BINARY
 set -euo pipefail
 source "$(cd "$(dirname "$0")/../.." && pwd)/tests/lib/e2e.sh"
@@ -37,7 +37,10 @@ expect_refused "$E2E_DIR/one.crt" --tls-cert "$E2E_DIR/one.crt" --tls-key "$E2E_
 # The daemon serves TLS with a copy of the first certificate, replaced later.
 cp "$E2E_DIR/one.crt" "$E2E_DIR/serve.crt"
 cp "$E2E_DIR/one.key" "$E2E_DIR/serve.key"
-start_daemon d --store memory: --tls-cert "$E2E_DIR/serve.crt" --tls-key "$E2E_DIR/serve.key"
+mkdir -p "$E2E_DIR/web"
+echo '<!doctype html><title>tls-e2e page</title>' >"$E2E_DIR/web/index.html"
+start_daemon d --store memory: --tls-cert "$E2E_DIR/serve.crt" --tls-key "$E2E_DIR/serve.key" \
+  --web-root "$E2E_DIR/web"
 [[ $d_url == https://127.0.0.1:* ]] || fail "serving on $d_url, want https://"
 base="https://localhost:$d_port"
 tls=(--silent --show-error --max-time 10 --cacert "$E2E_DIR/one.crt")
@@ -79,6 +82,22 @@ curl "${tls[@]}" --max-time 3 --http1.1 --include --no-buffer -H 'Connection: Up
   -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$base/ws" >"$E2E_DIR/ws.out" 2>/dev/null || true
 grep -q '^HTTP/1.1 101' "$E2E_DIR/ws.out" || fail "WebSocket upgrade: $(cat "$E2E_DIR/ws.out")"
 grep -qi '^strict-transport-security: max-age=31536000' "$E2E_DIR/ws.out" || fail "101 without HSTS"
+NODE_EXTRA_CA_CERTS=$E2E_DIR/one.crt node --no-warnings --experimental-websocket \
+  "$(dirname "$0")/ws_probe.mjs" "wss://localhost:$d_port/ws" >"$E2E_DIR/ws-probe.out" 2>&1 ||
+  fail "WebSocket hello over TLS: $(cat "$E2E_DIR/ws-probe.out")"
+
+# The page and /mcp's initialize.
+curl "${tls[@]}" --dump-header "$E2E_DIR/page.h" "$base/" >"$E2E_DIR/page.out" || fail "GET /"
+grep -q 'tls-e2e page' "$E2E_DIR/page.out" ||
+  fail "GET / is not index.html: $(cat "$E2E_DIR/page.out")"
+grep -qi '^strict-transport-security: max-age=31536000' "$E2E_DIR/page.h" ||
+  fail "page without HSTS"
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26",'
+init+='"capabilities":{},"clientInfo":{"name":"tls-e2e","version":"1"}}}'
+curl "${tls[@]}" -H 'Content-Type: application/json' \
+  -H 'Accept: application/json, text/event-stream' -d "$init" "$base/mcp" >"$E2E_DIR/mcp.out" ||
+  fail "POST /mcp over TLS"
+grep -q '"serverInfo"' "$E2E_DIR/mcp.out" || fail "/mcp initialize: $(cat "$E2E_DIR/mcp.out")"
 
 # Plain HTTP to the TLS port gets no HTTP answer; TLS 1.1 is refused.
 if curl --silent --max-time 5 "http://127.0.0.1:$d_port/healthz" >"$E2E_DIR/plain.out" 2>&1; then
