@@ -93,7 +93,7 @@ function Devices({ http, owner }: { http: DaemonHttp; owner: boolean }) {
     <section class="settings-section" data-testid="devices">
       <h3>Devices</h3>
       {error ? <div class="error-text">{error}</div> : null}
-      {devices === null ? <div class="muted">Loading…</div> : null}
+      {devices === null && !error ? <div class="muted">Loading…</div> : null}
       {devices?.length === 0 ? <div class="muted">No device is paired.</div> : null}
       <ul class="device-list">
         {devices?.map((d) => (
