@@ -1,0 +1,225 @@
+// Notifications end to end (docs/notifications.md), one daemon on SQLite with the scripted agent,
+// web-push-testing as the push service and browser (push_service.mjs), a paired device:
+//   - a permission and a finished turn arrive decrypted, with the agent, the event's cursor, the
+//     agent's Topic and high urgency for a permission; bad settings are refused and change nothing;
+//   - a visible client focused on the agent (a WebSocket sending heartbeats) means no push; hidden,
+//     a push;
+//   - a 429 with Retry-After: 2 is honoured (the next attempt at least 2 s later);
+//   - kill -9 of the daemon while the push service holds the request unanswered (it never
+//     accepted it), then a restart: the permission arrives exactly once, and the turn the restart
+//     failed arrives as turnFailed;
+//   - a 410 removes the subscription from the device's settings;
+//   - ntfy: the publish request (path = topic, Title, Priority, body);
+//   - a revoked device gets nothing more.
+import { TestEnv, call, check, fail, readEvents, sleep, until } from '../lib/daemons.mjs';
+import { NtfyReceiver, PushService, topicFor, webPushTestingInstalled } from './push_service.mjs';
+
+const bin = process.argv[2];
+if (!bin) {
+  console.error('usage: node notify_test.mjs AGENTSTREAM_BIN');
+  process.exit(2);
+}
+if (!webPushTestingInstalled()) {
+  console.error('SKIP: web-push-testing is not installed in tests/peers (tools/setup.sh)');
+  process.exit(77);
+}
+
+const env = await TestEnv.create('notify');
+const push = await PushService.start();
+const ntfy = await NtfyReceiver.start();
+env.atClose(() => { push.close(); ntfy.close(); });
+const daemon = env.daemon('d', bin);
+const serveArgs = ['--scripted-chunk-ms', '2', '--push-allow-http'];
+await daemon.start(serveArgs);
+
+// ---- a paired device ----
+const pairing = await call(daemon.url, 'POST', '/v1/pairings', { name: 'phone' });
+if (pairing.status === 404) {  // a build without the pairing routes (docs/remote.md)
+  console.error('SKIP: this daemon has no POST /v1/pairings');
+  process.exit(77);
+}
+check(pairing.status === 201, `pairing: ${pairing.status} ${pairing.text || pairing.error}`);
+const exchanged = await call(daemon.url, 'POST', '/v1/pairings/exchange', { code: pairing.json.code });
+check(exchanged.status === 201, `exchange: ${exchanged.status} ${exchanged.text}`);
+const deviceId = exchanged.json.device.id;
+const auth = { authorization: `Bearer ${exchanged.json.token}` };
+const asDevice = (method, target, body) => call(daemon.url, method, target, body, 15000, auth);
+
+const vapid = await asDevice('GET', '/v1/notifications/vapid');
+check(vapid.status === 200 && /^[A-Za-z0-9_-]{87}$/.test(vapid.json.publicKey),
+      `vapid: ${vapid.status} ${vapid.text}`);
+let sub = await push.subscribe(vapid.json.publicKey);
+
+// Settings: strict, and a refusal changes nothing.
+const defaults = await asDevice('GET', '/v1/devices/self/notifications');
+check(defaults.status === 200 && defaults.json.webPush === null && defaults.json.kinds.permission === true &&
+      defaults.json.minTurnMs === 30000 && defaults.json.previews === false, `defaults: ${defaults.text}`);
+const settings = { webPush: sub.json, minTurnMs: 0, previews: true };
+let r = await asDevice('PUT', '/v1/devices/self/notifications', { ...settings, extra: 1 });
+check(r.status === 400 && r.text.includes('extra'), `unknown member: ${r.status} ${r.text}`);
+r = await asDevice('PUT', '/v1/devices/self/notifications',
+                   { webPush: { ...sub.json, endpoint: sub.json.endpoint.replace('http:', 'ftp:') } });
+check(r.status === 400 && r.text.includes('webPush'), `bad endpoint: ${r.status} ${r.text}`);
+check((await asDevice('GET', '/v1/devices/self/notifications')).json.webPush === null,
+      'a refused PUT changed the settings');
+r = await asDevice('PUT', `/v1/devices/dev_someone_else/notifications`, settings);
+check(r.status === 403, `another device's settings: ${r.status} ${r.text}`);
+r = await asDevice('PUT', `/v1/devices/${deviceId}/notifications`, settings);
+check(r.status === 200 && r.json.webPush.endpoint === sub.json.endpoint, `put: ${r.status} ${r.text}`);
+r = await call(daemon.url, 'GET', '/v1/consumers');
+check(r.json.consumers.some((c) => c.id === `notify.${deviceId}`), 'the device has its consumer');
+
+// ---- helpers ----
+const agentRes = await call(daemon.url, 'POST', '/v1/agents',
+                            { provider: 'scripted', cwd: env.dir, title: 'Notify me' });
+check(agentRes.status === 201 || agentRes.status === 200, `create: ${agentRes.status} ${agentRes.text}`);
+const agent = agentRes.json.id;
+let prompts = 0;
+
+async function send(id, text) {
+  const s = await call(daemon.url, 'POST', `/v1/agents/${id}/messages`,
+                       { text, clientMessageId: `c${++prompts}` });
+  check(s.status === 200 || s.status === 202, `send: ${s.status} ${s.text}`);
+}
+// The newest event of `kind` after `after` events, once it is in the log.
+async function event(id, kind, after = 0) {
+  return until(`${kind} of ${id}`, async () => {
+    const events = await readEvents(daemon.url, id);
+    return events.slice(after).reverse().find((e) => e.kind === kind);
+  });
+}
+const cursorOf = (e) => `${e.epoch}:${e.seq}`;
+async function allow(id, permission) {
+  const a = await call(daemon.url, 'POST',
+                       `/v1/agents/${id}/permissions/${permission.payload.requestId}`,
+                       { decision: 'allow', optionId: 'allow_once' });
+  check(a.status === 200, `permission reply: ${a.status} ${a.text}`);
+}
+async function received(n, what) {
+  return until(what, () => (push.messages(sub.clientHash).length >= n ? push.messages(sub.clientHash) : null),
+               20000);
+}
+const eventCount = async (id) => (await readEvents(daemon.url, id)).length;
+
+// ---- a permission, then the finished turn ----
+await send(agent, 'touch a file, with permission');
+const perm1 = await event(agent, 'permission.requested');
+let got = await received(1, 'the permission push');
+check(got[0].kind === 'permission' && got[0].agent === agent && got[0].cursor === cursorOf(perm1) &&
+      got[0].title === 'Notify me' && got[0].url === `/#agent=${agent}&cursor=${cursorOf(perm1)}`,
+      `permission payload: ${JSON.stringify(got[0])}`);
+check(got[0].body.startsWith('Needs your permission') && got[0].body.length <= 22 + 2 + 120 + 3,
+      `body: ${got[0].body}`);
+const pushed = push.requests;  // (the decrypted message may be stored before the 201 is sent)
+check(pushed.length === 1 && pushed[0].headers.topic === topicFor(agent) &&
+      pushed[0].headers.urgency === 'high' && pushed[0].headers['content-encoding'] === 'aes128gcm',
+      `push headers: ${JSON.stringify(pushed[0]?.headers)}`);
+await allow(agent, perm1);
+const done1 = await event(agent, 'turn.completed');
+got = await received(2, 'the finished-turn push');
+check(got[1].kind === 'turnFinished' && got[1].cursor === cursorOf(done1), `finished: ${JSON.stringify(got[1])}`);
+
+// ---- presence: a visible client on the agent holds notifications back ----
+const ws = new WebSocket(daemon.url.replace('http:', 'ws:') + '/ws');
+await new Promise((resolve, reject) => { ws.onopen = resolve; ws.onerror = reject; });
+const oks = [];
+ws.onmessage = (m) => { const msg = JSON.parse(m.data); if (msg.type === 'ok') oks.push(msg.id); };
+async function heartbeat(id, visible) {
+  ws.send(JSON.stringify({ type: 'heartbeat', id, focusedAgent: agent, visible, deviceType: 'desktop' }));
+  await until(`heartbeat ${id}`, () => oks.includes(id));
+}
+await heartbeat('h1', true);
+let before = await eventCount(agent);
+await send(agent, 'again, with permission');
+const perm2 = await event(agent, 'permission.requested', before);
+// The consumer moved past it (its position) without a push.
+await until('the held-back permission consumed', async () => {
+  const c = await call(daemon.url, 'GET', `/v1/consumers/notify.${deviceId}`);
+  const lane = c.json?.sessions?.find((s) => s.session === agent);
+  const [e, q] = (lane?.position || '0:0').split(':').map(Number);
+  return e > perm2.epoch || (e === perm2.epoch && q >= perm2.seq);
+});
+await sleep(500);
+check(push.messages(sub.clientHash).length === 2, 'a push about an agent a visible client shows');
+await heartbeat('h2', false);  // hidden: the end of this turn is pushed
+await allow(agent, perm2);
+const done2 = await event(agent, 'turn.completed', before);
+got = await received(3, 'the push once hidden');
+check(got[2].kind === 'turnFinished' && got[2].cursor === cursorOf(done2), `hidden: ${JSON.stringify(got[2])}`);
+ws.close();
+
+// ---- 429 with Retry-After ----
+push.plan.push({ status: 429, retryAfter: '2' });
+before = await eventCount(agent);
+await send(agent, 'a third, with permission');
+const perm3 = await event(agent, 'permission.requested', before);
+got = await received(4, 'the push after a 429');
+check(got[3].cursor === cursorOf(perm3), `after 429: ${JSON.stringify(got[3])}`);
+const refused = push.requests.find((q) => q.answered === 429);
+const accepted = push.requests.at(-1);
+check(accepted.at - refused.at >= 2000, `Retry-After not honoured: ${accepted.at - refused.at} ms`);
+await allow(agent, perm3);
+await received(5, 'the third finished turn');
+
+// ---- kill -9 between the event and the push ----
+push.plan.push('hold');
+before = await eventCount(agent);
+const held = push.requests.length;
+await send(agent, 'a fourth, with permission');
+const perm4 = await event(agent, 'permission.requested', before);
+await until('the push service holding the request', () => push.held.length === 1);
+await daemon.kill('SIGKILL');
+push.release();  // the held request was never accepted
+await daemon.start(serveArgs);
+got = await received(6, 'the permission push after the restart');
+await until('the failed turn after the restart', () => push.messages(sub.clientHash).length >= 7);
+await sleep(1500);
+got = push.messages(sub.clientHash);
+const forPerm4 = got.filter((m) => m.cursor === cursorOf(perm4));
+check(forPerm4.length === 1 && forPerm4[0].kind === 'permission', `after kill -9: ${JSON.stringify(got.slice(5))}`);
+const failed = got.filter((m) => m.kind === 'turnFailed');
+check(failed.length === 1 && failed[0].agent === agent, `turnFailed: ${JSON.stringify(failed)}`);
+check(got.length === 7, `exactly the two expected pushes after the restart: ${JSON.stringify(got.slice(5))}`);
+check(push.requests.length - held === 3, `requests since the hold: ${push.requests.length - held}`);
+
+// ---- 410: the subscription is removed ----
+push.expire(sub.clientHash);
+before = await eventCount(agent);
+await send(agent, 'a fifth, with permission');
+await event(agent, 'permission.requested', before);
+await until('the gone subscription removed', async () =>
+  (await asDevice('GET', '/v1/devices/self/notifications')).json.webPush === null);
+check(push.requests.some((q) => q.answered === 410), 'the push service answered 410');
+
+// ---- ntfy ----
+r = await asDevice('PUT', '/v1/devices/self/notifications',
+                   { ntfy: { url: ntfy.url, topic: 'agents-e2e' }, minTurnMs: 0 });
+check(r.status === 200, `ntfy settings: ${r.status} ${r.text}`);
+const perm5 = await event(agent, 'permission.requested');
+await allow(agent, perm5);
+await until('the ntfy publish', () => ntfy.published.length >= 1);
+const pub = ntfy.published[0];
+check(pub.method === 'POST' && pub.path === '/agents-e2e' && pub.headers.title === 'Notify me' &&
+      pub.headers.priority === '3' && pub.body.startsWith('Finished after'),
+      `ntfy: ${JSON.stringify(pub)}`);
+
+// ---- a revoked device gets nothing more ----
+sub = await push.subscribe(vapid.json.publicKey);
+r = await asDevice('PUT', '/v1/devices/self/notifications', { webPush: sub.json });
+check(r.status === 200, `resubscribe: ${r.status}`);
+r = await call(daemon.url, 'DELETE', `/v1/devices/${deviceId}`);
+check(r.status === 200 && r.json.revoked === true, `revoke: ${r.status} ${r.text}`);
+const published = ntfy.published.length;
+before = await eventCount(agent);
+await send(agent, 'a sixth, with permission');
+const perm6 = await event(agent, 'permission.requested', before);
+await sleep(2000);
+check(push.messages(sub.clientHash).length === 0 && ntfy.published.length === published,
+      'a revoked device was notified');
+check((await asDevice('GET', '/v1/devices/self/notifications')).status === 401,
+      'a revoked device is refused');
+void perm6;
+
+console.log('PASS notify');
+await env.close();
+process.exit(0);
