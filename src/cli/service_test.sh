@@ -49,6 +49,20 @@ verify --user "$unit"
 has "$dir/tls/agentstream.service" "ExecReload=/bin/kill -HUP \$MAINPID" \
   "ExecStart=$real_bin --data $dir/data serve --listen 127.0.0.1:7600 --tls-cert $PWD/c.pem --tls-key $dir/k.pem"
 
+# Behind a reverse proxy: each --trusted-proxy on the ExecStart line; a malformed one writes
+# nothing.
+"$bin" --data "$dir/data" service install --unit-dir "$dir/proxy" --no-enable \
+  --trusted-proxy 127.0.0.1 --trusted-proxy fd00::/8 >"$dir/out" 2>&1 ||
+  fail "install --trusted-proxy: $(cat "$dir/out")"
+has "$dir/proxy/agentstream.service" \
+  "ExecStart=$real_bin --data $dir/data serve --listen 127.0.0.1:7600 --trusted-proxy 127.0.0.1 --trusted-proxy fd00::/8"
+if "$bin" --data "$dir/data" service install --unit-dir "$dir/bad-proxy" --no-enable \
+  --trusted-proxy 10.0.0.1/8 >"$dir/out" 2>&1; then
+  fail "install --trusted-proxy 10.0.0.1/8 succeeded"
+fi
+grep -q 'trusted-proxy: bad address range "10.0.0.1/8"' "$dir/out" || fail "$(cat "$dir/out")"
+[ ! -e "$dir/bad-proxy/agentstream.service" ] || fail "a unit with a malformed proxy was written"
+
 # A system unit: the data in its StateDirectory; the shipped unit but for the binary.
 "$bin" service install --system --unit-dir "$dir/system" --no-enable >"$dir/out" 2>&1 ||
   fail "install --system: $(cat "$dir/out")"
