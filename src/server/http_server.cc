@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "devices/device_service.h"
 #include "log/log.h"
 #include "server/follower.h"
 #include "server/server_internal.h"
@@ -46,7 +47,8 @@ std::string internal::RemoteAddress(const tcp::socket& socket) {
 }
 
 void internal::LogRequest(std::string_view method, std::string_view route, int status,
-                          std::string_view client_address, std::string_view peer) {
+                          std::string_view client_address, std::string_view peer,
+                          std::string_view device) {
   if (!log::Enabled(log::Level::kDebug)) return;
   std::vector<log::Field> fields{{"method", method},
                                  {"route", route.empty() ? "other" : route},
@@ -54,6 +56,7 @@ void internal::LogRequest(std::string_view method, std::string_view route, int s
                                  {"client", client_address}};
   if (client_address != peer && CanonicalAddress(peer) != client_address)
     fields.push_back({"proxy", peer});
+  if (!device.empty()) fields.push_back({"device", device});
   log::Write(log::Level::kDebug, "server.request", fields);
 }
 
@@ -127,6 +130,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void Close();
   void OnRequest();
   Status Resolve(HttpRequest& req);
+  // The device check (DeviceRoutes::Admit); registers the connection of an admitted device.
+  std::optional<HttpResponse> AdmitDevice(HttpRequest& req, std::string_view query_token);
   internal::ResolvedRequest Resolved(const HttpRequest& req) const;
   void Respond(HttpResponse response, bool keep_alive = true);
   void Deny(int status, const std::string& code, const std::string& message);
@@ -161,6 +166,12 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   const std::string address_;
   std::string client_address_;  // the effective client of the current request (forwarded.h)
   bool forwarded_ = false;      // the current request came through a trusted proxy
+  std::string device_id_;       // the paired device of the current request, "" for the owner
+  // Closes the connection when its device is revoked (device_connections.h): a live read at
+  // once, a request being answered after its answer (a device revoking itself gets it).
+  DeviceConnections::Registration device_registration_;
+  bool answering_ = false;  // between a request and the write of its answer
+  bool revoked_ = false;    // the device was revoked: no further request on this connection
   AddressSlot slot_;
   bool first_request_;  // no request read yet: the head's deadline runs from the accept
 };
@@ -279,10 +290,35 @@ internal::ResolvedRequest HttpConnection::Resolved(const HttpRequest& req) const
   return {std::move(base_url), req.client_address};
 }
 
+std::optional<HttpResponse> HttpConnection::AdmitDevice(HttpRequest& req,
+                                                        std::string_view query_token) {
+  auto refused =
+      ctx_.device_routes->Admit(req, query_token, Header(request_, http::field::user_agent));
+  if (refused || req.device_id.empty()) return refused;
+  device_id_ = req.device_id;
+  if (!device_registration_.active()) {
+    std::weak_ptr<HttpConnection> weak = weak_from_this();
+    device_registration_ =
+        ctx_.device_connections->Add(device_id_, [weak, executor = stream_.get_executor()] {
+          asio::post(executor, [weak] {
+            auto self = weak.lock();
+            if (!self) return;
+            self->revoked_ = true;
+            if (self->live_ || !self->answering_) self->Close();
+          });
+        });
+    if (!device_registration_.active())
+      return CodedErrorResponse(503, "unavailable", "too many open connections of devices");
+  }
+  return std::nullopt;
+}
+
 void HttpConnection::OnRequest() {
   route_.clear();
   client_address_ = address_;
   forwarded_ = false;
+  device_id_.clear();
+  answering_ = true;
   HttpRequest req;
   req.method = std::string(request_.method_string());
   // The Host allow-list comes first: a page of another site rebound to this address is refused
@@ -321,7 +357,7 @@ void HttpConnection::OnRequest() {
   const auto token = req.query.find("token");
   // A page served through this same scheme and host (a proxy's https://NAME) is not cross-site.
   const bool same_origin = req.origin == OriginOf(req.scheme, req.effective_host);
-  const Access access = CheckAccess(
+  Access access = CheckAccess(
       ctx_.options.security, req.authorization, token == req.query.end() ? "" : token->second,
       same_origin ? std::string_view() : std::string_view(req.origin), req.client_address);
   if (access == Access::kForbiddenOrigin)
@@ -330,6 +366,12 @@ void HttpConnection::OnRequest() {
   if (IsStaticRequest(req.method, req.path) && !beast::websocket::is_upgrade(request_))
     return Respond(
         ServeStatic(ctx_.options.web_root, req.path, Header(request_, http::field::if_none_match)));
+  // Not the owner: a paired device's token, or a pairing exchange, which needs no credential.
+  if (access == Access::kUnauthorized && ctx_.device_routes != nullptr) {
+    if (auto refused = AdmitDevice(req, token == req.query.end() ? "" : token->second))
+      return Respond(std::move(*refused), /*keep_alive=*/false);
+    if (!req.device_id.empty() || IsPairingExchange(req)) access = Access::kAllowed;
+  }
   // An inbox delivery is authenticated by its signature (inbox.h), not by the daemon's token.
   if (access == Access::kUnauthorized && !IsInboxDelivery(req))
     return Deny(401, "unauthorized",
@@ -344,9 +386,10 @@ void HttpConnection::OnRequest() {
   if (beast::websocket::is_upgrade(request_)) {
     if (req.path != "/ws") return Deny(404, "not_found", "WebSocket upgrades only at /ws");
     ctx_.metrics.Request("/ws", 101);
-    internal::LogRequest(req.method, "/ws", 101, client_address_, address_);
+    internal::LogRequest(req.method, "/ws", 101, client_address_, address_, device_id_);
     stream_.expires_never();
-    return internal::StartWebSocket(ctx_, std::move(stream_), request_);
+    device_registration_.Reset();  // the WebSocket registers itself
+    return internal::StartWebSocket(ctx_, std::move(stream_), request_, device_id_);
   }
   req.body = std::move(request_.body());
   const std::vector<std::string> seg = PathSegments(req.path);
@@ -363,13 +406,16 @@ void HttpConnection::OnRequest() {
     });
   };
   if (req.path == "/mcp" && ctx_.options.mcp) return ctx_.options.mcp(req, std::move(reply));
+  if (ctx_.device_routes != nullptr &&
+      ctx_.device_routes->Handle(req, seg, Header(request_, http::field::user_agent), reply))
+    return;
   ctx_.router->Handle(req, std::move(reply));
 }
 
 void HttpConnection::Respond(HttpResponse response, bool keep_alive) {
   ctx_.metrics.Request(route_.empty() ? "other" : route_, response.status);
-  internal::LogRequest(request_.method_string(), route_, response.status, client_address_,
-                       address_);
+  internal::LogRequest(request_.method_string(), route_, response.status, client_address_, address_,
+                       device_id_);
   auto res = std::make_shared<http::response<http::string_body>>(
       static_cast<http::status>(response.status), request_.version() ? request_.version() : 11);
   res->set(http::field::server, "agentstream");
@@ -382,12 +428,14 @@ void HttpConnection::Respond(HttpResponse response, bool keep_alive) {
   res->body() = std::move(response.body);
   // Staying open is waiting for the next request: the client's address must have a place for
   // that (max_waiting_per_address), else the answer says the connection closes.
-  res->keep_alive(keep_alive && request_.keep_alive() && slot_.Acquire(*ctx_.waiting, address_));
+  res->keep_alive(keep_alive && !revoked_ && request_.keep_alive() &&
+                  slot_.Acquire(*ctx_.waiting, address_));
   res->prepare_payload();
   stream_.expires_after(ctx_.options.idle_timeout);
   http::async_write(stream_, *res,
                     [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
                       if (ec) return;
+                      self->answering_ = false;
                       if (!res->keep_alive()) return self->LingeringClose();
                       self->ReadRequest();
                     });
@@ -473,7 +521,8 @@ void HttpConnection::FinishLongPoll(bool timed_out) {
 
 void HttpConnection::StartSse(const EventsQuery& query) {
   ctx_.metrics.Request(route_, 200);
-  internal::LogRequest(request_.method_string(), route_, 200, client_address_, address_);
+  internal::LogRequest(request_.method_string(), route_, 200, client_address_, address_,
+                       device_id_);
   live_ = query;
   stream_.expires_never();
   std::string head =
@@ -677,7 +726,8 @@ struct Server::Impl {
   std::vector<std::thread> threads;
   std::uint16_t port = 0;
   bool stopped = false;
-  std::size_t next_io = 0;  // used by the accept handler only
+  std::size_t next_io = 0;      // used by the accept handler only
+  int revocation_listener = 0;  // of options.devices, while started
   // Declared last, destroyed first: pending handlers (holding connections, which hold hub
   // tokens) are destroyed while the hub still exists. ios[0] also runs the acceptor and the hub.
   std::vector<std::unique_ptr<asio::io_context>> ios;
@@ -743,6 +793,13 @@ Status Server::Start() {
       std::make_unique<ApiRouter>(s.ctx.agents, s.ctx.log, *s.ctx.timeline, s.ctx.metrics,
                                   *s.ctx.hub, o.batch, s.ctx.consumer_routes.get(), o.workspaces,
                                   o.notify_routes);
+  if (o.devices != nullptr) {
+    s.ctx.device_routes = std::make_unique<DeviceRoutes>(*o.devices, o.pairing_public_url);
+    s.ctx.device_connections = std::make_unique<DeviceConnections>(o.max_connections);
+    DeviceConnections* connections = s.ctx.device_connections.get();
+    s.revocation_listener = o.devices->AddRevocationListener(
+        [connections](const std::string& device) { connections->CloseDevice(device); });
+  }
   s.Accept();
   if (s.ctx.tls) {
     s.tls_timer.emplace(*s.ios[0]);
@@ -774,6 +831,8 @@ void Server::Stop() {
   Impl& s = *impl_;
   if (s.stopped) return;
   s.stopped = true;
+  if (s.revocation_listener != 0)
+    s.ctx.options.devices->RemoveRevocationListener(s.revocation_listener);
   if (s.ctx.hub) s.ctx.hub->Stop();
   for (auto& io : s.ios) io->stop();
   for (std::thread& t : s.threads) t.join();

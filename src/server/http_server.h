@@ -27,6 +27,10 @@
 #include "server/security.h"
 #include "server/workspace_routes.h"
 #include "server/ws_app.h"
+
+namespace agentstream::devices {
+class DeviceService;  // devices/device_service.h
+}  // namespace agentstream::devices
 #include "streams/stream_store.h"
 #include "streams/subscriptions.h"
 
@@ -75,13 +79,19 @@ struct ServerOptions {
   // Agents' git worktrees and diffs (workspace_routes.h); null: a create asking for a worktree
   // is refused. Not owned; outlives the server.
   WorkspaceRoutes* workspaces = nullptr;
-  WsLimits ws;
-  // Requests to /mcp (any method), after the Host, Origin and token checks every request passes:
-  // the MCP server's streamable HTTP transport (mcp_server/mcp_http.h), set by the composition
-  // root; `reply` takes the response once, from any thread. Null: /mcp answers 404. Must stay
   // A device's notification settings and the VAPID key (notify_routes.h); null: those endpoints
   // answer 404. Not owned; outlives the server.
   NotifyRoutes* notify_routes = nullptr;
+  WsLimits ws;
+  // Paired devices (docs/remote.md, "Pairing a phone"): a device token is accepted besides the
+  // owner's token, /v1/pairings and /v1/devices are served, and a revoked device's connections
+  // are closed. Null: none of it. Not owned; outlives the server.
+  devices::DeviceService* devices = nullptr;
+  // The base URL of pairing links (`serve --public-url`); "": the request's own origin.
+  std::string pairing_public_url;
+  // Requests to /mcp (any method), after the Host, Origin and token checks every request passes:
+  // the MCP server's streamable HTTP transport (mcp_server/mcp_http.h), set by the composition
+  // root; `reply` takes the response once, from any thread. Null: /mcp answers 404. Must stay
   // callable until Stop() returned.
   std::function<void(const HttpRequest& request, std::function<void(HttpResponse)> reply)> mcp;
   // TLS (docs/operations.md, "TLS"): with both set, every connection on the port is TLS 1.2 or

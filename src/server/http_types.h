@@ -28,6 +28,8 @@ struct HttpRequest {
   std::string scheme = "http";  // "http" or "https"
   std::string effective_host;   // a Host value ("name[:port]"); "" when the request had none
   std::string client_address;   // the client's IP address, one spelling; empty when unknown
+  // The principal: the paired device making the request (docs/remote.md), "" for the owner.
+  std::string device_id;
   // Other headers a handler reads (names lowercase), as listed in kForwardedHeaders.
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;

@@ -15,6 +15,8 @@
 #include "server/address_limiter.h"
 #include "server/api_router.h"
 #include "server/consumer_routes.h"
+#include "server/device_connections.h"
+#include "server/device_routes.h"
 #include "server/http_server.h"
 #include "server/server_stream.h"
 #include "server/timeline_service.h"
@@ -37,6 +39,9 @@ struct ServerContext {
   std::string base_url;  // of Location headers: options.public_url or the bound address
   // The certificate of new connections; null without TLS (set by Server::Start).
   std::unique_ptr<TlsCertificates> tls;
+  // Paired devices: their routes and open connections; null without options.devices.
+  std::unique_ptr<DeviceRoutes> device_routes;
+  std::unique_ptr<DeviceConnections> device_connections;
 };
 
 // Every response over TLS carries this header (HTTP Strict Transport Security: one year).
@@ -77,9 +82,11 @@ struct ResolvedRequest {
 };
 
 // The access log: one debug line `server.request` per request answered (docs/operations.md,
-// "Logs"), naming the effective client, and the TCP peer when they differ (a proxy).
+// "Logs"), naming the effective client, and the TCP peer when they differ (a proxy), and the
+// paired device making it (never its token).
 void LogRequest(std::string_view method, std::string_view route, int status,
-                std::string_view client_address, std::string_view peer);
+                std::string_view client_address, std::string_view peer,
+                std::string_view device = {});
 
 // Takes over a connection for one /v1/stream request (stream_http.cc); hands it back through
 // ResumeHttp when the connection stays open.
@@ -92,7 +99,10 @@ void ResumeHttp(ServerContext& ctx, ServerStream stream, boost::beast::flat_buff
                 AddressSlot slot);
 
 // Takes over an upgraded connection and runs the WebSocket app protocol on it.
+// `device_id`: the paired device that opened it ("" for the owner); its connection is closed
+// when the device is revoked.
 void StartWebSocket(ServerContext& ctx, ServerStream stream,
-                    const boost::beast::http::request<boost::beast::http::string_body>& request);
+                    const boost::beast::http::request<boost::beast::http::string_body>& request,
+                    const std::string& device_id = {});
 
 }  // namespace agentstream::server::internal

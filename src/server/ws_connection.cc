@@ -27,7 +27,18 @@ class WsConnection final : public WsOutput, public std::enable_shared_from_this<
   }
   ~WsConnection() override { ctx_.metrics.WebSocketClosed(); }
 
-  void Run(const http::request<http::string_body>& request) {
+  void Run(const http::request<http::string_body>& request, const std::string& device_id) {
+    if (!device_id.empty()) {
+      // A revoked device's WebSocket is closed (policy violation), and its socket shortly after
+      // if the client does not answer the close.
+      device_registration_ = ctx_.device_connections->Add(
+          device_id, [weak = weak_from_this(), executor = ws_.get_executor()] {
+            asio::post(executor, [weak] {
+              if (auto self = weak.lock()) self->Revoked();
+            });
+          });
+      if (!device_registration_.active()) return;  // over the bound: dropped
+    }
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws_.set_option(websocket::stream_base::decorator(
         [tls = ws_.next_layer().tls()](websocket::response_type& res) {
@@ -74,6 +85,16 @@ class WsConnection final : public WsOutput, public std::enable_shared_from_this<
       queue_.frames.pop_back();
     }
     if (!queue_.writing) SendClose();
+  }
+
+  void Revoked() {
+    if (closed_) return;
+    Close("device revoked");
+    close_reason_.code = websocket::close_code::policy_error;
+    After(std::chrono::milliseconds(500), [self = shared_from_this()] {
+      beast::error_code ignored;
+      self->ws_.next_layer().socket().close(ignored);
+    });
   }
 
   void After(std::chrono::milliseconds delay, std::function<void()> fn) override {
@@ -145,13 +166,14 @@ class WsConnection final : public WsOutput, public std::enable_shared_from_this<
   websocket::close_reason close_reason_;
   bool closing_ = false;
   bool closed_ = false;
+  DeviceConnections::Registration device_registration_;  // the device's, "" for the owner
 };
 
 }  // namespace
 
 void StartWebSocket(ServerContext& ctx, ServerStream stream,
-                    const http::request<http::string_body>& request) {
-  std::make_shared<WsConnection>(ctx, std::move(stream))->Run(request);
+                    const http::request<http::string_body>& request, const std::string& device_id) {
+  std::make_shared<WsConnection>(ctx, std::move(stream))->Run(request, device_id);
 }
 
 }  // namespace agentstream::server::internal
