@@ -54,6 +54,18 @@ export class PushService {
     s.servicePort = await freePort();
     s.service = new TestingServer(s.model, s.servicePort);
     s.service.startServer();
+    // When each message was decrypted (the benchmark's receive time): web-push-testing's
+    // http_ece, wrapped.
+    s.arrivals = [];  // {at, payload}
+    const ece = createRequire(require.resolve('web-push-testing/src/PushApiModel.js'))('http_ece');
+    const decrypt = ece.decrypt;
+    ece.decrypt = (...args) => {
+      const out = decrypt(...args);
+      try {
+        s.arrivals.push({ at: Date.now(), payload: JSON.parse(out.toString('utf8')) });
+      } catch {}
+      return out;
+    };
     s.requests = [];  // {at, path, headers, answered}
     s.plan = [];      // what to do with the next requests: 'forward' (default), 'hold', {status, retryAfter}
     s.held = [];

@@ -1,0 +1,88 @@
+// Notification latency and throughput (docs/benchmarks.md, "Notifications"): from an event's
+// commit (its `time` in the log) to the push service decrypting the message (web-push-testing,
+// tests/peers), and notifications per second sustained. A paired device with a Web Push
+// subscription and only `permission` switched on; AGENTS scripted agents spread over the daemons
+// each ask a permission ROUNDS times (all agents at once, answered once every push arrived).
+//   node bench/notify_latency.mjs AGENTSTREAM_BIN [DAEMONS=1] [AGENTS=20] [ROUNDS=10]
+// One daemon runs on SQLite; three on one PostgreSQL database (AGENTSTREAM_TEST_PG).
+import { TestEnv, call, readEvents, sleep, until } from '../tests/lib/daemons.mjs';
+import { PushService } from '../tests/notify/push_service.mjs';
+
+const [bin, daemonsArg = '1', agentsArg = '20', roundsArg = '10'] = process.argv.slice(2);
+if (!bin) {
+  console.error('usage: node bench/notify_latency.mjs AGENTSTREAM_BIN [DAEMONS] [AGENTS] [ROUNDS]');
+  process.exit(2);
+}
+const count = Number(daemonsArg);
+const agentsN = Number(agentsArg);
+const rounds = Number(roundsArg);
+const env = await TestEnv.create('notify-bench');
+let store = [];
+if (count > 1) {
+  const url = env.pgDatabase();
+  if (!url) {
+    console.error('AGENTSTREAM_TEST_PG is not set (needed for several daemons)');
+    process.exit(2);
+  }
+  store = ['--store', await url];
+}
+const push = await PushService.start();
+env.atClose(() => push.close());
+const daemons = [];
+for (let i = 0; i < count; ++i) {
+  daemons.push(await env.daemon(`d${i}`, bin, store).start(['--scripted-chunk-ms', '0',
+                                                            '--push-allow-http']));
+}
+const main = daemons[0];
+const pairing = await call(main.url, 'POST', '/v1/pairings', { name: 'bench' });
+const exchanged = await call(main.url, 'POST', '/v1/pairings/exchange', { code: pairing.json?.code });
+if (exchanged.status !== 201) throw new Error(`pairing: ${pairing.text} ${exchanged.text}`);
+const auth = { authorization: `Bearer ${exchanged.json.token}` };
+const key = (await call(main.url, 'GET', '/v1/notifications/vapid')).json.publicKey;
+const sub = await push.subscribe(key);
+const kinds = { permission: true, turnFailed: false, turnFinished: false, autonomousFinished: false,
+                queueWaiting: false };
+const put = await call(main.url, 'PUT', '/v1/devices/self/notifications',
+                       { webPush: sub.json, kinds }, 15000, auth);
+if (put.status !== 200) throw new Error(`settings: ${put.text}`);
+
+const agents = [];
+for (let i = 0; i < agentsN; ++i) {
+  const d = daemons[i % count];
+  const r = await call(d.url, 'POST', '/v1/agents', { provider: 'scripted', cwd: env.dir });
+  agents.push({ url: d.url, id: r.json.id });
+}
+let sent = 0;
+const started = Date.now();
+for (let round = 0; round < rounds; ++round) {
+  await Promise.all(agents.map((a) => call(a.url, 'POST', `/v1/agents/${a.id}/messages`,
+                                           { text: `round ${round}, with permission`,
+                                             clientMessageId: `r${round}` })));
+  sent += agents.length;
+  await until(`round ${round}'s pushes`, () => push.arrivals.length >= sent, 120000);
+  await Promise.all(agents.map(async (a) => {
+    const events = await readEvents(a.url, a.id);
+    const perm = events.reverse().find((e) => e.kind === 'permission.requested');
+    await call(a.url, 'POST', `/v1/agents/${a.id}/permissions/${perm.payload.requestId}`,
+               { decision: 'allow', optionId: 'allow_once' });
+  }));
+}
+const elapsed = (Date.now() - started) / 1000;
+await sleep(1000);
+// Commit times from the log.
+const committed = new Map();
+for (const a of agents) {
+  for (const e of await readEvents(a.url, a.id))
+    if (e.kind === 'permission.requested') committed.set(`${a.id} ${e.epoch}:${e.seq}`, e.time);
+}
+const latencies = push.arrivals.map((m) => m.at - committed.get(`${m.payload.agent} ${m.payload.cursor}`))
+  .filter((x) => Number.isFinite(x)).sort((x, y) => x - y);
+const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))];
+console.log(JSON.stringify({
+  daemons: count, agents: agentsN, rounds, notifications: push.arrivals.length,
+  duplicates: push.arrivals.length - new Set(push.arrivals.map((m) => `${m.payload.agent} ${m.payload.cursor}`)).size,
+  p50_ms: pct(0.5), p99_ms: pct(0.99), max_ms: latencies.at(-1),
+  per_second: Math.round(push.arrivals.length / elapsed),
+}));
+await env.close();
+process.exit(0);
