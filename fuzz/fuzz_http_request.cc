@@ -8,7 +8,13 @@
 // send with its attachments, permission reply, the one-member bodies), with and without the
 // WebSocket's envelope: a decoder accepts only objects whose members it defines (the harness's
 // own lists, from docs/protocol.md), refuses any other member first, naming it, and what it
-// accepts round-trips through its encoder.
+// accepts round-trips through its encoder. The Authorization, Origin and Transfer-Encoding values
+// also stand for X-Forwarded-For, -Host and -Proto (field lines split at ';') and the streams'
+// header value for a list of trusted-proxy ranges (split at ' '), resolved for several peers
+// (server/forwarded.h): a peer that is not a trusted proxy gets its own scheme, Host and address
+// whatever the headers say; from a trusted one, the result is a canonical address that is the
+// peer's or one of X-Forwarded-For's (a trusted proxy only when every one is), or a refusal naming
+// the header.
 #include <algorithm>
 #include <array>
 #include <boost/json/parse.hpp>
@@ -18,6 +24,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/api_json.h"
 #include "core/ids.h"
@@ -25,6 +32,7 @@
 #include "fuzz_check.h"
 #include "net/http_url.h"
 #include "server/api_router.h"
+#include "server/forwarded.h"
 #include "server/http_types.h"
 #include "server/security.h"
 #include "server/static_files.h"
@@ -90,6 +98,88 @@ void FuzzHeaders(std::string_view host, std::string_view authorization, std::str
   (void)boost::json::parse(error.body, ec);
   Check(!ec);
   Check(IsValidUtf8(SanitizeUtf8(host)));
+}
+
+// `text` split at `separator`, at most `limit` parts (a header's field lines, a list of ranges).
+std::vector<std::string_view> SplitAt(std::string_view text, char separator,
+                                      std::size_t limit = 16) {
+  std::vector<std::string_view> parts;
+  if (text.empty()) return parts;
+  while (parts.size() < limit) {
+    const std::size_t at = text.find(separator);
+    parts.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) break;
+    text = text.substr(at + 1);
+  }
+  return parts;
+}
+
+void FuzzForwarded(std::string_view host, std::string_view forwarded_for,
+                   std::string_view forwarded_host, std::string_view forwarded_proto,
+                   std::string_view ranges) {
+  std::vector<std::string> entries;
+  for (const std::string_view entry : SplitAt(ranges, ' ')) {
+    const Result<server::AddressRange> range = server::ParseAddressRange(entry);
+    if (!range.ok()) {
+      Check(range.status().code() == ErrorCode::kInvalidArgument);
+      Check(!server::TrustedProxies::Parse({std::string(entry)}).ok());
+      continue;
+    }
+    Check(range->prefix >= 0 && range->prefix <= (range->v4 ? 32 : 128));
+    entries.emplace_back(entry);
+  }
+  const Result<server::TrustedProxies> proxies = server::TrustedProxies::Parse(entries);
+  Check(proxies.ok());
+  // X-Forwarded-For's elements, canonical ("" for one that is not an address).
+  std::vector<std::string> elements;
+  for (const std::string_view line : SplitAt(forwarded_for, ';')) {
+    for (std::string_view element : SplitAt(line, ',', line.size() + 1)) {
+      while (!element.empty() && (element.front() == ' ' || element.front() == '\t'))
+        element.remove_prefix(1);
+      while (!element.empty() && (element.back() == ' ' || element.back() == '\t'))
+        element.remove_suffix(1);
+      elements.push_back(server::CanonicalAddress(element));
+    }
+  }
+  const bool every_one_trusted =
+      std::all_of(elements.begin(), elements.end(),
+                  [&](const std::string& e) { return !e.empty() && proxies->Contains(e); });
+  const std::string_view peers[] = {"127.0.0.1", "10.1.2.3", "::ffff:10.1.2.3", "fd00::7", ""};
+  bool tls = false;
+  for (const std::string_view peer : peers) {
+    tls = !tls;
+    server::ForwardedInput in;
+    in.peer = peer;
+    in.tls = tls;
+    in.host = host;
+    in.forwarded_for = SplitAt(forwarded_for, ';');
+    in.forwarded_host = SplitAt(forwarded_host, ';');
+    in.forwarded_proto = SplitAt(forwarded_proto, ';');
+    const Result<server::EffectiveRequest> r = server::ResolveForwarded(*proxies, in);
+    const std::string own = server::CanonicalAddress(peer);
+    if (own.empty() || !proxies->Contains(own)) {
+      Check(r.ok() && !r->forwarded && r->client_address == own && r->host == host &&
+            r->scheme == (tls ? "https" : "http"));
+      continue;
+    }
+    if (!r.ok()) {
+      Check(r.status().code() == ErrorCode::kInvalidArgument);
+      Check(r.status().message().find("X-Forwarded-") != std::string::npos);
+      continue;
+    }
+    Check(r->forwarded && (r->scheme == "http" || r->scheme == "https"));
+    Check(server::CanonicalAddress(r->client_address) == r->client_address);
+    if (in.forwarded_for.empty()) {
+      Check(r->client_address == own);
+    } else {
+      Check(std::find(elements.begin(), elements.end(), r->client_address) != elements.end());
+      Check(!proxies->Contains(r->client_address) || every_one_trusted);
+    }
+    if (!in.forwarded_host.empty()) Check(server::HostOfHeader(r->host).has_value());
+    const std::string origin = server::OriginOf(r->scheme, r->host);
+    if (!origin.empty())
+      Check(origin.rfind(r->scheme + "://", 0) == 0 && server::IsSafeHeaderValue(origin));
+  }
 }
 
 namespace json = boost::json;
@@ -194,6 +284,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   agentstream::FuzzTarget(fields[0]);
   agentstream::FuzzHeaders(fields[1], fields[2], fields[3], fields[4]);
+  agentstream::FuzzForwarded(fields[1], fields[2], fields[3], fields[4], fields[5]);
   (void)agentstream::streams::ParseIsoTime(fields[5]);
   (void)agentstream::streams::ParseOffset(fields[5]);
   agentstream::FuzzBody(rest);
