@@ -28,10 +28,6 @@ async function owner(method: string, path: string, body?: unknown): Promise<any>
 
 test.use({ viewport: { width: 390, height: 844 } });
 
-// The daemon's pairing and device routes (/v1/pairings, /v1/devices, /v1/whoami) are not in the
-// daemon yet: these tests run once they are.
-test.fixme(true, 'needs the daemon with /v1/pairings, /v1/devices and /v1/whoami');
-
 test('a phone pairs with a link, works with its device token, and is told when it is revoked', async ({ browser }) => {
   const agent = (await owner('POST', '/v1/agents', { provider: 'scripted', cwd: '/tmp', title: 'Paired work' })).id as string;
   const pairing = await owner('POST', '/v1/pairings', { name: 'test phone', expiresInMs: 60000 });
@@ -66,6 +62,19 @@ test('a phone pairs with a link, works with its device token, and is told when i
   await row.getByTestId('device-save').click();
   await expect(row.getByTestId('device-name')).toContainText('pocket');
   expect(((await owner('GET', '/v1/devices')).devices as any[]).find((d) => d.id === device.id).name).toBe('pocket');
+  // This device's notification settings: a kind switched off and previews on, saved on the
+  // daemon as the device's settings.
+  const notifications = page.getByTestId('notifications');
+  await expect(notifications.getByTestId('kind-turnFinished')).toBeChecked();
+  await notifications.getByTestId('kind-turnFinished').uncheck();
+  await expect(notifications.getByTestId('notifications-status')).toHaveText('Saved.');
+  await notifications.getByTestId('previews').check();
+  await expect
+    .poll(async () => {
+      const s = await owner('GET', `/v1/devices/${device.id}/notifications`);
+      return [s.kinds.turnFinished, s.kinds.permission, s.previews];
+    })
+    .toEqual([false, true, true]);
   await page.getByTestId('settings-close').click();
 
   // The same code does not pair twice.

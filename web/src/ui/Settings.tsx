@@ -1,6 +1,6 @@
 // "Devices and notifications" (docs/web.md, "Pairing and devices"): the paired devices
 // (`GET /v1/devices`) with rename and revoke, a pairing link for a new device (the owner only),
-// and this device's notification settings (`/v1/devices/self/notifications`) with "Enable push",
+// and this device's notification settings (`/v1/devices/{its id}/notifications`) with "Enable push",
 // which subscribes the service worker's pushManager with the daemon's VAPID key.
 import { useEffect, useState } from 'preact/hooks';
 import type { DeviceInfo } from '../core/auth';
@@ -61,7 +61,7 @@ export function SettingsOverlay({ http, onClose }: { http: DaemonHttp; onClose()
         ) : null}
         <Devices http={http} owner={who?.principal === 'owner'} />
         {who?.principal === 'owner' ? <PairDevice http={http} /> : null}
-        {who?.principal === 'device' ? <Notifications http={http} /> : null}
+        {who?.principal === 'device' && who.device ? <Notifications http={http} deviceId={who.device.id} /> : null}
         <button type="button" onClick={onClose} data-testid="settings-close">
           Close
         </button>
@@ -198,18 +198,18 @@ function PairDevice({ http }: { http: DaemonHttp }) {
   );
 }
 
-function Notifications({ http }: { http: DaemonHttp }) {
+// This device's settings, by its own id (the owner's view of it is the same resource).
+function Notifications({ http, deviceId }: { http: DaemonHttp; deviceId: string }) {
+  const path = `/v1/devices/${encodeURIComponent(deviceId)}/notifications`;
   const [settings, setSettings] = useState<NotificationSettings | null>(null);
   const [status, setStatus] = useState('');
   useEffect(() => {
-    void http
-      .getJson<NotificationSettings>('/v1/devices/self/notifications')
-      .then((r) => (r.ok ? setSettings(r.value) : setStatus(r.message)));
-  }, [http]);
+    void http.getJson<NotificationSettings>(path).then((r) => (r.ok ? setSettings(r.value) : setStatus(r.message)));
+  }, [http, path]);
   if (!settings) return <section class="settings-section">{status || 'Loading notification settings…'}</section>;
   const save = async (next: NotificationSettings) => {
     setSettings(next);
-    const r = await http.sendJson<NotificationSettings>('PUT', '/v1/devices/self/notifications', next);
+    const r = await http.sendJson<NotificationSettings>('PUT', path, next);
     setStatus(r.ok ? 'Saved.' : r.message);
     if (r.ok && r.value) setSettings(r.value);
   };
