@@ -183,3 +183,49 @@ test('voice input: hidden without speech recognition, dictates into the composer
     'true',
   );
 });
+
+// A push message as the push service would hand it to the service worker (Chrome's DevTools
+// protocol, ServiceWorker.deliverPushMessage): shown once per agent and cursor, tagged with the
+// agent, linking to the agent at the item.
+test('push: the service worker shows the daemon notification once per cursor', async ({ page, context }) => {
+  await context.grantPermissions(['notifications'], { origin: run.daemon.url });
+  await page.goto(run.daemon.url);
+  await page.evaluate(() => navigator.serviceWorker.ready);
+  const cdp = await context.newCDPSession(page);
+  const registrations: { registrationId: string; scopeURL: string }[] = [];
+  cdp.on('ServiceWorker.workerRegistrationUpdated', (e) => registrations.push(...e.registrations));
+  await cdp.send('ServiceWorker.enable');
+  await expect.poll(() => registrations.length).toBeGreaterThan(0);
+  const registrationId = registrations.find((r) => r.scopeURL === `${run.daemon.url}/`)!.registrationId;
+  const push = (payload: unknown) =>
+    cdp.send('ServiceWorker.deliverPushMessage', { origin: run.daemon.url, registrationId, data: JSON.stringify(payload) });
+  const shown = () =>
+    page.evaluate(() =>
+      navigator.serviceWorker.ready
+        .then((r) => r.getNotifications())
+        .then((ns) => ns.map((n) => ({ title: n.title, body: n.body, tag: n.tag, url: n.data?.url }))),
+    );
+  const notice = { agent: 'ses_p1', cursor: '1:42', kind: 'permission', title: 'Parser', body: 'wants Bash', url: '/#x' };
+
+  await push(notice);
+  await expect
+    .poll(shown)
+    .toEqual([{ title: 'Parser needs your permission', body: 'wants Bash', tag: 'ses_p1', url: '/#agent=ses_p1&cursor=1%3A42' }]);
+  // The same cursor again, and an older one: dropped (the shown one stays as it was).
+  await push({ ...notice, body: 'again' });
+  await push({ ...notice, cursor: '1:41', body: 'older' });
+  // (A notice of another agent after them: once it shows, those two were handled.)
+  await push({ ...notice, agent: 'ses_s', cursor: '1:1', body: 'sentinel' });
+  await expect.poll(async () => (await shown()).map((n) => n.tag).sort()).toEqual(['ses_p1', 'ses_s']);
+  expect((await shown()).find((n) => n.tag === 'ses_p1')!.body).toBe('wants Bash');
+  // A later one replaces it (same tag); one of another agent is its own.
+  await push({ ...notice, cursor: '1:50', kind: 'turnFinished', body: 'done' });
+  await push({ ...notice, agent: 'ses_p2', cursor: '1:3', kind: 'turnFailed', title: 'Other', body: 'boom' });
+  await expect
+    .poll(async () => (await shown()).map((n) => `${n.tag} ${n.title}: ${n.body}`).sort())
+    .toEqual(['ses_p1 Parser finished: done', 'ses_p2 Other failed: boom', 'ses_s Parser needs your permission: sentinel']);
+  // Not a notice: nothing of ours is shown.
+  await push({ agent: 'ses_p3', cursor: 'x', kind: 'permission' });
+  await page.waitForTimeout(300);
+  expect((await shown()).some((n) => n.tag === 'ses_p3')).toBe(false);
+});
