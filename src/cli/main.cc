@@ -137,6 +137,9 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--trusted-proxy", serve.trusted_proxies,
                         "a reverse proxy's address or CIDR (repeatable): its X-Forwarded-Proto, "
                         "-For and -Host headers name the request's scheme, client and Host");
+  serve_cmd->add_option("--public-url", serve.public_url,
+                        "base URL of pairing links, as a phone reaches this daemon (https, or "
+                        "loopback; default: the pairing request's own origin)");
   serve_cmd->add_flag("--push-allow-http", serve.push_allow_http,
                       "accept Web Push endpoints and ntfy servers over plain http:// (tests, "
                       "private networks)");

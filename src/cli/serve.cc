@@ -20,6 +20,7 @@
 #include "cli/sd_notify.h"
 #include "cluster/http_forwarder.h"
 #include "consumers/consumer_service.h"
+#include "devices/device_service.h"
 #include "log/log.h"
 #include "mcp_server/mcp_http.h"
 #include "net/http_url.h"
@@ -221,6 +222,13 @@ int RunServe(const ServeOptions& options) {
     return 2;
   }
   server_options.trusted_proxies = std::move(*proxies);
+  if (!options.public_url.empty()) {
+    if (auto url = net::ParseHttpUrl(options.public_url); !url.ok()) {
+      fmt::print(stderr, "agentstream: --public-url: {}\n", url.status().message());
+      return 2;
+    }
+  }
+  server_options.pairing_public_url = options.public_url;
   server_options.tls_cert_file = options.tls_cert;
   server_options.tls_key_file = options.tls_key;
   server_options.threads = options.io_threads;
@@ -336,6 +344,10 @@ int RunServe(const ServeOptions& options) {
   if (Status swept = notifications.Sweep(); !swept.ok())
     log::Warn("notify.sweep_failed", {{"error", swept.ToString()}});
   server::NotifyRoutes notify_routes(&notifications);
+  // Paired devices: their tokens, and the poll that closes a revoked device's connections.
+  devices::DeviceService device_service((*log)->devices());
+  device_service.Start();
+  server_options.devices = &device_service;
   server_options.notify_routes = &notify_routes;
   server_options.consumers = consumers.get();
   server_options.inbox = &inbox;
@@ -411,6 +423,7 @@ int RunServe(const ServeOptions& options) {
   // agents), then the agents (open turns end canceled), then their thread, then the server's
   // handlers and the log.
   server->Stop();
+  device_service.Stop();
   if (workspaces) workspaces->Stop();  // before the manager: its jobs call the manager
   mcp_ready = nullptr;
   mcp.reset();  // its running tools end (their daemon calls fail: the server stopped)

@@ -24,6 +24,9 @@ struct ServeOptions {
   // and -Host headers name a request's scheme, client and Host (docs/operations.md, "Behind a
   // reverse proxy"); a malformed entry stops serve with exit 2.
   std::vector<std::string> trusted_proxies;
+  // The base URL of pairing links (docs/remote.md, "Pairing a phone"): what a phone opens to
+  // reach this daemon ("https://box.tailnet.ts.net"); "": the pairing request's own origin.
+  std::string public_url;
   // The built web page (web/dist) served at `/`; "" picks `web/` beside the binary, else the
   // source tree's web/dist found above the binary (server::DefaultWebRoot).
   std::string web_root;

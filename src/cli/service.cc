@@ -15,6 +15,7 @@
 
 #include "cli/serve.h"
 #include "core/status.h"
+#include "net/http_url.h"
 #include "process/run_command.h"
 #include "server/forwarded.h"
 #include "service_units.h"  // generated from packaging/ (src/cli/CMakeLists.txt)
@@ -36,6 +37,7 @@ struct Options {
   std::string tls_key;
   // serve's --trusted-proxy entries, each on the ExecStart line (checked first).
   std::vector<std::string> trusted_proxies;
+  std::string public_url;  // serve's --public-url on the ExecStart line when given
   bool no_enable = false;
   bool no_disable = false;
 };
@@ -101,6 +103,11 @@ Result<std::string> UnitText(const Options& o, const std::string& data) {
     return Error(ErrorCode::kInvalidArgument, "--trusted-proxy: " + proxies.status().message());
   for (const std::string& proxy : o.trusted_proxies)
     words.insert(words.end(), {"--trusted-proxy", proxy});
+  if (!o.public_url.empty()) {
+    if (auto url = net::ParseHttpUrl(o.public_url); !url.ok())
+      return Error(ErrorCode::kInvalidArgument, "--public-url: " + url.status().message());
+    words.insert(words.end(), {"--public-url", o.public_url});
+  }
   for (const std::string& word : words) {
     AS_ASSIGN_OR_RETURN(std::string quoted, ExecWord(word, false));
     exec_start += " " + quoted;
@@ -279,6 +286,8 @@ ServiceCommands::ServiceCommands(CLI::App& app) : state_(std::make_unique<State>
   install->add_option("--tls-key", o.tls_key, "the PEM private key of --tls-cert");
   install->add_option("--trusted-proxy", o.trusted_proxies,
                       "serve behind this reverse proxy: its address or CIDR (repeatable)");
+  install->add_option("--public-url", o.public_url,
+                      "the base URL of pairing links (serve --public-url)");
   install->add_flag("--no-enable", o.no_enable, "only write the unit file");
   state_->status = manager(
       service->add_subcommand("status", "show the unit file and systemctl status agentstream"));

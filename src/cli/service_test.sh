@@ -49,6 +49,15 @@ verify --user "$unit"
 has "$dir/tls/agentstream.service" "ExecReload=/bin/kill -HUP \$MAINPID" \
   "ExecStart=$real_bin --data $dir/data serve --listen 127.0.0.1:7600 --tls-cert $PWD/c.pem --tls-key $dir/k.pem"
 
+# The base URL of pairing links on the ExecStart line; a malformed one writes nothing.
+"$bin" --data "$dir/data" service install --unit-dir "$dir/public" --no-enable \
+  --public-url https://box.example.ts.net >"$dir/out" 2>&1 || fail "install --public-url: $(cat "$dir/out")"
+grep -qxF "ExecStart=$real_bin --data $dir/data serve --listen 127.0.0.1:7600 --public-url https://box.example.ts.net" \
+  "$dir/public/agentstream.service" || fail "ExecStart without --public-url: $(cat "$dir/public/agentstream.service")"
+if "$bin" --data "$dir/data" service install --unit-dir "$dir/public2" --no-enable \
+  --public-url ftp://x >"$dir/out" 2>&1; then
+  fail "install --public-url ftp://x succeeded"
+fi
 # Behind a reverse proxy: each --trusted-proxy on the ExecStart line; a malformed one writes
 # nothing.
 "$bin" --data "$dir/data" service install --unit-dir "$dir/proxy" --no-enable \

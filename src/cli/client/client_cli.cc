@@ -9,6 +9,7 @@
 #include "cli/build_info.h"
 #include "cli/client/commands.h"
 #include "cli/client/consumer_commands.h"
+#include "cli/client/device_commands.h"
 #include "mcp_server/mcp_server.h"
 
 namespace agentstream::cli::client {
@@ -25,6 +26,10 @@ struct ClientCommands::State {
   CLI::App *c_rm = nullptr, *c_resume = nullptr, *inbox = nullptr;
   CLI::App *acp = nullptr, *mcp = nullptr;
   CLI::App *diff = nullptr, *worktrees = nullptr;
+  CLI::App *pair = nullptr, *devices = nullptr, *d_ls = nullptr, *d_rename = nullptr;
+  CLI::App* d_revoke = nullptr;
+  PairOptions pair_options;
+  std::string device;
   CLI::Option* worktree = nullptr;
   RemoveAgentOptions remove_agent;
   DiffOptions diff_options;
@@ -45,6 +50,7 @@ struct ClientCommands::State {
   void AddConsumers(CLI::App& app);     // consumers ls|new|show|rm|resume, inbox
   void AddAcp(CLI::App& app);           // acp, mcp
   void AddWorkspaces(CLI::App& app);    // diff, worktrees
+  void AddDevices(CLI::App& app);       // pair, devices ls|rename|revoke
 };
 
 namespace {
@@ -222,6 +228,31 @@ void ClientCommands::State::AddWorkspaces(CLI::App& app) {
   s.worktrees = Command(app, "worktrees", "list agents' worktrees and their state", json);
 }
 
+void ClientCommands::State::AddDevices(CLI::App& app) {
+  State& s = *this;
+  bool* json = &s.context.json;
+  PairOptions& p = s.pair_options;
+  s.pair = Command(app, "pair",
+                   "pair a phone or another device: print a one-time link and its QR code", json);
+  s.pair->add_option("--name", p.name, "the device's name (1 to 64 bytes)")->capture_default_str();
+  s.pair->add_option("--expires", p.expires, "the link's lifetime: 10s to 24h (90s, 10m, 2h)")
+      ->capture_default_str();
+  s.pair->add_option("--public-url", p.public_url,
+                     "print the link at this https base URL instead of the daemon's");
+  s.pair->add_flag("--no-qr", p.no_qr, "print the link only, no QR code");
+  s.devices = Command(app, "devices", "paired devices: ls, rename, revoke (default: ls)", json);
+  s.devices->require_subcommand(0, 1);
+  s.d_ls = Command(*s.devices, "ls", "list paired devices, revoked ones included", nullptr);
+  s.d_rename = Command(*s.devices, "rename", "rename a paired device", nullptr);
+  s.d_rename->add_option("device", s.device, "device id (dev_...)")->required();
+  s.d_rename->add_option("name", s.value, "its new name")->required();
+  s.d_revoke = Command(*s.devices, "revoke",
+                       "revoke a paired device: its token stops working and its connections "
+                       "close",
+                       nullptr);
+  s.d_revoke->add_option("device", s.device, "device id (dev_...)")->required();
+}
+
 ClientCommands::ClientCommands(CLI::App& app) : state_(std::make_unique<State>()) {
   State& s = *state_;
   app.add_option("--url", s.context.http.url, "the daemon's URL (client commands)")
@@ -236,6 +267,7 @@ ClientCommands::ClientCommands(CLI::App& app) : state_(std::make_unique<State>()
   s.AddConsumers(app);
   s.AddAcp(app);
   s.AddWorkspaces(app);
+  s.AddDevices(app);
 }
 
 ClientCommands::~ClientCommands() = default;
@@ -275,6 +307,12 @@ std::optional<int> ClientCommands::Run() const {
   if (*s.inbox) return ShowInbox(c, s.agent);
   if (*s.diff) return Diff(c, s.diff_options);
   if (*s.worktrees) return ListWorktrees(c);
+  if (*s.pair) return Pair(c, s.pair_options);
+  if (*s.devices) {
+    if (*s.d_rename) return RenameDevice(c, s.device, s.value);
+    if (*s.d_revoke) return RevokeDevice(c, s.device);
+    return ListDevices(c);
+  }
   if (*s.acp) {
     acp_server::AcpServerOptions options = s.acp_options;
     options.http = c.http;
