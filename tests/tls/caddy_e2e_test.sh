@@ -5,9 +5,11 @@
 # token: the page (with Caddy's HSTS), /ws (Node's WebSocket client), a session log's SSE read, a
 # Durable Stream read (its Location naming https://NAME:PORT) and /mcp's initialize; without it
 # 401, though Caddy connects from loopback. The page's Origin https://NAME:PORT is its own; another
-# is refused. Forwarded headers sent straight to the daemon from 127.0.0.2 (not a trusted proxy)
-# change nothing, the same from 127.0.0.1 are read; a client's forged X-Forwarded-For through
-# Caddy does not name the client either.
+# is refused. A second daemon without a token behind the same Caddy serves a client on this
+# machine as its owner, and one from this machine's network address (when it has one) not.
+# Forwarded headers sent straight to the daemon from 127.0.0.2 (not a trusted proxy) change
+# nothing, the same from 127.0.0.1 are read; a client's forged X-Forwarded-For through Caddy does
+# not name the client either.
 #   caddy_e2e_test.sh AGENTSTREAM_BINARY
 set -euo pipefail
 source "$(cd "$(dirname "$0")/../.." && pwd)/tests/lib/e2e.sh"
@@ -21,6 +23,8 @@ mkdir -p "$E2E_DIR/web" "$E2E_DIR/work"
 echo '<!doctype html><title>caddy-e2e page</title>' >"$E2E_DIR/web/index.html"
 start_daemon d --store memory: --token "$token" --trusted-proxy 127.0.0.1/32 --allow-host "$name" \
   --web-root "$E2E_DIR/web" --log-level debug
+open_name=open.example.test
+start_daemon open --store memory: --trusted-proxy 127.0.0.1/32 --allow-host "$open_name"
 log=$E2E_DIR/d.log
 
 # Caddy 2.6 cannot be handed a listening socket (tests/lib/listen_fd), so it gets a port the kernel
@@ -45,6 +49,10 @@ https://localhost:$port, https://$name:$port {
 	tls internal
 	header Strict-Transport-Security "max-age=31536000"
 	reverse_proxy 127.0.0.1:$d_port
+}
+https://$open_name:$port {
+	tls internal
+	reverse_proxy 127.0.0.1:$open_port
 }
 EOF
   XDG_DATA_HOME=$caddy_home/data XDG_CONFIG_HOME=$caddy_home/config HOME=$caddy_home \
@@ -131,6 +139,21 @@ grep -q '"serverInfo"' "$E2E_DIR/body" || fail "/mcp initialize: $(cat "$E2E_DIR
 line='server.request method=GET route=/v1/agents status=200'
 until_true 5 grep -q "$line client=127.0.0.3 proxy=127.0.0.1" "$log" ||
   fail "the access log does not name the forwarded client 127.0.0.3"
+
+# Without a token, a client on this machine is the owner through Caddy too; a client from
+# elsewhere is not, though Caddy connects from loopback (this machine's own network address stands
+# for another machine).
+open_c=(curl --silent --max-time 10 -o "$E2E_DIR/body" -w '%{http_code}' --cacert "$ca")
+[ "$("${open_c[@]}" --resolve "$open_name:$port:127.0.0.1" "https://$open_name:$port/v1/agents")" \
+  = 200 ] || fail "a loopback client via caddy is not the owner: $(cat "$E2E_DIR/body")"
+lan=$(ip -4 -o addr show scope global 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -1)
+if [ -n "$lan" ]; then
+  [ "$("${open_c[@]}" --resolve "$open_name:$port:$lan" "https://$open_name:$port/v1/agents")" \
+    = 401 ] || fail "a client from $lan via caddy was the owner: $(cat "$E2E_DIR/body")"
+  grep -q 'no --token' "$E2E_DIR/body" || fail "401 without the reason: $(cat "$E2E_DIR/body")"
+else
+  echo "no network address besides loopback: the remote-client check is left out"
+fi
 
 # Straight to the daemon from 127.0.0.2, not a trusted proxy: forwarded headers change nothing.
 direct=(curl --silent --max-time 10 -o "$E2E_DIR/body" -w '%{http_code}' "${auth[@]}")
