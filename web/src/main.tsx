@@ -6,7 +6,7 @@ import { SeenCursors } from './core/inbox';
 import { SyncEngine } from './core/sync';
 import { WsTransport } from './core/transport';
 import { App } from './ui/App';
-import { installNotifications } from './ui/notify';
+import { installNotifications, setPushActive } from './ui/notify';
 import { PageSession } from './ui/session';
 import { renderStats } from './ui/useEngine';
 import './ui/style.css';
@@ -63,13 +63,12 @@ function start(credential: Credential, pairing: { ok: boolean; message: string }
   }
 
   // Whether this browser holds a push subscription (then the service worker notifies).
-  let pushActive = false;
   if ('serviceWorker' in navigator && typeof PushManager !== 'undefined')
     void navigator.serviceWorker.ready
       .then((r) => r.pushManager.getSubscription())
-      .then((s) => (pushActive = !!s))
+      .then((s) => setPushActive(!!s))
       .catch(() => {});
-  installNotifications(engine, () => pushActive);
+  installNotifications(engine);
   document.addEventListener('visibilitychange', () => engine.setTabVisible(document.visibilityState === 'visible'));
   engine.setTabVisible(document.visibilityState === 'visible');
   transport.start();

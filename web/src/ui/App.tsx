@@ -206,7 +206,7 @@ export function App({
           <button
             type="button"
             class="inbox-button"
-            aria-label="Needs you"
+            title="Needs you"
             onClick={() => setPanes((ps) => ps.map((p) => (p.id === focused ? { ...p, agentId: null, jump: undefined } : p)))}
             data-testid="inbox-button"
           >

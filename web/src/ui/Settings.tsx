@@ -6,6 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { DeviceInfo } from '../core/auth';
 import type { DaemonHttp } from '../core/daemon_http';
 import { relativeTime } from './Inbox';
+import { setPushActive } from './notify';
 
 const KINDS: [string, string][] = [
   ['permission', 'Waiting for permission'],
@@ -226,9 +227,21 @@ function Notifications({ http, deviceId }: { http: DaemonHttp; deviceId: string 
       });
       const j = sub.toJSON();
       await save({ ...settings, webPush: { endpoint: j.endpoint!, keys: { p256dh: j.keys!.p256dh, auth: j.keys!.auth } } });
+      setPushActive(true);
     } catch (err) {
       setStatus(`Push not enabled: ${String((err as Error)?.message ?? err)}`);
     }
+  };
+  // Off: the browser's subscription is dropped too, and the page notifies again while hidden.
+  const disablePush = async () => {
+    try {
+      const sub = await (await navigator.serviceWorker?.getRegistration())?.pushManager.getSubscription();
+      await sub?.unsubscribe();
+    } catch {
+      // no worker or no subscription: nothing to drop
+    }
+    setPushActive(false);
+    await save({ ...settings, webPush: null });
   };
   return (
     <section class="settings-section" data-testid="notifications">
@@ -239,7 +252,7 @@ function Notifications({ http, deviceId }: { http: DaemonHttp; deviceId: string 
           {settings.webPush ? 'Subscribe again' : 'Enable push'}
         </button>
         {settings.webPush ? (
-          <button type="button" onClick={() => void save({ ...settings, webPush: null })}>
+          <button type="button" onClick={() => void disablePush()} data-testid="disable-push">
             Turn push off
           </button>
         ) : null}

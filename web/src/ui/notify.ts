@@ -6,6 +6,13 @@ import type { SyncEngine } from '../core/sync';
 
 const ASKED_KEY = 'agentstream.notifications.asked';
 
+// Whether this browser holds a push subscription: set at the start (main.tsx) and by "Enable
+// push" / "Turn push off" (Settings.tsx).
+let pushActive = false;
+export function setPushActive(active: boolean): void {
+  pushActive = active;
+}
+
 export function askNotificationPermissionOnce(): void {
   if (typeof Notification === 'undefined') return;
   if (Notification.permission !== 'default' || localStorage.getItem(ASKED_KEY)) return;
@@ -20,9 +27,9 @@ export function describeTransition(from: string | undefined, to: string): string
   return null;
 }
 
-export function installNotifications(engine: SyncEngine, pushActive: () => boolean = () => false): void {
+export function installNotifications(engine: SyncEngine): void {
   engine.onStatusTransition(({ agent, from, to }) => {
-    if (document.visibilityState !== 'hidden' || pushActive()) return;
+    if (document.visibilityState !== 'hidden' || pushActive) return;
     const what = describeTransition(from, to);
     if (!what || typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
     const title = agent.title || `${agent.provider} agent`;
