@@ -222,6 +222,10 @@ int RunServe(const ServeOptions& options) {
     return 2;
   }
   server_options.trusted_proxies = std::move(*proxies);
+  // Without a token, only loopback clients are the owner; a proxy that sends no X-Forwarded-For
+  // makes every client look like one (docs/operations.md, "Behind a reverse proxy").
+  if (!options.trusted_proxies.empty() && options.token.empty())
+    log::Warn("daemon.proxy_without_token", {{"trusted_proxies", options.trusted_proxies.size()}});
   if (!options.public_url.empty()) {
     if (auto url = net::ParseHttpUrl(options.public_url); !url.ok()) {
       fmt::print(stderr, "agentstream: --public-url: {}\n", url.status().message());

@@ -146,6 +146,8 @@ until_true 5 grep -q "$line client=127.0.0.3 proxy=127.0.0.1" "$log" ||
 open_c=(curl --silent --max-time 10 -o "$E2E_DIR/body" -w '%{http_code}' --cacert "$ca")
 [ "$("${open_c[@]}" --resolve "$open_name:$port:127.0.0.1" "https://$open_name:$port/v1/agents")" \
   = 200 ] || fail "a loopback client via caddy is not the owner: $(cat "$E2E_DIR/body")"
+grep -q 'daemon.proxy_without_token trusted_proxies=1' "$E2E_DIR/open.log" ||
+  fail "no warning that a proxied daemon has no token"
 lan=$(ip -4 -o addr show scope global 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -1)
 if [ -n "$lan" ]; then
   [ "$("${open_c[@]}" --resolve "$open_name:$port:$lan" "https://$open_name:$port/v1/agents")" \
