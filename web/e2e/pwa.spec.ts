@@ -229,3 +229,38 @@ test('push: the service worker shows the daemon notification once per cursor', a
   await page.waitForTimeout(300);
   expect((await shown()).some((n) => n.tag === 'ses_p3')).toBe(false);
 });
+
+// A tap on a notification (the click dispatched in the service worker, which a headless browser
+// cannot do from its notification centre): the open page is sent to the agent at the item.
+test('a tap on a notification opens the agent at its item in the open page', async ({ page, context }) => {
+  const daemon = run.daemon;
+  const agent = (await daemon.api('POST', '/v1/agents', { provider: 'scripted', cwd: '/tmp', title: 'Tapped' })).id as string;
+  await daemon.api('POST', `/v1/agents/${agent}/messages`, { text: 'tap words', clientMessageId: 't-1' });
+  await expect.poll(async () => (await daemon.api('GET', `/v1/agents/${agent}`)).status).toBe('idle');
+  const reply = (await daemon.allItems(agent)).find(
+    (i) => i.kind === 'assistant_message' && String(i.text).includes('You asked'),
+  )!;
+  await context.grantPermissions(['notifications'], { origin: daemon.url });
+  await page.goto(daemon.url);
+  await page.waitForFunction(() => !!navigator.serviceWorker.controller);
+  await expect(page.getByTestId('inbox')).toBeVisible();
+  const worker = context.serviceWorkers().find((w) => w.url() === `${daemon.url}/sw.js`)!;
+  await worker.evaluate(
+    async ({ agent, cursor }) => {
+      const sw = self as any;
+      await sw.registration.showNotification('Tapped finished', {
+        tag: agent,
+        data: { url: `/#agent=${agent}&cursor=${encodeURIComponent(cursor)}`, agent, cursor },
+      });
+      const [n] = await sw.registration.getNotifications({ tag: agent });
+      try {
+        sw.dispatchEvent(new (sw as any).NotificationEvent('notificationclick', { notification: n }));
+      } catch {
+        // waitUntil refuses an event the browser did not make; the handler has started its work
+      }
+    },
+    { agent, cursor: `1:${reply.seqEnd}` },
+  );
+  await expect(pane(page, agent).locator('.history-hit')).toContainText('You asked: tap words');
+  await expect.poll(() => page.evaluate(() => location.hash)).toBe('');
+});
