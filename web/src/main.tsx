@@ -60,6 +60,7 @@ function start(credential: Credential, pairing: { ok: boolean; message: string }
     const check = () => void http.getJson('/v1/whoami');
     check();
     transport.onConnection((connected) => connected || check());
+    transport.onConnectFailure(check);
   }
 
   // Whether this browser holds a push subscription (then the service worker notifies).
@@ -69,6 +70,12 @@ function start(credential: Credential, pairing: { ok: boolean; message: string }
       .then((s) => setPushActive(!!s))
       .catch(() => {});
   installNotifications(engine);
+  transport.onConnectFailure(() => {
+    if (!session.unreachable) session.set({ unreachable: true });
+  });
+  transport.onConnection((connected) => {
+    if (connected && session.unreachable) session.set({ unreachable: false });
+  });
   document.addEventListener('visibilitychange', () => engine.setTabVisible(document.visibilityState === 'visible'));
   engine.setTabVisible(document.visibilityState === 'visible');
   transport.start();

@@ -35,6 +35,7 @@ export class WsTransport implements Transport {
   private pending = new Map<string, { resolve: (v: any) => void; reject: (e: Error) => void; timer: any }>();
   private messageFns: ((msg: any) => void)[] = [];
   private connectionFns: ((c: boolean) => void)[] = [];
+  private failureFns: (() => void)[] = [];
   private backoffMs = 250;
   private closedByUser = false;
 
@@ -61,6 +62,12 @@ export class WsTransport implements Transport {
 
   onConnection(fn: (connected: boolean) => void): void {
     this.connectionFns.push(fn);
+  }
+
+  // Called when an attempt to connect fails (the socket closed before it opened): the daemon is
+  // unreachable, or refused the upgrade.
+  onConnectFailure(fn: () => void): void {
+    this.failureFns.push(fn);
   }
 
   send(msg: Record<string, unknown>): void {
@@ -117,6 +124,7 @@ export class WsTransport implements Transport {
       }
       this.pending.clear();
       if (was) for (const fn of this.connectionFns) fn(false);
+      else for (const fn of this.failureFns) fn();
       if (!this.closedByUser) {
         setTimeout(() => this.open(), this.backoffMs);
         this.backoffMs = Math.min(this.backoffMs * 2, 5000);

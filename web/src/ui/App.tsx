@@ -118,7 +118,9 @@ export function App({
   // The daemon's list once it answered; before that, the list this browser kept (stale).
   const listed = engine.confirmedMs !== null;
   const agents = (listed ? [...engine.agents.values()] : (cached?.agents ?? [])).sort((a, b) => b.createdAt - a.createdAt);
-  const stale = !engine.connected;
+  // Stale: the connection that kept the list current dropped, or the daemon could not be reached
+  // (not merely: the first connection is still being made).
+  const stale = !engine.connected && (listed || session.unreachable);
   const staleSince = listed ? engine.confirmedMs : (cached?.confirmedMs ?? null);
 
   // Seen (for the inbox): an agent shown in a visible pane while not running, in a visible tab.

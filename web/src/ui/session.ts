@@ -6,6 +6,8 @@ import type { Credential } from '../core/auth';
 export class PageSession {
   revoked = false;
   updated = false;
+  // An attempt to reach the daemon failed and none has succeeded since.
+  unreachable = false;
   private readonly fns = new Set<() => void>();
 
   constructor(
@@ -18,7 +20,7 @@ export class PageSession {
     return () => this.fns.delete(fn);
   }
 
-  set(change: Partial<Pick<PageSession, 'revoked' | 'updated' | 'pairing'>>): void {
+  set(change: Partial<Pick<PageSession, 'revoked' | 'updated' | 'pairing' | 'unreachable'>>): void {
     Object.assign(this, change);
     for (const fn of this.fns) fn();
   }
