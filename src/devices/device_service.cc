@@ -243,6 +243,10 @@ void DeviceService::Announce(const std::string& device_id) {
 void DeviceService::PollOnce() {
   const TimestampMs now = Now();
   Result<std::vector<std::string>> revoked = store_.RevokedSince(now - kRevocationLookbackMs);
+  {
+    std::lock_guard lock(poll_mu_);
+    poll_failures_.Report(revoked.status());
+  }
   if (revoked.ok()) {
     for (const std::string& id : *revoked) Announce(id);
     std::lock_guard lock(mu_);
@@ -251,8 +255,6 @@ void DeviceService::PollOnce() {
       return entry.second < now - 2 * kRevocationLookbackMs &&
              std::find(revoked->begin(), revoked->end(), entry.first) == revoked->end();
     });
-  } else {
-    log::Warn("devices.poll_failed", {{"error", revoked.status().ToString()}});
   }
   std::map<std::string, Touch> touches;
   {

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "log/log.h"
 #include "store/device_store.h"
 
 namespace agentstream::devices {
@@ -171,6 +172,9 @@ class DeviceService {
   std::map<std::string, Touch> pending_touches_;       // by device id
   std::map<std::string, TimestampMs> announced_;       // revoked ids told, and when
   bool stopping_ = false;
+  std::mutex poll_mu_;  // guards poll_failures_ (PollOnce may run on any thread)
+  // A store that stays unreachable logs one line, not one per poll.
+  log::RepeatedFailure poll_failures_{"devices.poll_failed"};
   // Held while listeners run, so that once RemoveRevocationListener returns its listener no
   // longer runs. Taken before mu_ when both are.
   std::mutex listeners_mu_;
