@@ -5,8 +5,8 @@
 // each ask a permission ROUNDS times (all agents at once, answered once every push arrived).
 //   node bench/notify_latency.mjs AGENTSTREAM_BIN [DAEMONS=1] [AGENTS=20] [ROUNDS=10]
 // One daemon runs on SQLite; three on one PostgreSQL database (AGENTSTREAM_TEST_PG).
-import { TestEnv, call, readEvents, sleep, until } from '../tests/lib/daemons.mjs';
-import { PushService } from '../tests/notify/push_service.mjs';
+import { TestEnv, call, sleep, until } from '../tests/lib/daemons.mjs';
+import { PushService, pairDevice } from '../tests/notify/push_service.mjs';
 
 const [bin, daemonsArg = '1', agentsArg = '20', roundsArg = '10'] = process.argv.slice(2);
 if (!bin) {
@@ -17,6 +17,20 @@ const count = Number(daemonsArg);
 const agentsN = Number(agentsArg);
 const rounds = Number(roundsArg);
 const env = await TestEnv.create('notify-bench');
+// With a token, so that a device token names a device (without one, loopback is the owner).
+const token = 'owner-secret-for-the-notify-bench';
+const owner = { authorization: `Bearer ${token}` };
+const asOwner = (url, method, target, body) => call(url, method, target, body, 30000, owner);
+async function readEvents(url, id) {
+  const out = [];
+  let offset = '-1';
+  for (;;) {
+    const r = await asOwner(url, 'GET', `/v1/agents/${id}/events?offset=${offset}`);
+    out.push(...r.json);
+    offset = r.headers.get('stream-next-offset');
+    if (r.headers.get('stream-up-to-date')) return out;
+  }
+}
 let store = [];
 if (count > 1) {
   const url = env.pgDatabase();
@@ -31,14 +45,11 @@ env.atClose(() => push.close());
 const daemons = [];
 for (let i = 0; i < count; ++i) {
   daemons.push(await env.daemon(`d${i}`, bin, store).start(['--scripted-chunk-ms', '0',
-                                                            '--push-allow-http']));
+                                                            '--push-allow-http', '--token', token]));
 }
 const main = daemons[0];
-const pairing = await call(main.url, 'POST', '/v1/pairings', { name: 'bench' });
-const exchanged = await call(main.url, 'POST', '/v1/pairings/exchange', { code: pairing.json?.code });
-if (exchanged.status !== 201) throw new Error(`pairing: ${pairing.text} ${exchanged.text}`);
-const auth = { authorization: `Bearer ${exchanged.json.token}` };
-const key = (await call(main.url, 'GET', '/v1/notifications/vapid')).json.publicKey;
+const { auth } = await pairDevice(main.url, 'bench', owner);
+const key = (await asOwner(main.url, 'GET', '/v1/notifications/vapid')).json.publicKey;
 const sub = await push.subscribe(key);
 const kinds = { permission: true, turnFailed: false, turnFinished: false, autonomousFinished: false,
                 queueWaiting: false };
@@ -49,13 +60,13 @@ if (put.status !== 200) throw new Error(`settings: ${put.text}`);
 const agents = [];
 for (let i = 0; i < agentsN; ++i) {
   const d = daemons[i % count];
-  const r = await call(d.url, 'POST', '/v1/agents', { provider: 'scripted', cwd: env.dir });
+  const r = await asOwner(d.url, 'POST', '/v1/agents', { provider: 'scripted', cwd: env.dir });
   agents.push({ url: d.url, id: r.json.id });
 }
 let sent = 0;
 const started = Date.now();
 for (let round = 0; round < rounds; ++round) {
-  await Promise.all(agents.map((a) => call(a.url, 'POST', `/v1/agents/${a.id}/messages`,
+  await Promise.all(agents.map((a) => asOwner(a.url, 'POST', `/v1/agents/${a.id}/messages`,
                                            { text: `round ${round}, with permission`,
                                              clientMessageId: `r${round}` })));
   sent += agents.length;
@@ -63,7 +74,7 @@ for (let round = 0; round < rounds; ++round) {
   await Promise.all(agents.map(async (a) => {
     const events = await readEvents(a.url, a.id);
     const perm = events.reverse().find((e) => e.kind === 'permission.requested');
-    await call(a.url, 'POST', `/v1/agents/${a.id}/permissions/${perm.payload.requestId}`,
+    await asOwner(a.url, 'POST', `/v1/agents/${a.id}/permissions/${perm.payload.requestId}`,
                { decision: 'allow', optionId: 'allow_once' });
   }));
 }

@@ -29,9 +29,9 @@
 #include "process/child_process.h"
 #include "process/event_loop.h"
 #include "process/leftovers.h"
+#include "push/vapid.h"
 #include "runtime/agent_manager.h"
 #include "runtime/provider_factory.h"
-#include "push/vapid.h"
 #include "server/api_router.h"
 #include "server/http_server.h"
 #include "server/inbox.h"
@@ -329,8 +329,15 @@ int RunServe(const ServeOptions& options) {
   // Notifications: a notify consumer per device sends through this daemon's VAPID key.
   auto vapid = VapidKey(**log, options);
   if (!vapid.ok()) return StartFailed("vapid_key", vapid.status().ToString());
-  auto notify_options = std::make_shared<notify::NotifySinkOptions>(
-      notify::NotifySinkOptions{*vapid, std::string(notify::kDefaultVapidSubject), "", "", {}});
+  // The VAPID contact is the public URL when it is https; ntfy's Click links into it.
+  std::string public_base = options.public_url;
+  while (!public_base.empty() && public_base.back() == '/') public_base.pop_back();
+  auto notify_options = std::make_shared<notify::NotifySinkOptions>(notify::NotifySinkOptions{
+      *vapid,
+      public_base.starts_with("https://") ? public_base : std::string(notify::kDefaultVapidSubject),
+      public_base,
+      "",
+      {}});
   consumer_options.notify_sink_factory =
       notify::MakeNotifySinkFactory(**log, (*log)->devices(), notify_options);
   auto consumers = std::make_unique<consumers::ConsumerService>(
@@ -350,6 +357,12 @@ int RunServe(const ServeOptions& options) {
   server::NotifyRoutes notify_routes(&notifications);
   // Paired devices: their tokens, and the poll that closes a revoked device's connections.
   devices::DeviceService device_service((*log)->devices());
+  // A revoked device's notification consumer goes with it (heard on every daemon; deleting an
+  // absent consumer is fine). Stopped with the service, before the consumers.
+  device_service.AddRevocationListener([&notifications](const std::string& device) {
+    if (Status s = notifications.Forget(device); !s.ok())
+      log::Warn("notify.forget_failed", {{"device", device}, {"error", s.ToString()}});
+  });
   device_service.Start();
   server_options.devices = &device_service;
   server_options.notify_routes = &notify_routes;

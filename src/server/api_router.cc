@@ -237,8 +237,8 @@ void ApiRouter::Handle(const HttpRequest& request, Reply reply) {
   }
   if (consumer_routes_ != nullptr && consumer_routes_->Handle(request, seg, reply)) return;
   if (workspace_routes_ != nullptr && workspace_routes_->Handle(request, seg, reply)) return;
-  // Every request reaching here is the owner's (device principals are not told apart yet).
-  if (notify_routes_ != nullptr && notify_routes_->Handle(request, seg, "", reply)) return;
+  if (notify_routes_ != nullptr && notify_routes_->Handle(request, seg, request.device_id, reply))
+    return;
   if (seg.size() >= 2 && seg[0] == "v1" && seg[1] == "agents")
     return HandleAgents(request, seg, std::move(reply));
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "search" && request.method == "GET") {

@@ -63,6 +63,9 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
         Metrics& metrics, WsOutput& out, Poster post, WsLimits limits = {},
         WorkspaceRoutes* workspaces = nullptr);
 
+  // The paired device the connection belongs to ("" for the owner), recorded with its presence.
+  // Call before Start().
+  void SetPresenceDevice(std::string device_id) { presence_device_ = std::move(device_id); }
   // Starts watching agent notices. Call once after construction (needs shared_from_this).
   void Start();
   // One text message from the client.

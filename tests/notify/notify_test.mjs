@@ -11,8 +11,9 @@
 //   - a 410 removes the subscription from the device's settings;
 //   - ntfy: the publish request (path = topic, Title, Priority, body);
 //   - a revoked device gets nothing more.
-import { TestEnv, call, check, fail, readEvents, sleep, until } from '../lib/daemons.mjs';
-import { NtfyReceiver, PushService, topicFor, webPushTestingInstalled } from './push_service.mjs';
+import { TestEnv, call, check, sleep, until } from '../lib/daemons.mjs';
+import { NtfyReceiver, PushService, pairDevice, topicFor, webPushTestingInstalled }
+  from './push_service.mjs';
 
 const bin = process.argv[2];
 if (!bin) {
@@ -29,21 +30,19 @@ const push = await PushService.start();
 const ntfy = await NtfyReceiver.start();
 env.atClose(() => { push.close(); ntfy.close(); });
 const daemon = env.daemon('d', bin);
-const serveArgs = ['--scripted-chunk-ms', '2', '--push-allow-http'];
+const publicUrl = 'http://localhost:7600';  // ntfy's Click links into it
+// With a token, so that a device token names a device (without one, loopback is the owner).
+const ownerToken = 'owner-secret-for-the-notify-test';
+const owner = { authorization: `Bearer ${ownerToken}` };
+const serveArgs = ['--scripted-chunk-ms', '2', '--push-allow-http', '--public-url', publicUrl,
+                   '--token', ownerToken];
 await daemon.start(serveArgs);
 
 // ---- a paired device ----
-const pairing = await call(daemon.url, 'POST', '/v1/pairings', { name: 'phone' });
-if (pairing.status === 404) {  // a build without the pairing routes (docs/remote.md)
-  console.error('SKIP: this daemon has no POST /v1/pairings');
-  process.exit(77);
-}
-check(pairing.status === 201, `pairing: ${pairing.status} ${pairing.text || pairing.error}`);
-const exchanged = await call(daemon.url, 'POST', '/v1/pairings/exchange', { code: pairing.json.code });
-check(exchanged.status === 201, `exchange: ${exchanged.status} ${exchanged.text}`);
-const deviceId = exchanged.json.device.id;
-const auth = { authorization: `Bearer ${exchanged.json.token}` };
-const asDevice = (method, target, body) => call(daemon.url, method, target, body, 15000, auth);
+const device = await pairDevice(daemon.url, 'phone', owner);
+const asOwner = (method, target, body) => call(daemon.url, method, target, body, 15000, owner);
+const deviceId = device.id;
+const asDevice = (method, target, body) => call(daemon.url, method, target, body, 15000, device.auth);
 
 const vapid = await asDevice('GET', '/v1/notifications/vapid');
 check(vapid.status === 200 && /^[A-Za-z0-9_-]{87}$/.test(vapid.json.publicKey),
@@ -66,18 +65,29 @@ r = await asDevice('PUT', `/v1/devices/dev_someone_else/notifications`, settings
 check(r.status === 403, `another device's settings: ${r.status} ${r.text}`);
 r = await asDevice('PUT', `/v1/devices/${deviceId}/notifications`, settings);
 check(r.status === 200 && r.json.webPush.endpoint === sub.json.endpoint, `put: ${r.status} ${r.text}`);
-r = await call(daemon.url, 'GET', '/v1/consumers');
+r = await asOwner('GET', '/v1/consumers');
 check(r.json.consumers.some((c) => c.id === `notify.${deviceId}`), 'the device has its consumer');
 
 // ---- helpers ----
-const agentRes = await call(daemon.url, 'POST', '/v1/agents',
+async function readEvents(url, id) {
+  const out = [];
+  let offset = '-1';
+  for (;;) {
+    const r = await call(url, 'GET', `/v1/agents/${id}/events?offset=${offset}`, undefined, 15000, owner);
+    check(r.status === 200, `events: ${r.status} ${r.text || r.error}`);
+    out.push(...r.json);
+    offset = r.headers.get('stream-next-offset');
+    if (r.headers.get('stream-up-to-date')) return out;
+  }
+}
+const agentRes = await asOwner('POST', '/v1/agents',
                             { provider: 'scripted', cwd: env.dir, title: 'Notify me' });
 check(agentRes.status === 201 || agentRes.status === 200, `create: ${agentRes.status} ${agentRes.text}`);
 const agent = agentRes.json.id;
 let prompts = 0;
 
 async function send(id, text) {
-  const s = await call(daemon.url, 'POST', `/v1/agents/${id}/messages`,
+  const s = await asOwner('POST', `/v1/agents/${id}/messages`,
                        { text, clientMessageId: `c${++prompts}` });
   check(s.status === 200 || s.status === 202, `send: ${s.status} ${s.text}`);
 }
@@ -90,7 +100,7 @@ async function event(id, kind, after = 0) {
 }
 const cursorOf = (e) => `${e.epoch}:${e.seq}`;
 async function allow(id, permission) {
-  const a = await call(daemon.url, 'POST',
+  const a = await asOwner('POST',
                        `/v1/agents/${id}/permissions/${permission.payload.requestId}`,
                        { decision: 'allow', optionId: 'allow_once' });
   check(a.status === 200, `permission reply: ${a.status} ${a.text}`);
@@ -120,7 +130,7 @@ got = await received(2, 'the finished-turn push');
 check(got[1].kind === 'turnFinished' && got[1].cursor === cursorOf(done1), `finished: ${JSON.stringify(got[1])}`);
 
 // ---- presence: a visible client on the agent holds notifications back ----
-const ws = new WebSocket(daemon.url.replace('http:', 'ws:') + '/ws');
+const ws = new WebSocket(`${daemon.url.replace('http:', 'ws:')}/ws?token=${ownerToken}`);
 await new Promise((resolve, reject) => { ws.onopen = resolve; ws.onerror = reject; });
 const oks = [];
 ws.onmessage = (m) => { const msg = JSON.parse(m.data); if (msg.type === 'ok') oks.push(msg.id); };
@@ -134,7 +144,7 @@ await send(agent, 'again, with permission');
 const perm2 = await event(agent, 'permission.requested', before);
 // The consumer moved past it (its position) without a push.
 await until('the held-back permission consumed', async () => {
-  const c = await call(daemon.url, 'GET', `/v1/consumers/notify.${deviceId}`);
+  const c = await asOwner('GET', `/v1/consumers/notify.${deviceId}`);
   const lane = c.json?.sessions?.find((s) => s.session === agent);
   const [e, q] = (lane?.position || '0:0').split(':').map(Number);
   return e > perm2.epoch || (e === perm2.epoch && q >= perm2.seq);
@@ -196,19 +206,24 @@ r = await asDevice('PUT', '/v1/devices/self/notifications',
                    { ntfy: { url: ntfy.url, topic: 'agents-e2e' }, minTurnMs: 0 });
 check(r.status === 200, `ntfy settings: ${r.status} ${r.text}`);
 const perm5 = await event(agent, 'permission.requested');
+before = await eventCount(agent);
 await allow(agent, perm5);
+const done5 = await event(agent, 'turn.completed', before);
 await until('the ntfy publish', () => ntfy.published.length >= 1);
 const pub = ntfy.published[0];
 check(pub.method === 'POST' && pub.path === '/agents-e2e' && pub.headers.title === 'Notify me' &&
-      pub.headers.priority === '3' && pub.body.startsWith('Finished after'),
+      pub.headers.priority === '3' && pub.body.startsWith('Finished after') &&
+      pub.headers.click === `${publicUrl}/#agent=${agent}&cursor=${cursorOf(done5)}`,
       `ntfy: ${JSON.stringify(pub)}`);
 
 // ---- a revoked device gets nothing more ----
 sub = await push.subscribe(vapid.json.publicKey);
 r = await asDevice('PUT', '/v1/devices/self/notifications', { webPush: sub.json });
 check(r.status === 200, `resubscribe: ${r.status}`);
-r = await call(daemon.url, 'DELETE', `/v1/devices/${deviceId}`);
+r = await asOwner('DELETE', `/v1/devices/${deviceId}`);
 check(r.status === 200 && r.json.revoked === true, `revoke: ${r.status} ${r.text}`);
+await until('the revoked device\'s consumer deleted', async () =>
+  !(await asOwner('GET', '/v1/consumers')).json.consumers.some((c) => c.id === `notify.${deviceId}`));
 const published = ntfy.published.length;
 before = await eventCount(agent);
 await send(agent, 'a sixth, with permission');

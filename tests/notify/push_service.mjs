@@ -40,6 +40,26 @@ function readBody(req) {
   });
 }
 
+// Pairs a device through the daemon at `url` (`owner`: the owner's headers): {id, token, auth}
+// (auth: the headers of the device's requests). Exits the test as skipped (77) when the daemon
+// has no pairing routes.
+export async function pairDevice(url, name = 'phone', owner = {}) {
+  const post = (target, body) => fetch(url + target, {
+    method: 'POST', headers: { 'content-type': 'application/json', ...owner },
+    body: JSON.stringify(body), signal: AbortSignal.timeout(15000) });
+  const pairing = await post('/v1/pairings', { name });
+  if (pairing.status === 404) {  // a build without the pairing routes (docs/remote.md)
+    console.error('SKIP: this daemon has no POST /v1/pairings');
+    process.exit(77);
+  }
+  if (pairing.status !== 201) throw new Error(`pairing: ${pairing.status} ${await pairing.text()}`);
+  const { code } = await pairing.json();
+  const exchanged = await post('/v1/pairings/exchange', { code });
+  if (exchanged.status !== 201) throw new Error(`exchange: ${exchanged.status} ${await exchanged.text()}`);
+  const { token, device } = await exchanged.json();
+  return { id: device.id, token, auth: { authorization: `Bearer ${token}` } };
+}
+
 // The Topic the daemon sends for an agent: base64url of SHA-256 of its id, cut to 32 characters.
 export function topicFor(agent) {
   return crypto.createHash('sha256').update(agent).digest('base64url').slice(0, 32);
