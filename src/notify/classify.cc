@@ -19,6 +19,9 @@ constexpr std::pair<Kind, std::string_view> kNames[] = {
     {Kind::kQueueWaiting, "queueWaiting"},
 };
 
+// The code of the turns a restarted daemon's recovery fails (core/turn/command.h).
+constexpr std::string_view kDaemonRestarted = "daemon_restarted";
+
 std::string Cut(std::string_view text) { return BoundUtf8(text, kMaxTrackedTextBytes).text; }
 
 std::string StringAt(const json::object& o, std::string_view key) {
@@ -36,6 +39,8 @@ class Classifier {
   }
 
   bool ended() const { return ended_; }
+  // The last end was a daemon's restart: the recovered runtime runs the queue once it is ready.
+  bool queue_resumes() const { return resumes_; }
   Cursor last_end() const { return last_end_; }
 
  private:
@@ -86,6 +91,7 @@ class Classifier {
 
   void On(const Event& e, const TurnFailed& p) {
     (void)Close(e);
+    resumes_ = p.code == kDaemonRestarted;
     Candidate c{Kind::kTurnFailed, e.cursor()};
     c.text = p.message.empty() ? p.code : p.message;
     out_.push_back(std::move(c));
@@ -96,6 +102,7 @@ class Classifier {
   // Removes the event's turn from the open ones, returning it when it was open.
   std::optional<Track::OpenTurn> Close(const Event& e) {
     ended_ = true;
+    resumes_ = false;
     last_end_ = e.cursor();
     if (!e.turn) return std::nullopt;
     auto it = track_.open.find(e.turn->str());
@@ -113,6 +120,7 @@ class Classifier {
   Track& track_;
   std::vector<Candidate>& out_;
   bool ended_ = false;
+  bool resumes_ = false;
   Cursor last_end_;
 };
 
@@ -189,7 +197,8 @@ std::vector<Candidate> Classify(Track& track, const std::vector<EventRecord>& ev
     auto event = DecodeRecord(record);
     if (event.ok()) classifier.Feed(*event);
   }
-  if (classifier.ended() && track.open.empty() && !track.queued.empty()) {
+  if (classifier.ended() && !classifier.queue_resumes() && track.open.empty() &&
+      !track.queued.empty()) {
     Candidate c{Kind::kQueueWaiting, classifier.last_end()};
     c.waiting = track.queued.size();
     c.text = track.queued.front().second;

@@ -79,7 +79,8 @@ std::vector<std::string> ClassifiedEventKinds();
 // - kQueueWaiting once at the end of a delivery in which a turn ended, when then no turn is open
 //   and prompts wait on the queue (the engine starts the next queued prompt in the same commit
 //   as the end of a turn, so prompts still waiting mean the queue is held: the agent's process
-//   exited or the daemon stopped; docs/notifications.md, "Kinds").
+//   exited or the runtime stopped; docs/notifications.md, "Kinds"); not after a turn.failed
+//   `daemon_restarted`, since the recovered runtime runs the queue as soon as it is ready.
 // turn.canceled closes a turn without a notification: a person stopped it.
 std::vector<Candidate> Classify(Track& track, const std::vector<EventRecord>& events);
 

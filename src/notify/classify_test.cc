@@ -130,6 +130,13 @@ TEST(ClassifyTest, QueueWaitingOnlyWhenNothingStartsAfterTheEnd) {
   EXPECT_EQ(out[1].kind, Kind::kQueueWaiting);
   EXPECT_EQ(out[1].waiting, 1u);
   EXPECT_EQ(out[1].text, "third");
+  // A daemon restart fails the turn, and the recovered runtime runs the queue: not notified.
+  Track restarted = track;
+  restarted.open["t9"] = Track::OpenTurn{};
+  out = Classify(restarted,
+                 {log.Add(TurnFailed{"daemon_restarted", "the daemon restarted"}, "t9", 5)});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, Kind::kTurnFailed);
   // A canceled prompt leaves the queue.
   out = Classify(track, {log.Add(PromptCanceled{"c3", "canceled by a client"}, std::nullopt, 5)});
   EXPECT_TRUE(out.empty());
