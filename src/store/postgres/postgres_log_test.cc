@@ -245,7 +245,8 @@ TEST_F(PostgresLogTest, AVersionOneDatabaseIsMigratedInPlace) {
               "owner_generation, DROP COLUMN owner_expires_ms, DROP COLUMN usage; ALTER TABLE "
               "events "
               "DROP COLUMN writer; DROP TABLE owner_history, daemons, secrets, checkpoints, "
-              "timeline_items, timeline_index, search_documents, search_state; "
+              "timeline_items, timeline_index, search_documents, search_state, pairings, "
+              "devices, presence; "
               "UPDATE agentstream_schema SET version = 1; RESET search_path")
           .ok());
   auto opened = Open();
@@ -273,6 +274,40 @@ TEST_F(PostgresLogTest, AVersionOneDatabaseIsMigratedInPlace) {
                       {SearchDocument{Cursor{Epoch(1), Seq(1)}, 0, "user.message", "old words"}})
                   .ok());
   EXPECT_EQ(search.Search(SearchQuery{{"words"}, SessionId("ses_old"), 5})->size(), 1u);
+  // The devices' tables of version 8 are there, empty.
+  EXPECT_TRUE(a_->devices().ListDevices()->empty());
+}
+
+// A pairing code given to two daemons at once pairs one device; a device revoked through one
+// daemon is found revoked through the other, which polls for it.
+TEST_F(PostgresLogTest, ACodeUsedOnTwoDaemonsAtOncePairsOneDevice) {
+  OpenBoth();
+  for (int round = 0; round < 5; ++round) {
+    const std::string code(32, static_cast<char>('a' + round));
+    ASSERT_TRUE(a_->devices().AddPairing(PairingRecord{code, "phone", 1000, 1'000'000}).ok());
+    std::atomic<int> paired{0};
+    std::atomic<int> refused{0};
+    auto use = [&](EventLog& log, const std::string& id) {
+      // 32 bytes, distinct per device: "dev_a0" and "dev_b0" end in "a0" and "b0".
+      DeviceRecord device{id, "x", std::string(30, static_cast<char>('A' + round)) + id.substr(4),
+                          1000};
+      auto r = log.devices().UsePairing(code, device, 2000);
+      if (r.ok()) ++paired;
+      if (r.status().code() == ErrorCode::kNotFound) ++refused;
+    };
+    std::thread on_a([&] { use(*a_, "dev_a" + std::to_string(round)); });
+    std::thread on_b([&] { use(*b_, "dev_b" + std::to_string(round)); });
+    on_a.join();
+    on_b.join();
+    EXPECT_EQ(paired.load(), 1);
+    EXPECT_EQ(refused.load(), 1);
+  }
+  auto devices = b_->devices().ListDevices();
+  ASSERT_TRUE(devices.ok());
+  ASSERT_EQ(devices->size(), 5u);
+  ASSERT_TRUE(a_->devices().RevokeDevice(devices->front().id, 5000).ok());
+  EXPECT_EQ(*b_->devices().RevokedSince(4000), std::vector<std::string>{devices->front().id});
+  EXPECT_TRUE(b_->devices().GetDevice(devices->front().id)->revoked());
 }
 
 // A database of schema version 6 kept the search documents in one table: version 7 makes the
