@@ -87,6 +87,21 @@ test('manifest and icons, service worker, the inbox answering a permission, offl
   // Opening it from the inbox shows it; back home, it is no longer news.
   await entry.locator('.inbox-open').click();
   await expect(pane(page, first).getByTestId('assistant-message').last()).toContainText('You asked: needs permission please');
+  // Every control on screen is a touch target of at least 44 x 44 px.
+  const targets = await page.evaluate(() => {
+    const shown = [...document.querySelectorAll('button, select, input:not([type="checkbox"]), textarea, .file')]
+      .map((el) => ({ el, r: el.getBoundingClientRect() }))
+      .filter(({ el, r }) => r.width > 0 && r.bottom > 0 && r.top < innerHeight && getComputedStyle(el).visibility !== 'hidden');
+    const small = shown
+      .filter(({ r }) => r.width < 44 || r.height < 44)
+      .map(
+        ({ el, r }) =>
+          `${el.tagName} "${(el.textContent ?? '').trim().slice(0, 20)}" ${Math.round(r.width)}x${Math.round(r.height)}`,
+      );
+    return { count: shown.length, small };
+  });
+  expect(targets.count).toBeGreaterThan(8);
+  expect(targets.small).toEqual([]);
   await page.getByTestId('inbox-button').click();
   await expect(page.getByTestId('inbox-empty')).toBeVisible();
 

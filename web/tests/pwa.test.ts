@@ -1,7 +1,14 @@
 import { inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { loadAgents, MAX_CACHED_AGENTS, saveAgents } from '../src/core/agent_cache';
-import { DEVICE_TOKEN_KEY, parseFragment, pickCredential, TAB_TOKEN_KEY, type KeyValueStore } from '../src/core/auth';
+import {
+  DEVICE_TOKEN_KEY,
+  exchangePairing,
+  parseFragment,
+  pickCredential,
+  TAB_TOKEN_KEY,
+  type KeyValueStore,
+} from '../src/core/auth';
 import { inboxEntries, MAX_SEEN_AGENTS, meetAgents, SeenCursors } from '../src/core/inbox';
 import type { AgentSnapshot } from '../src/core/types';
 import { isNewer, MAX_PUSH_BYTES, noticeTitle, parsePush } from '../src/sw/push';
@@ -82,6 +89,19 @@ describe('credentials and fragments', () => {
     expect(pickCredential('?token=owner', tab, device)).toEqual({ kind: 'tab', token: 'owner' });
     expect(tab.getItem(TAB_TOKEN_KEY)).toBe('owner');
     expect(pickCredential('', tab, device)).toEqual({ kind: 'tab', token: 'owner' });
+  });
+
+  it('refuses a malformed pairing code without asking the daemon', async () => {
+    let asked = false;
+    const fetchFn = (async () => {
+      asked = true;
+      throw new Error('no request expected');
+    }) as unknown as typeof fetch;
+    for (const code of ['', 'asp_short', `asd_${'A'.repeat(32)}`, `asp_${'A'.repeat(31)}!`]) {
+      const r = await exchangePairing('http://127.0.0.1:1', code, fetchFn);
+      expect(r).toEqual({ ok: false, message: expect.stringContaining('malformed') });
+    }
+    expect(asked).toBe(false);
   });
 
   it('reads #pair= and #agent=&cursor=, refusing malformed ids and cursors', () => {
