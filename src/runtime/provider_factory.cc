@@ -49,6 +49,11 @@ std::vector<ScriptStep> DemoResponder(const std::string& prompt, process::Millis
                                        "builds with CMake and its tests sit next to the code. " +
                                        "You asked: " + prompt,
                                    6, chunk_gap));
+  if (prompt.find("[background]") != std::string::npos) {
+    steps.push_back(ScriptStep::Background(
+        "wait for the build", process::Millis(200),
+        {ScriptStep::Text("The background task finished: the build passed.", 2, chunk_gap)}));
+  }
   return steps;
 }
 

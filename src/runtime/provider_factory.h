@@ -57,7 +57,9 @@ struct ProviderFactoryOptions {
 
 // The scripted agent's demo script for `prompt`: a short reasoning line, a tool call with its
 // output, and a streamed answer in several chunks; when the prompt contains the word
-// "permission", the tool call first asks permission. The same prompt always plays the same script.
+// "permission", the tool call first asks permission; when it contains "[background]", the answer
+// also starts a background task that wakes the agent 200 ms later for an autonomous turn (one
+// short message). The same prompt always plays the same script.
 std::vector<providers::scripted::ScriptStep> DemoResponder(const std::string& prompt,
                                                            process::Millis chunk_gap);
 

@@ -9,7 +9,9 @@
 //     accepted it), then a restart: the permission arrives exactly once, and the turn the restart
 //     failed arrives as turnFailed;
 //   - a 410 removes the subscription from the device's settings;
-//   - ntfy: the publish request (path = topic, Title, Priority, body);
+//   - ntfy: the publish request (path = topic, Title, Priority, Click, body);
+//   - a background task's autonomous turn arrives as autonomousFinished; a foreground turn
+//     shorter than minTurnMs does not;
 //   - a revoked device gets nothing more.
 import { TestEnv, call, check, sleep, until } from '../lib/daemons.mjs';
 import { NtfyReceiver, PushService, pairDevice, topicFor, webPushTestingInstalled }
@@ -220,16 +222,35 @@ check(pub.method === 'POST' && pub.path === '/agents-e2e' && pub.headers.title =
 sub = await push.subscribe(vapid.json.publicKey);
 r = await asDevice('PUT', '/v1/devices/self/notifications', { webPush: sub.json });
 check(r.status === 200, `resubscribe: ${r.status}`);
+
+// ---- a background turn (the scripted agent's [background] task wakes it 200 ms later) ----
+// minTurnMs is back to 30 s: the short foreground turn is not pushed, the autonomous one is.
+before = await eventCount(agent);
+await send(agent, '[background] build it');
+const woke = await until('the autonomous turn', async () => {
+  const events = (await readEvents(daemon.url, agent)).slice(before);
+  const started = events.find((e) => e.kind === 'turn.started' && e.payload.origin === 'autonomous');
+  return started && events.find((e) => e.kind === 'turn.completed' && e.turn === started.turn);
+});
+got = await until('the autonomous push', () => push.messages(sub.clientHash)[0]);
+check(got.kind === 'autonomousFinished' && got.agent === agent && got.cursor === cursorOf(woke),
+      `autonomous: ${JSON.stringify(got)}`);
+await sleep(500);
+check(push.messages(sub.clientHash).length === 1, 'a short foreground turn was pushed');
 r = await asOwner('DELETE', `/v1/devices/${deviceId}`);
 check(r.status === 200 && r.json.revoked === true, `revoke: ${r.status} ${r.text}`);
-await until('the revoked device\'s consumer deleted', async () =>
-  !(await asOwner('GET', '/v1/consumers')).json.consumers.some((c) => c.id === `notify.${deviceId}`));
+await until('the revoked device\'s consumer deleted', async () => {
+  const list = await asOwner('GET', '/v1/consumers');
+  if (list.status !== 200) console.error(`consumers: ${list.status} ${list.text || list.error}`);
+  return list.status === 200 && !list.json.consumers.some((c) => c.id === `notify.${deviceId}`);
+});
 const published = ntfy.published.length;
+const pushedBefore = push.messages(sub.clientHash).length;
 before = await eventCount(agent);
 await send(agent, 'a sixth, with permission');
 const perm6 = await event(agent, 'permission.requested', before);
 await sleep(2000);
-check(push.messages(sub.clientHash).length === 0 && ntfy.published.length === published,
+check(push.messages(sub.clientHash).length === pushedBefore && ntfy.published.length === published,
       'a revoked device was notified');
 check((await asDevice('GET', '/v1/devices/self/notifications')).status === 401,
       'a revoked device is refused');
