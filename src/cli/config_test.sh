@@ -70,6 +70,7 @@ has "$dir/out" 'serve.io-threads 2 default'
 has "$dir/out" 'serve.allow-origin [] default'
 has "$dir/out" "serve.allow-host [] config $conf"
 has "$dir/out" 'serve.trusted-proxy [] default'
+has "$dir/out" 'serve.push-allow-http false default'
 has "$dir/out" 'serve.public-url "" default'
 if grep -qE 'env-token|file-token|flag-token' "$dir/out"; then fail "config show printed a token"; fi
 AGENTSTREAM_TOKEN=env-token "$bin" config show --json >"$dir/out" || fail "config show --json"
