@@ -29,6 +29,7 @@ class DevicesTest : public ServerFixture {
     devices_->Start();
     o.devices = devices_.get();
     o.pairing_public_url = public_url_;
+    o.streams = &streams_;
   }
 
   // Pairs a device through the owner's pairing code; its token and id.
@@ -49,6 +50,7 @@ class DevicesTest : public ServerFixture {
 
   std::string public_url_;
   std::unique_ptr<devices::DeviceService> devices_;
+  streams::MemoryStreamStore streams_{streams::StreamLimits{}, nullptr};
 };
 
 TEST_F(DevicesTest, APairedDeviceUsesItsOwnToken) {
@@ -182,6 +184,19 @@ TEST_F(DevicesTest, RevocationClosesTheDevicesConnectionsWithinASecond) {
   EXPECT_FALSE(kept.closed());
   EXPECT_TRUE(kept.Send(R"({"type":"agents.list","id":"1"})"));
   EXPECT_TRUE(kept.Read(2000ms).has_value());
+}
+
+TEST_F(DevicesTest, RevocationClosesTheDevicesGenericStreamReads) {
+  const auto [token, id] = Pair("phone");
+  ASSERT_EQ(HttpCall(port_, "PUT", "/v1/stream/notes", "",
+                     {{"Authorization", "Bearer own3r"}, {"Content-Type", "text/plain"}})
+                .status,
+            201);
+  SseClient sse;
+  ASSERT_EQ(sse.Open(port_, "/v1/stream/notes?offset=-1&live=sse&token=" + token), 200);
+  ASSERT_EQ(HttpCall(port_, "DELETE", "/v1/devices/" + id, "", Bearer("own3r")).status, 200);
+  EXPECT_TRUE(sse.Closed(1000ms));
+  EXPECT_EQ(HttpCall(port_, "GET", "/v1/stream/notes?offset=-1&token=" + token).status, 401);
 }
 
 TEST_F(DevicesTest, ARevocationWrittenByAnotherDaemonClosesAtThePoll) {

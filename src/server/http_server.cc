@@ -287,7 +287,7 @@ internal::ResolvedRequest HttpConnection::Resolved(const HttpRequest& req) const
     if (std::string origin = OriginOf(req.scheme, req.effective_host); !origin.empty())
       base_url = std::move(origin);
   }
-  return {std::move(base_url), req.client_address};
+  return {std::move(base_url), req.client_address, req.device_id};
 }
 
 std::optional<HttpResponse> HttpConnection::AdmitDevice(HttpRequest& req,

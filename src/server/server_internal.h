@@ -79,6 +79,7 @@ std::string RemoteAddress(const boost::asio::ip::tcp::socket& socket);
 struct ResolvedRequest {
   std::string base_url;        // absolute URLs (Location) start with it
   std::string client_address;  // the effective client (HttpRequest::client_address)
+  std::string device_id;       // the paired device making it (HttpRequest::device_id)
 };
 
 // The access log: one debug line `server.request` per request answered (docs/operations.md,

@@ -71,9 +71,20 @@ class StreamExchange : public std::enable_shared_from_this<StreamExchange> {
   bool writing_ = false;
   std::deque<std::string> queue_;
   std::size_t queued_bytes_ = 0;
+  // A paired device's exchange is closed when the device is revoked (device_connections.h).
+  DeviceConnections::Registration device_registration_;
 };
 
 void StreamExchange::Run() {
+  if (!resolved_.device_id.empty()) {
+    device_registration_ = ctx_.device_connections->Add(
+        resolved_.device_id, [weak = weak_from_this(), executor = stream_.get_executor()] {
+          asio::post(executor, [weak] {
+            if (auto self = weak.lock()) self->Finish();
+          });
+        });
+    if (!device_registration_.active()) return Finish();  // over the bound
+  }
   streams::StreamRequest req;
   req.method = std::string(request_.method_string());
   const std::string_view target = request_.target();
@@ -113,7 +124,7 @@ void StreamExchange::OnOutcome(Outcome outcome) {
 void StreamExchange::Respond(StreamResponse response) {
   ctx_.metrics.Request("/v1/stream", response.status);
   LogRequest(request_.method_string(), "/v1/stream", response.status, resolved_.client_address,
-             RemoteAddress(stream_.socket()));
+             RemoteAddress(stream_.socket()), resolved_.device_id);
   streams::AddCommonHeaders(&response);
   auto res = std::make_shared<http::response<http::string_body>>(
       static_cast<http::status>(response.status), request_.version() ? request_.version() : 11);
@@ -197,7 +208,7 @@ void StreamExchange::Poll(bool timed_out) {
 void StreamExchange::StartSse() {
   ctx_.metrics.Request("/v1/stream", 200);
   LogRequest(request_.method_string(), "/v1/stream", 200, resolved_.client_address,
-             RemoteAddress(stream_.socket()));
+             RemoteAddress(stream_.socket()), resolved_.device_id);
   stream_.expires_never();
   Watch();
   if (watch_ == 0) {
