@@ -19,9 +19,6 @@ constexpr std::pair<Kind, std::string_view> kNames[] = {
     {Kind::kQueueWaiting, "queueWaiting"},
 };
 
-// The code of the turns a restarted daemon's recovery fails (core/turn/command.h).
-constexpr std::string_view kDaemonRestarted = "daemon_restarted";
-
 std::string Cut(std::string_view text) { return BoundUtf8(text, kMaxTrackedTextBytes).text; }
 
 std::string StringAt(const json::object& o, std::string_view key) {
@@ -29,7 +26,7 @@ std::string StringAt(const json::object& o, std::string_view key) {
   return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
 }
 
-// One event's effect on the track; `ended` is set when it closed a turn.
+// One event's effect on the track, and the notifications it calls for.
 class Classifier {
  public:
   Classifier(Track& track, std::vector<Candidate>& out) : track_(track), out_(out) {}
@@ -38,10 +35,8 @@ class Classifier {
     std::visit([&](const auto& payload) { On(e, payload); }, e.payload);
   }
 
-  bool ended() const { return ended_; }
-  // The last end was a daemon's restart: the recovered runtime runs the queue once it is ready.
-  bool queue_resumes() const { return resumes_; }
-  Cursor last_end() const { return last_end_; }
+  // The last fatal error of the delivery (the agent cannot go on until its runtime restarts).
+  const std::optional<Cursor>& stalled() const { return stalled_; }
 
  private:
   template <class T>
@@ -91,7 +86,6 @@ class Classifier {
 
   void On(const Event& e, const TurnFailed& p) {
     (void)Close(e);
-    resumes_ = p.code == kDaemonRestarted;
     Candidate c{Kind::kTurnFailed, e.cursor()};
     c.text = p.message.empty() ? p.code : p.message;
     out_.push_back(std::move(c));
@@ -99,11 +93,12 @@ class Classifier {
 
   void On(const Event& e, const TurnCanceled& /*p*/) { (void)Close(e); }
 
+  void On(const Event& e, const ErrorEvent& p) {
+    if (p.fatal) stalled_ = e.cursor();
+  }
+
   // Removes the event's turn from the open ones, returning it when it was open.
   std::optional<Track::OpenTurn> Close(const Event& e) {
-    ended_ = true;
-    resumes_ = false;
-    last_end_ = e.cursor();
     if (!e.turn) return std::nullopt;
     auto it = track_.open.find(e.turn->str());
     if (it == track_.open.end()) return std::nullopt;
@@ -119,9 +114,7 @@ class Classifier {
 
   Track& track_;
   std::vector<Candidate>& out_;
-  bool ended_ = false;
-  bool resumes_ = false;
-  Cursor last_end_;
+  std::optional<Cursor> stalled_;
 };
 
 }  // namespace
@@ -197,9 +190,8 @@ std::vector<Candidate> Classify(Track& track, const std::vector<EventRecord>& ev
     auto event = DecodeRecord(record);
     if (event.ok()) classifier.Feed(*event);
   }
-  if (classifier.ended() && !classifier.queue_resumes() && track.open.empty() &&
-      !track.queued.empty()) {
-    Candidate c{Kind::kQueueWaiting, classifier.last_end()};
+  if (classifier.stalled() && track.open.empty() && !track.queued.empty()) {
+    Candidate c{Kind::kQueueWaiting, *classifier.stalled()};
     c.waiting = track.queued.size();
     c.text = track.queued.front().second;
     out.push_back(std::move(c));

@@ -76,11 +76,11 @@ std::vector<std::string> ClassifiedEventKinds();
 // - turn.completed of a turn whose turn.started the track saw: kTurnFinished for a foreground
 //   turn, kAutonomousFinished for any other origin (a turn started before the track began is
 //   not notified: its origin and length are unknown);
-// - kQueueWaiting once at the end of a delivery in which a turn ended, when then no turn is open
-//   and prompts wait on the queue (the engine starts the next queued prompt in the same commit
-//   as the end of a turn, so prompts still waiting mean the queue is held: the agent's process
-//   exited or the runtime stopped; docs/notifications.md, "Kinds"); not after a turn.failed
-//   `daemon_restarted`, since the recovered runtime runs the queue as soon as it is ready.
+// - kQueueWaiting once at the end of a delivery holding a fatal `error` event (the agent cannot go
+//   on until its runtime is started again, e.g. `runtime_start_failed`), when then no turn is
+//   open and prompts wait on the queue. A queue held at the end of a turn is not enough: the
+//   daemon runs it itself (a new runtime after the process exited, recovery after a restart);
+//   docs/notifications.md, "Kinds".
 // turn.canceled closes a turn without a notification: a person stopped it.
 std::vector<Candidate> Classify(Track& track, const std::vector<EventRecord>& events);
 

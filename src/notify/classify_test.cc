@@ -106,7 +106,7 @@ TEST(ClassifyTest, PermissionAndFailure) {
   EXPECT_EQ(out[1].text, "the agent's process exited");
 }
 
-TEST(ClassifyTest, QueueWaitingOnlyWhenNothingStartsAfterTheEnd) {
+TEST(ClassifyTest, QueueWaitingWhenTheRuntimeCannotRunTheQueue) {
   Log log;
   Track track;
   PromptQueued q;
@@ -119,26 +119,33 @@ TEST(ClassifyTest, QueueWaitingOnlyWhenNothingStartsAfterTheEnd) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, Kind::kTurnFinished);  // 2 ms: Wants() leaves it out by minTurnMs
   EXPECT_TRUE(track.queued.empty());
-  // The process exits with a prompt queued: the queue is held.
+  // The process exits with a prompt queued: the queue is held, and the daemon starts a new
+  // runtime for it, so that alone is not notified.
   PromptQueued q3;
   q3.client_message_id = "c3";
   q3.text = "third";
   out = Classify(track,
                  {log.Add(q3, "t2", 3), log.Add(TurnFailed{"provider_exited", "gone"}, "t2", 4)});
-  ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].kind, Kind::kTurnFailed);
-  EXPECT_EQ(out[1].kind, Kind::kQueueWaiting);
-  EXPECT_EQ(out[1].waiting, 1u);
-  EXPECT_EQ(out[1].text, "third");
-  // A daemon restart fails the turn, and the recovered runtime runs the queue: not notified.
-  Track restarted = track;
-  restarted.open["t9"] = Track::OpenTurn{};
-  out = Classify(restarted,
-                 {log.Add(TurnFailed{"daemon_restarted", "the daemon restarted"}, "t9", 5)});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, Kind::kTurnFailed);
-  // A canceled prompt leaves the queue.
-  out = Classify(track, {log.Add(PromptCanceled{"c3", "canceled by a client"}, std::nullopt, 5)});
+  // The new runtime does not start: the agent is idle with the prompt waiting.
+  const EventRecord failed =
+      log.Add(ErrorEvent{"runtime_start_failed", "claude: not found", true}, std::nullopt, 5);
+  out = Classify(track, {failed});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, Kind::kQueueWaiting);
+  EXPECT_EQ(out[0].cursor, failed.cursor());
+  EXPECT_EQ(out[0].waiting, 1u);
+  EXPECT_EQ(out[0].text, "third");
+  // A fatal error in a turn: the engine runs the queue next (a turn is open), nothing waits.
+  Track running;
+  out = Classify(running, {log.Add(q3, "t5", 6), log.Add(Foreground("c9"), "t5", 6),
+                           log.Add(ErrorEvent{"overloaded", "x", true}, "t5", 7)});
+  EXPECT_TRUE(out.empty());
+  // A non-fatal error is not a stall; a canceled prompt leaves the queue.
+  out = Classify(track, {log.Add(ErrorEvent{"rate_limit", "slow down", false}, std::nullopt, 8)});
+  EXPECT_TRUE(out.empty());
+  out = Classify(track, {log.Add(PromptCanceled{"c3", "canceled by a client"}, std::nullopt, 9)});
   EXPECT_TRUE(out.empty());
   EXPECT_TRUE(track.queued.empty());
 }
