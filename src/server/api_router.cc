@@ -210,6 +210,13 @@ std::string ApiRouter::RouteOf(const HttpRequest& request) {
     return "/v1/devices/{id}/notifications";
   if (seg.size() == 3 && seg[0] == "v1" && seg[1] == "notifications" && seg[2] == "vapid")
     return "/v1/notifications/vapid";
+  // Pairing and devices (device_routes.h).
+  if (seg.size() == 2 && seg[0] == "v1" &&
+      (seg[1] == "pairings" || seg[1] == "whoami" || seg[1] == "devices"))
+    return "/v1/" + seg[1];
+  if (seg.size() == 3 && seg[0] == "v1" && seg[1] == "pairings" && seg[2] == "exchange")
+    return "/v1/pairings/exchange";
+  if (seg.size() == 3 && seg[0] == "v1" && seg[1] == "devices") return "/v1/devices/{id}";
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "search") return "/v1/search";
   if (seg.size() < 2 || seg[0] != "v1" || seg[1] != "agents") return "other";
   if (seg.size() == 2) return "/v1/agents";

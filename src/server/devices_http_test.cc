@@ -94,6 +94,10 @@ TEST_F(DevicesTest, APairedDeviceUsesItsOwnToken) {
   EXPECT_EQ(HttpCall(port_, "POST", "/v1/pairings", "{}", Bearer(token)).status, 403);
   WsClient ws;
   EXPECT_EQ(ws.Connect(port_, "/ws?token=" + token), 101);
+  // Counted under their route patterns, never their ids.
+  const std::string metrics = HttpCall(port_, "GET", "/metrics", "", Bearer("own3r")).body;
+  for (const char* route : {"/v1/pairings\"", "/v1/pairings/exchange\"", "/v1/whoami\""})
+    EXPECT_NE(metrics.find(route), std::string::npos) << route;
 }
 
 TEST_F(DevicesTest, BodiesAreStrict) {
