@@ -178,7 +178,7 @@ std::vector<std::string> ClassifiedEventKinds() {
   for (EventKind kind :
        {EventKind::kPermissionRequested, EventKind::kTurnStarted, EventKind::kTurnCompleted,
         EventKind::kTurnFailed, EventKind::kTurnCanceled, EventKind::kUserMessage,
-        EventKind::kPromptQueued, EventKind::kPromptCanceled})
+        EventKind::kPromptQueued, EventKind::kPromptCanceled, EventKind::kError})
     out.emplace_back(EventKindName(kind));
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 
 #include "notify/notification.h"
@@ -148,6 +149,14 @@ TEST(ClassifyTest, QueueWaitingWhenTheRuntimeCannotRunTheQueue) {
   out = Classify(track, {log.Add(PromptCanceled{"c3", "canceled by a client"}, std::nullopt, 9)});
   EXPECT_TRUE(out.empty());
   EXPECT_TRUE(track.queued.empty());
+}
+
+TEST(ClassifyTest, TheConsumersFilterHoldsEveryKindClassifyReads) {
+  const std::vector<std::string> kinds = ClassifiedEventKinds();
+  for (const char* kind :
+       {"permission.requested", "turn.started", "turn.completed", "turn.failed", "turn.canceled",
+        "user.message", "prompt.queued", "prompt.canceled", "error"})
+    EXPECT_NE(std::find(kinds.begin(), kinds.end(), kind), kinds.end()) << kind;
 }
 
 TEST(ClassifyTest, TrackIsBounded) {
