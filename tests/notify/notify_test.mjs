@@ -3,7 +3,7 @@
 //   - a permission and a finished turn arrive decrypted, with the agent, the event's cursor, the
 //     agent's Topic and high urgency for a permission; bad settings are refused and change nothing;
 //   - a visible client focused on the agent (a WebSocket sending heartbeats) means no push; hidden,
-//     a push;
+//     or gone (the WebSocket closed), a push;
 //   - a 429 with Retry-After: 2 is honoured (the next attempt at least 2 s later);
 //   - kill -9 of the daemon while the push service holds the request unanswered (it never
 //     accepted it), then a restart: the permission arrives exactly once, and the turn the restart
@@ -158,20 +158,33 @@ await allow(agent, perm2);
 const done2 = await event(agent, 'turn.completed', before);
 got = await received(3, 'the push once hidden');
 check(got[2].kind === 'turnFinished' && got[2].cursor === cursorOf(done2), `hidden: ${JSON.stringify(got[2])}`);
+// Visible again, then the page goes away: closing the WebSocket drops its presence row.
+await heartbeat('h3', true);
+const closed = new Promise((resolve) => { ws.onclose = resolve; });
 ws.close();
+await closed;
+await sleep(200);
+before = await eventCount(agent);
+await send(agent, 'once more, with permission');
+const permGone = await event(agent, 'permission.requested', before);
+got = await received(4, 'the push once the page is gone');
+check(got[3].kind === 'permission' && got[3].cursor === cursorOf(permGone),
+      `gone: ${JSON.stringify(got[3])}`);
+await allow(agent, permGone);
+await received(5, 'its finished turn');
 
 // ---- 429 with Retry-After ----
 push.plan.push({ status: 429, retryAfter: '2' });
 before = await eventCount(agent);
 await send(agent, 'a third, with permission');
 const perm3 = await event(agent, 'permission.requested', before);
-got = await received(4, 'the push after a 429');
-check(got[3].cursor === cursorOf(perm3), `after 429: ${JSON.stringify(got[3])}`);
+got = await received(6, 'the push after a 429');
+check(got[5].cursor === cursorOf(perm3), `after 429: ${JSON.stringify(got[5])}`);
 const refused = push.requests.find((q) => q.answered === 429);
 const accepted = push.requests.at(-1);
 check(accepted.at - refused.at >= 2000, `Retry-After not honoured: ${accepted.at - refused.at} ms`);
 await allow(agent, perm3);
-await received(5, 'the third finished turn');
+await received(7, 'the third finished turn');
 
 // ---- kill -9 between the event and the push ----
 push.plan.push('hold');
@@ -183,15 +196,15 @@ await until('the push service holding the request', () => push.held.length === 1
 await daemon.kill('SIGKILL');
 push.release();  // the held request was never accepted
 await daemon.start(serveArgs);
-got = await received(6, 'the permission push after the restart');
-await until('the failed turn after the restart', () => push.messages(sub.clientHash).length >= 7);
+got = await received(8, 'the permission push after the restart');
+await until('the failed turn after the restart', () => push.messages(sub.clientHash).length >= 9);
 await sleep(1500);
 got = push.messages(sub.clientHash);
 const forPerm4 = got.filter((m) => m.cursor === cursorOf(perm4));
-check(forPerm4.length === 1 && forPerm4[0].kind === 'permission', `after kill -9: ${JSON.stringify(got.slice(5))}`);
+check(forPerm4.length === 1 && forPerm4[0].kind === 'permission', `after kill -9: ${JSON.stringify(got.slice(7))}`);
 const failed = got.filter((m) => m.kind === 'turnFailed');
 check(failed.length === 1 && failed[0].agent === agent, `turnFailed: ${JSON.stringify(failed)}`);
-check(got.length === 7, `exactly the two expected pushes after the restart: ${JSON.stringify(got.slice(5))}`);
+check(got.length === 9, `exactly the two expected pushes after the restart: ${JSON.stringify(got.slice(7))}`);
 check(push.requests.length - held === 3, `requests since the hold: ${push.requests.length - held}`);
 
 // ---- 410: the subscription is removed ----
