@@ -25,9 +25,9 @@ namespace agentstream {
 
 // A paired device, as stored.
 struct DeviceRecord {
-  std::string id;            // "dev_" + random id; never reused
-  std::string name;          // shown in `devices ls` and the page; 1 to 64 bytes of UTF-8
-  std::string token_hash;    // SHA-256 of the device token, 32 raw bytes
+  std::string id;          // "dev_" + random id; never reused
+  std::string name;        // shown in `devices ls` and the page; 1 to 64 bytes of UTF-8
+  std::string token_hash;  // SHA-256 of the device token, 32 raw bytes
   TimestampMs created_ms = 0;
   TimestampMs last_seen_ms = 0;  // the last request attributed to it (0: never used)
   std::string user_agent;        // of that request, at most 256 bytes
@@ -51,9 +51,9 @@ struct PairingRecord {
 // notifications only, never to gate delivery. A row expires at `expires_ms`, so a client that
 // stops sending (a suspended phone) stops counting.
 struct PresenceRecord {
-  std::string client;     // the connection's id, unique across daemons
-  std::string device_id;  // the paired device the connection belongs to, "" for the owner
-  bool visible = false;   // the page is visible
+  std::string client;         // the connection's id, unique across daemons
+  std::string device_id;      // the paired device the connection belongs to, "" for the owner
+  bool visible = false;       // the page is visible
   std::string focused_agent;  // the agent the client shows in front, "" for none
   TimestampMs last_activity_ms = 0;  // the person's last input, by the reporting daemon's clock
   TimestampMs expires_ms = 0;        // by the reporting daemon's clock
