@@ -8,6 +8,7 @@
 #include "api/json_members.h"
 #include "net/http_url.h"
 #include "server/api_router.h"
+#include "server/forwarded.h"
 #include "server/security.h"
 
 namespace agentstream::server {
@@ -107,11 +108,11 @@ json::object DeviceToJson(const DeviceRecord& device, bool current) {
 Result<std::string> PairingBaseUrl(std::string_view public_url, const HttpRequest& request) {
   std::string base(public_url);
   if (base.empty()) {
-    if (request.effective_host.empty())
+    base = OriginOf(request.scheme, request.effective_host);
+    if (base.empty())
       return Error(ErrorCode::kInvalidArgument,
-                   "the request names no Host to build the pairing link from: give serve "
+                   "the request names no usable Host to build the pairing link from: give serve "
                    "--public-url");
-    base = request.scheme + "://" + request.effective_host;
   }
   while (!base.empty() && base.back() == '/') base.pop_back();
   AS_ASSIGN_OR_RETURN(net::HttpUrl url, net::ParseHttpUrl(base));
