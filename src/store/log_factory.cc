@@ -5,6 +5,13 @@
 
 namespace agentstream {
 
+std::optional<std::string> SqliteStorePath(const std::string& url) {
+  if (url == "memory:") return std::nullopt;
+  std::string path = url.rfind("sqlite:", 0) == 0 ? url.substr(7) : url;
+  if (path.empty() || path.find("://") != std::string::npos) return std::nullopt;
+  return path;
+}
+
 Result<std::unique_ptr<EventLog>> OpenEventLog(const StoreConfig& config) {
   const std::string& url = config.url;
   if (url == "memory:")
@@ -17,12 +24,10 @@ Result<std::unique_ptr<EventLog>> OpenEventLog(const StoreConfig& config) {
     options.search_slices = config.search_slices;
     return OpenPostgresEventLog(std::move(options));
   }
-  std::string path = url.rfind("sqlite:", 0) == 0 ? url.substr(7) : url;
-  if (path.empty() || path.find("://") != std::string::npos) {
-    return Error(ErrorCode::kInvalidArgument, "unknown store URL '" + url + "'");
-  }
+  std::optional<std::string> path = SqliteStorePath(url);
+  if (!path) return Error(ErrorCode::kInvalidArgument, "unknown store URL '" + url + "'");
   SqliteLogOptions options;
-  options.path = path;
+  options.path = *path;
   options.durability = config.durability;
   options.limits = config.limits;
   options.search_slices = config.search_slices;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "store/event_log.h"
@@ -18,6 +19,10 @@ struct StoreConfig {
   // Connections one search runs on at once (SqliteLogOptions::search_slices); 0: the default.
   std::size_t search_slices = 0;
 };
+
+// The SQLite file a store URL names ("sqlite:PATH", or a plain PATH); nullopt for "memory:", a
+// PostgreSQL URL or any other "SCHEME://" URL.
+std::optional<std::string> SqliteStorePath(const std::string& url);
 
 // Opens the configured backend. kInvalidArgument for an unknown scheme; otherwise the backend's
 // own open errors.
