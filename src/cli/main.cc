@@ -13,6 +13,7 @@
 #include "cli/demo.h"
 #include "cli/serve.h"
 #include "cli/service.h"
+#include "cli/store_cli.h"
 #include "core/event_codec.h"
 #include "store/log_factory.h"
 
@@ -209,6 +210,7 @@ int main(int argc, char** argv) {
 
   agentstream::cli::client::ClientCommands client_commands(app);
   agentstream::cli::ServiceCommands service_commands(app);
+  agentstream::cli::StoreCommands store_commands(app);
   // --config and `config show`: the file's top-level keys set the global options, [serve] serve's.
   agentstream::cli::ConfigLayer config(app, {serve_cmd});
 
@@ -221,6 +223,7 @@ int main(int argc, char** argv) {
   if (auto code = service_commands.Run(data)) return *code;
   if (auto code = config.Run()) return *code;
   const std::string url = StoreUrl(store, data);
+  if (auto code = store_commands.Run(url)) return *code;
   if (*demo_cmd) {
     demo.store_url = url;
     return agentstream::cli::RunDemo(demo);

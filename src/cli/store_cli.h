@@ -1,0 +1,39 @@
+// `agentstream store backup --to FILE` and `store restore --from FILE [--force]`: a copy of the
+// SQLite store taken while a daemon runs on it, and the store made again from such a copy
+// (docs/cli.md; docs/operations.md, "Backups"). The store is the one every offline command uses
+// (--store, else the data directory's agentstream.db, either from the configuration file). The
+// work is store/sqlite/sqlite_backup.h's; this file parses and reports. A PostgreSQL store is
+// backed up with PostgreSQL's own tools, which the refusal names.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace CLI {  // NOLINT(readability-identifier-naming): CLI11's namespace
+class App;
+}  // namespace CLI
+
+namespace agentstream::cli {
+
+class StoreCommands {
+ public:
+  // Registers `store` on `app`, which must outlive this object and be parsed before Run().
+  explicit StoreCommands(CLI::App& app);
+  ~StoreCommands();
+  StoreCommands(const StoreCommands&) = delete;
+  StoreCommands& operator=(const StoreCommands&) = delete;
+
+  // Runs the `store` command that was parsed on the store `store_url` and returns its exit
+  // code: 0 done; 2 refused with nothing changed (a store that is not SQLite, a missing,
+  // unreadable, foreign, corrupt or newer backup, an existing backup file, a destination in use
+  // or holding sessions without --force); 1 reading or writing failed (a full disk among them;
+  // nothing changed either). nullopt for another command.
+  std::optional<int> Run(const std::string& store_url) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace agentstream::cli

@@ -1,0 +1,149 @@
+// `agentstream store backup` of a running daemon's SQLite store while 64 clients send prompts to
+// 64 scripted agents (each send appends its turn's events), then `store restore` into a new
+// data directory: the restored store holds, for every session, a prefix of what the live store
+// holds at the end (the same events, seqs 1..n dense, nothing torn), passes `agentstream check`,
+// and a daemon serves it (every agent listed, every event readable). Also the refusals, each
+// exit 2 with the destination unchanged: a restore while the daemon runs on the destination,
+// over a store with sessions without --force, from a missing, non-SQLite or newer-schema file;
+// a backup onto an existing file.
+//   node tests/store/backup_e2e_test.mjs AGENTSTREAM_BIN
+import { TestEnv, call, check, fail, readEvents, sleep } from '../lib/daemons.mjs';
+import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const bin = process.argv[2];
+if (!bin) {
+  console.error('usage: node backup_e2e_test.mjs AGENTSTREAM_BIN');
+  process.exit(2);
+}
+const AGENTS = 64;
+const serve = ['--scripted-chunk-ms', '0'];
+const execFileAsync = promisify(execFile);
+
+const env = await TestEnv.create('backup');
+const live = env.daemon('live', bin);
+await live.start(serve);
+const liveStore = ['--data', live.dataDir];
+
+// `agentstream ARGS...`: {code, out, err}, never throwing.
+function run(args) {
+  try {
+    const out = execFileSync(bin, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return { code: 0, out, err: '' };
+  } catch (error) {
+    return { code: error.status, out: error.stdout || '', err: error.stderr || '' };
+  }
+}
+function refused(what, args, pattern) {
+  const r = run(args);
+  check(r.code === 2, `${what}: exit ${r.code}, expected 2: ${r.out}${r.err}`);
+  check(pattern.test(r.err), `${what}: unexpected message: ${r.err}`);
+}
+// Every stored event of `session`, as the lines of `agentstream events --json`.
+function stored(store, session) {
+  const r = run([...store, 'events', session, '--json', '--limit', '10000']);
+  check(r.code === 0, `events ${session}: ${r.err}`);
+  return r.out.split('\n').filter((l) => l.length > 0);
+}
+
+const agents = [];
+for (let i = 0; i < AGENTS; ++i) {
+  const r = await call(live.url, 'POST', '/v1/agents', { provider: 'scripted', cwd: env.dir });
+  check(r.status === 200, `create: ${r.status} ${r.text || r.error}`);
+  agents.push(r.json.id);
+}
+
+// 64 appenders: each sends prompt after prompt to its agent (queued while a turn runs).
+let stop = false;
+let backupRunning = false;
+let ackedDuringBackup = 0;
+let acked = 0;
+const appenders = agents.map(async (agent, a) => {
+  for (let n = 0; !stop; ++n) {
+    const r = await call(live.url, 'POST', `/v1/agents/${agent}/messages`,
+                         { text: `prompt ${n}`, clientMessageId: `m${a}-${n}` }, 15000);
+    check(r.status === 200, `send: ${r.status} ${r.text || r.error}`);
+    ++acked;
+    if (backupRunning) ++ackedDuringBackup;
+    if (n % 4 === 3) await sleep(5);  // let turns run: their events are the bulk of the appends
+  }
+});
+while (acked < 2 * AGENTS) await sleep(20);
+
+const backup = path.join(env.dir, 'backup.db');
+backupRunning = true;
+const { stdout } = await execFileAsync(bin, [...liveStore, 'store', 'backup', '--to', backup,
+                                             '--pages-per-step', '16']);
+backupRunning = false;
+check(/backed up 64 sessions/.test(stdout), `backup: ${stdout}`);
+check(ackedDuringBackup > 0, 'no append was acknowledged while the backup ran');
+stop = true;
+await Promise.all(appenders);
+
+refused('restore onto the running daemon\'s store',
+        [...liveStore, 'store', 'restore', '--from', backup, '--force'], /in use/);
+refused('backup onto an existing file', [...liveStore, 'store', 'backup', '--to', backup],
+        /exists/);
+await live.kill('SIGTERM');
+refused('restore over sessions without --force',
+        [...liveStore, 'store', 'restore', '--from', backup], /holds 64 sessions.*--force/);
+
+const restoredData = path.join(env.dir, 'restored.data');
+const restoredStore = ['--data', restoredData];
+refused('restore from a missing file',
+        [...restoredStore, 'store', 'restore', '--from', path.join(env.dir, 'none.db')], /no backup/);
+const text = path.join(env.dir, 'notes.txt');
+fs.writeFileSync(text, 'not a database\n'.repeat(1000));
+refused('restore from a text file', [...restoredStore, 'store', 'restore', '--from', text],
+        /not an intact SQLite database/);
+const newer = path.join(env.dir, 'newer.db');
+fs.copyFileSync(backup, newer);
+execFileSync('sqlite3', [newer, 'PRAGMA user_version = 999']);
+refused('restore of a newer schema', [...restoredStore, 'store', 'restore', '--from', newer],
+        /schema version 999, newer than this build/);
+check(!fs.existsSync(path.join(restoredData, 'agentstream.db')), 'a refused restore left a store');
+
+const restore = run([...restoredStore, 'store', 'restore', '--from', backup]);
+check(restore.code === 0, `restore: ${restore.err}`);
+check(/restored 64 sessions/.test(restore.out), `restore: ${restore.out}`);
+
+// Every session of the copy is a prefix of the live one: the same events, seq 1..n.
+let copied = 0;
+let longer = 0;
+for (const agent of agents) {
+  const before = stored(restoredStore, agent);
+  const after = stored(liveStore, agent);
+  check(before.length > 0, `${agent}: empty in the backup`);
+  check(before.length <= after.length, `${agent}: ${before.length} > ${after.length} events`);
+  before.forEach((line, i) => {
+    const event = JSON.parse(line);
+    check(event.seq === i + 1, `${agent}: event ${i} has seq ${event.seq}`);
+    check(line === after[i], `${agent}: event ${i + 1} differs from the live store's`);
+  });
+  copied += before.length;
+  if (after.length > before.length) ++longer;
+}
+const checked = run([...restoredStore, 'check', '--allow-open']);
+check(checked.code === 0, `check of the restored store: ${checked.out}${checked.err}`);
+
+// A daemon serves the restored store: every agent listed, every stored event readable.
+const served = env.daemon('restored', bin);
+await served.start(serve);
+const list = await call(served.url, 'GET', '/v1/agents');
+check(list.status === 200, `list: ${list.status}`);
+const listed = new Set((list.json.agents || list.json).map((a) => a.id));
+for (const agent of agents) check(listed.has(agent), `${agent} is not listed`);
+let read = 0;
+for (const agent of agents) read += (await readEvents(served.url, agent)).length;
+check(read >= copied, `read ${read} events through the daemon, ${copied} restored`);
+await served.kill('SIGTERM');
+const after = run([...restoredStore, 'check']);
+check(after.code === 0, `check after the daemon served it: ${after.out}${after.err}`);
+
+console.log(`store backup: ${acked} sends by ${AGENTS} appenders, ${ackedDuringBackup} acknowledged ` +
+            `during the backup; ${copied} events restored, ${longer} sessions grew after it; ` +
+            `check clean, ${read} events served`);
+await env.close();
+process.exit(0);
