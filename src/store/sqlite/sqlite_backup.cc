@@ -237,6 +237,11 @@ Result<SqliteRestoreReport> RestoreSqliteStore(const std::string& backup_path,
 
   SqliteRestoreReport report;
   std::optional<LockedDestination> destination;
+  if (!Exists(store_path) && Exists(store_path + "-wal")) {
+    // SQLite would replay that WAL into the restored file when the daemon opens it.
+    return Error(ErrorCode::kAlreadyExists, store_path + "-wal is left without its database; " +
+                                                "move it away to restore there");
+  }
   if (Exists(store_path)) {
     AS_ASSIGN_OR_RETURN(destination, LockDestination(store_path));
     report.replaced_sessions = destination->sessions;

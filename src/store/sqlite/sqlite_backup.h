@@ -75,7 +75,8 @@ struct SqliteRestoreReport {
 // fails the integrity check, or when the destination is not one; kInvalidArgument when the
 // backup is a SQLite database but not an agentstream store; kUnsupportedVersion when its schema
 // is newer than this build's (kSqliteSchemaVersion); kAlreadyExists when the destination holds
-// sessions and `force` is not set; kIoError when writing fails (a full disk among them).
+// sessions and `force` is not set, or when it is missing but its WAL (`store_path`-wal) is not;
+// kIoError when writing fails (a full disk among them).
 Result<SqliteRestoreReport> RestoreSqliteStore(const std::string& backup_path,
                                                const std::string& store_path,
                                                const SqliteRestoreOptions& options = {});

@@ -168,6 +168,15 @@ TEST_F(SqliteBackupTest, RefusesADestinationWithSessionsUnlessForced) {
   EXPECT_EQ(ReadAll(*log, SessionId("s3")).size(), 40u);
 }
 
+TEST_F(SqliteBackupTest, RefusesAWalLeftWithoutItsDatabase) {
+  MakeBackup();
+  std::ofstream(dest_ + "-wal") << "frames of a store that is gone";
+  auto restored = RestoreSqliteStore(backup_, dest_);
+  ASSERT_FALSE(restored.ok());
+  EXPECT_EQ(restored.status().code(), ErrorCode::kAlreadyExists);
+  EXPECT_FALSE(std::filesystem::exists(dest_));
+}
+
 TEST_F(SqliteBackupTest, RefusesADestinationInUse) {
   MakeBackup();
   auto daemon = Open(dest_);
