@@ -173,6 +173,26 @@ Status AboutBackup(const Status& status, const std::string& path) {
   return status;
 }
 
+// Copies the backup to `temp` (closed when it returns, synced by its commit) and checks the copy,
+// filling in what `report` says of it.
+Status CopyAndVerify(Db& backup, const std::string& backup_path, const std::string& temp,
+                     SqliteRestoreReport& report) {
+  OpenOptions write;
+  write.create = true;
+  write.uri = false;
+  AS_ASSIGN_OR_RETURN(Db copy, Db::Open(temp, write));
+  std::int64_t steps = 0;
+  if (Status s = CopyPages(backup, copy, -1, &steps); !s.ok())
+    return s.code() == ErrorCode::kCorruption ? AboutBackup(s, backup_path) : s;
+  AS_RETURN_IF_ERROR(MakeSelfContained(copy));
+  AS_ASSIGN_OR_RETURN(report.schema_version, Verify(copy, backup_path));
+  AS_ASSIGN_OR_RETURN(report.sessions, CountSessions(copy));
+  AS_ASSIGN_OR_RETURN(
+      report.events,
+      copy.QueryInt("SELECT coalesce(sum(last_seq - first_seq + 1), 0) FROM events"));
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<SqliteBackupReport> BackupSqliteStore(const std::string& store_path,
@@ -253,22 +273,7 @@ Result<SqliteRestoreReport> RestoreSqliteStore(const std::string& backup_path,
   }
 
   TempFile temp(store_path + ".restoring");
-  {
-    OpenOptions write;
-    write.create = true;
-    write.uri = false;
-    AS_ASSIGN_OR_RETURN(Db copy, Db::Open(temp.path(), write));
-    std::int64_t steps = 0;
-    if (Status s = CopyPages(backup, copy, -1, &steps); !s.ok()) {
-      return s.code() == ErrorCode::kCorruption ? AboutBackup(s, backup_path) : s;
-    }
-    AS_RETURN_IF_ERROR(MakeSelfContained(copy));
-    AS_ASSIGN_OR_RETURN(report.schema_version, Verify(copy, backup_path));
-    AS_ASSIGN_OR_RETURN(report.sessions, CountSessions(copy));
-    AS_ASSIGN_OR_RETURN(report.events,
-                        copy.QueryInt("SELECT coalesce(sum(last_seq - first_seq + 1), 0) "
-                                      "FROM events"));
-  }
+  AS_RETURN_IF_ERROR(CopyAndVerify(backup, backup_path, temp.path(), report));
   // Fold the destination's WAL into it and drop it, still under the lock, so that no stale WAL
   // lies beside the file renamed over it (SQLite would replay it into the restored file).
   if (destination) AS_RETURN_IF_ERROR(MakeSelfContained(destination->db));
