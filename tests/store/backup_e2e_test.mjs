@@ -1,13 +1,14 @@
 // `agentstream store backup` of a running daemon's SQLite store while 64 clients send prompts to
 // 64 scripted agents (each send appends its turn's events), then `store restore` into a new
-// data directory: the restored store holds, for every session, a prefix of what the live store
-// holds at the end (the same events, seqs 1..n dense, nothing torn), passes `agentstream check`,
-// and a daemon serves it (every agent listed, every event readable). Also the refusals, each
-// exit 2 with the destination unchanged: a restore while the daemon runs on the destination,
-// over a store with sessions without --force, from a missing, non-SQLite or newer-schema file;
-// a backup onto an existing file.
+// data directory. The restored store holds, for every session, a prefix of what the live store
+// holds at the end (the same events, seqs 1..n dense, nothing torn), at least every event
+// acknowledged before the backup began, passes `agentstream check`, and a daemon serves it
+// (every agent listed, every event readable); events were appended while the backup ran. Also
+// the refusals, each exit 2 with the destination unchanged: a restore while the daemon runs on
+// the destination, over a store with sessions without --force, from a missing, non-SQLite or
+// newer-schema file; a backup onto an existing file.
 //   node tests/store/backup_e2e_test.mjs AGENTSTREAM_BIN
-import { TestEnv, call, check, fail, readEvents, sleep } from '../lib/daemons.mjs';
+import { TestEnv, call, check, readEvents, sleep } from '../lib/daemons.mjs';
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -42,10 +43,10 @@ function refused(what, args, pattern) {
   check(pattern.test(r.err), `${what}: unexpected message: ${r.err}`);
 }
 // Every stored event of `session`, as the lines of `agentstream events --json`.
-function stored(store, session) {
-  const r = run([...store, 'events', session, '--json', '--limit', '10000']);
-  check(r.code === 0, `events ${session}: ${r.err}`);
-  return r.out.split('\n').filter((l) => l.length > 0);
+async function stored(store, session) {
+  const { stdout } = await execFileAsync(bin, [...store, 'events', session, '--json', '--limit',
+                                               '10000']);
+  return stdout.split('\n').filter((l) => l.length > 0);
 }
 
 const agents = [];
@@ -72,13 +73,21 @@ const appenders = agents.map(async (agent, a) => {
 });
 while (acked < 2 * AGENTS) await sleep(20);
 
+// The events the daemon has acknowledged, over every agent (the seqs of their cursors).
+async function acknowledged() {
+  const r = await call(live.url, 'GET', '/v1/agents');
+  check(r.status === 200, `list: ${r.status}`);
+  return (r.json.agents || r.json).reduce((sum, a) => sum + Number(a.cursor.split(':')[1]), 0);
+}
 const backup = path.join(env.dir, 'backup.db');
+const before = await acknowledged();
 backupRunning = true;
 const { stdout } = await execFileAsync(bin, [...liveStore, 'store', 'backup', '--to', backup,
                                              '--pages-per-step', '16']);
 backupRunning = false;
+const after = await acknowledged();
 check(/backed up 64 sessions/.test(stdout), `backup: ${stdout}`);
-check(ackedDuringBackup > 0, 'no append was acknowledged while the backup ran');
+check(after > before, `no event was appended while the backup ran (${before} before, ${after} after)`);
 stop = true;
 await Promise.all(appenders);
 
@@ -113,18 +122,18 @@ check(/restored 64 sessions/.test(restore.out), `restore: ${restore.out}`);
 let copied = 0;
 let longer = 0;
 for (const agent of agents) {
-  const before = stored(restoredStore, agent);
-  const after = stored(liveStore, agent);
-  check(before.length > 0, `${agent}: empty in the backup`);
-  check(before.length <= after.length, `${agent}: ${before.length} > ${after.length} events`);
-  before.forEach((line, i) => {
+  const [copy, now] = await Promise.all([stored(restoredStore, agent), stored(liveStore, agent)]);
+  check(copy.length > 0, `${agent}: empty in the backup`);
+  check(copy.length <= now.length, `${agent}: ${copy.length} > ${now.length} events`);
+  copy.forEach((line, i) => {
     const event = JSON.parse(line);
     check(event.seq === i + 1, `${agent}: event ${i} has seq ${event.seq}`);
-    check(line === after[i], `${agent}: event ${i + 1} differs from the live store's`);
+    check(line === now[i], `${agent}: event ${i + 1} differs from the live store's`);
   });
-  copied += before.length;
-  if (after.length > before.length) ++longer;
+  copied += copy.length;
+  if (now.length > copy.length) ++longer;
 }
+check(copied >= before, `the backup holds ${copied} events, ${before} were acknowledged before it`);
 const checked = run([...restoredStore, 'check', '--allow-open']);
 check(checked.code === 0, `check of the restored store: ${checked.out}${checked.err}`);
 
@@ -139,11 +148,12 @@ let read = 0;
 for (const agent of agents) read += (await readEvents(served.url, agent)).length;
 check(read >= copied, `read ${read} events through the daemon, ${copied} restored`);
 await served.kill('SIGTERM');
-const after = run([...restoredStore, 'check']);
-check(after.code === 0, `check after the daemon served it: ${after.out}${after.err}`);
+const rechecked = run([...restoredStore, 'check']);
+check(rechecked.code === 0, `check after the daemon served it: ${rechecked.out}${rechecked.err}`);
 
-console.log(`store backup: ${acked} sends by ${AGENTS} appenders, ${ackedDuringBackup} acknowledged ` +
-            `during the backup; ${copied} events restored, ${longer} sessions grew after it; ` +
-            `check clean, ${read} events served`);
+console.log(`store backup: ${acked} sends by ${AGENTS} appenders (${ackedDuringBackup} answered ` +
+            `during the backup); ${after - before} events appended while it ran; ${copied} ` +
+            `events restored (${before} acknowledged before it), ${longer} sessions grew after ` +
+            `it; check clean, ${read} events served`);
 await env.close();
 process.exit(0);
