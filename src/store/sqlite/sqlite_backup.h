@@ -8,8 +8,8 @@
 // open, the copy never restarts when the daemon commits between steps (a backup that let each
 // step start a new read would restart on every commit of a busy daemon, and might never end).
 // The price: the daemon's passive checkpoints cannot recycle the WAL past that snapshot, so the
-// WAL grows by what is appended while the backup runs, and shrinks again at the next checkpoint
-// after it.
+// WAL grows by what is appended while the backup runs (the file keeps that size; SQLite writes it
+// from its start again after the first checkpoint that follows the backup).
 //
 // Neither function touches the file they write until it is complete: each writes a temporary
 // file beside its target, syncs it and renames it into place, so a crash or a full disk leaves
