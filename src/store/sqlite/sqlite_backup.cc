@@ -182,8 +182,10 @@ Status CopyAndVerify(Db& backup, const std::string& backup_path, const std::stri
   write.uri = false;
   AS_ASSIGN_OR_RETURN(Db copy, Db::Open(temp, write));
   std::int64_t steps = 0;
-  if (Status s = CopyPages(backup, copy, -1, &steps); !s.ok())
-    return s.code() == ErrorCode::kCorruption ? AboutBackup(s, backup_path) : s;
+  if (Status s = CopyPages(backup, copy, -1, &steps); !s.ok()) {
+    if (s.code() == ErrorCode::kCorruption) return AboutBackup(s, backup_path);
+    return Error(s.code(), "cannot write " + temp + ": " + s.message());
+  }
   AS_RETURN_IF_ERROR(MakeSelfContained(copy));
   AS_ASSIGN_OR_RETURN(report.schema_version, Verify(copy, backup_path));
   AS_ASSIGN_OR_RETURN(report.sessions, CountSessions(copy));
@@ -226,8 +228,11 @@ Result<SqliteBackupReport> BackupSqliteStore(const std::string& store_path,
   report.sessions = *sessions;
   {
     AS_ASSIGN_OR_RETURN(Db dest, Db::Open(temp.path(), write));
-    AS_RETURN_IF_ERROR(
-        CopyPages(source, dest, options.pages_per_step, &report.steps, options.progress));
+    if (Status s = CopyPages(source, dest, options.pages_per_step, &report.steps, options.progress);
+        !s.ok()) {
+      return Error(s.code(),
+                   "cannot copy " + store_path + " to " + temp.path() + ": " + s.message());
+    }
     AS_RETURN_IF_ERROR(source.Exec("COMMIT"));
     AS_RETURN_IF_ERROR(MakeSelfContained(dest));
     AS_ASSIGN_OR_RETURN(report.pages, dest.QueryInt("PRAGMA page_count"));

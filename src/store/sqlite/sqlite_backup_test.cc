@@ -245,6 +245,9 @@ TEST_F(SqliteBackupTest, AFullDiskLeavesTheDestinationAsItWas) {
   std::signal(SIGXFSZ, old_handler);
   ASSERT_FALSE(restored.ok());
   EXPECT_EQ(restored.status().code(), ErrorCode::kIoError) << restored.status().ToString();
+  EXPECT_NE(restored.status().message().find("cannot write " + dest_ + ".restoring"),
+            std::string::npos)
+      << restored.status().message();
   EXPECT_EQ(Bytes(dest_), before);
   EXPECT_FALSE(std::filesystem::exists(dest_ + ".restoring"));
   EXPECT_FALSE(std::filesystem::exists(dest_ + ".restoring-journal"));
