@@ -33,7 +33,7 @@ cmake --preset asan -DAGENTSTREAM_BUILD_TESTS=ON >/dev/null
 cmake --build build/asan -j2
 AGENTSTREAM_CRASH_CYCLES=10 ctest --test-dir build/asan --output-on-failure
 
-echo "== fuzzing (${FUZZ_SECONDS:=20} s per target)"
+echo "== fuzzing (${FUZZ_SECONDS:=15} s per target)"
 tools/fuzz.sh "$FUZZ_SECONDS"
 
 echo "== tests (debug)"
