@@ -524,6 +524,7 @@ void HttpConnection::StartSse(const EventsQuery& query) {
   internal::LogRequest(request_.method_string(), route_, 200, client_address_, address_,
                        device_id_);
   live_ = query;
+  done_ = false;  // a long-poll answered earlier on this keep-alive connection left it set
   stream_.expires_never();
   std::string head =
       "HTTP/1.1 200 OK\r\nServer: agentstream\r\nContent-Type: text/event-stream\r\n"

@@ -40,6 +40,22 @@ TEST_F(HttpTest, LongPollWakesOnCommitAndTimesOutWith204) {
   EXPECT_EQ(SeqOf(events.as_array()[0]), first.seq.value() + 1);
 }
 
+// A keep-alive connection may carry a long-poll and then a server-sent events read: the stream
+// must flow (it once sent its head and then nothing, for ever).
+TEST_F(HttpTest, AnSseReadAfterALongPollOnTheSameConnectionStreams) {
+  const std::string id = CreateAgent();
+  RawConnection connection;
+  ASSERT_TRUE(connection.Connect(port_));
+  connection.Send("GET /v1/agents/" + id +
+                  "/events?offset=now&live=long-poll HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  ASSERT_TRUE(connection.ReadUntil("HTTP/1.1 204 ")) << connection.received();
+  connection.Send("GET /v1/agents/" + id +
+                  "/events?offset=-1&live=sse HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  ASSERT_TRUE(connection.ReadUntil("text/event-stream")) << connection.received();
+  EXPECT_TRUE(connection.ReadUntil("event: data", 5s)) << connection.received();
+  EXPECT_TRUE(connection.ReadUntil("event: control", 5s)) << connection.received();
+}
+
 TEST_F(HttpTest, SseDeliversHistoryThenLiveEvents) {
   const std::string id = CreateAgent();
   SseClient sse;
