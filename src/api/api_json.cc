@@ -401,11 +401,11 @@ Result<Cursor> CursorMember(const json::value& value, std::string_view name) {
 }
 
 Result<std::string> StringBodyFromJson(const json::value& value, std::string_view name,
-                                       MemberNames envelope) {
+                                       MemberNames envelope, bool allow_empty) {
   AS_ASSIGN_OR_RETURN(const json::object* obj, AsObject(value, "the body"));
   const std::string_view known[] = {name};
   AS_RETURN_IF_ERROR(RefuseUnknownMembers(*obj, known, "the body", envelope));
-  return RequiredString(*obj, name);
+  return RequiredString(*obj, name, allow_empty);
 }
 
 Result<Cursor> CursorBodyFromJson(const json::value& value, MemberNames envelope) {

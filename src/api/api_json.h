@@ -98,10 +98,10 @@ Result<turn::ReplyPermission> PermissionReplyFromJson(const boost::json::value& 
 Result<std::string> StringMember(const boost::json::value& json, std::string_view name);
 // The cursor member `name` ("EPOCH:SEQ") of the object `json`; other members are ignored.
 Result<Cursor> CursorMember(const boost::json::value& json, std::string_view name);
-// A request body of the one non-empty string member `name` and nothing else (besides
-// `envelope`): {mode}, {model}, {title}.
+// A request body of the one string member `name` and nothing else (besides `envelope`): {mode},
+// {model}, {title}. The string must not be empty unless `allow_empty` (a title: "" clears it).
 Result<std::string> StringBodyFromJson(const boost::json::value& json, std::string_view name,
-                                       MemberNames envelope = {});
+                                       MemberNames envelope = {}, bool allow_empty = false);
 // A request body {cursor: "EPOCH:SEQ"} and nothing else (besides `envelope`): fork and rewind.
 Result<Cursor> CursorBodyFromJson(const boost::json::value& json, MemberNames envelope = {});
 

@@ -276,6 +276,9 @@ TEST(ApiJsonTest, AnEnvelopeIsAcceptedBesideABodysOwnMembers) {
   EXPECT_EQ(SendRequestFromJson(send, kEnvelope)->text, "x");
   const json::value mode = Parse(R"({"type":"mode.set","agent":"a","mode":"plan"})");
   EXPECT_EQ(*StringBodyFromJson(mode, "mode", kEnvelope), "plan");
+  // Only a title may be empty ("" clears it).
+  EXPECT_FALSE(StringBodyFromJson(Parse(R"({"mode":""})"), "mode").ok());
+  EXPECT_EQ(*StringBodyFromJson(Parse(R"({"title":""})"), "title", {}, /*allow_empty=*/true), "");
   EXPECT_EQ(*CursorBodyFromJson(Parse(R"({"type":"fork","cursor":"1:2"})"), kEnvelope),
             (Cursor{Epoch(1), Seq(2)}));
   // What the daemon answers is read leniently: a newer daemon may add members.

@@ -60,6 +60,10 @@ TEST_F(AgentsHttpTest, RenameRecordsTheTitleAndSearchNeedsAStoreIndex) {
   ASSERT_EQ(all.size(), events);
   EXPECT_EQ(Kind(all.back()), "session.titled");
   EXPECT_EQ(all.back().at("payload").at("title"), "Parser work");
+  // "" clears the title.
+  EXPECT_EQ(Call("POST", "/v1/agents/" + id + "/title", R"({"title":""})").at("title"), "");
+  EXPECT_EQ(Snapshot(id).at("title"), "");
+  EXPECT_EQ(AllEvents(id).back().at("payload").at("title"), "");
 
   EXPECT_EQ(Call("GET", "/v1/search?q=parser", "", 503).at("error").at("code"), "unavailable");
   Call("GET", "/v1/search?q=%22%2A%22", "", 400);

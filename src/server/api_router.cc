@@ -356,7 +356,7 @@ void ApiRouter::HandleAgentAction(const HttpRequest& request, const SessionId& i
     return agents_.SetModel(id, std::move(*value), OkReply(std::move(reply)), forwarding);
   }
   if (action == "title") {
-    auto title = api::StringBodyFromJson(*body, "title");
+    auto title = api::StringBodyFromJson(*body, "title", {}, /*allow_empty=*/true);
     if (!title.ok()) return reply(ErrorResponse(title.status()));
     return agents_.Rename(id, std::move(*title), SnapshotReply(std::move(reply)), forwarding);
   }

@@ -281,7 +281,7 @@ void WsApp::PermissionReply(const json::object& msg, const std::string& id) {
 void WsApp::AgentsRename(const json::object& msg, const std::string& id) {
   auto agent = AgentOf(msg);
   if (!agent.ok()) return SendError(id, agent.status());
-  auto title = api::StringBodyFromJson(msg, "title", kEnvelope);
+  auto title = api::StringBodyFromJson(msg, "title", kEnvelope, /*allow_empty=*/true);
   if (!title.ok()) return SendError(id, title.status());
   agents_.Rename(*agent, std::move(*title), AgentOnStrand(id));
 }
