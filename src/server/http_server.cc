@@ -318,6 +318,7 @@ void HttpConnection::OnRequest() {
   client_address_ = address_;
   forwarded_ = false;
   device_id_.clear();
+  done_ = false;  // each request's live read starts unanswered, whatever the last one left
   answering_ = true;
   HttpRequest req;
   req.method = std::string(request_.method_string());
@@ -469,7 +470,6 @@ void HttpConnection::Drain(std::shared_ptr<std::array<char, 16384>> chunk, std::
 
 void HttpConnection::StartLongPoll(const EventsQuery& query) {
   live_ = query;
-  done_ = false;
   std::weak_ptr<HttpConnection> weak = weak_from_this();
   auto executor = stream_.get_executor();
   // Subscribe before the first read so that a commit in between is not missed.
@@ -524,7 +524,6 @@ void HttpConnection::StartSse(const EventsQuery& query) {
   internal::LogRequest(request_.method_string(), route_, 200, client_address_, address_,
                        device_id_);
   live_ = query;
-  done_ = false;  // a long-poll answered earlier on this keep-alive connection left it set
   stream_.expires_never();
   std::string head =
       "HTTP/1.1 200 OK\r\nServer: agentstream\r\nContent-Type: text/event-stream\r\n"
