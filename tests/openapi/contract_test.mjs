@@ -1,0 +1,727 @@
+// The contract test of docs/openapi.yaml: starts a real daemon (and a second one with --token),
+// drives it through the endpoints the document describes, and checks every answer against the
+// document: the status must be one the operation lists, and a JSON body (or a server-sent event of
+// the session log) must validate against that response's schema. Object schemas are checked
+// strictly here (a member the document does not name fails), so the document stays complete,
+// although clients must ignore unknown members.
+//
+// Usage: node contract_test.mjs [AGENTSTREAM_BINARY]   (default: build/debug/src/cli/agentstream)
+// Exit 0 when every check passed; 1 otherwise, each failure printed.
+import {spawn, execFileSync} from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import {fileURLToPath} from 'node:url';
+
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import {parse as parseYaml} from 'yaml';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const binary = path.resolve(process.argv[2] ?? path.join(root, 'build/debug/src/cli/agentstream'));
+const doc = parseYaml(fs.readFileSync(path.join(root, 'docs/openapi.yaml'), 'utf8'));
+
+// Known disagreements between the document and the daemon (the daemon's bugs): a check that
+// names one still validates the answer against the document, reports the disagreement, and does
+// not count it as a failure while it lasts.
+const kSseAfterLongPollBug =
+    'an SSE read on a keep-alive connection that answered a long-poll before sends its 200 head ' +
+    'and then nothing (HttpConnection::StartSse does not reset done_, as StartLongPoll does)';
+const kTitleClearBug =
+    'the daemon refuses {"title":""} ("title must not be empty"); docs/protocol.md, the CLI and ' +
+    'AgentManager::Rename say "" clears the title';
+
+// ---- The document, made strict, compiled by Ajv ----
+
+// additionalProperties: false on every object schema that names its properties and says nothing
+// of other members. Branches of if/then/else and not are left as they are (an `if` made strict
+// would stop matching).
+function strict(schema) {
+  if (Array.isArray(schema)) return schema.forEach(strict);
+  if (schema === null || typeof schema !== 'object') return;
+  if (schema.properties && !('additionalProperties' in schema) &&
+      !('unevaluatedProperties' in schema))
+    schema.additionalProperties = false;
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'if' || key === 'then' || key === 'else' || key === 'not') continue;
+    if (key === 'properties' || key === 'patternProperties' || key === '$defs') {
+      for (const sub of Object.values(value)) strict(sub);
+    } else if (typeof value === 'object') {
+      strict(value);
+    }
+  }
+}
+
+const strictDoc = structuredClone(doc);
+strict(strictDoc.components.schemas);
+for (const response of Object.values(strictDoc.components.responses)) strict(response);
+for (const item of Object.values(strictDoc.paths))
+  for (const op of Object.values(item)) if (op?.responses) strict(op.responses);
+
+const ajv = new Ajv2020({strict: false, allErrors: true, validateFormats: true});
+addFormats(ajv);
+ajv.addSchema(strictDoc, 'openapi.json');
+
+const escape = (s) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+const compiled = new Map();
+function validator(pointer) {
+  if (!compiled.has(pointer)) compiled.set(pointer, ajv.compile({$ref: 'openapi.json#' + pointer}));
+  return compiled.get(pointer);
+}
+
+// The response object (and its JSON pointer) of an operation and status, $ref followed.
+function responseOf(template, method, status) {
+  const op = doc.paths[template]?.[method.toLowerCase()];
+  if (!op) throw new Error(`the document has no ${method} ${template}`);
+  let pointer = `/paths/${escape(template)}/${method.toLowerCase()}/responses/${status}`;
+  let response = op.responses[String(status)];
+  if (response?.$ref) {
+    pointer = response.$ref.slice(1);
+    response = pointer.split('/').slice(1).reduce(
+        (o, k) => o[k.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+  }
+  return response ? {response, pointer} : null;
+}
+
+// The validator itself: bodies the document refuses must fail, else every check above would
+// pass vacuously.
+function selfCheck() {
+  const schema = (name) => validator(`/components/schemas/${name}`);
+  const event = {v: 1, session: 's', epoch: 1, seq: 1, time: 1, kind: 'turn.started',
+                 payload: {origin: 'foreground'}};
+  const refused = [
+    ['Event', {...event, payload: {origin: 'sideways'}}],
+    ['Event', {...event, kind: 'tool_call.end', payload: {callId: 'c'}}],
+    ['Event', {...event, extra: 1}],
+    ['Error', {error: {code: 'not_found'}}],
+    ['TimelineItem', {kind: 'user_message', key: '#3', seqStart: 3, seqEnd: 3,
+                      sourceSeqRanges: [[3, 3]], collapsed: false}],
+    ['WhoAmI', {principal: 'owner', device: {}}],
+  ];
+  if (!schema('Event')(event)) throw new Error('the validator refuses a valid event');
+  for (const [name, body] of refused) {
+    if (schema(name)(body)) throw new Error(`the validator accepts a bad ${name}: ${JSON.stringify(body)}`);
+  }
+}
+
+// ---- Results ----
+
+const results = {checks: 0, failures: [], known: [], operations: new Set(), responses: new Set()};
+
+function fail(what, detail) {
+  results.failures.push(`${what}: ${detail}`);
+  console.log(`FAIL ${what}: ${detail}`);
+}
+
+// Checks an answer against the document: status listed, content type listed, body valid,
+// documented headers valid when present. `expect` (a status or a list) is what the scenario
+// meant to provoke; another status is a failure of the scenario even when documented, unless
+// `knownBug` names why the daemon answers otherwise.
+function check(template, method, res, expect, knownBug) {
+  const label = `${method} ${template} ${res.status}`;
+  results.checks++;
+  results.operations.add(`${method} ${template}`);
+  const expected = [].concat(expect ?? []);
+  const known = expected.length && !expected.includes(res.status) ? knownBug : undefined;
+  if (expected.length && !expected.includes(res.status) && !known) {
+    fail(label, `expected ${expected.join(' or ')}; body ${res.text.slice(0, 300)}`);
+  }
+  const found = responseOf(template, method, res.status);
+  if (!found) return fail(label, 'status not in the document');
+  const {response, pointer} = found;
+  results.responses.add(label);
+  for (const [name, header] of Object.entries(response.headers ?? {})) {
+    const value = res.headers[name.toLowerCase()];
+    if (value === undefined) continue;
+    let schema = header.$ref ? doc.components.headers[header.$ref.split('/').pop()] : header;
+    const hp = header.$ref ? header.$ref.slice(1) + '/schema'
+                           : `${pointer}/headers/${escape(name)}/schema`;
+    if (schema.schema && !validator(hp)(value)) fail(label, `header ${name}: ${value} does not match`);
+  }
+  const type = (res.headers['content-type'] ?? '').split(';')[0].trim();
+  const content = response.content;
+  if (!content) {
+    if (res.text.length > 0 && method !== 'HEAD') fail(label, `a body the document does not have: ${res.text.slice(0, 200)}`);
+    return;
+  }
+  if (method === 'HEAD') return;
+  const key = content[type] ? type : (content['*/*'] ? '*/*' : null);
+  if (!key) return fail(label, `content type ${type} not in the document (${Object.keys(content)})`);
+  if (key !== 'application/json' && !key.endsWith('+json')) return;
+  let body;
+  try {
+    body = JSON.parse(res.text);
+  } catch {
+    return fail(label, `not JSON: ${res.text.slice(0, 200)}`);
+  }
+  const validate = validator(`${pointer}/content/${escape(key)}/schema`);
+  if (!validate(body)) {
+    const detail = ajv.errorsText(validate.errors, {separator: '; '}).slice(0, 600);
+    if (known) {
+      results.known.push(`${label}: ${known}`);
+    } else {
+      fail(label, `${detail}\n  body: ${res.text.slice(0, 300)}`);
+    }
+    return;
+  }
+  if (known) results.known.push(`${label}: ${known}`);
+}
+
+// ---- HTTP ----
+
+// One request; `auth` (a daemon's owner token) is sent unless the request names its own
+// Authorization.
+function request(port, method, target, {body, headers = {}, json, auth} = {}) {
+  return new Promise((resolve, reject) => {
+    const payload = json !== undefined ? JSON.stringify(json) : body;
+    const h = {...headers};
+    if (auth && !h.authorization) h.authorization = `Bearer ${auth}`;
+    if (json !== undefined && !h['content-type']) h['content-type'] = 'application/json';
+    const req = http.request({host: '127.0.0.1', port, method, path: target, headers: h}, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({status: res.statusCode, headers: res.headers,
+                                   text: Buffer.concat(chunks).toString('utf8')}));
+    });
+    req.on('error', reject);
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+}
+
+// Reads server-sent events until `enough(events)` or the time runs out; then hangs up. A fresh
+// connection unless `agent` (an http.Agent) is given.
+function readSse(port, target, enough, ms = 5000, agent = false) {
+  return new Promise((resolve, reject) => {
+    const events = [];
+    let buffer = '';
+    let head = null;
+    const req = http.get({host: '127.0.0.1', port, path: target, agent}, (res) => {
+      head = res;
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => {
+        buffer += chunk;
+        let cut;
+        while ((cut = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const event = {event: 'message', data: ''};
+          for (const line of block.split('\n')) {
+            if (line.startsWith('event: ')) event.event = line.slice(7);
+            else if (line.startsWith('data: ')) event.data += line.slice(6);
+          }
+          if (block.startsWith(':')) continue;
+          events.push(event);
+        }
+        if (enough(events)) finish();
+      });
+    });
+    const timer = setTimeout(() => finish(), ms);
+    function finish() {
+      clearTimeout(timer);
+      req.destroy();
+      resolve({status: head?.statusCode, headers: head?.headers ?? {}, events});
+    }
+    req.on('error', (e) => (head ? null : reject(e)));
+  });
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const {port} = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startDaemon(dir, token) {
+  const extra = token ? ['--token', token] : [];
+  const port = await freePort();
+  fs.mkdirSync(dir, {recursive: true});
+  const log = fs.openSync(path.join(dir, 'daemon.log'), 'w');
+  const child = spawn(binary, ['serve', '--data', path.join(dir, 'data'), '--listen',
+                               `127.0.0.1:${port}`, '--scripted-chunk-ms', '1',
+                               '--long-poll-ms', '400', ...extra],
+                      {stdio: ['ignore', log, log]});
+  for (let i = 0; i < 100; i++) {
+    try {
+      const res = await request(port, 'GET', '/healthz', {auth: token});
+      if (res.status === 200) return {port, child};
+    } catch {}
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`the daemon did not start; see ${dir}/daemon.log`);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---- Scenarios ----
+
+async function waitFor(port, id, predicate, what) {
+  for (let i = 0; i < 100; i++) {
+    const res = await request(port, 'GET', `/v1/agents/${id}`);
+    const agent = JSON.parse(res.text);
+    if (predicate(agent)) return agent;
+    await sleep(50);
+  }
+  throw new Error(`agent ${id} never became ${what}`);
+}
+
+async function agents(port, tmp) {
+  const P = (m, t, o) => request(port, m, t, o);
+  const cwd = fs.mkdtempSync(path.join(tmp, 'cwd-'));
+
+  check('/healthz', 'GET', await P('GET', '/healthz'), 200);
+  check('/metrics', 'GET', await P('GET', '/metrics'), 200);
+
+  let res = await P('POST', '/v1/agents', {json: {provider: 'scripted', cwd, title: 'contract'}});
+  check('/v1/agents', 'POST', res, 200);
+  const id = JSON.parse(res.text).id;
+  res = await P('POST', '/v1/agents', {json: {provider: 'scripted', cwd, worktre: true}});
+  check('/v1/agents', 'POST', res, 400);
+  res = await P('POST', '/v1/agents', {json: {provider: 'scripted'}});
+  check('/v1/agents', 'POST', res, 400);
+  res = await P('POST', '/v1/agents', {json: {provider: 'scripted', cwd: path.join(cwd, 'none')}});
+  check('/v1/agents', 'POST', res, 400);
+  res = await P('POST', '/v1/agents', {body: '{not json', headers: {'content-type': 'application/json'}});
+  check('/v1/agents', 'POST', res, 400);
+  const key = `contract-${process.pid}`;
+  res = await P('POST', '/v1/agents', {json: {provider: 'scripted', cwd}, headers: {'idempotency-key': key}});
+  check('/v1/agents', 'POST', res, 200);
+  const again = await P('POST', '/v1/agents', {json: {provider: 'scripted', cwd}, headers: {'idempotency-key': key}});
+  check('/v1/agents', 'POST', again, 200);
+  if (JSON.parse(again.text).id !== JSON.parse(res.text).id) fail('POST /v1/agents', 'Idempotency-Key retry made another agent');
+  res = await P('POST', '/v1/agents', {json: {provider: 'scripted', cwd: '/', clientRequestId: key}});
+  check('/v1/agents', 'POST', res, 409);
+
+  check('/v1/agents', 'GET', await P('GET', '/v1/agents'), 200);
+  check('/v1/agents', 'GET', await P('GET', '/v1/agents?closed=true'), 200);
+  check('/v1/agents', 'GET', await P('GET', '/v1/agents?closed=TRUE'), 400);
+  check('/v1/agents/{id}', 'GET', await P('GET', `/v1/agents/${id}`), 200);
+  check('/v1/agents/{id}', 'GET', await P('GET', '/v1/agents/ses_none'), 404);
+
+  // A prompt, a duplicate, and refused bodies.
+  res = await P('POST', `/v1/agents/${id}/messages`, {json: {text: 'hello parser', clientMessageId: 'm1'}});
+  check('/v1/agents/{id}/messages', 'POST', res, 200);
+  await waitFor(port, id, (a) => a.status === 'idle' && !a.activeTurn, 'idle');
+  res = await P('POST', `/v1/agents/${id}/messages`, {json: {text: 'hello parser', clientMessageId: 'm1'}});
+  check('/v1/agents/{id}/messages', 'POST', res, 200);
+  if (JSON.parse(res.text).outcome !== 'duplicate') fail('POST messages', `a retry answered ${res.text}`);
+  for (const bad of [{text: 'x', clientMessageId: 'm2', whileRuning: 'queue'}, {text: '', clientMessageId: 'm3'},
+                     {text: 'x'}, {text: 'x', clientMessageId: 'm4', whileRunning: 'later'},
+                     {text: 'x', clientMessageId: 'm5', attachments: [{kind: 'image', mimeType: 'image/png', size: 1}]}]) {
+    check('/v1/agents/{id}/messages', 'POST', await P('POST', `/v1/agents/${id}/messages`, {json: bad}), 400);
+  }
+  res = await P('POST', '/v1/agents/ses_none/messages', {json: {text: 'x', clientMessageId: 'm6'}});
+  check('/v1/agents/{id}/messages', 'POST', res, 404);
+
+  // A permission request holds the turn: a prompt sent meanwhile is queued, then removed.
+  res = await P('POST', `/v1/agents/${id}/messages`, {json: {text: 'ask permission please', clientMessageId: 'm7'}});
+  check('/v1/agents/{id}/messages', 'POST', res, 200);
+  const asking = await waitFor(port, id, (a) => a.permissions.length > 0, 'asking permission');
+  check('/v1/agents/{id}', 'GET', await P('GET', `/v1/agents/${id}`), 200);
+  res = await P('POST', `/v1/agents/${id}/messages`, {json: {text: 'and then?', clientMessageId: 'm8', whileRunning: 'queue'}});
+  check('/v1/agents/{id}/messages', 'POST', res, 200);
+  if (JSON.parse(res.text).outcome !== 'queued') fail('POST messages', `while a turn runs: ${res.text}`);
+  check('/v1/agents/{id}', 'GET', await P('GET', `/v1/agents/${id}`), 200);
+  check('/v1/agents/{id}/messages/{clientMessageId}', 'DELETE', await P('DELETE', `/v1/agents/${id}/messages/m8`), 200);
+  const rid = asking.permissions[0].requestId;
+  res = await P('POST', `/v1/agents/${id}/permissions/${rid}`, {json: {decision: 'allow', optionID: 'x'}});
+  check('/v1/agents/{id}/permissions/{requestId}', 'POST', res, 400);
+  res = await P('POST', `/v1/agents/${id}/permissions/${rid}`, {json: {decision: 'maybe'}});
+  check('/v1/agents/{id}/permissions/{requestId}', 'POST', res, 400);
+  res = await P('POST', `/v1/agents/${id}/permissions/${rid}`, {json: {decision: 'allow', optionId: 'allow_once', message: 'ok'}});
+  check('/v1/agents/{id}/permissions/{requestId}', 'POST', res, 200);
+  await waitFor(port, id, (a) => a.status === 'idle' && !a.activeTurn, 'idle');
+  check('/v1/agents/{id}/interrupt', 'POST', await P('POST', `/v1/agents/${id}/interrupt`), 200);
+  check('/v1/agents/{id}/interrupt', 'POST', await P('POST', '/v1/agents/ses_none/interrupt'), 404);
+
+  check('/v1/agents/{id}/mode', 'POST', await P('POST', `/v1/agents/${id}/mode`, {json: {mode: 'default'}}), 200);
+  check('/v1/agents/{id}/mode', 'POST', await P('POST', `/v1/agents/${id}/mode`, {json: {mode: 'plan'}}), 400);
+  check('/v1/agents/{id}/mode', 'POST', await P('POST', `/v1/agents/${id}/mode`, {json: {mode: 'default', model: 'x'}}), 400);
+  check('/v1/agents/{id}/mode', 'POST', await P('POST', `/v1/agents/${id}/mode`, {json: {}}), 400);
+  check('/v1/agents/{id}/model', 'POST', await P('POST', `/v1/agents/${id}/model`, {json: {model: 'scripted-2'}}), 200);
+  check('/v1/agents/{id}/model', 'POST', await P('POST', `/v1/agents/${id}/model`, {json: {model: 7}}), 400);
+  check('/v1/agents/{id}/title', 'POST', await P('POST', `/v1/agents/${id}/title`, {json: {title: 'Parser refactor'}}), 200);
+  check('/v1/agents/{id}/title', 'POST', await P('POST', `/v1/agents/${id}/title`, {json: {title: 'x'.repeat(300)}}), 400);
+  check('/v1/agents/{id}/title', 'POST', await P('POST', `/v1/agents/${id}/title`, {json: {title: ''}}), 200,
+        kTitleClearBug);
+  return {id, cwd};
+}
+
+async function history(port, id) {
+  const P = (m, t, o) => request(port, m, t, o);
+  let res = await P('GET', `/v1/agents/${id}/timeline`);
+  check('/v1/agents/{id}/timeline', 'GET', res, 200);
+  const page = JSON.parse(res.text);
+  check('/v1/agents/{id}/timeline', 'GET', await P('GET', `/v1/agents/${id}/timeline?direction=after&cursor=1:1&limit=2`), 200);
+  check('/v1/agents/{id}/timeline', 'GET', await P('GET', `/v1/agents/${id}/timeline?direction=before&cursor=${page.endCursor}&maxBytes=1024`), 200);
+  check('/v1/agents/{id}/timeline', 'GET', await P('GET', `/v1/agents/${id}/timeline?direction=before`), 400);
+  check('/v1/agents/{id}/timeline', 'GET', await P('GET', `/v1/agents/${id}/timeline?direction=sideways`), 400);
+  check('/v1/agents/{id}/timeline', 'GET', await P('GET', `/v1/agents/${id}/timeline?limit=501`), 400);
+  check('/v1/agents/{id}/timeline', 'GET', await P('GET', '/v1/agents/ses_none/timeline'), 404);
+
+  res = await P('GET', `/v1/agents/${id}/events`);
+  check('/v1/agents/{id}/events', 'GET', res, 200);
+  const events = JSON.parse(res.text);
+  const next = res.headers['stream-next-offset'];
+  if (!next || res.headers['stream-up-to-date'] !== 'true') fail('GET events', 'no Stream-Next-Offset or Stream-Up-To-Date');
+  check('/v1/agents/{id}/events', 'GET', await P('GET', `/v1/agents/${id}/events?offset=1:3`), 200);
+  check('/v1/agents/{id}/events', 'GET', await P('GET', `/v1/agents/${id}/events?offset=now`), 200);
+  check('/v1/agents/{id}/events', 'GET', await P('GET', `/v1/agents/${id}/events?offset=1:999999`), 400);
+  check('/v1/agents/{id}/events', 'GET', await P('GET', `/v1/agents/${id}/events?offset=7:1`), 400);
+  check('/v1/agents/{id}/events', 'GET', await P('GET', `/v1/agents/${id}/events?offset=x`), 400);
+  check('/v1/agents/{id}/events', 'GET', await P('GET', `/v1/agents/${id}/events?live=`), 400);
+  check('/v1/agents/{id}/events', 'GET', await P('GET', '/v1/agents/ses_none/events'), 404);
+  // Long-poll: at the tail it times out (--long-poll-ms 400); behind it answers at once.
+  res = await P('GET', `/v1/agents/${id}/events?offset=${next}&live=long-poll`);
+  check('/v1/agents/{id}/events', 'GET', res, 204);
+  if (!res.headers['stream-cursor']) fail('GET events long-poll', 'no Stream-Cursor');
+  check('/v1/agents/{id}/events', 'GET', await P('GET', `/v1/agents/${id}/events?offset=1:1&live=long-poll`), 200);
+
+  // SSE: the data and control events against x-sse-events.
+  const sse = await readSse(port, `/v1/agents/${id}/events?offset=-1&live=sse`,
+                            (evs) => evs.some((e) => e.event === 'control'));
+  sseCheck(sse, 'GET /v1/agents/{id}/events sse');
+  // The same read on a keep-alive connection that answered a long-poll first.
+  const keepAlive = new http.Agent({keepAlive: true, maxSockets: 1});
+  await new Promise((resolve) => http.get({host: '127.0.0.1', port, agent: keepAlive,
+                                           path: `/v1/agents/${id}/events?offset=1:1&live=long-poll`},
+                                          (r) => r.resume().on('end', resolve)));
+  const after = await readSse(port, `/v1/agents/${id}/events?offset=-1&live=sse`,
+                              (evs) => evs.some((e) => e.event === 'control'), 1500, keepAlive);
+  keepAlive.destroy();
+  if (after.events.length === 0) {
+    results.known.push(`GET /v1/agents/{id}/events sse: ${kSseAfterLongPollBug}`);
+  } else {
+    sseCheck(after, 'GET /v1/agents/{id}/events sse after a long-poll');
+  }
+
+  // Fork and rewind, then a read from the replaced epoch.
+  const cursor = `${events[0].epoch}:${events[Math.min(4, events.length - 1)].seq}`;
+  res = await P('POST', `/v1/agents/${id}/fork`, {json: {cursor}});
+  check('/v1/agents/{id}/fork', 'POST', res, 200);
+  check('/v1/agents/{id}/fork', 'POST', await P('POST', `/v1/agents/${id}/fork`, {json: {cursor: 'one'}}), 400);
+  check('/v1/agents/{id}/fork', 'POST', await P('POST', `/v1/agents/${id}/fork`, {json: {cursor, at: 1}}), 400);
+  check('/v1/agents/{id}/fork', 'POST', await P('POST', '/v1/agents/ses_none/fork', {json: {cursor}}), 404);
+  res = await P('POST', `/v1/agents/${id}/rewind`, {json: {cursor}});
+  check('/v1/agents/{id}/rewind', 'POST', res, 200);
+  check('/v1/agents/{id}/rewind', 'POST', await P('POST', `/v1/agents/${id}/rewind`, {json: {}}), 400);
+  res = await P('GET', `/v1/agents/${id}/events?offset=${next}`);
+  check('/v1/agents/{id}/events', 'GET', res, 200);
+  if (res.headers['stream-reset'] !== 'true') fail('GET events', 'no Stream-Reset after a rewind');
+  const reset = await readSse(port, `/v1/agents/${id}/events?offset=${next}&live=sse`,
+                              (evs) => evs.some((e) => e.event === 'control'));
+  sseCheck(reset, 'GET /v1/agents/{id}/events sse after a rewind');
+  if (!reset.events.some((e) => e.event === 'control' && JSON.parse(e.data).reset === true))
+    fail('GET events sse', 'no control event with reset after a rewind');
+
+  // Search (the indexer runs about 200 ms after a commit).
+  await sleep(600);
+  res = await P('GET', '/v1/search?q=parser');
+  check('/v1/search', 'GET', res, 200);
+  if (JSON.parse(res.text).hits.length === 0) fail('GET /v1/search', 'no hit for a word of a prompt');
+  check('/v1/search', 'GET', await P('GET', `/v1/search?q=parser&agent=${id}&limit=1`), 200);
+  check('/v1/search', 'GET', await P('GET', '/v1/search'), 400);
+  check('/v1/search', 'GET', await P('GET', '/v1/search?q=x&limit=0'), 400);
+}
+
+function sseCheck(sse, label) {
+  results.checks++;
+  results.operations.add('GET /v1/agents/{id}/events');
+  const media = doc.paths['/v1/agents/{id}/events'].get.responses['200'].content['text/event-stream'];
+  if (sse.status !== 200 || !(sse.headers['content-type'] ?? '').startsWith('text/event-stream'))
+    return fail(label, `status ${sse.status} ${sse.headers['content-type']}`);
+  results.responses.add('GET /v1/agents/{id}/events 200 text/event-stream');
+  const base = `/paths/${escape('/v1/agents/{id}/events')}/get/responses/200/content/text~1event-stream/x-sse-events`;
+  if (!media['x-sse-events']) return fail(label, 'no x-sse-events in the document');
+  for (const event of sse.events) {
+    const validate = validator(`${base}/${event.event}`);
+    if (!validate(JSON.parse(event.data)))
+      fail(label, `${event.event}: ${ajv.errorsText(validate.errors)}: ${event.data.slice(0, 200)}`);
+  }
+  if (!sse.events.some((e) => e.event === 'data'))
+    fail(label, `no data event among ${sse.events.map((e) => e.event + ' ' + e.data.slice(0, 80)).join(' | ')}`);
+}
+
+async function worktrees(port, tmp, plainId) {
+  const P = (m, t, o) => request(port, m, t, o);
+  const repo = fs.mkdtempSync(path.join(tmp, 'repo-'));
+  const git = (...args) => execFileSync('git', ['-C', repo, ...args], {stdio: 'pipe'});
+  git('init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(repo, 'a.txt'), 'one\ntwo\n');
+  git('add', 'a.txt');
+  git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'one');
+
+  check('/v1/agents/{id}/diff', 'GET', await P('GET', `/v1/agents/${plainId}/diff`), 404);
+  let res = await P('POST', '/v1/agents', {json: {provider: 'scripted', cwd: repo, worktree: {branch: 'contract/one', brnch: 'x'}}});
+  check('/v1/agents', 'POST', res, 400);
+  res = await P('POST', '/v1/agents', {json: {provider: 'scripted', cwd: repo, worktree: {branch: 'contract/one'}}});
+  check('/v1/agents', 'POST', res, 200);
+  const agent = JSON.parse(res.text);
+  res = await P('POST', '/v1/agents', {json: {provider: 'scripted', cwd: repo, worktree: {branch: 'contract/one'}}});
+  check('/v1/agents', 'POST', res, 409);
+  fs.writeFileSync(path.join(agent.cwd, 'a.txt'), 'one\nTWO\n');
+  fs.writeFileSync(path.join(agent.cwd, 'b.txt'), 'new\n');
+  res = await P('GET', `/v1/agents/${agent.id}/diff`);
+  check('/v1/agents/{id}/diff', 'GET', res, 200);
+  if (JSON.parse(res.text).files?.length !== 2) fail('GET diff', `expected two files: ${res.text.slice(0, 300)}`);
+  check('/v1/agents/{id}/diff', 'GET', await P('GET', `/v1/agents/${agent.id}/diff`, {headers: {accept: 'text/x-diff'}}), 200);
+  check('/v1/agents/{id}/diff', 'GET', await P('GET', `/v1/agents/${agent.id}/diff?against=main~1`), 400);
+  check('/v1/agents/{id}/diff', 'GET', await P('GET', `/v1/agents/${agent.id}/diff?maxBytes=10`), 400);
+  check('/v1/worktrees', 'GET', await P('GET', '/v1/worktrees'), 200);
+  check('/v1/agents/{id}', 'DELETE', await P('DELETE', `/v1/agents/${agent.id}?removeWorktree=true`), 409);
+  check('/v1/agents/{id}', 'DELETE', await P('DELETE', `/v1/agents/${agent.id}?removeWorktree=yes`), 400);
+  check('/v1/agents/{id}', 'DELETE', await P('DELETE', `/v1/agents/${agent.id}?removeWorktree=true&force=1`), 200);
+  check('/v1/worktrees', 'GET', await P('GET', '/v1/worktrees'), 200);
+  check('/v1/agents/{id}/diff', 'GET', await P('GET', `/v1/agents/${agent.id}/diff`), 404);
+}
+
+async function consumers(port, tmp, id) {
+  const P = (m, t, o) => request(port, m, t, o);
+  const spec = {id: 'contract.jsonl', filter: {kinds: ['turn.completed']},
+                sink: {kind: 'jsonl', path: path.join(tmp, 'deliveries.jsonl')},
+                retry: {maxAttempts: 3}, fromNow: false};
+  check('/v1/consumers', 'POST', await P('POST', '/v1/consumers', {json: spec}), 201);
+  check('/v1/consumers', 'POST', await P('POST', '/v1/consumers', {json: spec}), 201);
+  check('/v1/consumers', 'POST', await P('POST', '/v1/consumers', {json: {...spec, coalesce: false}}), 409);
+  const hook = {id: 'contract-hook', sink: {kind: 'webhook', url: 'http://127.0.0.1:9/hook', secret: 'a-long-secret', headers: {'X-Team': 'a'}}};
+  check('/v1/consumers', 'POST', await P('POST', '/v1/consumers', {json: hook}), 201);
+  check('/v1/consumers', 'POST', await P('POST', '/v1/consumers', {json: {id: 'bad id', sink: {kind: 'jsonl', path: '/tmp/x'}}}), 400);
+  check('/v1/consumers', 'POST', await P('POST', '/v1/consumers', {json: {id: 'c2', sink: {kind: 'jsonl', path: 'relative'}}}), 400);
+  check('/v1/consumers', 'POST', await P('POST', '/v1/consumers', {json: {id: 'c3', sink: {kind: 'webhook', url: 'http://127.0.0.1:9/'}}}), 400);
+  await sleep(500);
+  check('/v1/consumers', 'GET', await P('GET', '/v1/consumers'), 200);
+  check('/v1/consumers/{id}', 'GET', await P('GET', '/v1/consumers/contract.jsonl'), 200);
+  check('/v1/consumers/{id}', 'GET', await P('GET', '/v1/consumers/none'), 404);
+  check('/v1/consumers/{id}/resume', 'POST', await P('POST', '/v1/consumers/contract.jsonl/resume'), 200);
+  check('/v1/consumers/{id}/resume', 'POST', await P('POST', '/v1/consumers/contract.jsonl/resume', {json: {session: id}}), 200);
+  check('/v1/consumers/{id}/resume', 'POST', await P('POST', '/v1/consumers/contract.jsonl/resume', {json: {session: 5}}), 400);
+  check('/v1/consumers/{id}/resume', 'POST', await P('POST', '/v1/consumers/none/resume', {json: {}}), 404);
+  check('/v1/consumers/{id}', 'DELETE', await P('DELETE', '/v1/consumers/contract-hook'), 200);
+  check('/v1/consumers/{id}', 'DELETE', await P('DELETE', '/v1/consumers/contract-hook'), 404);
+
+  // The inbox: a child's events delivered into a parent, signed with the parent's token.
+  let res = await P('POST', '/v1/agents', {json: {provider: 'scripted', cwd: tmp, title: 'parent'}});
+  const parent = JSON.parse(res.text).id;
+  res = await P('GET', `/v1/agents/${parent}/inbox`);
+  check('/v1/agents/{id}/inbox', 'GET', res, 200);
+  const {token} = JSON.parse(res.text);
+  res = await P('GET', `/v1/agents/${id}/events?offset=-1`);
+  const events = JSON.parse(res.text).slice(0, 3);
+  const delivery = {consumer: 'contract', session: id, epoch: events[0].epoch, seqStart: events[0].seq,
+                    seqEnd: events.at(-1).seq, ordinal: 0,
+                    idempotencyKey: `contract/${id}/${events[0].epoch}/${events.at(-1).seq}`,
+                    coalesced: false, state: null, events};
+  const body = JSON.stringify(delivery);
+  const sign = (b, t = Math.floor(Date.now() / 1000)) => ({
+    'content-type': 'application/json', 'x-agentstream-timestamp': String(t),
+    'x-agentstream-signature': 'v1=' + crypto.createHmac('sha256', token).update(`${t}.${b}`).digest('hex'),
+  });
+  check('/v1/agents/{id}/inbox', 'POST', await P('POST', `/v1/agents/${parent}/inbox`, {body, headers: {'content-type': 'application/json'}}), 401);
+  check('/v1/agents/{id}/inbox', 'POST', await P('POST', `/v1/agents/${parent}/inbox`, {body, headers: sign(body, 1000)}), 401);
+  check('/v1/agents/{id}/inbox', 'POST', await P('POST', `/v1/agents/${parent}/inbox`, {body, headers: sign(body)}), 200);
+  res = await P('POST', `/v1/agents/${parent}/inbox`, {body, headers: sign(body)});
+  check('/v1/agents/{id}/inbox', 'POST', res, 200);
+  if (JSON.parse(res.text).duplicate !== true) fail('POST inbox', `a redelivery answered ${res.text}`);
+  const gap = JSON.stringify({...delivery, ordinal: 5});
+  check('/v1/agents/{id}/inbox', 'POST', await P('POST', `/v1/agents/${parent}/inbox`, {body: gap, headers: sign(gap)}), 400);
+  const empty = JSON.stringify({...delivery, ordinal: 1, events: []});
+  check('/v1/agents/{id}/inbox', 'POST', await P('POST', `/v1/agents/${parent}/inbox`, {body: empty, headers: sign(empty)}), 400);
+  check('/v1/agents/{id}/events', 'GET', await P('GET', `/v1/agents/${parent}/events`), 200);
+  check('/v1/agents/{id}/timeline', 'GET', await P('GET', `/v1/agents/${parent}/timeline`), 200);
+  check('/v1/agents/{id}', 'DELETE', await P('DELETE', `/v1/agents/${parent}`), 200);
+}
+
+// On a daemon with --token: without one, a loopback client is the owner whatever it sends
+// (docs/remote.md), so a device token would not be looked at.
+async function devices(port, owner) {
+  const P = (m, t, o = {}) => request(port, m, t, {auth: owner, ...o});
+  const as = (token) => ({authorization: `Bearer ${token}`});
+  check('/v1/whoami', 'GET', await P('GET', '/v1/whoami'), 200);
+  check('/v1/pairings', 'POST', await P('POST', '/v1/pairings', {json: {name: 'phone', expiresInMs: 60000, extra: 1}}), 400);
+  check('/v1/pairings', 'POST', await P('POST', '/v1/pairings', {json: {expiresInMs: 5}}), 400);
+  let res = await P('POST', '/v1/pairings', {json: {name: 'phone', expiresInMs: 60000}});
+  check('/v1/pairings', 'POST', res, 201);
+  const {code} = JSON.parse(res.text);
+  check('/v1/pairings', 'POST', await P('POST', '/v1/pairings'), 201);
+  check('/v1/pairings/exchange', 'POST', await P('POST', '/v1/pairings/exchange', {json: {code: 'asp_' + 'x'.repeat(32)}}), 401);
+  check('/v1/pairings/exchange', 'POST', await P('POST', '/v1/pairings/exchange', {json: {code, name: 'x'}}), 400);
+  res = await P('POST', '/v1/pairings/exchange', {json: {code}, headers: {'user-agent': 'contract-test'}});
+  check('/v1/pairings/exchange', 'POST', res, 201);
+  const paired = JSON.parse(res.text);
+  const dev = paired.device.id;
+  check('/v1/pairings/exchange', 'POST', await P('POST', '/v1/pairings/exchange', {json: {code}}), 401);
+  check('/v1/whoami', 'GET', await P('GET', '/v1/whoami', {headers: as(paired.token)}), 200);
+  check('/v1/whoami', 'GET', await P('GET', `/v1/whoami?token=${paired.token}`), 200);
+  check('/v1/devices', 'GET', await P('GET', '/v1/devices'), 200);
+  check('/v1/devices', 'GET', await P('GET', '/v1/devices', {headers: as(paired.token)}), 200);
+  check('/v1/pairings', 'POST', await P('POST', '/v1/pairings', {json: {}, headers: as(paired.token)}), 403);
+  check('/v1/devices/{id}', 'PATCH', await P('PATCH', `/v1/devices/${dev}`, {json: {name: 'my phone'}}), 200);
+  check('/v1/devices/{id}', 'PATCH', await P('PATCH', `/v1/devices/${dev}`, {json: {name: ''}}), 400);
+  check('/v1/devices/{id}', 'PATCH', await P('PATCH', `/v1/devices/${dev}`, {json: {name: 'a', nam: 'b'}}), 400);
+  check('/v1/devices/{id}', 'PATCH', await P('PATCH', '/v1/devices/dev_none', {json: {name: 'a'}}), 404);
+  check('/v1/devices/{id}', 'PATCH', await P('PATCH', '/v1/devices/dev_other', {json: {name: 'a'}, headers: as(paired.token)}), 403);
+
+  // Notification settings: the device's own (self), the owner's view, refusals.
+  const N = '/v1/devices/{id}/notifications';
+  check(N, 'GET', await P('GET', '/v1/devices/self/notifications', {headers: as(paired.token)}), 200);
+  check(N, 'GET', await P('GET', `/v1/devices/${dev}/notifications`), 200);
+  check(N, 'GET', await P('GET', '/v1/devices/self/notifications'), 400);
+  check(N, 'GET', await P('GET', '/v1/devices/dev_other/notifications', {headers: as(paired.token)}), 403);
+  check(N, 'GET', await P('GET', '/v1/devices/dev_none/notifications'), 404);
+  const settings = {kinds: {permission: true, turnFinished: false}, previews: true, minTurnMs: 1000,
+                    ntfy: {url: 'https://ntfy.example.com', topic: 'contract-topic'}};
+  check(N, 'PUT', await P('PUT', '/v1/devices/self/notifications', {json: settings, headers: as(paired.token)}), 200);
+  check(N, 'GET', await P('GET', `/v1/devices/${dev}/notifications`), 200);
+  check('/v1/consumers/{id}', 'GET', await P('GET', `/v1/consumers/notify.${dev}`), 200);
+  check(N, 'PUT', await P('PUT', `/v1/devices/${dev}/notifications`, {json: {...settings, preview: true}}), 400);
+  check(N, 'PUT', await P('PUT', `/v1/devices/${dev}/notifications`, {json: {kinds: {sometimes: true}}}), 400);
+  check(N, 'PUT', await P('PUT', `/v1/devices/${dev}/notifications`, {json: {minTurnMs: -1}}), 400);
+  check(N, 'PUT', await P('PUT', `/v1/devices/${dev}/notifications`, {json: {ntfy: {url: 'https://ntfy.example.com', topic: 't', priority: 1}}}), 400);
+  check(N, 'PUT', await P('PUT', `/v1/devices/${dev}/notifications`, {json: {webPush: {endpoint: 'https://push.example.com/x', keys: {p256dh: 'AA', auth: 'AA'}}}}), 400);
+  check(N, 'DELETE', await P('DELETE', `/v1/devices/${dev}/notifications`), 200);
+  check('/v1/notifications/vapid', 'GET', await P('GET', '/v1/notifications/vapid'), 200);
+  check('/v1/notifications/vapid', 'GET', await P('GET', '/v1/notifications/vapid', {headers: as(paired.token)}), 200);
+
+  check('/v1/devices/{id}', 'DELETE', await P('DELETE', `/v1/devices/${dev}`, {headers: as(paired.token)}), 200);
+  check('/v1/devices/{id}', 'DELETE', await P('DELETE', `/v1/devices/${dev}`), 200);
+  check('/v1/devices/{id}', 'DELETE', await P('DELETE', '/v1/devices/dev_none'), 404);
+  check('/v1/whoami', 'GET', await P('GET', '/v1/whoami', {headers: as(paired.token)}), 401);
+  check(N, 'PUT', await P('PUT', `/v1/devices/${dev}/notifications`, {json: settings}), 409);
+}
+
+async function streams(port) {
+  const P = (m, t, o) => request(port, m, t, o);
+  const S = '/v1/stream/{path}';
+  const json = {'content-type': 'application/json'};
+  check(S, 'PUT', await P('PUT', '/v1/stream/contract/s1', {headers: json}), 201);
+  check(S, 'PUT', await P('PUT', '/v1/stream/contract/s1', {headers: json}), 200);
+  check(S, 'PUT', await P('PUT', '/v1/stream/contract/s1', {headers: {'content-type': 'text/plain'}}), 409);
+  check(S, 'PUT', await P('PUT', '/v1/stream/contract/s2', {headers: {...json, 'stream-ttl': '1', 'stream-expires-at': '2030-01-01T00:00:00Z'}}), 400);
+  check(S, 'POST', await P('POST', '/v1/stream/contract/s1', {headers: json, body: '[1,{"a":2}]'}), 204);
+  check(S, 'POST', await P('POST', '/v1/stream/contract/s1', {headers: json, body: '[]'}), 400);
+  check(S, 'POST', await P('POST', '/v1/stream/contract/s1', {headers: {'content-type': 'text/plain'}, body: 'x'}), 409);
+  const producer = {...json, 'producer-id': 'p1', 'producer-epoch': '0', 'producer-seq': '0'};
+  check(S, 'POST', await P('POST', '/v1/stream/contract/s1', {headers: producer, body: '3'}), 200);
+  check(S, 'POST', await P('POST', '/v1/stream/contract/s1', {headers: producer, body: '3'}), 204);
+  check(S, 'POST', await P('POST', '/v1/stream/contract/s1', {headers: {...producer, 'producer-seq': '5'}, body: '4'}), 409);
+  check(S, 'POST', await P('POST', '/v1/stream/contract/none', {headers: json, body: '1'}), 404);
+  let res = await P('GET', '/v1/stream/contract/s1?offset=-1');
+  check(S, 'GET', res, 200);
+  const next = res.headers['stream-next-offset'];
+  check(S, 'GET', await P('GET', `/v1/stream/contract/s1?offset=${next}&live=long-poll`), 204);
+  check(S, 'GET', await P('GET', '/v1/stream/contract/s1?offset=-1&live=forever'), 400);
+  check(S, 'GET', await P('GET', '/v1/stream/contract/none?offset=-1'), 404);
+  check(S, 'HEAD', await P('HEAD', '/v1/stream/contract/s1'), 200);
+  check(S, 'HEAD', await P('HEAD', '/v1/stream/contract/none'), 404);
+  check(S, 'OPTIONS', await P('OPTIONS', '/v1/stream/contract/s1', {headers: {origin: 'https://elsewhere.example'}}), 204);
+
+  const base = '/v1/stream/__ds/subscriptions';
+  check('/v1/stream/__ds/jwks.json', 'GET', await P('GET', '/v1/stream/__ds/jwks.json'), 200);
+  const sub = {type: 'pull-wake', pattern: 'contract/*', wake_stream: 'contract-wakes', lease_ttl_ms: 5000};
+  check(`${base}/{id}`, 'PUT', await P('PUT', `${base}/sub1`, {json: sub}), 201);
+  check(`${base}/{id}`, 'PUT', await P('PUT', `${base}/sub1`, {json: sub}), 200);
+  check(`${base}/{id}`, 'PUT', await P('PUT', `${base}/sub1`, {json: {...sub, lease_ttl_ms: 6000}}), 409);
+  check(`${base}/{id}`, 'PUT', await P('PUT', `${base}/sub2`, {json: {type: 'pull-wake'}}), 400);
+  check(`${base}/{id}`, 'GET', await P('GET', `${base}/sub1`), 200);
+  check(`${base}/{id}`, 'GET', await P('GET', `${base}/none`), 404);
+  check(`${base}/{id}/streams`, 'POST', await P('POST', `${base}/sub1/streams`, {json: {streams: ['other/x']}}), 204);
+  check(`${base}/{id}/streams`, 'POST', await P('POST', `${base}/sub1/streams`, {json: {streams: []}}), 400);
+  check(`${base}/{id}/streams/{stream}`, 'DELETE', await P('DELETE', `${base}/sub1/streams/other/x`), 204);
+  check(S, 'POST', await P('POST', '/v1/stream/contract/s1', {headers: json, body: '5'}), 204);
+  await sleep(300);
+  res = await P('POST', `${base}/sub1/claim`, {json: {worker: 'w1'}});
+  check(`${base}/{id}/claim`, 'POST', res, [200, 409]);
+  if (res.status === 200) {
+    const claim = JSON.parse(res.text);
+    check(`${base}/{id}/claim`, 'POST', await P('POST', `${base}/sub1/claim`, {json: {worker: 'w2'}}), 409);
+    const wake = {wake_id: claim.wake_id, generation: claim.generation};
+    const bearer = {authorization: `Bearer ${claim.token}`};
+    check(`${base}/{id}/ack`, 'POST', await P('POST', `${base}/sub1/ack`, {json: {...wake, acks: []}}), 401);
+    check(`${base}/{id}/ack`, 'POST', await P('POST', `${base}/sub1/ack`, {json: {...wake, generation: claim.generation + 1}, headers: bearer}), 409);
+    check(`${base}/{id}/ack`, 'POST', await P('POST', `${base}/sub1/ack`, {json: {...wake, acks: [], done: false}, headers: bearer}), 200);
+    check(`${base}/{id}/callback`, 'POST', await P('POST', `${base}/sub1/callback`, {json: {...wake, acks: []}, headers: bearer}), 200);
+    check(`${base}/{id}/release`, 'POST', await P('POST', `${base}/sub1/release`, {json: wake, headers: bearer}), 204);
+  }
+  check(`${base}/{id}/claim`, 'POST', await P('POST', `${base}/sub1/claim`, {json: {}}), 400);
+  check(`${base}/{id}`, 'DELETE', await P('DELETE', `${base}/sub1`), 204);
+  check(S, 'DELETE', await P('DELETE', '/v1/stream/contract/s1'), 204);
+  check(S, 'DELETE', await P('DELETE', '/v1/stream/contract/s1'), 404);
+}
+
+async function mcp(port) {
+  const res = await request(port, 'POST', '/mcp', {json: {jsonrpc: '2.0', id: 1, method: 'tools/list'}});
+  check('/mcp', 'POST', res, 200);
+  check('/mcp', 'POST', await request(port, 'POST', '/mcp', {json: {jsonrpc: '2.0', method: 'notifications/initialized'}}), 202);
+}
+
+async function access(port, token) {
+  const P = (m, t, o) => request(port, m, t, o);
+  check('/v1/agents', 'GET', await P('GET', '/v1/agents'), 401);
+  check('/v1/agents', 'GET', await P('GET', '/v1/agents', {headers: {authorization: 'Bearer wrong'}}), 401);
+  check('/v1/agents', 'GET', await P('GET', '/v1/agents', {headers: {authorization: `bearer ${token}`}}), 200);
+  check('/v1/agents', 'GET', await P('GET', `/v1/agents?token=${token}`), 200);
+  check('/v1/agents', 'GET', await P('GET', '/v1/agents', {headers: {authorization: `Bearer ${token}`, host: 'evil.example'}}), 403);
+  check('/v1/agents', 'GET', await P('GET', '/v1/agents', {headers: {authorization: `Bearer ${token}`, origin: 'https://evil.example'}}), 403);
+  check('/healthz', 'GET', await P('GET', '/healthz'), 401);
+  check('/v1/pairings/exchange', 'POST', await P('POST', '/v1/pairings/exchange', {json: {code: 'asp_' + 'y'.repeat(32)}}), 401);
+  check('/v1/agents/{id}', 'GET', await P('GET', '/v1/agents/ses_x', {headers: {authorization: 'Bearer asd_' + 'z'.repeat(43)}}), 401);
+  // The per-address limit of failed exchanges and unknown device tokens.
+  let last = null;
+  for (let i = 0; i < 12; i++) last = await P('POST', '/v1/pairings/exchange', {json: {code: 'asp_' + 'y'.repeat(32)}});
+  check('/v1/pairings/exchange', 'POST', last, 429);
+}
+
+// ---- Main ----
+
+async function main() {
+  if (!fs.existsSync(binary)) throw new Error(`no daemon at ${binary}`);
+  selfCheck();
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'agentstream-openapi-'));
+  const daemons = [];
+  try {
+    const a = await startDaemon(path.join(tmp, 'a'));
+    daemons.push(a.child);
+    const {id} = await agents(a.port, tmp);
+    await history(a.port, id);
+    await worktrees(a.port, tmp, id);
+    await consumers(a.port, tmp, id);
+    await streams(a.port);
+    await mcp(a.port);
+    check('/v1/agents/{id}', 'DELETE', await request(a.port, 'DELETE', `/v1/agents/${id}`), 200);
+    const token = crypto.randomBytes(16).toString('hex');
+    const b = await startDaemon(path.join(tmp, 'b'), token);
+    daemons.push(b.child);
+    await devices(b.port, token);
+    await access(b.port, token);
+  } finally {
+    for (const child of daemons) child.kill('SIGTERM');
+  }
+  const documented = Object.entries(doc.paths).flatMap(([p, item]) =>
+      Object.keys(item).filter((m) => m !== 'parameters').map((m) => `${m.toUpperCase()} ${p}`));
+  const untested = documented.filter((op) => !results.operations.has(op));
+  console.log(`\n${results.checks} answers checked; ${results.operations.size} of ${documented.length} ` +
+              `operations and ${results.responses.size} distinct (operation, status) responses ` +
+              `validated against docs/openapi.yaml`);
+  if (untested.length) console.log(`not exercised: ${untested.join(', ')}`);
+  for (const k of results.known) console.log(`KNOWN daemon bug: ${k}`);
+  if (results.failures.length) {
+    console.log(`${results.failures.length} failures`);
+    process.exitCode = 1;
+  } else {
+    fs.rmSync(tmp, {recursive: true, force: true});
+    console.log('all passed');
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exitCode = 1;
+});
