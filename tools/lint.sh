@@ -17,6 +17,12 @@ if [ -n "$impure" ]; then
   exit 1
 fi
 echo "lint: src/core includes no I/O, thread, clock or randomness header"
+# The HTTP API's OpenAPI description, with Redocly's recommended rules (tests/openapi/redocly.yaml).
+# (The grep drops Redocly's banner about the Node.js version.)
+(cd tests/openapi && node_modules/.bin/redocly lint --config redocly.yaml ../../docs/openapi.yaml \
+  --format=summary 2>&1 | { grep -v '[║╔╚]' || true; }) ||
+  { echo "lint: docs/openapi.yaml has errors"; exit 1; }
+echo "lint: docs/openapi.yaml ok"
 mapfile -t sources < <(git ls-files 'src/*.cc' | grep -v '_test\.cc$')
 printf '%s\n' "${sources[@]}" | xargs -P 2 -n 4 clang-tidy -p "$build" --quiet 2>/dev/null
 echo "lint: clang-tidy ok (${#sources[@]} files)"

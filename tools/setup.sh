@@ -56,6 +56,15 @@ if ! (cd "$CONFORMANCE" && npm ls --depth=0 >/dev/null 2>&1); then
 fi
 echo "setup: conformance suite present"
 
+# The checks of docs/openapi.yaml: Redocly's linter (tools/lint.sh) and the validator of the
+# contract test (tests/openapi), pinned by tests/openapi/package-lock.json.
+OPENAPI="$(cd "$(dirname "$0")/.." && pwd)/tests/openapi"
+if ! (cd "$OPENAPI" && npm ls --depth=0 >/dev/null 2>&1); then
+  echo "setup: npm ci in tests/openapi"
+  (cd "$OPENAPI" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+echo "setup: OpenAPI tools present"
+
 # The web page (web/): Vite, Vitest and Playwright pinned by web/package-lock.json; the browser
 # tests drive Debian's chromium (installed above), never a downloaded browser.
 WEB="$(cd "$(dirname "$0")/.." && pwd)/web"

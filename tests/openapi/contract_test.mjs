@@ -6,7 +6,8 @@
 // although clients must ignore unknown members.
 //
 // Usage: node contract_test.mjs [AGENTSTREAM_BINARY]   (default: build/debug/src/cli/agentstream)
-// Exit 0 when every check passed; 1 otherwise, each failure printed.
+// Exit 0 when every check passed; 1 otherwise, each failure printed; 77 (skipped) without the
+// pinned packages.
 import {spawn, execFileSync} from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -16,11 +17,18 @@ import os from 'node:os';
 import path from 'node:path';
 import {fileURLToPath} from 'node:url';
 
-import Ajv2020 from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
-import {parse as parseYaml} from 'yaml';
-
 const here = path.dirname(fileURLToPath(import.meta.url));
+// The pinned validator and YAML parser (npm ci here; tools/setup.sh does it). Without them the test
+// is skipped (exit 77), as ctest is told.
+let Ajv2020, addFormats, parseYaml;
+try {
+  Ajv2020 = (await import('ajv/dist/2020.js')).default;
+  addFormats = (await import('ajv-formats')).default;
+  parseYaml = (await import('yaml')).parse;
+} catch {
+  console.log(`openapi contract: ${here}/node_modules is missing; run tools/setup.sh (npm ci there)`);
+  process.exit(77);
+}
 const root = path.resolve(here, '../..');
 const binary = path.resolve(process.argv[2] ?? path.join(root, 'build/debug/src/cli/agentstream'));
 const doc = parseYaml(fs.readFileSync(path.join(root, 'docs/openapi.yaml'), 'utf8'));
@@ -339,6 +347,9 @@ async function agents(port, tmp) {
   res = await P('POST', `/v1/agents/${id}/permissions/${rid}`, {json: {decision: 'allow', optionId: 'allow_once', message: 'ok'}});
   check('/v1/agents/{id}/permissions/{requestId}', 'POST', res, 200);
   await waitFor(port, id, (a) => a.status === 'idle' && !a.activeTurn, 'idle');
+  check('/v1/agents/{id}/messages/{clientMessageId}', 'DELETE', await P('DELETE', `/v1/agents/${id}/messages/m8`), 404);
+  check('/v1/agents/{id}/permissions/{requestId}', 'POST', await P('POST', `/v1/agents/${id}/permissions/${rid}`, {json: {decision: 'deny'}}), 404);
+  check('/v1/agents/{id}/messages', 'POST', await P('POST', `/v1/agents/${id}/messages`, {json: {text: 'a'.repeat(1100000), clientMessageId: 'big'}}), 413);
   check('/v1/agents/{id}/interrupt', 'POST', await P('POST', `/v1/agents/${id}/interrupt`), 200);
   check('/v1/agents/{id}/interrupt', 'POST', await P('POST', '/v1/agents/ses_none/interrupt'), 404);
 
@@ -349,6 +360,9 @@ async function agents(port, tmp) {
   check('/v1/agents/{id}/model', 'POST', await P('POST', `/v1/agents/${id}/model`, {json: {model: 'scripted-2'}}), 200);
   check('/v1/agents/{id}/model', 'POST', await P('POST', `/v1/agents/${id}/model`, {json: {model: 7}}), 400);
   check('/v1/agents/{id}/title', 'POST', await P('POST', `/v1/agents/${id}/title`, {json: {title: 'Parser refactor'}}), 200);
+  check('/v1/agents/{id}/title', 'POST', await P('POST', '/v1/agents/ses_none/title', {json: {title: 'a'}}), 404);
+  check('/v1/agents/{id}/mode', 'POST', await P('POST', '/v1/agents/ses_none/mode', {json: {mode: 'a'}}), 404);
+  check('/v1/agents/{id}', 'DELETE', await P('DELETE', '/v1/agents/ses_none'), 404);
   check('/v1/agents/{id}/title', 'POST', await P('POST', `/v1/agents/${id}/title`, {json: {title: 'x'.repeat(300)}}), 400);
   check('/v1/agents/{id}/title', 'POST', await P('POST', `/v1/agents/${id}/title`, {json: {title: ''}}), 200,
         kTitleClearBug);
@@ -408,6 +422,8 @@ async function history(port, id) {
   res = await P('POST', `/v1/agents/${id}/fork`, {json: {cursor}});
   check('/v1/agents/{id}/fork', 'POST', res, 200);
   check('/v1/agents/{id}/fork', 'POST', await P('POST', `/v1/agents/${id}/fork`, {json: {cursor: 'one'}}), 400);
+  check('/v1/agents/{id}/fork', 'POST', await P('POST', `/v1/agents/${id}/fork`, {json: {cursor: '1:999999'}}), 400);
+  check('/v1/agents/{id}/fork', 'POST', await P('POST', `/v1/agents/${id}/fork`, {json: {cursor: '7:1'}}), 409);
   check('/v1/agents/{id}/fork', 'POST', await P('POST', `/v1/agents/${id}/fork`, {json: {cursor, at: 1}}), 400);
   check('/v1/agents/{id}/fork', 'POST', await P('POST', '/v1/agents/ses_none/fork', {json: {cursor}}), 404);
   res = await P('POST', `/v1/agents/${id}/rewind`, {json: {cursor}});
@@ -513,6 +529,8 @@ async function consumers(port, tmp, id) {
   res = await P('GET', `/v1/agents/${parent}/inbox`);
   check('/v1/agents/{id}/inbox', 'GET', res, 200);
   const {token} = JSON.parse(res.text);
+  // Every id has an inbox (its token is derived), a session that does not exist too.
+  check('/v1/agents/{id}/inbox', 'GET', await P('GET', '/v1/agents/ses_none/inbox'), 200);
   res = await P('GET', `/v1/agents/${id}/events?offset=-1`);
   const events = JSON.parse(res.text).slice(0, 3);
   const delivery = {consumer: 'contract', session: id, epoch: events[0].epoch, seqStart: events[0].seq,
