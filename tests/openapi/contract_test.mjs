@@ -118,7 +118,8 @@ function selfCheck() {
 
 // ---- Results ----
 
-const results = {checks: 0, failures: [], known: [], operations: new Set(), responses: new Set()};
+const results = {checks: 0, failures: [], known: [], operations: new Set(), responses: new Set(),
+                 kinds: new Set()};
 
 function fail(what, detail) {
   results.failures.push(`${what}: ${detail}`);
@@ -177,6 +178,8 @@ function check(template, method, res, expect, knownBug) {
     return;
   }
   if (known) results.known.push(`${label}: ${known}`);
+  if (template === '/v1/agents/{id}/events' && Array.isArray(body))
+    for (const e of body) results.kinds.add(e.kind);
 }
 
 // ---- HTTP ----
@@ -352,6 +355,15 @@ async function agents(port, tmp) {
   check('/v1/agents/{id}/messages', 'POST', await P('POST', `/v1/agents/${id}/messages`, {json: {text: 'a'.repeat(1100000), clientMessageId: 'big'}}), 413);
   check('/v1/agents/{id}/interrupt', 'POST', await P('POST', `/v1/agents/${id}/interrupt`), 200);
   check('/v1/agents/{id}/interrupt', 'POST', await P('POST', '/v1/agents/ses_none/interrupt'), 404);
+  // A background task wakes the agent for an autonomous turn; a long prompt interrupted.
+  res = await P('POST', `/v1/agents/${id}/messages`, {json: {text: 'build it [background]', clientMessageId: 'm9'}});
+  check('/v1/agents/{id}/messages', 'POST', res, 200);
+  await sleep(800);
+  await waitFor(port, id, (a) => a.status === 'idle' && !a.activeTurn, 'idle');
+  res = await P('POST', `/v1/agents/${id}/messages`, {json: {text: 'ask permission again', clientMessageId: 'm10'}});
+  await waitFor(port, id, (a) => a.permissions.length > 0, 'asking permission');
+  check('/v1/agents/{id}/interrupt', 'POST', await P('POST', `/v1/agents/${id}/interrupt`), 200);
+  await waitFor(port, id, (a) => a.status === 'idle' && !a.activeTurn, 'idle');
 
   check('/v1/agents/{id}/mode', 'POST', await P('POST', `/v1/agents/${id}/mode`, {json: {mode: 'default'}}), 200);
   check('/v1/agents/{id}/mode', 'POST', await P('POST', `/v1/agents/${id}/mode`, {json: {mode: 'plan'}}), 400);
@@ -459,8 +471,10 @@ function sseCheck(sse, label) {
   if (!media['x-sse-events']) return fail(label, 'no x-sse-events in the document');
   for (const event of sse.events) {
     const validate = validator(`${base}/${event.event}`);
-    if (!validate(JSON.parse(event.data)))
+    const data = JSON.parse(event.data);
+    if (!validate(data))
       fail(label, `${event.event}: ${ajv.errorsText(validate.errors)}: ${event.data.slice(0, 200)}`);
+    if (event.event === 'data') for (const e of data) results.kinds.add(e.kind);
   }
   if (!sse.events.some((e) => e.event === 'data'))
     fail(label, `no data event among ${sse.events.map((e) => e.event + ' ' + e.data.slice(0, 80)).join(' | ')}`);
@@ -604,6 +618,14 @@ async function devices(port, owner) {
   check(N, 'PUT', await P('PUT', `/v1/devices/${dev}/notifications`, {json: {minTurnMs: -1}}), 400);
   check(N, 'PUT', await P('PUT', `/v1/devices/${dev}/notifications`, {json: {ntfy: {url: 'https://ntfy.example.com', topic: 't', priority: 1}}}), 400);
   check(N, 'PUT', await P('PUT', `/v1/devices/${dev}/notifications`, {json: {webPush: {endpoint: 'https://push.example.com/x', keys: {p256dh: 'AA', auth: 'AA'}}}}), 400);
+  const ecdh = crypto.createECDH('prime256v1');
+  const webPush = {endpoint: 'https://push.example.com/send/contract', expirationTime: null,
+                   keys: {p256dh: ecdh.generateKeys().toString('base64url'),
+                          auth: crypto.randomBytes(16).toString('base64url')}};
+  check(N, 'PUT', await P('PUT', `/v1/devices/${dev}/notifications`, {json: {webPush}}), 200);
+  check(N, 'PUT', await P('PUT', `/v1/devices/${dev}/notifications`, {json: {webPush: {...webPush, extra: 1}}}), 400);
+  check(N, 'PUT', await P('PUT', `/v1/devices/${dev}/notifications`, {json: {webPush: {...webPush, endpoint: 'http://push.example.com/x'}}}), 400);
+  check(N, 'GET', await P('GET', `/v1/devices/${dev}/notifications`), 200);
   check(N, 'DELETE', await P('DELETE', `/v1/devices/${dev}/notifications`), 200);
   check('/v1/notifications/vapid', 'GET', await P('GET', '/v1/notifications/vapid'), 200);
   check('/v1/notifications/vapid', 'GET', await P('GET', '/v1/notifications/vapid', {headers: as(paired.token)}), 200);
@@ -635,6 +657,12 @@ async function streams(port) {
   check(S, 'GET', res, 200);
   const next = res.headers['stream-next-offset'];
   check(S, 'GET', await P('GET', `/v1/stream/contract/s1?offset=${next}&live=long-poll`), 204);
+  if (res.headers.etag)
+    check(S, 'GET', await P('GET', '/v1/stream/contract/s1?offset=-1', {headers: {'if-none-match': res.headers.etag}}), 304);
+  const streamSse = await readSse(port, '/v1/stream/contract/s1?offset=-1&live=sse',
+                                  (evs) => evs.some((e) => e.event === 'control'));
+  check(S, 'GET', {status: streamSse.status, headers: streamSse.headers, text: ''}, 200);
+  if (!streamSse.events.some((e) => e.event === 'data')) fail('GET /v1/stream sse', 'no data event');
   check(S, 'GET', await P('GET', '/v1/stream/contract/s1?offset=-1&live=forever'), 400);
   check(S, 'GET', await P('GET', '/v1/stream/contract/none?offset=-1'), 404);
   check(S, 'HEAD', await P('HEAD', '/v1/stream/contract/s1'), 200);
@@ -648,6 +676,10 @@ async function streams(port) {
   check(`${base}/{id}`, 'PUT', await P('PUT', `${base}/sub1`, {json: sub}), 200);
   check(`${base}/{id}`, 'PUT', await P('PUT', `${base}/sub1`, {json: {...sub, lease_ttl_ms: 6000}}), 409);
   check(`${base}/{id}`, 'PUT', await P('PUT', `${base}/sub2`, {json: {type: 'pull-wake'}}), 400);
+  const hook = {type: 'webhook', streams: ['contract/s1'], webhook: {url: 'http://127.0.0.1:9/wake'}, description: 'contract'};
+  check(`${base}/{id}`, 'PUT', await P('PUT', `${base}/hook1`, {json: hook}), 201);
+  check(`${base}/{id}`, 'PUT', await P('PUT', `${base}/hook2`, {json: {...hook, webhook: {url: 'http://example.com/wake'}}}), 400);
+  check(`${base}/{id}`, 'DELETE', await P('DELETE', `${base}/hook1`), 204);
   check(`${base}/{id}`, 'GET', await P('GET', `${base}/sub1`), 200);
   check(`${base}/{id}`, 'GET', await P('GET', `${base}/none`), 404);
   check(`${base}/{id}/streams`, 'POST', await P('POST', `${base}/sub1/streams`, {json: {streams: ['other/x']}}), 204);
@@ -672,6 +704,22 @@ async function streams(port) {
   check(`${base}/{id}`, 'DELETE', await P('DELETE', `${base}/sub1`), 204);
   check(S, 'DELETE', await P('DELETE', '/v1/stream/contract/s1'), 204);
   check(S, 'DELETE', await P('DELETE', '/v1/stream/contract/s1'), 404);
+}
+
+// Every agent's whole log and timeline (closed ones, forks, worktrees, the inbox's parent): every
+// kind of event the scenarios made is checked against its payload's schema.
+async function sweep(port) {
+  const list = JSON.parse((await request(port, 'GET', '/v1/agents?closed=true')).text).agents;
+  for (const agent of list) {
+    let offset = '-1';
+    for (let more = true; more;) {
+      const res = await request(port, 'GET', `/v1/agents/${agent.id}/events?offset=${offset}`);
+      check('/v1/agents/{id}/events', 'GET', res, 200);
+      more = res.headers['stream-up-to-date'] !== 'true';
+      offset = res.headers['stream-next-offset'];
+    }
+    check('/v1/agents/{id}/timeline', 'GET', await request(port, 'GET', `/v1/agents/${agent.id}/timeline?limit=500`), 200);
+  }
 }
 
 async function mcp(port) {
@@ -714,6 +762,7 @@ async function main() {
     await streams(a.port);
     await mcp(a.port);
     check('/v1/agents/{id}', 'DELETE', await request(a.port, 'DELETE', `/v1/agents/${id}`), 200);
+    await sweep(a.port);
     const token = crypto.randomBytes(16).toString('hex');
     const b = await startDaemon(path.join(tmp, 'b'), token);
     daemons.push(b.child);
@@ -729,6 +778,9 @@ async function main() {
               `operations and ${results.responses.size} distinct (operation, status) responses ` +
               `validated against docs/openapi.yaml`);
   if (untested.length) console.log(`not exercised: ${untested.join(', ')}`);
+  const kinds = doc.components.schemas.EventKind.enum;
+  console.log(`${results.kinds.size} of ${kinds.length} event kinds seen and checked; not seen: ` +
+              kinds.filter((k) => !results.kinds.has(k)).join(' '));
   for (const k of results.known) console.log(`KNOWN daemon bug: ${k}`);
   if (results.failures.length) {
     console.log(`${results.failures.length} failures`);
