@@ -726,6 +726,13 @@ async function mcp(port) {
   const res = await request(port, 'POST', '/mcp', {json: {jsonrpc: '2.0', id: 1, method: 'tools/list'}});
   check('/mcp', 'POST', res, 200);
   check('/mcp', 'POST', await request(port, 'POST', '/mcp', {json: {jsonrpc: '2.0', method: 'notifications/initialized'}}), 202);
+  check('/mcp', 'POST', await request(port, 'POST', '/mcp', {body: '{bad', headers: {'content-type': 'application/json'}}), 400);
+  check('/mcp', 'POST', await request(port, 'POST', '/mcp', {json: [1]}), 400);
+  // GET is refused with the Error body (no operation of the document: it never succeeds).
+  const get = await request(port, 'GET', '/mcp');
+  results.checks++;
+  if (get.status !== 405 || !validator('/components/schemas/Error')(JSON.parse(get.text)))
+    fail('GET /mcp', `${get.status} ${get.text.slice(0, 200)}`);
 }
 
 async function access(port, token) {
@@ -739,6 +746,23 @@ async function access(port, token) {
   check('/healthz', 'GET', await P('GET', '/healthz'), 401);
   check('/v1/pairings/exchange', 'POST', await P('POST', '/v1/pairings/exchange', {json: {code: 'asp_' + 'y'.repeat(32)}}), 401);
   check('/v1/agents/{id}', 'GET', await P('GET', '/v1/agents/ses_x', {headers: {authorization: 'Bearer asd_' + 'z'.repeat(43)}}), 401);
+  // A pull wake acknowledged with its claim token as the bearer and the daemon's as ?token=.
+  const owner = {authorization: `Bearer ${token}`};
+  const base = '/v1/stream/__ds/subscriptions';
+  await P('PUT', '/v1/stream/tokened/s', {headers: {...owner, 'content-type': 'application/json'}});
+  const sub = {type: 'pull-wake', streams: ['tokened/s'], wake_stream: 'tokened-wakes'};
+  check(`${base}/{id}`, 'PUT', await P('PUT', `${base}/t1`, {json: sub, headers: owner}), 201);
+  await P('POST', '/v1/stream/tokened/s', {headers: {...owner, 'content-type': 'application/json'}, body: '1'});
+  await sleep(300);
+  const claimed = await P('POST', `${base}/t1/claim`, {json: {worker: 'w'}, headers: owner});
+  check(`${base}/{id}/claim`, 'POST', claimed, 200);
+  if (claimed.status === 200) {
+    const c = JSON.parse(claimed.text);
+    const ack = await P('POST', `${base}/t1/ack?token=${token}`, {
+      json: {wake_id: c.wake_id, generation: c.generation, acks: [], done: true},
+      headers: {authorization: `Bearer ${c.token}`}});
+    check(`${base}/{id}/ack`, 'POST', ack, 200);
+  }
   // The per-address limit of failed exchanges and unknown device tokens.
   let last = null;
   for (let i = 0; i < 12; i++) last = await P('POST', '/v1/pairings/exchange', {json: {code: 'asp_' + 'y'.repeat(32)}});
