@@ -22,6 +22,7 @@ echo "lint: src/core includes no I/O, thread, clock or randomness header"
 (cd tests/openapi && node_modules/.bin/redocly lint --config redocly.yaml ../../docs/openapi.yaml \
   --format=summary 2>&1 | { grep -v '[║╔╚]' || true; }) ||
   { echo "lint: docs/openapi.yaml has errors"; exit 1; }
+node tests/openapi/to_json.mjs --check
 echo "lint: docs/openapi.yaml ok"
 mapfile -t sources < <(git ls-files 'src/*.cc' | grep -v '_test\.cc$')
 printf '%s\n' "${sources[@]}" | xargs -P 2 -n 4 clang-tidy -p "$build" --quiet 2>/dev/null

@@ -7,6 +7,7 @@
 #include "api/api_json.h"
 #include "core/utf8.h"
 #include "server/notify_routes.h"
+#include "server/openapi_document.h"
 #include "server/workspace_routes.h"
 
 namespace agentstream::server {
@@ -218,6 +219,7 @@ std::string ApiRouter::RouteOf(const HttpRequest& request) {
     return "/v1/pairings/exchange";
   if (seg.size() == 3 && seg[0] == "v1" && seg[1] == "devices") return "/v1/devices/{id}";
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "search") return "/v1/search";
+  if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "openapi.json") return "/v1/openapi.json";
   if (seg.size() < 2 || seg[0] != "v1" || seg[1] != "agents") return "other";
   if (seg.size() == 2) return "/v1/agents";
   if (seg.size() == 3) return "/v1/agents/{id}";
@@ -248,6 +250,8 @@ void ApiRouter::Handle(const HttpRequest& request, Reply reply) {
     return;
   if (seg.size() >= 2 && seg[0] == "v1" && seg[1] == "agents")
     return HandleAgents(request, seg, std::move(reply));
+  if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "openapi.json" && request.method == "GET")
+    return reply(JsonResponse(200, std::string(kOpenApiJson)));
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "search" && request.method == "GET") {
     auto query = ParseSearchQuery(request.query);
     if (!query.ok()) return reply(ErrorResponse(query.status()));

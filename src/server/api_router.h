@@ -1,5 +1,6 @@
 // ApiRouter: the JSON endpoints under /v1 over AgentManager, the log and the timeline
-// service (docs/protocol.md lists them with their bodies). Transport-free: it takes an
+// service (docs/protocol.md lists them with their bodies; docs/openapi.yaml describes them as
+// OpenAPI 3.1, served at GET /v1/openapi.json). Transport-free: it takes an
 // HttpRequest and answers through a callback, so the Beast layer stays in http_server.cc.
 //
 // The live reads of GET /v1/agents/{id}/events (long-poll and SSE) need a connection that stays

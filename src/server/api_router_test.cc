@@ -1,6 +1,7 @@
 // The routes of ApiRouter (api_router.cc) over real sockets: agents, messages (idempotent by
 // clientMessageId; queue, interrupt and steer while a turn runs), timeline pages, the catch-up
-// reads of the events endpoint, /healthz, /metrics, unknown routes and error bodies.
+// reads of the events endpoint, /healthz, /metrics, the OpenAPI document, unknown routes and
+// error bodies.
 #include <boost/json/parse.hpp>
 #include <set>
 
@@ -149,6 +150,18 @@ TEST_F(HttpTest, HealthMetricsAndUnknownRoutes) {
   TestResponse big = HttpCall(port_, "POST", "/v1/agents", std::string(2 << 20, 'x'));
   EXPECT_EQ(big.status, 413);
   EXPECT_EQ(Call("GET", "/v1/agents", "", 200).at("agents").as_array().size(), 0u);
+}
+
+// The daemon serves its own API description, the JSON form of docs/openapi.yaml.
+TEST_F(HttpTest, ServesItsOpenApiDocument) {
+  json::value document = Call("GET", "/v1/openapi.json");
+  EXPECT_EQ(document.at("openapi"), "3.1.0");
+  const json::object& paths = document.at("paths").as_object();
+  EXPECT_TRUE(paths.contains("/v1/agents"));
+  EXPECT_TRUE(paths.contains("/v1/agents/{id}/events"));
+  EXPECT_TRUE(paths.contains("/v1/openapi.json"));
+  EXPECT_NE(HttpCall(port_, "GET", "/metrics").body.find("route=\"/v1/openapi.json\""),
+            std::string::npos);
 }
 
 // A 404 quoting a client's bytes (the session id of the path) is valid UTF-8 JSON.

@@ -722,6 +722,13 @@ async function sweep(port) {
   }
 }
 
+async function openapi(port) {
+  const res = await request(port, 'GET', '/v1/openapi.json');
+  check('/v1/openapi.json', 'GET', res, 200);
+  if (res.status === 200 && JSON.stringify(JSON.parse(res.text)) !== JSON.stringify(doc))
+    fail('GET /v1/openapi.json', 'the daemon serves another document than docs/openapi.yaml');
+}
+
 async function mcp(port) {
   const res = await request(port, 'POST', '/mcp', {json: {jsonrpc: '2.0', id: 1, method: 'tools/list'}});
   check('/mcp', 'POST', res, 200);
@@ -785,6 +792,7 @@ async function main() {
     await consumers(a.port, tmp, id);
     await streams(a.port);
     await mcp(a.port);
+    await openapi(a.port);
     check('/v1/agents/{id}', 'DELETE', await request(a.port, 'DELETE', `/v1/agents/${id}`), 200);
     await sweep(a.port);
     const token = crypto.randomBytes(16).toString('hex');
