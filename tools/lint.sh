@@ -18,6 +18,10 @@ if [ -n "$impure" ]; then
 fi
 echo "lint: src/core includes no I/O, thread, clock or randomness header"
 # The HTTP API's OpenAPI description, with Redocly's recommended rules (tests/openapi/redocly.yaml).
+if [ ! -x tests/openapi/node_modules/.bin/redocly ]; then
+  echo "lint: tests/openapi/node_modules is missing; run tools/setup.sh (npm ci there)"
+  exit 1
+fi
 # (The grep drops Redocly's banner about the Node.js version.)
 (cd tests/openapi && node_modules/.bin/redocly lint --config redocly.yaml ../../docs/openapi.yaml \
   --format=summary 2>&1 | { grep -v '[║╔╚]' || true; }) ||
