@@ -33,16 +33,6 @@ const root = path.resolve(here, '../..');
 const binary = path.resolve(process.argv[2] ?? path.join(root, 'build/debug/src/cli/agentstream'));
 const doc = parseYaml(fs.readFileSync(path.join(root, 'docs/openapi.yaml'), 'utf8'));
 
-// Known disagreements between the document and the daemon (the daemon's bugs): a check that
-// names one still validates the answer against the document, reports the disagreement, and does
-// not count it as a failure while it lasts.
-const kSseAfterLongPollBug =
-    'an SSE read on a keep-alive connection that answered a long-poll before sends its 200 head ' +
-    'and then nothing (HttpConnection::StartSse does not reset done_, as StartLongPoll does)';
-const kTitleClearBug =
-    'the daemon refuses {"title":""} ("title must not be empty"); docs/protocol.md, the CLI and ' +
-    'AgentManager::Rename say "" clears the title';
-
 // ---- The document, made strict, compiled by Ajv ----
 
 // additionalProperties: false on every object schema that names its properties and says nothing
@@ -118,7 +108,7 @@ function selfCheck() {
 
 // ---- Results ----
 
-const results = {checks: 0, failures: [], known: [], operations: new Set(), responses: new Set(),
+const results = {checks: 0, failures: [], operations: new Set(), responses: new Set(),
                  kinds: new Set()};
 
 function fail(what, detail) {
@@ -128,15 +118,13 @@ function fail(what, detail) {
 
 // Checks an answer against the document: status listed, content type listed, body valid,
 // documented headers valid when present. `expect` (a status or a list) is what the scenario
-// meant to provoke; another status is a failure of the scenario even when documented, unless
-// `knownBug` names why the daemon answers otherwise.
-function check(template, method, res, expect, knownBug) {
+// meant to provoke; another status is a failure of the scenario even when documented.
+function check(template, method, res, expect) {
   const label = `${method} ${template} ${res.status}`;
   results.checks++;
   results.operations.add(`${method} ${template}`);
   const expected = [].concat(expect ?? []);
-  const known = expected.length && !expected.includes(res.status) ? knownBug : undefined;
-  if (expected.length && !expected.includes(res.status) && !known) {
+  if (expected.length && !expected.includes(res.status)) {
     fail(label, `expected ${expected.join(' or ')}; body ${res.text.slice(0, 300)}`);
   }
   const found = responseOf(template, method, res.status);
@@ -170,14 +158,8 @@ function check(template, method, res, expect, knownBug) {
   const validate = validator(`${pointer}/content/${escape(key)}/schema`);
   if (!validate(body)) {
     const detail = ajv.errorsText(validate.errors, {separator: '; '}).slice(0, 600);
-    if (known) {
-      results.known.push(`${label}: ${known}`);
-    } else {
-      fail(label, `${detail}\n  body: ${res.text.slice(0, 300)}`);
-    }
-    return;
+    return fail(label, `${detail}\n  body: ${res.text.slice(0, 300)}`);
   }
-  if (known) results.known.push(`${label}: ${known}`);
   if (template === '/v1/agents/{id}/events' && Array.isArray(body))
     for (const e of body) results.kinds.add(e.kind);
 }
@@ -376,8 +358,7 @@ async function agents(port, tmp) {
   check('/v1/agents/{id}/mode', 'POST', await P('POST', '/v1/agents/ses_none/mode', {json: {mode: 'a'}}), 404);
   check('/v1/agents/{id}', 'DELETE', await P('DELETE', '/v1/agents/ses_none'), 404);
   check('/v1/agents/{id}/title', 'POST', await P('POST', `/v1/agents/${id}/title`, {json: {title: 'x'.repeat(300)}}), 400);
-  check('/v1/agents/{id}/title', 'POST', await P('POST', `/v1/agents/${id}/title`, {json: {title: ''}}), 200,
-        kTitleClearBug);
+  check('/v1/agents/{id}/title', 'POST', await P('POST', `/v1/agents/${id}/title`, {json: {title: ''}}), 200);
   return {id, cwd};
 }
 
@@ -423,11 +404,8 @@ async function history(port, id) {
   const after = await readSse(port, `/v1/agents/${id}/events?offset=-1&live=sse`,
                               (evs) => evs.some((e) => e.event === 'control'), 1500, keepAlive);
   keepAlive.destroy();
-  if (after.events.length === 0) {
-    results.known.push(`GET /v1/agents/{id}/events sse: ${kSseAfterLongPollBug}`);
-  } else {
-    sseCheck(after, 'GET /v1/agents/{id}/events sse after a long-poll');
-  }
+  if (after.events.length === 0) fail('GET /v1/agents/{id}/events sse after a long-poll', 'no events');
+  else sseCheck(after, 'GET /v1/agents/{id}/events sse after a long-poll');
 
   // Fork and rewind, then a read from the replaced epoch.
   const cursor = `${events[0].epoch}:${events[Math.min(4, events.length - 1)].seq}`;
@@ -813,7 +791,6 @@ async function main() {
   const kinds = doc.components.schemas.EventKind.enum;
   console.log(`${results.kinds.size} of ${kinds.length} event kinds seen and checked; not seen: ` +
               kinds.filter((k) => !results.kinds.has(k)).join(' '));
-  for (const k of results.known) console.log(`KNOWN daemon bug: ${k}`);
   if (results.failures.length) {
     console.log(`${results.failures.length} failures`);
     process.exitCode = 1;
