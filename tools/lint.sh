@@ -29,5 +29,11 @@ fi
 node tests/openapi/to_json.mjs --check
 echo "lint: docs/openapi.yaml ok"
 mapfile -t sources < <(git ls-files 'src/*.cc' | grep -v '_test\.cc$')
-printf '%s\n' "${sources[@]}" | xargs -P 2 -n 4 clang-tidy -p "$build" --quiet 2>/dev/null
+# clang-tidy reads each file without the precompiled header (src/precompiled.h): a file that
+# leans on it instead of including what it uses fails here, and clang cannot read g++'s image.
+tidy_db=$(mktemp -d)
+trap 'rm -rf "$tidy_db"' EXIT
+sed -E 's# -Winvalid-pch -include [^ ]*cmake_pch\.hxx##g' "$build/compile_commands.json" \
+  >"$tidy_db/compile_commands.json"
+printf '%s\n' "${sources[@]}" | xargs -P 2 -n 4 clang-tidy -p "$tidy_db" --quiet 2>/dev/null
 echo "lint: clang-tidy ok (${#sources[@]} files)"

@@ -4,10 +4,30 @@
 # PostgreSQL store's tests run against a throw-away cluster this script starts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-tools/setup.sh
 export CTEST_PARALLEL_LEVEL=${CTEST_PARALLEL_LEVEL:-2}
 # ccache: hash paths relative to the checkout, so clones in other folders share the cache.
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
+
+# stage NAME: ends the stage that ran before (recording its time) and prints NAME's header.
+# The times are printed when the script exits, whether it passed or failed.
+stage_names=() stage_times=() stage_start=$SECONDS
+stage() {
+  if [ ${#stage_names[@]} -gt 0 ]; then stage_times+=($((SECONDS - stage_start))); fi
+  stage_names+=("$1") stage_start=$SECONDS
+  echo "== $1"
+}
+print_stage_times() {
+  stage_times+=($((SECONDS - stage_start)))
+  echo "== stage times"
+  for i in "${!stage_names[@]}"; do
+    printf '%4d min %2d s  %s\n' $((stage_times[i] / 60)) $((stage_times[i] % 60)) "${stage_names[i]}"
+  done
+  echo "total time of tools/test.sh: $((SECONDS / 60)) min $((SECONDS % 60)) s"
+}
+trap print_stage_times EXIT
+
+stage "setup (packages, npm)"
+tools/setup.sh
 
 # A throw-away PostgreSQL cluster for the PostgreSQL store's tests (stopped and removed on exit).
 # It listens on a Unix socket in its own directory and on no TCP port, so it cannot collide with
@@ -15,30 +35,30 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 # works in a schema or a database of its own (tests/lib/e2e.sh: pg_database).
 pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/agentstream-pg-XXXXXX")
 stop_pg() { tools/pg_test_cluster.sh stop "$pg_dir" 2>/dev/null || true; rm -rf "$pg_dir"; }
-trap stop_pg EXIT
-echo "== PostgreSQL test cluster"
+trap 'stop_pg; print_stage_times' EXIT
+stage "PostgreSQL test cluster"
 AGENTSTREAM_TEST_PG=$(tools/pg_test_cluster.sh start "$pg_dir")
 export AGENTSTREAM_TEST_PG
 echo "PostgreSQL for tests: $AGENTSTREAM_TEST_PG"
 
-echo "== build (debug)"
+stage "build (debug)"
 cmake --preset debug -DAGENTSTREAM_BUILD_TESTS=ON -DAGENTSTREAM_BUILD_BENCHMARKS=ON >/dev/null
 cmake --build build/debug -j2
 
-echo "== lint"
+stage "lint"
 tools/lint.sh build/debug
 
-echo "== tests under AddressSanitizer + UBSan"
+stage "build under AddressSanitizer + UBSan (clang-14)"
 cmake --preset asan -DAGENTSTREAM_BUILD_TESTS=ON >/dev/null
 cmake --build build/asan -j2
+stage "tests under AddressSanitizer + UBSan"
 AGENTSTREAM_CRASH_CYCLES=10 ctest --test-dir build/asan --output-on-failure
 
-echo "== fuzzing (${FUZZ_SECONDS:=15} s per target)"
+stage "fuzzing (${FUZZ_SECONDS:=15} s per target)"
 tools/fuzz.sh "$FUZZ_SECONDS"
 
-echo "== tests (debug)"
+stage "tests (debug)"
 ctest --test-dir build/debug --output-on-failure
 
-echo "== test times"
+stage "test times"
 tools/test_times.sh -n 15 build/asan build/debug
-echo "total time of tools/test.sh: $((SECONDS / 60)) min $((SECONDS % 60)) s"

@@ -34,7 +34,9 @@ TEST(CursorTest, StreamOffsetsSortAsStringsAndParse) {
     Cursor parsed;
     ASSERT_TRUE(ParseCursor(offset, &parsed)) << offset;
     EXPECT_EQ(parsed, ordered[i]);
-    if (i > 0) EXPECT_LT(FormatStreamOffset(ordered[i - 1]), offset);
+    if (i > 0) {
+      EXPECT_LT(FormatStreamOffset(ordered[i - 1]), offset);
+    }
   }
   EXPECT_EQ(FormatStreamOffset({Epoch(3), Seq(42)}), "0000000000000003_0000000000000042");
   Cursor parsed;
