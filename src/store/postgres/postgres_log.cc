@@ -12,6 +12,7 @@
 #include "store/commit_listeners.h"
 #include "store/commit_queue.h"
 #include "store/log_state.h"
+#include "store/postgres/commit_outcome.h"
 #include "store/postgres/postgres_commit_channel.h"
 #include "store/postgres/postgres_consumer_store.h"
 #include "store/postgres/postgres_device_store.h"
@@ -78,9 +79,10 @@ class PostgresEventLog final : public EventLog,
                                public SearchIndexStore {
  public:
   // `listening` already LISTENs, so every commit made after the log is open is heard.
-  PostgresEventLog(PostgresLogOptions options, Conn writer, Conn listening)
+  PostgresEventLog(PostgresLogOptions options, Conn writer, Conn listening, pg::CommitStamps stamps)
       : options_(std::move(options)),
         writer_conn_(std::move(writer)),
+        stamps_(std::move(stamps)),
         queue_(Queue::Options{options_.max_queued_requests, options_.max_batch_requests}) {
     writer_pid_ = writer_conn_.BackendPid();
     queue_.Start([this](std::vector<Op>& batch) { RunBatch(batch); });
@@ -92,6 +94,7 @@ class PostgresEventLog final : public EventLog,
   ~PostgresEventLog() override {
     queue_.Stop();
     hearing_.reset();
+    if (!writer_conn_.Broken()) stamps_.Forget(writer_conn_);
   }
 
   Result<AppendResult> CreateSession(const SessionId& id, SessionMeta meta,
@@ -495,7 +498,11 @@ class PostgresEventLog final : public EventLog,
     });
   }
 
-  Status Health() override { return queue_.Writable(); }
+  Status Health() override {
+    if (unresolved_.load() != 0)
+      return Error(ErrorCode::kUnavailable, "the outcome of a commit is not known yet");
+    return queue_.Writable();
+  }
   LogStats Stats() override { return queue_.stats(); }
 
  private:
@@ -550,18 +557,40 @@ class PostgresEventLog final : public EventLog,
     for (Op& op : batch) Queue::Complete(op, status);
   }
 
+  // Reconnects a broken writer connection; false (with the batch failed) when that fails.
+  bool WriterReady(std::vector<Op>& batch) {
+    if (!writer_conn_.Broken()) return true;
+    Result<Conn> reopened = Connect(options_, true);
+    if (!reopened.ok()) {
+      FailAll(batch, reopened.status());
+      return false;
+    }
+    writer_conn_ = std::move(*reopened);
+    writer_pid_ = writer_conn_.BackendPid();
+    return true;
+  }
+
+  // The outcome of an earlier batch that stayed unknown: false (with `batch` failed) while it
+  // still cannot be told; once it can, the log takes writes again.
+  bool EarlierOutcomeKnown(std::vector<Op>& batch) {
+    if (unresolved_ == 0) return true;
+    Result<bool> landed = pg::ResolveOutcome(
+        stamps_, unresolved_.load(), writer_conn_, [this] { return Connect(options_, true); },
+        std::chrono::steady_clock::duration::zero(), [] { return false; });
+    writer_pid_ = writer_conn_.BackendPid();
+    if (!landed.ok()) {
+      FailAll(batch, Error(ErrorCode::kUnavailable,
+                           "the log takes no writes while an earlier commit's outcome is "
+                           "unknown: " +
+                               landed.status().message()));
+      return false;
+    }
+    unresolved_ = 0;
+    return true;
+  }
+
   void RunBatch(std::vector<Op>& batch) {
-    if (Status sticky = queue_.sticky(); !sticky.ok()) {
-      return FailAll(batch,
-                     Error(ErrorCode::kUnavailable,
-                           "the log refuses writes until reopened, after: " + sticky.ToString()));
-    }
-    if (writer_conn_.Broken()) {
-      Result<Conn> reopened = Connect(options_, true);
-      if (!reopened.ok()) return FailAll(batch, reopened.status());
-      writer_conn_ = std::move(*reopened);
-      writer_pid_ = writer_conn_.BackendPid();
-    }
+    if (!EarlierOutcomeKnown(batch) || !WriterReady(batch)) return;
     const auto started = std::chrono::steady_clock::now();
     Txn t(writer_conn_);
     std::vector<Status> outcomes(batch.size());
@@ -579,25 +608,14 @@ class PostgresEventLog final : public EventLog,
     }
     if (t.io().ok()) (void)t.Flush();
     if (t.io().ok()) pg::AnnounceCommit(t, pg::CommitChannel(options_.schema));
+    const std::int64_t stamp = t.io().ok() ? stamps_.Stamp(t) : 0;
     if (!t.io().ok()) {
       (void)writer_conn_.ExecScript("ROLLBACK");
       return FailAll(batch, Error(ErrorCode::kUnavailable,
                                   "PostgreSQL rolled the commit back, nothing was written: " +
                                       t.io().ToString()));
     }
-    Status committed = writer_conn_.ExecScript("COMMIT");
-    if (!committed.ok()) {
-      if (writer_conn_.Broken()) {  // the answer to COMMIT was lost: the outcome is unknown
-        const Status failed =
-            Error(ErrorCode::kIoError, "commit failed, outcome unknown: " + committed.ToString());
-        queue_.FailSticky(failed);
-        return FailAll(batch, failed);
-      }
-      (void)writer_conn_.ExecScript("ROLLBACK");
-      return FailAll(batch, Error(ErrorCode::kUnavailable,
-                                  "PostgreSQL refused the commit, nothing was written: " +
-                                      committed.ToString()));
-    }
+    if (!Commit(batch, stamp)) return;
     queue_.CountCommit(std::chrono::steady_clock::now() - started);
     queue_.CountAcknowledged(batch, outcomes, results);
     // Listeners hear of a commit before any of its appends is acknowledged.
@@ -606,8 +624,43 @@ class PostgresEventLog final : public EventLog,
     Queue::Acknowledge(batch, outcomes, results);
   }
 
+  // Commits the batch stamped `stamp`: true once it is known to have landed. A COMMIT whose
+  // answer was lost is looked up (commit_outcome.h) on the server that is the primary by then;
+  // a batch that did not land fails with kUnavailable, to be retried with the same ids.
+  bool Commit(std::vector<Op>& batch, std::int64_t stamp) {
+    Status committed = writer_conn_.ExecScript("COMMIT");
+    if (committed.ok()) return true;
+    if (!writer_conn_.Broken()) {
+      (void)writer_conn_.ExecScript("ROLLBACK");
+      FailAll(batch,
+              Error(ErrorCode::kUnavailable,
+                    "PostgreSQL refused the commit, nothing was written: " + committed.ToString()));
+      return false;
+    }
+    Result<bool> landed = pg::ResolveOutcome(
+        stamps_, stamp, writer_conn_, [this] { return Connect(options_, true); },
+        options_.outcome_wait, [this] { return queue_.Writable().ok(); });
+    writer_pid_ = writer_conn_.BackendPid();
+    if (landed.ok() && *landed) return true;
+    if (landed.ok()) {
+      FailAll(batch, Error(ErrorCode::kUnavailable,
+                           "the connection to PostgreSQL was lost during COMMIT and the commit "
+                           "did not land, nothing was written: " +
+                               committed.ToString()));
+      return false;
+    }
+    unresolved_ = stamp;  // later batches ask again first
+    FailAll(batch,
+            Error(ErrorCode::kIoError, "commit failed, outcome unknown: " + committed.ToString() +
+                                           "; " + landed.status().message()));
+    return false;
+  }
+
   const PostgresLogOptions options_;
-  Conn writer_conn_;  // writer thread only
+  Conn writer_conn_;         // writer thread only
+  pg::CommitStamps stamps_;  // writer thread only
+  // A batch whose outcome is still unknown (0: none); written by the writer thread only.
+  std::atomic<std::int64_t> unresolved_{0};
   std::shared_ptr<store_internal::CommitListeners> listeners_ =
       std::make_shared<store_internal::CommitListeners>();
 
@@ -634,8 +687,10 @@ Result<std::unique_ptr<EventLog>> OpenPostgresEventLog(PostgresLogOptions option
   AS_RETURN_IF_ERROR(pg::EnsureSchema(setup, options.schema, PostgresLogSchema()));
   AS_ASSIGN_OR_RETURN(Conn writer, Connect(options, true));
   AS_ASSIGN_OR_RETURN(Conn listening, Listen(options));
+  pg::CommitStamps stamps;
+  AS_RETURN_IF_ERROR(stamps.Register(writer));
   return std::unique_ptr<EventLog>(std::make_unique<PostgresEventLog>(
-      std::move(options), std::move(writer), std::move(listening)));
+      std::move(options), std::move(writer), std::move(listening), std::move(stamps)));
 }
 
 }  // namespace agentstream
