@@ -8,6 +8,7 @@
 #   tools/pg_test_pair.sh promote DIR                # pg_ctl promote the standby
 #   tools/pg_test_pair.sh rebuild DIR                # the dead node anew, as the new standby
 #   tools/pg_test_pair.sh stop DIR
+# The `postgres` user must be able to reach DIR (not under a directory only root may enter).
 # The two nodes are DIR/a and DIR/b, each with its data, its log and its Unix socket in its own
 # directory (and on 127.0.0.1:PORT when ports are given). Replication is synchronous:
 # synchronous_commit=on and, on the primary while its standby streams,
@@ -17,6 +18,7 @@
 # standby that streams again; with STRICT=1 it keeps waiting, and commits block until then.
 # `rebuild` takes a fresh pg_basebackup from the new primary (the test databases are small; for a
 # large one pg_rewind would be the faster way). As root every server runs as the `postgres` user.
+# FSYNC=off in the environment starts the servers with fsync=off (tests; see below).
 set -euo pipefail
 usage() {
   echo "usage: $0 start DIR [PORT_A PORT_B] | conninfo DIR [--keywords] | status DIR |" \
@@ -31,6 +33,9 @@ dir=${2:-}
 dir=$(cd "$dir" && pwd)  # absolute: libpq takes a host that starts with / for a socket directory
 bin=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
 [ -x "$bin/initdb" ] || bin=/usr/lib/postgresql/15/bin
+# FSYNC=off: the servers never fsync (a test that kills processes, not machines, loses nothing
+# by it, and a standby's start skips syncing its whole data directory, seconds on a busy disk).
+fsync=${FSYNC:-on}
 as_owner=()
 [ "$(id -u)" -eq 0 ] && as_owner=(runuser -u postgres --)
 
@@ -47,16 +52,15 @@ role() {
   esac
 }
 other() { [ "$1" = a ] && echo b || echo a; }
-find_role() {
-  for n in a b; do [ "$(role "$n")" = "$1" ] && { echo "$n"; return; }; done
-  return 1
-}
+# The node that is the primary, as this script last made it (DIR/primary).
+primary() { cat "$dir/primary"; }
 start_node() {
   local n=$1 port listen=""
   port=$(port_of "$n")
   [ "$(cat "$dir/$n/tcp")" = 1 ] && listen=127.0.0.1
   "${as_owner[@]}" "$bin/pg_ctl" -D "$dir/$n/data" -l "$dir/$n/server.log" -w \
-    -o "-p $port -k $dir/$n -c listen_addresses='$listen' -c max_connections=200" start >/dev/null ||
+    -o "-p $port -k $dir/$n -c listen_addresses='$listen' -c max_connections=200 -c fsync=$fsync" \
+    start >/dev/null ||
     { cat "$dir/$n/server.log" >&2; exit 1; }
 }
 # Waits (up to 30 s) for node $1 to answer as $2 (primary or standby).
@@ -67,18 +71,19 @@ await_role() {
 }
 # Waits (up to 30 s) for the primary $1 to see a standby streaming, then makes it synchronous.
 make_synchronous() {
-  for _ in $(seq 300); do
-    [ "$(sql "$1" "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")" = 1 ] &&
-      break
-    sleep 0.1
-  done
+  sql "$1" "DO \$\$ BEGIN
+      FOR i IN 1..300 LOOP
+        EXIT WHEN EXISTS (SELECT FROM pg_stat_replication WHERE state = 'streaming');
+        PERFORM pg_sleep(0.1);
+      END LOOP; END \$\$" >/dev/null
   sql "$1" "ALTER SYSTEM SET synchronous_standby_names = '*'" >/dev/null
   sql "$1" 'SELECT pg_reload_conf()' >/dev/null
-  for _ in $(seq 300); do
-    [ "$(sql "$1" "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")" = 1 ] &&
-      return
-    sleep 0.1
-  done
+  [ "$(sql "$1" "DO \$\$ BEGIN
+      FOR i IN 1..300 LOOP
+        EXIT WHEN EXISTS (SELECT FROM pg_stat_replication WHERE sync_state = 'sync');
+        PERFORM pg_sleep(0.05);
+      END LOOP; END \$\$; SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")" = 1 ] &&
+    return
   echo "$0: the standby of $1 is not synchronous after 30 s" >&2
   exit 1
 }
@@ -92,8 +97,7 @@ clone_standby() {
     { cat "$dir/$n/basebackup.log" >&2; exit 1; }
   # The copy carries the primary's ALTER SYSTEM settings; as a standby it waits for nobody.
   "${as_owner[@]}" sed -i '/synchronous_standby_names/d' "$dir/$n/data/postgresql.auto.conf"
-  start_node "$n"
-  await_role "$n" standby
+  start_node "$n"  # pg_ctl -w: returns once the standby takes (read-only) connections
 }
 conninfo() {
   local pa pb
@@ -116,7 +120,8 @@ case "$cmd" in
   start)
     [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$dir"
     for n in a b; do
-      "${as_owner[@]}" mkdir -p "$dir/$n"
+      mkdir -p "$dir/$n"
+      [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$dir/$n"
       if [ -n "${3:-}" ]; then
         [ "$n" = a ] && echo "$3" >"$dir/$n/port" || echo "${4:?PORT_B}" >"$dir/$n/port"
         echo 1 >"$dir/$n/tcp"
@@ -139,6 +144,7 @@ wal_keep_size = '256MB'
 EOF
       start_node a
       sql a 'CREATE DATABASE agentstream' >/dev/null
+      echo a >"$dir/primary"
       clone_standby b a
       make_synchronous a
     else
@@ -153,17 +159,19 @@ EOF
     for n in a b; do echo "$(role "$n") $n"; done
     ;;
   kill-primary)
-    p=$(find_role primary) || { echo "$0: no primary is running" >&2; exit 1; }
+    p=$(primary)
+    running "$p" || { echo "$0: the primary $p is not running" >&2; exit 1; }
     pid=$(head -1 "$dir/$p/data/postmaster.pid")
     # The postmaster and every server process it started, at once, as when the host dies.
     kill -9 "$pid" $(pgrep -P "$pid") 2>/dev/null || true
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
     echo "$p"
     ;;
   promote)
-    s=$(find_role standby) || { echo "$0: no standby is running" >&2; exit 1; }
+    s=$(other "$(primary)")
+    [ "$(role "$s")" = standby ] || { echo "$0: $s is not a running standby" >&2; exit 1; }
     "${as_owner[@]}" "$bin/pg_ctl" -D "$dir/$s/data" -w promote >/dev/null
     await_role "$s" primary
+    echo "$s" >"$dir/primary"
     if [ "${STRICT:-0}" != 1 ]; then
       sql "$s" "ALTER SYSTEM SET synchronous_standby_names = ''" >/dev/null
       sql "$s" 'SELECT pg_reload_conf()' >/dev/null
@@ -171,10 +179,12 @@ EOF
     echo "$s"
     ;;
   rebuild)
-    p=$(find_role primary) || { echo "$0: no primary is running" >&2; exit 1; }
+    p=$(primary)
     s=$(other "$p")
-    if running "$s"; then
-      "${as_owner[@]}" "$bin/pg_ctl" -D "$dir/$s/data" -m immediate -w stop >/dev/null || true
+    # Whatever is left of the old primary goes (its data is made anew).
+    if [ -f "$dir/$s/data/postmaster.pid" ]; then
+      pid=$(head -1 "$dir/$s/data/postmaster.pid")
+      kill -9 "$pid" $(pgrep -P "$pid") 2>/dev/null || true
     fi
     clone_standby "$s" "$p"
     make_synchronous "$p"
