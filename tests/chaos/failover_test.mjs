@@ -10,7 +10,8 @@
 //   - every acknowledged send appears exactly once as a user message, an unacknowledged one at
 //     most once; every acknowledged producer append exactly once in its stream, in order;
 //   - every follower saw every event of its agent once, in order; the consumer delivered every
-//     event of every agent in order; every daemon reports the status a replay of the log gives.
+//     event of every agent in order; every daemon reports the status a replay of the log gives;
+//   - every daemon logged at start that its store has a synchronous standby (store.replication).
 // It prints the window of unavailability of each failover (a probe producer appending every
 // 25 ms: the first failed append after the kill to the first acknowledged one after it) for
 // docs/benchmarks.md.
@@ -330,6 +331,12 @@ for (const cmid of unacked)
   if ((counts.get(cmid) || 0) > 1) fail(`unacknowledged send ${cmid} appears ${counts.get(cmid)} times`);
 for (const [cmid, n] of counts)
   if (!acked.has(cmid) && !unacked.has(cmid)) fail(`user message ${cmid} was never sent (${n})`);
+// Each daemon said at start that it runs on a synchronous standby (store.replication).
+for (const d of daemons) {
+  const said = fs.readFileSync(d.logFile, 'utf8');
+  if (!/store\.replication setup=synchronous/.test(said))
+    fail(`${d.name} did not log store.replication setup=synchronous`);
+}
 let appends = 0;
 for (const [name, last] of produced) {
   const items = await readAll(`/v1/stream/failover/${name}`);

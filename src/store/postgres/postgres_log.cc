@@ -7,7 +7,9 @@
 #include <set>
 #include <variant>
 
+#include "log/log.h"
 #include "pg/pg.h"
+#include "pg/replication.h"
 #include "pg/setup.h"
 #include "store/commit_listeners.h"
 #include "store/commit_queue.h"
@@ -678,6 +680,27 @@ class PostgresEventLog final : public EventLog,
   pg::PostgresDeviceStore devices_{queue_, readers_};
 };
 
+// Says once, at open, what the server promises on failover (pg/replication.h): a warning when an
+// acknowledged append could be lost or commits would wait, else an info line. A server that
+// does not let this role read it is not an error.
+void LogReplication(Conn& conn, Durability durability) {
+  Result<pg::ReplicationState> state = pg::ReadReplication(conn);
+  if (!state.ok()) {
+    log::Info("store.replication_unknown", {{"error", state.status().message()}});
+    return;
+  }
+  if (durability == Durability::kOs) state->synchronous_commit = "off";  // the writer's setting
+  const pg::ReplicationVerdict verdict = pg::JudgeReplication(*state);
+  const log::Level level =
+      verdict.level == pg::ReplicationVerdict::Level::kWarn ? log::Level::kWarn : log::Level::kInfo;
+  log::Write(level, "store.replication",
+             {{"setup", verdict.setup},
+              {"synchronous_commit", state->synchronous_commit},
+              {"synchronous_standby_names", state->synchronous_standby_names},
+              {"standbys", static_cast<std::int64_t>(state->standbys.size())},
+              {"message", verdict.message}});
+}
+
 }  // namespace
 
 Result<std::unique_ptr<EventLog>> OpenPostgresEventLog(PostgresLogOptions options) {
@@ -685,6 +708,7 @@ Result<std::unique_ptr<EventLog>> OpenPostgresEventLog(PostgresLogOptions option
     return Error(ErrorCode::kInvalidArgument, "the PostgreSQL log needs a connection string");
   AS_ASSIGN_OR_RETURN(Conn setup, Conn::Open(options.conninfo));
   AS_RETURN_IF_ERROR(pg::EnsureSchema(setup, options.schema, PostgresLogSchema()));
+  LogReplication(setup, options.durability);
   AS_ASSIGN_OR_RETURN(Conn writer, Connect(options, true));
   AS_ASSIGN_OR_RETURN(Conn listening, Listen(options));
   pg::CommitStamps stamps;
