@@ -211,7 +211,7 @@ const producers = [producer('p1', 40, false), producer('p2', 40, false), produce
 // ---- the failover loop ----
 const kills = [];
 for (let cycle = 1; cycle <= CYCLES; ++cycle) {
-  await sleep(500 + Math.random() * 1000);
+  await sleep(300 + Math.random() * 700);
   const at = Date.now();
   const killed = await pair('kill-primary');
   const killedAt = Date.now();
@@ -225,7 +225,7 @@ for (let cycle = 1; cycle <= CYCLES; ++cycle) {
     promoted} in ${promotedAt - killedAt} ms, rebuilt in ${Date.now() - rebuildAt} ms; ${
     sends} sends, ${acked.size} acked`);
 }
-await sleep(1000);
+await sleep(500);
 
 // ---- quiesce ----
 stopping = true;
