@@ -21,9 +21,9 @@
 // skipped, without them. Environment: AGENTSTREAM_FAILOVER_CYCLES (default 5),
 // AGENTSTREAM_FAILOVER_AGENTS (default 3).
 import { TestEnv, call, fail, pick, sleep } from '../lib/daemons.mjs';
+import { followAgent, replayStatus, webhookSink } from '../lib/fleet_checks.mjs';
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -75,31 +75,13 @@ const daemons = ['a', 'b', 'c'].map((n) => env.daemon(n, bin, ['--store', store]
 await Promise.all(daemons.map((d) => d.start(SERVE)));
 const anyUrl = () => pick(daemons).url;
 
-// ---- a durable webhook consumer of every session, as in chaos_test.mjs ----
-const delivered = new Map();  // session -> [events], deduplicated by key
-const keys = new Set();
-const hook = http.createServer((req, res) => {
-  let body = '';
-  req.on('data', (chunk) => { body += chunk; });
-  req.on('end', () => {
-    let d;
-    try { d = JSON.parse(body); } catch { res.writeHead(400).end(); return; }
-    if (!keys.has(d.idempotencyKey)) {
-      keys.add(d.idempotencyKey);
-      const got = delivered.get(d.session) || [];
-      const next = got.length ? got[got.length - 1].seq + 1 : 1;
-      if (d.seqStart !== next) fail(`consumer: ${d.session} delivery starts at ${d.seqStart}, expected ${next}`);
-      for (const e of d.events) got.push({ seq: e.seq, kind: e.kind });
-      delivered.set(d.session, got);
-    }
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-  });
-});
-await new Promise((resolve) => hook.listen(0, '127.0.0.1', resolve));
+// ---- a durable webhook consumer of every session ----
+const sink = await webhookSink();
+const { delivered, keys } = sink;
 {
   const r = await call(anyUrl(), 'POST', '/v1/consumers', {
     id: 'failover-hook',
-    sink: { kind: 'webhook', url: `http://127.0.0.1:${hook.address().port}/hook`,
+    sink: { kind: 'webhook', url: sink.url,
             secret: 'failover-secret-1' },
     coalesce: false, retry: { maxAttempts: 1000, initialBackoffMs: 50, maxBackoffMs: 500 } });
   if (r.status !== 200 && r.status !== 201) fail(`consumer: ${r.status} ${r.text || r.error}`);
@@ -154,25 +136,7 @@ let following = true;
 async function follower(agent) {
   const seen = [];
   followed.set(agent, seen);
-  let offset = '-1';
-  while (following) {
-    const r = await call(anyUrl(), 'GET',
-                         `/v1/agents/${agent}/events?offset=${offset}&live=long-poll`, undefined,
-                         5000);
-    if (r.error || (r.status !== 200 && r.status !== 204)) {
-      await sleep(50);
-      continue;
-    }
-    if (r.headers.get('stream-reset')) fail(`${agent}: unexpected reset`);
-    if (r.status === 200) {
-      for (const e of r.json) {
-        const expected = seen.length + 1;
-        if (e.seq !== expected) fail(`${agent}: follower expected seq ${expected}, got ${e.seq}`);
-        seen.push({ seq: e.seq, kind: e.kind, payload: JSON.stringify(e.payload) });
-      }
-    }
-    offset = r.headers.get('stream-next-offset') || offset;
-  }
+  await followAgent(anyUrl, agent, seen, () => following);
 }
 
 // ---- Durable Stream producers (generic streams): each append retried with its seq ----
@@ -230,17 +194,6 @@ await sleep(500);
 // ---- quiesce ----
 stopping = true;
 await Promise.all([...workers, ...producers]);
-const replayStatus = (events) => {
-  let errored = false;
-  const open = new Set();
-  for (const e of events) {
-    if (e.kind === 'turn.started') { open.add(e.turn); errored = false; }
-    if (['turn.completed', 'turn.canceled'].includes(e.kind)) { open.delete(e.turn); errored = false; }
-    if (e.kind === 'turn.failed') { open.delete(e.turn); errored = true; }
-    if (e.kind === 'error' && e.payload.fatal) errored = true;
-  }
-  return open.size ? 'running' : errored ? 'error' : 'idle';
-};
 async function readAll(target) {
   const events = [];
   let offset = '-1';
@@ -289,7 +242,7 @@ for (const agent of agents) {
     await sleep(200);
   }
 }
-hook.close();
+sink.close();
 
 // ---- checks ----
 try {
