@@ -11,7 +11,9 @@
 // been handed to the operating system, and survives kill -9 of the process but not a power loss.
 // A commit or sync failure of unknown outcome is sticky: the log fails the writes in flight with
 // kIoError and refuses every later write with kUnavailable until it is reopened. Reads keep
-// working.
+// working. The PostgreSQL log first looks the outcome up after reconnecting (postgres_log.h), so
+// a lost COMMIT answer ends in an acknowledgement or a retryable kUnavailable; only an outcome it
+// still cannot tell fails with kIoError, and it takes writes again once it can.
 //
 // Thread safety: every method may be called from any thread. Callbacks and commit listeners run on
 // an internal thread of the log (listeners of a commit before its callbacks); they must return

@@ -21,7 +21,7 @@ import {
   TestEnv, call, fail, formatPgUrl, parsePgUrl, pgEndpoint, pick, sleep,
 } from '../lib/daemons.mjs';
 import { execFileSync } from 'node:child_process';
-import http from 'node:http';
+import { followAgent, replayStatus, webhookSink } from '../lib/fleet_checks.mjs';
 
 const bin = process.argv[2];
 if (!bin) {
@@ -49,30 +49,11 @@ const anyUrl = () => pick(up()).url;
 
 // ---- a durable webhook consumer of every session ----
 // Applies each idempotency key once; per session, the deliveries must cover the log in order.
-const delivered = new Map();  // session -> [events], deduplicated by key
-const keys = new Set();
-const hook = http.createServer((req, res) => {
-  let body = '';
-  req.on('data', (chunk) => { body += chunk; });
-  req.on('end', () => {
-    let d;
-    try { d = JSON.parse(body); } catch { res.writeHead(400).end(); return; }
-    if (!keys.has(d.idempotencyKey)) {
-      keys.add(d.idempotencyKey);
-      const got = delivered.get(d.session) || [];
-      const next = got.length ? got[got.length - 1].seq + 1 : 1;
-      if (d.seqStart !== next) fail(`consumer: ${d.session} delivery starts at ${d.seqStart}, expected ${next}`);
-      for (const e of d.events) got.push({ seq: e.seq, kind: e.kind });
-      delivered.set(d.session, got);
-    }
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-  });
-});
-await new Promise((resolve) => hook.listen(0, '127.0.0.1', resolve));
-const hookUrl = `http://127.0.0.1:${hook.address().port}/hook`;
+const sink = await webhookSink();
+const { delivered, keys } = sink;
 {
   const r = await call(anyUrl(), 'POST', '/v1/consumers', {
-    id: 'chaos-hook', sink: { kind: 'webhook', url: hookUrl, secret: 'chaos-secret-1' },
+    id: 'chaos-hook', sink: { kind: 'webhook', url: sink.url, secret: 'chaos-secret-1' },
     coalesce: false, retry: { maxAttempts: 1000, initialBackoffMs: 50, maxBackoffMs: 500 } });
   if (r.status !== 200 && r.status !== 201) fail(`consumer: ${r.status} ${r.text || r.error}`);
 }
@@ -136,25 +117,7 @@ let following = true;
 async function follower(agent) {
   const seen = [];
   followed.set(agent, seen);
-  let offset = '-1';
-  while (following) {
-    const r = await call(anyUrl(), 'GET',
-                         `/v1/agents/${agent}/events?offset=${offset}&live=long-poll`, undefined,
-                         5000);
-    if (r.error || (r.status !== 200 && r.status !== 204)) {
-      await sleep(50);
-      continue;
-    }
-    if (r.headers.get('stream-reset')) fail(`${agent}: unexpected reset`);
-    if (r.status === 200) {
-      for (const e of r.json) {
-        const expected = seen.length + 1;
-        if (e.seq !== expected) fail(`${agent}: follower expected seq ${expected}, got ${e.seq}`);
-        seen.push({ seq: e.seq, kind: e.kind, payload: JSON.stringify(e.payload) });
-      }
-    }
-    offset = r.headers.get('stream-next-offset') || offset;
-  }
+  await followAgent(anyUrl, agent, seen, () => following);
 }
 
 const workers = agents.map((a, i) => worker(a, i));
@@ -247,17 +210,6 @@ proxy.heal();
 stopping = true;
 await Promise.all(workers);
 for (const d of daemons) if (!d.running()) await d.start(SERVE);
-const replayStatus = (events) => {
-  let errored = false;
-  const open = new Set();
-  for (const e of events) {
-    if (e.kind === 'turn.started') { open.add(e.turn); errored = false; }
-    if (['turn.completed', 'turn.canceled'].includes(e.kind)) { open.delete(e.turn); errored = false; }
-    if (e.kind === 'turn.failed') { open.delete(e.turn); errored = true; }
-    if (e.kind === 'error' && e.payload.fatal) errored = true;
-  }
-  return open.size ? 'running' : errored ? 'error' : 'idle';
-};
 async function readAll(agent) {
   const events = [];
   let offset = '-1';
@@ -313,7 +265,7 @@ await Promise.all(followers);
     await sleep(200);
   }
 }
-hook.close();
+sink.close();
 
 // ---- checks ----
 try {

@@ -7,11 +7,14 @@
 #include <set>
 #include <variant>
 
+#include "log/log.h"
 #include "pg/pg.h"
+#include "pg/replication.h"
 #include "pg/setup.h"
 #include "store/commit_listeners.h"
 #include "store/commit_queue.h"
 #include "store/log_state.h"
+#include "store/postgres/commit_outcome.h"
 #include "store/postgres/postgres_commit_channel.h"
 #include "store/postgres/postgres_consumer_store.h"
 #include "store/postgres/postgres_device_store.h"
@@ -78,9 +81,10 @@ class PostgresEventLog final : public EventLog,
                                public SearchIndexStore {
  public:
   // `listening` already LISTENs, so every commit made after the log is open is heard.
-  PostgresEventLog(PostgresLogOptions options, Conn writer, Conn listening)
+  PostgresEventLog(PostgresLogOptions options, Conn writer, Conn listening, pg::CommitStamps stamps)
       : options_(std::move(options)),
         writer_conn_(std::move(writer)),
+        stamps_(std::move(stamps)),
         queue_(Queue::Options{options_.max_queued_requests, options_.max_batch_requests}) {
     writer_pid_ = writer_conn_.BackendPid();
     queue_.Start([this](std::vector<Op>& batch) { RunBatch(batch); });
@@ -92,6 +96,7 @@ class PostgresEventLog final : public EventLog,
   ~PostgresEventLog() override {
     queue_.Stop();
     hearing_.reset();
+    if (!writer_conn_.Broken()) stamps_.Forget(writer_conn_);
   }
 
   Result<AppendResult> CreateSession(const SessionId& id, SessionMeta meta,
@@ -495,7 +500,11 @@ class PostgresEventLog final : public EventLog,
     });
   }
 
-  Status Health() override { return queue_.Writable(); }
+  Status Health() override {
+    if (unresolved_.load() != 0)
+      return Error(ErrorCode::kUnavailable, "the outcome of a commit is not known yet");
+    return queue_.Writable();
+  }
   LogStats Stats() override { return queue_.stats(); }
 
  private:
@@ -550,18 +559,40 @@ class PostgresEventLog final : public EventLog,
     for (Op& op : batch) Queue::Complete(op, status);
   }
 
+  // Reconnects a broken writer connection; false (with the batch failed) when that fails.
+  bool WriterReady(std::vector<Op>& batch) {
+    if (!writer_conn_.Broken()) return true;
+    Result<Conn> reopened = Connect(options_, true);
+    if (!reopened.ok()) {
+      FailAll(batch, reopened.status());
+      return false;
+    }
+    writer_conn_ = std::move(*reopened);
+    writer_pid_ = writer_conn_.BackendPid();
+    return true;
+  }
+
+  // The outcome of an earlier batch that stayed unknown: false (with `batch` failed) while it
+  // still cannot be told; once it can, the log takes writes again.
+  bool EarlierOutcomeKnown(std::vector<Op>& batch) {
+    if (unresolved_ == 0) return true;
+    Result<bool> landed = pg::ResolveOutcome(
+        stamps_, unresolved_.load(), writer_conn_, [this] { return Connect(options_, true); },
+        std::chrono::steady_clock::duration::zero(), [] { return false; });
+    writer_pid_ = writer_conn_.BackendPid();
+    if (!landed.ok()) {
+      FailAll(batch, Error(ErrorCode::kUnavailable,
+                           "the log takes no writes while an earlier commit's outcome is "
+                           "unknown: " +
+                               landed.status().message()));
+      return false;
+    }
+    unresolved_ = 0;
+    return true;
+  }
+
   void RunBatch(std::vector<Op>& batch) {
-    if (Status sticky = queue_.sticky(); !sticky.ok()) {
-      return FailAll(batch,
-                     Error(ErrorCode::kUnavailable,
-                           "the log refuses writes until reopened, after: " + sticky.ToString()));
-    }
-    if (writer_conn_.Broken()) {
-      Result<Conn> reopened = Connect(options_, true);
-      if (!reopened.ok()) return FailAll(batch, reopened.status());
-      writer_conn_ = std::move(*reopened);
-      writer_pid_ = writer_conn_.BackendPid();
-    }
+    if (!EarlierOutcomeKnown(batch) || !WriterReady(batch)) return;
     const auto started = std::chrono::steady_clock::now();
     Txn t(writer_conn_);
     std::vector<Status> outcomes(batch.size());
@@ -579,25 +610,14 @@ class PostgresEventLog final : public EventLog,
     }
     if (t.io().ok()) (void)t.Flush();
     if (t.io().ok()) pg::AnnounceCommit(t, pg::CommitChannel(options_.schema));
+    const std::int64_t stamp = t.io().ok() ? stamps_.Stamp(t) : 0;
     if (!t.io().ok()) {
       (void)writer_conn_.ExecScript("ROLLBACK");
       return FailAll(batch, Error(ErrorCode::kUnavailable,
                                   "PostgreSQL rolled the commit back, nothing was written: " +
                                       t.io().ToString()));
     }
-    Status committed = writer_conn_.ExecScript("COMMIT");
-    if (!committed.ok()) {
-      if (writer_conn_.Broken()) {  // the answer to COMMIT was lost: the outcome is unknown
-        const Status failed =
-            Error(ErrorCode::kIoError, "commit failed, outcome unknown: " + committed.ToString());
-        queue_.FailSticky(failed);
-        return FailAll(batch, failed);
-      }
-      (void)writer_conn_.ExecScript("ROLLBACK");
-      return FailAll(batch, Error(ErrorCode::kUnavailable,
-                                  "PostgreSQL refused the commit, nothing was written: " +
-                                      committed.ToString()));
-    }
+    if (!Commit(batch, stamp)) return;
     queue_.CountCommit(std::chrono::steady_clock::now() - started);
     queue_.CountAcknowledged(batch, outcomes, results);
     // Listeners hear of a commit before any of its appends is acknowledged.
@@ -606,8 +626,43 @@ class PostgresEventLog final : public EventLog,
     Queue::Acknowledge(batch, outcomes, results);
   }
 
+  // Commits the batch stamped `stamp`: true once it is known to have landed. A COMMIT whose
+  // answer was lost is looked up (commit_outcome.h) on the server that is the primary by then;
+  // a batch that did not land fails with kUnavailable, to be retried with the same ids.
+  bool Commit(std::vector<Op>& batch, std::int64_t stamp) {
+    Status committed = writer_conn_.ExecScript("COMMIT");
+    if (committed.ok()) return true;
+    if (!writer_conn_.Broken()) {
+      (void)writer_conn_.ExecScript("ROLLBACK");
+      FailAll(batch,
+              Error(ErrorCode::kUnavailable,
+                    "PostgreSQL refused the commit, nothing was written: " + committed.ToString()));
+      return false;
+    }
+    Result<bool> landed = pg::ResolveOutcome(
+        stamps_, stamp, writer_conn_, [this] { return Connect(options_, true); },
+        options_.outcome_wait, [this] { return queue_.Writable().ok(); });
+    writer_pid_ = writer_conn_.BackendPid();
+    if (landed.ok() && *landed) return true;
+    if (landed.ok()) {
+      FailAll(batch, Error(ErrorCode::kUnavailable,
+                           "the connection to PostgreSQL was lost during COMMIT and the commit "
+                           "did not land, nothing was written: " +
+                               committed.ToString()));
+      return false;
+    }
+    unresolved_ = stamp;  // later batches ask again first
+    FailAll(batch,
+            Error(ErrorCode::kIoError, "commit failed, outcome unknown: " + committed.ToString() +
+                                           "; " + landed.status().message()));
+    return false;
+  }
+
   const PostgresLogOptions options_;
-  Conn writer_conn_;  // writer thread only
+  Conn writer_conn_;         // writer thread only
+  pg::CommitStamps stamps_;  // writer thread only
+  // A batch whose outcome is still unknown (0: none); written by the writer thread only.
+  std::atomic<std::int64_t> unresolved_{0};
   std::shared_ptr<store_internal::CommitListeners> listeners_ =
       std::make_shared<store_internal::CommitListeners>();
 
@@ -625,6 +680,27 @@ class PostgresEventLog final : public EventLog,
   pg::PostgresDeviceStore devices_{queue_, readers_};
 };
 
+// Says once, at open, what the server promises on failover (pg/replication.h): a warning when an
+// acknowledged append could be lost or commits would wait, else an info line. A server that
+// does not let this role read it is not an error.
+void LogReplication(Conn& conn, Durability durability) {
+  Result<pg::ReplicationState> state = pg::ReadReplication(conn);
+  if (!state.ok()) {
+    log::Info("store.replication_unknown", {{"error", state.status().message()}});
+    return;
+  }
+  if (durability == Durability::kOs) state->synchronous_commit = "off";  // the writer's setting
+  const pg::ReplicationVerdict verdict = pg::JudgeReplication(*state);
+  const log::Level level =
+      verdict.level == pg::ReplicationVerdict::Level::kWarn ? log::Level::kWarn : log::Level::kInfo;
+  log::Write(level, "store.replication",
+             {{"setup", verdict.setup},
+              {"synchronous_commit", state->synchronous_commit},
+              {"synchronous_standby_names", state->synchronous_standby_names},
+              {"standbys", static_cast<std::int64_t>(state->standbys.size())},
+              {"message", verdict.message}});
+}
+
 }  // namespace
 
 Result<std::unique_ptr<EventLog>> OpenPostgresEventLog(PostgresLogOptions options) {
@@ -632,10 +708,13 @@ Result<std::unique_ptr<EventLog>> OpenPostgresEventLog(PostgresLogOptions option
     return Error(ErrorCode::kInvalidArgument, "the PostgreSQL log needs a connection string");
   AS_ASSIGN_OR_RETURN(Conn setup, Conn::Open(options.conninfo));
   AS_RETURN_IF_ERROR(pg::EnsureSchema(setup, options.schema, PostgresLogSchema()));
+  LogReplication(setup, options.durability);
   AS_ASSIGN_OR_RETURN(Conn writer, Connect(options, true));
   AS_ASSIGN_OR_RETURN(Conn listening, Listen(options));
+  pg::CommitStamps stamps;
+  AS_RETURN_IF_ERROR(stamps.Register(writer));
   return std::unique_ptr<EventLog>(std::make_unique<PostgresEventLog>(
-      std::move(options), std::move(writer), std::move(listening)));
+      std::move(options), std::move(writer), std::move(listening), std::move(stamps)));
 }
 
 }  // namespace agentstream

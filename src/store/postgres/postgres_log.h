@@ -15,8 +15,13 @@
 //
 // Failures: a statement that fails inside a batch rolls the whole batch back (its requests fail
 // with kUnavailable, nothing was written) and the writer reconnects when the connection is gone.
-// A COMMIT whose answer is lost with the connection has an unknown outcome: the batch fails with
-// kIoError and the log refuses writes (kUnavailable) until reopened, as SQLite does.
+// A COMMIT whose answer is lost with the connection is not guessed: the writer reconnects (with a
+// multi-host conninfo, to the standby promoted meanwhile) and looks up the batch's commit stamp
+// (postgres/commit_outcome.h), for up to `outcome_wait`. A batch that landed is acknowledged as
+// usual; one that did not fails with kUnavailable (nothing was written; a retry with the same
+// producer ids is safe either way). Only when the outcome still cannot be told after
+// `outcome_wait` does the batch fail with kIoError ("outcome unknown"); the log then refuses
+// writes (kUnavailable) until a later attempt tells it, and takes them again without a reopen.
 //
 // Commit notices (SubscribeCommits) report this daemon's commits at once and the other daemons'
 // through LISTEN/NOTIFY (one channel per schema, announced inside each commit). While the
@@ -24,6 +29,7 @@
 // this daemon's live readers with the session's next commit or read.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -45,6 +51,9 @@ struct PostgresLogOptions {
   // partitions on a thread of the log's own (search_index.h): 1 to kSearchPartitions, at most
   // max_reader_connections; 0: the machine's hardware threads, within those bounds.
   std::size_t search_slices = 0;
+  // How long the writer keeps reconnecting to learn whether a COMMIT whose answer was lost
+  // landed, while later writes wait in the queue (docs/operations.md, "High availability").
+  std::chrono::steady_clock::duration outcome_wait = std::chrono::seconds(60);
 };
 
 // Connects and creates the schema when missing. Errors: kUnavailable when the server cannot be
@@ -52,6 +61,6 @@ struct PostgresLogOptions {
 Result<std::unique_ptr<EventLog>> OpenPostgresEventLog(PostgresLogOptions options);
 
 // The schema version this build writes (table agentstream_schema).
-inline constexpr int kPostgresSchemaVersion = 8;
+inline constexpr int kPostgresSchemaVersion = 9;
 
 }  // namespace agentstream

@@ -240,12 +240,22 @@ CREATE TABLE IF NOT EXISTS presence(
 CREATE INDEX IF NOT EXISTS presence_by_expiry ON presence(expires_ms);
 )sql";
 
+// Version 9 adds the writers' commit stamps (store/postgres/commit_outcome.h): each log's writer
+// stamps its row in every batch, so a batch whose COMMIT answer was lost is looked up, not guessed.
+constexpr const char* kSchemaV9 = R"sql(
+CREATE TABLE IF NOT EXISTS commit_stamps(
+  writer text PRIMARY KEY,
+  batch bigint NOT NULL,
+  stamped_ms bigint NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const pg::SchemaLayout& PostgresLogSchema() {
   static const std::string kSchemaV4 = SchemaV4();
-  const char* const scripts[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4.c_str(),
-                                 kSchemaV5, kSchemaV6, kSchemaV7, kSchemaV8};
+  const char* const scripts[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4.c_str(), kSchemaV5,
+                                 kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9};
   static_assert(std::size(scripts) == kPostgresSchemaVersion, "a script for each version");
   static const pg::SchemaLayout kLayout{
       0x61677374726d31,  // "agstrm1": serializes daemons starting together

@@ -53,13 +53,18 @@ inline Status CheckText(std::initializer_list<std::pair<const char*, std::string
 }
 
 // Runs `body` (Conn& -> Result<T>) on an idle connection of `readers` (opening one while fewer
-// than its bound exist); a connection the body broke is dropped, and the next read opens another.
+// than its bound exist); a connection the body broke is dropped. A body that failed because its
+// connection broke (an idle connection to a server that has gone since, as after a failover) runs
+// once more on a new connection: reads have no effect to repeat.
 template <class T, class Body>
 Result<T> WithReader(ReaderPool& readers, Body body) {
-  AS_ASSIGN_OR_RETURN(Conn conn, readers.Acquire());
-  Result<T> out = body(conn);
-  readers.Release(std::move(conn));
-  return out;
+  for (int attempt = 0;; ++attempt) {
+    AS_ASSIGN_OR_RETURN(Conn conn, readers.Acquire());
+    Result<T> out = body(conn);
+    const bool broke = conn.Broken();
+    readers.Release(std::move(conn));
+    if (out.ok() || !broke || attempt == 1) return out;
+  }
 }
 
 }  // namespace agentstream::pg

@@ -1,0 +1,325 @@
+// Three daemons on a PostgreSQL primary with a synchronous standby (tools/pg_test_pair.sh), one
+// libpq multi-host URL (target_session_attrs=read-write) for all of them, clients driving
+// scripted agents through random daemons, live followers, a durable webhook consumer and Durable
+// Stream producers; meanwhile, cycle after cycle, the primary is killed with SIGKILL (postmaster
+// and every server process at once), the standby is promoted (pg_ctl promote, as Patroni does)
+// and the old primary is rebuilt as the new synchronous standby. No daemon is restarted or told
+// anything. Afterwards (docs/operations.md, "High availability"):
+//   - `agentstream check` on the database: dense seqs, one terminal per turn, no event of a
+//     stale ownership generation, no stuck status;
+//   - every acknowledged send appears exactly once as a user message, an unacknowledged one at
+//     most once; every acknowledged producer append exactly once in its stream, in order;
+//   - every follower saw every event of its agent once, in order; the consumer delivered every
+//     event of every agent in order; every daemon reports the status a replay of the log gives;
+//   - every daemon logged at start that its store has a synchronous standby (store.replication).
+// It prints the window of unavailability of each failover (a probe producer appending every
+// 25 ms: the first failed append after the kill to the first acknowledged one after it) for
+// docs/benchmarks.md.
+//
+//   node tests/chaos/failover_test.mjs AGENTSTREAM_BIN
+// Needs the PostgreSQL 15 server binaries, and root (the servers run as `postgres`); exits 77,
+// skipped, without them. Environment: AGENTSTREAM_FAILOVER_CYCLES (default 5),
+// AGENTSTREAM_FAILOVER_AGENTS (default 3).
+import { TestEnv, call, fail, pick, sleep } from '../lib/daemons.mjs';
+import { followAgent, replayStatus, webhookSink } from '../lib/fleet_checks.mjs';
+import { execFile, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const bin = process.argv[2];
+if (!bin) {
+  console.error('usage: node failover_test.mjs AGENTSTREAM_BIN');
+  process.exit(2);
+}
+const CYCLES = Number(process.env.AGENTSTREAM_FAILOVER_CYCLES || 5);
+const AGENTS = Number(process.env.AGENTSTREAM_FAILOVER_AGENTS || 3);
+const skip = (why) => {
+  console.log(`SKIPPED: ${why}`);
+  process.exit(77);
+};
+if (process.getuid() !== 0) skip('the servers run as the postgres user, which needs root');
+const pgBin = (() => {
+  try {
+    return execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim();
+  } catch {
+    return '/usr/lib/postgresql/15/bin';
+  }
+})();
+for (const tool of ['initdb', 'pg_ctl', 'pg_basebackup'])
+  if (!fs.existsSync(path.join(pgBin, tool))) skip(`no ${tool} in ${pgBin}`);
+
+const started = Date.now();
+const pairTool = path.join(path.dirname(fileURLToPath(import.meta.url)), '../../tools/pg_test_pair.sh');
+const execFileAsync = promisify(execFile);
+const env = await TestEnv.create('failover');
+// Beside the test's directory, not in it: the servers run as `postgres`, who cannot enter it.
+const pairDir = fs.mkdtempSync(path.join(path.dirname(env.dir), 'agentstream-pair.'));
+fs.chmodSync(pairDir, 0o755);
+const pair = async (...args) =>
+  (await execFileAsync(pairTool, [args[0], pairDir, ...args.slice(1)],
+                      { encoding: 'utf8', env: { ...process.env, FSYNC: 'off' } })).stdout.trim();
+env.atClose(() => {
+  execFileSync(pairTool, ['stop', pairDir], { stdio: 'ignore' });
+  if (process.env.E2E_KEEP !== '1') fs.rmSync(pairDir, { recursive: true, force: true });
+});
+const store = await pair('start');
+console.log(`failover: pair up in ${Date.now() - started} ms: ${store}`);
+
+// Leases long enough for a failover to leave them in place most of the time (and for the
+// sanitizer builds); the window of a failover is a few hundred milliseconds to seconds.
+const SERVE = ['--scripted-chunk-ms', '15', '--owner-ttl-ms', '6000', '--owner-renew-ms', '1000',
+               '--long-poll-ms', '1000'];
+const daemons = ['a', 'b', 'c'].map((n) => env.daemon(n, bin, ['--store', store]));
+await Promise.all(daemons.map((d) => d.start(SERVE)));
+const anyUrl = () => pick(daemons).url;
+
+// ---- a durable webhook consumer of every session ----
+const sink = await webhookSink();
+const { delivered, keys } = sink;
+{
+  const r = await call(anyUrl(), 'POST', '/v1/consumers', {
+    id: 'failover-hook',
+    sink: { kind: 'webhook', url: sink.url,
+            secret: 'failover-secret-1' },
+    coalesce: false, retry: { maxAttempts: 1000, initialBackoffMs: 50, maxBackoffMs: 500 } });
+  if (r.status !== 200 && r.status !== 201) fail(`consumer: ${r.status} ${r.text || r.error}`);
+}
+
+// ---- agents, clients and followers ----
+const agents = [];
+for (let i = 0; i < AGENTS; ++i) {
+  const r = await call(anyUrl(), 'POST', '/v1/agents', { provider: 'scripted', cwd: env.dir,
+                                                         title: `failover ${i}` });
+  if (r.status !== 200) fail(`create: ${r.status} ${r.text || r.error}`);
+  agents.push(r.json.id);
+}
+const acked = new Map();  // clientMessageId -> outcome
+const unacked = new Set();
+let stopping = false;
+let sends = 0;
+
+async function send(agent, cmid, text) {
+  // The same id again until answered: a failover may take seconds.
+  for (let attempt = 0; attempt < 100; ++attempt) {
+    const r = await call(anyUrl(), 'POST', `/v1/agents/${agent}/messages`,
+                         { text, clientMessageId: cmid, whileRunning: 'queue' }, 20000);
+    if (r.status === 200) {
+      acked.set(cmid, r.json.outcome);
+      unacked.delete(cmid);
+      return;
+    }
+    unacked.add(cmid);
+    if (stopping && attempt > 20) return;
+    await sleep(100 + Math.random() * 100);
+  }
+}
+
+async function worker(agent, index) {
+  let n = 0;
+  while (!stopping) {
+    const cmid = `c-${index}-${n++}`;
+    const ask = Math.random() < 0.2;
+    ++sends;
+    await send(agent, cmid, `${ask ? 'permission ' : ''}prompt ${cmid}`);
+    const r = await call(anyUrl(), 'GET', `/v1/agents/${agent}`, undefined, 10000);
+    for (const p of (r.json && r.json.permissions) || [])
+      await call(anyUrl(), 'POST', `/v1/agents/${agent}/permissions/${p.requestId}`,
+                 { decision: 'allow' }, 10000);
+    await sleep(50 + Math.random() * 150);
+  }
+}
+
+const followed = new Map();  // agent -> [{seq, kind, payload}]
+let following = true;
+async function follower(agent) {
+  const seen = [];
+  followed.set(agent, seen);
+  await followAgent(anyUrl, agent, seen, () => following);
+}
+
+// ---- Durable Stream producers (generic streams): each append retried with its seq ----
+const produced = new Map();  // stream -> highest acknowledged producer seq
+const attempts = [];  // the probe's appends: {at, ok}
+async function producer(name, everyMs, probe) {
+  const target = `/v1/stream/failover/${name}`;
+  for (;;) {
+    const r = await call(anyUrl(), 'PUT', target, undefined, 5000,
+                         { 'content-type': 'application/json' });
+    if (r.status === 201 || r.status === 200) break;
+    await sleep(100);
+  }
+  let seq = 0;
+  while (!stopping) {
+    const at = Date.now();
+    const r = await call(anyUrl(), 'POST', target, [{ producer: name, seq }], 5000, {
+      'content-type': 'application/json', 'producer-id': name, 'producer-epoch': '0',
+      'producer-seq': String(seq) });
+    const ok = r.status === 200 || r.status === 204;
+    if (probe) attempts.push({ at, done: Date.now(), ok });
+    if (ok) {
+      produced.set(name, seq);
+      ++seq;
+    } else if (r.status && r.status < 500 && r.status !== 408 && r.status !== 429) {
+      fail(`producer ${name}: seq ${seq} refused: ${r.status} ${r.text}`);
+    }
+    await sleep(everyMs);
+  }
+}
+
+const workers = agents.map((a, i) => worker(a, i));
+const followers = agents.map((a) => follower(a));
+const producers = [producer('p1', 40, false), producer('p2', 40, false), producer('probe', 25, true)];
+
+// ---- the failover loop ----
+const kills = [];
+for (let cycle = 1; cycle <= CYCLES; ++cycle) {
+  await sleep(300 + Math.random() * 700);
+  const at = Date.now();
+  const killed = await pair('kill-primary');
+  const killedAt = Date.now();
+  const promoted = await pair('promote');
+  const promotedAt = Date.now();
+  await sleep(200 + Math.random() * 300);
+  const rebuildAt = Date.now();
+  await pair('rebuild');
+  kills.push({ at, promotedAt });
+  console.log(`failover: cycle ${cycle}: killed ${killed} in ${killedAt - at} ms, promoted ${
+    promoted} in ${promotedAt - killedAt} ms, rebuilt in ${Date.now() - rebuildAt} ms; ${
+    sends} sends, ${acked.size} acked`);
+}
+await sleep(500);
+
+// ---- quiesce ----
+stopping = true;
+await Promise.all([...workers, ...producers]);
+async function readAll(target) {
+  const events = [];
+  let offset = '-1';
+  for (;;) {
+    const r = await call(anyUrl(), 'GET', `${target}?offset=${offset}`, undefined, 10000);
+    if (r.status !== 200) fail(`read ${target}: ${r.status} ${r.error || r.text}`);
+    events.push(...r.json);
+    offset = r.headers.get('stream-next-offset');
+    if (r.headers.get('stream-up-to-date')) return events;
+  }
+}
+const events = (agent) => readAll(`/v1/agents/${agent}/events`);
+const deadline = Date.now() + 30000;
+for (const agent of agents) {
+  for (;;) {
+    if (Date.now() > deadline) fail(`${agent} did not settle`);
+    const r = await call(anyUrl(), 'GET', `/v1/agents/${agent}`, undefined, 5000);
+    if (r.status === 200 && r.json.status !== 'running' && r.json.status !== 'permission' &&
+        r.json.queue.length === 0 && !r.json.activeTurn)
+      break;
+    for (const p of (r.json && r.json.permissions) || [])
+      await call(anyUrl(), 'POST', `/v1/agents/${agent}/permissions/${p.requestId}`,
+                 { decision: 'deny' }, 5000);
+    await sleep(200);
+  }
+}
+{
+  const until = Date.now() + 20000;
+  for (const agent of agents) {
+    const tail = (await events(agent)).length;
+    while (followed.get(agent).length < tail && Date.now() < until) await sleep(100);
+  }
+  following = false;
+  await Promise.all(followers);
+}
+{
+  const tails = new Map();
+  for (const agent of agents) tails.set(agent, (await events(agent)).length);
+  const until = Date.now() + 30000;
+  for (;;) {
+    const behind = agents.filter((a) => (delivered.get(a) || []).length < tails.get(a));
+    if (behind.length === 0) break;
+    if (Date.now() > until)
+      fail(`consumer: ${behind.length} sessions behind, e.g. ${behind[0]}: ${
+        (delivered.get(behind[0]) || []).length} of ${tails.get(behind[0])}`);
+    await sleep(200);
+  }
+}
+sink.close();
+
+// ---- checks ----
+try {
+  execFileSync(bin, ['--store', store, 'check', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+} catch (error) {
+  fail(`agentstream check:\n${error.stdout}${error.stderr}`);
+}
+const counts = new Map();
+for (const agent of agents) {
+  const log = await events(agent);
+  log.forEach((e, i) => { if (e.seq !== i + 1) fail(`${agent}: seq ${e.seq} at ${i + 1}`); });
+  for (const e of log)
+    if (e.kind === 'user.message')
+      counts.set(e.payload.clientMessageId, (counts.get(e.payload.clientMessageId) || 0) + 1);
+  const seen = followed.get(agent);
+  if (seen.length !== log.length) fail(`${agent}: follower saw ${seen.length} of ${log.length} events`);
+  seen.forEach((s, i) => {
+    if (s.kind !== log[i].kind || s.payload !== JSON.stringify(log[i].payload))
+      fail(`${agent}: follower's event ${i + 1} differs from the log`);
+  });
+  const hooked = delivered.get(agent) || [];
+  if (hooked.length !== log.length) fail(`consumer: ${agent} got ${hooked.length} of ${log.length}`);
+  hooked.forEach((h, i) => {
+    if (h.seq !== log[i].seq || h.kind !== log[i].kind)
+      fail(`consumer: ${agent} delivery of seq ${i + 1} differs from the log`);
+  });
+  const expected = replayStatus(log);
+  for (const d of daemons) {
+    const r = await call(d.url, 'GET', `/v1/agents/${agent}`, undefined, 5000);
+    if (r.status !== 200) fail(`${d.name} cannot report ${agent}: ${r.status} ${r.error || r.text}`);
+    if (r.json.status !== expected)
+      fail(`${d.name} reports ${agent} ${r.json.status}; the log replays to ${expected}`);
+  }
+}
+for (const [cmid, outcome] of acked)
+  if (counts.get(cmid) !== 1)
+    fail(`acknowledged send ${cmid} (${outcome}) appears ${counts.get(cmid) || 0} times`);
+for (const cmid of unacked)
+  if ((counts.get(cmid) || 0) > 1) fail(`unacknowledged send ${cmid} appears ${counts.get(cmid)} times`);
+for (const [cmid, n] of counts)
+  if (!acked.has(cmid) && !unacked.has(cmid)) fail(`user message ${cmid} was never sent (${n})`);
+// Each daemon said at start that it runs on a synchronous standby (store.replication).
+for (const d of daemons) {
+  const said = fs.readFileSync(d.logFile, 'utf8');
+  if (!/store\.replication setup=synchronous/.test(said))
+    fail(`${d.name} did not log store.replication setup=synchronous`);
+}
+let appends = 0;
+for (const [name, last] of produced) {
+  const items = await readAll(`/v1/stream/failover/${name}`);
+  // Every acknowledged seq once, in order; an unacknowledged last one may have landed.
+  items.forEach((item, i) => {
+    if (item.seq !== i) fail(`stream ${name}: item ${i} holds seq ${item.seq}`);
+  });
+  if (items.length !== last + 1 && items.length !== last + 2)
+    fail(`stream ${name}: ${items.length} items for ${last + 1} acknowledged appends`);
+  appends += last + 1;
+}
+
+// ---- the window of each failover, as the probe producer saw it ----
+const windows = [];
+for (const k of kills) {
+  const failed = attempts.find((a) => a.at >= k.at - 100 && !a.ok);
+  if (!failed) continue;  // no append failed: the window fell between two appends
+  const recovered = attempts.find((a) => a.at > failed.at && a.ok);
+  if (recovered) windows.push(recovered.done - failed.at);
+}
+const percentile = (list, q) => {
+  const sorted = [...list].sort((x, y) => x - y);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN;
+};
+const promotions = kills.map((k) => k.promotedAt - k.at);
+console.log(`failover: unavailable per failover (first failed to first acknowledged append): n=${
+  windows.length} p50=${percentile(windows, 0.5)} ms p99=${percentile(windows, 0.99)} ms max=${
+  Math.max(...windows)} ms; kill to promoted p50=${percentile(promotions, 0.5)} ms`);
+console.log(`failover: ${CYCLES} failovers, ${agents.length} agents, ${sends} sends, ${
+  acked.size} acknowledged (each once), ${unacked.size} unacknowledged, ${appends} producer appends, ${
+  keys.size} consumer deliveries, ${Date.now() - started} ms: ok`);
+await env.close();
+process.exit(0);
