@@ -95,6 +95,11 @@ int RunCopy(const std::string& from, const std::string& to, bool merge, bool jso
     return CopyStore(from, to,
                      {.merge = merge, .progress = [&](const CopyProgress& p) { view.Show(p); }});
   }();
+  // Digests that differ after writing: not a refusal with nothing written.
+  if (!report.ok() && report.status().code() == ErrorCode::kCorruption) {
+    fmt::print(stderr, "agentstream: {}\n", report.status().message());
+    return 1;
+  }
   if (!report.ok()) return Fail(report.status());
   const double seconds = Seconds(start);
   const double rate = seconds > 0 ? static_cast<double>(report->events_copied) / seconds : 0;

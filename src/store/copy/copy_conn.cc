@@ -18,8 +18,8 @@ namespace {
 // A daemon heartbeats its registry row every few seconds; one seen within this long is taken to
 // be running (docs/operations.md, "Moving from SQLite to PostgreSQL").
 constexpr std::int64_t kDaemonAliveMs = 30000;
-// The advisory lock a copy holds on a PostgreSQL store ("agcopy1").
-constexpr std::int64_t kCopyLockKey = 0x6167636f707931;
+// The advisory lock a copy holds on a PostgreSQL store: this key and the hash of the schema.
+constexpr std::int64_t kCopyLockKey = 0x61676370;  // "agcp"
 
 class SqliteConn final : public CopyConn {
  public:
@@ -208,8 +208,9 @@ class PostgresConn final : public CopyConn {
 
   Status HoldExclusive() override {
     AS_ASSIGN_OR_RETURN(
-        auto locked, Query("SELECT pg_try_advisory_lock($1)::integer", {Value::Int(kCopyLockKey)},
-                           {ColumnKind::kInt}, {ColumnKind::kInt}));
+        auto locked,
+        Query("SELECT pg_try_advisory_lock($1::integer, hashtext(current_schema()))::integer",
+              {Value::Int(kCopyLockKey)}, {ColumnKind::kInt}, {ColumnKind::kInt}));
     if (locked[0][0].integer != 1) {
       return Error(ErrorCode::kUnavailable,
                    name_ + " is in use by another `agentstream store copy`: wait for it to end");
