@@ -43,11 +43,10 @@ Status Upsert(CopyConn& conn, const std::string& table, const std::vector<Column
   std::string sets;
   for (std::size_t i = 0; i < columns.size(); ++i) {
     const std::string name = columns[i].name;
-    if (i < key_columns) {
-      keys += (keys.empty() ? "" : ", ") + name;
-    } else {
-      sets += (sets.empty() ? "" : ", ") + name + " = excluded." + name;
-    }
+    std::string& list = i < key_columns ? keys : sets;
+    if (!list.empty()) list += ", ";
+    list += name;
+    if (i >= key_columns) list.append(" = excluded.").append(name);
   }
   const std::string action = sets.empty() ? "DO NOTHING" : "DO UPDATE SET " + sets;
   return conn.Exec(InsertHead(conn, table, columns) + " ON CONFLICT(" + keys + ") " + action, row,
