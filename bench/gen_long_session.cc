@@ -14,10 +14,11 @@
 // Events go in batches of up to the log's LogLimits (events and bytes), one Append at a time, so
 // they land in order. With --durability os (the default) the log does not fsync each commit.
 //
-//   gen_long_session --data DIR --events N [--store URL] [--durability os|fsync]
+//   gen_long_session --data DIR --events N [--store URL] [--durability os|fsync] [--batch N]
 //
 // Prints `session ID events N turns T seconds S` on success; exits 1 with the log's error.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -154,13 +155,15 @@ class TurnScript {
 };
 
 // Appends every event of `script` to `session`, batch after batch within `limits`.
+// Appends the script in batches of at most `batch` events (and the log's limits).
 Status AppendAll(EventLog& log, const SessionId& session, const LogLimits& limits,
-                 TurnScript& script) {
+                 std::size_t batch, TurnScript& script) {
+  const std::size_t max_events = std::min(batch, limits.max_batch_events);
   while (!script.done()) {
     AppendRequest request;
     request.session = session;
     std::size_t bytes = 0;
-    while (!script.done() && request.events.size() < limits.max_batch_events) {
+    while (!script.done() && request.events.size() < max_events) {
       NewEvent event = script.Next();
       bytes += event.payload.size();
       request.events.push_back(std::move(event));
@@ -182,6 +185,7 @@ int main(int argc, char** argv) {
   std::uint64_t events = 1000;
   std::string durability = "os";
   std::string cwd = "/w";
+  std::size_t batch = LogLimits{}.max_batch_events;
   app.add_option("--data", data_dir,
                  "the daemon's data directory: the log is DIR/agentstream.db, as `agentstream "
                  "--data DIR serve` opens it")
@@ -192,6 +196,10 @@ int main(int argc, char** argv) {
   app.add_option("--durability", durability, "os (no fsync per commit) or fsync")
       ->check(CLI::IsMember({"fsync", "os"}));
   app.add_option("--cwd", cwd, "the agent's working directory");
+  app.add_option("--batch", batch,
+                 "events per append, so per stored batch (a daemon's commits hold a few)")
+      ->check(CLI::Range(std::size_t{1}, LogLimits{}.max_batch_events))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   std::filesystem::create_directories(data_dir);
@@ -218,7 +226,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   TurnScript script(events - 1, seed);
-  if (Status s = AppendAll(log, session, config.limits, script); !s.ok()) {
+  if (Status s = AppendAll(log, session, config.limits, batch, script); !s.ok()) {
     std::fprintf(stderr, "gen_long_session: append: %s\n", s.ToString().c_str());
     return 1;
   }

@@ -4,6 +4,11 @@
 // (--store, else the data directory's agentstream.db, either from the configuration file). The
 // work is store/sqlite/sqlite_backup.h's; this file parses and reports. A PostgreSQL store is
 // backed up with PostgreSQL's own tools, which the refusal names.
+//
+// `store copy [--from URL] --to URL [--merge] [--json]` moves a whole store between SQLite and
+// PostgreSQL, either way (docs/operations.md, "Moving from SQLite to PostgreSQL"); the work is
+// store/copy/store_copy.h's. --from defaults to the configured store. Progress goes to stderr:
+// a line rewritten in place on a terminal, JSON lines with --json.
 #pragma once
 
 #include <memory>
@@ -27,8 +32,10 @@ class StoreCommands {
   // Runs the `store` command that was parsed on the store `store_url` and returns its exit
   // code: 0 done; 2 refused with nothing changed (a store that is not SQLite, a missing,
   // unreadable, foreign, corrupt or newer backup, an existing backup file, a destination in use
-  // or holding sessions without --force); 1 reading or writing failed (a full disk among them;
-  // nothing changed either). nullopt for another command.
+  // or holding sessions without --force; for a copy: a store in use, a newer schema, other
+  // sessions without --merge, sessions that differ); 1 reading or writing failed (a full disk
+  // among them; nothing changed either, or for a copy: what was committed is whole and a rerun
+  // finishes it). nullopt for another command.
   std::optional<int> Run(const std::string& store_url) const;
 
  private:
