@@ -52,10 +52,14 @@ std::vector<StoreViolation> CheckOwnership(const Loaded& loaded,
                                            const std::vector<OwnershipRecord>& grants) {
   std::vector<StoreViolation> out;
   const Epoch epoch = loaded.info.epoch;
+  // A fork's first events are its parent's, read where they were written: their generations are
+  // the parent's owners', checked against the parent's grants when the parent is checked. (A
+  // fork later rewound to before its fork point leaves its own events there unchecked.)
+  const Seq inherited = loaded.info.forked_from ? loaded.info.forked_from->seq : Seq(0);
   for (std::size_t i = 0; i < loaded.events.size(); ++i) {
     const std::uint64_t writer = loaded.writers[i];
     const Seq seq = loaded.events[i].seq;
-    if (writer == 0) continue;
+    if (writer == 0 || seq <= inherited) continue;
     bool granted = false;
     for (const OwnershipRecord& grant : grants) {
       if (grant.generation == writer) granted = true;

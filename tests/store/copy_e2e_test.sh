@@ -79,13 +79,13 @@ done
 as store copy --from "$pg" --to "$dst" >"$E2E_DIR/again" || fail "second copy"
 grep -q "copied 0 of ${#agents[@]} sessions, 0 of" "$E2E_DIR/again" ||
   fail "a second copy wrote: $(tail -1 "$E2E_DIR/again")"
-# `check` finds on the copy what it finds on the source (today it flags a fork's inherited events
-# as written before the fork's own grant, on the source too).
-as --store "$src" check >"$E2E_DIR/check_src" 2>&1 || true
-as --store "$dst" check >"$E2E_DIR/check" 2>&1 || true
-grep -q "checked ${#agents[@]} sessions" "$E2E_DIR/check" || fail "check: $(cat "$E2E_DIR/check")"
-diff "$E2E_DIR/check_src" "$E2E_DIR/check" >/dev/null ||
-  fail "check of the copy differs: $(diff "$E2E_DIR/check_src" "$E2E_DIR/check")"
+# `check` finds nothing wrong on the source or the copy (a fork's inherited events are its
+# parent's, checked with the parent).
+for store in "$src" "$dst"; do
+  as --store "$store" check >"$E2E_DIR/check" 2>&1 || fail "check of $store: $(cat "$E2E_DIR/check")"
+  grep -q "checked ${#agents[@]} sessions, [0-9]* events: 0 violations" "$E2E_DIR/check" ||
+    fail "check of $store: $(cat "$E2E_DIR/check")"
+done
 
 # ---- a daemon on the copy serves and resumes every agent ----
 start_daemon c "${serve[@]}"
