@@ -21,7 +21,8 @@ import {
   TestEnv, call, fail, formatPgUrl, parsePgUrl, pgEndpoint, pick, sleep,
 } from '../lib/daemons.mjs';
 import { execFileSync } from 'node:child_process';
-import { followAgent, replayStatus, webhookSink } from '../lib/fleet_checks.mjs';
+import { checkAgentLog, checkSends, followAgent, percentile, waitForDeliveries, webhookSink } from
+  '../lib/fleet_checks.mjs';
 
 const bin = process.argv[2];
 if (!bin) {
@@ -252,19 +253,7 @@ await Promise.all(followers);
 
 // The consumer's lanes catch up wherever their leases went (a killed daemon's lanes wait for
 // their lease, 15 s, unless it came back and took them at once).
-{
-  const tails = new Map();
-  for (const agent of agents) tails.set(agent, (await readAll(agent)).length);
-  const until = Date.now() + 90000;
-  for (;;) {
-    const behind = agents.filter((a) => (delivered.get(a) || []).length < tails.get(a));
-    if (behind.length === 0) break;
-    if (Date.now() > until)
-      fail(`consumer: ${behind.length} sessions behind, e.g. ${behind[0]}: ${
-        (delivered.get(behind[0]) || []).length} of ${tails.get(behind[0])}`);
-    await sleep(200);
-  }
-}
+await waitForDeliveries(agents, delivered, readAll, 90000);
 sink.close();
 
 // ---- checks ----
@@ -274,43 +263,10 @@ try {
   fail(`agentstream check:\n${error.stdout}${error.stderr}`);
 }
 const counts = new Map();
-for (const agent of agents) {
-  const events = await readAll(agent);
-  events.forEach((e, i) => { if (e.seq !== i + 1) fail(`${agent}: seq ${e.seq} at ${i + 1}`); });
-  for (const e of events)
-    if (e.kind === 'user.message')
-      counts.set(e.payload.clientMessageId, (counts.get(e.payload.clientMessageId) || 0) + 1);
-  const seen = followed.get(agent);
-  if (seen) {
-    if (seen.length !== events.length)
-      fail(`${agent}: follower saw ${seen.length} of ${events.length} events`);
-    seen.forEach((s, i) => {
-      if (s.kind !== events[i].kind || s.payload !== JSON.stringify(events[i].payload))
-        fail(`${agent}: follower's event ${i + 1} differs from the log`);
-    });
-  }
-  const hooked = delivered.get(agent) || [];
-  if (hooked.length !== events.length) fail(`consumer: ${agent} got ${hooked.length} of ${events.length}`);
-  hooked.forEach((h, i) => {
-    if (h.seq !== events[i].seq || h.kind !== events[i].kind)
-      fail(`consumer: ${agent} delivery of seq ${i + 1} differs from the log`);
-  });
-  const expected = replayStatus(events);
-  for (const d of [...daemons, p]) {
-    const r = await call(d.url, 'GET', `/v1/agents/${agent}`, undefined, 5000);
-    if (r.status !== 200) fail(`${d.name} cannot report ${agent}: ${r.status} ${r.error || r.text}`);
-    if (r.json.status !== expected)
-      fail(`${d.name} reports ${agent} ${r.json.status}; the log replays to ${expected}`);
-  }
-}
-for (const [cmid, outcome] of acked) {
-  if (counts.get(cmid) !== 1)
-    fail(`acknowledged send ${cmid} (${outcome}) appears ${counts.get(cmid) || 0} times`);
-}
-for (const cmid of unacked)
-  if ((counts.get(cmid) || 0) > 1) fail(`unacknowledged send ${cmid} appears ${counts.get(cmid)} times`);
-for (const [cmid, n] of counts)
-  if (!acked.has(cmid) && !unacked.has(cmid)) fail(`user message ${cmid} was never sent (${n})`);
+for (const agent of agents)
+  await checkAgentLog(agent, await readAll(agent),
+                      { seen: followed.get(agent), delivered, reporters: [...daemons, p], counts });
+checkSends(acked, unacked, counts);
 
 // ---- takeover times: from a kill to the next grant of an agent the victim held ----
 const grants = env.psql(store, 'SELECT session, generation, owner, granted_ms FROM owner_history ' +
@@ -329,10 +285,6 @@ for (const kill of kills) {
   }
   for (const v of bySession.values()) if (v.held && v.next !== undefined) takeovers.push(v);
 }
-const percentile = (list, q) => {
-  const sorted = [...list].sort((x, y) => x - y);
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN;
-};
 const byOther = takeovers.filter((t) => t.by === 'other').map((t) => t.next);
 const bySelf = takeovers.filter((t) => t.by === 'self').map((t) => t.next);
 console.log(`chaos: takeover by another daemon after SIGKILL: n=${byOther.length} p50=${

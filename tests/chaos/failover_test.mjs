@@ -21,7 +21,8 @@
 // skipped, without them. Environment: AGENTSTREAM_FAILOVER_CYCLES (default 5),
 // AGENTSTREAM_FAILOVER_AGENTS (default 3).
 import { TestEnv, call, fail, pick, sleep } from '../lib/daemons.mjs';
-import { followAgent, replayStatus, webhookSink } from '../lib/fleet_checks.mjs';
+import { checkAgentLog, checkSends, followAgent, percentile, waitForDeliveries, webhookSink } from
+  '../lib/fleet_checks.mjs';
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -229,19 +230,7 @@ for (const agent of agents) {
   following = false;
   await Promise.all(followers);
 }
-{
-  const tails = new Map();
-  for (const agent of agents) tails.set(agent, (await events(agent)).length);
-  const until = Date.now() + 30000;
-  for (;;) {
-    const behind = agents.filter((a) => (delivered.get(a) || []).length < tails.get(a));
-    if (behind.length === 0) break;
-    if (Date.now() > until)
-      fail(`consumer: ${behind.length} sessions behind, e.g. ${behind[0]}: ${
-        (delivered.get(behind[0]) || []).length} of ${tails.get(behind[0])}`);
-    await sleep(200);
-  }
-}
+await waitForDeliveries(agents, delivered, events, 30000);
 sink.close();
 
 // ---- checks ----
@@ -251,39 +240,10 @@ try {
   fail(`agentstream check:\n${error.stdout}${error.stderr}`);
 }
 const counts = new Map();
-for (const agent of agents) {
-  const log = await events(agent);
-  log.forEach((e, i) => { if (e.seq !== i + 1) fail(`${agent}: seq ${e.seq} at ${i + 1}`); });
-  for (const e of log)
-    if (e.kind === 'user.message')
-      counts.set(e.payload.clientMessageId, (counts.get(e.payload.clientMessageId) || 0) + 1);
-  const seen = followed.get(agent);
-  if (seen.length !== log.length) fail(`${agent}: follower saw ${seen.length} of ${log.length} events`);
-  seen.forEach((s, i) => {
-    if (s.kind !== log[i].kind || s.payload !== JSON.stringify(log[i].payload))
-      fail(`${agent}: follower's event ${i + 1} differs from the log`);
-  });
-  const hooked = delivered.get(agent) || [];
-  if (hooked.length !== log.length) fail(`consumer: ${agent} got ${hooked.length} of ${log.length}`);
-  hooked.forEach((h, i) => {
-    if (h.seq !== log[i].seq || h.kind !== log[i].kind)
-      fail(`consumer: ${agent} delivery of seq ${i + 1} differs from the log`);
-  });
-  const expected = replayStatus(log);
-  for (const d of daemons) {
-    const r = await call(d.url, 'GET', `/v1/agents/${agent}`, undefined, 5000);
-    if (r.status !== 200) fail(`${d.name} cannot report ${agent}: ${r.status} ${r.error || r.text}`);
-    if (r.json.status !== expected)
-      fail(`${d.name} reports ${agent} ${r.json.status}; the log replays to ${expected}`);
-  }
-}
-for (const [cmid, outcome] of acked)
-  if (counts.get(cmid) !== 1)
-    fail(`acknowledged send ${cmid} (${outcome}) appears ${counts.get(cmid) || 0} times`);
-for (const cmid of unacked)
-  if ((counts.get(cmid) || 0) > 1) fail(`unacknowledged send ${cmid} appears ${counts.get(cmid)} times`);
-for (const [cmid, n] of counts)
-  if (!acked.has(cmid) && !unacked.has(cmid)) fail(`user message ${cmid} was never sent (${n})`);
+for (const agent of agents)
+  await checkAgentLog(agent, await events(agent),
+                      { seen: followed.get(agent), delivered, reporters: daemons, counts });
+checkSends(acked, unacked, counts);
 // Each daemon said at start that it runs on a synchronous standby (store.replication).
 for (const d of daemons) {
   const said = fs.readFileSync(d.logFile, 'utf8');
@@ -310,10 +270,6 @@ for (const k of kills) {
   const recovered = attempts.find((a) => a.at > failed.at && a.ok);
   if (recovered) windows.push(recovered.done - failed.at);
 }
-const percentile = (list, q) => {
-  const sorted = [...list].sort((x, y) => x - y);
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN;
-};
 const promotions = kills.map((k) => k.promotedAt - k.at);
 console.log(`failover: unavailable per failover (first failed to first acknowledged append): n=${
   windows.length} p50=${percentile(windows, 0.5)} ms p99=${percentile(windows, 0.99)} ms max=${

@@ -70,3 +70,68 @@ export function replayStatus(events) {
   }
   return open.size ? 'running' : errored ? 'error' : 'idle';
 }
+
+// Waits until the sink has delivered, for every agent, as many events as `readLog(agent)` holds
+// when the wait starts; fails after `timeoutMs`.
+export async function waitForDeliveries(agents, delivered, readLog, timeoutMs) {
+  const tails = new Map();
+  for (const agent of agents) tails.set(agent, (await readLog(agent)).length);
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const behind = agents.filter((a) => (delivered.get(a) || []).length < tails.get(a));
+    if (behind.length === 0) return;
+    if (Date.now() > until)
+      fail(`consumer: ${behind.length} sessions behind, e.g. ${behind[0]}: ${
+        (delivered.get(behind[0]) || []).length} of ${tails.get(behind[0])}`);
+    await sleep(200);
+  }
+}
+
+// Checks one agent's whole log `events` (as read at the end): dense seqs; what its follower saw
+// (`seen`, when it had one) and what the consumer delivered equal it; every daemon of `reporters`
+// reports the status the log replays to. Counts each user message's clientMessageId in `counts`.
+export async function checkAgentLog(agent, events, { seen, delivered, reporters, counts }) {
+  events.forEach((e, i) => { if (e.seq !== i + 1) fail(`${agent}: seq ${e.seq} at ${i + 1}`); });
+  for (const e of events)
+    if (e.kind === 'user.message')
+      counts.set(e.payload.clientMessageId, (counts.get(e.payload.clientMessageId) || 0) + 1);
+  if (seen) {
+    if (seen.length !== events.length)
+      fail(`${agent}: follower saw ${seen.length} of ${events.length} events`);
+    seen.forEach((s, i) => {
+      if (s.kind !== events[i].kind || s.payload !== JSON.stringify(events[i].payload))
+        fail(`${agent}: follower's event ${i + 1} differs from the log`);
+    });
+  }
+  const hooked = delivered.get(agent) || [];
+  if (hooked.length !== events.length) fail(`consumer: ${agent} got ${hooked.length} of ${events.length}`);
+  hooked.forEach((h, i) => {
+    if (h.seq !== events[i].seq || h.kind !== events[i].kind)
+      fail(`consumer: ${agent} delivery of seq ${i + 1} differs from the log`);
+  });
+  const expected = replayStatus(events);
+  for (const d of reporters) {
+    const r = await call(d.url, 'GET', `/v1/agents/${agent}`, undefined, 5000);
+    if (r.status !== 200) fail(`${d.name} cannot report ${agent}: ${r.status} ${r.error || r.text}`);
+    if (r.json.status !== expected)
+      fail(`${d.name} reports ${agent} ${r.json.status}; the log replays to ${expected}`);
+  }
+}
+
+// Every acknowledged send (`acked`: clientMessageId -> outcome) is in the logs once, no
+// unacknowledged one twice, and no user message was never sent (`counts` from checkAgentLog).
+export function checkSends(acked, unacked, counts) {
+  for (const [cmid, outcome] of acked)
+    if (counts.get(cmid) !== 1)
+      fail(`acknowledged send ${cmid} (${outcome}) appears ${counts.get(cmid) || 0} times`);
+  for (const cmid of unacked)
+    if ((counts.get(cmid) || 0) > 1) fail(`unacknowledged send ${cmid} appears ${counts.get(cmid)} times`);
+  for (const [cmid, n] of counts)
+    if (!acked.has(cmid) && !unacked.has(cmid)) fail(`user message ${cmid} was never sent (${n})`);
+}
+
+// The q-quantile (0..1) of a list of numbers; NaN for an empty one.
+export function percentile(list, q) {
+  const sorted = [...list].sort((x, y) => x - y);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN;
+}
