@@ -21,8 +21,10 @@ import {
   TestEnv, call, fail, formatPgUrl, parsePgUrl, pgEndpoint, pick, sleep,
 } from '../lib/daemons.mjs';
 import { execFileSync } from 'node:child_process';
-import { checkAgentLog, checkSends, followAgent, percentile, waitForDeliveries, webhookSink } from
-  '../lib/fleet_checks.mjs';
+import {
+  checkAgentLog, checkSends, followAgent, percentile, readStream, settleAgents, waitForDeliveries,
+  waitForFollowers, webhookSink,
+} from '../lib/fleet_checks.mjs';
 
 const bin = process.argv[2];
 if (!bin) {
@@ -211,43 +213,11 @@ proxy.heal();
 stopping = true;
 await Promise.all(workers);
 for (const d of daemons) if (!d.running()) await d.start(SERVE);
-async function readAll(agent) {
-  const events = [];
-  let offset = '-1';
-  for (;;) {
-    const r = await call(anyUrl(), 'GET', `/v1/agents/${agent}/events?offset=${offset}`, undefined,
-                         10000);
-    if (r.status !== 200) fail(`read ${agent}: ${r.status} ${r.error || r.text}`);
-    events.push(...r.json);
-    offset = r.headers.get('stream-next-offset');
-    if (r.headers.get('stream-up-to-date')) return events;
-  }
-}
-const deadline = Date.now() + 60000;
-for (const agent of agents) {
-  for (;;) {
-    if (Date.now() > deadline) fail(`${agent} did not settle`);
-    const r = await call(anyUrl(), 'GET', `/v1/agents/${agent}`, undefined, 5000);
-    if (r.status === 200 && r.json.status !== 'running' && r.json.status !== 'permission' &&
-        r.json.queue.length === 0 && !r.json.activeTurn)
-      break;
-    // A permission left pending by a dead client: answer it so the turn ends.
-    for (const p of (r.json && r.json.permissions) || [])
-      await call(anyUrl(), 'POST', `/v1/agents/${agent}/permissions/${p.requestId}`,
-                 { decision: 'deny' }, 5000);
-    await sleep(200);
-  }
-}
+const readAll = (agent) => readStream(anyUrl, `/v1/agents/${agent}/events`);
+// A permission left pending by a dead client is answered (deny) so the turn ends.
+await settleAgents(anyUrl, agents, 60000);
 // The followers' last long-polls: until each saw its agent's whole log (checked below), or 30 s.
-{
-  const until = Date.now() + 30000;
-  for (const agent of agents) {
-    const seen = followed.get(agent);
-    if (!seen) continue;
-    const tail = (await readAll(agent)).length;
-    while (seen.length < tail && Date.now() < until) await sleep(100);
-  }
-}
+await waitForFollowers(agents, followed, readAll, 30000);
 following = false;
 await Promise.all(followers);
 

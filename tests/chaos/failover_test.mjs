@@ -21,8 +21,10 @@
 // skipped, without them. Environment: AGENTSTREAM_FAILOVER_CYCLES (default 5),
 // AGENTSTREAM_FAILOVER_AGENTS (default 3).
 import { TestEnv, call, fail, pick, sleep } from '../lib/daemons.mjs';
-import { checkAgentLog, checkSends, followAgent, percentile, waitForDeliveries, webhookSink } from
-  '../lib/fleet_checks.mjs';
+import {
+  checkAgentLog, checkSends, followAgent, percentile, readStream, settleAgents, waitForDeliveries,
+  waitForFollowers, webhookSink,
+} from '../lib/fleet_checks.mjs';
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -195,41 +197,12 @@ await sleep(500);
 // ---- quiesce ----
 stopping = true;
 await Promise.all([...workers, ...producers]);
-async function readAll(target) {
-  const events = [];
-  let offset = '-1';
-  for (;;) {
-    const r = await call(anyUrl(), 'GET', `${target}?offset=${offset}`, undefined, 10000);
-    if (r.status !== 200) fail(`read ${target}: ${r.status} ${r.error || r.text}`);
-    events.push(...r.json);
-    offset = r.headers.get('stream-next-offset');
-    if (r.headers.get('stream-up-to-date')) return events;
-  }
-}
+const readAll = (target) => readStream(anyUrl, target);
 const events = (agent) => readAll(`/v1/agents/${agent}/events`);
-const deadline = Date.now() + 30000;
-for (const agent of agents) {
-  for (;;) {
-    if (Date.now() > deadline) fail(`${agent} did not settle`);
-    const r = await call(anyUrl(), 'GET', `/v1/agents/${agent}`, undefined, 5000);
-    if (r.status === 200 && r.json.status !== 'running' && r.json.status !== 'permission' &&
-        r.json.queue.length === 0 && !r.json.activeTurn)
-      break;
-    for (const p of (r.json && r.json.permissions) || [])
-      await call(anyUrl(), 'POST', `/v1/agents/${agent}/permissions/${p.requestId}`,
-                 { decision: 'deny' }, 5000);
-    await sleep(200);
-  }
-}
-{
-  const until = Date.now() + 20000;
-  for (const agent of agents) {
-    const tail = (await events(agent)).length;
-    while (followed.get(agent).length < tail && Date.now() < until) await sleep(100);
-  }
-  following = false;
-  await Promise.all(followers);
-}
+await settleAgents(anyUrl, agents, 30000);
+await waitForFollowers(agents, followed, events, 20000);
+following = false;
+await Promise.all(followers);
 await waitForDeliveries(agents, delivered, events, 30000);
 sink.close();
 

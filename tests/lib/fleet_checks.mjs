@@ -135,3 +135,49 @@ export function percentile(list, q) {
   const sorted = [...list].sort((x, y) => x - y);
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN;
 }
+
+// Reads the whole Durable Stream at `path` (a session log's /v1/agents/ID/events, or a generic
+// stream) from the start, through the daemon anyUrl() picks for each page.
+export async function readStream(anyUrl, path) {
+  const items = [];
+  let offset = '-1';
+  for (;;) {
+    const r = await call(anyUrl(), 'GET', `${path}?offset=${offset}`, undefined, 10000);
+    if (r.status !== 200) fail(`read ${path}: ${r.status} ${r.error || r.text}`);
+    items.push(...r.json);
+    offset = r.headers.get('stream-next-offset');
+    if (r.headers.get('stream-up-to-date')) return items;
+  }
+}
+
+// Waits until every agent is at rest (not running, nothing queued, no turn), answering any
+// permission left pending by a dead client with deny so its turn ends; fails after `timeoutMs`.
+export async function settleAgents(anyUrl, agents, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  for (const agent of agents) {
+    for (;;) {
+      if (Date.now() > deadline) fail(`${agent} did not settle`);
+      const r = await call(anyUrl(), 'GET', `/v1/agents/${agent}`, undefined, 5000);
+      if (r.status === 200 && r.json.status !== 'running' && r.json.status !== 'permission' &&
+          r.json.queue.length === 0 && !r.json.activeTurn)
+        break;
+      for (const p of (r.json && r.json.permissions) || [])
+        await call(anyUrl(), 'POST', `/v1/agents/${agent}/permissions/${p.requestId}`,
+                   { decision: 'deny' }, 5000);
+      await sleep(200);
+    }
+  }
+}
+
+// Waits until each agent's follower (`followed`: agent -> seen, absent for an agent without
+// one) has seen as many events as readLog(agent) holds, or `timeoutMs` went by (checkAgentLog
+// then says what is missing).
+export async function waitForFollowers(agents, followed, readLog, timeoutMs) {
+  const until = Date.now() + timeoutMs;
+  for (const agent of agents) {
+    const seen = followed.get(agent);
+    if (!seen) continue;
+    const tail = (await readLog(agent)).length;
+    while (seen.length < tail && Date.now() < until) await sleep(100);
+  }
+}
