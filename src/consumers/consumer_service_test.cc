@@ -15,10 +15,15 @@
 #include "consumers/sink.h"
 #include "store/memory_log.h"
 #include "store/sqlite/sqlite_log.h"
+#include "store/testing/events.h"
+#include "testing/eventually.h"
 #include "testing/temp_dir.h"
 
 namespace agentstream::consumers {
 namespace {
+
+using agentstream::testing::Note;
+using test_support::Eventually;
 
 namespace json = boost::json;
 using namespace std::chrono_literals;
@@ -56,8 +61,6 @@ class FakeSink final : public Sink {
  private:
   std::shared_ptr<Shared> shared_;
 };
-
-NewEvent Note(const std::string& text) { return MakeNewEvent(Notice{NoticeLevel::kInfo, text}); }
 
 void AppendNotes(EventLog& log, const SessionId& s, int from, int to) {
   for (int i = from; i <= to; ++i) {
@@ -101,15 +104,6 @@ bool WaitFor(FakeSink::Shared& shared, const std::function<bool()>& pred,
              std::chrono::seconds limit = 60s) {
   std::unique_lock lock(shared.mu);
   return shared.cv.wait_for(lock, limit, pred);
-}
-
-bool Eventually(const std::function<bool()>& pred, std::chrono::seconds limit = 60s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred();
 }
 
 // The acknowledged deliveries of `session`, in order.

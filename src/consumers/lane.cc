@@ -9,7 +9,8 @@ namespace {
 
 namespace json = boost::json;
 
-std::uint64_t U64(const json::object& o, std::string_view key) {
+// The unsigned number at `key`, or 0 when it is missing or not one.
+std::uint64_t UintOrZero(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
   if (v == nullptr) return 0;
   if (v->is_uint64()) return v->as_uint64();
@@ -58,20 +59,20 @@ Result<LaneRecord> DecodeLaneRecord(std::string_view text) {
   if (text.empty()) return r;
   boost::system::error_code ec;
   json::value v = json::parse(text, ec);
-  if (ec || !v.is_object() || U64(v.as_object(), "v") != 1)
+  if (ec || !v.is_object() || UintOrZero(v.as_object(), "v") != 1)
     return Error(ErrorCode::kCorruption,
                  "a consumer position holds state this build did not write");
   const json::object& o = v.as_object();
   if (const json::value* s = o.if_contains("state")) r.sink_state = *s;
-  r.ordinal_epoch = U64(o, "ordinalEpoch");
-  r.next_ordinal = U64(o, "nextOrdinal");
+  r.ordinal_epoch = UintOrZero(o, "ordinalEpoch");
+  r.next_ordinal = UintOrZero(o, "nextOrdinal");
   if (const json::value* f = o.if_contains("inflight"); f != nullptr && f->is_object()) {
     const json::object& fo = f->as_object();
     InflightPlan p;
-    p.ordinal = U64(fo, "ordinal");
-    p.epoch = Epoch(U64(fo, "epoch"));
-    p.seq_start = Seq(U64(fo, "seqStart"));
-    p.seq_end = Seq(U64(fo, "seqEnd"));
+    p.ordinal = UintOrZero(fo, "ordinal");
+    p.epoch = Epoch(UintOrZero(fo, "epoch"));
+    p.seq_start = Seq(UintOrZero(fo, "seqStart"));
+    p.seq_end = Seq(UintOrZero(fo, "seqEnd"));
     const json::value* c = fo.if_contains("coalesced");
     p.coalesced = c != nullptr && c->is_bool() && c->as_bool();
     if (const json::value* prepared = fo.if_contains("prepared")) p.prepared = *prepared;

@@ -20,10 +20,15 @@
 #include "consumers/sinks.h"
 #include "store/memory_log.h"
 #include "store/sqlite/sqlite_log.h"
+#include "store/testing/events.h"
+#include "testing/eventually.h"
 #include "testing/temp_dir.h"
 
 namespace agentstream::consumers {
 namespace {
+
+using agentstream::testing::Note;
+using test_support::Eventually;
 
 namespace json = boost::json;
 using namespace std::chrono_literals;
@@ -84,17 +89,6 @@ std::vector<std::vector<std::string>> ReadLines(const std::string& path) {
     out.push_back(std::move(row));
   }
   return out;
-}
-
-NewEvent Note(const std::string& text) { return MakeNewEvent(Notice{NoticeLevel::kInfo, text}); }
-
-bool Eventually(const std::function<bool()>& pred, std::chrono::seconds limit = 120s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return pred();
 }
 
 // Effects per session: every seq in 1..n covered exactly once, in order.

@@ -18,6 +18,7 @@ namespace agentstream::push::internal {
 
 inline constexpr std::size_t kScalarBytes = 32;  // a P-256 private scalar
 inline constexpr std::size_t kPointBytes = 65;   // an uncompressed P-256 point: 0x04 || x || y
+inline constexpr std::size_t kAuthBytes = 16;    // a subscription's auth secret (RFC 8291)
 
 struct PkeyFree {
   void operator()(EVP_PKEY* key) const;

@@ -9,7 +9,6 @@ namespace agentstream::push {
 namespace {
 
 constexpr std::size_t kSaltBytes = 16;
-constexpr std::size_t kAuthBytes = 16;
 constexpr std::size_t kMaxBodyBytes = 65536;  // what DecryptPayload reads at most
 constexpr std::size_t kMinRecordSize = 18;    // RFC 8188: a tag and one delimiter byte
 constexpr char kLastRecord = '\x02';
@@ -39,7 +38,7 @@ Result<Keys> DeriveKeys(std::string_view ecdh_secret, std::string_view auth_secr
 }
 
 Status CheckAuthSecret(std::string_view auth_secret) {
-  if (auth_secret.size() != kAuthBytes) {
+  if (auth_secret.size() != internal::kAuthBytes) {
     return Error(ErrorCode::kInvalidArgument,
                  "the auth secret is 16 bytes, not " + std::to_string(auth_secret.size()));
   }

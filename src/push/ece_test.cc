@@ -8,33 +8,32 @@
 
 #include <string>
 
-#include "net/base64.h"
+#include "push/testing/base64url.h"
 #include "push/vapid.h"
 
 namespace agentstream::push {
 namespace {
 
-std::string B64(std::string_view text) {
-  return net::DecodeBase64(text, net::Base64Alphabet::kUrlSafeNoPadding).value();
-}
+using testing::FromB64;
+using testing::ToB64;
 
 // RFC 8291 section 5 (and appendix A): every input and the resulting body.
 struct RfcExample {
-  const std::string plaintext = B64("V2hlbiBJIGdyb3cgdXAsIEkgd2FudCB0byBiZSBhIHdhdGVybWVsb24");
-  const std::string as_private = B64("yfWPiYE-n46HLnH0KqZOF1fJJU3MYrct3AELtAQ-oRw");
-  const std::string as_public = B64(
+  const std::string plaintext = FromB64("V2hlbiBJIGdyb3cgdXAsIEkgd2FudCB0byBiZSBhIHdhdGVybWVsb24");
+  const std::string as_private = FromB64("yfWPiYE-n46HLnH0KqZOF1fJJU3MYrct3AELtAQ-oRw");
+  const std::string as_public = FromB64(
       "BP4z9KsN6nGRTbVYI_c7VJSPQTBtkgcy27mlmlMoZIIgDll6e3vCYLocInmYWAmS6TlzAC8wEqKK6PBru3jl7A8");
-  const std::string ua_private = B64("q1dXpw3UpT5VOmu_cf_v6ih07Aems3njxI-JWgLcM94");
-  const std::string ua_public = B64(
+  const std::string ua_private = FromB64("q1dXpw3UpT5VOmu_cf_v6ih07Aems3njxI-JWgLcM94");
+  const std::string ua_public = FromB64(
       "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4");
-  const std::string salt = B64("DGv6ra1nlYgDCS1FRnbzlw");
-  const std::string auth = B64("BTBZMqHH6r4Tts7J_aSIgg");
-  const std::string body =
-      B64("DGv6ra1nlYgDCS1FRnbzlwAAEABBBP4z9KsN6nGRTbVYI_"
-          "c7VJSPQTBtkgcy27mlmlMoZIIgDll6e3vCYLocInmYWAmS6"
-          "TlzAC8wEqKK6PBru3jl7A_"
-          "yl95bQpu6cVPTpK4Mqgkf1CXztLVBSt2Ks3oZwbuwXPXLWyouBWLVWGNWQexSgSxsj_Qulc"
-          "y4a-fN");
+  const std::string salt = FromB64("DGv6ra1nlYgDCS1FRnbzlw");
+  const std::string auth = FromB64("BTBZMqHH6r4Tts7J_aSIgg");
+  const std::string body = FromB64(
+      "DGv6ra1nlYgDCS1FRnbzlwAAEABBBP4z9KsN6nGRTbVYI_"
+      "c7VJSPQTBtkgcy27mlmlMoZIIgDll6e3vCYLocInmYWAmS6"
+      "TlzAC8wEqKK6PBru3jl7A_"
+      "yl95bQpu6cVPTpK4Mqgkf1CXztLVBSt2Ks3oZwbuwXPXLWyouBWLVWGNWQexSgSxsj_Qulc"
+      "y4a-fN");
 };
 
 TEST(Rfc8291, TheExampleIsReproducedByteForByte) {
@@ -43,8 +42,7 @@ TEST(Rfc8291, TheExampleIsReproducedByteForByte) {
   Result<std::string> body =
       EncryptPayloadWith(rfc.plaintext, rfc.ua_public, rfc.auth, rfc.as_private, rfc.salt);
   ASSERT_TRUE(body.ok()) << body.status().ToString();
-  EXPECT_EQ(net::EncodeBase64(*body, net::Base64Alphabet::kUrlSafeNoPadding),
-            net::EncodeBase64(rfc.body, net::Base64Alphabet::kUrlSafeNoPadding));
+  EXPECT_EQ(ToB64(*body), ToB64(rfc.body));
 }
 
 TEST(Rfc8291, TheExampleDecryptsWithTheUserAgentsKey) {
@@ -58,8 +56,7 @@ TEST(Rfc8291, TheExamplesKeysArePairs) {
   const RfcExample rfc;
   for (const auto& [priv, pub] :
        {std::pair{rfc.as_private, rfc.as_public}, std::pair{rfc.ua_private, rfc.ua_public}}) {
-    Result<VapidKey> key =
-        VapidKeyFromText(net::EncodeBase64(priv, net::Base64Alphabet::kUrlSafeNoPadding));
+    Result<VapidKey> key = VapidKeyFromText(ToB64(priv));
     ASSERT_TRUE(key.ok()) << key.status().ToString();
     EXPECT_EQ(key->public_point(), pub);
   }
@@ -120,13 +117,13 @@ TEST(DecryptPayload, RefusesMalformedBodies) {
 }
 
 // A user agent's key pair and auth secret, drawn fresh.
-struct UserAgent {
+struct DrawnUserAgent {
   VapidKey key = GenerateVapidKey().value();
   std::string auth = *rc::gen::container<std::string>(16, rc::gen::arbitrary<char>());
 };
 
 RC_GTEST_PROP(EceProperty, EveryPlaintextRoundTrips, ()) {
-  const UserAgent ua;
+  const DrawnUserAgent ua;
   const auto size = *rc::gen::inRange<std::size_t>(0, kMaxPlaintextBytes + 1);
   const auto plaintext = *rc::gen::container<std::string>(size, rc::gen::arbitrary<char>());
   Result<std::string> body = EncryptPayload(plaintext, ua.key.public_point(), ua.auth);
@@ -138,7 +135,7 @@ RC_GTEST_PROP(EceProperty, EveryPlaintextRoundTrips, ()) {
 }
 
 RC_GTEST_PROP(EceProperty, AFlippedBitIsRefused, ()) {
-  const UserAgent ua;
+  const DrawnUserAgent ua;
   const auto plaintext = *rc::gen::arbitrary<std::string>();
   RC_PRE(plaintext.size() <= kMaxPlaintextBytes);
   std::string body = EncryptPayload(plaintext, ua.key.public_point(), ua.auth).value();

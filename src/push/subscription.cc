@@ -11,7 +11,6 @@
 namespace agentstream::push {
 namespace {
 
-constexpr std::size_t kAuthBytes = 16;
 constexpr std::array<std::string_view, 3> kSubscriptionMembers = {"endpoint", "expirationTime",
                                                                   "keys"};
 constexpr std::array<std::string_view, 2> kKeysMembers = {"p256dh", "auth"};
@@ -71,7 +70,7 @@ Result<PushSubscription> SubscriptionFromJson(const boost::json::value& json,
   }
   if (!internal::IsOnP256(out.p256dh)) return Bad("keys.p256dh", "not a point on P-256");
   AS_ASSIGN_OR_RETURN(out.auth, Base64UrlMember(keys, "auth", "keys.auth"));
-  if (out.auth.size() != kAuthBytes) {
+  if (out.auth.size() != internal::kAuthBytes) {
     return Bad("keys.auth", "16 bytes, not " + std::to_string(out.auth.size()));
   }
   return out;

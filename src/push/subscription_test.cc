@@ -7,23 +7,19 @@
 #include <boost/json/serialize.hpp>
 #include <string>
 
-#include "net/base64.h"
+#include "push/testing/base64url.h"
 
 namespace agentstream::push {
 namespace {
+
+using testing::FromB64;
+using testing::ToB64;
 
 // RFC 8291's example subscription keys.
 constexpr const char* kP256dh =
     "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4";
 constexpr const char* kAuth = "BTBZMqHH6r4Tts7J_aSIgg";
 constexpr const char* kEndpoint = "https://fcm.googleapis.com/fcm/send/abc:def";
-
-std::string B64(std::string_view bytes) {
-  return net::EncodeBase64(bytes, net::Base64Alphabet::kUrlSafeNoPadding);
-}
-std::string Raw(std::string_view text) {
-  return net::DecodeBase64(text, net::Base64Alphabet::kUrlSafeNoPadding).value();
-}
 
 boost::json::object Subscription(std::string endpoint = kEndpoint, std::string p256dh = kP256dh,
                                  std::string auth = kAuth) {
@@ -46,8 +42,8 @@ TEST(SubscriptionFromJson, ReadsTheBrowsersShapeAndWritesItBack) {
   Result<PushSubscription> sub = SubscriptionFromJson(Subscription(), {});
   ASSERT_TRUE(sub.ok()) << sub.status().ToString();
   EXPECT_EQ(sub->endpoint, kEndpoint);
-  EXPECT_EQ(sub->p256dh, Raw(kP256dh));
-  EXPECT_EQ(sub->auth, Raw(kAuth));
+  EXPECT_EQ(sub->p256dh, FromB64(kP256dh));
+  EXPECT_EQ(sub->auth, FromB64(kAuth));
   EXPECT_EQ(SubscriptionToJson(*sub), boost::json::value(Subscription()));
   Result<PushSubscription> again = SubscriptionFromJson(SubscriptionToJson(*sub), {});
   ASSERT_TRUE(again.ok());
@@ -60,31 +56,31 @@ TEST(SubscriptionFromJson, ToleratesPaddingAndANumericExpiration) {
   json["expirationTime"] = 1800000000000;
   Result<PushSubscription> sub = SubscriptionFromJson(json, {});
   ASSERT_TRUE(sub.ok()) << sub.status().ToString();
-  EXPECT_EQ(sub->auth, Raw(kAuth));
+  EXPECT_EQ(sub->auth, FromB64(kAuth));
   json["expirationTime"] = "tomorrow";
   ExpectRefused(json, "expirationTime");
 }
 
 TEST(SubscriptionFromJson, RefusesKeysOfTheWrongLength) {
-  const std::string point = Raw(kP256dh);
-  ExpectRefused(Subscription(kEndpoint, B64(point.substr(0, 64))), "keys.p256dh");
-  ExpectRefused(Subscription(kEndpoint, B64(point + "x")), "keys.p256dh");
-  ExpectRefused(Subscription(kEndpoint, kP256dh, B64(std::string(15, 'a'))), "keys.auth");
-  ExpectRefused(Subscription(kEndpoint, kP256dh, B64(std::string(17, 'a'))), "keys.auth");
+  const std::string point = FromB64(kP256dh);
+  ExpectRefused(Subscription(kEndpoint, ToB64(point.substr(0, 64))), "keys.p256dh");
+  ExpectRefused(Subscription(kEndpoint, ToB64(point + "x")), "keys.p256dh");
+  ExpectRefused(Subscription(kEndpoint, kP256dh, ToB64(std::string(15, 'a'))), "keys.auth");
+  ExpectRefused(Subscription(kEndpoint, kP256dh, ToB64(std::string(17, 'a'))), "keys.auth");
   ExpectRefused(Subscription(kEndpoint, "not base64!"), "keys.p256dh");
   ExpectRefused(Subscription(kEndpoint, kP256dh, "a+b/"), "keys.auth");  // standard alphabet
 }
 
 TEST(SubscriptionFromJson, RefusesAPointOffTheCurve) {
-  std::string point = Raw(kP256dh);
+  std::string point = FromB64(kP256dh);
   ASSERT_TRUE(IsP256Point(point));
   point[64] ^= 1;  // y changed: no longer on the curve
   EXPECT_FALSE(IsP256Point(point));
-  ExpectRefused(Subscription(kEndpoint, B64(point)), "keys.p256dh");
-  std::string compressed_tag = Raw(kP256dh);
+  ExpectRefused(Subscription(kEndpoint, ToB64(point)), "keys.p256dh");
+  std::string compressed_tag = FromB64(kP256dh);
   compressed_tag[0] = '\x02';
-  ExpectRefused(Subscription(kEndpoint, B64(compressed_tag)), "keys.p256dh");
-  ExpectRefused(Subscription(kEndpoint, B64(std::string(65, '\0'))), "keys.p256dh");
+  ExpectRefused(Subscription(kEndpoint, ToB64(compressed_tag)), "keys.p256dh");
+  ExpectRefused(Subscription(kEndpoint, ToB64(std::string(65, '\0'))), "keys.p256dh");
 }
 
 TEST(SubscriptionFromJson, TheEndpointIsAnHttpsUrlOfAtMost2048Bytes) {

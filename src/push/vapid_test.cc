@@ -14,19 +14,15 @@
 #include <memory>
 #include <string>
 
-#include "net/base64.h"
+#include "push/testing/base64url.h"
 
 namespace agentstream::push {
 namespace {
 
-constexpr std::int64_t kNow = 1'800'000'000;
+using testing::FromB64;
+using testing::ToB64;
 
-std::string FromB64(std::string_view text) {
-  return net::DecodeBase64(text, net::Base64Alphabet::kUrlSafeNoPadding).value();
-}
-std::string ToB64(std::string_view bytes) {
-  return net::EncodeBase64(bytes, net::Base64Alphabet::kUrlSafeNoPadding);
-}
+constexpr std::int64_t kNow = 1'800'000'000;
 
 // Whether `signature` (JOSE's r || s) is an ES256 signature of `message` by `point`, checked
 // with OpenSSL's EVP_DigestVerify.

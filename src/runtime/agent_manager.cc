@@ -17,7 +17,7 @@ namespace {
 
 Status ShutDown() { return Error(ErrorCode::kUnavailable, "the agent manager was shut down"); }
 
-Status Stopping() { return Error(ErrorCode::kUnavailable, "the daemon is stopping"); }
+Status DaemonStopping() { return Error(ErrorCode::kUnavailable, "the daemon is stopping"); }
 
 Status ValidateCursor(const SessionInfo& info, Cursor at) {
   if (at.epoch != info.epoch) {
@@ -243,7 +243,7 @@ Result<std::shared_ptr<LiveAgent>> AgentManager::Impl::Load(const SessionId& id,
       return Error(ErrorCode::kUnavailable, "the session's runtime is stopping");
     return live;
   }
-  if (shut_down_) return Stopping();
+  if (shut_down_) return DaemonStopping();
   if (!MakeRoom()) {
     return Error(ErrorCode::kUnavailable, "too many live agents (" +
                                               std::to_string(options_.max_live_agents) +
@@ -384,7 +384,7 @@ std::vector<NewEvent> CreationEvents(const api::AgentConfig& config) {
 
 void AgentManager::Impl::Create(const api::AgentConfig& config,
                                 const Callback<api::AgentSnapshot>& done) {
-  if (shut_down_) return done(Stopping());
+  if (shut_down_) return done(DaemonStopping());
   const std::vector<std::string> names = factory_.Names();
   if (std::find(names.begin(), names.end(), config.provider) == names.end())
     return done(Error(ErrorCode::kInvalidArgument, "unknown provider \"" + config.provider + "\""));
@@ -536,7 +536,7 @@ void AgentManager::Impl::CheckpointBranch(const SessionId& id, Epoch epoch, Hist
 void AgentManager::Impl::Fork(const SessionId& id, Cursor at,
                               const Callback<api::AgentSnapshot>& done,
                               const std::optional<ForkWorkspace>& workspace) {
-  if (shut_down_) return done(Stopping());
+  if (shut_down_) return done(DaemonStopping());
   Result<SessionInfo> info = log_.GetSession(id);
   if (!info.ok()) return done(info.status());
   if (Status s = ValidateCursor(*info, at); !s.ok()) return done(s);
@@ -747,7 +747,7 @@ void AgentManager::Fork(const SessionId& id, Cursor at, Callback<api::AgentSnaps
 void AgentManager::Rewind(const SessionId& id, Cursor to, Callback<api::AgentSnapshot> done,
                           Forwarding forwarding) {
   impl_->Run([id, to, forwarding, done = std::move(done)](Impl& impl) mutable {
-    if (impl.shut_down()) return done(Stopping());
+    if (impl.shut_down()) return done(DaemonStopping());
     impl.Dispatch(id, commands::Rewind{to}, forwarding, As<api::AgentSnapshot>(std::move(done)));
   });
 }

@@ -18,7 +18,9 @@ bool IsOpenStatus(SessionStatus s) {
   return s == SessionStatus::kRunning || s == SessionStatus::kPermission;
 }
 
-Status Stopping() { return Error(ErrorCode::kUnavailable, "the session's runtime is stopping"); }
+Status RuntimeStopping() {
+  return Error(ErrorCode::kUnavailable, "the session's runtime is stopping");
+}
 
 // The failed turns of `batch` as they go to the log: their code and message, never a prompt.
 void LogFailedTurns(const SessionId& id, const std::vector<NewEvent>& batch) {
@@ -60,9 +62,9 @@ LiveAgent::LiveAgent(AgentEnv env, SessionInfo info, std::uint64_t generation)
 LiveAgent::~LiveAgent() {
   // The manager went away without stopping this agent: nobody will answer these otherwise.
   stopping_ = true;
-  for (auto& fn : std::exchange(when_ready_, {})) fn(Stopping());
-  for (auto& [id, done] : std::exchange(awaiting_, {})) done(Stopping());
-  for (Deferred& d : std::exchange(deferred_, {})) d.fn(Stopping());
+  for (auto& fn : std::exchange(when_ready_, {})) fn(RuntimeStopping());
+  for (auto& [id, done] : std::exchange(awaiting_, {})) done(RuntimeStopping());
+  for (Deferred& d : std::exchange(deferred_, {})) d.fn(RuntimeStopping());
 }
 
 Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionInfo& info,
@@ -189,7 +191,7 @@ void LiveAgent::StartFresh(const std::string& why) {
 }
 
 void LiveAgent::WhenReady(std::function<void(Status)> fn) {
-  if (stopping_) return fn(Stopping());
+  if (stopping_) return fn(RuntimeStopping());
   if (start_error_ && start_reported_) return fn(*start_error_);
   if (ready_) return fn(Status::Ok());
   when_ready_.push_back(std::move(fn));
@@ -412,7 +414,7 @@ api::SendReply LiveAgent::MakeReply(const turn::ReplySubmission& reply) const {
 void LiveAgent::Send(api::SendRequest request, Callback<api::SendReply> done) {
   if (request.client_message_id.empty())
     return done(Error(ErrorCode::kInvalidArgument, "a prompt needs a client message id"));
-  if (stopping_) return done(Stopping());
+  if (stopping_) return done(RuntimeStopping());
   if (open_sends_ >= env_.options.max_pending_sends) {
     return done(Error(ErrorCode::kUnavailable, "too many prompts of this session are waiting (" +
                                                    std::to_string(env_.options.max_pending_sends) +
@@ -436,7 +438,7 @@ void LiveAgent::Send(api::SendRequest request, Callback<api::SendReply> done) {
 }
 
 void LiveAgent::Submit(api::SendRequest request, Callback<api::SendReply> done) {
-  if (stopping_) return done(Stopping());
+  if (stopping_) return done(RuntimeStopping());
   const std::string id = request.client_message_id;
   const turn::TurnState& state = runner_->state();
   if (state.queue.size() >= env_.options.max_queued_prompts &&
@@ -541,7 +543,7 @@ void LiveAgent::Stop(const StopMode& mode, std::function<void()> done) {
   idle_timer_.reset();
   idle_since_.reset();
   start_timer_.reset();
-  for (auto& fn : std::exchange(when_ready_, {})) fn(Stopping());
+  for (auto& fn : std::exchange(when_ready_, {})) fn(RuntimeStopping());
   const process::Clock::time_point now = env_.loop->timers().Now();
   stop_deadline_ = now + env_.options.stop_timeout;
   if (!append_error_) {

@@ -19,8 +19,8 @@ namespace {
 // `configured` (the daemon's own environment when empty, as process::SpawnOptions reads an empty
 // one) with AGENTSTREAM_AGENT_ID set to the agent's id, so that what the CLI runs (its tools, an
 // `agentstream mcp` server) knows which agent it works for.
-std::vector<std::string> AgentEnv(const std::vector<std::string>& configured,
-                                  const std::optional<SessionId>& agent) {
+std::vector<std::string> EnvironmentFor(const std::vector<std::string>& configured,
+                                        const std::optional<SessionId>& agent) {
   std::vector<std::string> env = configured;
   if (env.empty())
     for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
@@ -80,7 +80,7 @@ Result<std::unique_ptr<providers::AgentProvider>> DefaultProviderFactory::Make(
     options.launch.cwd = config.cwd;
     options.launch.model = config.model;
     options.launch.permission_mode = config.mode;
-    options.launch.env = AgentEnv(options_.claude_env, config.session_id);
+    options.launch.env = EnvironmentFor(options_.claude_env, config.session_id);
     options.launch.extra_args = options_.claude_extra_args;
     if (resume && !resume->session_id.empty()) {
       options.launch.session_id = resume->session_id;
@@ -93,7 +93,7 @@ Result<std::unique_ptr<providers::AgentProvider>> DefaultProviderFactory::Make(
   if (config.provider == "codex") {
     providers::codex::CodexOptions options;
     options.program = options_.codex_program;
-    options.env = AgentEnv(options_.codex_env, config.session_id);
+    options.env = EnvironmentFor(options_.codex_env, config.session_id);
     options.cwd = config.cwd;
     options.model = config.model;
     if (config.mode) options.approval_policy = *config.mode;
@@ -104,7 +104,7 @@ Result<std::unique_ptr<providers::AgentProvider>> DefaultProviderFactory::Make(
   if (config.provider == "opencode") {
     providers::opencode::OpencodeOptions options;
     options.server.program = options_.opencode_program;
-    options.server.env = AgentEnv(options_.opencode_env, config.session_id);
+    options.server.env = EnvironmentFor(options_.opencode_env, config.session_id);
     options.cwd = config.cwd;
     options.model = config.model;
     if (config.mode) options.mode = *config.mode;
@@ -126,7 +126,7 @@ Result<std::unique_ptr<providers::AgentProvider>> DefaultProviderFactory::Make(
                                  program == options_.acp_programs.end() ? "" : program->second));
       options.command.env = options_.acp_env;
     }
-    options.command.env = AgentEnv(options.command.env, config.session_id);
+    options.command.env = EnvironmentFor(options.command.env, config.session_id);
     options.cwd = config.cwd;
     options.mode = config.mode;
     if (resume) options.session_id = resume->session_id;

@@ -157,7 +157,7 @@ TEST_F(TimelineServiceStoreTest, DamagedIndexRowsAreRebuiltNotServed) {
 
 // The pages of the test below, on the reopened log: each decodes fewer than 300 events.
 void CheckPagesAfterRestart(EventLog& inner, const SessionId& session, int turns) {
-  testing::ReadCountingLog log(inner);
+  agentstream::testing::ReadCountingLog log(inner);
   TimelineService service(log);
   timeline::PageRequest tail;
   Result<timeline::Page> page = service.Page(session, tail);

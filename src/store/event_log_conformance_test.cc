@@ -11,15 +11,14 @@
 #include "store/memory_log.h"
 #include "store/sqlite/sqlite_log.h"
 #include "store/test_backend.h"
+#include "store/testing/events.h"
 
 namespace agentstream {
 namespace {
 
-using testing::Backend;
+using agentstream::testing::Note;
 
-NewEvent Note(const std::string& text, std::optional<TurnId> turn = std::nullopt) {
-  return MakeNewEvent(Notice{NoticeLevel::kInfo, text}, std::move(turn));
-}
+using testing::Backend;
 
 std::string TextOf(const EventRecord& record) {
   auto event = DecodeRecord(record);

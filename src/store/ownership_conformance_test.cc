@@ -9,13 +9,14 @@
 #include <thread>
 
 #include "store/test_backend.h"
+#include "store/testing/events.h"
 
 namespace agentstream {
 namespace {
 
-using namespace std::chrono_literals;
+using agentstream::testing::Note;
 
-NewEvent Note(const std::string& text) { return MakeNewEvent(Notice{NoticeLevel::kInfo, text}); }
+using namespace std::chrono_literals;
 
 // Long enough never to expire during a test, short ones to expire at once.
 constexpr std::int64_t kLongTtl = 600000;

@@ -8,16 +8,6 @@
 
 namespace agentstream::streams {
 
-namespace {
-
-OpResult WithCode(Code code) {
-  OpResult r;
-  r.code = code;
-  return r;
-}
-
-}  // namespace
-
 MemoryStreamStore::MemoryStreamStore(StreamLimits limits, std::unique_ptr<StreamJournal> journal,
                                      Clock clock)
     : limits_(limits),

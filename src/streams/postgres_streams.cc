@@ -34,12 +34,6 @@ constexpr int kPurgeRows = 4096;
 constexpr auto kSweepInterval = std::chrono::seconds(1);
 constexpr auto kProducerSweepInterval = std::chrono::minutes(10);
 
-OpResult WithCode(Code code) {
-  OpResult r;
-  r.code = code;
-  return r;
-}
-
 bool Storable(const CreateArgs& a) {
   return pgs::StorableText(a.path) && pgs::StorableText(a.content_type) &&
          pgs::StorableText(a.expires_at.value_or("")) &&

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/sql_int.h"
 #include "streams/postgres_streams_internal.h"
 #include "streams/stream_rules.h"
 
@@ -16,8 +17,6 @@ using pg::Param;
 using pg::Rows;
 
 namespace {
-
-std::int64_t I64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 
 Param Bool(bool b) { return Param(b ? "true" : "false"); }
 

@@ -85,6 +85,13 @@ struct OpResult {
   std::uint64_t received_seq = 0;
 };
 
+// An answer that is `code` alone.
+inline OpResult WithCode(Code code) {
+  OpResult r;
+  r.code = code;
+  return r;
+}
+
 struct ReadResult {
   Code code = Code::kOk;
   std::vector<Message> messages;

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -43,5 +44,11 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Writes `text` to the file at `path`, replacing it, with the folders above it created.
+inline void WriteTextFile(const std::string& path, std::string_view text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path) << text;
+}
 
 }  // namespace agentstream::test_support

@@ -23,17 +23,16 @@ namespace {
 namespace fs = std::filesystem;
 
 using test_support::ShellOutput;
-
-void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+using test_support::WriteTextFile;
 
 class HostileWorktreeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ShellOutput("git init -q -b main " + repo_);
-    Write(repo_ + "/a.txt", "one\ntwo\n");
+    WriteTextFile(repo_ + "/a.txt", "one\ntwo\n");
     Commit(repo_, "first");
     // A program that leaves the marker behind when anything runs it.
-    Write(planted_, "#!/bin/sh\ntouch " + marker_ + "\ncat\n");
+    WriteTextFile(planted_, "#!/bin/sh\ntouch " + marker_ + "\ncat\n");
     fs::permissions(planted_, fs::perms::owner_all);
   }
 
@@ -69,10 +68,10 @@ TEST_F(HostileWorktreeTest, AGitDirectoryPlantedInTheWorktreeIsRefusedAndRunsNot
   const std::string evil = ws.path + "/.evil";
   ShellOutput("cp -r " + repo_ + "/.git " + evil);
   Git(evil, "config core.fsmonitor " + planted_);
-  Write(evil + "/hooks/post-checkout", "#!/bin/sh\ntouch " + marker_ + "\n");
+  WriteTextFile(evil + "/hooks/post-checkout", "#!/bin/sh\ntouch " + marker_ + "\n");
   fs::permissions(evil + "/hooks/post-checkout", fs::perms::owner_all);
-  Write(ws.path + "/.git", "gitdir: " + evil + "\n");
-  Write(ws.path + "/a.txt", "changed\n");
+  WriteTextFile(ws.path + "/.git", "gitdir: " + evil + "\n");
+  WriteTextFile(ws.path + "/a.txt", "changed\n");
 
   auto diff = DiffWorktree(worktrees_, ws, std::nullopt, {});
   EXPECT_EQ(diff.status().code(), ErrorCode::kConflict) << diff.status().ToString();
@@ -103,13 +102,13 @@ TEST_F(HostileWorktreeTest, ADotGitThatIsALinkOrNamesAnotherWorktreeIsRefused) {
 }
 
 TEST_F(HostileWorktreeTest, TheRepositorysProgramRunningSettingsAreSwitchedOff) {
-  Write(repo_ + "/.gitattributes", "*.txt diff=evil filter=evil\n");
+  WriteTextFile(repo_ + "/.gitattributes", "*.txt diff=evil filter=evil\n");
   Commit(repo_, "attributes");
   Git(repo_, "config core.fsmonitor " + planted_);
   Git(repo_, "config core.hooksPath " + dir_.File("hooks"));
   fs::create_directories(dir_.File("hooks"));
   for (const char* hook : {"post-checkout", "reference-transaction", "post-index-change"}) {
-    Write(dir_.File("hooks/") + hook, "#!/bin/sh\ntouch " + marker_ + "\n");
+    WriteTextFile(dir_.File("hooks/") + hook, "#!/bin/sh\ntouch " + marker_ + "\n");
     fs::permissions(dir_.File("hooks/") + hook, fs::perms::owner_all);
   }
   Git(repo_, "config diff.external " + planted_);
@@ -122,8 +121,8 @@ TEST_F(HostileWorktreeTest, TheRepositorysProgramRunningSettingsAreSwitchedOff) 
   ASSERT_FALSE(Ran()) << "the test's own git ran the planted program";
 
   const Workspace ws = Made("ses_4");  // checkout: smudge, post-checkout
-  Write(ws.path + "/a.txt", "one\nTWO\n");
-  Write(ws.path + "/new.txt", "new\n");
+  WriteTextFile(ws.path + "/a.txt", "one\nTWO\n");
+  WriteTextFile(ws.path + "/new.txt", "new\n");
   auto diff = DiffWorktree(worktrees_, ws, std::nullopt, {});  // clean, textconv, external diff
   ASSERT_TRUE(diff.ok()) << diff.status().ToString();
   EXPECT_NE(diff->text.find("+TWO"), std::string::npos) << diff->text;
@@ -139,8 +138,8 @@ TEST_F(HostileWorktreeTest, TheRepositorysProgramRunningSettingsAreSwitchedOff) 
 TEST_F(HostileWorktreeTest, UntrackedLinksAreShownAsLinksAndSpecialFilesAreSkipped) {
   const std::string outside = dir_.File("outside");
   fs::create_directories(outside);
-  Write(outside + "/null", "SECRET in a directory\n");
-  Write(outside + "/secret", "SECRET in a file\n");
+  WriteTextFile(outside + "/null", "SECRET in a directory\n");
+  WriteTextFile(outside + "/secret", "SECRET in a file\n");
   const Workspace ws = Made("ses_6");
   fs::create_symlink(outside, ws.path + "/link_dir");
   fs::create_symlink(outside + "/secret", ws.path + "/link_file");
@@ -151,7 +150,7 @@ TEST_F(HostileWorktreeTest, UntrackedLinksAreShownAsLinksAndSpecialFilesAreSkipp
   fs::remove(ws.path + "/a.txt");
   ASSERT_EQ(::mkfifo((ws.path + "/a.txt").c_str(), 0600), 0);
   ASSERT_EQ(::mkfifo((ws.path + "/pipe").c_str(), 0600), 0);
-  Write(ws.path + "/plain.txt", "mine\n");
+  WriteTextFile(ws.path + "/plain.txt", "mine\n");
 
   auto diff = DiffWorktree(worktrees_, ws, std::nullopt, {});
   ASSERT_TRUE(diff.ok()) << diff.status().ToString();
@@ -183,7 +182,7 @@ TEST_F(HostileWorktreeTest, ABranchNamedAtIsRefusedAndATagNeverStandsForABranch)
   EXPECT_EQ(at.status().code(), ErrorCode::kInvalidArgument);
   const std::string first = Git(repo_, "rev-parse HEAD");
   Git(repo_, "tag dup");  // the tag stays on the first commit
-  Write(repo_ + "/b.txt", "b\n");
+  WriteTextFile(repo_ + "/b.txt", "b\n");
   Commit(repo_, "second");
   Git(repo_, "branch dup");  // the branch on the second
   const std::string second = Git(repo_, "rev-parse HEAD");

@@ -17,17 +17,16 @@ namespace {
 namespace fs = std::filesystem;
 
 using test_support::ShellOutput;
-
-void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+using test_support::WriteTextFile;
 
 class WorktreeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ShellOutput("git init -q -b main " + repo_);
     fs::create_directories(repo_ + "/src");
-    Write(repo_ + "/README.md", "hello\n");
-    Write(repo_ + "/src/a.txt", "one\ntwo\nthree\n");
-    Write(repo_ + "/.gitignore", "*.log\n");
+    WriteTextFile(repo_ + "/README.md", "hello\n");
+    WriteTextFile(repo_ + "/src/a.txt", "one\ntwo\nthree\n");
+    WriteTextFile(repo_ + "/.gitignore", "*.log\n");
     Commit(repo_, "first");
     head_ = Trim(ShellOutput(git_ + repo_ + " rev-parse HEAD"));
   }
@@ -72,15 +71,15 @@ TEST_F(WorktreeTest, TheDiffIsGitsOwnAndShowsUntrackedFilesWithoutTouchingTheInd
   auto made = worktrees_.Create(repo_, WorktreeRequest{"feature/x", std::nullopt}, "ses_2");
   ASSERT_TRUE(made.ok()) << made.status().ToString();
   const std::string wt = made->path;
-  Write(wt + "/src/a.txt", "one\n2\nthree\nfour\n");
+  WriteTextFile(wt + "/src/a.txt", "one\n2\nthree\nfour\n");
   fs::remove(wt + "/README.md");
   auto tracked_only = DiffWorktree(worktrees_, *made, std::nullopt, {});
   ASSERT_TRUE(tracked_only.ok()) << tracked_only.status().ToString();
   EXPECT_EQ(tracked_only->text, ShellOutput(git_ + wt + " diff --full-index " + head_));
   EXPECT_FALSE(tracked_only->truncated);
 
-  Write(wt + "/notes new.txt", "a\nb\n");
-  Write(wt + "/debug.log", "ignored\n");
+  WriteTextFile(wt + "/notes new.txt", "a\nb\n");
+  WriteTextFile(wt + "/debug.log", "ignored\n");
   auto with_untracked = DiffWorktree(worktrees_, *made, std::nullopt, {});
   ASSERT_TRUE(with_untracked.ok());
   const std::string expected =
@@ -121,8 +120,8 @@ TEST_F(WorktreeTest, TheDiffIsBounded) {
   ASSERT_TRUE(made.ok());
   std::string big;
   for (int i = 0; i < 2000; ++i) big += "line " + std::to_string(i) + "\n";
-  Write(made->path + "/src/a.txt", big);
-  Write(made->path + "/extra.txt", "x\n");
+  WriteTextFile(made->path + "/src/a.txt", big);
+  WriteTextFile(made->path + "/extra.txt", "x\n");
   DiffLimits limits;
   limits.max_bytes = 4096;
   auto diff = DiffWorktree(worktrees_, *made, std::nullopt, limits);
@@ -132,7 +131,7 @@ TEST_F(WorktreeTest, TheDiffIsBounded) {
   EXPECT_EQ(diff->text.back(), '\n');
   limits = DiffLimits{};
   limits.max_untracked_files = 0;
-  Write(made->path + "/src/a.txt", "one\ntwo\nthree\n");
+  WriteTextFile(made->path + "/src/a.txt", "one\ntwo\nthree\n");
   auto capped = DiffWorktree(worktrees_, *made, std::nullopt, limits);
   ASSERT_TRUE(capped.ok());
   EXPECT_EQ(capped->text, "");
@@ -182,7 +181,7 @@ TEST_F(WorktreeTest, RemovalRefusesUncommittedChangesUnlessForcedAndKeepsTheBran
   ASSERT_TRUE(made.ok());
   std::string summary;
   EXPECT_FALSE(*worktrees_.HasChanges(*made, &summary));
-  Write(made->path + "/new.txt", "x\n");
+  WriteTextFile(made->path + "/new.txt", "x\n");
   EXPECT_TRUE(*worktrees_.HasChanges(*made, &summary));
   EXPECT_NE(summary.find("new.txt"), std::string::npos);
   Status refused = worktrees_.Remove(*made, false);
@@ -211,9 +210,9 @@ TEST_F(WorktreeTest, AWorktreeDeletedByHandIsMissingNotAnError) {
 TEST_F(WorktreeTest, AForkBranchesFromTheParentsBranchAsItIsNow) {
   auto parent = worktrees_.Create(repo_, {}, "ses_6");
   ASSERT_TRUE(parent.ok());
-  Write(parent->path + "/committed.txt", "kept\n");
+  WriteTextFile(parent->path + "/committed.txt", "kept\n");
   Commit(parent->path, "parent-work");
-  Write(parent->path + "/uncommitted.txt", "not carried\n");
+  WriteTextFile(parent->path + "/uncommitted.txt", "not carried\n");
   auto child = worktrees_.Branch(*parent, "ses_7");
   ASSERT_TRUE(child.ok()) << child.status().ToString();
   EXPECT_EQ(child->branch, "agentstream/ses_7");
@@ -228,7 +227,7 @@ TEST_F(WorktreeTest, AForkBranchesFromTheParentsBranchAsItIsNow) {
 
 TEST_F(WorktreeTest, ABaseThatIsABranchOrATagIsResolved) {
   ShellOutput(git_ + repo_ + " tag v1");
-  Write(repo_ + "/later.txt", "later\n");
+  WriteTextFile(repo_ + "/later.txt", "later\n");
   Commit(repo_, "later");
   // A bare name is a branch: the tag is named in full.
   auto bare = worktrees_.Create(repo_, WorktreeRequest{std::nullopt, "v1"}, "ses_8");

@@ -10,12 +10,14 @@
 #include "process/run_command.h"
 #include "providers/codex/codex_provider.h"
 #include "providers/opencode/opencode_provider.h"
+#include "testing/temp_dir.h"
 
 namespace agentstream::providers::acp::testing {
 
 namespace fs = std::filesystem;
 using namespace agentstream::turn;  // NOLINT(google-build-using-namespace)
 using process::Millis;
+using test_support::WriteTextFile;
 
 std::string AgentName(Agent agent) {
   switch (agent) {
@@ -56,11 +58,6 @@ std::string AgentProgram(Agent agent) {
 bool AgentInstalled(Agent agent) { return ::access(AgentProgram(agent).c_str(), X_OK) == 0; }
 
 namespace {
-
-void WriteFile(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path) << text;
-}
 
 // A test session's limits on a child-process provider's options (CodexOptions, AcpOptions): the
 // session's timeouts, and a quick kill of an agent that does not exit.
@@ -110,21 +107,22 @@ AgentSetup PrepareAgent(Agent agent, int port, const std::string& root) {
   switch (agent) {
     case Agent::kGemini:
       // Offline gemini: API-key auth, no trust prompt, no telemetry or update checks.
-      WriteFile(home + "/.gemini/settings.json",
-                R"({"security":{"auth":{"selectedType":"gemini-api-key"},)"
-                R"("folderTrust":{"enabled":false}},"privacy":{"usageStatisticsEnabled":false},)"
-                R"("general":{"disableAutoUpdate":true},"telemetry":{"enabled":false}})");
+      WriteTextFile(
+          home + "/.gemini/settings.json",
+          R"({"security":{"auth":{"selectedType":"gemini-api-key"},)"
+          R"("folderTrust":{"enabled":false}},"privacy":{"usageStatisticsEnabled":false},)"
+          R"("general":{"disableAutoUpdate":true},"telemetry":{"enabled":false}})");
       env.insert(env.end(), {"GEMINI_API_KEY=offline-test", "GOOGLE_GEMINI_BASE_URL=" + base});
       model = "gemini-2.5-flash";
       break;
     case Agent::kOpencode:
     case Agent::kOpencodeServe:
       // Section 4.1; bash asks for permission so that the permission rows can run.
-      WriteFile(work + "/opencode.json",
-                R"({"provider":{"anthropic":{"options":{"baseURL":")" + base +
-                    R"(/v1","apiKey":"sk-ant-offline-test"}}},)"
-                    R"("model":"anthropic/claude-sonnet-4-5","autoupdate":false,)"
-                    R"("share":"disabled","permission":{"bash":"ask"}})");
+      WriteTextFile(work + "/opencode.json",
+                    R"({"provider":{"anthropic":{"options":{"baseURL":")" + base +
+                        R"(/v1","apiKey":"sk-ant-offline-test"}}},)"
+                        R"("model":"anthropic/claude-sonnet-4-5","autoupdate":false,)"
+                        R"("share":"disabled","permission":{"bash":"ask"}})");
       env.insert(env.end(), {"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1"});
       InitializeOpencodeData(env, work);
       break;
@@ -137,10 +135,10 @@ AgentSetup PrepareAgent(Agent agent, int port, const std::string& root) {
       break;
     case Agent::kCodex:
       // Offline codex: a custom Responses-API provider at the model server.
-      WriteFile(home + "/codex/config.toml",
-                "model = \"fake-model\"\nmodel_provider = \"fake\"\n"
-                "[model_providers.fake]\nname = \"Scripted\"\nbase_url = \"" +
-                    base + "/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_API_KEY\"\n");
+      WriteTextFile(home + "/codex/config.toml",
+                    "model = \"fake-model\"\nmodel_provider = \"fake\"\n"
+                    "[model_providers.fake]\nname = \"Scripted\"\nbase_url = \"" +
+                        base + "/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_API_KEY\"\n");
       env.insert(env.end(), {"CODEX_HOME=" + home + "/codex", "FAKE_API_KEY=offline-test"});
       break;
   }

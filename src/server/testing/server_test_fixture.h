@@ -18,11 +18,13 @@
 #include "server/http_server.h"
 #include "server/test_client.h"
 #include "store/memory_log.h"
+#include "testing/eventually.h"
 
 namespace agentstream::server::testing {
 
 namespace json = boost::json;
 using namespace std::chrono_literals;
+using test_support::Eventually;
 
 inline json::value ParseOrNull(const std::string& text) {
   boost::system::error_code ec;
@@ -35,16 +37,6 @@ inline json::value ParseOrNull(const std::string& text) {
 inline json::array ArrayOf(const std::string& text) {
   json::value v = ParseOrNull(text);
   return v.is_array() ? std::move(v.as_array()) : json::array();
-}
-
-// Polls `pred` until true or the deadline.
-inline bool Eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout = 15s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred();
 }
 
 class ServerFixture : public ::testing::Test {

@@ -16,12 +16,13 @@
 #include "sqlite/db.h"
 #include "store/copy/copy_conn.h"
 #include "store/log_factory.h"
+#include "store/testing/events.h"
 #include "testing/temp_dir.h"
 
 namespace agentstream {
 namespace {
 
-NewEvent Note(const std::string& text) { return MakeNewEvent(Notice{NoticeLevel::kInfo, text}); }
+using agentstream::testing::Note;
 
 // One store of the test: a SQLite file or a PostgreSQL schema of its own.
 struct TestStore {

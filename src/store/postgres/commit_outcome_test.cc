@@ -20,13 +20,14 @@
 #include "pg/testing/fault_proxy.h"
 #include "pg/testing/scratch_schema.h"
 #include "store/postgres/postgres_log.h"
+#include "store/testing/events.h"
 
 namespace agentstream {
 namespace {
 
-using pg::testing::FaultProxy;
+using agentstream::testing::Note;
 
-NewEvent Note(const std::string& text) { return MakeNewEvent(Notice{NoticeLevel::kInfo, text}); }
+using pg::testing::FaultProxy;
 
 std::string TextOf(const EventRecord& record) {
   auto event = DecodeRecord(record);

@@ -34,7 +34,6 @@ namespace {
 
 using pg::CheckText;
 using pg::Conn;
-using pg::I64;
 using pg::Join;
 using pg::Param;
 using pg::QuoteIdentifier;

@@ -18,12 +18,13 @@
 
 #include "pg/pg.h"
 #include "pg/testing/scratch_schema.h"
+#include "store/testing/events.h"
 #include "system/wall_clock.h"
 
 namespace agentstream {
 namespace {
 
-NewEvent Note(const std::string& text) { return MakeNewEvent(Notice{NoticeLevel::kInfo, text}); }
+using agentstream::testing::Note;
 
 std::string TextOf(const EventRecord& record) {
   auto event = DecodeRecord(record);

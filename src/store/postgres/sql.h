@@ -11,14 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "core/sql_int.h"
 #include "pg/pg.h"
 #include "pg/setup.h"
 #include "store/event_log.h"
 #include "store/log_state.h"
 
 namespace agentstream::pg {
-
-inline std::int64_t I64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 
 inline std::string Join(const std::vector<std::string>& items) {
   std::string out;

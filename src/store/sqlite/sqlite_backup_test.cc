@@ -11,12 +11,13 @@
 #include "core/event_codec.h"
 #include "sqlite/db.h"
 #include "store/sqlite/sqlite_log.h"
+#include "store/testing/events.h"
 #include "testing/temp_dir.h"
 
 namespace agentstream {
 namespace {
 
-NewEvent Note(const std::string& text) { return MakeNewEvent(Notice{NoticeLevel::kInfo, text}); }
+using agentstream::testing::Note;
 
 std::unique_ptr<EventLog> Open(const std::string& path) {
   auto opened = OpenSqliteEventLog(SqliteLogOptions{.path = path});

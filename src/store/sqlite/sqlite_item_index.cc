@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
+#include "core/sql_int.h"
+
 namespace agentstream::sqlite {
 
 namespace {
-
-std::int64_t I64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 
 constexpr const char* kRowColumns = "ordinal, kind, key, merges, seq_start, seq_end, ranges";
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/sql_int.h"
 #include "store/log_state.h"
 #include "store/record_batch.h"
 #include "store/snapshot_read.h"
@@ -13,8 +14,6 @@ namespace agentstream::sqlite {
 namespace {
 
 constexpr std::int64_t kReaderMmapBytes = std::int64_t{1} << 30;  // 1 GiB of address space
-
-std::int64_t I64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 
 // Reads of one snapshot: the queries a read needs, on one connection inside BEGIN ... COMMIT.
 class Snapshot {

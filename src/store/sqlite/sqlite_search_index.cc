@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <string_view>
 
+#include "core/sql_int.h"
+
 namespace agentstream::sqlite {
 
 namespace {
 
-std::int64_t I64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 std::uint64_t U64(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 
 // Documents one millisecond holds, at most, before they spill into the next one's slots.
