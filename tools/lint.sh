@@ -18,6 +18,8 @@ if [ -n "$impure" ]; then
   exit 1
 fi
 echo "lint: src/core includes no I/O, thread, clock or randomness header"
+# The modules include each other only as the diagram of docs/architecture.md allows.
+node tools/module_deps.mjs
 # The HTTP API's OpenAPI description, with Redocly's recommended rules (tests/openapi/redocly.yaml).
 if [ ! -x tests/openapi/node_modules/.bin/redocly ]; then
   echo "lint: tests/openapi/node_modules is missing; run tools/setup.sh (npm ci there)"

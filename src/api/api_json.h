@@ -28,7 +28,7 @@
 #include "core/status.h"
 #include "core/timeline/pager.h"
 #include "core/turn/command.h"
-#include "workspace/worktree.h"
+#include "workspace/workspace_types.h"
 
 namespace agentstream::api {
 

@@ -8,8 +8,7 @@
 
 #include "core/ids.h"
 #include "core/status.h"
-#include "workspace/diff.h"
-#include "workspace/worktree.h"
+#include "workspace/workspace_types.h"
 
 namespace agentstream::api {
 

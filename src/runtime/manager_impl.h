@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "runtime/agent_manager.h"
-#include "runtime/agent_session.h"
 #include "runtime/forwarder.h"
 #include "runtime/lease_keeper.h"
+#include "runtime/live_agent.h"
 #include "runtime/session_records.h"
 
 namespace agentstream::runtime {

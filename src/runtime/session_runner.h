@@ -4,7 +4,7 @@
 // sink in order, then its effects executed against the provider (start a turn, interrupt with
 // escalation, answer a permission), whose outcomes come back as commands.
 //
-// Runtime glue, not part of a provider: the daemon's LiveAgent (agent_session.h) runs one per
+// Runtime glue, not part of a provider: the daemon's LiveAgent (live_agent.h) runs one per
 // session, and the provider tests drive a provider through it into an in-memory log (it is a
 // library of its own, agentstream_session_runner, for them).
 //

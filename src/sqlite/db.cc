@@ -1,5 +1,6 @@
 #include "sqlite/db.h"
 
+#include <limits>
 #include <string>
 
 namespace agentstream::sqlite {
@@ -29,6 +30,7 @@ Stmt& Stmt::operator=(Stmt&& other) noexcept {
     sqlite3_finalize(stmt_);
     db_ = other.db_;
     stmt_ = other.stmt_;
+    bind_error_ = other.bind_error_;
     other.stmt_ = nullptr;
   }
   return *this;
@@ -36,29 +38,38 @@ Stmt& Stmt::operator=(Stmt&& other) noexcept {
 
 Stmt::~Stmt() { sqlite3_finalize(stmt_); }
 
-Stmt& Stmt::Bind(int index, std::int64_t value) {
-  sqlite3_bind_int64(stmt_, index, value);
+Stmt& Stmt::Bound(int rc) {
+  if (rc != SQLITE_OK && bind_error_ == SQLITE_OK) bind_error_ = rc;
   return *this;
 }
 
+Stmt& Stmt::Bind(int index, std::int64_t value) {
+  return Bound(sqlite3_bind_int64(stmt_, index, value));
+}
+
+// Sizes beyond int are SQLITE_TOOBIG, as SQLite answers for sizes beyond its own limit.
 Stmt& Stmt::Bind(int index, std::string_view text, bool copy) {
-  sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()),
-                    copy ? SQLITE_TRANSIENT : SQLITE_STATIC);
-  return *this;
+  if (text.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    return Bound(SQLITE_TOOBIG);
+  return Bound(sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()),
+                                 copy ? SQLITE_TRANSIENT : SQLITE_STATIC));
 }
 
 Stmt& Stmt::BindBlob(int index, std::string_view bytes, bool copy) {
-  sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()),
-                    copy ? SQLITE_TRANSIENT : SQLITE_STATIC);
-  return *this;
+  if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    return Bound(SQLITE_TOOBIG);
+  return Bound(sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()),
+                                 copy ? SQLITE_TRANSIENT : SQLITE_STATIC));
 }
 
-Stmt& Stmt::BindNull(int index) {
-  sqlite3_bind_null(stmt_, index);
-  return *this;
-}
+Stmt& Stmt::BindNull(int index) { return Bound(sqlite3_bind_null(stmt_, index)); }
 
 Result<bool> Stmt::Step() {
+  if (bind_error_ != SQLITE_OK) {
+    Status status = FromSqlite(bind_error_, nullptr, "sqlite bind");
+    Reset();
+    return status;
+  }
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
@@ -77,6 +88,7 @@ Status Stmt::Exec() {
 void Stmt::Reset() {
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
+  bind_error_ = SQLITE_OK;
 }
 
 std::string Stmt::Text(int column) const {

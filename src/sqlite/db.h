@@ -21,14 +21,17 @@ class Stmt {
  public:
   Stmt() = default;
   Stmt(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
-  Stmt(Stmt&& other) noexcept : db_(other.db_), stmt_(other.stmt_) { other.stmt_ = nullptr; }
+  Stmt(Stmt&& other) noexcept : db_(other.db_), stmt_(other.stmt_), bind_error_(other.bind_error_) {
+    other.stmt_ = nullptr;
+  }
   Stmt& operator=(Stmt&& other) noexcept;
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
   ~Stmt();
 
   // Binders take 1-based parameter indexes, as SQLite does. Text and blobs are copied only when
-  // `copy` is set; otherwise they must outlive the next Step()/Reset().
+  // `copy` is set; otherwise they must outlive the next Step()/Reset(). A value SQLite refuses
+  // (over its length limit, a bad index) fails the next Step() or Exec(), never stored as NULL.
   Stmt& Bind(int index, std::int64_t value);
   Stmt& Bind(int index, std::string_view text, bool copy = false);
   Stmt& BindBlob(int index, std::string_view bytes, bool copy = false);
@@ -47,8 +50,11 @@ class Stmt {
   std::string Text(int column) const;
 
  private:
+  Stmt& Bound(int rc);
+
   sqlite3* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
+  int bind_error_ = SQLITE_OK;  // the first refused binding since the last Reset()
 };
 
 // How Db::Open opens a file. The defaults suit connections that share a file (the session log's

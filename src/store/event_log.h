@@ -43,6 +43,10 @@
 
 namespace agentstream {
 
+// What an acknowledged append survives (Durability, at the top of this file); every durable
+// backend takes one.
+enum class Durability { kFsync, kOs };
+
 // Limits applied by every backend. Each one is checked before anything is written.
 struct LogLimits {
   std::size_t max_payload_bytes = 1 << 20;     // one event's payload (1 MiB)

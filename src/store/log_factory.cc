@@ -2,6 +2,7 @@
 
 #include "store/memory_log.h"
 #include "store/postgres/postgres_log.h"
+#include "store/sqlite/sqlite_log.h"
 
 namespace agentstream {
 

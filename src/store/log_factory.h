@@ -6,7 +6,6 @@
 #include <string>
 
 #include "store/event_log.h"
-#include "store/sqlite/sqlite_log.h"
 
 namespace agentstream {
 

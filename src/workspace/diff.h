@@ -23,27 +23,6 @@
 
 namespace agentstream::workspace {
 
-struct DiffLimits {
-  std::size_t max_bytes = std::size_t{1} << 20;  // diff text kept; the rest is cut (truncated)
-  std::size_t max_untracked_files = 1000;        // untracked files shown; more: truncated
-  std::size_t max_untracked_file_bytes = std::size_t{64} << 20;  // larger ones are skipped
-};
-
-// An untracked path the diff does not show, and why: "fifo", "socket", "device", "too large"
-// or "unreadable".
-struct SkippedFile {
-  std::string path;
-  std::string reason;
-};
-
-struct WorktreeDiff {
-  std::string against;         // the ref compared with (the base when none was asked)
-  std::string against_commit;  // what it resolved to
-  std::string text;            // the unified diff, at most max_bytes, whole lines
-  bool truncated = false;      // the diff was longer than max_bytes, or had more untracked files
-  std::vector<SkippedFile> skipped;  // untracked paths not shown, in git's order
-};
-
 // The worktree's changes against `against` (a commit-ish; absent: the workspace's base commit).
 // kInvalidArgument for a ref that is not a commit (refs.h's ExactRef says which refs are looked
 // up); kNotFound when the worktree is missing; kConflict when its `.git` no longer names its

@@ -59,18 +59,6 @@ Result<std::optional<std::string>> ShowRef(const Git& git, const GitPlace& place
 
 }  // namespace
 
-std::string_view WorktreeStateName(WorktreeState state) {
-  switch (state) {
-    case WorktreeState::kPresent:
-      return "present";
-    case WorktreeState::kRemoved:
-      return "removed";
-    case WorktreeState::kMissing:
-      break;
-  }
-  return "missing";
-}
-
 Result<std::string> ResolveCommit(const Git& git, const GitPlace& place, std::string_view what,
                                   const std::string& ref) {
   AS_ASSIGN_OR_RETURN(std::string exact, ExactRef(what, ref));

@@ -17,27 +17,12 @@
 #include <optional>
 #include <string>
 
-#include "core/event.h"
 #include "core/status.h"
 #include "workspace/git.h"
 #include "workspace/git_place.h"
+#include "workspace/workspace_types.h"
 
 namespace agentstream::workspace {
-
-// What a worktree is: the payload of workspace.created.
-using Workspace = WorkspaceCreated;
-
-// POST /v1/agents {worktree: {branch?, base?}}.
-struct WorktreeRequest {
-  std::optional<std::string> branch;  // absent: "agentstream/AGENT_ID"
-  std::optional<std::string> base;    // a ref as refs.h's ExactRef reads it; absent: HEAD
-};
-
-// Whether a recorded worktree is still there: present; removed on request (the session records
-// its workspace.removed); missing otherwise (deleted by hand). StateOf tells only present from
-// not; the session's log tells removed from missing.
-enum class WorktreeState { kPresent, kRemoved, kMissing };
-std::string_view WorktreeStateName(WorktreeState state);  // "present", "removed", "missing"
 
 class Worktrees {
  public:

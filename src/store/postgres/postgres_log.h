@@ -35,7 +35,6 @@
 #include <string>
 
 #include "store/event_log.h"
-#include "store/sqlite/sqlite_log.h"  // Durability
 
 namespace agentstream {
 

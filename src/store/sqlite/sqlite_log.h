@@ -25,8 +25,6 @@
 
 namespace agentstream {
 
-enum class Durability { kFsync, kOs };
-
 struct SqliteLogOptions {
   std::string path;  // the database file; created when missing
   Durability durability = Durability::kFsync;

@@ -1,4 +1,4 @@
-#include "runtime/agent_session.h"
+#include "runtime/live_agent.h"
 
 #include <algorithm>
 
