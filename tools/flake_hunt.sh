@@ -6,7 +6,8 @@
 # (CTEST_PARALLEL_LEVEL, default 2). Lint and fuzzing are not run: they are not tests.
 #   tools/flake_hunt.sh [-n N] [-R REGEX] [-E REGEX] [-b BUILD] [-o DIR] [--keep-clone]
 #     -n N          runs of the suite (default 10; each run is both builds)
-#     -b BUILD      only this build, asan or debug (default: both, as CI)
+#     -b BUILD      only this build, asan or debug (default: both; unlike CI, each runs every
+#                   test, the GoogleTest binaries included, one source per compiler run)
 #     -R / -E REGEX passed to ctest: only the tests that match / not those
 #     -o DIR        where the report goes (default: a new flake-hunt-* directory under $TMPDIR)
 #     --keep-clone  keeps the clone and its builds (default: removed at the end)
