@@ -6,11 +6,11 @@
 
 # All targets defined in DIR and the directories below it.
 function(agentstream_targets_under dir out)
-  get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
-  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
-  foreach(sub IN LISTS subdirs)
-    agentstream_targets_under(${sub} sub_targets)
-    list(APPEND targets ${sub_targets})
+  agentstream_dirs_under(${dir} dirs)
+  set(targets)
+  foreach(d IN LISTS dirs)
+    get_property(here DIRECTORY ${d} PROPERTY BUILDSYSTEM_TARGETS)
+    list(APPEND targets ${here})
   endforeach()
   set(${out} ${targets} PARENT_SCOPE)
 endfunction()
