@@ -356,7 +356,7 @@ int RunLoad(const LoadOptions& options, const std::string& self_path) {
   // Commit times, indexed by seq; seq 1 is SessionCreated.
   const std::uint64_t last_seq = 1 + static_cast<std::uint64_t>(options.events);
   std::vector<std::atomic<SteadyNanos>> committed(last_seq + 1);
-  Subscription commits = log.SubscribeCommits([&](const CommitNotice& notice) {
+  ListenerRegistration commits = log.SubscribeCommits([&](const CommitNotice& notice) {
     if (notice.session != session || notice.tail.value() > last_seq) return;
     committed[notice.tail.value()] = Now();
     if (raw) raw->Publish(notice.tail.value());

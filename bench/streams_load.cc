@@ -64,7 +64,11 @@ std::optional<std::string> HeaderValue(const std::string& head, std::string_view
 // One keep-alive connection; one request at a time.
 class Connection {
  public:
-  explicit Connection(tcp::socket socket) : socket_(std::move(socket)) {}
+  // `host`: the Host header's value, the target's "host:port" (the daemon refuses a name it
+  // does not answer to).
+  Connection(tcp::socket socket, std::string host)
+      : socket_(std::move(socket)), host_(std::move(host)) {}
+  const std::string& host() const { return host_; }
 
   static awaitable<Connection> Open(const Target& target) {
     auto executor = co_await asio::this_coro::executor;
@@ -73,14 +77,15 @@ class Connection {
     tcp::socket socket(executor);
     co_await asio::async_connect(socket, endpoints, use_awaitable);
     socket.set_option(tcp::no_delay(true));
-    co_return Connection(std::move(socket));
+    co_return Connection(std::move(socket), target.host + ":" + target.port);
   }
 
   // Sends a request; returns the status after the whole response (head and body) is read.
   awaitable<int> Request(std::string_view method, std::string_view path, std::string_view body) {
     std::string request;
     request.reserve(256 + body.size());
-    request.append(method).append(" ").append(path).append(" HTTP/1.1\r\nHost: load\r\n");
+    request.append(method).append(" ").append(path).append(" HTTP/1.1\r\nHost: ");
+    request.append(host_).append("\r\n");
     request.append("Content-Type: application/json\r\n");
     request.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n\r\n");
     request.append(body);
@@ -152,6 +157,7 @@ class Connection {
   }
 
   tcp::socket socket_;
+  std::string host_;
   std::string in_;
 };
 
@@ -278,7 +284,7 @@ awaitable<Latency> SseLatency(const Target& target, int subscribers, const std::
         executor,
         [&, c]() -> awaitable<void> {
           co_await c->WriteRaw("GET " + path +
-                               "?offset=now&live=sse HTTP/1.1\r\nHost: load\r\n\r\n");
+                               "?offset=now&live=sse HTTP/1.1\r\nHost: " + c->host() + "\r\n\r\n");
           const auto [status, head] = co_await c->ReadHead();
           if (status != 200) throw std::runtime_error("SSE answered " + std::to_string(status));
           const bool chunked =

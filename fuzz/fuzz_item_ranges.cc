@@ -1,5 +1,5 @@
 // libFuzzer target: the source ranges of the timeline's durable index rows as the store returns
-// them (timeline_store/durable_index.h, DecodeRanges). Checked: text that decodes is ascending,
+// them (timeline/durable_index.h, DecodeRanges). Checked: text that decodes is ascending,
 // disjoint and non-adjacent ranges of positive seqs that encode and decode back to themselves;
 // any other text is kCorruption. The same bytes read as seqs and folded with AddToRanges encode to
 // text that decodes to the same ranges.
@@ -10,7 +10,7 @@
 
 #include "core/timeline/item.h"
 #include "fuzz_check.h"
-#include "timeline_store/durable_index.h"
+#include "timeline/durable_index.h"
 
 namespace agentstream {
 namespace {

@@ -1,4 +1,4 @@
-// libFuzzer target: a search query as a person types it (store/search_index.h, QueryWords) run
+// libFuzzer target: a search query as a person types it (search/query.h, QueryWords) run
 // against the SQLite store's full-text index (store/sqlite/sqlite_search_index.cc, its FTS5 MATCH
 // expression). Byte 0 picks a session filter (bit 0: the rest of the first line is a session id,
 // quotes and all) and the limit (bits 1-4); the rest is the query. Checked: QueryWords accepts
@@ -17,6 +17,7 @@
 
 #include "core/utf8.h"
 #include "fuzz_check.h"
+#include "search/query.h"
 #include "store/sqlite/sqlite_log.h"
 
 namespace agentstream {

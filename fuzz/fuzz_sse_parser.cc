@@ -3,7 +3,8 @@
 // and, bit 6, skip_oversize), the second how the rest is split into reads. Checked: the result
 // does not depend on the split; under the default limits the events equal those of a plain
 // reading of the standard's algorithm (below); no event exceeds max_event_bytes; no field
-// holds a line end; a failed parser stays failed and appends nothing.
+// holds a line end; a failed parser stays failed and appends nothing. The writer
+// (net/sse_writer.h) is checked too: any bytes as a payload read back as written.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 
 #include "fuzz_check.h"
 #include "net/sse_parser.h"
+#include "net/sse_writer.h"
 
 namespace agentstream::net {
 namespace {
@@ -88,6 +90,27 @@ Outcome Run(const SseLimits& limits, std::string_view bytes, std::size_t step) {
   return out;
 }
 
+// The writer (net/sse_writer.h) with `payload`: one event of that name, its data the payload with
+// CRLF and CR as LF, whatever the payload holds; and the three-part form of a one-line payload
+// is the same bytes.
+void CheckWriter(std::string_view payload) {
+  const std::string event = FormatSseEvent("data", payload);
+  std::string want(payload);
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (want[i] != '\r') continue;
+    if (i + 1 < want.size() && want[i + 1] == '\n') {
+      want.erase(i, 1);
+    } else {
+      want[i] = '\n';
+    }
+  }
+  const auto read = Reference(event);
+  Check(read.size() == 1 && read[0].event == "data" && read[0].data == want);
+  if (payload.find_first_of("\r\n") == std::string_view::npos &&
+      (payload.empty() || payload.front() != ' '))
+    Check(SseEventHead("data") + std::string(payload) + std::string(kSseEventEnd) == event);
+}
+
 }  // namespace
 }  // namespace agentstream::net
 
@@ -121,5 +144,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     Check(whole.status.ok() && whole.dropped == 0);
     Check(whole.events == agentstream::net::Reference(bytes));
   }
+  agentstream::net::CheckWriter(bytes);
   return 0;
 }

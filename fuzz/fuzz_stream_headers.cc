@@ -3,7 +3,8 @@
 // Stream-Expires-At dates, the Stream-Cursor and the read query. The first byte says which
 // headers are present; the rest is split at '\n' into their values, a query and a body.
 //
-// Each value goes to the parsers directly: an offset round-trips through FormatOffset (and keeps
+// Each value goes to the parsers directly: an offset round-trips through FormatOffset, reads and
+// writes the same as a session log's (core/offset_text.h: one codec) (and keeps
 // string order = stream order at the documented width), a date lands within years 0000..9999
 // (offsets aside) and round-trips through a formatted UTC time, a response cursor is digits and
 // moves past a client's current cursor by at most an hour. Then the same values make a PUT, a
@@ -22,6 +23,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/ids.h"
 #include "fuzz_check.h"
 #include "net/sse_parser.h"
 #include "streams/memory_stream_store.h"
@@ -42,9 +44,18 @@ bool AllDigits(std::string_view s) {
 
 void CheckOffset(std::string_view text) {
   const std::optional<Offset> o = ParseOffset(text);
+  // One codec for both kinds of stream: a session log reads the same text as the same pair
+  // (its epochs start at 1), and writes the same text for it.
+  Cursor cursor;
+  const bool session = ParseCursor(text, &cursor);
+  if (text.find(':') == std::string_view::npos) Check(session == (o && o->read_seq != 0));
   if (!o) return;
   const std::string formatted = FormatOffset(*o);
   Check(ParseOffset(formatted) == o);
+  if (session) {
+    Check(cursor.epoch.value() == o->read_seq && cursor.seq.value() == o->byte_pos);
+    Check(FormatStreamOffset(cursor) == formatted);
+  }
   if (o->read_seq <= kMaxOffsetPart && o->byte_pos <= kMaxOffsetPart) {
     Check(formatted.size() == kZeroOffset.size());
     if (text.size() == kZeroOffset.size() && text[16] == '_') Check(formatted == text);

@@ -59,9 +59,9 @@
 #include "server/hub.h"
 #include "server/metrics.h"
 #include "server/testing/recording_ws_output.h"
-#include "server/timeline_service.h"
 #include "server/ws_app.h"
 #include "store/memory_log.h"
+#include "timeline/timeline_service.h"
 
 namespace agentstream::server {
 namespace {

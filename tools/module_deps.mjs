@@ -1,9 +1,9 @@
 // Checks the includes between the module folders of src/ against the diagram that opens
 // docs/architecture.md (its ```mermaid block). There, `A --> B` lets module A include module B and
-// everything B may include, and `A -.-> B` is an include of B by A that breaks the layering and
-// is waiting to be removed (allowed, and listed on every run). The solid arrows must form no
-// cycle. Every quoted include "X/..." from a file under src/A/ (tests included) whose X is another
-// module folder must be allowed; src/testing/ (test support) may be included from anywhere.
+// everything B may include. The arrows must form no cycle, so no module includes one that
+// includes it back; any other kind of arrow is refused. Every quoted include "X/..." from a
+// file under src/A/ (tests included) whose X is another module folder must be allowed;
+// src/testing/ (test support) may be included from anywhere.
 //   node tools/module_deps.mjs            (from the checkout; exits 1 on a violation)
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -15,24 +15,26 @@ if (!block) {
   process.exit(1);
 }
 const solid = new Map();  // module -> modules it may include directly
-const dashed = new Set();  // "A B": a known back-edge
+const problems = [];
 for (const line of block[1].split('\n')) {
-  const m = line.match(/^\s*([a-z_]+)\s*(-->|-\.->)\s*([a-z_]+)\s*$/);
-  if (!m) continue;
-  const [, from, arrow, to] = m;
+  if (/^\s*(graph\b|$)/.test(line)) continue;
+  const m = line.match(/^\s*([a-z_]+)\s*-->\s*([a-z_]+)\s*$/);
+  if (!m) {
+    problems.push(`the diagram's line "${line.trim()}" is not an arrow A --> B`);
+    continue;
+  }
+  const [, from, to] = m;
   if (!solid.has(from)) solid.set(from, new Set());
   if (!solid.has(to)) solid.set(to, new Set());
-  if (arrow === '-->') solid.get(from).add(to);
-  else dashed.add(`${from} ${to}`);
+  solid.get(from).add(to);
 }
 
 // Test support, includable from anywhere, includes no module itself.
 if (!solid.has('testing')) solid.set('testing', new Set());
 
-// What each module may include: the solid arrows' closure. A module found in its own closure is
+// What each module may include: the arrows' closure. A module found in its own closure is
 // a cycle.
 const closure = new Map();
-const problems = [];
 for (const start of solid.keys()) {
   const seen = new Set();
   const stack = [...solid.get(start)];
@@ -42,7 +44,7 @@ for (const start of solid.keys()) {
     seen.add(next);
     stack.push(...(solid.get(next) ?? []));
   }
-  if (seen.has(start)) problems.push(`the diagram's solid arrows make a cycle through ${start}`);
+  if (seen.has(start)) problems.push(`the diagram's arrows make a cycle through ${start}`);
   closure.set(start, seen);
 }
 
@@ -50,7 +52,6 @@ const files = execFileSync('git', ['ls-files', 'src/*.cc', 'src/*.h'], { encodin
     .split('\n').filter(Boolean);
 const modules = new Set(
     files.map((f) => f.split('/')).filter((parts) => parts.length > 2).map((parts) => parts[1]));
-const used = new Set();
 for (const file of files) {
   const from = file.split('/')[1];
   if (!modules.has(from)) continue;  // src/precompiled.h
@@ -63,17 +64,8 @@ for (const file of files) {
     const to = m[1];
     if (to === from || to === 'testing' || !modules.has(to)) continue;
     if (closure.get(from).has(to)) continue;
-    if (dashed.has(`${from} ${to}`)) {
-      used.add(`${from} ${to}`);
-      continue;
-    }
     problems.push(`${file}: ${from} may not include ${to}/ (docs/architecture.md, the diagram)`);
   }
-}
-for (const edge of dashed) {
-  const [from, to] = edge.split(' ');
-  if (!used.has(edge)) problems.push(`the diagram's ${from} -.-> ${to} is gone from the code: remove it`);
-  else console.log(`module_deps: known back-edge, to be removed: ${from} -> ${to}`);
 }
 if (problems.length > 0) {
   for (const p of problems) console.error(`module_deps: ${p}`);

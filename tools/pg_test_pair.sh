@@ -6,6 +6,7 @@
 #   tools/pg_test_pair.sh status DIR                 # "primary a" / "standby b" / "down a" lines
 #   tools/pg_test_pair.sh kill-primary DIR           # kill -9 the primary's postmaster and backends
 #   tools/pg_test_pair.sh promote DIR                # pg_ctl promote the standby
+#   tools/pg_test_pair.sh fence DIR                  # stop the old primary, if it still runs
 #   tools/pg_test_pair.sh rebuild DIR                # the dead node anew, as the new standby
 #   tools/pg_test_pair.sh stop DIR
 # The `postgres` user must be able to reach DIR (not under a directory only root may enter).
@@ -22,7 +23,7 @@
 set -euo pipefail
 usage() {
   echo "usage: $0 start DIR [PORT_A PORT_B] | conninfo DIR [--keywords] | status DIR |" \
-    "kill-primary DIR | promote DIR | rebuild DIR | stop DIR" >&2
+    "kill-primary DIR | promote DIR | fence DIR | rebuild DIR | stop DIR" >&2
   exit 2
 }
 cmd=${1:-}
@@ -175,6 +176,16 @@ EOF
     if [ "${STRICT:-0}" != 1 ]; then
       sql "$s" "ALTER SYSTEM SET synchronous_standby_names = ''" >/dev/null
       sql "$s" 'SELECT pg_reload_conf()' >/dev/null
+    fi
+    echo "$s"
+    ;;
+  fence)
+    # The old primary, when it still runs after the promotion (it was cut off, not killed), is
+    # stopped at once (pg_ctl stop -m immediate), as Patroni stops a leader that lost its lock:
+    # it takes no write once the other node is the primary.
+    s=$(other "$(primary)")
+    if running "$s"; then
+      "${as_owner[@]}" "$bin/pg_ctl" -D "$dir/$s/data" -m immediate -w stop >/dev/null || true
     fi
     echo "$s"
     ;;

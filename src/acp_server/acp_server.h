@@ -20,13 +20,13 @@
 #include <optional>
 #include <string>
 
-#include "cli/client/http_client.h"
+#include "client/transport.h"
 #include "jsonrpc/stdio_channel.h"
 
 namespace agentstream::acp_server {
 
 struct AcpServerOptions {
-  cli::client::HttpClientOptions http;  // the daemon's --url and --token, time limits
+  client::TransportOptions http;  // the daemon's --url and --token, time limits
   // The agent config of `session/new`: the provider, and the model and mode (unset: the
   // provider's own).
   std::string provider = "claude";

@@ -256,6 +256,50 @@ json::object UpdateMapper::PermissionParams(const PermissionRequested& p) const 
       {"_meta", json::object{{"agentstream", json::object{{"requestId", p.request_id.str()}}}}}};
 }
 
+namespace {
+
+// A plan as ACP's `plan` update: its entries, each with a priority (ACP requires one).
+json::object PlanUpdate(const Plan& plan) {
+  json::array entries;
+  json::object stored = Stored(plan);
+  json::value* list = stored.if_contains("entries");
+  if (list && list->is_array()) list->as_array().swap(entries);
+  for (json::value& e : entries) {
+    if (!e.as_object().contains("priority")) e.as_object()["priority"] = "medium";
+  }
+  return {{"sessionUpdate", "plan"}, {"entries", std::move(entries)}};
+}
+
+}  // namespace
+
+// A permission request: a pending update of the tool call that asked, or a tool call of its own.
+void UpdateMapper::MapPermission(const Event& event, const PermissionRequested& p,
+                                 std::vector<json::object>& out) {
+  json::object u{{"sessionUpdate", p.call_id ? "tool_call_update" : "tool_call"},
+                 {"toolCallId", p.call_id ? p.call_id->str() : p.request_id.str()},
+                 {"status", "pending"},
+                 {"title", p.title}};
+  if (!p.call_id) u["kind"] = ToolKindFor(p.tool_name.value_or(""));
+  if (permission_calls_.size() >= kMaxOpenTools) permission_calls_.erase(permission_calls_.begin());
+  permission_calls_[p.request_id.str()] = {p.call_id ? p.call_id->str() : p.request_id.str(),
+                                           p.call_id.has_value()};
+  out.push_back(Notification(event, std::move(u)));
+}
+
+// A permission's answer: a tool call that asked runs on when allowed; a permission of its own is
+// then done.
+void UpdateMapper::MapPermissionResolved(const Event& event, const PermissionResolved& p,
+                                         std::vector<json::object>& out) {
+  auto it = permission_calls_.find(p.request_id.str());
+  if (it == permission_calls_.end()) return;
+  const bool allow = p.decision == PermissionDecision::kAllow;
+  const char* status = !allow ? "failed" : it->second.second ? "in_progress" : "completed";
+  out.push_back(Notification(event, {{"sessionUpdate", "tool_call_update"},
+                                     {"toolCallId", it->second.first},
+                                     {"status", status}}));
+  permission_calls_.erase(it);
+}
+
 std::vector<json::object> UpdateMapper::Map(const Event& event) {
   std::vector<json::object> out;
   const std::string key = [&] {
@@ -291,36 +335,11 @@ std::vector<json::object> UpdateMapper::Map(const Event& event) {
                              std::is_same_v<T, ToolCallOutput> || std::is_same_v<T, ToolCallEnd>) {
           FoldTool(event, out);
         } else if constexpr (std::is_same_v<T, PermissionRequested>) {
-          json::object u{{"sessionUpdate", p.call_id ? "tool_call_update" : "tool_call"},
-                         {"toolCallId", p.call_id ? p.call_id->str() : p.request_id.str()},
-                         {"status", "pending"},
-                         {"title", p.title}};
-          if (!p.call_id) u["kind"] = ToolKindFor(p.tool_name.value_or(""));
-          if (permission_calls_.size() >= kMaxOpenTools)
-            permission_calls_.erase(permission_calls_.begin());
-          permission_calls_[p.request_id.str()] = {
-              p.call_id ? p.call_id->str() : p.request_id.str(), p.call_id.has_value()};
-          out.push_back(Notification(event, std::move(u)));
+          MapPermission(event, p, out);
         } else if constexpr (std::is_same_v<T, PermissionResolved>) {
-          auto it = permission_calls_.find(p.request_id.str());
-          if (it == permission_calls_.end()) return;
-          const bool allow = p.decision == PermissionDecision::kAllow;
-          // A tool call that asked runs on when allowed; a permission of its own is then done.
-          const char* status = !allow ? "failed" : it->second.second ? "in_progress" : "completed";
-          out.push_back(Notification(event, {{"sessionUpdate", "tool_call_update"},
-                                             {"toolCallId", it->second.first},
-                                             {"status", status}}));
-          permission_calls_.erase(it);
+          MapPermissionResolved(event, p, out);
         } else if constexpr (std::is_same_v<T, Plan>) {
-          json::array entries;
-          json::object stored = Stored(p);
-          json::value* list = stored.if_contains("entries");
-          if (list && list->is_array()) list->as_array().swap(entries);
-          for (json::value& e : entries) {
-            if (!e.as_object().contains("priority")) e.as_object()["priority"] = "medium";
-          }
-          out.push_back(
-              Notification(event, {{"sessionUpdate", "plan"}, {"entries", std::move(entries)}}));
+          out.push_back(Notification(event, PlanUpdate(p)));
         } else if constexpr (std::is_same_v<T, ModeChanged>) {
           settings_.SetMode(p.mode);
           out.push_back(Notification(

@@ -92,6 +92,10 @@ class UpdateMapper {
   boost::json::object ToolUpdate(const timeline::ProjectedItem& item, bool first) const;
   // Folds a tool call event into its open call and appends the update it makes.
   void FoldTool(const Event& event, std::vector<boost::json::object>& out);
+  void MapPermission(const Event& event, const PermissionRequested& p,
+                     std::vector<boost::json::object>& out);
+  void MapPermissionResolved(const Event& event, const PermissionResolved& p,
+                             std::vector<boost::json::object>& out);
 
   std::string session_id_;
   SessionSettings settings_;

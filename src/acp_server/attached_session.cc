@@ -9,15 +9,15 @@
 
 #include "acp_server/connection.h"
 #include "api/api_json.h"
-#include "cli/client/daemon_api.h"
-#include "cli/client/endpoint.h"
-#include "cli/client/event_follower.h"
+#include "client/daemon_api.h"
+#include "client/endpoint.h"
+#include "client/event_follower.h"
 #include "core/event_codec.h"
 
 namespace agentstream::acp_server {
 
 namespace json = boost::json;
-using cli::client::DaemonApi;
+using client::DaemonApi;
 
 AttachedSession::AttachedSession(Connection& connection, const api::AgentSnapshot& snapshot,
                                  SessionSettings settings, std::optional<jsonrpc::RpcId> load_id)
@@ -54,14 +54,14 @@ void AttachedSession::Start(const std::string& from, const api::AgentSnapshot& s
 void AttachedSession::Follow(std::string from) {
   auto self = shared_from_this();
   auto post = [this, self](auto fn) { boost::asio::post(connection_.io(), std::move(fn)); };
-  auto http = cli::client::HttpClient::Create(connection_.options().http);
+  auto http = client::Transport::Create(connection_.options().http);
   if (!http.ok()) {
     post([self, s = http.status()] { self->OnFollowerEnded(s); });
     return;
   }
   const std::size_t high_water = connection_.options().limits.max_queue_bytes / 2;
-  cli::client::EventFollower follower(
-      **http, id_, cli::client::EventFollowerOptions{.from = std::move(from), .stop = &stop_});
+  client::EventFollower follower(
+      **http, id_, client::EventFollowerOptions{.from = std::move(from), .stop = &stop_});
   const Status ended = follower.Run(
       [&](const EventRecord& record) {
         Result<Event> event = DecodeRecord(record);
@@ -193,7 +193,7 @@ void AttachedSession::OnPermissionAnswer(const RequestId& request,
   reply.option_id = decision->option_id;
   if (!decision->message.empty()) reply.message = decision->message;
   const std::string target =
-      DaemonApi::AgentPath(id_, "/permissions/" + cli::client::PercentEncode(request.str()));
+      DaemonApi::AgentPath(id_, "/permissions/" + client::PercentEncode(request.str()));
   const json::value body = api::PermissionReplyToJson(reply);
   connection_.CallDaemon([target, body](DaemonApi& api) { return api.Call("POST", target, &body); },
                          [id = id_, request = request.str()](const Result<json::value>& done) {
@@ -213,7 +213,7 @@ void AttachedSession::Prompt(const jsonrpc::RpcId& rpc_id, Submission submission
     return;
   }
   api::SendRequest request;
-  request.client_message_id = cli::client::NewClientId("acp");
+  request.client_message_id = client::NewClientId("acp");
   request.text = std::move(submission.text);
   request.attachments = std::move(submission.attachments);
   request.while_running = turn::WhileRunning::kQueue;
@@ -279,8 +279,7 @@ void AttachedSession::CancelPrompt(PendingPrompt& p) {
     target = DaemonApi::AgentPath(id_, "/interrupt");
   } else if (p.queued) {
     method = "DELETE";
-    target =
-        DaemonApi::AgentPath(id_, "/messages/" + cli::client::PercentEncode(p.client_message_id));
+    target = DaemonApi::AgentPath(id_, "/messages/" + client::PercentEncode(p.client_message_id));
   } else {
     return;
   }

@@ -17,7 +17,7 @@ namespace agentstream::acp_server {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
-using cli::client::DaemonApi;
+using client::DaemonApi;
 using jsonrpc::RpcMessage;
 
 namespace {
@@ -67,7 +67,7 @@ void Connection::CallDaemon(DaemonCall call, DaemonDone done, bool retry) {
     std::chrono::milliseconds backoff{200};
     Result<json::value> result = Error(ErrorCode::kInternal, "not called");
     for (;;) {
-      auto http = cli::client::HttpClient::Create(options_.http);
+      auto http = client::Transport::Create(options_.http);
       if (!http.ok()) {
         result = http.status();
         break;
@@ -173,7 +173,7 @@ void Connection::NewSession(const jsonrpc::RpcId& id, const json::value& params)
   config.cwd = *cwd;
   config.model = options_.model;
   config.mode = options_.mode;
-  config.client_request_id = cli::client::NewClientId("acp");  // a retried create makes one agent
+  config.client_request_id = client::NewClientId("acp");  // a retried create makes one agent
   const json::value body = api::AgentConfigToJson(config);
   CallDaemon([body](DaemonApi& api) { return api.Call("POST", "/v1/agents", &body); },
              [this, id](Result<json::value> reply) {

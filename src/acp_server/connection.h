@@ -20,7 +20,7 @@
 #include <string>
 
 #include "acp_server/acp_server.h"
-#include "cli/client/daemon_api.h"
+#include "client/daemon_api.h"
 #include "core/ids.h"
 #include "jsonrpc/json_rpc.h"
 #include "jsonrpc/stdio_channel.h"
@@ -31,7 +31,7 @@ class AttachedSession;
 
 class Connection {
  public:
-  using DaemonCall = std::function<Result<boost::json::value>(cli::client::DaemonApi& api)>;
+  using DaemonCall = std::function<Result<boost::json::value>(client::DaemonApi& api)>;
   using DaemonDone = std::function<void(Result<boost::json::value> reply)>;
 
   Connection(boost::asio::io_context& io, const AcpServerOptions& options);

@@ -15,9 +15,9 @@
 #include "cli/config_file.h"
 
 namespace agentstream::cli {
-namespace {
 
-using Kind = ConfigEntry::Kind;
+// Named, not anonymous: ConfigLayer::State, which has external linkage, holds settings.
+namespace config_cli_internal {
 
 // An option and where its value came from: "flag", "env NAME", "config PATH" or "default".
 struct Setting {
@@ -25,6 +25,13 @@ struct Setting {
   CLI::Option* option = nullptr;
   std::string source = "default";
 };
+
+}  // namespace config_cli_internal
+
+namespace {
+
+using Kind = ConfigEntry::Kind;
+using config_cli_internal::Setting;
 
 Kind KindOf(const CLI::Option& option) {
   if (option.get_expected_max() == 0) return Kind::kBoolean;  // a flag
@@ -123,6 +130,7 @@ std::string TextValue(Kind kind, const std::string& text) {
 }  // namespace
 
 struct ConfigLayer::State {
+  using Setting = config_cli_internal::Setting;
   CLI::App* app = nullptr;
   std::vector<CLI::App*> tables;
   std::string path;  // --config's variable, then the file read (or not found)

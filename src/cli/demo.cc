@@ -108,7 +108,7 @@ int RunDemo(const DemoOptions& options) {
   std::condition_variable cv;
   bool dirty = false;
   std::atomic<bool> done{false};
-  Subscription sub = log.SubscribeCommits([&](const CommitNotice& notice) {
+  ListenerRegistration sub = log.SubscribeCommits([&](const CommitNotice& notice) {
     if (notice.session != session) return;
     std::lock_guard lock(mu);
     dirty = true;

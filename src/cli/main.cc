@@ -8,7 +8,7 @@
 
 #include "cli/build_info.h"
 #include "cli/check.h"
-#include "cli/client/client_cli.h"
+#include "cli/client_cli.h"
 #include "cli/config_cli.h"
 #include "cli/demo.h"
 #include "cli/serve.h"
@@ -16,6 +16,7 @@
 #include "cli/store_cli.h"
 #include "core/event_codec.h"
 #include "store/log_factory.h"
+#include "streams/streams_factory.h"
 
 namespace {
 
@@ -75,53 +76,8 @@ int PrintEvents(const std::string& url, const std::string& session, const std::s
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"agentstream: runs coding agents and keeps every event in a durable session log"};
-  app.require_subcommand(1);
-  app.set_version_flag(
-      "--version", [] { return agentstream::cli::VersionText(); },
-      "print the version, the commit and build type, and the stores compiled in");
-  // Global options (--data, --store, --url, ...) may also follow the subcommand:
-  // `agentstream serve --data DIR` as well as `agentstream --data DIR serve`.
-  app.fallthrough();
-  std::string data = DefaultDataDir();
-  std::string store;
-  app.add_option("--data", data, "data directory")->capture_default_str();
-  app.add_option(
-      "--store", store,
-      "store URL (memory:, sqlite:PATH, postgresql://...); default: SQLite in the data directory");
-
-  agentstream::cli::DemoOptions demo;
-  auto* demo_cmd =
-      app.add_subcommand("demo", "play a scripted agent session into the log and follow it live");
-  demo_cmd->add_option("--turns", demo.turns, "scripted turns to play")->check(CLI::Range(1, 1000));
-  demo_cmd->add_option("--delay-ms", demo.delay_ms, "pause between streamed deltas")
-      ->check(CLI::Range(0, 10000));
-  demo_cmd->add_flag("--json", demo.json, "print JSON envelopes");
-  demo_cmd->add_flag("--stop-mid-turn", demo.stop_mid_turn,
-                     "leave the last turn open, as a crash would (for `check`)");
-
-  std::string session, from;
-  int limit = 100;
-  bool json = false;
-  auto* events_cmd = app.add_subcommand("events", "print stored events of a session");
-  events_cmd->add_option("session", session, "session id")->required();
-  events_cmd->add_option("--from", from, "first cursor EPOCH:SEQ");
-  events_cmd->add_option("--limit", limit, "events to print")->check(CLI::Range(1, 10000));
-  events_cmd->add_flag("--json", json, "print JSON envelopes");
-
-  agentstream::cli::CheckCommand check;
-  auto* check_cmd = app.add_subcommand(
-      "check", "check the turn invariants of stored sessions; exit 1 on any violation");
-  check_cmd->add_option("session", check.session, "session id (default: every session)");
-  check_cmd->add_flag("--allow-open", check.allow_open,
-                      "a turn still running at a session's tail is not a violation");
-  check_cmd->add_flag("--json", check.json, "print violations as JSON lines");
-
-  agentstream::cli::ServeOptions serve;
-  auto* serve_cmd = app.add_subcommand("serve", "run the daemon: HTTP and WebSocket on --listen");
+// `serve`'s options of the HTTP surface: address, TLS, access, the web page.
+void AddServerOptions(CLI::App* serve_cmd, agentstream::cli::ServeOptions& serve) {
   serve_cmd->add_option("--listen", serve.listen, "HOST:PORT")->capture_default_str();
   serve_cmd->add_option("--token", serve.token, "bearer token (required off loopback)")
       ->envname("AGENTSTREAM_TOKEN");
@@ -152,7 +108,10 @@ int main(int argc, char** argv) {
                    "gap between the scripted agent's streamed chunks (milliseconds)")
       ->check(CLI::Range(0, 10000))
       ->capture_default_str();
+}
 
+// `serve`'s options of the agents, ownership, search and the log.
+void AddAgentOptions(CLI::App* serve_cmd, agentstream::cli::ServeOptions& serve) {
   serve_cmd->add_option("--acp-agent", serve.acp_agents,
                         "add the ACP agent acp:NAME: 'NAME=PROGRAM ARG...' (repeatable)");
   serve_cmd->add_option("--acp-program", serve.acp_programs,
@@ -204,11 +163,100 @@ int main(int argc, char** argv) {
       ->add_option("--log-format", serve.log_format, "log lines as text, or one JSON object each")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+}
+
+// `sessions`: the stored sessions, a line (or a JSON object) each.
+int PrintSessions(const std::string& url, bool json) {
+  auto log = agentstream::OpenEventLog(agentstream::StoreConfig{url});
+  if (!log.ok()) {
+    fmt::print(stderr, "agentstream: {}\n", log.status().ToString());
+    return 1;
+  }
+  auto list = (*log)->ListSessions("", 10000);
+  if (!list.ok()) {
+    fmt::print(stderr, "agentstream: {}\n", list.status().ToString());
+    return 1;
+  }
+  for (const auto& info : *list) {
+    if (json) {
+      fmt::print("{{\"id\":\"{}\",\"provider\":\"{}\",\"epoch\":{},\"tail\":{}}}\n", info.id.str(),
+                 info.meta.provider, info.epoch.value(), info.tail.value());
+    } else {
+      fmt::print("{}  {:<10} {}:{}  {}\n", info.id.str(), info.meta.provider, info.epoch.value(),
+                 info.tail.value(), info.meta.title);
+    }
+  }
+  return 0;
+}
+
+// `serve` with the store at `url`: the streams, the inbox and push keys live in the data
+// directory whatever the store, unless it is in memory.
+int Serve(agentstream::cli::ServeOptions& serve, const std::string& url, const std::string& data) {
+  serve.store_url = url;
+  if (url.rfind("memory:", 0) != 0) {
+    EnsureDataDir(data);
+    serve.streams_db = agentstream::streams::StreamsConfigFor(url, data).streams_db;
+    serve.inbox_key_path = data + "/inbox.key";
+    serve.vapid_key_path = data + "/vapid.key";
+    serve.data_dir = data;
+  }
+  return agentstream::cli::RunServe(serve);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"agentstream: runs coding agents and keeps every event in a durable session log"};
+  app.require_subcommand(1);
+  app.set_version_flag(
+      "--version", [] { return agentstream::cli::VersionText(); },
+      "print the version, the commit and build type, and the stores compiled in");
+  // Global options (--data, --store, --url, ...) may also follow the subcommand:
+  // `agentstream serve --data DIR` as well as `agentstream --data DIR serve`.
+  app.fallthrough();
+  std::string data = DefaultDataDir();
+  std::string store;
+  app.add_option("--data", data, "data directory")->capture_default_str();
+  app.add_option(
+      "--store", store,
+      "store URL (memory:, sqlite:PATH, postgresql://...); default: SQLite in the data directory");
+
+  agentstream::cli::DemoOptions demo;
+  auto* demo_cmd =
+      app.add_subcommand("demo", "play a scripted agent session into the log and follow it live");
+  demo_cmd->add_option("--turns", demo.turns, "scripted turns to play")->check(CLI::Range(1, 1000));
+  demo_cmd->add_option("--delay-ms", demo.delay_ms, "pause between streamed deltas")
+      ->check(CLI::Range(0, 10000));
+  demo_cmd->add_flag("--json", demo.json, "print JSON envelopes");
+  demo_cmd->add_flag("--stop-mid-turn", demo.stop_mid_turn,
+                     "leave the last turn open, as a crash would (for `check`)");
+
+  std::string session, from;
+  int limit = 100;
+  bool json = false;
+  auto* events_cmd = app.add_subcommand("events", "print stored events of a session");
+  events_cmd->add_option("session", session, "session id")->required();
+  events_cmd->add_option("--from", from, "first cursor EPOCH:SEQ");
+  events_cmd->add_option("--limit", limit, "events to print")->check(CLI::Range(1, 10000));
+  events_cmd->add_flag("--json", json, "print JSON envelopes");
+
+  agentstream::cli::CheckCommand check;
+  auto* check_cmd = app.add_subcommand(
+      "check", "check the turn invariants of stored sessions; exit 1 on any violation");
+  check_cmd->add_option("session", check.session, "session id (default: every session)");
+  check_cmd->add_flag("--allow-open", check.allow_open,
+                      "a turn still running at a session's tail is not a violation");
+  check_cmd->add_flag("--json", check.json, "print violations as JSON lines");
+
+  agentstream::cli::ServeOptions serve;
+  auto* serve_cmd = app.add_subcommand("serve", "run the daemon: HTTP and WebSocket on --listen");
+  AddServerOptions(serve_cmd, serve);
+  AddAgentOptions(serve_cmd, serve);
 
   auto* sessions_cmd = app.add_subcommand("sessions", "list stored sessions");
   sessions_cmd->add_flag("--json", json, "print JSON");
 
-  agentstream::cli::client::ClientCommands client_commands(app);
+  agentstream::cli::ClientCommands client_commands(app);
   agentstream::cli::ServiceCommands service_commands(app);
   agentstream::cli::StoreCommands store_commands(app);
   // --config and `config show`: the file's top-level keys set the global options, [serve] serve's.
@@ -223,48 +271,17 @@ int main(int argc, char** argv) {
   if (auto code = service_commands.Run(data)) return *code;
   if (auto code = config.Run()) return *code;
   const std::string url = StoreUrl(store, data);
-  if (auto code = store_commands.Run(url)) return *code;
+  if (auto code = store_commands.Run(url, data)) return *code;
   if (*demo_cmd) {
     demo.store_url = url;
     return agentstream::cli::RunDemo(demo);
   }
-  if (*serve_cmd) {
-    serve.store_url = url;
-    if (url.rfind("memory:", 0) != 0) {
-      EnsureDataDir(data);  // the streams and the inbox key live there whatever the store
-      serve.streams_db = data + "/streams.db";
-      serve.inbox_key_path = data + "/inbox.key";
-      serve.vapid_key_path = data + "/vapid.key";
-      serve.data_dir = data;
-    }
-    return agentstream::cli::RunServe(serve);
-  }
+  if (*serve_cmd) return Serve(serve, url, data);
   if (*events_cmd) return PrintEvents(url, session, from, limit, json);
   if (*check_cmd) {
     check.store_url = url;
     return agentstream::cli::RunCheck(check);
   }
-  if (*sessions_cmd) {
-    auto log = agentstream::OpenEventLog(agentstream::StoreConfig{url});
-    if (!log.ok()) {
-      fmt::print(stderr, "agentstream: {}\n", log.status().ToString());
-      return 1;
-    }
-    auto list = (*log)->ListSessions("", 10000);
-    if (!list.ok()) {
-      fmt::print(stderr, "agentstream: {}\n", list.status().ToString());
-      return 1;
-    }
-    for (const auto& info : *list) {
-      if (json) {
-        fmt::print("{{\"id\":\"{}\",\"provider\":\"{}\",\"epoch\":{},\"tail\":{}}}\n",
-                   info.id.str(), info.meta.provider, info.epoch.value(), info.tail.value());
-      } else {
-        fmt::print("{}  {:<10} {}:{}  {}\n", info.id.str(), info.meta.provider, info.epoch.value(),
-                   info.tail.value(), info.meta.title);
-      }
-    }
-    return 0;
-  }
+  if (*sessions_cmd) return PrintSessions(url, json);
   return 0;
 }

@@ -203,34 +203,26 @@ int StartFailed(std::string_view step, const std::string& error) {
   return 1;
 }
 
-}  // namespace
-
-int RunServe(const ServeOptions& options) {
-  if (!ConfigureLog(options)) return 2;
+// The server's options from the command line. kInvalidArgument (exit code 2) for a malformed
+// option, kUnauthenticated (exit code 1) for a listen address that needs a token it was not given;
+// the message is what to print.
+Result<server::ServerOptions> ServerOptionsFrom(const ServeOptions& options) {
   server::ServerOptions server_options;
-  if (!SplitListen(options.listen, &server_options.host, &server_options.port)) {
-    fmt::print(stderr, "agentstream: --listen takes HOST:PORT, got {}\n", options.listen);
-    return 2;
-  }
-  if (Status tls = server::CheckTlsOptions(options.tls_cert, options.tls_key); !tls.ok()) {
-    fmt::print(stderr, "agentstream: {}\n", tls.message());
-    return 2;
-  }
+  if (!SplitListen(options.listen, &server_options.host, &server_options.port))
+    return Error(ErrorCode::kInvalidArgument, "--listen takes HOST:PORT, got " + options.listen);
+  if (Status tls = server::CheckTlsOptions(options.tls_cert, options.tls_key); !tls.ok())
+    return Error(ErrorCode::kInvalidArgument, tls.message());
   auto proxies = server::TrustedProxies::Parse(options.trusted_proxies);
-  if (!proxies.ok()) {
-    fmt::print(stderr, "agentstream: --trusted-proxy: {}\n", proxies.status().message());
-    return 2;
-  }
+  if (!proxies.ok())
+    return Error(ErrorCode::kInvalidArgument, "--trusted-proxy: " + proxies.status().message());
   server_options.trusted_proxies = std::move(*proxies);
   // Without a token, only loopback clients are the owner; a proxy that sends no X-Forwarded-For
   // makes every client look like one (docs/operations.md, "Behind a reverse proxy").
   if (!options.trusted_proxies.empty() && options.token.empty())
     log::Warn("daemon.proxy_without_token", {{"trusted_proxies", options.trusted_proxies.size()}});
   if (!options.public_url.empty()) {
-    if (auto url = net::ParseHttpUrl(options.public_url); !url.ok()) {
-      fmt::print(stderr, "agentstream: --public-url: {}\n", url.status().message());
-      return 2;
-    }
+    if (auto url = net::ParseHttpUrl(options.public_url); !url.ok())
+      return Error(ErrorCode::kInvalidArgument, "--public-url: " + url.status().message());
   }
   server_options.pairing_public_url = options.public_url;
   server_options.tls_cert_file = options.tls_cert;
@@ -245,26 +237,57 @@ int RunServe(const ServeOptions& options) {
   server_options.public_url = options.advertise;
   server_options.web_root =
       options.web_root.empty() ? server::DefaultWebRoot("/proc/self/exe") : options.web_root;
-  if (Status bind = server::CheckBind(server_options.host, options.token); !bind.ok()) {
-    fmt::print(stderr, "agentstream: {}\n", bind.message());
-    return 1;
+  server_options.long_poll_timeout = std::chrono::milliseconds(options.long_poll_ms);
+  if (Status bind = server::CheckBind(server_options.host, options.token); !bind.ok())
+    return Error(ErrorCode::kUnauthenticated, bind.message());
+  if (options.owner_renew_ms >= options.owner_ttl_ms) {
+    return Error(ErrorCode::kInvalidArgument,
+                 fmt::format("--owner-renew-ms ({}) must be below --owner-ttl-ms ({})",
+                             options.owner_renew_ms, options.owner_ttl_ms));
   }
+  return server_options;
+}
 
-  // Stop signals and SIGHUP (reload) are taken by sigwait below; every thread started from here
-  // inherits the mask.
+// Blocks the stop signals and SIGHUP (reload) in this thread and every thread started from it,
+// for WaitForStop's sigwait; returns them.
+sigset_t BlockStopSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  process::IgnoreBrokenPipes();  // a client, sink or agent gone is an error value, not our end
+  return signals;
+}
 
-  if (options.owner_renew_ms >= options.owner_ttl_ms) {
-    fmt::print(stderr, "agentstream: --owner-renew-ms ({}) must be below --owner-ttl-ms ({})\n",
-               options.owner_renew_ms, options.owner_ttl_ms);
-    return 2;
-  }
+// The parts of a running daemon, in the order they start. StopDaemon ends them in the order that
+// keeps what each one uses alive; what it leaves goes in reverse order, as members do.
+struct Daemon {
+  std::unique_ptr<EventLog> log;
+  process::EventLoop loop;
+  std::unique_ptr<runtime::DefaultProviderFactory> factory;
+  std::unique_ptr<cluster::HttpForwarder> forwarder;
+  std::unique_ptr<runtime::AgentManager> manager;
+  std::unique_ptr<LoopThread> loop_thread;
+  std::unique_ptr<streams::Streams> streams;
+  std::unique_ptr<server::Inbox> inbox;
+  std::unique_ptr<consumers::ConsumerService> consumers;
+  std::unique_ptr<notify::Notifications> notifications;
+  std::unique_ptr<server::NotifyRoutes> notify_routes;
+  std::unique_ptr<devices::DeviceService> device_service;
+  // /mcp: the MCP server's HTTP transport, its tools calling this daemon's own API (set once the
+  // port is known; until then /mcp answers 503).
+  std::unique_ptr<mcp_server::McpHttp> mcp;
+  std::atomic<mcp_server::McpHttp*> mcp_ready{nullptr};
+  std::unique_ptr<workspace::Worktrees> worktrees;
+  std::unique_ptr<server::WorkspaceRoutes> workspaces;
+  std::unique_ptr<server::Server> server;
+};
+
+// Claims the daemon's id, opens the store and starts the agents' manager on its loop thread,
+// recovering the sessions this daemon owns. The exit code when the daemon cannot start.
+std::optional<int> StartAgents(const ServeOptions& options, Daemon& daemon,
+                               runtime::OwnershipOptions& ownership) {
   auto identity = DaemonIdentity::Claim(options.data_dir, options.daemon_id);
   if (!identity.ok()) return StartFailed("identity", identity.status().message());
   // This run's mark on every process it starts, set before any thread runs (process/leftovers.h).
@@ -276,20 +299,19 @@ int RunServe(const ServeOptions& options) {
   store.search_slices = static_cast<std::size_t>(options.search_slices);
   auto log = OpenEventLog(store);
   if (!log.ok()) return StartFailed("open_store", log.status().ToString());
+  daemon.log = std::move(*log);
   auto provider_options = ProviderOptions(options);
   if (!provider_options.ok()) {
     fmt::print(stderr, "agentstream: {}\n", provider_options.status().message());
     return 2;
   }
-  runtime::AgentManagerOptions manager_options;
-  runtime::OwnershipOptions& ownership = manager_options.ownership;
   ownership.daemon_id = identity->id();
   ownership.host = identity->host();
   ownership.data_dir = options.data_dir;
   ownership.ttl = process::Millis(options.owner_ttl_ms);
   ownership.renew_every = process::Millis(options.owner_renew_ms);
   // Another live daemon may not hold this id (only possible with --daemon-id).
-  if (Status claimed = (*log)->coordination().Heartbeat(
+  if (Status claimed = daemon.log->coordination().Heartbeat(
           DaemonRecord{ownership.daemon_id, "", ownership.host, ownership.data_dir, 0, 0, 0},
           options.owner_ttl_ms);
       !claimed.ok()) {
@@ -298,83 +320,81 @@ int RunServe(const ServeOptions& options) {
   // The id is this daemon's alone now: what an earlier run of it left behind dies.
   if (const std::size_t killed = process::KillLeftovers(identity->id(), run); killed > 0)
     log::Warn("daemon.leftovers_killed", {{"processes", killed}});
-  process::EventLoop loop;
-  runtime::ProviderFactoryOptions& factory_options = *provider_options;
-  factory_options.scripted_chunk_gap = process::Millis(options.scripted_chunk_ms);
-  runtime::DefaultProviderFactory factory(factory_options);
-  cluster::HttpForwarder forwarder(
+  provider_options->scripted_chunk_gap = process::Millis(options.scripted_chunk_ms);
+  daemon.factory = std::make_unique<runtime::DefaultProviderFactory>(*provider_options);
+  daemon.forwarder = std::make_unique<cluster::HttpForwarder>(
       cluster::HttpForwarderOptions{ownership.daemon_id, options.token});
-  auto manager =
-      std::make_unique<runtime::AgentManager>(**log, factory, loop, manager_options, &forwarder);
-  auto loop_thread = std::make_unique<LoopThread>(loop);
+  runtime::AgentManagerOptions manager_options;
+  manager_options.ownership = ownership;
+  daemon.manager = std::make_unique<runtime::AgentManager>(
+      *daemon.log, *daemon.factory, daemon.loop, manager_options, daemon.forwarder.get());
+  daemon.loop_thread = std::make_unique<LoopThread>(daemon.loop);
   std::promise<Status> recovered;
-  manager->Recover([&recovered](Status status) { recovered.set_value(std::move(status)); });
+  daemon.manager->Recover([&recovered](Status status) { recovered.set_value(std::move(status)); });
   if (Status status = recovered.get_future().get(); !status.ok())
     log::Error("daemon.recovery_failed", {{"error", status.ToString()}});
+  return std::nullopt;
+}
 
-  // The generic Durable Streams and their subscriptions: in PostgreSQL with a postgresql://
-  // store, else in memory journaled to streams.db (streams_factory.h).
-  auto streams = streams::OpenStreams({options.store_url, options.streams_db});
-  if (!streams.ok()) return StartFailed("streams", streams.status().ToString());
-  server_options.streams = &(*streams)->store();
-  server_options.stream_subscriptions = &(*streams)->subscriptions();
+// The notification sinks' options: the VAPID contact is the public URL when it is https; ntfy's
+// Click links into it.
+std::shared_ptr<notify::NotifySinkOptions> NotifyOptions(const push::VapidKey& vapid,
+                                                         std::string public_base) {
+  while (!public_base.empty() && public_base.back() == '/') public_base.pop_back();
+  std::string subject =
+      public_base.starts_with("https://") ? public_base : std::string(notify::kDefaultVapidSubject);
+  return std::make_shared<notify::NotifySinkOptions>(
+      notify::NotifySinkOptions{vapid, std::move(subject), std::move(public_base), "", {}});
+}
 
-  // The inbox, and the durable consumers, whose parent-session sink delivers through it.
-  auto inbox_key = InboxKey(**log, options);
+// The inbox, the durable consumers (whose parent-session sink delivers through the inbox), the
+// notifications and the paired devices. The exit code when one cannot start.
+std::optional<int> StartConsumers(const ServeOptions& options, const std::string& daemon_id,
+                                  Daemon& daemon) {
+  EventLog& log = *daemon.log;
+  auto inbox_key = InboxKey(log, options);
   if (!inbox_key.ok()) return StartFailed("inbox_key", inbox_key.status().ToString());
-  server::Inbox inbox(*manager, *inbox_key);
+  daemon.inbox = std::make_unique<server::Inbox>(*daemon.manager, *inbox_key);
   consumers::ConsumerServiceOptions consumer_options;
   // The daemon's id: restarted, it takes its consumer lanes back at once.
-  consumer_options.owner = ownership.daemon_id;
+  consumer_options.owner = daemon_id;
   // Notifications: a notify consumer per device sends through this daemon's VAPID key.
-  auto vapid = VapidKey(**log, options);
+  auto vapid = VapidKey(log, options);
   if (!vapid.ok()) return StartFailed("vapid_key", vapid.status().ToString());
-  // The VAPID contact is the public URL when it is https; ntfy's Click links into it.
-  std::string public_base = options.public_url;
-  while (!public_base.empty() && public_base.back() == '/') public_base.pop_back();
-  auto notify_options = std::make_shared<notify::NotifySinkOptions>(notify::NotifySinkOptions{
-      *vapid,
-      public_base.starts_with("https://") ? public_base : std::string(notify::kDefaultVapidSubject),
-      public_base,
-      "",
-      {}});
   consumer_options.notify_sink_factory =
-      notify::MakeNotifySinkFactory(**log, (*log)->devices(), notify_options);
-  auto consumers = std::make_unique<consumers::ConsumerService>(
-      **log, consumer_options,
-      [&inbox](const SessionId& parent, const consumers::Delivery& delivery,
-               std::function<void(Status)> done) {
+      notify::MakeNotifySinkFactory(log, log.devices(), NotifyOptions(*vapid, options.public_url));
+  daemon.consumers = std::make_unique<consumers::ConsumerService>(
+      log, consumer_options,
+      [&inbox = *daemon.inbox](const SessionId& parent, const consumers::Delivery& delivery,
+                               std::function<void(Status)> done) {
         inbox.Append(
             parent, delivery,
             [done = std::move(done)](const Result<server::InboxResult>& r) { done(r.status()); });
       });
-  if (Status started = consumers->Start(); !started.ok())
+  if (Status started = daemon.consumers->Start(); !started.ok())
     return StartFailed("consumers", started.ToString());
-  notify::Notifications notifications((*log)->devices(), *consumers, options.push_allow_http,
-                                      push::VapidPublicKey(*vapid));
-  if (Status swept = notifications.Sweep(); !swept.ok())
+  daemon.notifications = std::make_unique<notify::Notifications>(
+      log.devices(), *daemon.consumers, options.push_allow_http, push::VapidPublicKey(*vapid));
+  if (Status swept = daemon.notifications->Sweep(); !swept.ok())
     log::Warn("notify.sweep_failed", {{"error", swept.ToString()}});
-  server::NotifyRoutes notify_routes(&notifications);
+  daemon.notify_routes = std::make_unique<server::NotifyRoutes>(daemon.notifications.get());
   // Paired devices: their tokens, and the poll that closes a revoked device's connections.
-  devices::DeviceService device_service((*log)->devices());
+  daemon.device_service = std::make_unique<devices::DeviceService>(log.devices());
   // A revoked device's notification consumer goes with it (heard on every daemon; deleting an
   // absent consumer is fine). Stopped with the service, before the consumers.
-  device_service.AddRevocationListener([&notifications](const std::string& device) {
-    if (Status s = notifications.Forget(device); !s.ok())
-      log::Warn("notify.forget_failed", {{"device", device}, {"error", s.ToString()}});
-  });
-  device_service.Start();
-  server_options.devices = &device_service;
-  server_options.notify_routes = &notify_routes;
-  server_options.consumers = consumers.get();
-  server_options.inbox = &inbox;
-  server_options.long_poll_timeout = std::chrono::milliseconds(options.long_poll_ms);
-  // /mcp: the MCP server's HTTP transport, its tools calling this daemon's own API (set once the
-  // port is known; until then /mcp answers 503).
-  std::unique_ptr<mcp_server::McpHttp> mcp;
-  std::atomic<mcp_server::McpHttp*> mcp_ready{nullptr};
-  server_options.mcp = [&mcp_ready](const server::HttpRequest& request,
-                                    std::function<void(server::HttpResponse)> reply) {
+  daemon.device_service->AddRevocationListener(
+      [&notifications = *daemon.notifications](const std::string& device) {
+        if (Status s = notifications.Forget(device); !s.ok())
+          log::Warn("notify.forget_failed", {{"device", device}, {"error", s.ToString()}});
+      });
+  daemon.device_service->Start();
+  return std::nullopt;
+}
+
+// /mcp's route: the MCP server once it is set, 503 before.
+auto McpRoute(std::atomic<mcp_server::McpHttp*>& mcp_ready) {
+  return [&mcp_ready](const server::HttpRequest& request,
+                      std::function<void(server::HttpResponse)> reply) {
     mcp_server::McpHttp* handler = mcp_ready.load();
     if (handler == nullptr) {
       return reply(server::CodedErrorResponse(503, "unavailable", "the daemon is starting"));
@@ -385,76 +405,129 @@ int RunServe(const ServeOptions& options) {
                       reply(server::HttpResponse{r.status, r.content_type, r.headers, r.body});
                     });
   };
+}
+
+// How this daemon's own tools (/mcp) reach it: a wildcard address is reached on loopback. (With
+// TLS, they reach the daemon over https: its certificate must be one the system trusts for the
+// listen address.)
+client::TransportOptions SelfClient(const std::string& host, const server::Server& server,
+                                    const std::string& url, const std::string& token) {
+  client::TransportOptions self;
+  self.url = host == "0.0.0.0" ? fmt::format("{}://127.0.0.1:{}", server.scheme(), server.port())
+             : host == "::"    ? fmt::format("{}://[::1]:{}", server.scheme(), server.port())
+                               : url;
+  self.token = token;
+  return self;
+}
+
+// The daemon listens: says so (stdout, systemd, the log), serves until a stop signal and returns
+// the exit code.
+int Serve(const ServeOptions& options, const std::string& host, const std::string& daemon_id,
+          const sigset_t& signals, Daemon& daemon) {
+  server::Server& server = *daemon.server;
+  if (Status started = server.Start(); !started.ok())
+    return StartFailed("listen", started.message());
+  const bool v6 = host.find(':') != std::string::npos;
+  const std::string url = fmt::format("{}://{}{}{}:{}", server.scheme(), v6 ? "[" : "", host,
+                                      v6 ? "]" : "", server.port());
+  daemon.mcp = std::make_unique<mcp_server::McpHttp>(SelfClient(host, server, url, options.token),
+                                                     GetBuildInfo().version);
+  daemon.mcp_ready = daemon.mcp.get();
+  fmt::print("agentstream: serving on {}\n", url);  // tests and scripts read this line
+  std::fflush(stdout);
+  // Under systemd (Type=notify): `systemctl start` returns now that the port accepts.
+  if (Status notified = Notify("READY=1"); !notified.ok())
+    fmt::print(stderr, "agentstream: {}\n", notified.message());
+  const std::string advertised = AdvertisedUrl(options, host, server.port());
+  const BuildInfo& build = GetBuildInfo();
+  log::Info("daemon.started", {{"daemon", daemon_id},
+                               {"version", build.version},
+                               {"commit", build.commit},
+                               {"pid", ::getpid()},
+                               {"store", StoreKind(options.store_url)},
+                               {"listen", url},
+                               {"advertise", advertised}});
+  // A wildcard address without --advertise: other daemons on this store cannot forward commands
+  // for the agents this one runs.
+  if (advertised.empty()) log::Warn("daemon.not_advertised", {{"listen", url}});
+  daemon.manager->SetAdvertisedUrl(advertised);
+  const int signal_number = WaitForStop(signals, server);
+  log::Info("daemon.stopping", {{"signal", process::SignalName(signal_number)}});
+  (void)Notify("STOPPING=1");  // a failure showed at READY=1
+  return 0;
+}
+
+// Order: no new requests, then the consumers (their parent-session deliveries go to the agents),
+// then the agents (open turns end canceled), then their thread, then the server's handlers and
+// the log.
+void StopDaemon(Daemon& daemon) {
+  if (daemon.server) daemon.server->Stop();
+  if (daemon.device_service) daemon.device_service->Stop();
+  if (daemon.workspaces) daemon.workspaces->Stop();  // before the manager: its jobs call it
+  daemon.mcp_ready = nullptr;
+  daemon.mcp.reset();  // its running tools end (their daemon calls fail: the server stopped)
+  if (daemon.consumers) daemon.consumers->Stop();
+  if (daemon.manager) {
+    std::promise<void> stopped;
+    daemon.manager->Shutdown([&stopped] { stopped.set_value(); });
+    if (stopped.get_future().wait_for(30s) != std::future_status::ready)
+      log::Warn("daemon.stop_timeout", {{"waited_ms", 30000}});
+  }
+  daemon.loop_thread.reset();
+  daemon.server.reset();
+  daemon.consumers.reset();
+  daemon.manager.reset();
+  daemon.workspaces.reset();
+  daemon.log.reset();
+}
+
+}  // namespace
+
+int RunServe(const ServeOptions& options) {
+  if (!ConfigureLog(options)) return 2;
+  auto server_options = ServerOptionsFrom(options);
+  if (!server_options.ok()) {
+    fmt::print(stderr, "agentstream: {}\n", server_options.status().message());
+    return server_options.status().code() == ErrorCode::kUnauthenticated ? 1 : 2;
+  }
+  const sigset_t signals = BlockStopSignals();
+  process::IgnoreBrokenPipes();  // a client, sink or agent gone is an error value, not our end
+
+  Daemon daemon;
+  runtime::OwnershipOptions ownership;
+  std::optional<int> failed = StartAgents(options, daemon, ownership);
+  if (failed) return *failed;  // (nothing runs yet but the store: the daemon's members close it)
+  // The generic Durable Streams and their subscriptions: in PostgreSQL with a postgresql://
+  // store, else in memory journaled to streams.db (streams_factory.h).
+  auto streams = streams::OpenStreams({options.store_url, options.streams_db});
+  if (!streams.ok()) failed = StartFailed("streams", streams.status().ToString());
+  if (!failed) {
+    daemon.streams = std::move(*streams);
+    server_options->streams = &daemon.streams->store();
+    server_options->stream_subscriptions = &daemon.streams->subscriptions();
+    failed = StartConsumers(options, ownership.daemon_id, daemon);
+  }
+  if (failed) {
+    StopDaemon(daemon);
+    return *failed;
+  }
+  server_options->devices = daemon.device_service.get();
+  server_options->notify_routes = daemon.notify_routes.get();
+  server_options->consumers = daemon.consumers.get();
+  server_options->inbox = daemon.inbox.get();
+  server_options->mcp = McpRoute(daemon.mcp_ready);
   // Agents' git worktrees, under the data directory (none with the memory store, which has
   // none: a create asking for a worktree is refused).
-  std::unique_ptr<workspace::Worktrees> worktrees;
-  std::unique_ptr<server::WorkspaceRoutes> workspaces;
   if (!options.data_dir.empty()) {
-    worktrees = std::make_unique<workspace::Worktrees>(
+    daemon.worktrees = std::make_unique<workspace::Worktrees>(
         workspace::Git(), (std::filesystem::path(options.data_dir) / "worktrees").string());
-    workspaces = std::make_unique<server::WorkspaceRoutes>(*manager, **log, *worktrees);
-    server_options.workspaces = workspaces.get();
+    daemon.workspaces =
+        std::make_unique<server::WorkspaceRoutes>(*daemon.manager, *daemon.log, *daemon.worktrees);
+    server_options->workspaces = daemon.workspaces.get();
   }
-  auto server = std::make_unique<server::Server>(*manager, **log, server_options);
-  int code = 0;
-  if (Status started = server->Start(); !started.ok()) {
-    code = StartFailed("listen", started.message());
-  } else {
-    const bool v6 = server_options.host.find(':') != std::string::npos;
-    const std::string url = fmt::format("{}://{}{}{}:{}", server->scheme(), v6 ? "[" : "",
-                                        server_options.host, v6 ? "]" : "", server->port());
-    cli::client::HttpClientOptions self;  // a wildcard address is reached on loopback
-    // (With TLS, /mcp's tools reach the daemon over https: its certificate must be one the
-    // system trusts for the listen address.)
-    self.url = server_options.host == "0.0.0.0"
-                   ? fmt::format("{}://127.0.0.1:{}", server->scheme(), server->port())
-               : server_options.host == "::"
-                   ? fmt::format("{}://[::1]:{}", server->scheme(), server->port())
-                   : url;
-    self.token = options.token;
-    mcp = std::make_unique<mcp_server::McpHttp>(self, GetBuildInfo().version);
-    mcp_ready = mcp.get();
-    fmt::print("agentstream: serving on {}\n", url);  // tests and scripts read this line
-    std::fflush(stdout);
-    // Under systemd (Type=notify): `systemctl start` returns now that the port accepts.
-    if (Status notified = Notify("READY=1"); !notified.ok())
-      fmt::print(stderr, "agentstream: {}\n", notified.message());
-    const std::string advertised = AdvertisedUrl(options, server_options.host, server->port());
-    const BuildInfo& build = GetBuildInfo();
-    log::Info("daemon.started", {{"daemon", ownership.daemon_id},
-                                 {"version", build.version},
-                                 {"commit", build.commit},
-                                 {"pid", ::getpid()},
-                                 {"store", StoreKind(options.store_url)},
-                                 {"listen", url},
-                                 {"advertise", advertised}});
-    // A wildcard address without --advertise: other daemons on this store cannot forward
-    // commands for the agents this one runs.
-    if (advertised.empty()) log::Warn("daemon.not_advertised", {{"listen", url}});
-    manager->SetAdvertisedUrl(advertised);
-    const int signal_number = WaitForStop(signals, *server);
-    log::Info("daemon.stopping", {{"signal", process::SignalName(signal_number)}});
-    (void)Notify("STOPPING=1");  // a failure showed at READY=1
-  }
-  // Order: no new requests, then the consumers (their parent-session deliveries go to the
-  // agents), then the agents (open turns end canceled), then their thread, then the server's
-  // handlers and the log.
-  server->Stop();
-  device_service.Stop();
-  if (workspaces) workspaces->Stop();  // before the manager: its jobs call the manager
-  mcp_ready = nullptr;
-  mcp.reset();  // its running tools end (their daemon calls fail: the server stopped)
-  consumers->Stop();
-  std::promise<void> stopped;
-  manager->Shutdown([&stopped] { stopped.set_value(); });
-  if (stopped.get_future().wait_for(30s) != std::future_status::ready)
-    log::Warn("daemon.stop_timeout", {{"waited_ms", 30000}});
-  loop_thread.reset();
-  server.reset();
-  consumers.reset();
-  manager.reset();
-  workspaces.reset();
-  log->reset();
+  daemon.server = std::make_unique<server::Server>(*daemon.manager, *daemon.log, *server_options);
+  const int code = Serve(options, server_options->host, ownership.daemon_id, signals, daemon);
+  StopDaemon(daemon);
   log::Info("daemon.stopped", {{"exit_code", code}});
   return code;
 }

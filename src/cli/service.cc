@@ -22,9 +22,8 @@
 
 namespace agentstream::cli {
 
-namespace {
-
-namespace fs = std::filesystem;
+// Named, not anonymous: ServiceCommands::State, which has external linkage, holds the options.
+namespace service_internal {
 
 // The options of the `service` commands.
 struct Options {
@@ -41,6 +40,13 @@ struct Options {
   bool no_enable = false;
   bool no_disable = false;
 };
+
+}  // namespace service_internal
+
+namespace {
+
+namespace fs = std::filesystem;
+using service_internal::Options;
 
 constexpr const char* kUnitName = "agentstream.service";
 // The system unit's data directory (its StateDirectory) and user (packaging/agentstream.sysusers).
@@ -250,6 +256,7 @@ int Uninstall(const Options& o) {
 }  // namespace
 
 struct ServiceCommands::State {
+  using Options = service_internal::Options;
   CLI::App* app = nullptr;
   CLI::App* install = nullptr;
   CLI::App* status = nullptr;

@@ -5,10 +5,11 @@
 // work is store/sqlite/sqlite_backup.h's; this file parses and reports. A PostgreSQL store is
 // backed up with PostgreSQL's own tools, which the refusal names.
 //
-// `store copy [--from URL] --to URL [--merge] [--json]` moves a whole store between SQLite and
-// PostgreSQL, either way (docs/operations.md, "Moving from SQLite to PostgreSQL"); the work is
-// store/copy/store_copy.h's. --from defaults to the configured store. Progress goes to stderr:
-// a line rewritten in place on a terminal, JSON lines with --json.
+// `store copy [--from URL] --to URL [--from-data DIR] [--to-data DIR] [--merge] [--json]` moves
+// a whole store between SQLite and PostgreSQL, either way (docs/operations.md, "Moving from SQLite
+// to PostgreSQL"); the work is store/copy/store_copy.h's, and streams/streams_copy.h's for the
+// generic streams, which it runs as a CopyPart. --from defaults to the configured store. Progress
+// goes to stderr: a line rewritten in place on a terminal, JSON lines with --json.
 #pragma once
 
 #include <memory>
@@ -35,8 +36,9 @@ class StoreCommands {
   // or holding sessions without --force; for a copy: a store in use, a newer schema, other
   // sessions without --merge, sessions that differ); 1 reading or writing failed (a full disk
   // among them; nothing changed either, or for a copy: what was committed is whole and a rerun
-  // finishes it). nullopt for another command.
-  std::optional<int> Run(const std::string& store_url) const;
+  // finishes it). nullopt for another command. `data_dir` is the data directory (`--data`),
+  // where the configured store's generic streams are.
+  std::optional<int> Run(const std::string& store_url, const std::string& data_dir) const;
 
  private:
   struct State;

@@ -48,7 +48,9 @@ struct ConsumerServiceOptions {
   std::int64_t idle_poll_ms = 2000;        // the scheduler looks at every lane at least this often
   std::int64_t rescan_ms = 60000;  // full listing of sessions (commit notices cover the rest)
   // The wall clock of leases, lane records and lag, called from the service's threads; empty:
-  // the system's (system/wall_clock.h).
+  // the system's (system/wall_clock.h). When set, it is also the scheduler's time (back-off,
+  // Retry-After, rescans, idle polls), which otherwise follows the steady clock: a test that sets
+  // it steps all of them by hand, and the scheduler sees a step within idle_poll_ms.
   system::WallClock clock;
   // Tests: builds the sink of a consumer instead of the built-in sinks (see sink.h).
   std::function<Result<std::unique_ptr<Sink>>(const ConsumerSpec&)> sink_factory;

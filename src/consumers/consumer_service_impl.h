@@ -147,6 +147,11 @@ class ConsumerService::Impl {
   std::int64_t Backoff(const RetryPolicy& retry, int attempts);
 
   TimestampMs Now() const { return system::Now(options_.clock); }
+  // The scheduler's time (back-off, Retry-After, rescans, idle polls): the steady clock, or the
+  // injected wall clock when one is set, so that a test stepping that clock steps these too.
+  SteadyClock::time_point SchedulerNow() const {
+    return options_.clock ? SteadyClock::time_point(Millis(options_.clock())) : SteadyClock::now();
+  }
 
   EventLog& log_;
   ConsumerServiceOptions options_;
@@ -165,7 +170,7 @@ class ConsumerService::Impl {
   bool started_ = false, stopping_ = false;
   std::thread scheduler_;
   std::vector<std::thread> workers_;
-  Subscription subscription_;
+  ListenerRegistration subscription_;
   std::mt19937_64 rng_{std::random_device{}()};
 };
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/json.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -16,6 +17,7 @@
 #include "store/memory_log.h"
 #include "store/sqlite/sqlite_log.h"
 #include "store/testing/events.h"
+#include "system/wall_clock.h"
 #include "testing/eventually.h"
 #include "testing/temp_dir.h"
 
@@ -98,6 +100,20 @@ ConsumerServiceOptions Options(const std::string& owner,
   };
   return o;
 }
+
+// A wall clock the test steps by hand, read by the services' threads. Set as
+// ConsumerServiceOptions::clock it is also the scheduler's time: no back-off, Retry-After or lease
+// lapses unless the test steps it.
+class SteppedClock {
+ public:
+  system::WallClock Get() {
+    return [this] { return now_ms_.load(); };
+  }
+  void Advance(std::chrono::milliseconds d) { now_ms_ += d.count(); }
+
+ private:
+  std::atomic<TimestampMs> now_ms_{1'700'000'000'000};
+};
 
 // Waits up to a generous deadline for `pred` (checked under the sink's mutex).
 bool WaitFor(FakeSink::Shared& shared, const std::function<bool()>& pred,
@@ -215,7 +231,12 @@ TEST(ConsumerService, RetriesThenParksOnThePoisonEventWhileOtherSessionsContinue
       if (e.session == SessionId("a") && e.payload.find("poison") != std::string::npos) return true;
     return false;
   };
-  ConsumerService service(log, Options("w1", shared), nullptr);
+  // One worker steps the lanes one after another, in the order the scheduler found them due.
+  SteppedClock clock;
+  ConsumerServiceOptions options = Options("w1", shared);
+  options.workers = 1;
+  options.clock = clock.Get();
+  ConsumerService service(log, options, nullptr);
   ASSERT_TRUE(service.Start().ok());
   ASSERT_TRUE(service.Create(Spec("c")).ok());
   ASSERT_TRUE(Eventually([&] { return DeliveredThrough(*shared, a) == Seq(1); }));
@@ -227,12 +248,20 @@ TEST(ConsumerService, RetriesThenParksOnThePoisonEventWhileOtherSessionsContinue
     auto s = service.Get(ConsumerId("c"));
     return s.ok() && Find(*s, a) != nullptr && Find(*s, a)->parked;
   };
-  ASSERT_TRUE(Eventually(parked));
+  // Each look steps time past the longest back-off (20 ms), so every retry falls due.
+  ASSERT_TRUE(Eventually([&] {
+    clock.Advance(20ms);
+    return parked();
+  }));
   auto state = service.Get(ConsumerId("c"));
   EXPECT_EQ(Find(*state, a)->attempts, 3);
   EXPECT_NE(Find(*state, a)->last_error.find("refused"), std::string::npos);
   EXPECT_EQ(Find(*state, a)->position.seq, Seq(1));  // never skipped
   EXPECT_EQ(state->failures, 3u);
+  // Parked: however long it waits, no further attempts. The scheduler pass that finds b's commit
+  // reads the clock after this step, and a lane of a due in that pass would be pushed before b's
+  // (a sorts first) and sent by the one worker before b's delivery.
+  clock.Advance(std::chrono::hours(1));
   AppendNotes(log, b, 1, 5);  // another session keeps going
   ASSERT_TRUE(Eventually([&] { return DeliveredThrough(*shared, b) == Seq(6); }));
   std::string poison_key;
@@ -247,7 +276,9 @@ TEST(ConsumerService, RetriesThenParksOnThePoisonEventWhileOtherSessionsContinue
     }
     EXPECT_EQ(tries, 3);
   }
-  std::this_thread::sleep_for(100ms);  // parked: no further attempts
+  clock.Advance(std::chrono::hours(1));  // and once more, after a pass of its own
+  AppendNotes(log, b, 6, 6);
+  ASSERT_TRUE(Eventually([&] { return DeliveredThrough(*shared, b) == Seq(7); }));
   {
     std::lock_guard lock(shared->mu);
     int tries = 0;
@@ -269,16 +300,27 @@ TEST(ConsumerService, AStaleLeaseHolderIsFencedAndStopsDelivering) {
   AppendNotes(log, s, 1, 9);
   auto first = std::make_shared<FakeSink::Shared>();
   first->hold = true;
-  ConsumerService stale(log, Options("stale", first, 300), nullptr);
+  SteppedClock clock;  // both services on one machine's clock
+  ConsumerServiceOptions stale_options = Options("stale", first, 300);
+  stale_options.clock = clock.Get();
+  ConsumerService stale(log, stale_options, nullptr);
   ASSERT_TRUE(stale.Start().ok());
   ConsumerSpec spec = Spec("c");
   ASSERT_TRUE(stale.Create(spec).ok());
   // The first holder is stuck in a send past its lease.
   ASSERT_TRUE(WaitFor(*first, [&] { return first->held == 1; }));
   auto second = std::make_shared<FakeSink::Shared>();
-  ConsumerService fresh(log, Options("fresh", second), nullptr);
+  ConsumerServiceOptions fresh_options = Options("fresh", second);
+  fresh_options.clock = clock.Get();
+  ConsumerService fresh(log, fresh_options, nullptr);
   ASSERT_TRUE(fresh.Start().ok());
-  ASSERT_TRUE(Eventually([&] { return DeliveredThrough(*second, s) == Seq(10); }));
+  // The send outlives the stale holder's lease (300 ms); the new holder, turned away while that
+  // lease was live, looks again after half of its own (7.5 s). Each look steps a second, so the
+  // retry falls due however the steps meet the new holder's attempts.
+  ASSERT_TRUE(Eventually([&] {
+    clock.Advance(1s);
+    return DeliveredThrough(*second, s) == Seq(10);
+  }));
   // The new holder resent the journaled delivery first, with the same key.
   std::string stuck_key;
   {
@@ -529,43 +571,72 @@ TEST(ConsumerService, ParentSessionSinkAppendsEachChildEventOnce) {
 }
 
 // A sink told "not yet, retry after 400 ms" (an HTTP 429 with Retry-After): the next attempt
-// waits for it although the policy's back-off is 5 ms; the attempt counts as failed.
+// waits for it although the policy's back-off is 5 ms; the attempt counts as failed. Time is
+// stepped by hand: first to 1 ms short of the 400 ms, then the rest.
 TEST(ConsumerService, ASinksRetryAfterDelaysTheNextAttempt) {
+  struct Attempts {
+    std::mutex mu;
+    std::map<SessionId, std::vector<TimestampMs>> at;  // by session, the clock at each Send
+  };
   class RetryAfterSink final : public Sink {
    public:
-    explicit RetryAfterSink(std::shared_ptr<std::vector<std::chrono::steady_clock::time_point>> at,
-                            std::shared_ptr<std::mutex> mu)
-        : at_(std::move(at)), mu_(std::move(mu)) {}
+    RetryAfterSink(std::shared_ptr<Attempts> attempts, system::WallClock clock)
+        : attempts_(std::move(attempts)), clock_(std::move(clock)) {}
     Result<SinkAck> Send(const Delivery& d, const json::value& prepared) override {
-      std::lock_guard lock(*mu_);
-      at_->push_back(std::chrono::steady_clock::now());
-      if (at_->size() == 1) return SinkAck{std::nullopt, NotDelivered{"429 slow down", 400}};
+      std::lock_guard lock(attempts_->mu);
+      std::vector<TimestampMs>& at = attempts_->at[d.session];
+      at.push_back(clock_());
+      if (d.session == SessionId("a") && at.size() == 1)
+        return SinkAck{std::nullopt, NotDelivered{"429 slow down", 400}};
       return SinkAck{};
     }
 
    private:
-    std::shared_ptr<std::vector<std::chrono::steady_clock::time_point>> at_;
-    std::shared_ptr<std::mutex> mu_;
+    std::shared_ptr<Attempts> attempts_;
+    system::WallClock clock_;
   };
   MemoryEventLog log;
-  const SessionId a("a");
+  const SessionId a("a"), b("b");
   ASSERT_TRUE(log.CreateSession(a, {"p", "/", "a"}, {Note("a#0")}).ok());
-  auto at = std::make_shared<std::vector<std::chrono::steady_clock::time_point>>();
-  auto mu = std::make_shared<std::mutex>();
+  ASSERT_TRUE(log.CreateSession(b, {"p", "/", "b"}, {Note("b#0")}).ok());
+  auto attempts = std::make_shared<Attempts>();
+  auto count = [&](const SessionId& s) {
+    std::lock_guard lock(attempts->mu);
+    return attempts->at[s].size();
+  };
+  SteppedClock clock;
   auto options = Options("w1", std::make_shared<FakeSink::Shared>());
-  options.sink_factory = [at, mu](const ConsumerSpec&) -> Result<std::unique_ptr<Sink>> {
-    return std::unique_ptr<Sink>(std::make_unique<RetryAfterSink>(at, mu));
+  options.workers = 1;  // lanes are sent one after another, in the order they fell due
+  options.clock = clock.Get();
+  options.sink_factory = [attempts, &clock](const ConsumerSpec&) -> Result<std::unique_ptr<Sink>> {
+    return std::unique_ptr<Sink>(std::make_unique<RetryAfterSink>(attempts, clock.Get()));
   };
   ConsumerService service(log, options, nullptr);
   ASSERT_TRUE(service.Start().ok());
   ASSERT_TRUE(service.Create(Spec("c")).ok());
   ASSERT_TRUE(Eventually([&] {
     auto s = service.Get(ConsumerId("c"));
+    return s.ok() && s->failures == 1 && count(b) == 1;
+  }));
+  // A delivery of b after that proves the one worker done with a's step, its next attempt's time
+  // set (from the clock as the step ended) before any step of the clock.
+  AppendNotes(log, b, 1, 1);
+  ASSERT_TRUE(Eventually([&] { return count(b) == 2; }));
+  clock.Advance(399ms);
+  // The scheduler pass that finds b's next commit reads the clock after the step; were a due, it
+  // would be pushed before b (it sorts first) and sent first by the one worker.
+  AppendNotes(log, b, 2, 2);
+  ASSERT_TRUE(Eventually([&] { return count(b) == 3; }));
+  EXPECT_EQ(count(a), 1u) << "retried before its Retry-After";
+  clock.Advance(1ms);
+  ASSERT_TRUE(Eventually([&] {
+    auto s = service.Get(ConsumerId("c"));
     return s.ok() && Find(*s, a) != nullptr && Find(*s, a)->position.seq == Seq(1);
   }));
-  std::lock_guard lock(*mu);
-  ASSERT_EQ(at->size(), 2u);
-  EXPECT_GE((*at)[1] - (*at)[0], 400ms);
+  std::lock_guard lock(attempts->mu);
+  const std::vector<TimestampMs>& at = attempts->at[a];
+  ASSERT_EQ(at.size(), 2u);
+  EXPECT_GE(at[1] - at[0], 400);
   auto state = service.Get(ConsumerId("c"));
   EXPECT_EQ(state->failures, 1u);
 }

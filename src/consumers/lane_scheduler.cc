@@ -73,21 +73,21 @@ void ConsumerService::Impl::PushIfDueLocked(const std::shared_ptr<Entry>& e,
 }
 
 void ConsumerService::Impl::SchedulerLoop() {
-  auto next_rescan = SteadyClock::now();
+  auto next_rescan = SchedulerNow();
   while (true) {
     {
       std::unique_lock lock(mu_);
       if (stopping_) return;
-      if (SteadyClock::now() >= next_rescan) {
+      if (SchedulerNow() >= next_rescan) {
         rescan_ = true;
-        next_rescan = SteadyClock::now() + Millis(options_.rescan_ms);
+        next_rescan = SchedulerNow() + Millis(options_.rescan_ms);
       }
       resume_pending_ = false;
     }
     Discover();
     std::unique_lock lock(mu_);
     if (stopping_) return;
-    auto now = SteadyClock::now();
+    auto now = SchedulerNow();
     auto wake = std::min(next_rescan, now + Millis(options_.idle_poll_ms));
     for (auto& [id, e] : consumers_) {
       for (auto& [sid, lane] : e->lanes) {
@@ -96,8 +96,11 @@ void ConsumerService::Impl::SchedulerLoop() {
           wake = std::min(wake, lane->not_before);
       }
     }
-    scheduler_cv_.wait_until(
-        lock, wake, [&] { return stopping_ || !noticed_.empty() || rescan_ || resume_pending_; });
+    // A wait for a span rather than until an instant of the steady clock: the scheduler's time may
+    // be an injected one, which the wait sees move at the latest after idle_poll_ms.
+    scheduler_cv_.wait_for(lock, wake - SchedulerNow(), [&] {
+      return stopping_ || !noticed_.empty() || rescan_ || resume_pending_;
+    });
   }
 }
 
@@ -122,7 +125,7 @@ void ConsumerService::Impl::WorkerLoop() {
     std::lock_guard lock(mu_);
     --e->running;
     if (e->running == 0) idle_cv_.notify_all();
-    auto now = SteadyClock::now();
+    auto now = SchedulerNow();
     switch (out.next) {
       case Next::kMore:
         lane->dirty = true;

@@ -22,7 +22,7 @@ McpHttpReply Json(int status, std::string body) {
 
 }  // namespace
 
-McpHttp::McpHttp(const cli::client::HttpClientOptions& http, std::string version,
+McpHttp::McpHttp(const client::TransportOptions& http, std::string version,
                  std::size_t worker_threads)
     : version_(std::move(version)),
       env_(DaemonToolEnv(http, std::chrono::seconds(5), stopping_)),
@@ -184,8 +184,7 @@ void McpHttp::RunTool(std::shared_ptr<Call> call) {
 
 void McpHttp::StartWait(const std::shared_ptr<Call>& call, PendingSend pending) {
   TurnWaitRequest request = pending.wait;
-  auto on_end = [this, call,
-                 pending = std::move(pending)](Result<cli::client::TurnEnd> end) mutable {
+  auto on_end = [this, call, pending = std::move(pending)](Result<client::TurnEnd> end) mutable {
     // On the waiter's thread: the last message is read on a worker.
     boost::asio::post(workers_, [this, call, pending = std::move(pending),
                                  end = std::move(end)]() mutable {

@@ -43,7 +43,7 @@
 #include <utility>
 #include <vector>
 
-#include "cli/client/http_client.h"
+#include "client/transport.h"
 #include "jsonrpc/json_rpc.h"
 #include "mcp_server/mcp_protocol.h"
 #include "mcp_server/mcp_tools.h"
@@ -60,7 +60,7 @@ struct McpHttpReply {
 
 class McpHttp {
  public:
-  McpHttp(const cli::client::HttpClientOptions& http, std::string version,
+  McpHttp(const client::TransportOptions& http, std::string version,
           std::size_t worker_threads = 8);
   ~McpHttp();
   McpHttp(const McpHttp&) = delete;

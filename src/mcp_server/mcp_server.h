@@ -17,15 +17,15 @@
 #include <cstddef>
 #include <string>
 
-#include "cli/client/http_client.h"
+#include "client/transport.h"
 #include "jsonrpc/stdio_channel.h"
 
 namespace agentstream::mcp_server {
 
 struct McpServerOptions {
-  cli::client::HttpClientOptions http;  // the daemon's --url and --token, time limits
-  std::string version = "0.0.0";        // serverInfo.version
-  int in_fd = 0, out_fd = 1;            // the client's pipes
+  client::TransportOptions http;  // the daemon's --url and --token, time limits
+  std::string version = "0.0.0";  // serverInfo.version
+  int in_fd = 0, out_fd = 1;      // the client's pipes
   // One input message (8 MiB), the output queue (16 MiB), a client that reads nothing (30 s).
   jsonrpc::ChannelLimits limits;
   std::size_t worker_threads = 8;  // tool calls run at once; more wait their turn

@@ -8,16 +8,16 @@
 #include <vector>
 
 #include "api/api_json.h"
-#include "cli/client/daemon_api.h"
-#include "cli/client/endpoint.h"
-#include "cli/client/http_client.h"
+#include "client/daemon_api.h"
+#include "client/endpoint.h"
+#include "client/transport.h"
 #include "consumers/consumer_spec.h"
 
 namespace agentstream::mcp_server {
 
 namespace json = boost::json;
-using cli::client::DaemonApi;
-using cli::client::HttpClient;
+using client::DaemonApi;
+using client::Transport;
 
 namespace {
 
@@ -198,7 +198,7 @@ Result<json::object> CreateAgent(const ToolEnv& env, const Args& args) {
   AS_ASSIGN_OR_RETURN(config.mode, args.Str("mode"));
   AS_ASSIGN_OR_RETURN(std::optional<std::string> parent, args.Parent(env.calling_agent));
   AS_RETURN_IF_ERROR(CheckParent(env, parent));  // before the agent exists
-  config.client_request_id = cli::client::NewClientId("mcp");
+  config.client_request_id = client::NewClientId("mcp");
   const json::value body = api::AgentConfigToJson(config);
   AS_ASSIGN_OR_RETURN(json::value agent, env.call("POST", "/v1/agents", &body));
   AS_ASSIGN_OR_RETURN(std::string id, api::StringMember(agent, "id"));
@@ -216,7 +216,7 @@ Result<json::object> CreateAgent(const ToolEnv& env, const Args& args) {
 std::string TimelineTarget(const std::string& agent, const std::string& direction,
                            const std::string& cursor, int limit) {
   std::string target = DaemonApi::AgentPath(agent, "/timeline") + "?direction=" + direction;
-  if (!cursor.empty()) target += "&cursor=" + cli::client::PercentEncode(cursor);
+  if (!cursor.empty()) target += "&cursor=" + client::PercentEncode(cursor);
   return target + "&limit=" + std::to_string(limit) +
          "&maxBytes=" + std::to_string(kMaxTimelineBytes);
 }
@@ -264,11 +264,10 @@ Result<ToolStep> BeginSend(const ToolEnv& env, const Args& args) {
                       OneOf(while_running, "whileRunning", {"queue", "interrupt", "steer"}));
   AS_ASSIGN_OR_RETURN(std::optional<std::string> client_id, args.Str("clientMessageId"));
   AS_ASSIGN_OR_RETURN(std::optional<std::string> parent, args.Parent(env.calling_agent));
-  json::object body{
-      {"clientMessageId",
-       client_id && !client_id->empty() ? *client_id : cli::client::NewClientId("mcp")},
-      {"text", text},
-      {"whileRunning", mode}};
+  json::object body{{"clientMessageId",
+                     client_id && !client_id->empty() ? *client_id : client::NewClientId("mcp")},
+                    {"text", text},
+                    {"whileRunning", mode}};
   const std::string message_id(body.at("clientMessageId").as_string());
 
   AS_RETURN_IF_ERROR(CheckParent(env, parent));
@@ -319,8 +318,8 @@ Result<json::object> Search(const ToolEnv& env, const Args& args) {
   AS_ASSIGN_OR_RETURN(std::optional<std::string> agent, args.Str("agent"));
   AS_ASSIGN_OR_RETURN(int limit, args.Int("limit", 1, 50, 10));
   std::string target =
-      "/v1/search?q=" + cli::client::PercentEncode(query) + "&limit=" + std::to_string(limit);
-  if (agent && !agent->empty()) target += "&agent=" + cli::client::PercentEncode(*agent);
+      "/v1/search?q=" + client::PercentEncode(query) + "&limit=" + std::to_string(limit);
+  if (agent && !agent->empty()) target += "&agent=" + client::PercentEncode(*agent);
   AS_ASSIGN_OR_RETURN(json::value hits, env.call("GET", target, nullptr));
   return AsObject(std::move(hits));
 }
@@ -345,7 +344,7 @@ Result<json::object> AnswerPermission(const ToolEnv& env, const Args& args) {
   AS_ASSIGN_OR_RETURN(reply.message, args.Str("message"));
   const json::value body = api::PermissionReplyToJson(reply);
   const std::string target =
-      DaemonApi::AgentPath(agent, "/permissions/" + cli::client::PercentEncode(request));
+      DaemonApi::AgentPath(agent, "/permissions/" + client::PercentEncode(request));
   AS_ASSIGN_OR_RETURN(json::value answer, env.call("POST", target, &body));
   return AsObject(std::move(answer));
 }
@@ -388,9 +387,9 @@ ToolStep BeginTool(const ToolEnv& env, std::string_view name, const json::value&
 }
 
 Result<json::object> FinishSend(const ToolEnv& env, PendingSend pending,
-                                const Result<cli::client::TurnEnd>& waited) {
+                                const Result<client::TurnEnd>& waited) {
   AS_RETURN_IF_ERROR(waited.status());
-  const cli::client::TurnEnd& end = *waited;
+  const client::TurnEnd& end = *waited;
   json::object out = std::move(pending.reply);
   if (end.outcome.empty()) {
     out["timedOut"] = true;
@@ -412,12 +411,11 @@ Result<json::object> CallTool(const ToolEnv& env, std::string_view name,
   ToolStep step = BeginTool(env, name, arguments);
   if (!step.wait) return std::move(step.result);
   const TurnWaitRequest& w = step.wait->wait;
-  Result<cli::client::TurnEnd> end =
-      env.wait(w.agent, w.from, w.client_id, w.turn, w.timeout, cancel);
+  Result<client::TurnEnd> end = env.wait(w.agent, w.from, w.client_id, w.turn, w.timeout, cancel);
   return FinishSend(env, std::move(*step.wait), end);
 }
 
-ToolEnv DaemonToolEnv(const cli::client::HttpClientOptions& http_options,
+ToolEnv DaemonToolEnv(const client::TransportOptions& http_options,
                       std::chrono::milliseconds retry_for,
                       const std::shared_ptr<std::atomic<bool>>& stopping) {
   ToolEnv env;
@@ -427,8 +425,8 @@ ToolEnv DaemonToolEnv(const cli::client::HttpClientOptions& http_options,
     const auto deadline = std::chrono::steady_clock::now() + retry_for;
     std::chrono::milliseconds backoff{200};
     for (;;) {
-      AS_ASSIGN_OR_RETURN(std::unique_ptr<HttpClient> http, HttpClient::Create(http_options));
-      cli::client::DaemonApi api(*http);
+      AS_ASSIGN_OR_RETURN(std::unique_ptr<Transport> http, Transport::Create(http_options));
+      client::DaemonApi api(*http);
       Result<json::value> result = api.Call(method, target, body);
       if (result.ok() || result.status().code() != ErrorCode::kUnavailable || !retry || *stopping ||
           std::chrono::steady_clock::now() + backoff > deadline)
@@ -437,11 +435,11 @@ ToolEnv DaemonToolEnv(const cli::client::HttpClientOptions& http_options,
       backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
     }
   };
-  env.wait = [http_options, stopping](
-                 const std::string& agent, const std::string& from, const std::string& client_id,
-                 std::optional<std::string> turn, std::chrono::milliseconds timeout,
-                 const std::atomic<bool>* cancel) -> Result<cli::client::TurnEnd> {
-    AS_ASSIGN_OR_RETURN(std::unique_ptr<HttpClient> http, HttpClient::Create(http_options));
+  env.wait = [http_options, stopping](const std::string& agent, const std::string& from,
+                                      const std::string& client_id, std::optional<std::string> turn,
+                                      std::chrono::milliseconds timeout,
+                                      const std::atomic<bool>* cancel) -> Result<client::TurnEnd> {
+    AS_ASSIGN_OR_RETURN(std::unique_ptr<Transport> http, Transport::Create(http_options));
     std::atomic<bool> stop{false};
     std::jthread timer(
         [&stop, stopping, cancel,
@@ -451,7 +449,7 @@ ToolEnv DaemonToolEnv(const cli::client::HttpClientOptions& http_options,
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
           stop = true;
         });
-    return cli::client::WaitForTurn(
+    return client::WaitForTurn(
         *http, agent, from, client_id, std::move(turn),
         [](const Status&, std::chrono::milliseconds) {}, &stop);
   };

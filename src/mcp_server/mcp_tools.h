@@ -25,8 +25,8 @@
 #include <string>
 #include <string_view>
 
-#include "cli/client/http_client.h"
-#include "cli/client/turn_wait.h"
+#include "client/transport.h"
+#include "client/turn_wait.h"
 #include "core/status.h"
 #include "mcp_server/turn_waiter.h"
 
@@ -41,13 +41,13 @@ inline constexpr int kLastMessagePages = 20;  // pages read back for agent_last_
 
 // How tools reach the daemon.
 struct ToolEnv {
-  // One /v1 JSON call (cli::client::DaemonApi::Call's contract).
+  // One /v1 JSON call (client::DaemonApi::Call's contract).
   std::function<Result<boost::json::value>(std::string_view method, const std::string& target,
                                            const boost::json::value* body)>
       call;
   // Waits up to `timeout` for the end of the turn prompt `client_id` started (WaitForTurn's
   // contract; an empty outcome when the time ran out, or once `cancel`, when given, is true).
-  std::function<Result<cli::client::TurnEnd>(
+  std::function<Result<client::TurnEnd>(
       const std::string& agent, const std::string& from, const std::string& client_id,
       std::optional<std::string> turn, std::chrono::milliseconds timeout,
       const std::atomic<bool>* cancel)>
@@ -58,12 +58,11 @@ struct ToolEnv {
   std::string calling_agent;
 };
 
-// The daemon's HTTP API as a ToolEnv: each call on a fresh connection (cli::client::HttpClient),
+// The daemon's HTTP API as a ToolEnv: each call on a fresh connection (client::Transport),
 // retried with back-off for `retry_for` while the daemon is unreachable (a restart), except an
-// interrupt (not idempotent); a wait follows the log live (cli::client::WaitForTurn). Once
+// interrupt (not idempotent); a wait follows the log live (client::WaitForTurn). Once
 // `stopping` is set, retries stop and waits end (with no outcome) within about 100 ms.
-ToolEnv DaemonToolEnv(const cli::client::HttpClientOptions& http,
-                      std::chrono::milliseconds retry_for,
+ToolEnv DaemonToolEnv(const client::TransportOptions& http, std::chrono::milliseconds retry_for,
                       const std::shared_ptr<std::atomic<bool>>& stopping);
 
 // The `tools/list` result: {tools: [{name, title, description, inputSchema}]}.
@@ -95,7 +94,7 @@ ToolStep BeginTool(const ToolEnv& env, std::string_view name, const boost::json:
 // the turn ended and the agent's last message (one more daemon read), or {timedOut: true} when
 // it had not ended; the wait's error as is.
 Result<boost::json::object> FinishSend(const ToolEnv& env, PendingSend pending,
-                                       const Result<cli::client::TurnEnd>& end);
+                                       const Result<client::TurnEnd>& end);
 
 // Runs tool `name` with `arguments` (an object, or null for none) and returns its structured
 // result. Errors: kInvalidArgument for a bad argument (no daemon call made), else the daemon's

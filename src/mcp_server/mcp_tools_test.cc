@@ -34,9 +34,9 @@ struct FakeDaemon {
     };
     env.wait = [this](const std::string& agent, const std::string& from, const std::string& id,
                       const std::optional<std::string>&, std::chrono::milliseconds timeout,
-                      const std::atomic<bool>*) -> Result<cli::client::TurnEnd> {
+                      const std::atomic<bool>*) -> Result<client::TurnEnd> {
       waits.push_back(agent + " " + from + " " + id + " " + std::to_string(timeout.count()));
-      return cli::client::TurnEnd{"turn_1", "completed", "end_turn", Cursor{Epoch(1), Seq(9)}};
+      return client::TurnEnd{"turn_1", "completed", "end_turn", Cursor{Epoch(1), Seq(9)}};
     };
     return env;
   }

@@ -19,9 +19,9 @@
 #include <utility>
 
 #include "api/api_json.h"
-#include "cli/client/daemon_api.h"
-#include "cli/client/endpoint.h"
-#include "cli/client/stream_frames.h"
+#include "client/daemon_api.h"
+#include "client/endpoint.h"
+#include "client/stream_frames.h"
 
 namespace agentstream::mcp_server {
 
@@ -29,7 +29,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
-using cli::client::TurnEnd;
+using client::TurnEnd;
 
 namespace {
 constexpr std::chrono::milliseconds kFirstBackoff{200};
@@ -38,8 +38,8 @@ constexpr std::chrono::milliseconds kMaxBackoff{5000};
 
 // Shared by the waiter and its waits; the waits run on `io`'s one thread.
 struct TurnWaiter::Impl {
-  explicit Impl(const cli::client::HttpClientOptions& options)
-      : http(options), endpoint(cli::client::ParseEndpoint(options.url)) {
+  explicit Impl(const client::TransportOptions& options)
+      : http(options), endpoint(client::ParseEndpoint(options.url)) {
     if (endpoint.ok() && endpoint->server.tls)
       endpoint = Error(ErrorCode::kInvalidArgument,
                        "waiting needs the daemon's own http:// address, not " + options.url);
@@ -47,8 +47,8 @@ struct TurnWaiter::Impl {
 
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
-  cli::client::HttpClientOptions http;
-  Result<cli::client::Endpoint> endpoint;
+  client::TransportOptions http;
+  Result<client::Endpoint> endpoint;
   std::map<std::uint64_t, std::shared_ptr<Wait>> waits;  // the io thread only
   std::atomic<std::uint64_t> next_id{1};
   std::atomic<std::size_t> open{0};
@@ -121,14 +121,13 @@ class TurnWaiter::Wait : public std::enable_shared_from_this<Wait> {
   }
 
   void Send() {
-    const cli::client::Endpoint& endpoint = *impl_.endpoint;
+    const client::Endpoint& endpoint = *impl_.endpoint;
     request_line_ = {};
     request_line_.method(http::verb::get);
-    request_line_.target(
-        endpoint.base_path +
-        cli::client::DaemonApi::AgentPath(
-            request_.agent,
-            "/events?offset=" + cli::client::PercentEncode(offset_) + "&live=long-poll"));
+    request_line_.target(endpoint.base_path +
+                         client::DaemonApi::AgentPath(
+                             request_.agent, "/events?offset=" + client::PercentEncode(offset_) +
+                                                 "&live=long-poll"));
     request_line_.set(http::field::host, net::HostAndPort(endpoint.server));
     request_line_.set(http::field::accept, "application/json");
     request_line_.set(http::field::connection, "close");
@@ -162,7 +161,7 @@ class TurnWaiter::Wait : public std::enable_shared_from_this<Wait> {
     const int status = static_cast<int>(reply.result_int());
     if (status == 200 || status == 204) {
       if (status == 200) {
-        Result<std::vector<EventRecord>> records = cli::client::DecodeEnvelopeArray(reply.body());
+        Result<std::vector<EventRecord>> records = client::DecodeEnvelopeArray(reply.body());
         if (!records.ok()) return Finish(records.status());
         for (const EventRecord& record : *records)
           if (seen_.Admit(record.cursor()) && matcher_.Ended(record)) return Finish(matcher_.end());
@@ -195,8 +194,8 @@ class TurnWaiter::Wait : public std::enable_shared_from_this<Wait> {
   const std::uint64_t id_;
   const TurnWaitRequest request_;
   Done done_;
-  cli::client::TurnEndMatcher matcher_;
-  cli::client::CursorDeduper seen_;  // a read after a reset may repeat events
+  client::TurnEndMatcher matcher_;
+  client::CursorDeduper seen_;  // a read after a reset may repeat events
   std::string offset_;
   std::chrono::milliseconds backoff_ = kFirstBackoff;
   asio::steady_timer deadline_, pause_;
@@ -208,8 +207,7 @@ class TurnWaiter::Wait : public std::enable_shared_from_this<Wait> {
   bool finished_ = false;
 };
 
-TurnWaiter::TurnWaiter(const cli::client::HttpClientOptions& http)
-    : impl_(std::make_shared<Impl>(http)) {
+TurnWaiter::TurnWaiter(const client::TransportOptions& http) : impl_(std::make_shared<Impl>(http)) {
   impl_->thread = std::thread([impl = impl_.get()] { impl->io.run(); });
 }
 

@@ -3,7 +3,7 @@
 // session log on the daemon (GET /v1/agents/{id}/events?offset=OFFSET&live=long-poll,
 // docs/protocol.md), each answered when the session commits or after the daemon's long-poll
 // timeout, all on the one I/O thread the waiter owns, with a timer per wait for its deadline.
-// Which event ends the turn is cli::client::TurnEndMatcher's rule (as `agentstream send --wait`).
+// Which event ends the turn is client::TurnEndMatcher's rule (as `agentstream send --wait`).
 //
 // Errors (WaitForTurn's): a 4xx reply other than 408 and 429 (no such agent, a refused token) or
 // events that do not decode end the wait with that error; a connection failure or another reply
@@ -23,8 +23,8 @@
 #include <optional>
 #include <string>
 
-#include "cli/client/http_client.h"
-#include "cli/client/turn_wait.h"
+#include "client/transport.h"
+#include "client/turn_wait.h"
 #include "core/status.h"
 
 namespace agentstream::mcp_server {
@@ -42,11 +42,11 @@ struct TurnWaitRequest {
 class TurnWaiter {
  public:
   // A TurnEnd whose outcome is empty when the time ran out or the wait was cancelled.
-  using Done = std::function<void(Result<cli::client::TurnEnd> end)>;
+  using Done = std::function<void(Result<client::TurnEnd> end)>;
 
   // The daemon at `http.url` with `http.token`; its connect_timeout and stream_idle_timeout
   // bound each read.
-  explicit TurnWaiter(const cli::client::HttpClientOptions& http);
+  explicit TurnWaiter(const client::TransportOptions& http);
   ~TurnWaiter();
   TurnWaiter(const TurnWaiter&) = delete;
   TurnWaiter& operator=(const TurnWaiter&) = delete;

@@ -61,19 +61,19 @@ class AsioTimers final : public Timers {
 }  // namespace
 
 std::unique_ptr<TimerHandle> ManualTimers::After(Millis delay, std::function<void()> fn) {
-  const Key key{now_ + delay, next_order_++};
+  const Key key{now_.load() + delay, next_order_++};
   timers_.emplace(key, std::move(fn));
   return std::make_unique<ManualHandle>([this, key] { timers_.erase(key); }, alive_);
 }
 
 void ManualTimers::Advance(Millis d) {
-  const Clock::time_point end = now_ + d;
+  const Clock::time_point end = now_.load() + d;
   while (!timers_.empty() && timers_.begin()->first.due <= end) {
     auto node = timers_.extract(timers_.begin());
-    now_ = node.key().due;
+    now_.store(node.key().due);
     node.mapped()();
   }
-  now_ = end;
+  now_.store(end);
 }
 
 struct EventLoop::Impl {

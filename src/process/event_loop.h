@@ -6,6 +6,7 @@
 // code needs no locks. Post() is the only method safe to call from other threads.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -34,10 +35,12 @@ class Timers {
                                                            std::function<void()> fn) = 0;
 };
 
-// Virtual time for tests: nothing fires until Advance(). Not thread-safe.
+// Virtual time for tests: nothing fires until Advance(). Now() may be called from any thread (the
+// code under test may read the time on a thread of its own); After() and Advance() are not
+// thread-safe.
 class ManualTimers final : public Timers {
  public:
-  Clock::time_point Now() const override { return now_; }
+  Clock::time_point Now() const override { return now_.load(); }
   std::unique_ptr<TimerHandle> After(Millis delay, std::function<void()> fn) override;
   // Moves time forward by `d`, running every timer that falls due, in due order (ties in
   // creation order). Timers created by callbacks run too if they fall due within the step.
@@ -50,7 +53,7 @@ class ManualTimers final : public Timers {
     std::uint64_t order;
     auto operator<=>(const Key&) const = default;
   };
-  Clock::time_point now_{};
+  std::atomic<Clock::time_point> now_{Clock::time_point{}};
   std::uint64_t next_order_ = 0;
   std::map<Key, std::function<void()>> timers_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // handles outliving this object

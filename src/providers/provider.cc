@@ -6,7 +6,7 @@ namespace agentstream::providers {
 
 void AgentProvider::Run(const TurnRequest& request, std::function<void(Result<RunResult>)> done) {
   struct State {
-    Subscription sub;
+    EventSubscription sub;
     RunResult result;
     bool accepted = false, finished = false;
     std::function<void(Result<RunResult>)> done;

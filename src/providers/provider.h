@@ -102,8 +102,8 @@ class AgentProvider {
   virtual ~AgentProvider() = default;
 
   // Every provider event, foreground and autonomous, in provider order (guarantees 1-4).
-  // Drop the returned Subscription (or call Cancel) to unsubscribe.
-  [[nodiscard]] virtual Subscription Subscribe(EventCallback callback) = 0;
+  // Drop the returned EventSubscription (or call Cancel) to unsubscribe.
+  [[nodiscard]] virtual EventSubscription Subscribe(EventCallback callback) = 0;
 
   // Starts the runtime (spawn + handshake). `done` gets OK once prompts can be sent, else
   // kUnavailable (cannot start, handshake failed or timed out).

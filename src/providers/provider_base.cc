@@ -20,7 +20,7 @@ void ProviderBase::Shutdown() {
   subscribers_->Close();
 }
 
-Subscription ProviderBase::Subscribe(EventCallback callback) {
+EventSubscription ProviderBase::Subscribe(EventCallback callback) {
   return subscribers_->Add(std::move(callback));
 }
 

@@ -62,7 +62,7 @@ Status NotPending(const RequestId& request);
 
 class ProviderBase : public AgentProvider {
  public:
-  Subscription Subscribe(EventCallback callback) final;
+  EventSubscription Subscribe(EventCallback callback) final;
 
   // Cancels the running turn: SendCancel(), then OnInterruptTimeout() when the turn has not ended
   // within the interrupt timeout. `done` runs at ResolveInterruptWaiters(); at once (OK) when no

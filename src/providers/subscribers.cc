@@ -6,7 +6,7 @@
 
 namespace agentstream::providers {
 
-Subscription& Subscription::operator=(Subscription&& other) noexcept {
+EventSubscription& EventSubscription::operator=(EventSubscription&& other) noexcept {
   if (this != &other) {
     Cancel();
     list_ = std::move(other.list_);
@@ -15,17 +15,17 @@ Subscription& Subscription::operator=(Subscription&& other) noexcept {
   return *this;
 }
 
-void Subscription::Cancel() {
+void EventSubscription::Cancel() {
   if (auto list = list_.lock()) list->Remove(id_);
   list_.reset();
   id_ = 0;
 }
 
-Subscription SubscriberList::Add(EventCallback callback) {
+EventSubscription SubscriberList::Add(EventCallback callback) {
   if (closed_) return {};
   const std::uint64_t id = next_id_++;
   callbacks_.emplace(id, std::move(callback));
-  return Subscription(weak_from_this(), id);
+  return EventSubscription(weak_from_this(), id);
 }
 
 void SubscriberList::Remove(std::uint64_t id) { callbacks_.erase(id); }

@@ -18,17 +18,18 @@ using EventCallback = std::function<void(const turn::ProviderEvent&)>;
 
 class SubscriberList;
 
-// Owns one subscription: destroying it (or Cancel) unsubscribes. Safe to outlive the list.
-class [[nodiscard]] Subscription {
+// Owns one subscription to a provider's events (AgentProvider::Subscribe): destroying it (or
+// Cancel) unsubscribes. Safe to outlive the list.
+class [[nodiscard]] EventSubscription {
  public:
-  Subscription() = default;
-  Subscription(std::weak_ptr<SubscriberList> list, std::uint64_t id)
+  EventSubscription() = default;
+  EventSubscription(std::weak_ptr<SubscriberList> list, std::uint64_t id)
       : list_(std::move(list)), id_(id) {}
-  Subscription(Subscription&& other) noexcept { *this = std::move(other); }
-  Subscription& operator=(Subscription&& other) noexcept;
-  Subscription(const Subscription&) = delete;
-  Subscription& operator=(const Subscription&) = delete;
-  ~Subscription() { Cancel(); }
+  EventSubscription(EventSubscription&& other) noexcept { *this = std::move(other); }
+  EventSubscription& operator=(EventSubscription&& other) noexcept;
+  EventSubscription(const EventSubscription&) = delete;
+  EventSubscription& operator=(const EventSubscription&) = delete;
+  ~EventSubscription() { Cancel(); }
   void Cancel();
 
  private:
@@ -38,7 +39,7 @@ class [[nodiscard]] Subscription {
 
 class SubscriberList : public std::enable_shared_from_this<SubscriberList> {
  public:
-  Subscription Add(EventCallback callback);
+  EventSubscription Add(EventCallback callback);
   void Remove(std::uint64_t id);
   // Delivers `event` to every current subscriber, in subscription order. Called from inside a
   // callback, it queues the event and returns; the outer call delivers it after the current one.

@@ -16,8 +16,8 @@ std::string Code(const ProviderEvent& e) { return std::get<ProviderError>(e).cod
 TEST(SubscriberListTest, DeliversInOrderToEverySubscriber) {
   auto list = std::make_shared<SubscriberList>();
   std::vector<std::string> a, b;
-  Subscription sa = list->Add([&](const ProviderEvent& e) { a.push_back(Code(e)); });
-  Subscription sb = list->Add([&](const ProviderEvent& e) { b.push_back(Code(e)); });
+  EventSubscription sa = list->Add([&](const ProviderEvent& e) { a.push_back(Code(e)); });
+  EventSubscription sb = list->Add([&](const ProviderEvent& e) { b.push_back(Code(e)); });
   list->Publish(E("1"));
   list->Publish(E("2"));
   EXPECT_EQ(a, (std::vector<std::string>{"1", "2"}));
@@ -28,13 +28,13 @@ TEST(SubscriberListTest, ReentrantPublishIsQueuedNotNested) {
   auto list = std::make_shared<SubscriberList>();
   std::vector<std::string> seen;
   int depth = 0, max_depth = 0;
-  Subscription s = list->Add([&](const ProviderEvent& e) {
+  EventSubscription s = list->Add([&](const ProviderEvent& e) {
     max_depth = std::max(max_depth, ++depth);
     seen.push_back(Code(e));
     if (Code(e) == "1") list->Publish(E("3"));  // published from inside a callback
     --depth;
   });
-  Subscription t = list->Add([&](const ProviderEvent& e) { seen.push_back("t" + Code(e)); });
+  EventSubscription t = list->Add([&](const ProviderEvent& e) { seen.push_back("t" + Code(e)); });
   list->Publish(E("1"));
   EXPECT_EQ(max_depth, 1);
   // "1" reaches both subscribers before "3" reaches anyone: provider order is kept.
@@ -44,8 +44,8 @@ TEST(SubscriberListTest, ReentrantPublishIsQueuedNotNested) {
 TEST(SubscriberListTest, ThrowingSubscriberIsIsolated) {
   auto list = std::make_shared<SubscriberList>();
   std::vector<std::string> seen;
-  Subscription bad = list->Add([](const ProviderEvent&) { throw std::runtime_error("boom"); });
-  Subscription good = list->Add([&](const ProviderEvent& e) { seen.push_back(Code(e)); });
+  EventSubscription bad = list->Add([](const ProviderEvent&) { throw std::runtime_error("boom"); });
+  EventSubscription good = list->Add([&](const ProviderEvent& e) { seen.push_back(Code(e)); });
   list->Publish(E("1"));
   list->Publish(E("2"));
   EXPECT_EQ(seen, (std::vector<std::string>{"1", "2"}));
@@ -55,8 +55,8 @@ TEST(SubscriberListTest, ThrowingSubscriberIsIsolated) {
 TEST(SubscriberListTest, UnsubscribeAndCloseStopDelivery) {
   auto list = std::make_shared<SubscriberList>();
   int a = 0, b = 0;
-  Subscription sa = list->Add([&](const ProviderEvent&) { ++a; });
-  Subscription sb;
+  EventSubscription sa = list->Add([&](const ProviderEvent&) { ++a; });
+  EventSubscription sb;
   sb = list->Add([&](const ProviderEvent&) {
     ++b;
     sb.Cancel();  // a subscriber may unsubscribe itself while being called
@@ -68,18 +68,18 @@ TEST(SubscriberListTest, UnsubscribeAndCloseStopDelivery) {
   sa.Cancel();
   list->Publish(E("3"));
   EXPECT_EQ(a, 2);
-  Subscription sc = list->Add([&](const ProviderEvent&) { ++a; });
+  EventSubscription sc = list->Add([&](const ProviderEvent&) { ++a; });
   list->Close();
   list->Publish(E("4"));
   EXPECT_EQ(a, 2);
   EXPECT_EQ(list->size(), 0u);
-  Subscription after = list->Add([&](const ProviderEvent&) { ++a; });  // closed: a no-op
+  EventSubscription after = list->Add([&](const ProviderEvent&) { ++a; });  // closed: a no-op
   list->Publish(E("5"));
   EXPECT_EQ(a, 2);
 }
 
 TEST(SubscriberListTest, SubscriptionMayOutliveTheList) {
-  Subscription s;
+  EventSubscription s;
   {
     auto list = std::make_shared<SubscriberList>();
     s = list->Add([](const ProviderEvent&) {});

@@ -84,8 +84,8 @@ AgentManager::Impl::Impl(EventLog& log, ProviderFactory& factory, process::Event
       if (alive.lock()) OnLeasesExpired(expired);
     });
   };
-  keeper_ =
-      std::make_unique<LeaseKeeper>(log_.coordination(), options_.ownership, std::move(callbacks));
+  keeper_ = std::make_unique<LeaseKeeper>(log_.coordination(), timers(), options_.ownership,
+                                          std::move(callbacks));
   Run([](Impl& impl) { impl.CheckOverdue(); });
 }
 
@@ -195,14 +195,14 @@ void AgentManager::Impl::Notify(AgentNotice::Kind kind, const api::AgentSnapshot
   for (const auto& w : watchers) (*w)(notice);
 }
 
-Subscription AgentManager::Impl::Watch(NoticeWatcher watcher) {
+ListenerRegistration AgentManager::Impl::Watch(NoticeWatcher watcher) {
   std::uint64_t id = 0;
   {
     std::lock_guard lock(hub_->mu);
     id = hub_->next++;
     hub_->watchers[id] = std::make_shared<NoticeWatcher>(std::move(watcher));
   }
-  return Subscription([weak = std::weak_ptr<NoticeHub>(hub_), id] {
+  return ListenerRegistration([weak = std::weak_ptr<NoticeHub>(hub_), id] {
     if (std::shared_ptr<NoticeHub> hub = weak.lock()) {
       std::lock_guard lock(hub->mu);
       hub->watchers.erase(id);
@@ -607,7 +607,7 @@ void AgentManager::Impl::Shutdown(std::function<void()> done) {
 
 void AgentManager::Impl::After(process::Millis delay, std::function<void()> fn) {
   const std::uint64_t number = next_timer_++;
-  timers_[number] = loop_.timers().After(delay, [this, number, fn = std::move(fn)] {
+  timers_[number] = timers().After(delay, [this, number, fn = std::move(fn)] {
     auto it = timers_.find(number);
     if (it == timers_.end()) return;
     std::unique_ptr<process::TimerHandle> self = std::move(it->second);
@@ -672,6 +672,8 @@ void AgentManager::Send(const SessionId& id, api::SendRequest request,
                         Callback<api::SendReply> done, Forwarding forwarding) {
   impl_->Run(
       [id, forwarding, request = std::move(request), done = std::move(done)](Impl& impl) mutable {
+        // Refused before routing, so that it neither loads a runtime nor travels to another
+        // daemon; the runtime's one check of it (LiveAgent::Send relies on it).
         if (request.client_message_id.empty())
           return done(Error(ErrorCode::kInvalidArgument, "a prompt needs a client message id"));
         impl.Dispatch(id, commands::Send{std::move(request)}, forwarding,
@@ -754,7 +756,7 @@ void AgentManager::Rewind(const SessionId& id, Cursor to, Callback<api::AgentSna
 
 void AgentManager::SetAdvertisedUrl(std::string url) { impl_->keeper().SetUrl(std::move(url)); }
 
-Subscription AgentManager::WatchNotices(NoticeWatcher watcher) {
+ListenerRegistration AgentManager::WatchNotices(NoticeWatcher watcher) {
   return impl_->Watch(std::move(watcher));
 }
 

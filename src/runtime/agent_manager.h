@@ -93,6 +93,10 @@ struct AgentManagerOptions {
   process::Millis stop_timeout{10000};
   // This daemon's identity and its agents' ownership leases (lease_keeper.h).
   OwnershipOptions ownership;
+  // The steady clock and timers of the manager, its runtimes and its lease keeper (start, idle
+  // and stop timeouts, lease renewals and overdue checks); null: the loop's. Must outlive the
+  // manager; its Now() is also read on the keeper's thread. The providers keep the loop's.
+  process::Timers* timers = nullptr;
 };
 
 class Forwarder;  // forwarder.h
@@ -203,7 +207,7 @@ class AgentManager {
   void SetAdvertisedUrl(std::string url);
 
   // Every notice of every agent, until the returned subscription is dropped.
-  [[nodiscard]] Subscription WatchNotices(NoticeWatcher watcher);
+  [[nodiscard]] ListenerRegistration WatchNotices(NoticeWatcher watcher);
 
   // Stops every runtime (queued prompts stay queued in the log and run when the session next
   // loads; open turns are interrupted and end canceled, "interrupted"), waits for their processes

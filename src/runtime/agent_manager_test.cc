@@ -570,18 +570,41 @@ TEST_F(AgentManagerTest, QueuedPromptsAreBounded) {
   EXPECT_EQ(Of<TurnStarted>(Events(agent.id)).size(), 3u);
 }
 
+// The manager's time is stepped by hand; the turns run in real time.
 TEST_F(AgentManagerTest, IdleRuntimesStopAndRestartOnTheNextPrompt) {
   AgentManagerOptions options;
-  options.idle_stop_after = 1s;  // long enough that the runtime is still loaded right after a send
+  options.idle_stop_after = 1s;
+  options.timers = &manual_timers_;
   StartManager(2ms, options);
   const api::AgentSnapshot agent = Create();
+  // The runtime counts as idle from the status notice that says so (it follows the append).
+  const auto idle_after = [&](std::size_t from) {
+    return loop_.RunUntil(
+        [&] {
+          for (std::size_t i = from; i < notices_.size(); ++i) {
+            const AgentNotice& n = notices_[i];
+            if (n.kind == AgentNotice::Kind::kStatus && n.agent.id == agent.id &&
+                n.agent.status == SessionStatus::kIdle)
+              return true;
+          }
+          return false;
+        },
+        20s);
+  };
+  // Send answers once the turn started: an idle notice from then on is the turn's end.
   ASSERT_TRUE(Send(agent.id, "c1", "hi").ok());
+  ASSERT_TRUE(idle_after(notices_.size()));
+  manual_timers_.Advance(999ms);
+  EXPECT_TRUE(Get(agent.id)->loaded) << "stopped before it was idle for idle_stop_after";
+  manual_timers_.Advance(1ms);
   ASSERT_TRUE(WaitFor(agent.id, [](const api::AgentSnapshot& s) { return !s.loaded; }));
   EXPECT_EQ(Stored(agent.id).status, SessionStatus::kIdle);
   EXPECT_EQ(Of<TurnCompleted>(Events(agent.id)).size(), 1u);
   Result<api::SendReply> again = Send(agent.id, "c2", "hi again");
   ASSERT_TRUE(again.ok() && again->accepted);
   EXPECT_TRUE(Get(agent.id)->loaded);
+  ASSERT_TRUE(idle_after(notices_.size()));
+  manual_timers_.Advance(1s);
   ASSERT_TRUE(WaitFor(agent.id, [](const api::AgentSnapshot& s) { return !s.loaded; }));
   EXPECT_EQ(Of<TurnCompleted>(Events(agent.id)).size(), 2u);
 }

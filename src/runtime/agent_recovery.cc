@@ -139,7 +139,7 @@ void AgentManager::Impl::CheckOverdue() {
   }
   const process::Millis every = std::max(process::Millis(50), options_.ownership.renew_every / 4);
   std::weak_ptr<bool> alive = alive_;
-  overdue_timer_ = loop_.timers().After(every, [this, alive] {
+  overdue_timer_ = timers().After(every, [this, alive] {
     if (alive.lock()) CheckOverdue();
   });
 }

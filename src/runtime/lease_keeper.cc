@@ -6,11 +6,13 @@
 
 namespace agentstream::runtime {
 
-LeaseKeeper::LeaseKeeper(Coordination& store, OwnershipOptions options, Callbacks callbacks)
+LeaseKeeper::LeaseKeeper(Coordination& store, const process::Timers& clock,
+                         OwnershipOptions options, Callbacks callbacks)
     : store_(store),
+      clock_(clock),
       options_(std::move(options)),
       callbacks_(std::move(callbacks)),
-      started_ms_(system::WallClockMs()),
+      started_ms_(system::Now(options_.clock)),
       url_(options_.url),
       thread_([this] { Loop(); }) {}
 
@@ -67,17 +69,19 @@ void LeaseKeeper::SetUrl(std::string url) {
 void LeaseKeeper::Loop() {
   std::unique_lock lock(mu_);
   while (!stop_) {
-    const process::Clock::time_point started = process::Clock::now();
+    const process::Clock::time_point started = clock_.Now();
     lock.unlock();
     Round();
     lock.lock();
-    cv_.wait_until(lock, started + options_.renew_every, [this] { return stop_ || poked_; });
+    // A span rather than an instant of the steady clock: `clock_` may be a stepped one.
+    cv_.wait_for(lock, started + options_.renew_every - clock_.Now(),
+                 [this] { return stop_ || poked_; });
     poked_ = false;
   }
 }
 
 void LeaseKeeper::Round() {
-  const process::Clock::time_point sent = process::Clock::now();
+  const process::Clock::time_point sent = clock_.Now();
   std::vector<std::pair<SessionId, std::uint64_t>> leases;
   std::string url;
   {
@@ -90,7 +94,7 @@ void LeaseKeeper::Round() {
   if (!leases.empty()) {
     Result<std::vector<SessionId>> lost =
         store_.RenewOwnerships(options_.daemon_id, leases, ttl_ms);
-    const auto took = std::chrono::duration_cast<process::Millis>(process::Clock::now() - sent);
+    const auto took = std::chrono::duration_cast<process::Millis>(clock_.Now() - sent);
     // A failure changes nothing here: Overdue() stops the runtimes in time.
     renew_failures_.Report(lost.status(), {{"leases", leases.size()}});
     // Over the period, the margin before the runtimes stop by themselves (ttl - renew_every) is

@@ -26,6 +26,7 @@
 #include "log/log.h"
 #include "process/event_loop.h"
 #include "store/coordination.h"
+#include "system/wall_clock.h"
 
 namespace agentstream::runtime {
 
@@ -40,6 +41,8 @@ struct OwnershipOptions {
   process::Millis ttl{10000};
   process::Millis renew_every{3000};
   std::size_t sweep_limit = 64;  // expired leases taken over per round
+  // The wall clock of the daemon's start time in its registry entry; empty: the system's.
+  system::WallClock clock;
 };
 
 class LeaseKeeper {
@@ -49,8 +52,13 @@ class LeaseKeeper {
     std::function<void(std::vector<std::pair<SessionId, OwnerLease>> expired)> expired;
   };
 
-  // `store` must outlive the keeper. Starts the thread; the first round runs at once.
-  LeaseKeeper(Coordination& store, OwnershipOptions options, Callbacks callbacks);
+  // `store` and `clock` must outlive the keeper. `clock` is the steady time of the renewals, of
+  // Track's `granted_at` and of Overdue's `now` (the manager's timers); its Now() is read on the
+  // keeper's thread. Rounds follow one another `renew_every` apart on that clock, waiting in real
+  // time for what remains of the period: a test stepping the clock by hand runs rounds by Poke().
+  // Starts the thread; the first round runs at once.
+  LeaseKeeper(Coordination& store, const process::Timers& clock, OwnershipOptions options,
+              Callbacks callbacks);
   ~LeaseKeeper();  // stops and joins the thread
   LeaseKeeper(const LeaseKeeper&) = delete;
   LeaseKeeper& operator=(const LeaseKeeper&) = delete;
@@ -79,6 +87,7 @@ class LeaseKeeper {
   void Round();
 
   Coordination& store_;
+  const process::Timers& clock_;
   const OwnershipOptions options_;
   const Callbacks callbacks_;
   const TimestampMs started_ms_;

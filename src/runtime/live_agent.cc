@@ -93,7 +93,7 @@ Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionIn
   const std::size_t left_open = state.open.size();
   agent->desired_status_ = agent->durable_status_ = turn::SessionStatusOf(state);
   LiveAgent* self = agent.get();
-  agent->runner_ = std::make_unique<SessionRunner>(
+  agent->runner_ = std::make_unique<providers::SessionRunner>(
       *agent->provider_, std::move(state), *agent->env_.ids,
       [self](const std::vector<NewEvent>& batch) { self->Append(batch); },
       [self](const turn::Effect& effect) { self->OnEffect(effect); });
@@ -110,7 +110,7 @@ Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionIn
 
 void LiveAgent::StartRuntime() {
   std::weak_ptr<bool> alive = alive_;
-  start_timer_ = env_.loop->timers().After(env_.options.start_timeout, [this, alive] {
+  start_timer_ = env_.timers().After(env_.options.start_timeout, [this, alive] {
     if (!alive.lock()) return;
     OnStarted(Error(ErrorCode::kUnavailable,
                     "the runtime did not become ready within " +
@@ -183,7 +183,7 @@ void LiveAgent::StartFresh(const std::string& why) {
   runner_.reset();  // its subscription goes with the old provider
   provider_ = std::move(*fresh);
   LiveAgent* self = this;
-  runner_ = std::make_unique<SessionRunner>(
+  runner_ = std::make_unique<providers::SessionRunner>(
       *provider_, std::move(state), *env_.ids,
       [self](const std::vector<NewEvent>& batch) { self->Append(batch); },
       [self](const turn::Effect& effect) { self->OnEffect(effect); });
@@ -379,25 +379,33 @@ void LiveAgent::OnEffect(const turn::Effect& effect) {
   }
 }
 
+// An answer that is not the one Submit() got back from the runner: to a send awaiting its turn's
+// start, or to a prompt whose sender was answered already (it was queued).
 void LiveAgent::OnReply(const turn::ReplySubmission& reply) {
-  const bool queue_changed = reply.outcome == turn::SubmissionOutcome::kQueued ||
-                             reply.outcome == turn::SubmissionOutcome::kCanceled;
   auto it = awaiting_.find(reply.client_message_id);
-  const bool immediate = submitting_ == reply.client_message_id && !immediate_;
-  if (queue_changed || (!immediate && it == awaiting_.end() &&
-                        reply.outcome != turn::SubmissionOutcome::kDuplicate)) {
-    // Queued, canceled, or a queued prompt that left the queue for its turn.
-    AfterAppended([this, id = reply.client_message_id](const Status& s) {
-      if (s.ok()) env_.notify(AgentNotice::Kind::kQueued, Snapshot(), id);
-    });
-  }
-  if (immediate) {
-    immediate_ = reply;
+  if (it == awaiting_.end()) {
+    // Canceled, or a queued prompt that left the queue for its turn; a retry changes nothing.
+    if (reply.outcome != turn::SubmissionOutcome::kDuplicate) NotifyQueue(reply);
     return;
   }
-  if (it == awaiting_.end()) return;
   Callback<api::SendReply> done = std::move(it->second);
   awaiting_.erase(it);
+  if (ChangesQueue(reply)) NotifyQueue(reply);
+  Answer(std::move(done), reply);
+}
+
+bool LiveAgent::ChangesQueue(const turn::ReplySubmission& reply) {
+  return reply.outcome == turn::SubmissionOutcome::kQueued ||
+         reply.outcome == turn::SubmissionOutcome::kCanceled;
+}
+
+void LiveAgent::NotifyQueue(const turn::ReplySubmission& reply) {
+  AfterAppended([this, id = reply.client_message_id](const Status& s) {
+    if (s.ok()) env_.notify(AgentNotice::Kind::kQueued, Snapshot(), id);
+  });
+}
+
+void LiveAgent::Answer(Callback<api::SendReply> done, const turn::ReplySubmission& reply) {
   AfterAppended([this, done = std::move(done), reply](const Status& s) {
     if (!s.ok()) return done(s);
     done(MakeReply(reply));
@@ -412,8 +420,6 @@ api::SendReply LiveAgent::MakeReply(const turn::ReplySubmission& reply) const {
 // ---- Client commands ----
 
 void LiveAgent::Send(api::SendRequest request, Callback<api::SendReply> done) {
-  if (request.client_message_id.empty())
-    return done(Error(ErrorCode::kInvalidArgument, "a prompt needs a client message id"));
   if (stopping_) return done(RuntimeStopping());
   if (open_sends_ >= env_.options.max_pending_sends) {
     return done(Error(ErrorCode::kUnavailable, "too many prompts of this session are waiting (" +
@@ -447,19 +453,17 @@ void LiveAgent::Submit(api::SendRequest request, Callback<api::SendReply> done) 
         ErrorCode::kUnavailable,
         "too many prompts are queued (" + std::to_string(env_.options.max_queued_prompts) + ")"));
   }
-  submitting_ = id;
-  immediate_.reset();
-  const Status status = runner_->Command(turn::SubmitPrompt{
+  Result<std::optional<turn::ReplySubmission>> reply = runner_->Command(turn::SubmitPrompt{
       id, std::move(request.text), std::move(request.attachments), request.while_running});
-  submitting_.reset();
-  if (!status.ok()) return done(status);
-  if (std::optional<turn::ReplySubmission> reply = std::exchange(immediate_, std::nullopt)) {
-    return AfterAppended([this, done = std::move(done), reply = *reply](const Status& s) {
-      if (!s.ok()) return done(s);
-      done(MakeReply(reply));
-    });
+  if (!reply.ok()) return done(reply.status());
+  // No answer yet: the prompt started a turn that the provider has yet to accept (or it waits
+  // behind a running step); OnReply answers it.
+  if (!*reply) {
+    awaiting_[id] = std::move(done);
+    return;
   }
-  awaiting_[id] = std::move(done);
+  if (ChangesQueue(**reply)) NotifyQueue(**reply);
+  Answer(std::move(done), **reply);
 }
 
 void LiveAgent::CancelQueued(const std::string& client_message_id, const StatusCallback& done) {
@@ -471,20 +475,20 @@ void LiveAgent::CancelQueued(const std::string& client_message_id, const StatusC
                       (state.pending_after_teardown &&
                        state.pending_after_teardown->client_message_id == client_message_id);
   if (!queued) return done(Error(ErrorCode::kNotFound, "no queued prompt " + client_message_id));
-  const Status status = runner_->Command(turn::CancelQueuedPrompt{client_message_id});
+  const Status status = runner_->Command(turn::CancelQueuedPrompt{client_message_id}).status();
   if (!status.ok()) return done(status);
   AfterAppended(done);  // prompt.canceled is durable before the client hears of it
 }
 
 void LiveAgent::Interrupt(StatusCallback done) {
   if (!ready_ || runner_->state().open.empty()) return done(Status::Ok());
-  const Status status = runner_->Command(turn::RequestInterrupt{});
+  const Status status = runner_->Command(turn::RequestInterrupt{}).status();
   if (!status.ok()) return done(status);
   AfterAppended(std::move(done));
 }
 
 void LiveAgent::ReplyPermission(const turn::ReplyPermission& reply, StatusCallback done) {
-  const Status status = runner_->Command(reply);
+  const Status status = runner_->Command(reply).status();
   if (!status.ok()) return done(status);
   AfterAppended(std::move(done));
 }
@@ -519,14 +523,14 @@ void LiveAgent::MaybeArmIdle() {
   if (!idle) {
     idle_since_.reset();
   } else if (!idle_since_) {
-    idle_since_ = process::Clock::now();
+    idle_since_ = env_.timers().Now();
   }
   if (!idle || env_.options.idle_stop_after.count() == 0) {
     idle_timer_.reset();
     return;
   }
   std::weak_ptr<bool> alive = alive_;
-  idle_timer_ = env_.loop->timers().After(env_.options.idle_stop_after, [this, alive] {
+  idle_timer_ = env_.timers().After(env_.options.idle_stop_after, [this, alive] {
     if (!alive.lock()) return;
     idle_timer_.reset();
     const bool still_idle = !stopping_ && !IsOpenStatus(runner_->status()) && open_sends_ == 0 &&
@@ -544,7 +548,7 @@ void LiveAgent::Stop(const StopMode& mode, std::function<void()> done) {
   idle_since_.reset();
   start_timer_.reset();
   for (auto& fn : std::exchange(when_ready_, {})) fn(RuntimeStopping());
-  const process::Clock::time_point now = env_.loop->timers().Now();
+  const process::Clock::time_point now = env_.timers().Now();
   stop_deadline_ = now + env_.options.stop_timeout;
   if (!append_error_) {
     // No queued prompt starts from here on: each one is canceled, or stays queued in the log.
@@ -570,7 +574,7 @@ void LiveAgent::Stop(const StopMode& mode, std::function<void()> done) {
 
 void LiveAgent::CheckStop() {
   if (closing_provider_) return;
-  const process::Clock::time_point now = env_.loop->timers().Now();
+  const process::Clock::time_point now = env_.timers().Now();
   const bool turns_open = ready_ && !append_error_ && !runner_->state().open.empty();
   const bool appends_pending = !append_error_ && acked_ < issued_;
   std::weak_ptr<bool> alive = alive_;
@@ -579,7 +583,7 @@ void LiveAgent::CheckStop() {
       (void)runner_->Command(turn::RequestInterrupt{});  // a turn that started meanwhile
       last_interrupt_ = now;
     }
-    stop_timer_ = env_.loop->timers().After(kStopPoll, [this, alive] {
+    stop_timer_ = env_.timers().After(kStopPoll, [this, alive] {
       if (alive.lock()) CheckStop();
     });
     return;

@@ -28,9 +28,9 @@
 #include <string>
 #include <vector>
 
+#include "providers/session_runner.h"
 #include "runtime/agent_manager.h"
 #include "runtime/session_records.h"
-#include "runtime/session_runner.h"
 
 namespace agentstream::runtime {
 
@@ -56,6 +56,8 @@ struct AgentEnv {
   turn::TurnIdSource* ids = nullptr;
   std::shared_ptr<LoopGate> gate;
   AgentManagerOptions options;
+  // The runtime's clock and timers: options.timers, else the loop's.
+  process::Timers& timers() const { return options.timers ? *options.timers : loop->timers(); }
   // A notice about this agent, for the watchers.
   std::function<void(AgentNotice::Kind, const api::AgentSnapshot&, const std::string&)> notify;
   // The agent cannot go on (its log refused a batch, its runtime did not start, it lost its
@@ -100,6 +102,8 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   // Runs `fn` with OK once the runtime is ready, or with the start error (kUnavailable).
   void WhenReady(std::function<void(Status)> fn);
 
+  // `request` has a client message id: AgentManager::Send refuses one without before it routes
+  // the send, so that a malformed prompt neither loads a runtime nor travels to another daemon.
   void Send(api::SendRequest request, Callback<api::SendReply> done);
   void CancelQueued(const std::string& client_message_id, const StatusCallback& done);
   void Interrupt(StatusCallback done);
@@ -159,6 +163,11 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   void RunDeferred();
   void OnEffect(const turn::Effect& effect);
   void OnReply(const turn::ReplySubmission& reply);
+  static bool ChangesQueue(const turn::ReplySubmission& reply);  // kQueued or kCanceled
+  // Tells watchers the queue changed once the step's events are durable.
+  void NotifyQueue(const turn::ReplySubmission& reply);
+  // Answers a send with `reply` once the step's events are durable (its cursor includes them).
+  void Answer(Callback<api::SendReply> done, const turn::ReplySubmission& reply);
   void Submit(api::SendRequest request, Callback<api::SendReply> done);
   void PersistStatus(turn::SessionStatus status);
   // Stores `record` as the status snapshot under this runtime's generation.
@@ -175,7 +184,7 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   api::AgentConfig config_;
   StatusRecord record_;  // as stored
   std::unique_ptr<providers::AgentProvider> provider_;
-  std::unique_ptr<SessionRunner> runner_;  // destroyed before provider_
+  std::unique_ptr<providers::SessionRunner> runner_;  // destroyed before provider_
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
   // Runtime start.
@@ -198,10 +207,9 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   turn::SessionStatus desired_status_ = turn::SessionStatus::kIdle;  // newest decision, and
   std::uint64_t status_generation_ = 0;                              // its number
 
-  // Sends: the one being submitted (its immediate reply), and those awaiting their turn's start.
+  // Sends not answered yet (waiting for the start, or submitted), and those of them whose prompt
+  // started a turn that the provider has yet to accept, by client message id.
   std::size_t open_sends_ = 0;
-  std::optional<std::string> submitting_;
-  std::optional<turn::ReplySubmission> immediate_;
   std::map<std::string, Callback<api::SendReply>> awaiting_;
 
   std::unique_ptr<process::TimerHandle> idle_timer_;

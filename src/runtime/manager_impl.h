@@ -52,7 +52,7 @@ class AgentManager::Impl {
                      Callback<AppendResult> done);
   void Fork(const SessionId& id, Cursor at, const Callback<api::AgentSnapshot>& done,
             const std::optional<ForkWorkspace>& workspace);
-  Subscription Watch(NoticeWatcher watcher);
+  ListenerRegistration Watch(NoticeWatcher watcher);
   LeaseKeeper& keeper() { return *keeper_; }
   void Shutdown(std::function<void()> done);
   bool shut_down() const { return shut_down_; }
@@ -89,7 +89,8 @@ class AgentManager::Impl {
   bool IsCurrent(const SessionId& id, const std::weak_ptr<LiveAgent>& agent);
   Coordination& coordination() { return log_.coordination(); }
   std::int64_t ttl_ms() const { return options_.ownership.ttl.count(); }
-  process::Clock::time_point Now() { return loop_.timers().Now(); }
+  process::Timers& timers() { return options_.timers ? *options_.timers : loop_.timers(); }
+  process::Clock::time_point Now() { return timers().Now(); }
   // The live agent of `id`, taking its lease and starting its runtime when needed. kConflict
   // when another daemon holds the lease (`*owner` names it when given).
   Result<std::shared_ptr<LiveAgent>> Load(const SessionId& id, std::string* owner = nullptr);
@@ -176,7 +177,7 @@ class AgentManager::Impl {
   std::map<SessionId, turn::SessionStatus> remote_status_;
   std::set<SessionId> remote_dirty_;
   bool remote_flush_scheduled_ = false;
-  Subscription commits_;
+  ListenerRegistration commits_;
 
   std::unique_ptr<LeaseKeeper> keeper_;  // last: its thread stops first
 };

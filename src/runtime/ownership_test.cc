@@ -338,7 +338,7 @@ TEST_F(OwnershipTest, APartitionedOwnerStopsItsRuntimeAndCannotAppendAfterTheTak
     return s.status == SessionStatus::kPermission;
   }));
   std::vector<std::string> errors;
-  Subscription watch = M("a").WatchNotices([&](const AgentNotice& n) {
+  ListenerRegistration watch = M("a").WatchNotices([&](const AgentNotice& n) {
     if (n.kind == AgentNotice::Kind::kError) errors.push_back(n.message);
   });
   daemons_["a"].log->cut = true;  // a cannot reach the store: renewals fail

@@ -6,6 +6,7 @@
 
 #include "api/api_json.h"
 #include "core/utf8.h"
+#include "search/query.h"
 #include "server/notify_routes.h"
 #include "server/openapi_document.h"
 #include "server/workspace_routes.h"

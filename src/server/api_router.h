@@ -16,11 +16,12 @@
 #include <string>
 
 #include "runtime/agent_manager.h"
+#include "search/search.h"
 #include "server/consumer_routes.h"
 #include "server/http_types.h"
 #include "server/hub.h"
 #include "server/metrics.h"
-#include "server/timeline_service.h"
+#include "timeline/timeline_service.h"
 
 namespace agentstream::server {
 

@@ -1,5 +1,6 @@
-// The Beast transport of the HTTP surface: listener, keep-alive request loop, access control,
-// and the live reads of the events endpoint (long-poll and server-sent events).
+// The Beast transport of the HTTP surface: the listener, and the connection's keep-alive request
+// loop, access control and dispatch (http_connection.h). Durable Stream requests and the live
+// reads of a session's events are handed to a stream exchange (stream_http.cc).
 #include "server/http_server.h"
 
 #include <algorithm>
@@ -24,11 +25,10 @@
 
 #include "devices/device_service.h"
 #include "log/log.h"
-#include "server/follower.h"
+#include "server/http_connection.h"
 #include "server/server_internal.h"
+#include "server/session_live_source.h"
 #include "server/static_files.h"
-#include "streams/stream_protocol.h"
-#include "system/wall_clock.h"
 
 namespace agentstream::server {
 
@@ -36,8 +36,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
-using internal::Frame;
-using internal::FrameQueue;
+using internal::HttpConnection;
 using internal::ServerContext;
 
 std::string internal::RemoteAddress(const tcp::socket& socket) {
@@ -69,9 +68,6 @@ std::string Header(const http::request<http::string_body>& req, http::field fiel
   return it == req.end() ? std::string() : std::string(it->value());
 }
 
-// Durable Streams' interval cursor for live responses (streams/stream_protocol.h).
-std::string StreamCursor() { return streams::ResponseCursor("", system::WallClockMs()); }
-
 // The Transfer-Encoding header of a request head, its lines joined; nullopt when absent.
 std::optional<std::string> TransferEncoding(const http::request_header<>& head) {
   auto [it, end] = head.equal_range(http::field::transfer_encoding);
@@ -87,94 +83,15 @@ std::optional<std::string> TransferEncoding(const http::request_header<>& head) 
 // The first read of an idle keep-alive connection's next request.
 constexpr std::size_t kFirstReadBytes = 4096;
 
-class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
- public:
-  // A new connection: its TLS handshake (on a TLS stream) must be done within
-  // tls_handshake_timeout, then its first request head must arrive within request_head_timeout.
-  HttpConnection(ServerContext& ctx, internal::ServerStream stream)
-      : ctx_(ctx),
-        stream_(std::move(stream)),
-        timer_(stream_.get_executor()),
-        address_(RemoteAddress(stream_.socket())),
-        client_address_(address_),
-        first_request_(true) {
-    ctx_.metrics.ConnectionOpened();
-  }
-  // A connection handed back after a /v1/stream exchange, with the bytes it already read and the
-  // place of its address it holds for its next request.
-  HttpConnection(ServerContext& ctx, internal::ServerStream stream, beast::flat_buffer buffer,
-                 AddressSlot slot)
-      : ctx_(ctx),
-        stream_(std::move(stream)),
-        buffer_(std::move(buffer)),
-        timer_(stream_.get_executor()),
-        address_(RemoteAddress(stream_.socket())),
-        client_address_(address_),
-        slot_(std::move(slot)),
-        first_request_(false) {
-    ctx_.metrics.ConnectionOpened();
-  }
-  ~HttpConnection() { ctx_.metrics.ConnectionClosed(); }
+// Closing with unread request bytes (a refused oversized body) would make the kernel reset the
+// connection, which can destroy the response before the client read it. So: stop sending, then
+// read and discard what the client still sends, up to kMaxDrainBytes or kDrainTimeout, then close.
+constexpr std::size_t kMaxDrainBytes = std::size_t{32} << 20;
+constexpr std::chrono::seconds kDrainTimeout{2};
 
-  void Run() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->Begin(); });
-  }
+}  // namespace
 
- private:
-  void Begin();
-  void ReadRequest();
-  void ReadHead();
-  void OnHead();
-  void OnMessage();
-  void OnReadError(beast::error_code ec);
-  void Close();
-  void OnRequest();
-  Status Resolve(HttpRequest& req);
-  // The device check (DeviceRoutes::Admit); registers the connection of an admitted device.
-  std::optional<HttpResponse> AdmitDevice(HttpRequest& req, std::string_view query_token);
-  internal::ResolvedRequest Resolved(const HttpRequest& req) const;
-  void Respond(HttpResponse response, bool keep_alive = true);
-  void Deny(int status, const std::string& code, const std::string& message);
-  void StartLongPoll(const EventsQuery& query);
-  void FinishLongPoll(bool timed_out);
-  void StartSse(const EventsQuery& query);
-  void SseBatch(const std::shared_ptr<const EventBatch>& batch);
-  void SsePump();
-  void SseSendData(const EventBatch& batch);
-  void SseSendControl(bool reset);
-  void SseKeepAlive();
-  void Enqueue(Frame frame);
-  void WriteNext();
-  void LingeringClose();
-  void Drain(std::shared_ptr<std::array<char, 16384>> chunk, std::size_t drained);
-
-  ServerContext& ctx_;
-  internal::ServerStream stream_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  http::request<http::string_body> request_;
-  std::string route_;
-  asio::steady_timer timer_;
-  // Live reads.
-  std::optional<EventsQuery> live_;
-  Hub::Token token_;
-  std::unique_ptr<Follower> follower_;
-  FrameQueue queue_;
-  bool done_ = false;             // the long-poll answered, or the SSE stream ended
-  bool write_scheduled_ = false;  // a WriteNext is posted
-  // Waiting for or reading a request holds one of the client address's places.
-  const std::string address_;
-  std::string client_address_;  // the effective client of the current request (forwarded.h)
-  bool forwarded_ = false;      // the current request came through a trusted proxy
-  std::string device_id_;       // the paired device of the current request, "" for the owner
-  // Closes the connection when its device is revoked (device_connections.h): a live read at
-  // once, a request being answered after its answer (a device revoking itself gets it).
-  DeviceConnections::Registration device_registration_;
-  bool answering_ = false;  // between a request and the write of its answer
-  bool revoked_ = false;    // the device was revoked: no further request on this connection
-  AddressSlot slot_;
-  bool first_request_;  // no request read yet: the head's deadline runs from the accept
-};
+namespace internal {
 
 void HttpConnection::Begin() {
   if (!first_request_ || !stream_.tls()) return ReadRequest();
@@ -287,7 +204,7 @@ internal::ResolvedRequest HttpConnection::Resolved(const HttpRequest& req) const
     if (std::string origin = OriginOf(req.scheme, req.effective_host); !origin.empty())
       base_url = std::move(origin);
   }
-  return {std::move(base_url), req.client_address, req.device_id};
+  return {std::move(base_url), req.client_address, req.device_id, address_};
 }
 
 std::optional<HttpResponse> HttpConnection::AdmitDevice(HttpRequest& req,
@@ -304,7 +221,7 @@ std::optional<HttpResponse> HttpConnection::AdmitDevice(HttpRequest& req,
             auto self = weak.lock();
             if (!self) return;
             self->revoked_ = true;
-            if (self->live_ || !self->answering_) self->Close();
+            if (!self->answering_) self->Close();
           });
         });
     if (!device_registration_.active())
@@ -318,72 +235,112 @@ void HttpConnection::OnRequest() {
   client_address_ = address_;
   forwarded_ = false;
   device_id_.clear();
-  done_ = false;  // each request's live read starts unanswered, whatever the last one left
   answering_ = true;
   HttpRequest req;
-  req.method = std::string(request_.method_string());
-  // The Host allow-list comes first: a page of another site rebound to this address is refused
-  // before anything else is looked at (security.h).
-  req.host = Header(request_, http::field::host);
-  if (request_.count(http::field::host) > 1)
-    return Deny(400, "invalid_argument", "more than one Host header");
-  if (req.host.empty() && request_.version() >= 11)
-    return Deny(400, "invalid_argument", "an HTTP/1.1 request needs a Host header");
-  // The scheme, Host and client as a trusted proxy forwarded them (forwarded.h), else the
-  // connection's own; every check below reads these.
-  if (Status resolved = Resolve(req); !resolved.ok())
-    return Deny(400, "invalid_argument", resolved.message());
-  if (!req.effective_host.empty() && !HostAllowed(ctx_.options.security, req.effective_host))
-    return Deny(403, "forbidden",
-                "misdirected host " + req.effective_host +
-                    ": not a name of this daemon (serve --allow-host adds one)");
-  if (!ParseTarget(request_.target(), &req.path, &req.query))
-    return Deny(400, "invalid_argument", "malformed request target");
-  // Which of several Origin headers a check should read is unknown (a proxy may read another):
-  // refused as a foreign one is.
-  if (request_.count(http::field::origin) > 1)
-    return Deny(403, "forbidden", "more than one Origin header");
-  req.origin = Header(request_, http::field::origin);
-  req.authorization = Header(request_, http::field::authorization);
-  for (std::string_view name : kForwardedHeaders) {
-    if (auto it = request_.find(name); it != request_.end())
-      req.headers.emplace_back(name, std::string(it->value()));
-  }
+  if (!ParseRequest(req)) return;
   route_ = ApiRouter::RouteOf(req);
   const bool stream_path = ctx_.options.streams != nullptr && req.path.rfind("/v1/stream/", 0) == 0;
   // A CORS preflight carries no credentials and changes nothing: any origin may ask.
   if (stream_path && req.method == "OPTIONS")
     return internal::StartStreamExchange(ctx_, std::move(stream_), std::move(buffer_),
                                          std::move(request_), Resolved(req));
+  if (!Admit(req)) return;
+  Dispatch(req, stream_path);
+}
+
+// The request line and the headers every check reads. False when the request was refused.
+bool HttpConnection::ParseRequest(HttpRequest& req) {
+  req.method = std::string(request_.method_string());
+  // The Host allow-list comes first: a page of another site rebound to this address is refused
+  // before anything else is looked at (security.h).
+  req.host = Header(request_, http::field::host);
+  if (request_.count(http::field::host) > 1) {
+    Deny(400, "invalid_argument", "more than one Host header");
+    return false;
+  }
+  if (req.host.empty() && request_.version() >= 11) {
+    Deny(400, "invalid_argument", "an HTTP/1.1 request needs a Host header");
+    return false;
+  }
+  // The scheme, Host and client as a trusted proxy forwarded them (forwarded.h), else the
+  // connection's own; every check below reads these.
+  if (Status resolved = Resolve(req); !resolved.ok()) {
+    Deny(400, "invalid_argument", resolved.message());
+    return false;
+  }
+  if (!req.effective_host.empty() && !HostAllowed(ctx_.options.security, req.effective_host)) {
+    Deny(403, "forbidden",
+         "misdirected host " + req.effective_host +
+             ": not a name of this daemon (serve --allow-host adds one)");
+    return false;
+  }
+  if (!ParseTarget(request_.target(), &req.path, &req.query)) {
+    Deny(400, "invalid_argument", "malformed request target");
+    return false;
+  }
+  // Which of several Origin headers a check should read is unknown (a proxy may read another):
+  // refused as a foreign one is.
+  if (request_.count(http::field::origin) > 1) {
+    Deny(403, "forbidden", "more than one Origin header");
+    return false;
+  }
+  req.origin = Header(request_, http::field::origin);
+  req.authorization = Header(request_, http::field::authorization);
+  for (std::string_view name : kForwardedHeaders) {
+    if (auto it = request_.find(name); it != request_.end())
+      req.headers.emplace_back(name, std::string(it->value()));
+  }
+  return true;
+}
+
+// Access: the owner's token, a paired device's, a pairing exchange or an inbox delivery; the
+// page's public assets are answered here. False when the request was answered.
+bool HttpConnection::Admit(HttpRequest& req) {
   const auto token = req.query.find("token");
   // A page served through this same scheme and host (a proxy's https://NAME) is not cross-site.
   const bool same_origin = req.origin == OriginOf(req.scheme, req.effective_host);
   Access access = CheckAccess(
       ctx_.options.security, req.authorization, token == req.query.end() ? "" : token->second,
       same_origin ? std::string_view() : std::string_view(req.origin), req.client_address);
-  if (access == Access::kForbiddenOrigin)
-    return Deny(403, "forbidden", "origin " + req.origin + " is not allowed");
+  if (access == Access::kForbiddenOrigin) {
+    Deny(403, "forbidden", "origin " + req.origin + " is not allowed");
+    return false;
+  }
   // The page's assets are public; the page passes the token it was opened with to the API.
-  if (IsStaticRequest(req.method, req.path) && !beast::websocket::is_upgrade(request_))
-    return Respond(
+  if (IsStaticRequest(req.method, req.path) && !beast::websocket::is_upgrade(request_)) {
+    Respond(
         ServeStatic(ctx_.options.web_root, req.path, Header(request_, http::field::if_none_match)));
+    return false;
+  }
   // Not the owner: a paired device's token, or a pairing exchange, which needs no credential.
   if (access == Access::kUnauthorized && ctx_.device_routes != nullptr) {
-    if (auto refused = AdmitDevice(req, token == req.query.end() ? "" : token->second))
-      return Respond(std::move(*refused), /*keep_alive=*/false);
+    if (auto refused = AdmitDevice(req, token == req.query.end() ? "" : token->second)) {
+      Respond(std::move(*refused), /*keep_alive=*/false);
+      return false;
+    }
     if (!req.device_id.empty() || IsPairingExchange(req)) access = Access::kAllowed;
   }
   // An inbox delivery is authenticated by its signature (inbox.h), not by the daemon's token.
-  if (access == Access::kUnauthorized && !IsInboxDelivery(req))
-    return Deny(401, "unauthorized",
-                ctx_.options.security.token.empty()
-                    ? "a client a trusted proxy forwards from another machine needs a credential, "
-                      "and this daemon has no --token (docs/operations.md, \"Behind a reverse "
-                      "proxy\")"
-                    : "a valid bearer token is required");
-  if (stream_path && !beast::websocket::is_upgrade(request_))
+  if (access == Access::kUnauthorized && !IsInboxDelivery(req)) {
+    Deny(401, "unauthorized",
+         ctx_.options.security.token.empty()
+             ? "a client a trusted proxy forwards from another machine needs a credential, "
+               "and this daemon has no --token (docs/operations.md, \"Behind a reverse "
+               "proxy\")"
+             : "a valid bearer token is required");
+    return false;
+  }
+  return true;
+}
+
+// Hands an admitted request to its handler: a stream exchange, the WebSocket, a live read of a
+// session's events, /mcp, the devices' routes or the API router.
+void HttpConnection::Dispatch(HttpRequest& req, bool stream_path) {
+  if (stream_path && !beast::websocket::is_upgrade(request_)) {
+    device_registration_.Reset();  // the exchange registers itself
     return internal::StartStreamExchange(ctx_, std::move(stream_), std::move(buffer_),
                                          std::move(request_), Resolved(req));
+  }
   if (beast::websocket::is_upgrade(request_)) {
     if (req.path != "/ws") return Deny(404, "not_found", "WebSocket upgrades only at /ws");
     ctx_.metrics.Request("/ws", 101);
@@ -398,8 +355,14 @@ void HttpConnection::OnRequest() {
       seg[3] == "events") {
     auto query = ResolveEventsQuery(ctx_.log, SessionId(seg[2]), req);
     if (!query.ok()) return Respond(ErrorResponse(query.status()));
-    if (query->live == LiveMode::kLongPoll) return StartLongPoll(*query);
-    if (query->live == LiveMode::kSse) return StartSse(*query);
+    if (query->live != LiveMode::kNone) {
+      device_registration_.Reset();  // the live read registers itself
+      auto source = OpenSessionLiveSource(
+          ctx_.log, *ctx_.hub, ctx_.metrics, std::move(*query),
+          {ctx_.options.batch, ctx_.options.sse_keepalive, ctx_.options.max_queue_bytes});
+      return internal::StartLiveRead(ctx_, std::move(stream_), std::move(buffer_),
+                                     std::move(request_), Resolved(req), route_, std::move(source));
+    }
   }
   auto reply = [self = shared_from_this()](HttpResponse response) {
     asio::post(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
@@ -442,14 +405,6 @@ void HttpConnection::Respond(HttpResponse response, bool keep_alive) {
                     });
 }
 
-constexpr std::size_t kMaxGatherFrames = 64;  // SSE frames in one write
-
-// Closing with unread request bytes (a refused oversized body) would make the kernel reset the
-// connection, which can destroy the response before the client read it. So: stop sending, then
-// read and discard what the client still sends, up to kMaxDrainBytes or kDrainTimeout, then close.
-constexpr std::size_t kMaxDrainBytes = std::size_t{32} << 20;
-constexpr std::chrono::seconds kDrainTimeout{2};
-
 void HttpConnection::LingeringClose() {
   beast::error_code ignored;
   stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
@@ -466,219 +421,14 @@ void HttpConnection::Drain(std::shared_ptr<std::array<char, 16384>> chunk, std::
   });
 }
 
-// ---- Long-poll: answer at once when data exists, else wait for a commit or the timeout ----
-
-void HttpConnection::StartLongPoll(const EventsQuery& query) {
-  live_ = query;
-  std::weak_ptr<HttpConnection> weak = weak_from_this();
-  auto executor = stream_.get_executor();
-  // Subscribe before the first read so that a commit in between is not missed.
-  token_ = ctx_.hub->Subscribe(query.session,
-                               [weak, executor](const std::shared_ptr<const EventBatch>&) {
-                                 asio::post(executor, [weak] {
-                                   if (auto self = weak.lock()) self->FinishLongPoll(false);
-                                 });
-                               });
-  if (query.reset) return FinishLongPoll(false);
-  bool has_newer = false;
-  auto batch = ReadBatch(ctx_.log, query.session, query.after.epoch, query.after.seq.next(),
-                         ctx_.options.batch, &has_newer);
-  if (!batch.ok() || (*batch)->count > 0) return FinishLongPoll(false);
-  timer_.expires_after(ctx_.options.long_poll_timeout);
-  // The pending wait keeps the connection alive until it answers.
-  timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (!ec) self->FinishLongPoll(true);
-  });
-}
-
-void HttpConnection::FinishLongPoll(bool timed_out) {
-  if (done_ || !live_) return;
-  const EventsQuery query = *live_;
-  bool has_newer = false;
-  auto batch = ReadBatch(ctx_.log, query.session, query.after.epoch, query.after.seq.next(),
-                         ctx_.options.batch, &has_newer);
-  if (!batch.ok()) {
-    done_ = true;
-    token_.Reset();
-    timer_.cancel();
-    return Respond(ErrorResponse(batch.status()));
-  }
-  if ((*batch)->count == 0 && !timed_out && !query.reset) return;  // keep waiting
-  done_ = true;
-  token_.Reset();
-  timer_.cancel();
-  live_.reset();
-  HttpResponse response = EventsResponse(query, **batch, has_newer);
-  response.headers.emplace_back("Stream-Cursor", StreamCursor());
-  if ((*batch)->count == 0) {
-    response.status = 204;
-    response.body.clear();
-  }
-  Respond(std::move(response));
-}
-
-// ---- Server-sent events: catch up from the log, then live from the hub, until closed ----
-
-void HttpConnection::StartSse(const EventsQuery& query) {
-  ctx_.metrics.Request(route_, 200);
-  internal::LogRequest(request_.method_string(), route_, 200, client_address_, address_,
-                       device_id_);
-  live_ = query;
-  stream_.expires_never();
-  std::string head =
-      "HTTP/1.1 200 OK\r\nServer: agentstream\r\nContent-Type: text/event-stream\r\n"
-      "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n";
-  if (stream_.tls())
-    head += std::string(internal::kHstsHeader) + ": " + internal::kHstsValue + "\r\n";
-  Enqueue(Frame{head + "\r\n", nullptr, ""});
-  follower_ = std::make_unique<Follower>(ctx_.log, query.session, query.after, ctx_.options.batch);
-  std::weak_ptr<HttpConnection> weak = weak_from_this();
-  auto executor = stream_.get_executor();
-  token_ = ctx_.hub->Subscribe(query.session,
-                               [weak, executor](const std::shared_ptr<const EventBatch>& batch) {
-                                 asio::post(executor, [weak, batch] {
-                                   if (auto self = weak.lock()) self->SseBatch(batch);
-                                 });
-                               });
-  if (query.reset) SseSendControl(/*reset=*/true);
-  SsePump();
-  if (!done_ && !follower_->catching_up()) SseSendControl(false);  // first control: up to date
-  SseKeepAlive();
-  // Notice the client going away: a read completes (with an error) when the peer closes.
-  stream_.async_read_some(buffer_.prepare(1),
-                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                            self->done_ = true;
-                            self->token_.Reset();
-                            self->timer_.cancel();
-                          });
-}
-
-void HttpConnection::SseBatch(const std::shared_ptr<const EventBatch>& batch) {
-  if (done_) return;
-  if (auto deliver = follower_->OnLive(batch)) {
-    SseSendData(*deliver);
-    SseSendControl(false);
-    if (queue_.bytes > ctx_.options.max_queue_bytes) {
-      ctx_.metrics.SlowClientDropped();
-      log::Warn("server.slow_client_dropped", {{"transport", "sse"},
-                                               {"agent", follower_->session().str()},
-                                               {"queued_bytes", queue_.bytes},
-                                               {"limit", ctx_.options.max_queue_bytes}});
-      done_ = true;
-      token_.Reset();
-      beast::error_code ignored;
-      stream_.socket().close(ignored);  // the client resumes from its last streamNextOffset
-    }
-    return;
-  }
-  SsePump();
-}
-
-void HttpConnection::SsePump() {
-  while (!done_) {
-    if (follower_->reset_needed()) {
-      auto tail = ctx_.log.Tail(follower_->session());
-      if (!tail.ok()) break;
-      live_->after = Cursor{tail->epoch, Seq(0)};
-      follower_ =
-          std::make_unique<Follower>(ctx_.log, live_->session, live_->after, ctx_.options.batch);
-      SseSendControl(/*reset=*/true);
-      continue;
-    }
-    if (!follower_->catching_up() || queue_.bytes > ctx_.options.max_queue_bytes / 2) return;
-    auto batch = follower_->Pull();
-    if (!batch.ok()) {
-      done_ = true;
-      Enqueue(
-          Frame{"event: control\ndata: ",
-                std::make_shared<const std::string>(
-                    R"({"error":")" + std::string(ErrorCodeName(batch.status().code())) + "\"}"),
-                "\n\n"});
-      return;
-    }
-    if (!*batch) {
-      if (!follower_->reset_needed()) SseSendControl(false);
-      continue;
-    }
-    SseSendData(**batch);
-    SseSendControl(false);
-  }
-}
-
-void HttpConnection::SseSendData(const EventBatch& batch) {
-  Enqueue(Frame{"event: data\ndata: ", batch.json, "\n\n"});
-  ctx_.metrics.FramesSent(1);
-}
-
-void HttpConnection::SseSendControl(bool reset) {
-  std::string control = R"({"streamNextOffset":")" +
-                        FormatStreamOffset(follower_ ? follower_->position() : live_->after) +
-                        R"(","streamCursor":")" + StreamCursor() + R"(","upToDate":)" +
-                        (follower_ && !follower_->catching_up() ? "true" : "false");
-  if (reset) control += R"(,"reset":true)";
-  control += "}";
-  Enqueue(Frame{"event: control\ndata: " + control + "\n\n", nullptr, ""});
-}
-
-void HttpConnection::SseKeepAlive() {
-  timer_.expires_after(ctx_.options.sse_keepalive);
-  timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
-    auto self = weak.lock();
-    if (!self || ec || self->done_) return;
-    if (self->queue_.frames.empty()) self->Enqueue(Frame{": keep-alive\n\n", nullptr, ""});
-    self->SseKeepAlive();
-  });
-}
-
-void HttpConnection::Enqueue(Frame frame) {
-  queue_.Push(std::move(frame));
-  if (queue_.writing || write_scheduled_) return;
-  // Start writing once the current handler is done: the frames it queues (a data event and its
-  // control event, or several batches) then leave in one system call.
-  write_scheduled_ = true;
-  asio::post(stream_.get_executor(), [self = shared_from_this()] {
-    self->write_scheduled_ = false;
-    if (!self->queue_.writing) self->WriteNext();
-  });
-}
-
-void HttpConnection::WriteNext() {
-  if (queue_.frames.empty()) {
-    queue_.writing = false;
-    return;
-  }
-  queue_.writing = true;
-  // Every frame queued so far (at most kMaxGatherFrames) goes in one gathered write.
-  const std::size_t count = std::min(queue_.frames.size(), kMaxGatherFrames);
-  std::vector<asio::const_buffer> buffers;
-  buffers.reserve(3 * count);
-  for (std::size_t i = 0; i < count; ++i) {
-    const Frame& f = queue_.frames[i];
-    buffers.push_back(asio::buffer(f.head));
-    if (f.shared) buffers.push_back(asio::buffer(*f.shared));
-    buffers.push_back(asio::buffer(f.tail));
-  }
-  asio::async_write(stream_, buffers,
-                    [self = shared_from_this(), count](beast::error_code ec, std::size_t) {
-                      for (std::size_t i = 0; i < count; ++i) self->queue_.PopFront();
-                      if (ec) {
-                        self->done_ = true;
-                        self->token_.Reset();
-                        self->timer_.cancel();
-                        return;
-                      }
-                      if (!self->done_) self->SsePump();
-                      self->WriteNext();
-                    });
-}
-
-}  // namespace
-
-void internal::ResumeHttp(ServerContext& ctx, internal::ServerStream stream,
-                          beast::flat_buffer buffer, AddressSlot slot) {
-  std::make_shared<HttpConnection>(ctx, std::move(stream), std::move(buffer), std::move(slot))
+void ResumeHttp(ServerContext& ctx, ServerStream stream, beast::flat_buffer buffer,
+                AddressSlot slot, std::string peer) {
+  std::make_shared<HttpConnection>(ctx, std::move(stream), std::move(buffer), std::move(slot),
+                                   std::move(peer))
       ->Run();
 }
+
+}  // namespace internal
 
 struct Server::Impl {
   explicit Impl(runtime::AgentManager& agents, EventLog& log, ServerOptions options)

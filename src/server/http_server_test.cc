@@ -69,7 +69,9 @@ TEST_F(HttpTest, SseDeliversHistoryThenLiveEvents) {
       for (auto& e : ArrayOf(event->data)) seqs.push_back(SeqOf(e));
     } else {
       ASSERT_EQ(event->event, "control");
-      up_to_date = ParseOrNull(event->data).at("upToDate") == true;
+      // Durable Streams: "upToDate" is there, true, once the reader reached the tail.
+      const auto* flag = ParseOrNull(event->data).as_object().if_contains("upToDate");
+      up_to_date = flag != nullptr && *flag == true;
     }
   }
   HttpCall(port_, "POST", "/v1/agents/" + id + "/messages",
@@ -94,6 +96,29 @@ TEST_F(HttpTest, SseDeliversHistoryThenLiveEvents) {
   EXPECT_EQ(control->event, "control");
   EXPECT_EQ(ParseOrNull(control->data).at("streamNextOffset"),
             json::value(FormatStreamOffset({Epoch(1), Seq(seqs.back())})));
+}
+
+// A stream opened at the session's tail says "up to date" once: the frame after that first
+// control is the next event's data, not a second control.
+TEST_F(HttpTest, SseAtTheTailSendsOneUpToDateControl) {
+  const SessionId session("ses_tail");
+  ASSERT_TRUE(log_.CreateSession(session, SessionMeta{"scripted", "/", "tail"},
+                                 {MakeNewEvent(SessionCreated{"scripted", "/", "tail", std::nullopt,
+                                                              std::nullopt})})
+                  .ok());
+  SseClient sse;
+  ASSERT_EQ(sse.Open(port_, "/v1/agents/ses_tail/events?offset=now&live=sse"), 200);
+  auto first = sse.Next();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->event, "control");
+  EXPECT_EQ(ParseOrNull(first->data).at("streamNextOffset"),
+            json::value(FormatStreamOffset({Epoch(1), Seq(1)})));
+  AppendRequest request{session, std::nullopt, std::nullopt, std::nullopt, {}};
+  request.events.push_back(MakeNewEvent(Notice{NoticeLevel::kInfo, "next"}));
+  ASSERT_TRUE(log_.Append(std::move(request)).ok());
+  auto second = sse.Next();
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->event, "data") << second->data;
 }
 
 class SlowSseTest : public ServerFixture {

@@ -4,8 +4,8 @@
 // every subscriber of the session receives; nobody copies it.
 //
 // Delivery is a hint, never the source of truth: a subscriber checks each batch against the next
-// seq it must deliver and reads anything it missed from the log itself (Follower, follower.h), so
-// a late, early or missing batch can never cause a gap or a duplicate.
+// seq it must deliver and reads anything it missed from the log itself (LiveReader, live_reader.h),
+// so a late, early or missing batch can never cause a gap or a duplicate.
 //
 // Threading: the commit listener runs on the log's thread and only posts; commits are processed
 // one at a time through `post` (the server's executor). Subscribe/unsubscribe may be called from
@@ -108,7 +108,7 @@ class Hub {
   EventLog& log_;
   Poster post_;
   BatchLimits limits_;
-  Subscription commits_;
+  ListenerRegistration commits_;
   mutable std::mutex mu_;
   std::unordered_map<SessionId, SessionState> sessions_;  // guarded by mu_
   std::uint64_t next_id_ = 1;                             // guarded by mu_

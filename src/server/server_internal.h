@@ -19,8 +19,9 @@
 #include "server/device_routes.h"
 #include "server/http_server.h"
 #include "server/server_stream.h"
-#include "server/timeline_service.h"
 #include "server/tls_context.h"
+#include "streams/live_source.h"
+#include "timeline/timeline_service.h"
 
 namespace agentstream::server::internal {
 
@@ -49,28 +50,10 @@ inline constexpr const char* kHstsHeader = "Strict-Transport-Security";
 inline constexpr const char* kHstsValue = "max-age=31536000";
 
 // One outgoing frame: head + *shared + tail, so a batch encoded once is never copied.
-struct Frame {
-  std::string head;
-  std::shared_ptr<const std::string> shared;
-  std::string tail;
-  std::size_t size() const { return head.size() + (shared ? shared->size() : 0) + tail.size(); }
-};
+using Frame = streams::Frame;
 
-// A bounded queue of frames waiting for the socket; `bytes` counts every queued frame,
-// including the one being written.
-struct FrameQueue {
-  std::deque<Frame> frames;
-  std::size_t bytes = 0;
-  bool writing = false;
-  void Push(Frame f) {
-    bytes += f.size();
-    frames.push_back(std::move(f));
-  }
-  void PopFront() {
-    bytes -= frames.front().size();
-    frames.pop_front();
-  }
-};
+// The frames waiting for a socket (SSE or WebSocket).
+using FrameQueue = streams::FrameQueue;
 
 // The client's address of a connection as AddressLimiter counts it ("" when the peer is gone).
 std::string RemoteAddress(const boost::asio::ip::tcp::socket& socket);
@@ -80,6 +63,7 @@ struct ResolvedRequest {
   std::string base_url;        // absolute URLs (Location) start with it
   std::string client_address;  // the effective client (HttpRequest::client_address)
   std::string device_id;       // the paired device making it (HttpRequest::device_id)
+  std::string peer;            // the TCP peer's address (RemoteAddress), read once per connection
 };
 
 // The access log: one debug line `server.request` per request answered (docs/operations.md,
@@ -94,10 +78,16 @@ void LogRequest(std::string_view method, std::string_view route, int status,
 void StartStreamExchange(ServerContext& ctx, ServerStream stream, boost::beast::flat_buffer buffer,
                          boost::beast::http::request<boost::beast::http::string_body> request,
                          ResolvedRequest resolved);
+// Takes over a connection for one live read (long-poll or SSE) of `source` (stream_http.cc);
+// `route` names the request in the metrics and the access log.
+void StartLiveRead(ServerContext& ctx, ServerStream stream, boost::beast::flat_buffer buffer,
+                   boost::beast::http::request<boost::beast::http::string_body> request,
+                   ResolvedRequest resolved, std::string route,
+                   std::unique_ptr<streams::LiveSource> source);
 // Continues the keep-alive request loop on a connection (with the bytes already read, and the
 // place of its address taken for the next request).
 void ResumeHttp(ServerContext& ctx, ServerStream stream, boost::beast::flat_buffer buffer,
-                AddressSlot slot);
+                AddressSlot slot, std::string peer);
 
 // Takes over an upgraded connection and runs the WebSocket app protocol on it.
 // `device_id`: the paired device that opened it ("" for the owner); its connection is closed

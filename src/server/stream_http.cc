@@ -1,15 +1,22 @@
-// The Beast transport of generic Durable Streams (/v1/stream/...): one request taken over from
-// the HTTP connection, its long-poll wait or SSE stream, then the connection handed back
-// (ResumeHttp) for the next request. The protocol itself is streams/stream_protocol.h.
+// The Beast transport of Durable Stream reads and writes: one request taken over from the HTTP
+// connection, its answer, long-poll wait or SSE stream, then the connection handed back
+// (ResumeHttp) for the next request. A generic stream's request (/v1/stream/...) goes through the
+// protocol layer (streams/stream_protocol.h); a live read of a session's events comes with its
+// source (session_live_source.h). Either live read is a streams::LiveSource, which decides what
+// to send: this file only waits and moves bytes, in gathered writes with a bound on what a slow
+// client queues.
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/write.hpp>
 #include <cctype>
-#include <deque>
+#include <span>
+#include <string_view>
+#include <vector>
 
 #include "server/server_internal.h"
+#include "streams/live_source.h"
 #include "streams/stream_protocol.h"
 
 namespace agentstream::server::internal {
@@ -24,37 +31,43 @@ using streams::LiveRead;
 using streams::Outcome;
 using streams::StreamResponse;
 
+constexpr std::size_t kMaxGatherFrames = 64;  // SSE frames in one write
+
 class StreamExchange : public std::enable_shared_from_this<StreamExchange> {
  public:
+  // `route`: the request's route pattern, for the metrics and the access log. `cors`: the
+  // answers carry the generic streams' common headers (any origin may read them).
   StreamExchange(ServerContext& ctx, ServerStream stream, beast::flat_buffer buffer,
-                 http::request<http::string_body> request, ResolvedRequest resolved)
+                 http::request<http::string_body> request, ResolvedRequest resolved,
+                 std::string route, bool cors)
       : ctx_(ctx),
         stream_(std::move(stream)),
         buffer_(std::move(buffer)),
         request_(std::move(request)),
         resolved_(std::move(resolved)),
+        route_(std::move(route)),
+        cors_(cors),
         timer_(stream_.get_executor()) {
     ctx_.metrics.ConnectionOpened();
   }
-  ~StreamExchange() {
-    Unwatch();
-    ctx_.metrics.ConnectionClosed();
-  }
+  ~StreamExchange() { ctx_.metrics.ConnectionClosed(); }
 
+  // A request of a generic stream: through the protocol layer.
   void Run();
+  // A live read of a source the caller opened.
+  void Serve(std::unique_ptr<streams::LiveSource> source);
 
  private:
+  bool Register();
   void OnOutcome(Outcome outcome);
   void Respond(StreamResponse response);
+  void StartLive();
   void StartLongPoll();
   void Poll(bool timed_out);
   void StartSse();
-  void SseStep(bool timed_out);
-  void ArmKeepAlive();
-  void Send(std::string bytes);
+  void Step(bool idle);
+  void ArmIdle();
   void WriteNext();
-  void Watch();
-  void Unwatch();
   void Finish();
 
   ServerContext& ctx_;
@@ -62,29 +75,35 @@ class StreamExchange : public std::enable_shared_from_this<StreamExchange> {
   beast::flat_buffer buffer_;
   http::request<http::string_body> request_;
   const ResolvedRequest resolved_;
+  const std::string route_;
+  const bool cors_;
   asio::steady_timer timer_;
-  LiveRead live_;
-  std::uint64_t watch_ = 0;
+  std::unique_ptr<streams::LiveSource> source_;
   bool done_ = false;
   bool sse_end_ = false;
   bool sse_more_ = false;
-  bool writing_ = false;
-  std::deque<std::string> queue_;
-  std::size_t queued_bytes_ = 0;
+  FrameQueue queue_;
+  std::vector<asio::const_buffer> gather_;  // of the write under way
   // A paired device's exchange is closed when the device is revoked (device_connections.h).
   DeviceConnections::Registration device_registration_;
 };
 
-void StreamExchange::Run() {
-  if (!resolved_.device_id.empty()) {
-    device_registration_ = ctx_.device_connections->Add(
-        resolved_.device_id, [weak = weak_from_this(), executor = stream_.get_executor()] {
-          asio::post(executor, [weak] {
-            if (auto self = weak.lock()) self->Finish();
-          });
+// Registers a paired device's exchange; false (and finished) over the device's bound.
+bool StreamExchange::Register() {
+  if (resolved_.device_id.empty()) return true;
+  device_registration_ = ctx_.device_connections->Add(
+      resolved_.device_id, [weak = weak_from_this(), executor = stream_.get_executor()] {
+        asio::post(executor, [weak] {
+          if (auto self = weak.lock()) self->Finish();
         });
-    if (!device_registration_.active()) return Finish();  // over the bound
-  }
+      });
+  if (device_registration_.active()) return true;
+  Finish();
+  return false;
+}
+
+void StreamExchange::Run() {
+  if (!Register()) return;
   streams::StreamRequest req;
   req.method = std::string(request_.method_string());
   const std::string_view target = request_.target();
@@ -102,7 +121,6 @@ void StreamExchange::Run() {
   // Location headers and subscription callback URLs name the configured address (or the origin a
   // trusted proxy forwarded), never a direct request's Host header.
   const std::string& base_url = resolved_.base_url;
-  std::weak_ptr<StreamExchange> weak = weak_from_this();
   auto executor = stream_.get_executor();
   auto self = shared_from_this();
   streams::HandleStreamRequest(*ctx_.options.streams, ctx_.options.stream_subscriptions, req,
@@ -114,18 +132,25 @@ void StreamExchange::Run() {
                                });
 }
 
+void StreamExchange::Serve(std::unique_ptr<streams::LiveSource> source) {
+  if (!Register()) return;
+  source_ = std::move(source);
+  StartLive();
+}
+
 void StreamExchange::OnOutcome(Outcome outcome) {
   if (auto* response = std::get_if<StreamResponse>(&outcome)) return Respond(std::move(*response));
-  live_ = std::move(std::get<LiveRead>(outcome));
-  if (live_.sse) return StartSse();
-  StartLongPoll();
+  source_ = streams::OpenStoreLiveSource(
+      *ctx_.options.streams, std::move(std::get<LiveRead>(outcome)), ctx_.options.long_poll_timeout,
+      ctx_.options.max_queue_bytes / 2);
+  StartLive();
 }
 
 void StreamExchange::Respond(StreamResponse response) {
-  ctx_.metrics.Request("/v1/stream", response.status);
-  LogRequest(request_.method_string(), "/v1/stream", response.status, resolved_.client_address,
-             RemoteAddress(stream_.socket()), resolved_.device_id);
-  streams::AddCommonHeaders(&response);
+  ctx_.metrics.Request(route_, response.status);
+  LogRequest(request_.method_string(), route_, response.status, resolved_.client_address,
+             resolved_.peer, resolved_.device_id);
+  if (cors_) streams::AddCommonHeaders(&response);
   auto res = std::make_shared<http::response<http::string_body>>(
       static_cast<http::status>(response.status), request_.version() ? request_.version() : 11);
   res->set(http::field::server, "agentstream");
@@ -136,8 +161,7 @@ void StreamExchange::Respond(StreamResponse response) {
   res->body() = std::move(response.body);
   // Staying open is waiting for the next request, which needs a place of the client's address.
   AddressSlot slot;
-  res->keep_alive(request_.keep_alive() &&
-                  slot.Acquire(*ctx_.waiting, RemoteAddress(stream_.socket())));
+  res->keep_alive(request_.keep_alive() && slot.Acquire(*ctx_.waiting, resolved_.peer));
   const bool head = request_.method() == http::verb::head;
   res->prepare_payload();
   if (head) res->content_length(0);
@@ -151,7 +175,8 @@ void StreamExchange::Respond(StreamResponse response) {
       self->stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
       return;
     }
-    ResumeHttp(self->ctx_, std::move(self->stream_), std::move(self->buffer_), std::move(*slot));
+    ResumeHttp(self->ctx_, std::move(self->stream_), std::move(self->buffer_), std::move(*slot),
+               self->resolved_.peer);
   };
   if (head) {
     auto sr = std::make_shared<http::response_serializer<http::string_body>>(*res);
@@ -163,31 +188,31 @@ void StreamExchange::Respond(StreamResponse response) {
   http::async_write(stream_, *res, std::move(on_written));
 }
 
-void StreamExchange::Watch() {
-  std::weak_ptr<StreamExchange> weak = weak_from_this();
+// Watches the source (before its first read, so that a change in between is not missed), then
+// runs the long-poll or the SSE stream.
+void StreamExchange::StartLive() {
   auto executor = stream_.get_executor();
-  watch_ = ctx_.options.streams->Watch(live_.path, [weak, executor] {
+  const bool watching = source_->Watch([weak = weak_from_this(), executor] {
     asio::post(executor, [weak] {
       auto self = weak.lock();
       if (!self || self->done_) return;
-      if (self->live_.sse) {
-        self->SseStep(false);
+      if (self->source_->sse()) {
+        self->Step(false);
       } else {
         self->Poll(false);
       }
     });
   });
-}
-
-void StreamExchange::Unwatch() {
-  if (watch_ != 0) ctx_.options.streams->Unwatch(live_.path, watch_);
-  watch_ = 0;
+  if (!watching) {
+    done_ = true;
+    source_.reset();
+    return Respond(StreamResponse{503, {{"content-type", "text/plain"}}, "too many waiting reads"});
+  }
+  if (source_->sse()) return StartSse();
+  StartLongPoll();
 }
 
 void StreamExchange::StartLongPoll() {
-  Watch();  // before the first read, so that an append in between is not missed
-  if (watch_ == 0)
-    return Respond(StreamResponse{503, {{"content-type", "text/plain"}}, "too many waiting reads"});
   timer_.expires_after(ctx_.options.long_poll_timeout);
   timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (!ec && !self->done_) self->Poll(true);
@@ -197,79 +222,76 @@ void StreamExchange::StartLongPoll() {
 
 void StreamExchange::Poll(bool timed_out) {
   if (done_) return;
-  auto response = streams::PollLongPoll(*ctx_.options.streams, live_, timed_out);
+  auto response = source_->Poll(timed_out);
   if (!response) return;
   done_ = true;
-  Unwatch();
+  source_.reset();
   timer_.cancel();
   Respond(std::move(*response));
 }
 
 void StreamExchange::StartSse() {
-  ctx_.metrics.Request("/v1/stream", 200);
-  LogRequest(request_.method_string(), "/v1/stream", 200, resolved_.client_address,
-             RemoteAddress(stream_.socket()), resolved_.device_id);
+  ctx_.metrics.Request(route_, 200);
+  LogRequest(request_.method_string(), route_, 200, resolved_.client_address, resolved_.peer,
+             resolved_.device_id);
   stream_.expires_never();
-  Watch();
-  if (watch_ == 0) {
-    done_ = true;
-    return Respond(StreamResponse{503, {{"content-type", "text/plain"}}, "too many waiting reads"});
-  }
-  std::string head = streams::SseResponseHead(live_);  // ends with the empty line
+  std::string head = source_->SseHead();  // ends with the empty line
   if (stream_.tls() && head.size() >= 2)
     head.insert(head.size() - 2, std::string(kHstsHeader) + ": " + kHstsValue + "\r\n");
-  Send(std::move(head));
-  SseStep(false);
-  ArmKeepAlive();
+  queue_.Push(streams::Frame{std::move(head), nullptr, ""});
+  Step(false);  // writes the head with the first frames
+  ArmIdle();
   // A read completes (with an error) when the client goes away.
   stream_.async_read_some(
       buffer_.prepare(1),
       [self = shared_from_this()](beast::error_code, std::size_t) { self->Finish(); });
 }
 
-void StreamExchange::ArmKeepAlive() {
-  timer_.expires_after(ctx_.options.long_poll_timeout);
+void StreamExchange::ArmIdle() {
+  timer_.expires_after(source_->idle_interval());
   timer_.async_wait([weak = weak_from_this()](beast::error_code ec) {
     auto self = weak.lock();
     if (!self || ec || self->done_) return;
-    self->SseStep(true);
-    self->ArmKeepAlive();
+    self->Step(true);
+    if (!self->done_) self->ArmIdle();
   });
 }
 
-void StreamExchange::SseStep(bool timed_out) {
+void StreamExchange::Step(bool idle) {
   if (done_ || sse_end_) return;
-  if (queued_bytes_ > ctx_.options.max_queue_bytes / 2) {
-    sse_more_ = true;  // resumed when the queue drains
-    return;
-  }
-  streams::SseOutput out = streams::SseStep(*ctx_.options.streams, live_, timed_out);
-  sse_more_ = out.more;
-  if (out.end) sse_end_ = true;
-  if (!out.events.empty()) Send(std::move(out.events));
-  if (sse_end_ && queue_.empty()) Finish();
-}
-
-void StreamExchange::Send(std::string bytes) {
-  queued_bytes_ += bytes.size();
-  queue_.push_back(std::move(bytes));
-  if (!writing_) WriteNext();
+  const streams::LiveStep step = source_->Step(idle, queue_);
+  if (step.drop) return Finish();  // the client resumes from its last streamNextOffset
+  sse_more_ = step.more;
+  if (step.end) sse_end_ = true;
+  // All of the step's frames (a data event and its control event, or several) leave in one
+  // gathered write.
+  if (!queue_.writing) WriteNext();
 }
 
 void StreamExchange::WriteNext() {
-  if (queue_.empty()) {
-    writing_ = false;
-    if (sse_end_) return Finish();
-    if (sse_more_) SseStep(false);
+  if (queue_.frames.empty()) {
+    queue_.writing = false;
+    if (sse_end_) Finish();
     return;
   }
-  writing_ = true;
-  auto bytes = std::make_shared<std::string>(std::move(queue_.front()));
-  queue_.pop_front();
-  asio::async_write(stream_, asio::buffer(*bytes),
-                    [self = shared_from_this(), bytes](beast::error_code ec, std::size_t) {
-                      self->queued_bytes_ -= bytes->size();
+  queue_.writing = true;
+  // Every frame queued so far (at most kMaxGatherFrames) goes in one gathered write. The list of
+  // buffers is the exchange's, kept from write to write, so a write allocates nothing.
+  const std::size_t count = std::min(queue_.frames.size(), kMaxGatherFrames);
+  gather_.clear();
+  for (std::size_t i = 0; i < count; ++i) {
+    const streams::Frame& f = queue_.frames[i];
+    for (std::string_view part :
+         {std::string_view(f.head), f.shared ? std::string_view(*f.shared) : std::string_view(),
+          std::string_view(f.tail)}) {
+      if (!part.empty()) gather_.push_back(asio::buffer(part));
+    }
+  }
+  asio::async_write(stream_, std::span<const asio::const_buffer>(gather_),
+                    [self = shared_from_this(), count](beast::error_code ec, std::size_t) {
+                      for (std::size_t i = 0; i < count; ++i) self->queue_.PopFront();
                       if (ec) return self->Finish();
+                      if (self->sse_more_) self->Step(false);
                       self->WriteNext();
                     });
 }
@@ -277,7 +299,7 @@ void StreamExchange::WriteNext() {
 void StreamExchange::Finish() {
   if (done_) return;
   done_ = true;
-  Unwatch();
+  source_.reset();
   timer_.cancel();
   beast::error_code ignored;
   stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
@@ -289,8 +311,16 @@ void StreamExchange::Finish() {
 void StartStreamExchange(ServerContext& ctx, ServerStream stream, beast::flat_buffer buffer,
                          http::request<http::string_body> request, ResolvedRequest resolved) {
   std::make_shared<StreamExchange>(ctx, std::move(stream), std::move(buffer), std::move(request),
-                                   std::move(resolved))
+                                   std::move(resolved), "/v1/stream", /*cors=*/true)
       ->Run();
+}
+
+void StartLiveRead(ServerContext& ctx, ServerStream stream, beast::flat_buffer buffer,
+                   http::request<http::string_body> request, ResolvedRequest resolved,
+                   std::string route, std::unique_ptr<streams::LiveSource> source) {
+  std::make_shared<StreamExchange>(ctx, std::move(stream), std::move(buffer), std::move(request),
+                                   std::move(resolved), std::move(route), /*cors=*/false)
+      ->Serve(std::move(source));
 }
 
 }  // namespace agentstream::server::internal

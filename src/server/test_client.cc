@@ -14,6 +14,9 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/stream.hpp>
 #include <cctype>
+#include <vector>
+
+#include "net/sse_parser.h"
 
 namespace agentstream::server::testing {
 
@@ -88,6 +91,8 @@ struct SseClient::Impl {
   asio::io_context io;
   tcp::socket socket{io};
   std::string data;
+  net::SseParser parser;
+  std::vector<net::SseEvent> events;  // parsed, not yet returned
   bool eof = false;
   bool headers_done = false;
   int status = 0;
@@ -136,23 +141,15 @@ int SseClient::Open(std::uint16_t port, const std::string& target) {
 std::optional<SseEvent> SseClient::Next(milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    const std::size_t end = impl_->data.find("\n\n");
-    if (end != std::string::npos) {
-      const std::string block = impl_->data.substr(0, end);
-      impl_->data.erase(0, end + 2);
-      SseEvent event;
-      std::size_t pos = 0;
-      bool any = false;
-      while (pos <= block.size()) {
-        std::size_t nl = block.find('\n', pos);
-        if (nl == std::string::npos) nl = block.size();
-        const std::string line = block.substr(pos, nl - pos);
-        if (line.rfind("event: ", 0) == 0) event.event = line.substr(7), any = true;
-        if (line.rfind("data: ", 0) == 0) event.data += line.substr(6), any = true;
-        pos = nl + 1;
-      }
-      if (any) return event;
-      continue;  // a comment (keep-alive)
+    if (!impl_->data.empty()) {
+      // The bytes after the response head, through the project's parser (comments skipped).
+      if (!impl_->parser.Feed(impl_->data, impl_->events).ok()) return std::nullopt;
+      impl_->data.clear();
+    }
+    if (!impl_->events.empty()) {
+      SseEvent event{impl_->events.front().event, impl_->events.front().data};
+      impl_->events.erase(impl_->events.begin());
+      return event;
     }
     const auto now = std::chrono::steady_clock::now();
     if (impl_->eof || now >= deadline) return std::nullopt;

@@ -1,6 +1,6 @@
 // WsApp: the WebSocket app protocol at /ws (docs/protocol.md, "WebSocket app protocol"), one per
 // connection. JSON text messages {"type", "id"?, ...} in; replies, event frames, resets and
-// live-only control notices out. Subscriptions are Followers (follower.h) fed by the hub, so a
+// live-only control notices out. Subscriptions are LiveReaders (live_reader.h) fed by the hub, so a
 // subscribe with a resume cursor replays from the log and continues live with no gap and no
 // duplicate; a cursor of a replaced epoch gets a `reset` and a bounded tail page.
 //
@@ -21,11 +21,11 @@
 #include <boost/json/object.hpp>
 
 #include "runtime/agent_manager.h"
-#include "server/follower.h"
 #include "server/hub.h"
+#include "server/live_reader.h"
 #include "server/metrics.h"
-#include "server/timeline_service.h"
 #include "store/device_store.h"
+#include "timeline/timeline_service.h"
 
 namespace agentstream::server {
 
@@ -77,7 +77,7 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
 
  private:
   struct Sub {
-    std::unique_ptr<Follower> follower;
+    std::unique_ptr<LiveReader> reader;
     Hub::Token token;
     std::uint64_t generation = 0;  // distinguishes a re-subscribe from a stale grace timer
     bool in_grace = false;
@@ -138,7 +138,7 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   WorkspaceRoutes* workspaces_;  // null: forks never make worktrees
   std::map<SessionId, Sub> subs_;
   std::uint64_t next_generation_ = 1;
-  Subscription notices_;
+  ListenerRegistration notices_;
   // Presence: notification routing only, never consulted for delivery.
   const std::string presence_client_;  // this connection's id, unique across daemons
   std::string presence_device_;        // the paired device the connection is of; "" for the owner

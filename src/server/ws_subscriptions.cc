@@ -66,12 +66,12 @@ void WsApp::Follow(const SessionId& agent, Cursor after) {
   sub.token.Reset();
   sub.generation = next_generation_++;
   sub.in_grace = false;
-  sub.follower = std::make_unique<Follower>(log_, agent, after, limits_.batch);
+  sub.reader = std::make_unique<LiveReader>(log_, agent, after, limits_.batch);
   std::weak_ptr<WsApp> weak = weak_from_this();
   Poster post = post_;
   const std::uint64_t generation = sub.generation;
   // Register first, then replay: every commit after this point produces a batch, and the
-  // follower reads whatever came before from the log.
+  // reader reads whatever came before from the log.
   sub.token = hub_.Subscribe(
       agent, [weak, post, agent, generation](const std::shared_ptr<const EventBatch>& batch) {
         post([weak, agent, generation, batch] {
@@ -86,8 +86,8 @@ void WsApp::OnBatch(const SessionId& agent, std::uint64_t generation,
                     const std::shared_ptr<const EventBatch>& batch) {
   auto it = subs_.find(agent);
   if (it == subs_.end() || it->second.generation != generation) return;
-  Follower& follower = *it->second.follower;
-  if (auto deliver = follower.OnLive(batch)) {
+  LiveReader& reader = *it->second.reader;
+  if (auto deliver = reader.OnLive(batch)) {
     SendBatch(*deliver);
     Overflowing(agent);
     return;
@@ -122,12 +122,12 @@ bool WsApp::Overflowing(const SessionId& agent) {
 void WsApp::Pump(const SessionId& agent) {
   auto it = subs_.find(agent);
   while (!closed_ && it != subs_.end()) {
-    Follower& follower = *it->second.follower;
-    if (follower.reset_needed()) return Reset(agent);
-    if (!follower.catching_up()) return;
+    LiveReader& reader = *it->second.reader;
+    if (reader.reset_needed()) return Reset(agent);
+    if (!reader.catching_up()) return;
     // Pace replays by the socket: read more only while half the queue bound is free.
     if (out_.queued_bytes() > limits_.max_queue_bytes / 2) return;
-    auto batch = follower.Pull();
+    auto batch = reader.Pull();
     if (!batch.ok()) {
       json::object msg = api::ErrorToJson(batch.status());
       msg["type"] = "error";
@@ -137,7 +137,7 @@ void WsApp::Pump(const SessionId& agent) {
       return;
     }
     if (*batch) SendBatch(**batch);
-    if (!*batch && !follower.reset_needed()) return;  // caught up: live from here
+    if (!*batch && !reader.reset_needed()) return;  // caught up: live from here
   }
 }
 
@@ -145,7 +145,7 @@ void WsApp::OnWritten() {
   if (closed_) return;
   std::vector<SessionId> pending;
   for (const auto& [agent, sub] : subs_)
-    if (sub.follower->catching_up() || sub.follower->reset_needed()) pending.push_back(agent);
+    if (sub.reader->catching_up() || sub.reader->reset_needed()) pending.push_back(agent);
   for (const SessionId& agent : pending) Pump(agent);
 }
 

@@ -16,11 +16,11 @@ namespace agentstream::store_internal {
 // subscriptions (backends keep it in a shared_ptr that subscriptions share).
 class CommitListeners : public std::enable_shared_from_this<CommitListeners> {
  public:
-  Subscription Add(CommitListener listener) {
+  ListenerRegistration Add(CommitListener listener) {
     std::lock_guard lock(mu_);
     const std::uint64_t id = next_id_++;
     listeners_.emplace_back(id, std::move(listener));
-    return Subscription([weak = weak_from_this(), id] {
+    return ListenerRegistration([weak = weak_from_this(), id] {
       if (auto self = weak.lock()) {
         std::lock_guard inner(self->mu_);
         self->listeners_.remove_if([id](const auto& entry) { return entry.first == id; });

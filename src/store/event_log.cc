@@ -4,7 +4,7 @@
 
 namespace agentstream {
 
-Subscription& Subscription::operator=(Subscription&& other) noexcept {
+ListenerRegistration& ListenerRegistration::operator=(ListenerRegistration&& other) noexcept {
   if (this != &other) {
     Reset();
     cancel_ = std::move(other.cancel_);
@@ -13,7 +13,7 @@ Subscription& Subscription::operator=(Subscription&& other) noexcept {
   return *this;
 }
 
-void Subscription::Reset() {
+void ListenerRegistration::Reset() {
   if (cancel_) {
     auto cancel = std::move(cancel_);
     cancel_ = nullptr;

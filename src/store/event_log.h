@@ -164,18 +164,20 @@ struct CommitNotice {
 };
 using CommitListener = std::function<void(const CommitNotice&)>;
 
-// Keeps a commit listener registered; destroying it unregisters (never from inside a listener).
-class Subscription {
+// Keeps a listener registered (a commit listener here; AgentManager::WatchNotices hands out the
+// same for its notice watchers); destroying it, or Reset(), unregisters (never from inside a
+// listener).
+class ListenerRegistration {
  public:
-  Subscription() = default;
-  explicit Subscription(std::function<void()> cancel) : cancel_(std::move(cancel)) {}
-  Subscription(Subscription&& other) noexcept : cancel_(std::move(other.cancel_)) {
+  ListenerRegistration() = default;
+  explicit ListenerRegistration(std::function<void()> cancel) : cancel_(std::move(cancel)) {}
+  ListenerRegistration(ListenerRegistration&& other) noexcept : cancel_(std::move(other.cancel_)) {
     other.cancel_ = nullptr;
   }
-  Subscription& operator=(Subscription&& other) noexcept;
-  Subscription(const Subscription&) = delete;
-  Subscription& operator=(const Subscription&) = delete;
-  ~Subscription() { Reset(); }
+  ListenerRegistration& operator=(ListenerRegistration&& other) noexcept;
+  ListenerRegistration(const ListenerRegistration&) = delete;
+  ListenerRegistration& operator=(const ListenerRegistration&) = delete;
+  ~ListenerRegistration() { Reset(); }
   void Reset();
 
  private:
@@ -239,7 +241,7 @@ class EventLog {
   // The current epoch and last seq of a session.
   virtual Result<Cursor> Tail(const SessionId& session) = 0;
   // Registers `listener` for every commit of any session.
-  virtual Subscription SubscribeCommits(CommitListener listener) = 0;
+  virtual ListenerRegistration SubscribeCommits(CommitListener listener) = 0;
 
   // ---- Checkpoints ----
   // One per session; SaveCheckpoint replaces it. A checkpoint is recomputable from the history,

@@ -417,7 +417,7 @@ TEST_P(EventLogConformance, CommitListenersSeeEveryCommit) {
   const SessionId s = NewSession("s");
   std::mutex mu;
   std::vector<CommitNotice> seen;
-  Subscription sub = log().SubscribeCommits([&](const CommitNotice& n) {
+  ListenerRegistration sub = log().SubscribeCommits([&](const CommitNotice& n) {
     std::lock_guard lock(mu);
     seen.push_back(n);
   });

@@ -42,7 +42,7 @@ class ForwardingLog : public EventLog, public Coordination {
   }
   Result<ReadResult> Read(const ReadRequest& request) override { return inner_.Read(request); }
   Result<Cursor> Tail(const SessionId& session) override { return inner_.Tail(session); }
-  Subscription SubscribeCommits(CommitListener listener) override {
+  ListenerRegistration SubscribeCommits(CommitListener listener) override {
     return inner_.SubscribeCommits(std::move(listener));
   }
   Status SaveCheckpoint(const SessionId& s, const Checkpoint& checkpoint) override {

@@ -3,7 +3,7 @@
 // (session, epoch), numbered by ordinal, plus one state row saying through which seq the rows
 // are current (the watermark). The rows are derived from the log and never the source of truth:
 // the store only keeps and queries them; what they mean (item keys, merging, forks and rewinds
-// layered over their base) is decided in src/timeline_store/.
+// layered over their base) is decided in src/timeline/.
 //
 // An epoch that continues a base prefix (a fork, a rewind) stores only the items its own events
 // created or changed: a base item its events extend gets a row of its own under the base's
@@ -37,7 +37,7 @@ struct ItemRow {
   bool merges = false;  // found by key (at most one such row per key in an epoch)
   Seq seq_start;
   Seq seq_end;
-  std::string ranges;  // the item's source seq ranges as text, encoded by src/timeline_store/
+  std::string ranges;  // the item's source seq ranges as text, encoded by src/timeline/
 };
 
 struct ItemIndexState {

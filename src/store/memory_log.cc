@@ -248,7 +248,7 @@ Result<Cursor> MemoryEventLog::Tail(const SessionId& session) {
   return Cursor{it->second.current(), it->second.epochs.back().tail};
 }
 
-Subscription MemoryEventLog::SubscribeCommits(CommitListener listener) {
+ListenerRegistration MemoryEventLog::SubscribeCommits(CommitListener listener) {
   return state_->listeners->Add(std::move(listener));
 }
 

@@ -40,7 +40,7 @@ class MemoryEventLog final : public EventLog, public Coordination {
   void AppendAsync(AppendRequest request, AppendCallback done) override;
   Result<ReadResult> Read(const ReadRequest& request) override;
   Result<Cursor> Tail(const SessionId& session) override;
-  Subscription SubscribeCommits(CommitListener listener) override;
+  ListenerRegistration SubscribeCommits(CommitListener listener) override;
   Status SaveCheckpoint(const SessionId& session, const Checkpoint& checkpoint) override;
   Result<std::optional<Checkpoint>> LoadCheckpoint(const SessionId& session) override;
   ConsumerStore& consumers() override;

@@ -3,7 +3,8 @@
 // user message, an assistant message, a tool call's input or output), found by the words it
 // holds, plus one state row per session saying through which (epoch, seq) its documents are
 // current. Derived from the log and never the source of truth: which events make which documents
-// is decided in src/timeline_store/search_indexer.h; the store keeps and queries them.
+// is decided in src/search/indexer.h (the search module, src/search/search.h, read it first); the
+// store keeps and queries them.
 //
 // Thread-safe. Errors: kConflict (CommitDocuments' expected state is not the stored one),
 // kInvalidArgument (a query with no word), kIoError / kUnavailable from the database.
@@ -24,9 +25,6 @@ namespace agentstream {
 inline constexpr std::size_t kMaxDocumentBytes = std::size_t{16} * 1024;
 // Hits one query answers, at most.
 inline constexpr std::size_t kMaxSearchHits = 200;
-// Words a query may hold, at most, and its length in bytes.
-inline constexpr std::size_t kMaxQueryWords = 16;
-inline constexpr std::size_t kMaxQueryBytes = 1024;
 
 // The parts each store splits its documents into (SQLite: FTS5 tables; PostgreSQL: hash
 // partitions), and so the most database connections one search reads them on at once
@@ -58,11 +56,6 @@ struct SearchQuery {
   std::optional<SessionId> session;  // only this session's documents
   std::size_t limit = 20;            // 1 to kMaxSearchHits
 };
-
-// The words of a query as a person types it: split at spaces and punctuation, at most
-// kMaxQueryWords. kInvalidArgument for a query that is not UTF-8, longer than kMaxQueryBytes or
-// without a word.
-Result<std::vector<std::string>> QueryWords(std::string_view text);
 
 class SearchIndexStore {
  public:

@@ -22,8 +22,9 @@ struct Offset {
   friend auto operator<=>(const Offset&, const Offset&) = default;
 };
 
+// The text form is core/offset_text.h's, the same as a session log's offsets.
 std::string FormatOffset(Offset offset);
-// Accepts "DIGITS_DIGITS" (any width up to 19 digits each); nullopt otherwise.
+// Accepts "DIGITS_DIGITS" (any width up to 20 digits each, within 64 bits); nullopt otherwise.
 std::optional<Offset> ParseOffset(std::string_view text);
 // The offset after appending `data_bytes` at `tail`.
 Offset Advance(Offset tail, std::uint64_t data_bytes);

@@ -14,10 +14,12 @@
 #include <thread>
 #include <variant>
 
+#include "pg/commit_outcome.h"
 #include "pg/listen_thread.h"
 #include "streams/postgres_streams_internal.h"
 #include "streams/stream_rules.h"
 #include "streams/watchers.h"
+#include "system/random_id.h"
 
 namespace agentstream::streams {
 
@@ -47,10 +49,13 @@ bool Storable(const AppendArgs& a) {
 
 class PostgresStreamStore final : public StreamStore {
  public:
-  PostgresStreamStore(PostgresStreamsOptions options, Conn writer, Conn listening)
+  // `stamps` is registered on `writer`.
+  PostgresStreamStore(PostgresStreamsOptions options, Conn writer, Conn listening,
+                      pg::CommitStamps stamps)
       : options_(std::move(options)),
         channel_(pgs::Channel(options_.schema)),
         writer_conn_(std::move(writer)),
+        stamps_(std::move(stamps)),
         watchers_(options_.limits.max_watchers) {
     writer_pid_ = writer_conn_.BackendPid();
     writer_ = std::thread([this] { WriteLoop(); });
@@ -71,6 +76,7 @@ class PostgresStreamStore final : public StreamStore {
     queue_cv_.notify_all();
     writer_.join();  // the queued writes are made first
     listener_.reset();
+    if (!writer_conn_.Broken()) stamps_.Forget(writer_conn_);
   }
 
   void CreateAsync(CreateArgs args, Done done) override {
@@ -132,8 +138,18 @@ class PostgresStreamStore final : public StreamStore {
   bool WriterReady();
   // Announces `changed` to the other daemons (delivered at COMMIT).
   Status Announce(const std::vector<std::string>& changed);
-  // Commits the open transaction; kStorageDown or kOutcomeUnknown when it failed.
+  // Stamps the open transaction (pg/commit_outcome.h) and commits it: kOk once it is known to
+  // have landed; kStorageDown when it did not (nothing was written), also after its answer was
+  // lost and the stamp was looked up; kOutcomeUnknown when the lookup could not tell within
+  // outcome_wait.
+  Code StampAndCommit();
+  // Commits the open transaction, unstamped (the sweep's removals, which another pass repeats):
+  // kStorageDown or kOutcomeUnknown when it failed.
   Code Commit();
+  bool Stopping() {
+    std::lock_guard lock(queue_mu_);
+    return stop_;
+  }
   void Rollback() { (void)writer_conn_.ExecScript("ROLLBACK"); }
   void Notify(const std::vector<std::string>& changed);
   // A connection that LISTENs on the schema's channel.
@@ -148,7 +164,8 @@ class PostgresStreamStore final : public StreamStore {
 
   const PostgresStreamsOptions options_;
   const std::string channel_;
-  Conn writer_conn_;  // writer thread only
+  Conn writer_conn_;         // writer thread only
+  pg::CommitStamps stamps_;  // writer thread only
   std::atomic<int> writer_pid_{0};
   Watchers watchers_;
 
@@ -224,6 +241,27 @@ Code PostgresStreamStore::Commit() {
   return Code::kStorageDown;
 }
 
+Code PostgresStreamStore::StampAndCommit() {
+  Result<std::int64_t> stamp = stamps_.Stamp(writer_conn_);
+  if (!stamp.ok()) {
+    Rollback();
+    return Code::kStorageDown;
+  }
+  Status committed = writer_conn_.ExecScript("COMMIT");
+  if (committed.ok()) return Code::kOk;
+  if (!writer_conn_.Broken()) {
+    Rollback();
+    return Code::kStorageDown;
+  }
+  // The answer was lost: look the stamp up on whichever server is the primary by then.
+  Result<bool> landed = pg::ResolveOutcome(
+      stamps_, *stamp, writer_conn_, [this] { return pgs::Connect(options_, true); },
+      options_.outcome_wait, [this] { return !Stopping(); });
+  writer_pid_ = writer_conn_.BackendPid();
+  if (!landed.ok()) return Code::kOutcomeUnknown;
+  return *landed ? Code::kOk : Code::kStorageDown;
+}
+
 void PostgresStreamStore::Notify(const std::vector<std::string>& changed) {
   std::set<std::string> unique(changed.begin(), changed.end());
   for (const std::string& path : unique) watchers_.Changed(path);
@@ -245,7 +283,7 @@ void PostgresStreamStore::RunAppends(std::vector<Op>& batch) {
     Rollback();
     return fail(Code::kStorageDown);
   }
-  if (const Code committed = Commit(); committed != Code::kOk) return fail(committed);
+  if (const Code committed = StampAndCommit(); committed != Code::kOk) return fail(committed);
   Notify(changed);
   for (std::size_t i = 0; i < batch.size(); ++i) batch[i].done(std::move(ops[i].result));
 }
@@ -274,7 +312,8 @@ void PostgresStreamStore::RunOne(Op& op) {
     if (written.code() != ErrorCode::kConflict || attempt == 1)
       return op.done(WithCode(Code::kStorageDown));
   }
-  if (const Code committed = Commit(); committed != Code::kOk) return op.done(WithCode(committed));
+  if (const Code committed = StampAndCommit(); committed != Code::kOk)
+    return op.done(WithCode(committed));
   Notify(changed);
   op.done(std::move(result));
 }
@@ -466,8 +505,10 @@ Result<std::unique_ptr<StreamStore>> OpenPostgresStreamStore(PostgresStreamsOpti
   AS_ASSIGN_OR_RETURN(Conn listening, pgs::Connect(options, false));
   AS_RETURN_IF_ERROR(
       listening.ExecScript("LISTEN " + pgs::QuoteIdentifier(pgs::Channel(options.schema))));
+  pg::CommitStamps stamps("ds_commit_stamps", system::RandomId("writer", 32));
+  AS_RETURN_IF_ERROR(stamps.Register(writer));
   return std::unique_ptr<StreamStore>(std::make_unique<PostgresStreamStore>(
-      std::move(options), std::move(writer), std::move(listening)));
+      std::move(options), std::move(writer), std::move(listening), std::move(stamps)));
 }
 
 }  // namespace agentstream::streams

@@ -20,9 +20,15 @@
 //
 // Failures: a statement that fails (a lost connection, a refusal) rolls the transaction back and
 // its requests fail with kStorageDown (503, nothing was written); the next batch reconnects. A
-// COMMIT whose answer is lost fails its requests with kOutcomeUnknown (500); producers' retries
-// are de-duplicated as usual. Nothing is sticky: the next request tries again. A daemon killed
-// mid-append leaves the transaction uncommitted, and PostgreSQL rolls it back.
+// COMMIT whose answer is lost with the connection is not guessed: every write transaction stamps
+// the writer's row in `ds_commit_stamps` (pg/commit_outcome.h), and the writer reconnects (with a
+// multi-host conninfo, to the standby promoted meanwhile) and looks the stamp up, for up to
+// `outcome_wait`. A transaction that landed is acknowledged as usual; one that did not fails with
+// kStorageDown (nothing was written; a retry with the same Producer-Seq lands once). Only when
+// the outcome still cannot be told after `outcome_wait` do its requests fail with
+// kOutcomeUnknown (500); producers' retries are de-duplicated as usual. Nothing is sticky: the
+// next request tries again. A daemon killed mid-append leaves the transaction uncommitted, and
+// PostgreSQL rolls it back.
 //
 // Live readers: each commit announces the streams it changed with NOTIFY (one channel per
 // schema, delivered when the commit is); every daemon LISTENs on a connection of its own and
@@ -36,6 +42,7 @@
 // rows per pass), idle producer states dropped.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -53,10 +60,13 @@ struct PostgresStreamsOptions {
   std::size_t max_batch_ops = 1024;                     // appends committed in one transaction
   std::size_t max_batch_bytes = std::size_t{16} << 20;  // their bodies, at least one append
   std::size_t max_reader_connections = 4;  // concurrent reads beyond this wait for a connection
+  // How long the writer keeps looking up a COMMIT whose answer was lost (every
+  // pg::kOutcomePollInterval); later writes wait in the queue meanwhile.
+  std::chrono::steady_clock::duration outcome_wait = std::chrono::seconds(60);
 };
 
-// The schema version this build writes (table ds_schema).
-inline constexpr int kPostgresStreamsSchemaVersion = 1;
+// The schema version this build writes (table ds_schema); older ones are brought up to it on open.
+inline constexpr int kPostgresStreamsSchemaVersion = 2;
 
 // Connects, creates the tables when missing (under an advisory lock) and starts the writer and
 // listener threads. kUnavailable when the server cannot be reached; kUnsupportedVersion when

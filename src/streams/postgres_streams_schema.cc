@@ -72,6 +72,17 @@ CREATE INDEX IF NOT EXISTS ds_subscriptions_paths ON ds_subscriptions USING gin(
 CREATE TABLE IF NOT EXISTS ds_keys(name text PRIMARY KEY, value bytea NOT NULL);
 )sql";
 
+// Version 2 adds the writers' commit stamps (pg/commit_outcome.h): each daemon's writer stamps
+// its row in every write transaction, so a write whose COMMIT answer was lost is looked up, not
+// guessed.
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE IF NOT EXISTS ds_commit_stamps(
+  writer text PRIMARY KEY,
+  batch bigint NOT NULL,
+  stamped_ms bigint NOT NULL
+);
+)sql";
+
 constexpr const char* kColumns[] = {"id",
                                     "path",
                                     "content_type",
@@ -166,11 +177,11 @@ Result<Conn> Connect(const PostgresStreamsOptions& options, bool writer) {
 }
 
 Status EnsureSchema(Conn& conn, const std::string& schema) {
-  static_assert(kPostgresStreamsSchemaVersion == 1, "a script for each version");
+  static_assert(kPostgresStreamsSchemaVersion == 2, "a script for each version");
   static const pg::SchemaLayout kLayout{
       0x64737472656d31,  // "dstrem1": serializes daemons starting together
       "ds_schema",
-      {kSchemaV1},
+      {kSchemaV1, kSchemaV2},
       "the database's generic streams have",
   };
   return pg::EnsureSchema(conn, schema, kLayout);

@@ -174,38 +174,36 @@ class Writes {
 
 }  // namespace
 
-Status AppendBatch(Conn& conn, const StreamLimits& limits, const std::string& channel,
-                   std::vector<AppendOp>& ops, std::vector<std::string>* changed) {
-  std::vector<std::string> paths;
-  bool producers = false;
+namespace {
+
+// The producers' states the batch's appends name, read into their locked rows.
+Status LoadProducers(Conn& conn, const std::vector<AppendOp>& ops, Locked& locked) {
+  std::vector<std::int64_t> ids;
+  std::vector<std::string> names;
   for (const AppendOp& op : ops) {
-    paths.push_back(op.args.path);
-    producers = producers || op.args.producer.has_value();
+    Row* row = op.args.producer ? locked.Find(op.args.path) : nullptr;
+    if (row == nullptr) continue;
+    ids.push_back(row->meta.id);
+    names.push_back(op.args.producer->id);
   }
-  AS_ASSIGN_OR_RETURN(Locked locked, LockPaths(conn, paths));
-  const std::int64_t now = locked.now_ms;
-  if (producers) {
-    std::vector<std::int64_t> ids;
-    std::vector<std::string> names;
-    for (const AppendOp& op : ops) {
-      Row* row = op.args.producer ? locked.Find(op.args.path) : nullptr;
-      if (row == nullptr) continue;
-      ids.push_back(row->meta.id);
-      names.push_back(op.args.producer->id);
-    }
-    AS_ASSIGN_OR_RETURN(
-        Rows p, conn.Exec("SELECT p.stream_id, p.producer, p.epoch, p.last_seq, p.updated_ms FROM "
-                          "ds_producers p JOIN unnest($1::bigint[], $2::text[]) AS k(s, n) ON "
-                          "p.stream_id = k.s AND p.producer = k.n",
-                          {IntArray(ids), TextArray(names)}));
-    for (int i = 0; i < p.size(); ++i) {
-      Row* row = locked.FindId(p.Int(i, 0));
-      if (row != nullptr)
-        row->meta.producers[p.Text(i, 1)] =
-            ProducerState{static_cast<std::uint64_t>(p.Int(i, 2)),
-                          static_cast<std::uint64_t>(p.Int(i, 3)), p.Int(i, 4)};
-    }
+  if (ids.empty()) return Status::Ok();
+  AS_ASSIGN_OR_RETURN(
+      Rows p, conn.Exec("SELECT p.stream_id, p.producer, p.epoch, p.last_seq, p.updated_ms FROM "
+                        "ds_producers p JOIN unnest($1::bigint[], $2::text[]) AS k(s, n) ON "
+                        "p.stream_id = k.s AND p.producer = k.n",
+                        {IntArray(ids), TextArray(names)}));
+  for (int i = 0; i < p.size(); ++i) {
+    Row* row = locked.FindId(p.Int(i, 0));
+    if (row != nullptr)
+      row->meta.producers[p.Text(i, 1)] =
+          ProducerState{static_cast<std::uint64_t>(p.Int(i, 2)),
+                        static_cast<std::uint64_t>(p.Int(i, 3)), p.Int(i, 4)};
   }
+  return Status::Ok();
+}
+
+// What a batch of appends writes, once each op was planned against its locked row.
+struct AppendWrites {
   struct NewMessage {
     std::int64_t stream;
     Offset offset;
@@ -213,7 +211,14 @@ Status AppendBatch(Conn& conn, const StreamLimits& limits, const std::string& ch
   };
   std::vector<NewMessage> messages;
   std::set<std::string> dirty;  // rows to write back
-  std::map<std::pair<std::int64_t, std::string>, ProducerState> producer_writes;
+  std::map<std::pair<std::int64_t, std::string>, ProducerState> producers;
+};
+
+// Plans each op against its row (in memory, under the rows' locks): its result, and what it
+// writes into `writes`. `changed` receives the paths appended to.
+Status PlanAppends(Conn& conn, const StreamLimits& limits, std::vector<AppendOp>& ops,
+                   Locked& locked, AppendWrites& writes, std::vector<std::string>* changed) {
+  const std::int64_t now = locked.now_ms;
   std::map<std::int64_t, std::size_t> live_producers;  // loaded when a new producer comes
   for (AppendOp& op : ops) {
     const AppendArgs& args = op.args;
@@ -229,7 +234,7 @@ Status AppendBatch(Conn& conn, const StreamLimits& limits, const std::string& ch
       continue;
     }
     row->last_access_ms = std::max(row->last_access_ms, now);
-    if (row->meta.ttl_seconds) dirty.insert(args.path);
+    if (row->meta.ttl_seconds) writes.dirty.insert(args.path);
     std::optional<std::size_t> live;
     if (args.producer && NewProducer(row->meta, args.producer->id, now, limits)) {
       auto count = live_producers.find(row->meta.id);
@@ -250,23 +255,28 @@ Status AppendBatch(Conn& conn, const StreamLimits& limits, const std::string& ch
     }
     if (plan.data) {
       row->tail = Advance(row->tail, plan.data->size());
-      messages.push_back(NewMessage{row->meta.id, row->tail, std::move(*plan.data)});
+      writes.messages.push_back({row->meta.id, row->tail, std::move(*plan.data)});
     }
     ApplyAppend(row->meta, args, now, limits);
     if (args.producer) {
       if (live) ++live_producers[row->meta.id];
-      producer_writes[{row->meta.id, args.producer->id}] = row->meta.producers[args.producer->id];
+      writes.producers[{row->meta.id, args.producer->id}] = row->meta.producers[args.producer->id];
     }
-    dirty.insert(args.path);
+    writes.dirty.insert(args.path);
     changed->push_back(args.path);
     r.code = Code::kOk;
     r.info = InfoOf(row->meta, row->tail);
     r.offset = row->tail;
   }
-  // Every write of the batch and its announcement in as few statements as the parameter limit
-  // allows (one, unless the batch is large): data-modifying CTEs, then pg_notify.
+  return Status::Ok();
+}
+
+// Every write of the batch and its announcement in as few statements as the parameter limit
+// allows (one, unless the batch is large): data-modifying CTEs, then pg_notify.
+Status WriteAppends(Conn& conn, Locked& locked, AppendWrites& planned, const std::string& channel,
+                    const std::vector<std::string>& changed) {
   Writes writes(conn);
-  for (NewMessage& m : messages) {
+  for (AppendWrites::NewMessage& m : planned.messages) {
     AS_RETURN_IF_ERROR(
         writes.Row("INSERT INTO ds_messages(stream_id, read_seq, byte_pos, data) VALUES", "",
                    {"bigint", "bigint", "bigint", "bytea"},
@@ -274,7 +284,7 @@ Status AppendBatch(Conn& conn, const StreamLimits& limits, const std::string& ch
                     Param::Bytes(std::move(m.data))}));
   }
   AS_RETURN_IF_ERROR(writes.EndPart());
-  for (const std::string& path : dirty) {
+  for (const std::string& path : planned.dirty) {
     const Row& row = *locked.Find(path);
     const auto& by = row.meta.closed_by;
     AS_RETURN_IF_ERROR(writes.Row(
@@ -290,7 +300,7 @@ Status AppendBatch(Conn& conn, const StreamLimits& limits, const std::string& ch
          Param(row.meta.last_stream_seq), Param(row.last_access_ms)}));
   }
   AS_RETURN_IF_ERROR(writes.EndPart());
-  for (const auto& [key, p] : producer_writes) {
+  for (const auto& [key, p] : planned.producers) {
     AS_RETURN_IF_ERROR(writes.Row(
         "INSERT INTO ds_producers(stream_id, producer, epoch, last_seq, updated_ms) VALUES",
         " ON CONFLICT (stream_id, producer) DO UPDATE SET epoch = excluded.epoch, last_seq = "
@@ -300,8 +310,69 @@ Status AppendBatch(Conn& conn, const StreamLimits& limits, const std::string& ch
          Param(p.updated_ms)}));
   }
   AS_RETURN_IF_ERROR(writes.EndPart());
-  return writes.Finish(channel, *changed);
+  return writes.Finish(channel, changed);
 }
+
+}  // namespace
+
+Status AppendBatch(Conn& conn, const StreamLimits& limits, const std::string& channel,
+                   std::vector<AppendOp>& ops, std::vector<std::string>* changed) {
+  std::vector<std::string> paths;
+  paths.reserve(ops.size());
+  for (const AppendOp& op : ops) paths.push_back(op.args.path);
+  AS_ASSIGN_OR_RETURN(Locked locked, LockPaths(conn, paths));
+  AS_RETURN_IF_ERROR(LoadProducers(conn, ops, locked));
+  AppendWrites writes;
+  AS_RETURN_IF_ERROR(PlanAppends(conn, limits, ops, locked, writes, changed));
+  return WriteAppends(conn, locked, writes, channel, *changed);
+}
+
+namespace {
+
+// Writes a planned new stream (its row and its initial messages) and answers Created.
+Status InsertStream(Conn& conn, NewStream& plan, const CreateArgs& args, std::int64_t now,
+                    std::optional<std::int64_t> source_id, OpResult* out,
+                    std::vector<std::string>* changed) {
+  StreamMeta& m = plan.meta;
+  m.created_ms = now;
+  m.closed = args.closed;
+  std::vector<std::pair<Offset, std::string>> initial;
+  Offset tail = plan.tail;
+  for (std::string* data : {&plan.prefix, &plan.initial}) {
+    if (data->empty()) continue;
+    tail = Advance(tail, data->size());
+    initial.emplace_back(tail, std::move(*data));
+  }
+  AS_ASSIGN_OR_RETURN(
+      Rows inserted,
+      conn.Exec("INSERT INTO ds_streams(path, content_type, ttl_seconds, expires_at, "
+                "expires_at_ms, created_ms, last_access_ms, closed, forked_from, forked_from_id, "
+                "fork_read_seq, fork_byte_pos, fork_sub_offset, soft_deleted, tail_read_seq, "
+                "tail_byte_pos) VALUES($1,$2,$3,$4,$5,$6,$6,$7,$8,$9,$10,$11,$12,false,$13,$14) "
+                "ON CONFLICT (path) DO NOTHING RETURNING id",
+                {m.path, m.content_type, OptInt(m.ttl_seconds), Param(m.expires_at),
+                 m.expires_at ? Param(m.expires_at_ms) : Param(), Param(now), Bool(m.closed),
+                 Param(m.forked_from), OptInt(source_id), Param(I64(m.fork_offset.read_seq)),
+                 Param(I64(m.fork_offset.byte_pos)), Param(I64(m.fork_sub_offset)),
+                 Param(I64(tail.read_seq)), Param(I64(tail.byte_pos))}));
+  if (inserted.size() == 0)
+    return Error(ErrorCode::kConflict, "another daemon created " + args.path + " meanwhile");
+  const std::int64_t id = inserted.Int(0, 0);
+  for (auto& [offset, data] : initial) {
+    AS_RETURN_IF_ERROR(conn.Exec("INSERT INTO ds_messages(stream_id, read_seq, byte_pos, data) "
+                                 "VALUES($1,$2,$3,$4)",
+                                 {Param(id), Param(I64(offset.read_seq)),
+                                  Param(I64(offset.byte_pos)), Param::Bytes(std::move(data))})
+                           .status());
+  }
+  changed->push_back(args.path);
+  out->code = Code::kCreated;
+  out->info = InfoOf(m, tail);
+  out->offset = tail;
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status CreateStream(Conn& conn, const StreamLimits& limits, const CreateArgs& args, OpResult* out,
                     std::vector<std::string>* changed) {
@@ -367,43 +438,7 @@ Status CreateStream(Conn& conn, const StreamLimits& limits, const CreateArgs& ar
     out->code = plan.code;
     return Status::Ok();
   }
-  StreamMeta& m = plan.meta;
-  m.created_ms = now;
-  m.closed = args.closed;
-  std::vector<std::pair<Offset, std::string>> initial;
-  Offset tail = plan.tail;
-  for (std::string* data : {&plan.prefix, &plan.initial}) {
-    if (data->empty()) continue;
-    tail = Advance(tail, data->size());
-    initial.emplace_back(tail, std::move(*data));
-  }
-  AS_ASSIGN_OR_RETURN(
-      Rows inserted,
-      conn.Exec("INSERT INTO ds_streams(path, content_type, ttl_seconds, expires_at, "
-                "expires_at_ms, created_ms, last_access_ms, closed, forked_from, forked_from_id, "
-                "fork_read_seq, fork_byte_pos, fork_sub_offset, soft_deleted, tail_read_seq, "
-                "tail_byte_pos) VALUES($1,$2,$3,$4,$5,$6,$6,$7,$8,$9,$10,$11,$12,false,$13,$14) "
-                "ON CONFLICT (path) DO NOTHING RETURNING id",
-                {m.path, m.content_type, OptInt(m.ttl_seconds), Param(m.expires_at),
-                 m.expires_at ? Param(m.expires_at_ms) : Param(), Param(now), Bool(m.closed),
-                 Param(m.forked_from), OptInt(source_id), Param(I64(m.fork_offset.read_seq)),
-                 Param(I64(m.fork_offset.byte_pos)), Param(I64(m.fork_sub_offset)),
-                 Param(I64(tail.read_seq)), Param(I64(tail.byte_pos))}));
-  if (inserted.size() == 0)
-    return Error(ErrorCode::kConflict, "another daemon created " + args.path + " meanwhile");
-  const std::int64_t id = inserted.Int(0, 0);
-  for (auto& [offset, data] : initial) {
-    AS_RETURN_IF_ERROR(conn.Exec("INSERT INTO ds_messages(stream_id, read_seq, byte_pos, data) "
-                                 "VALUES($1,$2,$3,$4)",
-                                 {Param(id), Param(I64(offset.read_seq)),
-                                  Param(I64(offset.byte_pos)), Param::Bytes(std::move(data))})
-                           .status());
-  }
-  changed->push_back(args.path);
-  out->code = Code::kCreated;
-  out->info = InfoOf(m, tail);
-  out->offset = tail;
-  return Status::Ok();
+  return InsertStream(conn, plan, args, now, source_id, out, changed);
 }
 
 Status DeleteStream(Conn& conn, const std::string& path, OpResult* out,

@@ -20,8 +20,6 @@ using pg::Conn;
 using pg::Param;
 using pg::Rows;
 
-constexpr const char* kKeyName = "subscriptions";
-
 class PostgresSubscriptionRecords final : public SubscriptionRecords {
  public:
   PostgresSubscriptionRecords(PostgresStreamsOptions options, Conn conn)
@@ -35,11 +33,11 @@ class PostgresSubscriptionRecords final : public SubscriptionRecords {
     // The first daemon's keys win; every other daemon reads them.
     Result<Rows> inserted =
         conn_.Exec("INSERT INTO ds_keys(name, value) VALUES($1, $2) ON CONFLICT DO NOTHING",
-                   {kKeyName, Param::Bytes(fresh)});
+                   {std::string(kSubscriptionKeysName), Param::Bytes(fresh)});
     sodium_memzero(fresh.data(), fresh.size());
     AS_RETURN_IF_ERROR(inserted.status());
-    AS_ASSIGN_OR_RETURN(Rows r,
-                        conn_.Exec("SELECT value FROM ds_keys WHERE name = $1", {kKeyName}));
+    AS_ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT value FROM ds_keys WHERE name = $1",
+                                           {std::string(kSubscriptionKeysName)}));
     if (r.size() == 0) return Error(ErrorCode::kCorruption, "the subscription keys are missing");
     AS_RETURN_IF_ERROR(RefreshLocked());
     return r.Bytes(0, 0);

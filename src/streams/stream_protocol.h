@@ -1,7 +1,7 @@
 // The HTTP semantics of generic Durable Streams (PROTOCOL.md of durable-streams/durable-streams)
 // over StreamStore, free of any transport: a request in, either a response or a live read (long-
-// poll or SSE) out. The live reads' waiting is the transport's (src/server/stream_http.cc); each
-// wake-up calls back into PollLongPoll / SseStep here.
+// poll or SSE) out. A live read becomes a LiveSource (live_source.h) whose waiting is the
+// transport's (src/server/stream_http.cc); each wake-up calls back into PollLongPoll / SseStep.
 #pragma once
 
 #include <cstdint>
@@ -73,6 +73,18 @@ struct SseOutput {
   bool more = false;  // a read limit cut the step short: call again once the events are sent
 };
 SseOutput SseStep(StreamStore& store, LiveRead& read, bool timed_out);
+
+// A control event of an SSE read (docs/protocol.md), for both kinds of stream: where the stream
+// goes on, the response cursor and whether the reader is at the tail; or that the stream ended.
+struct StreamControl {
+  std::string next_offset;  // streamNextOffset
+  std::string cursor;       // streamCursor (ResponseCursor); not sent once closed
+  bool up_to_date = false;  // "upToDate":true; not sent while behind the tail
+  bool closed = false;      // {"streamNextOffset":...,"streamClosed":true}, nothing else
+  bool reset = false;       // "reset":true: a session log rewound, the reader starts over
+};
+// The whole event ("event: control", its data line and the blank line).
+std::string FormatControlEvent(const StreamControl& control);
 
 // Headers of the SSE response (status 200).
 std::string SseResponseHead(const LiveRead& read);

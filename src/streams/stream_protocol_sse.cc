@@ -2,6 +2,7 @@
 // the last one as data events, each followed by a control event (the next offset, the cursor,
 // up-to-date and closed), base64 for a binary stream.
 #include "net/base64.h"
+#include "net/sse_writer.h"
 #include "streams/json_mode.h"
 #include "streams/stream_protocol.h"
 #include "system/wall_clock.h"
@@ -10,36 +11,27 @@ namespace agentstream::streams {
 
 namespace {
 
-std::string SseData(std::string_view payload) {
-  std::string out;
-  out.reserve(payload.size() + 16);
-  out += "data:";
-  for (std::size_t i = 0; i < payload.size(); ++i) {
-    const char c = payload[i];
-    if (c == '\r' || c == '\n') {
-      if (c == '\r' && i + 1 < payload.size() && payload[i + 1] == '\n') ++i;
-      out += "\ndata:";
-    } else {
-      out += c;
-    }
-  }
-  out += "\n\n";
-  return out;
-}
-
 std::string Control(const Offset& offset, const std::string& cursor, bool up_to_date, bool closed) {
-  std::string json = R"({"streamNextOffset":")" + FormatOffset(offset) + "\"";
-  if (closed) {
-    json += R"(,"streamClosed":true})";
-  } else {
-    json += R"(,"streamCursor":")" + ResponseCursor(cursor, system::WallClockMs()) + "\"";
-    if (up_to_date) json += R"(,"upToDate":true)";
-    json += "}";
-  }
-  return "event: control\n" + SseData(json);
+  return FormatControlEvent({.next_offset = FormatOffset(offset),
+                             .cursor = closed ? "" : ResponseCursor(cursor, system::WallClockMs()),
+                             .up_to_date = up_to_date,
+                             .closed = closed});
 }
 
 }  // namespace
+
+std::string FormatControlEvent(const StreamControl& control) {
+  std::string json = R"({"streamNextOffset":")" + control.next_offset + "\"";
+  if (control.closed) {
+    json += R"(,"streamClosed":true)";
+  } else {
+    json += R"(,"streamCursor":")" + control.cursor + "\"";
+    if (control.up_to_date) json += R"(,"upToDate":true)";
+    if (control.reset) json += R"(,"reset":true)";
+  }
+  json += "}";
+  return net::FormatSseEvent("control", json);
+}
 
 SseOutput SseStep(StreamStore& store, LiveRead& read, bool timed_out) {
   SseOutput out;
@@ -62,8 +54,7 @@ SseOutput SseStep(StreamStore& store, LiveRead& read, bool timed_out) {
     } else {
       payload = *m.data;
     }
-    out.events += "event: data\n";
-    out.events += SseData(payload);
+    net::AppendSseEvent("data", payload, &out.events);
     const bool last = i + 1 == result.messages.size();
     const bool closed =
         last && result.up_to_date && result.info.closed && m.offset == result.info.tail;

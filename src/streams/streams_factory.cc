@@ -24,7 +24,7 @@ Result<std::unique_ptr<Streams>> OpenStreams(const StreamsConfig& config) {
   const std::string& url = config.store_url;
   std::unique_ptr<StreamStore> store;
   std::unique_ptr<SubscriptionRecords> records;
-  if (url.rfind("postgres://", 0) == 0 || url.rfind("postgresql://", 0) == 0) {
+  if (IsPostgresStreams(url)) {
     PostgresStreamsOptions options;
     options.conninfo = url;
     options.limits = config.limits;
@@ -37,8 +37,7 @@ Result<std::unique_ptr<Streams>> OpenStreams(const StreamsConfig& config) {
       memory = std::make_unique<MemoryStreamStore>(config.limits, nullptr);
     } else {
       AS_ASSIGN_OR_RETURN(memory, MemoryStreamStore::Open(config.streams_db, config.limits));
-      key_path =
-          (std::filesystem::path(config.streams_db).parent_path() / "subscriptions.key").string();
+      key_path = SubscriptionKeyPath(config.streams_db);
     }
     records = MakeMemorySubscriptionRecords(*memory, std::move(key_path));
     store = std::move(memory);
@@ -47,6 +46,22 @@ Result<std::unique_ptr<Streams>> OpenStreams(const StreamsConfig& config) {
       std::make_unique<SubscriptionManager>(*store, std::move(records), config.subscription_limits);
   AS_RETURN_IF_ERROR(subscriptions->Restore());
   return std::make_unique<Streams>(std::move(store), std::move(subscriptions));
+}
+
+bool IsPostgresStreams(const std::string& store_url) {
+  return store_url.rfind("postgres://", 0) == 0 || store_url.rfind("postgresql://", 0) == 0;
+}
+
+StreamsConfig StreamsConfigFor(const std::string& store_url, const std::string& data_dir) {
+  StreamsConfig config;
+  config.store_url = store_url;
+  if (!IsPostgresStreams(store_url) && store_url.rfind("memory:", 0) != 0)
+    config.streams_db = (std::filesystem::path(data_dir) / "streams.db").string();
+  return config;
+}
+
+std::string SubscriptionKeyPath(const std::string& streams_db) {
+  return (std::filesystem::path(streams_db).parent_path() / "subscriptions.key").string();
 }
 
 }  // namespace agentstream::streams

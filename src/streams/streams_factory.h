@@ -43,4 +43,15 @@ class Streams {
 // Opens the configured store and restores its subscriptions. The errors of the store's own open.
 Result<std::unique_ptr<Streams>> OpenStreams(const StreamsConfig& config);
 
+// True for a store URL the streams keep on PostgreSQL ("postgresql://...", "postgres://...").
+bool IsPostgresStreams(const std::string& store_url);
+
+// Where the streams of a daemon on `store_url` with the data directory `data_dir` live: on
+// PostgreSQL the store's database; else the journal `data_dir`/streams.db, or "" (memory only)
+// for a "memory:" store. `agentstream serve` and `store copy` both ask here.
+StreamsConfig StreamsConfigFor(const std::string& store_url, const std::string& data_dir);
+
+// The subscription key file kept beside the SQLite journal `streams_db`.
+std::string SubscriptionKeyPath(const std::string& streams_db);
+
 }  // namespace agentstream::streams

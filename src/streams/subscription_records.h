@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,14 +29,19 @@ class MemoryStreamStore;
 // keeps them.
 inline constexpr std::size_t kSubscriptionSeedBytes = 32;
 inline constexpr std::size_t kSubscriptionTokenKeyBytes = 32;
+// The memory records' journal key of a subscription is this prefix and its id.
+inline constexpr std::string_view kSubscriptionRecordPrefix = "subscription/";
+// The name of the keys' row in the PostgreSQL records' ds_keys.
+inline constexpr std::string_view kSubscriptionKeysName = "subscriptions";
 
 struct SubscriptionLink {
   std::set<std::string> types;  // "explicit", "glob"
   std::string acked;            // offset, or "-1"
 };
 
-// One subscription: its configuration, followed streams and the wake in progress.
-struct Subscription {
+// One Durable Streams subscription as stored: its configuration, followed streams and the wake in
+// progress.
+struct SubscriptionRecord {
   std::string id, type, pattern, webhook_url, wake_stream, description, base_url, created_at;
   std::vector<std::string> explicit_streams;
   std::int64_t lease_ttl_ms = 30000;
@@ -48,14 +54,15 @@ struct Subscription {
 };
 
 // The stored form (JSON text) of a subscription, and back (nullopt when unreadable).
-std::string EncodeSubscription(const Subscription& s);
-std::optional<Subscription> DecodeSubscription(const std::string& text);
+std::string EncodeSubscription(const SubscriptionRecord& s);
+std::optional<SubscriptionRecord> DecodeSubscription(const std::string& text);
 
 class SubscriptionRecords {
  public:
   // What one change of one subscription sees.
   struct Slot {
-    std::optional<Subscription> sub;     // as stored (nullopt: none); what is left here is stored
+    std::optional<SubscriptionRecord>
+        sub;                             // as stored (nullopt: none); what is left here is stored
     std::int64_t now_ms = 0;             // the records' clock (for leases and tokens)
     std::function<std::size_t()> count;  // how many subscriptions are stored
   };
@@ -90,5 +97,12 @@ class SubscriptionRecords {
 // open; "" keeps this run's fresh keys). `store` outlives the records.
 std::unique_ptr<SubscriptionRecords> MakeMemorySubscriptionRecords(MemoryStreamStore& store,
                                                                    std::string key_path);
+
+// The memory records' key file at `path`: its keys, or "" when there is no file; kCorruption
+// when it does not hold kSubscriptionSeedBytes + kSubscriptionTokenKeyBytes bytes.
+Result<std::string> ReadSubscriptionKeyFile(const std::string& path);
+// Writes `keys` to the key file at `path`: mode 0600, written whole and fsynced, then renamed
+// into place. kIoError when it cannot.
+Status WriteSubscriptionKeyFile(const std::string& path, const std::string& keys);
 
 }  // namespace agentstream::streams

@@ -47,7 +47,7 @@ std::string Iso8601(std::int64_t ms) {
 
 // Applies the acks of a callback or ack body to `s`; the refusal, if any (then nothing changed).
 std::optional<StreamResponse> ApplyAcks(
-    Subscription& s, const json::value& body,
+    SubscriptionRecord& s, const json::value& body,
     const std::function<const std::string&(const std::string&)>& tail) {
   const json::object* r = Object(body);
   const json::value* acks = r != nullptr ? r->if_contains("acks") : nullptr;
@@ -75,7 +75,7 @@ std::optional<StreamResponse> ApplyAcks(
 }
 
 // The configuration of a subscription create's body into `s`; the refusal, if any.
-std::optional<StreamResponse> ReadSpec(const json::object& o, Subscription& s) {
+std::optional<StreamResponse> ReadSpec(const json::object& o, SubscriptionRecord& s) {
   s.type = StrField(o, "type");
   if (s.type != "webhook" && s.type != "pull-wake")
     return Err(400, "INVALID_REQUEST", R"(type must be "webhook" or "pull-wake")");
@@ -113,7 +113,7 @@ std::vector<std::string> Distinct(std::vector<std::string> list) {
 }
 
 // Whether a create of `b` repeats the configuration of the existing `a` (idempotent).
-bool SameSpec(const Subscription& a, const Subscription& b) {
+bool SameSpec(const SubscriptionRecord& a, const SubscriptionRecord& b) {
   return a.type == b.type && a.pattern == b.pattern &&
          Distinct(a.explicit_streams) == Distinct(b.explicit_streams) &&
          a.webhook_url == b.webhook_url && a.wake_stream == b.wake_stream &&
@@ -122,7 +122,7 @@ bool SameSpec(const Subscription& a, const Subscription& b) {
 
 }  // namespace
 
-std::string SubscriptionManager::Serialize(const Subscription& s) const {
+std::string SubscriptionManager::Serialize(const SubscriptionRecord& s) const {
   json::array streams;
   for (const auto& [path, link] : s.streams)
     streams.push_back(
@@ -204,7 +204,7 @@ StreamResponse SubscriptionManager::HandleOne(const StreamRequest& req, const st
     return StreamResponse{204, {}, ""};
   }
   if (!slot.sub) return not_found();
-  Subscription& s = *slot.sub;
+  SubscriptionRecord& s = *slot.sub;
   if (action == "streams" && req.method == "POST") return AddStreams(s, body, tails);
   if (action.rfind("streams/", 0) == 0 && req.method == "DELETE") {
     const std::string stream = Trim(action.substr(8));
@@ -221,7 +221,7 @@ StreamResponse SubscriptionManager::HandleOne(const StreamRequest& req, const st
   return Err(405, "INVALID_REQUEST", "Method not allowed");
 }
 
-StreamResponse SubscriptionManager::AddStreams(Subscription& s, const json::value& body,
+StreamResponse SubscriptionManager::AddStreams(SubscriptionRecord& s, const json::value& body,
                                                TailView& tails) {
   const json::object* o = Object(body);
   const json::value* streams = o != nullptr ? o->if_contains("streams") : nullptr;
@@ -244,7 +244,7 @@ StreamResponse SubscriptionManager::AddStreams(Subscription& s, const json::valu
 StreamResponse SubscriptionManager::Acknowledge(const StreamRequest& req, const std::string& action,
                                                 const json::value& body, Slot& slot,
                                                 TailView& tails, Actions* actions) {
-  Subscription& s = *slot.sub;
+  SubscriptionRecord& s = *slot.sub;
   const std::string auth = req.Header("authorization").value_or("");
   const std::string token = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : "";
   if (token.empty()) return Err(401, "TOKEN_INVALID", "Missing or malformed Authorization header");
@@ -274,7 +274,7 @@ StreamResponse SubscriptionManager::Create(const json::value& body, const std::s
                                            const std::string& id, Slot& slot, TailView& tails) {
   const json::object* o = Object(body);
   if (o == nullptr) return Err(400, "INVALID_REQUEST", "Request body must be a JSON object");
-  Subscription s;
+  SubscriptionRecord s;
   s.id = id;
   if (auto refused = ReadSpec(*o, s)) return *refused;
   if (slot.sub) {
@@ -304,7 +304,7 @@ StreamResponse SubscriptionManager::Create(const json::value& body, const std::s
 }
 
 // The explicit streams of `s`, then the existing streams its pattern matches.
-std::vector<std::string> SubscriptionManager::Followed(const Subscription& s) const {
+std::vector<std::string> SubscriptionManager::Followed(const SubscriptionRecord& s) const {
   std::vector<std::string> followed = s.explicit_streams;
   if (s.pattern.empty()) return followed;
   // Only streams under the pattern's literal leading segments can match it.
@@ -321,7 +321,7 @@ std::vector<std::string> SubscriptionManager::Followed(const Subscription& s) co
 
 StreamResponse SubscriptionManager::Claim(const json::value& body, Slot& slot, TailView& tails,
                                           Actions* actions) {
-  Subscription& s = *slot.sub;
+  SubscriptionRecord& s = *slot.sub;
   const json::object* o = Object(body);
   const std::string worker = o != nullptr ? StrField(*o, "worker") : "";
   if (worker.empty()) return Err(400, "INVALID_REQUEST", "worker must be a non-empty string");

@@ -24,7 +24,7 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::string_view kRecordPrefix = "subscription/";
+constexpr std::string_view kRecordPrefix = kSubscriptionRecordPrefix;
 constexpr std::size_t kKeyBytes = kSubscriptionSeedBytes + kSubscriptionTokenKeyBytes;
 
 std::string Field(const json::object& o, std::string_view key) {
@@ -37,28 +37,13 @@ std::int64_t Number(const json::object& o, std::string_view key) {
   return v != nullptr && v->is_int64() ? v->as_int64() : 0;
 }
 
-// Reads the key file, or creates it (mode 0600, written whole then renamed into place).
+// Reads the key file, or creates it.
 Status LoadOrCreateKeys(const std::string& path, std::string* keys) {
-  std::ifstream in(path, std::ios::binary);
-  if (in) {
-    keys->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (keys->size() != kKeyBytes)
-      return Error(ErrorCode::kCorruption, "the subscription key file " + path + " is not " +
-                                               std::to_string(kKeyBytes) + " bytes");
-    return Status::Ok();
-  }
+  AS_ASSIGN_OR_RETURN(*keys, ReadSubscriptionKeyFile(path));
+  if (!keys->empty()) return Status::Ok();
   keys->resize(kKeyBytes);
   randombytes_buf(keys->data(), keys->size());
-  const std::string temp = path + ".tmp";
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Error(ErrorCode::kIoError, "cannot create " + temp);
-  const bool written =
-      ::write(fd, keys->data(), keys->size()) == static_cast<ssize_t>(keys->size()) &&
-      ::fsync(fd) == 0;
-  ::close(fd);
-  if (!written || std::rename(temp.c_str(), path.c_str()) != 0)
-    return Error(ErrorCode::kIoError, "cannot write the subscription key file " + path);
-  return Status::Ok();
+  return WriteSubscriptionKeyFile(path, *keys);
 }
 
 class MemorySubscriptionRecords final : public SubscriptionRecords {
@@ -69,7 +54,7 @@ class MemorySubscriptionRecords final : public SubscriptionRecords {
   Result<std::string> OpenKeys() override {
     std::lock_guard lock(mu_);
     for (const auto& [key, record] : store_.State(std::string(kRecordPrefix))) {
-      std::optional<Subscription> s = DecodeSubscription(record);
+      std::optional<SubscriptionRecord> s = DecodeSubscription(record);
       if (!s)
         return Error(ErrorCode::kCorruption,
                      "the journaled subscription " + key + " is unreadable");
@@ -133,14 +118,14 @@ class MemorySubscriptionRecords final : public SubscriptionRecords {
   MemoryStreamStore& store_;
   const std::string key_path_;
   std::mutex mu_;  // guards subs_ and saved_
-  std::map<std::string, Subscription> subs_;
+  std::map<std::string, SubscriptionRecord> subs_;
   std::map<std::string, std::string> saved_;  // id -> the record last journaled
   std::atomic<bool> any_{false};
 };
 
 }  // namespace
 
-std::string EncodeSubscription(const Subscription& s) {
+std::string EncodeSubscription(const SubscriptionRecord& s) {
   json::object streams;
   for (const auto& [path, link] : s.streams) {
     json::array types;
@@ -171,12 +156,12 @@ std::string EncodeSubscription(const Subscription& s) {
                                       {"snapshot", std::move(snapshot)}});
 }
 
-std::optional<Subscription> DecodeSubscription(const std::string& text) {
+std::optional<SubscriptionRecord> DecodeSubscription(const std::string& text) {
   boost::system::error_code ec;
   const json::value v = json::parse(text, ec);
   if (ec || !v.is_object()) return std::nullopt;
   const json::object& o = v.as_object();
-  Subscription s;
+  SubscriptionRecord s;
   s.id = Field(o, "id");
   if (s.id.empty()) return std::nullopt;
   s.type = Field(o, "type");
@@ -211,6 +196,28 @@ std::optional<Subscription> DecodeSubscription(const std::string& text) {
     for (const auto& [path, tail] : map->as_object())
       if (tail.is_string()) s.snapshot[std::string(path)] = std::string(tail.as_string());
   return s;
+}
+
+Result<std::string> ReadSubscriptionKeyFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::string();
+  std::string keys{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (keys.size() != kKeyBytes)
+    return Error(ErrorCode::kCorruption, "the subscription key file " + path + " is not " +
+                                             std::to_string(kKeyBytes) + " bytes");
+  return keys;
+}
+
+Status WriteSubscriptionKeyFile(const std::string& path, const std::string& keys) {
+  const std::string temp = path + ".tmp";
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Error(ErrorCode::kIoError, "cannot create " + temp);
+  const bool written = ::write(fd, keys.data(), keys.size()) == static_cast<ssize_t>(keys.size()) &&
+                       ::fsync(fd) == 0;
+  ::close(fd);
+  if (!written || std::rename(temp.c_str(), path.c_str()) != 0)
+    return Error(ErrorCode::kIoError, "cannot write the subscription key file " + path);
+  return Status::Ok();
 }
 
 std::unique_ptr<SubscriptionRecords> MakeMemorySubscriptionRecords(MemoryStreamStore& store,

@@ -17,7 +17,7 @@ using subscriptions_internal::kControlRoot;
 using subscriptions_internal::kStreamRoot;
 using subscriptions_internal::Object;
 
-void SubscriptionManager::CreateWake(Subscription& s, const std::string& triggered_by,
+void SubscriptionManager::CreateWake(SubscriptionRecord& s, const std::string& triggered_by,
                                      TailView& tails, std::int64_t now_ms, Actions* actions) const {
   ++s.generation;
   s.wake_id = system::RandomId("w", 24);
@@ -46,8 +46,8 @@ void SubscriptionManager::CreateWake(Subscription& s, const std::string& trigger
                                                                   {"ts", now_ms}}));
 }
 
-bool SubscriptionManager::NextWakeIfPending(Subscription& s, TailView& tails, std::int64_t now_ms,
-                                            Actions* actions) const {
+bool SubscriptionManager::NextWakeIfPending(SubscriptionRecord& s, TailView& tails,
+                                            std::int64_t now_ms, Actions* actions) const {
   const std::string first = tails.FirstPending(s);
   if (first.empty()) return false;
   CreateWake(s, first, tails, now_ms, actions);
@@ -124,7 +124,7 @@ void SubscriptionManager::StreamChanged(const std::string& path) {
     Actions actions;
     const Status updated = records_->Update(candidate.id, [&](Slot& slot) {
       if (!slot.sub) return;
-      Subscription& s = *slot.sub;
+      SubscriptionRecord& s = *slot.sub;
       if (!s.pattern.empty() && GlobMatch(s.pattern, relative)) {
         SubscriptionLink& link = s.streams[relative];
         link.types.insert("glob");
@@ -150,7 +150,7 @@ void SubscriptionManager::Delivered(const Delivery& d, int status, const std::st
   Actions actions;
   const Status updated = records_->Update(d.subscription_id, [&](Slot& slot) {
     if (!slot.sub || slot.sub->wake_id != d.wake_id) return;  // fenced: a newer wake
-    Subscription& s = *slot.sub;
+    SubscriptionRecord& s = *slot.sub;
     if (status < 200 || status >= 300) {
       s.status = "failed";  // redelivered by the next change once the lease lapses
       return;

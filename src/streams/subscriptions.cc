@@ -95,7 +95,7 @@ std::string SubscriptionManager::MakeToken(const std::string& subject, std::int6
   return p + "." + B64Url(mac, sizeof mac);
 }
 
-std::optional<StreamResponse> SubscriptionManager::CheckToken(const Subscription& s,
+std::optional<StreamResponse> SubscriptionManager::CheckToken(const SubscriptionRecord& s,
                                                               const std::string& token,
                                                               const std::string& body,
                                                               std::int64_t now_ms) const {

@@ -80,22 +80,22 @@ class SubscriptionManager {
                            const std::string& id, const std::string& action,
                            const boost::json::value& body, Slot& slot, TailView& tails,
                            Actions* actions);
-  StreamResponse AddStreams(Subscription& s, const boost::json::value& body, TailView& tails);
+  StreamResponse AddStreams(SubscriptionRecord& s, const boost::json::value& body, TailView& tails);
   StreamResponse Acknowledge(const StreamRequest& req, const std::string& action,
                              const boost::json::value& body, Slot& slot, TailView& tails,
                              Actions* actions);
   StreamResponse Create(const boost::json::value& body, const std::string& base_url,
                         const std::string& id, Slot& slot, TailView& tails);
-  std::vector<std::string> Followed(const Subscription& s) const;
+  std::vector<std::string> Followed(const SubscriptionRecord& s) const;
   StreamResponse Claim(const boost::json::value& body, Slot& slot, TailView& tails,
                        Actions* actions);
-  std::string Serialize(const Subscription& s) const;
-  void CreateWake(Subscription& s, const std::string& triggered_by, TailView& tails,
+  std::string Serialize(const SubscriptionRecord& s) const;
+  void CreateWake(SubscriptionRecord& s, const std::string& triggered_by, TailView& tails,
                   std::int64_t now_ms, Actions* actions) const;
-  bool NextWakeIfPending(Subscription& s, TailView& tails, std::int64_t now_ms,
+  bool NextWakeIfPending(SubscriptionRecord& s, TailView& tails, std::int64_t now_ms,
                          Actions* actions) const;
   std::string MakeToken(const std::string& subject, std::int64_t epoch, std::int64_t now_ms) const;
-  std::optional<StreamResponse> CheckToken(const Subscription& s, const std::string& token,
+  std::optional<StreamResponse> CheckToken(const SubscriptionRecord& s, const std::string& token,
                                            const std::string& body, std::int64_t now_ms) const;
   void Run(Actions actions);
   void DeriveKeyId();

@@ -54,7 +54,7 @@ inline std::string StrField(const json::object& o, std::string_view key) {
 }
 
 // Ends the wake in progress of `s` (its token, holder, snapshot and lease).
-inline void ClearWake(Subscription& s) {
+inline void ClearWake(SubscriptionRecord& s) {
   s.token.clear();
   s.holder.clear();
   s.wake_id.clear();
@@ -86,7 +86,7 @@ class SubscriptionManager::TailView {
           FormatOffset(it == tails.end() ? Offset{} : it->second);
     }
   }
-  void Prefetch(const Subscription& s) {
+  void Prefetch(const SubscriptionRecord& s) {
     std::vector<std::string> relative;
     relative.reserve(s.streams.size());
     for (const auto& [path, link] : s.streams) relative.push_back(path);
@@ -96,14 +96,14 @@ class SubscriptionManager::TailView {
     if (cache_.count(relative) == 0) Prefetch(std::vector<std::string>{relative});
     return cache_[relative];
   }
-  std::string FirstPending(const Subscription& s) {
+  std::string FirstPending(const SubscriptionRecord& s) {
     Prefetch(s);
     for (const auto& [path, link] : s.streams)
       if (Get(path) > link.acked) return path;
     return "";
   }
   // True when a stream's tail differs from the wake snapshot's.
-  bool MovedPast(const Subscription& s) {
+  bool MovedPast(const SubscriptionRecord& s) {
     Prefetch(s);
     for (const auto& [path, link] : s.streams) {
       auto at = s.snapshot.find(path);
@@ -111,7 +111,7 @@ class SubscriptionManager::TailView {
     }
     return false;
   }
-  json::array Infos(const Subscription& s) {
+  json::array Infos(const SubscriptionRecord& s) {
     Prefetch(s);
     json::array out;
     for (const auto& [path, link] : s.streams) {

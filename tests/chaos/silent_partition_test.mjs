@@ -19,7 +19,8 @@
 import {
   TestEnv, call, check, fail, formatPgUrl, parsePgUrl, pgEndpoint, readEvents, sleep, until,
 } from '../lib/daemons.mjs';
-import { execFileSync, spawn } from 'node:child_process';
+import { openSilentLink } from '../lib/silent_link.mjs';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,33 +52,9 @@ const ns = `as-${tag}`;
 const hostEnd = `as${tag}h`;
 const nsEnd = `as${tag}n`;
 const subnet = `10.${200 + (process.pid % 50)}.${(process.pid >> 6) % 250}`;
-env.atClose(() => {
-  try {
-    ip('link', 'del', hostEnd);
-  } catch {}
-  ip('netns', 'del', ns);
-});
-ip('netns', 'add', ns);
-ip('link', 'add', hostEnd, 'type', 'veth', 'peer', 'name', nsEnd);
-ip('link', 'set', nsEnd, 'netns', ns);
-ip('addr', 'add', `${subnet}.1/30`, 'dev', hostEnd);
-ip('link', 'set', hostEnd, 'up');
-ip('-n', ns, 'addr', 'add', `${subnet}.2/30`, 'dev', nsEnd);
-ip('-n', ns, 'link', 'set', nsEnd, 'up');
-ip('-n', ns, 'link', 'set', 'lo', 'up');
-
-const bridgeScript = path.join(path.dirname(fileURLToPath(import.meta.url)), '../lib/tcp_bridge.mjs');
-const bridge = spawn('ip', ['netns', 'exec', ns, process.execPath, bridgeScript, `${subnet}.2`,
-                            pgEndpoint(store).path], { stdio: ['ignore', 'pipe', 'inherit'] });
-env.track(bridge);
-const bridgePort = await new Promise((resolve, reject) => {
-  let seen = '';
-  bridge.stdout.on('data', (chunk) => {
-    seen += chunk;
-    const m = seen.match(/listening on (\d+)/);
-    if (m) resolve(Number(m[1]));
-  });
-  bridge.on('exit', (code) => reject(new Error(`the bridge exited (${code})`)));
+const bridgePort = await openSilentLink(env, {
+  ns, hostEnd, nsEnd, hostAddress: `${subnet}.1`, nsAddress: `${subnet}.2`,
+  socketPath: pgEndpoint(store).path,
 });
 const viaLink = parsePgUrl(store);
 viaLink.hostport = `${subnet}.2:${bridgePort}`;

@@ -1,6 +1,6 @@
 # The shared prelude of the end-to-end shell tests (bash). Source it first, then name the binary:
 #
-#   source "$(cd "$(dirname "$0")/../../.." && pwd)/tests/lib/e2e.sh"   # from src/cli/client/
+#   source "$(cd "$(dirname "$0")/../../.." && pwd)/tests/lib/e2e.sh"   # from src/cli/commands/
 #   E2E_BIN=$1                                                          # the agentstream binary
 #
 # Sourcing creates a private temporary directory and installs a trap that, however the test ends

@@ -64,7 +64,10 @@ async function runClaude(name, prompt) {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: `http://127.0.0.1:${modelPort}`,
            ANTHROPIC_API_KEY: 'sk-ant-offline-test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-           DISABLE_AUTOUPDATER: '1', IS_SANDBOX: '1', AGENTSTREAM_AGENT_ID: parent.id },
+           DISABLE_AUTOUPDATER: '1', IS_SANDBOX: '1', AGENTSTREAM_AGENT_ID: parent.id,
+           // claude -p waits 5 s for its MCP servers, then starts without the ones still
+           // "pending"; a sanitizer build on a loaded machine can take longer to answer.
+           MCP_CONNECT_TIMEOUT_MS: '60000' },
   });
   env.track(run);
   let out = '';

@@ -205,7 +205,7 @@ function readSse(port, target, enough, ms = 5000, agent = false) {
           const event = {event: 'message', data: ''};
           for (const line of block.split('\n')) {
             if (line.startsWith('event: ')) event.event = line.slice(7);
-            else if (line.startsWith('data: ')) event.data += line.slice(6);
+            else if (line.startsWith('data:')) event.data += line.slice(5).replace(/^ /, '');
           }
           if (block.startsWith(':')) continue;
           events.push(event);

@@ -1,5 +1,5 @@
 import { expect, type Page, test } from '@playwright/test';
-import { Daemon } from './daemon';
+import { Daemon, type DaemonOptions } from './daemon';
 
 // Screenshots of the views: into docs/ with UPDATE_SCREENSHOTS=1, else test-results/.
 export const shot = (name: string) => (process.env.UPDATE_SCREENSHOTS ? `../docs/${name}` : `test-results/${name}`);
@@ -7,10 +7,10 @@ export const shot = (name: string) => (process.env.UPDATE_SCREENSHOTS ? `../docs
 // A daemon with the scripted agent (its chunks `chunkMs` apart) for each test of the file that
 // calls this at its top: started before each test, disposed after it. `run.daemon` is the
 // current test's.
-export function daemonPerTest(chunkMs: number): { daemon: Daemon } {
+export function daemonPerTest(chunkMs: number, options: DaemonOptions = {}): { daemon: Daemon } {
   const run = {} as { daemon: Daemon };
   test.beforeEach(async () => {
-    run.daemon = new Daemon(['--scripted-chunk-ms', String(chunkMs)]);
+    run.daemon = new Daemon(['--scripted-chunk-ms', String(chunkMs)], options);
     await run.daemon.start();
   });
   test.afterEach(async () => {

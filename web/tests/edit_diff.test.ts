@@ -5,7 +5,7 @@ import { commandOf, toolKind } from '../src/ui/ToolCall';
 
 const signs = (d: ReturnType<typeof editDiff>) => d!.files.map((f) => [f.path, f.action, ...f.lines.map((l) => l.sign + l.text)]);
 
-describe('editDiff (the rules of src/cli/client/edit_diff.cc)', () => {
+describe('editDiff (the rules of src/cli/commands/edit_diff.cc)', () => {
   it('claude Edit: every old line removed, every new line added', () => {
     const d = editDiff('Edit', { file_path: '/w/a.ts', old_string: 'one\ntwo\n', new_string: 'one\nTWO\n' });
     expect(signs(d)).toEqual([['/w/a.ts', 'edit', '-one', '-two', '+one', '+TWO']]);

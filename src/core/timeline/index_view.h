@@ -1,7 +1,7 @@
 // IndexView: what the pager (pager.h) asks of a projection index: where the items of one epoch
 // live in the log, by ordinal (items numbered by seq_start from 0). Two implementations: the
 // in-memory ProjectionIndex (ProjectionIndexView below) and the durable index kept in the
-// store (src/timeline_store/durable_index.h), whose every call may read the database and so
+// store (src/timeline/durable_index.h), whose every call may read the database and so
 // returns a Result.
 //
 // A view answers for one snapshot: epoch(), tail() and size() are fixed when it is made, and

@@ -31,7 +31,7 @@
 
 namespace agentstream::timeline {
 
-// How the pager reads raw events. Implemented over EventLog in src/timeline_store/; over a vector
+// How the pager reads raw events. Implemented over EventLog in src/timeline/; over a vector
 // in tests. Called only from the thread that builds the page.
 class RawEventReader {
  public:

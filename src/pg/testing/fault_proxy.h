@@ -1,10 +1,12 @@
 // Test support (header-only, for tests only): a proxy between a store and the PostgreSQL server
 // of a Unix-socket conninfo, which can cut the connection of the next COMMIT of a writer batch
-// (a connection that sent a statement on `commit_stamps` since its last COMMIT) in one of two
-// ways: before the server has the COMMIT (the transaction rolls back when the server sees the
-// connection end), or after the server answered it (the transaction committed; the answer never
-// reaches the store). Either way the store sees its connection die during COMMIT, with an outcome
-// it cannot know by itself. New connections through the proxy work as before.
+// (a connection that sent a statement on a stamp table of pg/commit_outcome.h since its last
+// COMMIT: any table whose name ends in `commit_stamps`, the session log's `commit_stamps` or the
+// generic streams' `ds_commit_stamps`) in one of two ways: before the server has the COMMIT (the
+// transaction rolls back when the server sees the connection end), or after the server answered it
+// (the transaction committed; the answer never reaches the store). Either way the store sees its
+// connection die during COMMIT, with an outcome it cannot know by itself. New connections through
+// the proxy work as before.
 #pragma once
 
 #include <fcntl.h>
@@ -19,12 +21,15 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "core/status.h"
+#include "pg/testing/scratch_schema.h"
+#include "testing/temp_dir.h"
 
 namespace agentstream::pg::testing {
 
@@ -140,7 +145,7 @@ class FaultProxy {
         "Q\0\0\0\x0b"
         "COMMIT\0",
         12);
-    bool stamped = false;  // a statement on commit_stamps since the last COMMIT
+    bool stamped = false;  // a statement on a stamp table since the last COMMIT
     char buf[65536];
     while (running_) {
       pollfd p[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
@@ -183,6 +188,33 @@ class FaultProxy {
   std::thread accepting_;
   std::mutex mu_;  // guards pumps_
   std::vector<std::thread> pumps_;
+};
+
+// The fixture of the tests of a lost COMMIT answer: a scratch schema of its own on the server
+// AGENTSTREAM_TEST_PG names, reached through a FaultProxy listening in a directory of its own.
+// Start fails with kNotFound without a server and kUnavailable when the proxy cannot start (a
+// test skips on either). On destruction the proxy goes first, then the directory, then the
+// schema: close the store first.
+struct ProxiedScratch {
+  static Result<std::unique_ptr<ProxiedScratch>> Start(std::string_view prefix) {
+    const std::optional<std::string> server = ScratchSchema::Server();
+    if (!server)
+      return Error(ErrorCode::kNotFound, "AGENTSTREAM_TEST_PG names no PostgreSQL server");
+    auto out = std::make_unique<ProxiedScratch>();
+    auto schema = ScratchSchema::Create(*server, prefix);
+    if (!schema.ok())  // a named server that fails fails the test
+      return Error(ErrorCode::kInternal, "scratch schema: " + schema.status().ToString());
+    out->schema = std::move(schema).value();
+    AS_ASSIGN_OR_RETURN(out->proxy, FaultProxy::Start(out->schema->conninfo(), out->dir.path()));
+    return out;
+  }
+  static bool Skips(const Status& status) {
+    return status.code() == ErrorCode::kNotFound || status.code() == ErrorCode::kUnavailable;
+  }
+
+  std::unique_ptr<ScratchSchema> schema;
+  test_support::TempDir dir{"proxy"};
+  std::unique_ptr<FaultProxy> proxy;
 };
 
 }  // namespace agentstream::pg::testing

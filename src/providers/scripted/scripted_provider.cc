@@ -62,7 +62,7 @@ ScriptedProvider::~ScriptedProvider() {
   subscribers_->Close();
 }
 
-Subscription ScriptedProvider::Subscribe(EventCallback callback) {
+EventSubscription ScriptedProvider::Subscribe(EventCallback callback) {
   return subscribers_->Add(std::move(callback));
 }
 

@@ -63,7 +63,7 @@ class ScriptedProvider final : public AgentProvider {
   explicit ScriptedProvider(process::Timers& timers, Responder responder = EchoResponder);
   ~ScriptedProvider() override;
 
-  Subscription Subscribe(EventCallback callback) override;
+  EventSubscription Subscribe(EventCallback callback) override;
   void Start(Done done) override;
   void StartTurn(const TurnRequest& request, Done done) override;
   void Interrupt(Done done) override;

@@ -25,13 +25,13 @@ class ScriptedSession : public ::testing::Test {
   }
   void TearDown() override { session_.CheckInvariants(); }
   void Submit(const std::string& id, const std::string& text) {
-    ASSERT_TRUE(runner().Command(SubmitPrompt{id, text, {}, WhileRunning::kQueue}).ok());
+    ASSERT_TRUE(session_.Command(SubmitPrompt{id, text, {}, WhileRunning::kQueue}).ok());
   }
   template <class T>
   std::vector<const Event*> Of() const {
     return session_.Of<T>();
   }
-  runtime::SessionRunner& runner() { return session_.runner(); }
+  SessionRunner& runner() { return session_.runner(); }
 
   ManualTimers timers_;
   std::unique_ptr<ScriptedProvider> provider_;
@@ -59,6 +59,35 @@ TEST_F(ScriptedSession, ForegroundTurnWithStreamedTextAndTool) {
   EXPECT_EQ(std::get<ToolCallEnd>(Of<ToolCallEnd>()[0]->payload).output, "a\nb");
   ASSERT_EQ(session_.replies().size(), 1u);
   EXPECT_EQ(session_.replies()[0].outcome, SubmissionOutcome::kAccepted);
+}
+
+// The runner returns the answer the engine gives a prompt's sender at once (queued, a retry) and
+// hands the observer only the answers that come later (the provider accepted the turn).
+TEST_F(ScriptedSession, CommandReturnsTheSendersAnswerWhenTheEngineGivesItAtOnce) {
+  Open([](const std::string&) {
+    return std::vector<ScriptStep>{ScriptStep::Text("one two", 2, Millis(100))};
+  });
+  auto submit = [&](const std::string& id) {
+    return runner().Command(SubmitPrompt{id, "hi", {}, WhileRunning::kQueue});
+  };
+  Result<std::optional<ReplySubmission>> first = submit("c1");
+  ASSERT_TRUE(first.ok());
+  EXPECT_FALSE(first->has_value());  // the provider accepts the turn later
+  Result<std::optional<ReplySubmission>> second = submit("c2");
+  ASSERT_TRUE(second.ok() && second->has_value());
+  EXPECT_EQ((*second)->outcome, SubmissionOutcome::kQueued);
+  Result<std::optional<ReplySubmission>> retry = submit("c1");
+  ASSERT_TRUE(retry.ok() && retry->has_value());
+  EXPECT_EQ((*retry)->outcome, SubmissionOutcome::kDuplicate);
+  EXPECT_EQ((*retry)->turn, Of<TurnStarted>().at(0)->turn);
+  EXPECT_EQ(runner().Command(SubmitPrompt{"", "hi", {}, WhileRunning::kQueue}).status().code(),
+            ErrorCode::kInvalidArgument);
+  timers_.Advance(Millis(1));
+  ASSERT_EQ(session_.replies().size(), 1u);  // c1's acceptance, reported as an effect
+  EXPECT_EQ(session_.replies()[0].client_message_id, "c1");
+  EXPECT_EQ(session_.replies()[0].outcome, SubmissionOutcome::kAccepted);
+  timers_.Advance(Millis(1000));
+  EXPECT_EQ(Of<TurnCompleted>().size(), 2u);
 }
 
 TEST_F(ScriptedSession, BackgroundTaskWakesTheAgentAsAnAutonomousTurn) {
@@ -106,7 +135,7 @@ TEST_F(ScriptedSession, PermissionRoundTrip) {
   EXPECT_EQ(std::get<ToolCallEnd>(Of<ToolCallEnd>()[0]->payload).status,
             ToolCallStatus::kCompleted);
   // A reply to a request that is not pending is refused by the engine and the provider.
-  EXPECT_EQ(runner().Command(ReplyPermission{req, PermissionDecision::kAllow, {}, {}}).code(),
+  EXPECT_EQ(session_.Command(ReplyPermission{req, PermissionDecision::kAllow, {}, {}}).code(),
             ErrorCode::kNotFound);
   Status provider_reply;
   provider_->RespondToPermission(req, {}, [&](Status s) { provider_reply = s; });
@@ -152,9 +181,9 @@ TEST(ScriptedProviderTest, ContractGuarantees) {
   ScriptedProvider provider(timers);
   std::vector<std::string> seen;
   // Subscribe before start: nothing is missed.
-  Subscription sub = provider.Subscribe(
+  EventSubscription sub = provider.Subscribe(
       [&](const ProviderEvent& e) { seen.push_back(std::to_string(e.index())); });
-  Subscription bad = provider.Subscribe([](const ProviderEvent&) { throw 1; });
+  EventSubscription bad = provider.Subscribe([](const ProviderEvent&) { throw 1; });
   Status not_started;
   provider.StartTurn({TurnId("t"), "c", "x"}, [&](Status s) { not_started = s; });
   timers.Advance(Millis(0));

@@ -36,11 +36,11 @@ void DrivenSession::Start() {
 
 void DrivenSession::Submit(const std::string& text, WhileRunning while_running) {
   const std::string id = "client_" + std::to_string(next_client_id_++);
-  const Status s = runner().Command(SubmitPrompt{id, text, {}, while_running});
+  const Status s = Command(SubmitPrompt{id, text, {}, while_running});
   ASSERT_TRUE(s.ok()) << s.ToString();
 }
 
-void DrivenSession::Interrupt() { ASSERT_TRUE(runner().Command(RequestInterrupt{}).ok()); }
+void DrivenSession::Interrupt() { ASSERT_TRUE(Command(RequestInterrupt{}).ok()); }
 
 bool DrivenSession::WaitFor(const std::function<bool()>& pred, Millis timeout) {
   return loop_.RunUntil(pred, timeout);

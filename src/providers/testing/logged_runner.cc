@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <utility>
 
 #include "core/event_codec.h"
@@ -13,7 +14,7 @@ using namespace agentstream::turn;  // NOLINT(google-build-using-namespace)
 void LoggedRunner::Open(AgentProvider& provider, std::string provider_name) {
   TurnState state;
   state.provider = std::move(provider_name);
-  runner_ = std::make_unique<runtime::SessionRunner>(
+  runner_ = std::make_unique<SessionRunner>(
       provider, std::move(state), ids_,
       [this](const std::vector<NewEvent>& batch) {
         for (const NewEvent& ne : batch) {
@@ -26,6 +27,13 @@ void LoggedRunner::Open(AgentProvider& provider, std::string provider_name) {
         }
       },
       [this](const Effect& effect) { Record(effect); });
+}
+
+Status LoggedRunner::Command(const turn::Command& command) {
+  Result<std::optional<ReplySubmission>> answer = runner_->Command(command);
+  if (!answer.ok()) return answer.status();
+  if (*answer) replies_.push_back(**answer);
+  return Status::Ok();
 }
 
 void LoggedRunner::Record(const Effect& effect) {

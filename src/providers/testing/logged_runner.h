@@ -15,7 +15,7 @@
 #include "core/turn/effect.h"
 #include "core/turn/turn_state.h"
 #include "providers/provider.h"
-#include "runtime/session_runner.h"
+#include "providers/session_runner.h"
 
 namespace agentstream::providers::testing {
 
@@ -31,8 +31,8 @@ class LoggedRunner {
   // Destroys the runner (it unsubscribes from its provider); the log stays.
   void Drop() { runner_.reset(); }
 
-  runtime::SessionRunner& runner() { return *runner_; }
-  const runtime::SessionRunner& runner() const { return *runner_; }
+  SessionRunner& runner() { return *runner_; }
+  const SessionRunner& runner() const { return *runner_; }
   const std::vector<Event>& log() const { return log_; }
 
   template <class T>
@@ -55,7 +55,12 @@ class LoggedRunner {
   // The turn invariants of docs/timeline.md over the log; a test failure per violation.
   void CheckInvariants(const timeline::CheckOptions& options = {}) const;
 
-  // Every ReplySubmission and StatusChanged effect the runner reported, in order.
+  // Feeds `command` through the runner (SessionRunner::Command) and returns the engine's verdict;
+  // the answer the runner returns to a prompt's sender joins replies().
+  Status Command(const turn::Command& command);
+
+  // Every answer to a prompt's sender (returned to Command() or reported as an effect) and every
+  // StatusChanged effect, in order.
   const std::vector<turn::ReplySubmission>& replies() const { return replies_; }
   const std::vector<turn::SessionStatus>& status_changes() const { return status_changes_; }
 
@@ -66,7 +71,7 @@ class LoggedRunner {
   turn::SequentialTurnIds ids_;
   std::vector<turn::ReplySubmission> replies_;
   std::vector<turn::SessionStatus> status_changes_;
-  std::unique_ptr<runtime::SessionRunner> runner_;
+  std::unique_ptr<SessionRunner> runner_;
 };
 
 }  // namespace agentstream::providers::testing

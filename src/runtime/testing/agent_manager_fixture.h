@@ -163,11 +163,14 @@ class AgentManagerTest : public ::testing::Test {
 
   std::filesystem::path dir_;
   process::EventLoop loop_;
+  // Steady time a test steps by hand, for a manager given it as AgentManagerOptions::timers (the
+  // providers keep the loop's). Callbacks due run on the test thread, which runs the loop.
+  process::ManualTimers manual_timers_;
   std::unique_ptr<EventLog> sqlite_;
   std::unique_ptr<CountingLog> log_;
   std::unique_ptr<DefaultProviderFactory> factory_;
   std::unique_ptr<AgentManager> manager_;
-  Subscription subscription_;
+  ListenerRegistration subscription_;
   std::vector<AgentNotice> notices_;
 };
 

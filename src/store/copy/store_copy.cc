@@ -3,6 +3,7 @@
 #include <memory>
 #include <set>
 
+#include "core/name_list.h"
 #include "store/copy/copy_conn.h"
 #include "store/copy/copy_session.h"
 #include "store/copy/copy_tables.h"
@@ -49,14 +50,8 @@ Result<std::vector<std::string>> SessionIds(CopyConn& conn) {
   return ids;
 }
 
-// "a, b, c and 4 more".
 std::string Named(const std::vector<std::string>& names) {
-  std::string out;
-  for (std::size_t i = 0; i < names.size() && i < kCopyNamedInError; ++i)
-    out += (i > 0 ? ", " : "") + names[i];
-  if (names.size() > kCopyNamedInError)
-    out += " and " + std::to_string(names.size() - kCopyNamedInError) + " more";
-  return out;
+  return NameList(names, kCopyNamedInError);
 }
 
 // Without `merge`, the destination may hold only sessions of the source (an earlier run's).
@@ -83,12 +78,14 @@ class Copier {
     progress_.sessions_total = static_cast<std::int64_t>(ids.size());
     report_.sessions = progress_.sessions_total;
     AS_ASSIGN_OR_RETURN(std::vector<SessionPlan> plans, Plan(ids));
+    if (options_.part != nullptr) AS_RETURN_IF_ERROR(options_.part->Check());
     AS_RETURN_IF_ERROR(CopySessions(plans));
     Phase("tables");
     AS_ASSIGN_OR_RETURN(store_copy::TablesReport tables, store_copy::CopyTables(from_, to_));
     report_.table_rows = tables.rows;
     report_.secrets_left = tables.secrets_left;
     AS_RETURN_IF_ERROR(Verify(ids));
+    if (options_.part != nullptr) AS_RETURN_IF_ERROR(options_.part->Copy());
     return report_;
   }
 

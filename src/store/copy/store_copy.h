@@ -8,9 +8,11 @@
 // its producers' states, its checkpoint and its ownership history, with no lease held), the
 // consumers' definitions and positions, paired devices, pairing codes and presence, and the
 // shared secrets when both stores keep them (PostgreSQL). Worktree records travel in the events
-// (workspace.created). Not copied: the daemon registry (daemons register when they start), the
-// timeline index (rebuilt when a session is first paged) and the search index (rebuilt by the
-// daemon's indexer at its next start).
+// (workspace.created). The generic Durable Streams with their producers' states, subscriptions
+// and keys are copied by streams/streams_copy.h, which this module does not include: the CLI
+// hands it in as a CopyPart, run while both stores are held. Not copied: the daemon registry
+// (daemons register when they start), the timeline index (rebuilt when a session is first paged)
+// and the search index (rebuilt by the daemon's indexer at its next start).
 //
 // Resumable and idempotent: sessions are copied one by one, each session's batches in
 // transactions of at most kCopyChunkRows rows or kCopyChunkBytes bytes, resuming after the
@@ -54,12 +56,26 @@ struct CopyProgress {
                                   // counts in its parent)
 };
 
+// More of a store to copy beside its sessions, from a module this one does not include (the CLI
+// adds the generic Durable Streams, streams/streams_copy.h). Check runs after the sessions were
+// compared and before anything is written: its error refuses the copy as it is. Copy runs after
+// the sessions and small tables were copied and verified, while both stores are still held; its
+// error ends the copy as it is. Both run on the calling thread.
+class CopyPart {
+ public:
+  virtual ~CopyPart() = default;
+  virtual Status Check() = 0;
+  virtual Status Copy() = 0;
+};
+
 struct CopyOptions {
   // Copy into a destination that holds sessions the source does not. Without it such a copy is
   // refused; a destination holding only (parts of) the source's sessions is a copy to resume.
   bool merge = false;
   // Called on the calling thread after each chunk and session and once per phase; may be empty.
   std::function<void(const CopyProgress&)> progress;
+  // Copied with the sessions (see CopyPart); may be null. Not owned; outlives the call.
+  CopyPart* part = nullptr;
 };
 
 struct SessionDigest {

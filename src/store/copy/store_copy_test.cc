@@ -2,11 +2,13 @@
 // names a server): a store with forks, a rewind, producers, a checkpoint, ownership history,
 // consumers and devices is copied and read back through the destination's EventLog; a second
 // run writes nothing; an interrupted copy is finished; the refusals (other sessions, differing
-// sessions, a newer schema, a store in use) change nothing.
+// sessions, a newer schema, a store in use) change nothing; a copy onto a full disk fails and
+// the next run finishes it.
 #include "store/copy/store_copy.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "store/copy/copy_conn.h"
 #include "store/log_factory.h"
 #include "store/testing/events.h"
+#include "testing/file_size_limit.h"
 #include "testing/temp_dir.h"
 
 namespace agentstream {
@@ -256,6 +259,32 @@ TEST_P(StoreCopyTest, AnInterruptedCopyIsFinishedByTheNextRun) {
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->sessions_copied, 2);
   EXPECT_EQ(report->events_copied, 306);  // b's seqs 301 to 606
+  ExpectSameRows(from_, to_);
+  auto want = OpenLog(from_);
+  auto have = OpenLog(to_);
+  ASSERT_TRUE(want && have);
+  ExpectSameStores(*want, *have);
+}
+
+TEST_P(StoreCopyTest, ACopyOntoAFullDiskFailsAndIsFinishedByTheNextRun) {
+  if (GetParam().second != "sqlite")
+    GTEST_SKIP() << "a full disk is the destination's: the PostgreSQL server's is not ours to fill";
+  // The room the whole copy takes, measured on a scratch copy; the disk gets 90% of it (most of
+  // a small store is its schema, which comes first).
+  const std::string scratch = dir_.File("scratch.db");
+  ASSERT_TRUE(CopyStore(from_, scratch).ok());
+  const auto room = std::filesystem::file_size(scratch);
+  auto failed = [&] {
+    test_support::FileSizeLimit full(room * 9 / 10);
+    return CopyStore(from_, to_);
+  }();
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), ErrorCode::kIoError) << failed.status().ToString();
+  EXPECT_NE(failed.status().message().find(to_), std::string::npos) << "names the destination";
+  // Whole transactions were left: the next run, with room, copies the rest and verifies.
+  auto report = CopyStore(from_, to_);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_GT(report->events_copied, 0);
   ExpectSameRows(from_, to_);
   auto want = OpenLog(from_);
   auto have = OpenLog(to_);

@@ -10,7 +10,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <string>
@@ -18,7 +17,6 @@
 #include <vector>
 
 #include "pg/testing/fault_proxy.h"
-#include "pg/testing/scratch_schema.h"
 #include "store/postgres/postgres_log.h"
 #include "store/testing/events.h"
 
@@ -45,20 +43,14 @@ AppendRequest Produced(const SessionId& session, std::uint64_t seq, const std::s
 class CommitOutcomeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::optional<std::string> server = pg::testing::ScratchSchema::Server();
-    if (!server) GTEST_SKIP() << "AGENTSTREAM_TEST_PG names no PostgreSQL server";
-    auto scratch = pg::testing::ScratchSchema::Create(*server, "co");
-    ASSERT_TRUE(scratch.ok()) << scratch.status().ToString();
-    scratch_ = std::move(scratch).value();
-    char dir[] = "/tmp/agentstream-proxy-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    dir_ = dir;
-    auto proxy = FaultProxy::Start(scratch_->conninfo(), dir_);
-    if (!proxy.ok()) GTEST_SKIP() << proxy.status().ToString();
-    proxy_ = std::move(proxy).value();
+    auto db = pg::testing::ProxiedScratch::Start("co");
+    if (!db.ok() && pg::testing::ProxiedScratch::Skips(db.status()))
+      GTEST_SKIP() << db.status().ToString();
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(db).value();
     PostgresLogOptions options;
-    options.conninfo = proxy_->conninfo();
-    options.schema = scratch_->name();
+    options.conninfo = db_->proxy->conninfo();
+    options.schema = db_->schema->name();
     auto opened = OpenPostgresEventLog(options);
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     log_ = std::move(opened).value();
@@ -66,9 +58,7 @@ class CommitOutcomeTest : public ::testing::Test {
   }
   void TearDown() override {
     log_.reset();
-    proxy_.reset();
-    scratch_.reset();
-    if (!dir_.empty()) (void)std::system(("rm -rf " + dir_).c_str());
+    db_.reset();
   }
 
   std::vector<std::string> Texts() {
@@ -84,17 +74,15 @@ class CommitOutcomeTest : public ::testing::Test {
   }
 
   const SessionId session_{"ses_outcome"};
-  std::unique_ptr<pg::testing::ScratchSchema> scratch_;  // dropped after the log closes
-  std::string dir_;
-  std::unique_ptr<FaultProxy> proxy_;
+  std::unique_ptr<pg::testing::ProxiedScratch> db_;  // dropped after the log closes
   std::unique_ptr<EventLog> log_;
 };
 
 TEST_F(CommitOutcomeTest, ACommitThatLandedIsAcknowledgedAfterItsAnswerWasLost) {
   ASSERT_TRUE(log_->Append(Produced(session_, 0, "first")).ok());
-  proxy_->CutNextCommit(FaultProxy::Cut::kAfterCommit);
+  db_->proxy->CutNextCommit(FaultProxy::Cut::kAfterCommit);
   auto landed = log_->Append(Produced(session_, 1, "second"));
-  EXPECT_EQ(proxy_->cuts(), 1);
+  EXPECT_EQ(db_->proxy->cuts(), 1);
   ASSERT_TRUE(landed.ok()) << landed.status().ToString();
   EXPECT_EQ(landed->first_seq, Seq(2));
   EXPECT_FALSE(landed->duplicate);
@@ -111,9 +99,9 @@ TEST_F(CommitOutcomeTest, ACommitThatLandedIsAcknowledgedAfterItsAnswerWasLost) 
 
 TEST_F(CommitOutcomeTest, ACommitThatDidNotLandFailsRetryablyAndTheLogGoesOn) {
   ASSERT_TRUE(log_->Append(Produced(session_, 0, "first")).ok());
-  proxy_->CutNextCommit(FaultProxy::Cut::kBeforeCommit);
+  db_->proxy->CutNextCommit(FaultProxy::Cut::kBeforeCommit);
   auto lost = log_->Append(Produced(session_, 1, "second"));
-  EXPECT_EQ(proxy_->cuts(), 1);
+  EXPECT_EQ(db_->proxy->cuts(), 1);
   ASSERT_FALSE(lost.ok());
   EXPECT_EQ(lost.status().code(), ErrorCode::kUnavailable) << lost.status().ToString();
   EXPECT_NE(lost.status().message().find("did not land"), std::string::npos)
@@ -131,7 +119,7 @@ TEST_F(CommitOutcomeTest, ACommitThatDidNotLandFailsRetryablyAndTheLogGoesOn) {
 TEST_F(CommitOutcomeTest, EveryAppendOfALandedBatchIsAcknowledgedOnce) {
   constexpr int kAppends = 50;
   ASSERT_TRUE(log_->Append(Produced(session_, 0, "first")).ok());
-  proxy_->CutNextCommit(FaultProxy::Cut::kAfterCommit);
+  db_->proxy->CutNextCommit(FaultProxy::Cut::kAfterCommit);
   std::atomic<int> ok{0}, failed{0}, pending{kAppends};
   std::mutex mu;
   std::set<std::uint64_t> seqs;
@@ -150,7 +138,7 @@ TEST_F(CommitOutcomeTest, EveryAppendOfALandedBatchIsAcknowledgedOnce) {
     });
   }
   while (pending.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  EXPECT_EQ(proxy_->cuts(), 1);
+  EXPECT_EQ(db_->proxy->cuts(), 1);
   EXPECT_EQ(failed.load(), 0);
   EXPECT_EQ(ok.load(), kAppends);
   EXPECT_EQ(seqs.size(), static_cast<std::size_t>(kAppends)) << "each its own seq";

@@ -17,7 +17,7 @@
 // with kUnavailable, nothing was written) and the writer reconnects when the connection is gone.
 // A COMMIT whose answer is lost with the connection is not guessed: the writer reconnects (with a
 // multi-host conninfo, to the standby promoted meanwhile) and looks up the batch's commit stamp
-// (postgres/commit_outcome.h), for up to `outcome_wait`. A batch that landed is acknowledged as
+// (pg/commit_outcome.h), for up to `outcome_wait`. A batch that landed is acknowledged as
 // usual; one that did not fails with kUnavailable (nothing was written; a retry with the same
 // producer ids is safe either way). Only when the outcome still cannot be told after
 // `outcome_wait` does the batch fail with kIoError ("outcome unknown"); the log then refuses

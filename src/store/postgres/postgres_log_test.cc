@@ -407,7 +407,7 @@ TEST_F(PostgresLogTest, ADaemonHearsTheOtherDaemonsCommitsAndItsOwnOnce) {
   std::mutex mu;
   std::condition_variable cv;
   std::vector<CommitNotice> heard;
-  Subscription subscription = b_->SubscribeCommits([&](const CommitNotice& notice) {
+  ListenerRegistration subscription = b_->SubscribeCommits([&](const CommitNotice& notice) {
     std::lock_guard lock(mu);
     heard.push_back(notice);
     cv.notify_all();

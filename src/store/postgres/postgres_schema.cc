@@ -240,7 +240,7 @@ CREATE TABLE IF NOT EXISTS presence(
 CREATE INDEX IF NOT EXISTS presence_by_expiry ON presence(expires_ms);
 )sql";
 
-// Version 9 adds the writers' commit stamps (store/postgres/commit_outcome.h): each log's writer
+// Version 9 adds the writers' commit stamps (pg/commit_outcome.h): each log's writer
 // stamps its row in every batch, so a batch whose COMMIT answer was lost is looked up, not guessed.
 constexpr const char* kSchemaV9 = R"sql(
 CREATE TABLE IF NOT EXISTS commit_stamps(

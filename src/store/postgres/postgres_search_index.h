@@ -1,8 +1,9 @@
-// Internal to the store module: the SQL of the full-text search index (search_index.h) on
-// PostgreSQL, a tsvector column under a GIN index, the table hash-partitioned kSearchPartitions
-// ways (search_slices.h). Reads run on a reader connection; writes
-// inside the writer's batch transaction, where a state row that moved on is reported as
-// kConflict without a failing statement (which would roll back the appends sharing the batch).
+// Internal to the store module: the SQL of the full-text search index (search_index.h; its indexer
+// and queries are src/search/'s, search/search.h says why this stays here) on PostgreSQL, a
+// tsvector column under a GIN index, the table hash-partitioned kSearchPartitions ways
+// (search_slices.h). Reads run on a reader connection; writes inside the writer's batch
+// transaction, where a state row that moved on is reported as kConflict without a failing
+// statement (which would roll back the appends sharing the batch).
 #pragma once
 
 #include <chrono>

@@ -1,9 +1,7 @@
 #include "store/sqlite/sqlite_backup.h"
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -12,6 +10,7 @@
 #include "sqlite/db.h"
 #include "store/sqlite/sqlite_log.h"
 #include "store/testing/events.h"
+#include "testing/file_size_limit.h"
 #include "testing/temp_dir.h"
 
 namespace agentstream {
@@ -235,15 +234,10 @@ TEST_F(SqliteBackupTest, AFullDiskLeavesTheDestinationAsItWas) {
   MakeBackup();
   const std::string before = MakeDestination();
   // Files of this process cannot grow past 64 KiB: the copy of the ~200 KiB backup fails.
-  rlimit saved{};
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
-  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
-  rlimit limited = saved;
-  limited.rlim_cur = 64 * 1024;
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
-  auto restored = RestoreSqliteStore(backup_, dest_, {.force = true});
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &saved), 0);
-  std::signal(SIGXFSZ, old_handler);
+  auto restored = [&] {
+    test_support::FileSizeLimit full(64 * 1024);
+    return RestoreSqliteStore(backup_, dest_, {.force = true});
+  }();
   ASSERT_FALSE(restored.ok());
   EXPECT_EQ(restored.status().code(), ErrorCode::kIoError) << restored.status().ToString();
   EXPECT_NE(restored.status().message().find("cannot write " + dest_ + ".restoring"),
@@ -252,6 +246,30 @@ TEST_F(SqliteBackupTest, AFullDiskLeavesTheDestinationAsItWas) {
   EXPECT_EQ(Bytes(dest_), before);
   EXPECT_FALSE(std::filesystem::exists(dest_ + ".restoring"));
   EXPECT_FALSE(std::filesystem::exists(dest_ + ".restoring-journal"));
+}
+
+TEST_F(SqliteBackupTest, ABackupOntoAFullDiskFailsAndLeavesNothing) {
+  {
+    auto log = Open(store_);
+    Fill(*log, 4, 40);
+  }
+  // The ~200 KiB store does not fit under 64 KiB: the backup fails part way.
+  auto backup = [&] {
+    test_support::FileSizeLimit full(64 * 1024);
+    return BackupSqliteStore(store_, backup_);
+  }();
+  ASSERT_FALSE(backup.ok());
+  EXPECT_EQ(backup.status().code(), ErrorCode::kIoError) << backup.status().ToString();
+  EXPECT_FALSE(std::filesystem::exists(backup_));
+  EXPECT_FALSE(std::filesystem::exists(backup_ + ".partial"));
+  EXPECT_FALSE(std::filesystem::exists(backup_ + ".partial-journal"));
+  // With room again the same command succeeds, and the store was never touched.
+  auto again = BackupSqliteStore(store_, backup_);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->sessions, 4);
+  auto copy = Open(backup_);
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(ReadAll(*copy, SessionId("s3")).size(), 40u);
 }
 
 }  // namespace

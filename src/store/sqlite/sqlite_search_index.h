@@ -1,4 +1,5 @@
-// Internal to the store module: the SQL of the full-text search index (search_index.h) on SQLite,
+// Internal to the store module: the SQL of the full-text search index (search_index.h; its indexer
+// and queries are src/search/'s, search/search.h says why this stays here) on SQLite,
 // kSearchPartitions FTS5 tables (search_slices.h), each document in the one its time hashes to.
 // Reads run on a reader connection inside its read transaction; writes on the writer's
 // connection inside the batch transaction.

@@ -1,5 +1,5 @@
 // The change a file-editing tool call makes, read from the call's own input, as diff lines: the
-// web page's counterpart of the terminal client's `EditDiffLines` (src/cli/client/edit_diff.h),
+// web page's counterpart of the terminal client's `EditDiffLines` (src/cli/commands/edit_diff.h),
 // with the same rules and wider bounds.
 //
 // * claude Edit / MultiEdit / Write and opencode edit / write (the same fields in camelCase:

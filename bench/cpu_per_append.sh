@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# CPU per durable append: the daemon's generic Durable Streams (`agentstream serve`, SQLite
+# journal) against the floor of the same design on this machine (bench/append_floor.cc), under
+# the same wrk load (bench/append_load.lua: 256-byte JSON appends over 100 streams), alternately,
+# R rounds. Each round measures two loads, `wrk -t2 -c32` and `wrk -t1 -c1`, each first against
+# the daemon, then against the floor; every run starts its server on a fresh data directory,
+# creates the 100 streams with PUT, and reads the server's CPU time (utime + stime of
+# /proc/PID/stat, all its threads) before and after the wrk run. Per run it prints appends/s
+# (wrk's Requests/sec), acknowledged appends (answered 2xx), and CPU microseconds per
+# acknowledged append; after each pair, daemon/floor of both.
+#
+# Builds nothing. Usage:
+#   bench/cpu_per_append.sh [DAEMON_BIN [FLOOR_BIN]]
+# defaults build/release/src/cli/agentstream and build/release/bench/append_floor (or the
+# DAEMON and FLOOR environment variables); DAEMON=none measures the floor alone. R (rounds,
+# default 3) and DURATION (of each wrk run, default 10s) come from the environment:
+#   R=1 DURATION=3s bench/cpu_per_append.sh
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+daemon_bin=${1:-${DAEMON:-$root/build/release/src/cli/agentstream}}
+floor_bin=${2:-${FLOOR:-$root/build/release/bench/append_floor}}
+rounds=${R:-3}
+duration=${DURATION:-10s}
+script="$root/bench/append_load.lua"
+[ "$daemon_bin" = none ] || [ -x "$daemon_bin" ] || { echo "no daemon binary at $daemon_bin" >&2; exit 2; }
+[ -x "$floor_bin" ] || { echo "no floor binary at $floor_bin (build target append_floor)" >&2; exit 2; }
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 2; }
+ticks=$(getconf CLK_TCK)
+tmp=$(mktemp -d /tmp/cpu-per-append-XXXXXX)
+server=""
+cleanup() {
+  if [ -n "$server" ]; then
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# Starts SIDE (daemon or floor) on a fresh data directory; sets $server (its pid) and $url.
+start_server() {
+  local side=$1 out="$tmp/$1.out" line=""
+  rm -rf "$tmp/data" && mkdir -p "$tmp/data"
+  if [ "$side" = daemon ]; then
+    "$daemon_bin" --data "$tmp/data" serve --listen 127.0.0.1:0 --log-level warn >"$out" 2>&1 &
+  else
+    "$floor_bin" --port 0 --db "$tmp/data/floor.db" >"$out" 2>&1 &
+  fi
+  server=$!
+  url=""
+  for _ in $(seq 1 300); do
+    if [ "$side" = daemon ]; then
+      line=$(grep -o 'serving on http://[^ ]*' "$out" | head -n 1) || true
+      url=${line#serving on }
+    else
+      line=$(grep -o '^listening [0-9]*' "$out" | head -n 1) || true
+      [ -n "$line" ] && url="http://127.0.0.1:${line#listening }"
+    fi
+    [ -n "$url" ] && break
+    sleep 0.1
+  done
+  [ -n "$url" ] || { echo "$side did not start" >&2; cat "$out" >&2; exit 1; }
+}
+
+stop_server() {
+  kill "$server"
+  wait "$server" || echo "the server exited with status $?" >&2
+  server=""
+  rm -rf "$tmp/data"
+}
+
+# Creates bench-0 .. bench-99 (JSON streams) over one connection; fails unless each is 2xx.
+create_streams() {
+  local urls=() codes
+  for k in $(seq 0 99); do urls+=("$url/v1/stream/bench-$k"); done
+  codes=$(curl -s -X PUT -H 'Content-Type: application/json' -o /dev/null -w '%{http_code}\n' \
+    "${urls[@]}")
+  if grep -qv '^2' <<<"$codes"; then
+    echo "creating the streams failed: $(sort <<<"$codes" | uniq -c | tr '\n' ' ')" >&2
+    exit 1
+  fi
+}
+
+# utime + stime of the server, in clock ticks (fields 14 and 15; the name in field 2 may hold
+# spaces, so the fields are counted after its closing parenthesis).
+cpu_ticks() { sed 's/^.*) //' "/proc/$server/stat" | awk '{ print $12 + $13 }'; }
+
+# Runs wrk with THREADS and CONNECTIONS against SIDE; sets $result to "appends_per_s acked
+# cpu_us_per_append". Runs in this shell, not a subshell, so that cleanup knows the server.
+measure() {
+  local side=$1 threads=$2 connections=$3 before after report rate acked
+  start_server "$side"
+  create_streams
+  before=$(cpu_ticks)
+  report=$(wrk -t"$threads" -c"$connections" -d"$duration" -s "$script" "$url")
+  after=$(cpu_ticks)
+  stop_server
+  rate=$(awk '/^Requests\/sec:/ { print $2 }' <<<"$report")
+  acked=$(awk '/^append_load / { split($2, r, "="); split($3, f, "="); print r[2] - f[2] }' \
+    <<<"$report")
+  if [ -z "$rate" ] || [ -z "$acked" ]; then
+    echo "unexpected wrk output:" >&2
+    echo "$report" >&2
+    exit 1
+  fi
+  result=$(awk -v rate="$rate" -v acked="$acked" -v t="$((after - before))" -v hz="$ticks" \
+    'BEGIN { printf "%.0f %d %.1f\n", rate, acked, (acked > 0 ? t * 1e6 / hz / acked : 0) }')
+}
+
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); wrk runs of $duration; CLK_TCK $ticks"
+for round in $(seq 1 "$rounds"); do
+  for load in "2 32" "1 1"; do
+    read -r threads connections <<<"$load"
+    label="round $round, wrk -t$threads -c$connections"
+    if [ "$daemon_bin" != none ]; then
+      measure daemon "$threads" "$connections"
+      read -r -a d <<<"$result"
+      printf '%s, daemon: %s appends/s, %s acknowledged, %s CPU us/append\n' "$label" "${d[@]}"
+    fi
+    measure floor "$threads" "$connections"
+    read -r -a f <<<"$result"
+    printf '%s, floor:  %s appends/s, %s acknowledged, %s CPU us/append\n' "$label" "${f[@]}"
+    if [ "$daemon_bin" != none ]; then
+      awk -v label="$label" -v dr="${d[0]}" -v fr="${f[0]}" -v dc="${d[2]}" -v fc="${f[2]}" \
+        'BEGIN { printf "%s, daemon/floor: appends/s %.2f, CPU us/append %.2f\n", label,
+                 (fr > 0 ? dr / fr : 0), (fc > 0 ? dc / fc : 0) }'
+    fi
+  done
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,194 @@
+// Internal to the PostgreSQL backend: the PostgresEventLog class behind OpenPostgresEventLog
+// (postgres_log.h). Its methods are defined by job: the lifecycle and the writer's commit path in
+// postgres_log.cc, sessions, metadata, checkpoints and their snapshot reads in
+// postgres_log_sessions.cc, ownership leases, the daemon registry and shared secrets in
+// postgres_log_coordination.cc, and the timeline and search indexes in postgres_log_index.cc.
+// Included only by those files.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pg/commit_outcome.h"
+#include "pg/listen_thread.h"
+#include "pg/pg.h"
+#include "pg/setup.h"
+#include "store/commit_listeners.h"
+#include "store/commit_queue.h"
+#include "store/coordination.h"
+#include "store/event_log.h"
+#include "store/item_index.h"
+#include "store/log_state.h"
+#include "store/postgres/postgres_consumer_store.h"
+#include "store/postgres/postgres_device_store.h"
+#include "store/postgres/postgres_log.h"
+#include "store/postgres/postgres_search_index.h"
+#include "store/postgres/snapshot.h"
+#include "store/postgres/sql.h"
+#include "store/postgres/txn.h"
+#include "store/search_index.h"
+#include "store/search_slices.h"
+
+namespace agentstream::pg {
+
+// A connection of the log to options.conninfo; the writer's (`writer`) turns synchronous_commit
+// off under Durability::kOs.
+Result<Conn> Connect(const PostgresLogOptions& options, bool writer);
+
+// A connection that LISTENs on the schema's commit channel.
+Result<Conn> Listen(const PostgresLogOptions& options);
+
+// The EventLog on a PostgreSQL server (postgres_log.h), which is also the store's Coordination
+// and its timeline and search indexes: every write runs in a batch transaction of the one writer
+// thread of queue_, every read on a connection of readers_.
+class PostgresEventLog final : public EventLog,
+                               public Coordination,
+                               public ItemIndexStore,
+                               public SearchIndexStore {
+  using Queue = pg::WriteQueue;
+  using Op = Queue::Op;
+  using PendingAppend = Queue::Append;
+  using PendingControl = Queue::Control;
+  using AppendPlan = store_internal::AppendPlan;
+
+ public:
+  // `listening` already LISTENs, so every commit made after the log is open is heard.
+  PostgresEventLog(PostgresLogOptions options, Conn writer, Conn listening,
+                   pg::CommitStamps stamps);
+  ~PostgresEventLog() override;
+
+  // ---- sessions, metadata, checkpoints and their reads (postgres_log_sessions.cc) ----
+  Result<AppendResult> CreateSession(const SessionId& id, SessionMeta meta,
+                                     std::vector<NewEvent> initial) override;
+  Result<AppendResult> Fork(const SessionId& parent, Cursor at, const SessionId& child,
+                            SessionMeta meta, std::vector<NewEvent> initial) override;
+  Result<AppendResult> Rewind(const SessionId& session, Cursor to,
+                              std::vector<NewEvent> initial) override;
+  Result<SessionInfo> GetSession(const SessionId& id) override;
+  Result<std::vector<SessionInfo>> ListSessions(const std::string& after,
+                                                std::size_t limit) override;
+  Status UpdateSessionMeta(const SessionId& id, const SessionMetaUpdate& update) override;
+  Result<ReadResult> Read(const ReadRequest& request) override;
+  Result<Cursor> Tail(const SessionId& session) override;
+  Status SaveCheckpoint(const SessionId& session, const Checkpoint& checkpoint) override;
+  Result<std::optional<Checkpoint>> LoadCheckpoint(const SessionId& session) override;
+
+  // ---- appends and commit notices (postgres_log.cc) ----
+  void AppendAsync(AppendRequest request, AppendCallback done) override;
+  ListenerRegistration SubscribeCommits(CommitListener listener) override;
+
+  ConsumerStore& consumers() override { return consumers_; }
+  Coordination& coordination() override { return *this; }
+  DeviceStore& devices() override { return devices_; }
+  ItemIndexStore* item_index() override { return this; }
+  SearchIndexStore* search_index() override { return this; }
+
+  // ---- ItemIndexStore: reads on a reader connection, writes in the writer's batch ----
+  // (postgres_log_index.cc)
+  Result<std::optional<ItemIndexState>> LoadItemState(const SessionId& session,
+                                                      Epoch epoch) override;
+  Result<std::optional<HistoryBase>> EpochBase(const SessionId& session, Epoch epoch) override;
+  Result<std::vector<ItemRow>> ItemsBetween(const SessionId& session, Epoch epoch, std::uint64_t lo,
+                                            std::uint64_t hi) override;
+  Result<std::vector<ItemRow>> ItemsByKeys(const SessionId& session, Epoch epoch,
+                                           const std::vector<std::string>& keys) override;
+  Result<std::optional<std::uint64_t>> FirstOrdinalStartingAfter(const SessionId& session,
+                                                                 Epoch epoch, Seq seq) override;
+  Result<std::vector<ItemRow>> ItemsOpenAcross(const SessionId& session, Epoch epoch,
+                                               Seq seq) override;
+  Status CommitItems(const SessionId& session, Epoch epoch,
+                     const std::optional<ItemIndexState>& expected, const ItemIndexState& next,
+                     const std::vector<ItemRow>& rows) override;
+  Status DropItems(const SessionId& session, Epoch epoch) override;
+
+  // ---- SearchIndexStore: reads on a reader connection, writes in the writer's batch ----
+  // (postgres_log_index.cc)
+  Result<std::optional<Cursor>> LoadSearchState(const SessionId& session) override;
+  Status CommitDocuments(const SessionId& session, const std::optional<Cursor>& expected,
+                         Cursor next, const std::vector<SearchDocument>& documents) override;
+  Result<std::vector<SearchHit>> Search(const SearchQuery& query) override;
+
+  // ---- Coordination (postgres_log_coordination.cc) ----
+  Result<OwnerGrant> AcquireOwnership(const SessionId& session, const std::string& owner,
+                                      std::int64_t ttl_ms) override;
+  Result<std::vector<SessionId>> RenewOwnerships(
+      const std::string& owner, const std::vector<std::pair<SessionId, std::uint64_t>>& leases,
+      std::int64_t ttl_ms) override;
+  Status ReleaseOwnership(const SessionId& session, std::uint64_t generation) override;
+  Result<OwnerLease> GetOwnership(const SessionId& session) override;
+  Result<std::vector<std::pair<SessionId, OwnerLease>>> ListExpiredOwnerships(
+      std::size_t limit) override;
+  Result<std::vector<OwnershipRecord>> OwnershipHistory(const SessionId& session) override;
+  Status Heartbeat(const DaemonRecord& self, std::int64_t ttl_ms) override;
+  Result<std::optional<DaemonRecord>> GetDaemon(const std::string& id) override;
+  Result<std::string> SharedSecret(const std::string& name, const std::string& candidate) override;
+
+  // ---- health (postgres_log.cc) ----
+  Status Health() override;
+  LogStats Stats() override;
+
+ private:
+  static Status AppendInitial(Txn& t, const SessionId& id, Txn::Session& s,
+                              const std::vector<NewEvent>& initial, AppendResult& out);
+
+  static Status ApplyAppend(Txn& t, const AppendRequest& request, AppendResult& result);
+
+  static Result<SessionInfo> SessionOf(Snapshot& snap, const SessionId& id);
+
+  // pg::WithReader on this log's reader connections.
+  template <class T, class Body>
+  Result<T> WithReader(Body body) {
+    return pg::WithReader<T>(readers_, std::move(body));
+  }
+
+  template <class T, class Body>
+  Result<T> RunControl(Body body) {
+    return queue_.template RunControl<T>(std::move(body));
+  }
+
+  void FailAll(std::vector<Op>& batch, const Status& status);
+
+  // Reconnects a broken writer connection; false (with the batch failed) when that fails.
+  bool WriterReady(std::vector<Op>& batch);
+
+  // The outcome of an earlier batch that stayed unknown: false (with `batch` failed) while it
+  // still cannot be told; once it can, the log takes writes again.
+  bool EarlierOutcomeKnown(std::vector<Op>& batch);
+
+  void RunBatch(std::vector<Op>& batch);
+
+  // Commits the batch stamped `stamp`: true once it is known to have landed. A COMMIT whose
+  // answer was lost is looked up (pg/commit_outcome.h) on the server that is the primary by then;
+  // a batch that did not land fails with kUnavailable, to be retried with the same ids.
+  bool Commit(std::vector<Op>& batch, std::int64_t stamp);
+
+  const PostgresLogOptions options_;
+  Conn writer_conn_;         // writer thread only
+  pg::CommitStamps stamps_;  // writer thread only
+  // A batch whose outcome is still unknown (0: none); written by the writer thread only.
+  std::atomic<std::int64_t> unresolved_{0};
+  std::shared_ptr<store_internal::CommitListeners> listeners_ =
+      std::make_shared<store_internal::CommitListeners>();
+
+  pg::ReaderPool readers_{options_.max_reader_connections,
+                          [this] { return Connect(options_, false); }};
+  pg::SlicedSearch search_{readers_, store_internal::BoundSearchSlices(
+                                         options_.search_slices, options_.max_reader_connections)};
+  // New documents leave the GIN indexes' pending lists within a second (PendingListFlusher).
+  pg::PendingListFlusher flusher_{readers_, std::chrono::milliseconds(1000)};
+
+  std::atomic<int> writer_pid_{0};  // the server process of the writer's connection
+  std::unique_ptr<pg::ListenThread> hearing_;
+  Queue queue_;  // after what its writer thread uses: it stops first
+  pg::PostgresConsumerStore consumers_{queue_, readers_};  // uses the queue and the readers
+  pg::PostgresDeviceStore devices_{queue_, readers_};
+};
+
+}  // namespace agentstream::pg

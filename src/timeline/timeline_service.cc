@@ -1,0 +1,199 @@
+#include "timeline/timeline_service.h"
+
+#include "core/event_codec.h"
+#include "log/log.h"
+#include "search/search.h"
+#include "timeline/durable_index.h"
+#include "timeline/event_log_reader.h"
+
+namespace agentstream {
+
+TimelineService::TimelineService(EventLog& log, std::size_t max_sessions, std::size_t max_bytes)
+    : log_(log), max_sessions_(max_sessions), max_bytes_(max_bytes) {
+  if (log_.item_index() == nullptr) return;
+  indexer_ = std::thread([this] { IndexLoop(); });
+  commits_ = log_.SubscribeCommits([this](const CommitNotice& notice) {
+    std::lock_guard lock(pending_mu_);
+    if (pending_.size() >= kMaxPendingIndexing && !pending_.count(notice.session)) return;
+    if (pending_.insert(notice.session).second) pending_cv_.notify_one();
+  });
+}
+
+TimelineService::~TimelineService() {
+  cancel_ = true;
+  commits_.Reset();
+  {
+    std::lock_guard lock(pending_mu_);
+    stopping_ = true;
+  }
+  pending_cv_.notify_one();
+  if (indexer_.joinable()) indexer_.join();
+}
+
+void TimelineService::IndexStoredSessions() {
+  ItemIndexStore& store = *log_.item_index();
+  std::string after;
+  while (!cancel_) {
+    Result<std::vector<SessionInfo>> page = log_.ListSessions(after, 256);
+    if (!page.ok() || page->empty()) return;
+    for (const SessionInfo& info : *page) {
+      if (cancel_) return;
+      Result<std::optional<ItemIndexState>> state = store.LoadItemState(info.id, info.epoch);
+      if (state.ok() && *state && (*state)->format == kItemIndexFormat &&
+          (*state)->watermark >= info.tail) {
+        IndexText(info.id, Cursor{info.epoch, info.tail});
+        continue;
+      }
+      Status indexed = CatchUpIndex(store, log_, info.id, info.epoch, info.tail, nullptr, &cancel_);
+      if (!indexed.ok() && !cancel_)
+        log::Warn("timeline.index_failed",
+                  {{"agent", info.id.str()}, {"error", indexed.ToString()}});
+      IndexText(info.id, Cursor{info.epoch, info.tail});
+    }
+    after = page->back().id.str();
+  }
+}
+
+void TimelineService::IndexLoop() {
+  ItemIndexStore& store = *log_.item_index();
+  IndexStoredSessions();
+  std::unique_lock lock(pending_mu_);
+  while (true) {
+    pending_cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+    // Gather the commits of the next moments too: one indexing per session per delay. When
+    // stopping, what is pending is indexed at once, so the next start finds the index current.
+    pending_cv_.wait_for(lock, kIndexingDelay, [&] { return stopping_; });
+    const bool last = stopping_;
+    std::unordered_set<SessionId> sessions;
+    sessions.swap(pending_);
+    lock.unlock();
+    // Without the pages' lock: indexers that meet move on from each other's commits.
+    for (const SessionId& session : sessions) {
+      Result<Cursor> tail = log_.Tail(session);
+      if (!tail.ok()) continue;
+      Status indexed = CatchUpIndex(store, log_, session, tail->epoch, tail->seq);
+      if (!indexed.ok())
+        log::Warn("timeline.index_failed",
+                  {{"agent", session.str()}, {"error", indexed.ToString()}});
+      IndexText(session, *tail);
+    }
+    if (last) return;
+    lock.lock();
+  }
+}
+
+void TimelineService::IndexText(const SessionId& session, Cursor tail) {
+  IndexSessionText(log_, session, tail, &cancel_);
+}
+
+Result<SearchResult> TimelineService::Search(const SearchQuery& query) {
+  return RunSearch(log_, query);
+}
+
+std::size_t TimelineService::IndexBytes() {
+  std::lock_guard lock(mu_);
+  return total_bytes_;
+}
+
+void TimelineService::DropLeastRecent() {
+  auto it = entries_.find(lru_.back());
+  total_bytes_ -= it->second.first->bytes;
+  entries_.erase(it);
+  lru_.pop_back();
+}
+
+void TimelineService::Account(const SessionId& session, Entry& entry, std::size_t bytes) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(session);
+  if (it == entries_.end() || it->second.first.get() != &entry) return;  // dropped meanwhile
+  total_bytes_ = total_bytes_ - entry.bytes + bytes;
+  entry.bytes = bytes;
+  while (total_bytes_ > max_bytes_ && lru_.size() > 1 && lru_.back() != session) DropLeastRecent();
+}
+
+std::shared_ptr<TimelineService::Entry> TimelineService::EntryFor(const SessionId& session) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(session);
+  if (it != entries_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second.second);
+    return it->second.first;
+  }
+  if (entries_.size() >= max_sessions_ && !lru_.empty()) DropLeastRecent();
+  lru_.push_front(session);
+  auto entry = std::make_shared<Entry>();
+  entries_.emplace(session, std::make_pair(entry, lru_.begin()));
+  return entry;
+}
+
+Status TimelineService::CatchUp(const SessionId& session, Entry& entry) {
+  AS_ASSIGN_OR_RETURN(Cursor tail, log_.Tail(session));
+  if (!entry.index || entry.index->epoch() != tail.epoch) {
+    AS_ASSIGN_OR_RETURN(timeline::ProjectionIndex index,
+                        BuildProjectionIndex(log_, session, tail.epoch));
+    entry.index = std::make_unique<timeline::ProjectionIndex>(std::move(index));
+  }
+  while (entry.index->tail() < tail.seq) {
+    ReadRequest request;
+    request.session = session;
+    request.epoch = entry.index->epoch();
+    request.from = entry.index->tail().next();
+    request.max_items = 1000;
+    AS_ASSIGN_OR_RETURN(ReadResult read, log_.Read(request));
+    if (read.events.empty()) break;
+    for (const EventRecord& record : read.events) {
+      AS_ASSIGN_OR_RETURN(Event event, DecodeRecord(record));
+      entry.index->Add(event);
+    }
+  }
+  return Status::Ok();
+}
+
+std::optional<Result<timeline::Page>> TimelineService::DurablePage(
+    ItemIndexStore& store, const SessionId& session, const timeline::PageRequest& request) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Result<Cursor> tail = log_.Tail(session);
+    if (!tail.ok()) return Result<timeline::Page>(tail.status());
+    Status indexed = CatchUpIndex(store, log_, session, tail->epoch, tail->seq);
+    Result<timeline::Page> page = [&]() -> Result<timeline::Page> {
+      AS_RETURN_IF_ERROR(indexed);
+      AS_ASSIGN_OR_RETURN(std::unique_ptr<DurableIndexView> view,
+                          DurableIndexView::Open(store, session, tail->epoch));
+      EventLogReader reader(log_, session);
+      return timeline::BuildPage(*view, reader, request);
+    }();
+    const ErrorCode code = page.ok() ? ErrorCode::kOk : page.status().code();
+    if (code == ErrorCode::kInvalidArgument && !indexed.ok()) return std::nullopt;  // unstorable
+    if (code != ErrorCode::kCorruption && code != ErrorCode::kInternal) return page;
+    // Rows that fail their checks, or disagree with the log: rebuild them from the log.
+    log::Warn("timeline.index_rebuilt",
+              {{"agent", session.str()}, {"error", page.status().ToString()}});
+    if (Status dropped = store.DropItems(session, tail->epoch); !dropped.ok()) return page;
+  }
+  return std::nullopt;
+}
+
+Result<timeline::Page> TimelineService::Page(const SessionId& session,
+                                             const timeline::PageRequest& request) {
+  std::shared_ptr<Entry> entry = EntryFor(session);
+  std::lock_guard lock(entry->mu);
+  if (ItemIndexStore* store = log_.item_index()) {
+    if (std::optional<Result<timeline::Page>> page = DurablePage(*store, session, request))
+      return std::move(*page);
+  }
+  return MemoryPage(session, *entry, request);
+}
+
+Result<timeline::Page> TimelineService::MemoryPage(const SessionId& session, Entry& entry,
+                                                   const timeline::PageRequest& request) {
+  Status caught_up = CatchUp(session, entry);
+  if (!caught_up.ok()) {
+    entry.index.reset();
+    Account(session, entry, 0);
+    return caught_up;
+  }
+  Account(session, entry, entry.index->MemoryBytes());
+  EventLogReader reader(log_, session);
+  return timeline::BuildPage(*entry.index, reader, request);
+}
+
+}  // namespace agentstream

@@ -1,0 +1,113 @@
+// TimelineService: tail / before / after pages of any session's timeline, for HTTP and WebSocket.
+//
+// On a log that keeps a durable item index (EventLog::item_index, docs/timeline.md "The durable
+// index"), a page reads the index's rows: the index is brought up to the session's tail first,
+// which reads only the events committed since it was last brought up (a background indexer
+// follows every commit, so after a restart that is the last moments' events; at start it also
+// indexes every session whose index is missing or behind, one at a time), and the page then
+// costs time proportional to the page. Rows that fail their checks are dropped and rebuilt; if
+// the rebuilt index fails again, or the store cannot hold a row, the page is served from an
+// in-memory index instead, never from the suspect rows.
+//
+// On any other log, and as that fallback, it keeps one in-memory ProjectionIndex per recently
+// paged session: built once with one pass over the session's current epoch, then brought up to
+// date before each page by reading only the events committed since, and rebuilt when the epoch
+// changed.
+//
+// The same background indexer keeps the full-text search index current (IndexSessionText,
+// search/search.h), and Search answers from it.
+//
+// Thread-safe: pages of one session are built one at a time; different sessions in parallel.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/timeline/pager.h"
+#include "search/search.h"
+#include "store/event_log.h"
+
+namespace agentstream {
+
+class TimelineService {
+ public:
+  // `log` must outlive the service. At most `max_sessions` indexes are kept, holding at most
+  // `max_bytes` together (ProjectionIndex::MemoryBytes): the least recently used are dropped
+  // first, never the one a page is being built from, so one index larger than the budget is
+  // kept alone. A dropped index is rebuilt by its session's next page.
+  explicit TimelineService(EventLog& log, std::size_t max_sessions = 256,
+                           std::size_t max_bytes = std::size_t{256} << 20);
+  ~TimelineService();
+  TimelineService(const TimelineService&) = delete;
+  TimelineService& operator=(const TimelineService&) = delete;
+
+  // Sessions whose commits wait for the background indexer, at most; a session beyond it is
+  // indexed by its next page instead.
+  static constexpr std::size_t kMaxPendingIndexing = 4096;
+  // How long the background indexer gathers commits before indexing them.
+  static constexpr std::chrono::milliseconds kIndexingDelay{200};
+
+  // The bytes the kept indexes hold, as of their last page.
+  std::size_t IndexBytes();
+
+  // One page; errors as timeline::BuildPage plus the log's (kNotFound for an unknown session).
+  Result<timeline::Page> Page(const SessionId& session, const timeline::PageRequest& request);
+
+  // The hits of `query`: RunSearch (search/search.h) on this service's log. The background
+  // indexer adds commits to the search index as it does to the timeline index; a query naming a
+  // session brings that session's index up to its tail first. Errors as RunSearch's.
+  Result<SearchResult> Search(const SearchQuery& query);
+
+ private:
+  struct Entry {
+    std::mutex mu;
+    std::unique_ptr<timeline::ProjectionIndex> index;  // guarded by mu
+    std::size_t bytes = 0;                             // guarded by the service's mu_
+  };
+  std::shared_ptr<Entry> EntryFor(const SessionId& session);
+  Status CatchUp(const SessionId& session, Entry& entry);
+  Result<timeline::Page> MemoryPage(const SessionId& session, Entry& entry,
+                                    const timeline::PageRequest& request);
+  // A page from the durable index; nullopt when it must be served from memory instead.
+  std::optional<Result<timeline::Page>> DurablePage(ItemIndexStore& store, const SessionId& session,
+                                                    const timeline::PageRequest& request);
+  void IndexLoop();
+  // Adds `session`'s events through `tail` to the search index (IndexSessionText, search.h).
+  void IndexText(const SessionId& session, Cursor tail);
+  // At start: indexes every session whose index is missing or behind its tail (written by an
+  // older build, or by a daemon that died before indexing), one session at a time.
+  void IndexStoredSessions();
+  // Records that `entry` of `session` now holds `bytes`, and drops the least recently used
+  // others while the total exceeds max_bytes_.
+  void Account(const SessionId& session, Entry& entry, std::size_t bytes);
+  void DropLeastRecent();  // mu_ held
+
+  EventLog& log_;
+  std::size_t max_sessions_;
+  std::size_t max_bytes_;
+  std::mutex mu_;
+  std::size_t total_bytes_ = 0;  // guarded by mu_
+  std::list<SessionId> lru_;     // guarded by mu_; most recent first
+  std::unordered_map<SessionId, std::pair<std::shared_ptr<Entry>, std::list<SessionId>::iterator>>
+      entries_;  // guarded by mu_
+
+  // The background indexer (durable index only).
+  std::mutex pending_mu_;
+  std::condition_variable pending_cv_;
+  std::unordered_set<SessionId> pending_;  // guarded by pending_mu_
+  bool stopping_ = false;                  // guarded by pending_mu_
+  std::atomic<bool> cancel_{false};        // stops the start-up indexing between two batches
+  std::thread indexer_;
+  ListenerRegistration commits_;  // declared last: unsubscribed first
+};
+
+}  // namespace agentstream

@@ -1,0 +1,303 @@
+// TimelineService keeps its indexes within a byte budget, dropping the least recently paged.
+#include "timeline/timeline_service.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "store/forwarding_log.h"
+#include "store/memory_log.h"
+#include "store/sqlite/sqlite_log.h"
+
+namespace agentstream {
+namespace {
+
+class TimelineServiceTest : public ::testing::Test {
+ protected:
+  // A session of `notices` notices (one timeline item each).
+  SessionId Session(const std::string& id, int notices) {
+    std::vector<NewEvent> events;
+    for (int i = 0; i < notices; ++i)
+      events.push_back(MakeNewEvent(Notice{NoticeLevel::kInfo, "n" + std::to_string(i)}));
+    EXPECT_TRUE(log_.CreateSession(SessionId(id), SessionMeta{"scripted", "/w", id}, {}).ok());
+    AppendRequest request;
+    request.session = SessionId(id);
+    request.events = std::move(events);
+    EXPECT_TRUE(log_.Append(std::move(request)).ok());
+    return SessionId(id);
+  }
+  static std::string Keys(const timeline::Page& page) {
+    std::string out;
+    for (const timeline::ProjectedItem& item : page.items) out += item.key + ",";
+    return out;
+  }
+
+  MemoryEventLog log_;
+};
+
+TEST_F(TimelineServiceTest, IndexesStayWithinTheBudgetAndADroppedOneIsRebuilt) {
+  const SessionId a = Session("a", 3000), b = Session("b", 3000), c = Session("c", 3000);
+  TimelineService measure(log_);
+  ASSERT_TRUE(measure.Page(a, {}).ok());
+  const std::size_t one = measure.IndexBytes();
+  ASSERT_GT(one, 3000u * sizeof(timeline::ItemSpan));  // at least a span per item
+
+  TimelineService service(log_, 256, 2 * one + one / 2);  // room for two
+  Result<timeline::Page> first = service.Page(a, {});
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(service.Page(b, {}).ok());
+  EXPECT_EQ(service.IndexBytes(), 2 * one);
+  ASSERT_TRUE(service.Page(c, {}).ok());  // drops a's, the least recently paged
+  EXPECT_EQ(service.IndexBytes(), 2 * one);
+  Result<timeline::Page> again = service.Page(a, {});  // rebuilt; drops b's
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(Keys(*again), Keys(*first));
+  EXPECT_EQ(service.IndexBytes(), 2 * one);
+
+  // A budget smaller than one index keeps the one being paged, alone.
+  TimelineService tiny(log_, 256, 1);
+  ASSERT_TRUE(tiny.Page(a, {}).ok());
+  ASSERT_TRUE(tiny.Page(b, {}).ok());
+  EXPECT_EQ(tiny.IndexBytes(), one);
+}
+
+TEST_F(TimelineServiceTest, AnIndexGrowsWithItsSessionAndIsAccountedAtEachPage) {
+  const SessionId a = Session("a", 100);
+  TimelineService service(log_);
+  ASSERT_TRUE(service.Page(a, {}).ok());
+  const std::size_t small = service.IndexBytes();
+  AppendRequest more;
+  more.session = a;
+  for (int i = 0; i < 2000; ++i)
+    more.events.push_back(MakeNewEvent(Notice{NoticeLevel::kInfo, "m"}));
+  ASSERT_TRUE(log_.Append(std::move(more)).ok());
+  ASSERT_TRUE(service.Page(a, {}).ok());
+  EXPECT_GT(service.IndexBytes(), small + 2000 * sizeof(timeline::ItemSpan));
+}
+
+// A SQLite log file in a directory of the test's own, removed at the end.
+class TimelineServiceStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/agentstream-timeline-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    options_.path = dir_ + "/log.db";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string dir_;
+  SqliteLogOptions options_;
+};
+
+// On a store, pages come from the durable index; rows damaged on disk are dropped and rebuilt
+// from the log, and the pages stay what they were.
+TEST_F(TimelineServiceStoreTest, DamagedIndexRowsAreRebuiltNotServed) {
+  auto log = OpenSqliteEventLog(options_);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  const SessionId session("s");
+  ASSERT_TRUE((*log)->CreateSession(session, SessionMeta{"scripted", "/w"}, {}).ok());
+  AppendRequest request;
+  request.session = session;
+  for (int i = 0; i < 300; ++i) {
+    const MessageId m("m" + std::to_string(i));
+    request.events.push_back(MakeNewEvent(AssistantMessageStart{m}));
+    request.events.push_back(MakeNewEvent(AssistantMessageDelta{m, "text " + std::to_string(i)}));
+    request.events.push_back(MakeNewEvent(AssistantMessageEnd{m}));
+  }
+  ASSERT_TRUE((*log)->Append(std::move(request)).ok());
+  auto text = [](const timeline::Page& page) {
+    boost::json::array items;
+    for (const timeline::ProjectedItem& item : page.items) items.push_back(ItemToJson(item));
+    return boost::json::serialize(items);
+  };
+  std::string before;
+  {
+    TimelineService service(**log);
+    Result<timeline::Page> page = service.Page(session, {});
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    EXPECT_EQ(page->items.size(), 50u);
+    before = text(*page);
+  }
+  auto count_rows = [&] {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(options_.path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(db, "SELECT count(*) FROM timeline_items", -1, &s, nullptr);
+    sqlite3_step(s);
+    const int n = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return n;
+  };
+  EXPECT_EQ(count_rows(), 300);  // the index is stored
+  for (const char* damage :
+       {"UPDATE timeline_items SET ranges = 'x' WHERE ordinal = 299",
+        "UPDATE timeline_items SET ranges = '898-899', seq_start = 898 WHERE ordinal = 299",
+        "UPDATE timeline_items SET kind = 99 WHERE ordinal = 298",
+        // Well-formed, but names an event of another item: the pager's count disagrees.
+        "UPDATE timeline_items SET ranges = '897-900', seq_start = 897 WHERE ordinal = 299"}) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(options_.path.c_str(), &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    ASSERT_EQ(sqlite3_exec(db, damage, nullptr, nullptr, nullptr), SQLITE_OK) << damage;
+    sqlite3_close(db);
+    TimelineService service(**log);
+    Result<timeline::Page> page = service.Page(session, {});
+    ASSERT_TRUE(page.ok()) << damage << ": " << page.status().ToString();
+    EXPECT_EQ(text(*page), before) << damage;
+    EXPECT_EQ(count_rows(), 300) << damage;  // rebuilt
+  }
+  log->reset();
+}
+
+// The pages of the test below, on the reopened log: each decodes fewer than 300 events.
+void CheckPagesAfterRestart(EventLog& inner, const SessionId& session, int turns) {
+  agentstream::testing::ReadCountingLog log(inner);
+  TimelineService service(log);
+  timeline::PageRequest tail;
+  Result<timeline::Page> page = service.Page(session, tail);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(page->items.size(), 50u);
+  EXPECT_LT(log.events_read.load(), 300u) << "of " << turns * 15 << " events";
+  log.events_read = 0;
+  timeline::PageRequest middle;
+  middle.direction = timeline::PageDirection::kBefore;
+  middle.cursor = Cursor{Epoch(1), Seq(turns * 15 / 2)};
+  page = service.Page(session, middle);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(page->items.size(), 50u);
+  EXPECT_LT(log.events_read.load(), 300u);
+  // New commits: the next page indexes those and reads its own.
+  AppendRequest more;
+  more.session = session;
+  for (int i = 0; i < 20; ++i) more.events.push_back(MakeNewEvent(Notice{NoticeLevel::kInfo, "n"}));
+  ASSERT_TRUE(log.Append(std::move(more)).ok());
+  log.events_read = 0;
+  page = service.Page(session, tail);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->items.back().key, "#" + std::to_string(turns * 15 + 20));
+  EXPECT_LT(log.events_read.load(), 300u);
+}
+
+// After a restart (a new service and a reopened log), a page decodes only its own items'
+// events: the tail page and a `before` page in the middle of 60,000 events read under 300 events
+// each, the index built before is not rebuilt, and a page after new commits indexes only them.
+TEST_F(TimelineServiceStoreTest, APageAfterARestartDecodesOnlyThePage) {
+  const SessionId session("s");
+  constexpr int kTurns = 4000;  // 15 events and 3 items each
+  {
+    auto log = OpenSqliteEventLog(options_);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    ASSERT_TRUE((*log)->CreateSession(session, SessionMeta{"scripted", "/w"}, {}).ok());
+    for (int chunk = 0; chunk < kTurns / 100; ++chunk) {
+      AppendRequest request;
+      request.session = session;
+      for (int turn = chunk * 100; turn < (chunk + 1) * 100; ++turn) {
+        const std::string n = std::to_string(turn);
+        const MessageId m("m" + n);
+        request.events.push_back(MakeNewEvent(UserMessage{MessageId("u" + n), "c" + n, "go"}));
+        request.events.push_back(MakeNewEvent(AssistantMessageStart{m}));
+        for (int d = 0; d < 10; ++d)
+          request.events.push_back(MakeNewEvent(AssistantMessageDelta{m, "x"}));
+        request.events.push_back(MakeNewEvent(AssistantMessageEnd{m}));
+        request.events.push_back(MakeNewEvent(ToolCallStart{ToolCallId("t" + n), "Bash"}));
+        request.events.push_back(MakeNewEvent(ToolCallEnd{ToolCallId("t" + n)}));
+      }
+      ASSERT_TRUE((*log)->Append(std::move(request)).ok());
+    }
+    TimelineService service(**log);
+    ASSERT_TRUE(service.Page(session, {}).ok());  // builds the index once
+    // And the search index, which a restart would otherwise go on building.
+    ASSERT_TRUE(service.Search(SearchQuery{{"go"}, session, 1}).ok());
+  }
+  auto reopened = OpenSqliteEventLog(options_);
+  ASSERT_TRUE(reopened.ok());
+  CheckPagesAfterRestart(**reopened, session, kTurns);
+  reopened->reset();
+}
+
+// A session no daemon indexed is indexed in the background from the start, with no page.
+TEST_F(TimelineServiceStoreTest, AnUnindexedSessionIsIndexedFromTheStart) {
+  auto log = OpenSqliteEventLog(options_);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  const SessionId session("s");
+  ASSERT_TRUE((*log)->CreateSession(session, SessionMeta{"scripted", "/w"}, {}).ok());
+  for (int chunk = 0; chunk < 10; ++chunk) {
+    AppendRequest request;
+    request.session = session;
+    for (int i = 0; i < 1000; ++i)
+      request.events.push_back(MakeNewEvent(Notice{NoticeLevel::kInfo, "n" + std::to_string(i)}));
+    ASSERT_TRUE((*log)->Append(std::move(request)).ok());
+  }
+  ItemIndexStore& store = *(*log)->item_index();
+  ASSERT_FALSE(store.LoadItemState(session, Epoch(1))->has_value());
+  {
+    TimelineService service(**log);
+    bool indexed = false;
+    for (int i = 0; i < 2000 && !indexed; ++i) {
+      Result<std::optional<ItemIndexState>> state = store.LoadItemState(session, Epoch(1));
+      indexed = state.ok() && *state && (*state)->watermark == Seq(10000);
+      if (!indexed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(indexed);
+    EXPECT_EQ((*store.LoadItemState(session, Epoch(1)))->items, 10000u);
+  }
+  log->reset();
+}
+
+// Search: sessions stored before the daemon started are indexed at its start, later commits by
+// the background indexer, and a query naming a session is current to its tail at once.
+TEST_F(TimelineServiceStoreTest, SearchFindsStoredAndNewTextWithinItsLimit) {
+  auto log = OpenSqliteEventLog(options_);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  auto say = [&](const SessionId& session, int from, int n, const std::string& word) {
+    AppendRequest request;
+    request.session = session;
+    for (int i = from; i < from + n; ++i) {
+      const std::string k = std::to_string(i);
+      request.events.push_back(
+          MakeNewEvent(UserMessage{MessageId("u" + k), "c" + k, word + " number " + k}));
+    }
+    ASSERT_TRUE((*log)->Append(std::move(request)).ok());
+  };
+  const SessionId old_session("old"), other("other");
+  ASSERT_TRUE((*log)->CreateSession(old_session, SessionMeta{"scripted", "/w"}, {}).ok());
+  ASSERT_TRUE((*log)->CreateSession(other, SessionMeta{"scripted", "/w"}, {}).ok());
+  say(old_session, 0, 30, "archived");
+  TimelineService service(**log);
+  auto find = [&](const std::string& word, std::optional<SessionId> session, std::size_t limit) {
+    Result<SearchResult> found = service.Search(SearchQuery{{word}, session, limit});
+    EXPECT_TRUE(found.ok()) << found.status().ToString();
+    return found.ok() ? *found : SearchResult{};
+  };
+  auto eventually = [&](const std::function<bool()>& pred) {
+    for (int i = 0; i < 1000; ++i) {
+      if (pred()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return pred();
+  };
+  EXPECT_TRUE(eventually([&] { return find("archived", std::nullopt, 200).hits.size() == 30; }));
+  const SearchResult page = find("archived", std::nullopt, 10);
+  EXPECT_EQ(page.hits.size(), 10u);
+  EXPECT_TRUE(page.truncated);
+  EXPECT_EQ(page.hits[0].cursor, (Cursor{Epoch(1), Seq(30)}));  // newest first
+  EXPECT_FALSE(find("archived", std::nullopt, 30).truncated);
+
+  say(other, 0, 3, "fresh");
+  EXPECT_EQ(find("fresh", other, 20).hits.size(), 3u);  // caught up by the query itself
+  say(other, 3, 2, "later");
+  EXPECT_TRUE(eventually([&] { return find("later", std::nullopt, 20).hits.size() == 2; }));
+  EXPECT_EQ(service.Search(SearchQuery{{"x"}, std::nullopt, 0}).status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(service.Search(SearchQuery{{"x"}, SessionId("missing"), 5}).status().code(),
+            ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace agentstream
