@@ -27,4 +27,14 @@ npm run build --silent
 echo "== web: unit tests (vitest)"
 npx vitest run
 echo "== web: end-to-end (playwright, $("$CHROMIUM" --version 2>/dev/null | head -1))"
-AGENTSTREAM_BIN="$BIN" npx playwright test
+# A failed test's page as the browser had it (Playwright's error-context.md: the accessibility
+# snapshot at the failure) is printed, so that a failure on another machine can be read from the
+# log alone.
+rm -rf test-results
+if ! AGENTSTREAM_BIN="$BIN" npx playwright test; then
+  find test-results -name error-context.md -print0 2>/dev/null | while IFS= read -r -d '' f; do
+    echo "== $f"
+    cat "$f"
+  done
+  exit 1
+fi

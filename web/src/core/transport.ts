@@ -27,6 +27,10 @@ export interface Transport {
 
 export const MAX_PENDING_REQUESTS = 1024;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30000;
+// A socket not open this long after it was made is given up and counted as a failed attempt: a
+// network that neither answers nor refuses (a phone between cells, a dropped Wi-Fi) then shows
+// the page as out of reach instead of waiting on the browser's own timeout, minutes long.
+export const CONNECT_TIMEOUT_MS = 8000;
 
 export class WsTransport implements Transport {
   connected = false;
@@ -91,7 +95,14 @@ export class WsTransport implements Transport {
   private open(): void {
     const ws = new WebSocket(this.url);
     this.ws = ws;
+    const connectTimer = setTimeout(() => {
+      if (this.ws !== ws || this.connected) return;
+      ws.onclose = null;
+      ws.close();
+      this.closed(ws);
+    }, CONNECT_TIMEOUT_MS);
     ws.onopen = () => {
+      clearTimeout(connectTimer);
       this.connected = true;
       this.backoffMs = 250;
       for (const fn of this.connectionFns) fn(true);
@@ -114,21 +125,28 @@ export class WsTransport implements Transport {
       for (const fn of this.messageFns) fn(msg);
     };
     ws.onclose = () => {
-      if (this.ws !== ws) return;
-      const was = this.connected;
-      this.connected = false;
-      this.ws = null;
-      for (const [, w] of this.pending) {
-        clearTimeout(w.timer);
-        w.reject(new Disconnected());
-      }
-      this.pending.clear();
-      if (was) for (const fn of this.connectionFns) fn(false);
-      else for (const fn of this.failureFns) fn();
-      if (!this.closedByUser) {
-        setTimeout(() => this.open(), this.backoffMs);
-        this.backoffMs = Math.min(this.backoffMs * 2, 5000);
-      }
+      clearTimeout(connectTimer);
+      this.closed(ws);
     };
+  }
+
+  // The socket `ws` closed, or was given up before it opened: requests in flight fail, listeners
+  // learn of it, and a new socket is made after the backoff.
+  private closed(ws: WebSocket): void {
+    if (this.ws !== ws) return;
+    const was = this.connected;
+    this.connected = false;
+    this.ws = null;
+    for (const [, w] of this.pending) {
+      clearTimeout(w.timer);
+      w.reject(new Disconnected());
+    }
+    this.pending.clear();
+    if (was) for (const fn of this.connectionFns) fn(false);
+    else for (const fn of this.failureFns) fn();
+    if (!this.closedByUser) {
+      setTimeout(() => this.open(), this.backoffMs);
+      this.backoffMs = Math.min(this.backoffMs * 2, 5000);
+    }
   }
 }
