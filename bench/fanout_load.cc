@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "core/event_codec.h"
+#include "load_process.h"
 #include "process/child_process.h"
 #include "process/event_loop.h"
 #include "runtime/agent_manager.h"
@@ -48,43 +49,7 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 using tcp = asio::ip::tcp;
-using SteadyNanos = std::int64_t;
-
-SteadyNanos Now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-void RaiseFileLimit() {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
-    limit.rlim_cur = limit.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &limit);
-  }
-}
-
-std::size_t ResidentBytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  return 0;
-}
-
-// The seq of a cursor value `"key":"E:S"` in `text` (0 when absent).
-std::uint64_t SeqAfter(std::string_view text, std::string_view key) {
-  const auto at = text.find(key);
-  if (at == std::string_view::npos) return 0;
-  const auto value = text.find('"', at + key.size() + 1);  // the value's opening quote
-  if (value == std::string_view::npos) return 0;
-  const auto colon = text.find_first_of(":_", value);  // "E:S" cursors, "E_S" stream offsets
-  if (colon == std::string_view::npos) return 0;
-  std::uint64_t seq = 0;
-  for (std::size_t i = colon + 1; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i)
-    seq = seq * 10 + static_cast<std::uint64_t>(text[i] - '0');
-  return seq;
-}
+using namespace agentstream::bench;  // load_process.h
 
 // ---- clients (child process) ----
 
@@ -248,13 +213,6 @@ struct LoadOptions {
   int interval_us = 2000;
   int server_threads = 2;
 };
-
-double Percentile(std::vector<double>& v, double p) {
-  if (v.empty()) return 0;
-  const auto k = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
-}
 
 // The floor: writes "SEQ\n" to every accepted socket, one write per socket per event.
 class RawBroadcaster {

@@ -67,6 +67,7 @@ has "$dir/out" 'serve.token (set) env AGENTSTREAM_TOKEN'
 has "$dir/out" "serve.acp-agent [\"echo=node $fake\"] config $conf"
 has "$dir/out" "serve.owner-ttl-ms 20000 config $conf"
 has "$dir/out" 'serve.io-threads 2 default'
+has "$dir/out" 'serve.max-live-agents 256 default'
 has "$dir/out" 'serve.allow-origin [] default'
 has "$dir/out" "serve.allow-host [] config $conf"
 has "$dir/out" 'serve.trusted-proxy [] default'

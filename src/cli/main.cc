@@ -132,6 +132,11 @@ void AddAgentOptions(CLI::App* serve_cmd, agentstream::cli::ServeOptions& serve)
   serve_cmd->add_option("--io-threads", serve.io_threads, "HTTP and WebSocket I/O threads")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  serve_cmd
+      ->add_option("--max-live-agents", serve.max_live_agents,
+                   "agents with a running runtime; a further start stops the one idle the longest")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   serve_cmd->add_option("--daemon-id", serve.daemon_id,
                         "this daemon's id among the daemons sharing a store (default: kept in the "
                         "data directory)");

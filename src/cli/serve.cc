@@ -326,6 +326,7 @@ std::optional<int> StartAgents(const ServeOptions& options, Daemon& daemon,
       cluster::HttpForwarderOptions{ownership.daemon_id, options.token});
   runtime::AgentManagerOptions manager_options;
   manager_options.ownership = ownership;
+  manager_options.max_live_agents = static_cast<std::size_t>(options.max_live_agents);
   daemon.manager = std::make_unique<runtime::AgentManager>(
       *daemon.log, *daemon.factory, daemon.loop, manager_options, daemon.forwarder.get());
   daemon.loop_thread = std::make_unique<LoopThread>(daemon.loop);

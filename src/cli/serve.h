@@ -35,6 +35,9 @@ struct ServeOptions {
   std::string streams_db;
   int long_poll_ms = 30000;  // a long-poll answers 204 after this; an idle SSE gets a control event
   int io_threads = 2;        // the HTTP server's I/O threads
+  // Agents with a running runtime (runtime::AgentManagerOptions::max_live_agents): a further start
+  // stops the one idle the longest.
+  int max_live_agents = 256;
   // The key every session's inbox token derives from (inbox.h); "" makes a new key per run.
   std::string inbox_key_path;
   // The daemon's VAPID key for Web Push (docs/notifications.md), made like the inbox key; shared

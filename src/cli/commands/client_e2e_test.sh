@@ -134,5 +134,17 @@ kill "$follow_pid"; wait "$follow_pid" 2>/dev/null
 [ "$(wc -l <"$dir/tls_follow.out")" -eq "$tls_last" ] || fail "follow over https: not $tls_last lines"
 unset SSL_CERT_FILE
 
+# ---- serve --max-live-agents: a start beyond the bound stops the runtime idle the longest ----
+kill_daemon serve
+start --max-live-agents 1
+"$bin" send "$agent" "the first" --wait --json >"$dir/live1.json" || fail "send (bound 1): $(cat "$dir/live1.json")"
+offset=$(stat -c %s "$E2E_DIR/serve.log")
+second=$("$bin" agents new --provider scripted --cwd "$dir" --title second) || fail "agents new (bound 1)"
+"$bin" send "$second" "the second" --wait --json >"$dir/live2.json" || fail "send (second): $(cat "$dir/live2.json")"
+stopped() { tail -c +$((offset + 1)) "$E2E_DIR/serve.log" | grep -q "agent.runtime_stopped agent=$agent"; }
+until_true 10 stopped || fail "the second agent's start did not stop the first's runtime"
+"$bin" send "$agent" "the first again" --wait --json >"$dir/live3.json" || fail "send (reload): $(cat "$dir/live3.json")"
+grep -q '"turnOutcome":"completed"' "$dir/live3.json" || fail "the first agent reloaded: $(cat "$dir/live3.json")"
+
 kill_daemon serve
 echo "cli client e2e: $last events followed across a daemon crash; all checks passed"

@@ -7,6 +7,8 @@
 //   terminal    terminal/create `echo term-out`, wait_for_exit, output, release
 //   perm        session/request_permission with option ids that say nothing about their kind
 //   extras      a thought, a plan, a mode change, a usage update; usage in the prompt response
+//   stream N G [perm]  N message chunks G ms apart with a tool call halfway, which first asks
+//               permission with `perm` (bench/agents_load: a long turn of a working agent)
 //   anything    "Echo: <prompt>"
 // session/load replays a short history (user, agent, tool call) before its response.
 import readline from 'node:readline';
@@ -69,6 +71,29 @@ async function prompt(id, sessionId, text) {
       status: o.optionId === 'qq-5' ? 'completed' : 'failed',
       content: [{ type: 'content', content: { type: 'text', text: 'tool says hi' } }] });
     chunk(sessionId, `chosen:${o.outcome === 'selected' ? o.optionId : o.outcome}`);
+  } else if (text.startsWith('stream ')) {
+    const [, n, gap, perm] = text.split(' ');
+    const sleep = () => new Promise((resolve) => setTimeout(resolve, Number(gap)));
+    for (let i = 0; i < Number(n); ++i) {
+      if (i === Math.floor(Number(n) / 2)) {
+        const toolCallId = `call_${nextId++}`;
+        update(sessionId, { sessionUpdate: 'tool_call', toolCallId, title: 'ls', kind: 'execute',
+          status: 'pending', rawInput: { command: 'ls' } });
+        let allowed = true;
+        if (perm === 'perm') {
+          const r = await call('session/request_permission', { sessionId,
+            toolCall: { toolCallId, title: 'ls', kind: 'execute' },
+            options: [{ optionId: 'yes', name: 'Yes', kind: 'allow_once' },
+              { optionId: 'no', name: 'No', kind: 'reject_once' }] });
+          allowed = r.result?.outcome?.optionId === 'yes';
+        }
+        update(sessionId, { sessionUpdate: 'tool_call_update', toolCallId,
+          status: allowed ? 'completed' : 'failed',
+          content: [{ type: 'content', content: { type: 'text', text: 'README.md src tests' } }] });
+      }
+      chunk(sessionId, 'token ');
+      await sleep();
+    }
   } else if (text === 'extras') {
     update(sessionId, { sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'hmm' } });
     update(sessionId, { sessionUpdate: 'plan', entries: [
