@@ -1,6 +1,7 @@
 // End to end against the real daemon with the scripted provider: rewind, older history page by
-// page, image attachments, browser notifications while the tab is hidden, and an agent in a git
-// worktree of its own made from the create form.
+// page, image attachments, browser notifications while the tab is hidden, an agent in a git
+// worktree of its own made from the create form, and the form keeping a title typed while the
+// last create is answered.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -307,4 +308,31 @@ test('the create form makes an agent in a git worktree of its own, on the branch
   const branch = execFileSync('git', ['-C', snapshot.cwd, 'rev-parse', '--abbrev-ref', 'HEAD']).toString().trim();
   expect(branch).toBe('from-the-page');
   await expect(pane(page, agent).getByText(snapshot.cwd)).toBeVisible();
+});
+
+test('a title typed while the last create is still being answered is kept for the next agent', async ({ page }) => {
+  daemon = new Daemon();
+  await daemon.start();
+  // The daemon's answers to agents.create reach the page a second late; everything else at once.
+  await page.routeWebSocket(/\/ws/, (ws) => {
+    const server = ws.connectToServer();
+    server.onMessage((message) => {
+      if (String(message).includes('"type":"agent",')) setTimeout(() => ws.send(message), 1000);
+      else ws.send(message);
+    });
+  });
+  await page.goto(daemon.url);
+  await expect(page.getByTestId('connection')).toHaveText('connected');
+  await page.getByTestId('title').fill('First agent');
+  await page.getByTestId('create').click();
+  // The new agent is listed (agent.created) before its create is answered: the next title is
+  // typed then. The answer opens the agent in the pane, and the form must keep the new title.
+  await expect(page.getByTestId('agent-row')).toHaveCount(1);
+  await page.getByTestId('title').fill('Second agent');
+  await expect(page.locator('[data-testid="pane"][data-agent]')).toHaveCount(1);
+  await page.waitForTimeout(200); // a few frames after the answer
+  await expect(page.getByTestId('title')).toHaveValue('Second agent');
+  await page.getByTestId('create').click();
+  await expect(page.getByTestId('agent-row').locator('.agent-title')).toHaveText(['Second agent', 'First agent']);
+  await expect(page.getByTestId('title')).toHaveValue('');
 });

@@ -44,10 +44,17 @@ function useNarrow(): boolean {
   return narrow;
 }
 
-// Re-renders when the page session changes (revoked, updated, pairing dismissed).
+// Re-renders when the page session changes (revoked, updated, pairing dismissed, the daemon out
+// of reach). A change made between the render and the effect that subscribes (a refused first
+// connection is that fast) is caught up at once rather than lost.
 function useSession(session: PageSession): void {
   const [, tick] = useState(0);
-  useEffect(() => session.subscribe(() => tick((n) => n + 1)), [session]);
+  const rendered = session.version;
+  useEffect(() => {
+    const unsubscribe = session.subscribe(() => tick((n) => n + 1));
+    if (session.version !== rendered) tick((n) => n + 1);
+    return unsubscribe;
+  }, [session]);
 }
 
 export function App({
@@ -386,6 +393,7 @@ function CreateAgent({ onCreate }: { onCreate(cfg: CreateConfig): Promise<void> 
       onSubmit={(e) => {
         e.preventDefault();
         setError('');
+        const submitted = title;
         onCreate({
           provider,
           cwd,
@@ -394,7 +402,8 @@ function CreateAgent({ onCreate }: { onCreate(cfg: CreateConfig): Promise<void> 
           ...(mode ? { mode } : {}),
           ...(worktree ? { worktree: branch ? { branch } : {} } : {}),
         })
-          .then(() => setTitle(''))
+          // Cleared once created, unless the next agent's title was typed meanwhile.
+          .then(() => setTitle((now) => (now === submitted ? '' : now)))
           .catch((err) => setError(String(err.message ?? err)));
       }}
     >

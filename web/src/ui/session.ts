@@ -8,6 +8,8 @@ export class PageSession {
   updated = false;
   // An attempt to reach the daemon failed and none has succeeded since.
   unreachable = false;
+  // Counts the changes, so that a subscriber can tell whether it missed one.
+  version = 0;
   private readonly fns = new Set<() => void>();
 
   constructor(
@@ -22,6 +24,7 @@ export class PageSession {
 
   set(change: Partial<Pick<PageSession, 'revoked' | 'updated' | 'pairing' | 'unreachable'>>): void {
     Object.assign(this, change);
+    this.version++;
     for (const fn of this.fns) fn();
   }
 }
