@@ -111,6 +111,9 @@ export class SyncEngine {
 
   // ---- observation ----
 
+  // Counts the changes, so that a subscriber can tell whether it missed one.
+  version = 0;
+
   subscribe(fn: () => void): () => void {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
@@ -121,6 +124,7 @@ export class SyncEngine {
   }
 
   private changed(): void {
+    this.version++;
     if (this.notifyScheduled) return;
     this.notifyScheduled = true;
     queueMicrotask(() => {

@@ -19,7 +19,7 @@ import { SettingsOverlay } from './Settings';
 import { handleShortcut, HelpOverlay } from './Help';
 import { Pane } from './Pane';
 import { SearchBox } from './Search';
-import { renderStats, useEngine } from './useEngine';
+import { renderStats, useChanges, useEngine } from './useEngine';
 
 interface PaneState {
   id: string;
@@ -44,19 +44,6 @@ function useNarrow(): boolean {
   return narrow;
 }
 
-// Re-renders when the page session changes (revoked, updated, pairing dismissed, the daemon out
-// of reach). A change made between the render and the effect that subscribes (a refused first
-// connection is that fast) is caught up at once rather than lost.
-function useSession(session: PageSession): void {
-  const [, tick] = useState(0);
-  const rendered = session.version;
-  useEffect(() => {
-    const unsubscribe = session.subscribe(() => tick((n) => n + 1));
-    if (session.version !== rendered) tick((n) => n + 1);
-    return unsubscribe;
-  }, [session]);
-}
-
 export function App({
   engine,
   transport,
@@ -73,7 +60,7 @@ export function App({
   seenStore: SeenCursors;
 }) {
   useEngine(engine);
-  useSession(session);
+  useChanges(session, false); // revoked, updated, pairing dismissed, the daemon out of reach
   const narrow = useNarrow();
   const [worktrees] = useState(() => new WorktreeDirectory(http));
   renderStats.app++;

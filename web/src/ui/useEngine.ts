@@ -23,21 +23,38 @@ export function onNextFrame(fn: () => void): () => void {
   return () => pending.delete(once);
 }
 
-// Re-renders on engine changes, at most once per animation frame.
-export function useEngine(engine: SyncEngine): void {
+// Something a component re-renders on: a count of its changes, and their listeners.
+export interface Changing {
+  readonly version: number;
+  subscribe(fn: () => void): () => void;
+}
+
+// Re-renders on the changes of `source`, at most once per animation frame with `perFrame`. A
+// change made between the render and the effect that subscribes (a refused first connection is
+// that fast) is caught up at once rather than lost.
+export function useChanges(source: Changing, perFrame: boolean): void {
   const [, tick] = useReducer((n: number) => n + 1, 0);
+  const rendered = source.version;
   useEffect(() => {
     let cancel: (() => void) | null = null;
-    const unsub = engine.subscribe(() => {
+    const changed = () => {
+      if (!perFrame) return tick(0);
       if (cancel) return;
       cancel = onNextFrame(() => {
         cancel = null;
         tick(0);
       });
-    });
+    };
+    const unsub = source.subscribe(changed);
+    if (source.version !== rendered) changed();
     return () => {
       unsub();
       cancel?.();
     };
-  }, [engine]);
+  }, [source]);
+}
+
+// Re-renders on engine changes, at most once per animation frame.
+export function useEngine(engine: SyncEngine): void {
+  useChanges(engine, true);
 }
