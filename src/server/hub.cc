@@ -1,11 +1,42 @@
 #include "server/hub.h"
 
+#include <limits>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "core/event_codec.h"
 
 namespace agentstream::server {
+
+namespace {
+
+// Encodes the first records of `records` that fit `limits` (at least one) as one batch.
+std::shared_ptr<const EventBatch> EncodeBatch(const SessionId& session, Epoch epoch,
+                                              std::span<const EventRecord> records,
+                                              const BatchLimits& limits) {
+  auto batch = std::make_shared<EventBatch>();
+  batch->session = session;
+  batch->epoch = epoch;
+  std::string json = "[";
+  std::size_t payload_bytes = 0;
+  for (const EventRecord& record : records) {
+    if (batch->count > 0 && (batch->count >= limits.max_events ||
+                             payload_bytes + record.payload.size() > limits.max_bytes))
+      break;
+    if (batch->count > 0) json += ',';
+    json += EncodeEnvelope(record);
+    payload_bytes += record.payload.size();
+    if (batch->count == 0) batch->first = record.seq;
+    batch->last = record.seq;
+    ++batch->count;
+  }
+  json += ']';
+  batch->json = std::make_shared<const std::string>(std::move(json));
+  return batch;
+}
+
+}  // namespace
 
 Result<std::shared_ptr<const EventBatch>> ReadBatch(EventLog& log, const SessionId& session,
                                                     Epoch epoch, Seq from,
@@ -18,23 +49,11 @@ Result<std::shared_ptr<const EventBatch>> ReadBatch(EventLog& log, const Session
   request.max_items = limits.max_events;
   request.max_bytes = limits.max_bytes;
   AS_ASSIGN_OR_RETURN(ReadResult read, log.Read(request));
-  auto batch = std::make_shared<EventBatch>();
-  batch->session = session;
-  batch->epoch = epoch;
-  batch->count = read.events.size();
-  std::string json = "[";
-  for (const EventRecord& record : read.events) {
-    if (json.size() > 1) json += ',';
-    json += EncodeEnvelope(record);
-  }
-  json += ']';
-  if (!read.events.empty()) {
-    batch->first = read.events.front().seq;
-    batch->last = read.events.back().seq;
-  }
-  batch->json = std::make_shared<const std::string>(std::move(json));
   if (has_newer != nullptr) *has_newer = read.has_newer;
-  return std::shared_ptr<const EventBatch>(std::move(batch));
+  // The read applied the limits already; encode all it returned.
+  return EncodeBatch(
+      session, epoch, read.events,
+      {.max_events = read.events.size() + 1, .max_bytes = std::numeric_limits<std::size_t>::max()});
 }
 
 Hub::Token& Hub::Token::operator=(Token&& o) noexcept {
@@ -113,12 +132,28 @@ void Hub::OnCommit(const CommitNotice& notice) {
     epoch = notice.epoch;
     next = notice.tail.next();
   }
+  // The commit's own records when it carries them and they reach back to `next` (a commit of this
+  // process's appends); else the log is read.
+  std::span<const EventRecord> committed;
+  if (notice.records && !notice.records->empty() && notice.records->front().epoch == epoch &&
+      notice.records->front().seq <= next && next <= notice.tail &&
+      notice.tail == notice.records->back().seq) {
+    committed = *notice.records;
+    committed = committed.subspan(next.value() - committed.front().seq.value());
+  }
   while (next <= notice.tail) {
-    bool has_newer = false;
-    auto batch = ReadBatch(log_, notice.session, epoch, next, limits_, &has_newer);
-    if (!batch.ok() || (*batch)->count == 0) break;  // subscribers repair from the log
-    next = (*batch)->last.next();
-    batches.push_back(std::move(*batch));
+    std::shared_ptr<const EventBatch> batch;
+    if (!committed.empty()) {
+      batch = EncodeBatch(notice.session, epoch, committed, limits_);
+      committed = committed.subspan(batch->count);
+    } else {
+      auto read = ReadBatch(log_, notice.session, epoch, next, limits_, nullptr);
+      if (!read.ok()) break;  // subscribers repair from the log
+      batch = std::move(*read);
+    }
+    if (batch->count == 0) break;
+    next = batch->last.next();
+    batches.push_back(std::move(batch));
   }
   std::vector<std::shared_ptr<BatchCallback>> targets;
   {

@@ -1,7 +1,8 @@
 // The live fan-out hub: one EventLog commit listener for the whole server, and per session the
 // set of live subscribers (SSE streams, WebSocket subscriptions, long-polls). The events of each
-// commit are read from the log once and encoded once into an immutable, shared EventBatch that
-// every subscriber of the session receives; nobody copies it.
+// commit are encoded once into an immutable, shared EventBatch that every subscriber of the
+// session receives; nobody copies it. They come with the commit notice when the log has them (this
+// process's appends, CommitNotice::records), else they are read from the log once.
 //
 // Delivery is a hint, never the source of truth: a subscriber checks each batch against the next
 // seq it must deliver and reads anything it missed from the log itself (LiveReader, live_reader.h),

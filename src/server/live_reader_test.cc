@@ -6,10 +6,14 @@
 
 #include <boost/json/parse.hpp>
 #include <deque>
+#include <mutex>
 
 #include "core/event_codec.h"
 #include "server/hub.h"
+#include "store/forwarding_log.h"
 #include "store/memory_log.h"
+#include "store/sqlite/sqlite_log.h"
+#include "testing/temp_dir.h"
 
 namespace agentstream::server {
 namespace {
@@ -174,6 +178,70 @@ TEST_F(FollowerTest, HubReadsEachCommitOnceForEverySubscriber) {
   EXPECT_EQ(a.size(), before + 1);
   EXPECT_EQ(b.size(), before);
   ta.Reset();
+  hub.Stop();
+}
+
+// A log that counts its reads.
+class CountingLog : public testing::ForwardingLog {
+ public:
+  using ForwardingLog::ForwardingLog;
+  Result<ReadResult> Read(const ReadRequest& request) override {
+    ++reads;
+    return ForwardingLog::Read(request);
+  }
+  int reads = 0;
+};
+
+// A commit of this process's own appends carries its records: the hub encodes those, split by the
+// batch limits, and reads nothing back. The frames are byte for byte those a read would make.
+TEST(HubCommitRecords, ACommitsOwnRecordsAreEncodedWithoutAReadBack) {
+  const test_support::TempDir dir("hub-records");
+  auto sqlite = OpenSqliteEventLog({.path = dir.path() + "/log.db"});
+  ASSERT_TRUE(sqlite.ok()) << sqlite.status().ToString();
+  CountingLog log(**sqlite);
+  const SessionId session("ses_h");
+  ASSERT_TRUE(log.CreateSession(session, SessionMeta{"scripted", "/", "", 0, "", ""},
+                                {MakeNewEvent(Notice{NoticeLevel::kInfo, "e1"})})
+                  .ok());
+  std::mutex mu;
+  std::deque<std::function<void()>> posted;
+  const BatchLimits small{2, 1 << 20};
+  Hub hub(
+      log,
+      [&](std::function<void()> fn) {
+        std::lock_guard lock(mu);
+        posted.push_back(std::move(fn));
+      },
+      small);
+  std::vector<std::shared_ptr<const EventBatch>> got;
+  auto token = hub.Subscribe(session, [&](auto batch) { got.push_back(batch); });
+  AppendRequest request;
+  request.session = session;
+  for (int i = 0; i < 5; ++i)
+    request.events.push_back(MakeNewEvent(Notice{NoticeLevel::kInfo, "x" + std::to_string(i)}));
+  request.events[3].turn = TurnId("turn_1");
+  ASSERT_TRUE(log.Append(std::move(request)).ok());
+  std::deque<std::function<void()>> run;
+  {
+    std::lock_guard lock(mu);
+    run.swap(posted);
+  }
+  for (auto& fn : run) fn();
+  EXPECT_EQ(log.reads, 0) << "the hub read back what the commit carried";
+  ASSERT_EQ(got.size(), 3u);  // seqs 2..6 in batches of at most two
+  Seq from(2);
+  for (const auto& batch : got) {
+    bool newer = false;
+    auto read = ReadBatch(log, session, Epoch(1), from, small, &newer);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_EQ(batch->first, (*read)->first);
+    EXPECT_EQ(batch->last, (*read)->last);
+    EXPECT_EQ(batch->count, (*read)->count);
+    EXPECT_EQ(*batch->json, *(*read)->json);
+    from = batch->last.next();
+  }
+  EXPECT_EQ(from, Seq(7));
+  token.Reset();
   hub.Stop();
 }
 

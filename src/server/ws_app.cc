@@ -77,21 +77,24 @@ WsApp::WsApp(runtime::AgentManager& agents, EventLog& log, TimelineService& time
 void WsApp::Start() {
   std::weak_ptr<WsApp> weak = weak_from_this();
   Poster post = post_;
-  notices_ = agents_.WatchNotices([weak, post](const runtime::AgentNotice& notice) {
-    // On the manager's thread: encode there, deliver on the strand.
-    json::object msg{{"type", NoticeType(notice.kind)},
-                     {"agent", api::AgentSnapshotToJson(notice.agent)}};
-    if (!notice.message.empty()) msg["message"] = notice.message;
-    auto text = std::make_shared<const std::string>(json::serialize(msg));
-    post([weak, text] {
-      if (auto self = weak.lock(); self && !self->closed_) self->out_.Send("", text, "");
-    });
-  });
+  notices_ =
+      agents_.WatchNotices([weak, post, interest = interest_](const runtime::AgentNotice& notice) {
+        // On the manager's thread: pass over a notice this client does not watch, else encode it
+        // there and deliver it on the strand.
+        if (!interest->Wants(notice.agent.id)) return;
+        json::object msg{{"type", NoticeType(notice.kind)},
+                         {"agent", api::AgentSnapshotToJson(notice.agent)}};
+        if (!notice.message.empty()) msg["message"] = notice.message;
+        auto text = std::make_shared<const std::string>(json::serialize(msg));
+        post([weak, text] {
+          if (auto self = weak.lock(); self && !self->closed_) self->out_.Send("", text, "");
+        });
+      });
 }
 
 void WsApp::Shutdown() {
   closed_ = true;
-  subs_.clear();
+  ClearSubs();
   notices_.Reset();
   if (presence_stored_) {
     presence_stored_ = false;
@@ -148,6 +151,12 @@ std::function<void(Result<api::AgentSnapshot>)> WsApp::AgentOnStrand(std::string
     if (!r.ok()) return self.SendError(id, r.status());
     self.SendReply(id, json::object{{"type", "agent"}, {"agent", api::AgentSnapshotToJson(*r)}});
   });
+}
+
+void WsApp::OnBinaryMessage() {
+  if (closed_) return;
+  SendError("", Error(ErrorCode::kInvalidArgument,
+                      "binary frames are not supported: send JSON text frames"));
 }
 
 void WsApp::OnMessage(std::string_view text) {
@@ -210,6 +219,8 @@ void WsApp::AgentsList(const json::object& msg, const std::string& id) {
   if (closed != nullptr && !closed->is_bool() && !closed->is_null())
     return SendError(id, Error(ErrorCode::kInvalidArgument, "includeClosed must be a boolean"));
   const bool include_closed = closed != nullptr && closed->is_bool() && closed->get_bool();
+  // From now on this client hears of every agent (docs/protocol.md, "Live-only control notices").
+  interest_->all.store(true, std::memory_order_relaxed);
   agents_.List(include_closed,
                OnStrand<std::vector<api::AgentSnapshot>>(
                    [id](WsApp& self, Result<std::vector<api::AgentSnapshot>> r) {

@@ -9,12 +9,15 @@
 // connection lives, and never after; callbacks of the hub and of AgentManager go through it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -70,6 +73,8 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   void Start();
   // One text message from the client.
   void OnMessage(std::string_view text);
+  // A binary message, which the protocol refuses with an error (the connection stays open).
+  void OnBinaryMessage();
   // The transport finished writing a frame: continue paced catch-up replays.
   void OnWritten();
   // The connection closed: drop every subscription (no grace) and the notice watcher.
@@ -115,6 +120,20 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   void ReportPresence(const boost::json::object& msg);
   void ForkOrRewind(const boost::json::object& msg, const std::string& id);
 
+  // Which agents' control notices this client hears of: every agent once it asked for the list,
+  // else those it subscribes to. Shared with the notice watcher, which asks on the agent manager's
+  // thread.
+  struct NoticeInterest {
+    std::atomic<bool> all{false};
+    mutable std::mutex mu;
+    std::set<std::string> followed;  // guarded by mu
+    bool Wants(const SessionId& agent) const;
+    void Follow(const SessionId& agent, bool on);
+    void Clear();
+  };
+  // Drop one subscription, or all, with their part of the notice interest.
+  void EraseSub(std::map<SessionId, Sub>::iterator it);
+  void ClearSubs();
   // Starts (or restarts) following `agent` after `after`.
   void Follow(const SessionId& agent, Cursor after);
   void OnBatch(const SessionId& agent, std::uint64_t generation,
@@ -137,6 +156,7 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   WsLimits limits_;
   WorkspaceRoutes* workspaces_;  // null: forks never make worktrees
   std::map<SessionId, Sub> subs_;
+  std::shared_ptr<NoticeInterest> interest_ = std::make_shared<NoticeInterest>();
   std::uint64_t next_generation_ = 1;
   ListenerRegistration notices_;
   // Presence: notification routing only, never consulted for delivery.

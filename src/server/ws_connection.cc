@@ -76,10 +76,16 @@ class WsConnection final : public WsOutput, public std::enable_shared_from_this<
   std::size_t queued_bytes() const override { return queue_.bytes; }
 
   void Close(std::string reason) override {
+    CloseWith(websocket::close_code::try_again_later, std::move(reason));
+  }
+
+  // Closes with `code` after the frame being written; the close frame is built when it is sent,
+  // so the code and reason are set first.
+  void CloseWith(websocket::close_code code, std::string reason) {
     if (closed_ || closing_) return;
     closing_ = true;
     if (reason.size() > 123) reason.resize(123);  // a close reason fits in a control frame
-    close_reason_ = websocket::close_reason(websocket::close_code::try_again_later, reason);
+    close_reason_ = websocket::close_reason(code, reason);
     // Drop what was not started; the close frame follows the frame being written.
     while (queue_.frames.size() > (queue_.writing ? 1u : 0u)) {
       queue_.bytes -= queue_.frames.back().size();
@@ -90,8 +96,7 @@ class WsConnection final : public WsOutput, public std::enable_shared_from_this<
 
   void Revoked() {
     if (closed_) return;
-    Close("device revoked");
-    close_reason_.code = websocket::close_code::policy_error;
+    CloseWith(websocket::close_code::policy_error, "device revoked");
     After(std::chrono::milliseconds(500), [self = shared_from_this()] {
       beast::error_code ignored;
       self->ws_.next_layer().socket().close(ignored);
@@ -116,7 +121,7 @@ class WsConnection final : public WsOutput, public std::enable_shared_from_this<
       const std::string text = beast::buffers_to_string(self->buffer_.data());
       self->buffer_.consume(self->buffer_.size());
       if (!self->ws_.got_text()) {
-        self->app_->OnMessage("\"binary frames are not supported\"");
+        self->app_->OnBinaryMessage();
       } else {
         self->app_->OnMessage(text);
       }

@@ -55,7 +55,7 @@ void WsApp::Unsubscribe(const json::object& msg, const std::string& id) {
       if (!self) return;
       auto sub = self->subs_.find(agent);
       if (sub != self->subs_.end() && sub->second.generation == generation && sub->second.in_grace)
-        self->subs_.erase(sub);
+        self->EraseSub(sub);
     });
   }
   if (!id.empty()) SendOk(id);
@@ -63,6 +63,7 @@ void WsApp::Unsubscribe(const json::object& msg, const std::string& id) {
 
 void WsApp::Follow(const SessionId& agent, Cursor after) {
   Sub& sub = subs_[agent];
+  interest_->Follow(agent, true);
   sub.token.Reset();
   sub.generation = next_generation_++;
   sub.in_grace = false;
@@ -80,6 +81,35 @@ void WsApp::Follow(const SessionId& agent, Cursor after) {
         });
       });
   Pump(agent);
+}
+
+bool WsApp::NoticeInterest::Wants(const SessionId& agent) const {
+  if (all.load(std::memory_order_relaxed)) return true;
+  std::lock_guard lock(mu);
+  return followed.count(agent.str()) > 0;
+}
+
+void WsApp::NoticeInterest::Follow(const SessionId& agent, bool on) {
+  std::lock_guard lock(mu);
+  if (on)
+    followed.insert(agent.str());
+  else
+    followed.erase(agent.str());
+}
+
+void WsApp::NoticeInterest::Clear() {
+  std::lock_guard lock(mu);
+  followed.clear();
+}
+
+void WsApp::EraseSub(std::map<SessionId, Sub>::iterator it) {
+  interest_->Follow(it->first, false);
+  subs_.erase(it);
+}
+
+void WsApp::ClearSubs() {
+  interest_->Clear();
+  subs_.clear();
 }
 
 void WsApp::OnBatch(const SessionId& agent, std::uint64_t generation,
@@ -113,7 +143,7 @@ bool WsApp::Overflowing(const SessionId& agent) {
                                            {"queued_bytes", out_.queued_bytes()},
                                            {"limit", limits_.max_queue_bytes}});
   closed_ = true;
-  subs_.clear();
+  ClearSubs();
   out_.Close("slow client: more than " + std::to_string(limits_.max_queue_bytes) +
              " bytes queued; resubscribe with your last cursor");
   return true;
@@ -133,7 +163,7 @@ void WsApp::Pump(const SessionId& agent) {
       msg["type"] = "error";
       msg["agent"] = agent.str();
       SendJson(msg);
-      subs_.erase(it);
+      EraseSub(it);
       return;
     }
     if (*batch) SendBatch(**batch);
@@ -157,7 +187,7 @@ void WsApp::Reset(const SessionId& agent) {
   auto page = timeline_.Page(agent, request);
   if (!page.ok()) {
     SendError("", page.status());
-    subs_.erase(agent);
+    if (auto it = subs_.find(agent); it != subs_.end()) EraseSub(it);
     return;
   }
   SendJson(json::object{{"type", "reset"},

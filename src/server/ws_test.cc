@@ -169,6 +169,43 @@ TEST_F(WsTest, TwoSubscribersReceiveIdenticalSequencesAndNotices) {
   EXPECT_TRUE(status_notice);
 }
 
+// Control notices go to the clients that asked for the agent list, and to the subscribers of the
+// agent they are about; a client that did neither hears of no agent.
+TEST_F(WsTest, NoticesGoToListersAndToTheAgentsSubscribers) {
+  WsClient quiet, lister, follower;  // connected in this order: their watchers run in this order
+  ASSERT_EQ(quiet.Connect(port_), 101);
+  ASSERT_EQ(lister.Connect(port_), 101);
+  ASSERT_EQ(follower.Connect(port_), 101);
+  const std::string a = CreateAgent();
+  const std::string b = CreateAgent();
+  EXPECT_EQ(Request(lister, R"({"type":"agents.list","id":"l"})").at("type"), "agents");
+  EXPECT_EQ(Request(follower, R"({"type":"subscribe","id":"s","agent":")" + a + R"("})").at("type"),
+            "subscribed");
+  Call("POST", "/v1/agents/" + b + "/title", R"({"title":"bee"})");
+  Call("POST", "/v1/agents/" + a + "/title", R"({"title":"ay"})");
+  auto titled = [](const json::value& m, const std::string& agent, const char* title) {
+    return m.at("type") == "agent.status" && m.at("agent").at("id") == json::value(agent) &&
+           m.at("agent").at("title") == title;
+  };
+  Collector listed;
+  bool saw_b = false;
+  ASSERT_TRUE(listed.ReadUntil(lister, [&](const json::value& m) {
+    saw_b |= titled(m, b, "bee");
+    return titled(m, a, "ay");
+  }));
+  EXPECT_TRUE(saw_b) << "the lister hears of every agent";
+  Collector followed;
+  ASSERT_TRUE(
+      followed.ReadUntil(follower, [&](const json::value& m) { return titled(m, a, "ay"); }));
+  for (const json::value& m : followed.others)
+    EXPECT_FALSE(m.at("type") == "agent.status" && m.at("agent").at("id") == json::value(b)) << m;
+  // The quiet client's watcher ran before the lister's: anything it was sent is ahead of this
+  // reply.
+  Collector heard;
+  EXPECT_EQ(Request(quiet, R"({"type":"hello","id":"h"})", &heard).at("type"), "server_info");
+  for (const json::value& m : heard.others) EXPECT_NE(m.at("type"), "agent.status") << m;
+}
+
 TEST_F(WsTest, SubscribeWithAResumeCursorContinuesWithoutGapOrDuplicate) {
   const std::string id = CreateAgent();
   Call("POST", "/v1/agents/" + id + "/messages", R"({"text":"one","clientMessageId":"a1"})");

@@ -13,7 +13,10 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 #include <variant>
@@ -127,6 +130,57 @@ class CommitQueue {
         std::get<Control>(ops[i]).done(outcomes[i]);
       }
     }
+  }
+
+  // The events each session gained from the appends of a committed batch, built from the requests
+  // instead of read back: per session id, in seq order, stamped `time` (the commit's). The payloads
+  // are moved out of the requests; call it just before Acknowledge, which needs only the results.
+  // A session whose appended events are not one run of seqs (something else wrote between them)
+  // gets none.
+  static std::map<std::string, std::shared_ptr<std::vector<EventRecord>>> TakeRecords(
+      std::vector<Op>& ops, const std::vector<Status>& outcomes,
+      const std::vector<AppendResult>& results, TimestampMs time) {
+    std::map<std::string, std::shared_ptr<std::vector<EventRecord>>> out;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      auto* a = std::get_if<Append>(&ops[i]);
+      if (a == nullptr || !outcomes[i].ok() || results[i].duplicate) continue;
+      auto& records = out[a->request.session.str()];
+      if (!records) records = std::make_shared<std::vector<EventRecord>>();
+      Seq seq = results[i].first_seq;
+      for (NewEvent& event : a->request.events) {
+        records->push_back(EventRecord{
+            .session = a->request.session,
+            .epoch = results[i].epoch,
+            .seq = seq,
+            .time = time,
+            .kind = static_cast<std::uint16_t>(event.kind),
+            .turn = std::move(event.turn),
+            .payload = std::move(event.payload),
+            .owner_generation = a->request.owner_generation.value_or(0),
+        });
+        seq = seq.next();
+      }
+    }
+    for (auto& [session, records] : out) {
+      for (std::size_t i = 1; records && i < records->size(); ++i) {
+        const EventRecord& before = (*records)[i - 1];
+        if ((*records)[i].epoch != before.epoch || (*records)[i].seq != before.seq.next())
+          records.reset();
+      }
+    }
+    return out;
+  }
+
+  // The records of TakeRecords for a session whose commit ended at (epoch, tail), when they end
+  // there; null otherwise.
+  static std::shared_ptr<const std::vector<EventRecord>> RecordsEndingAt(
+      const std::map<std::string, std::shared_ptr<std::vector<EventRecord>>>& taken,
+      const std::string& session, Epoch epoch, Seq tail) {
+    auto it = taken.find(session);
+    if (it == taken.end() || !it->second || it->second->empty()) return nullptr;
+    const EventRecord& last = it->second->back();
+    if (last.epoch != epoch || last.seq != tail) return nullptr;
+    return it->second;
   }
 
   // OK while writes are taken: kUnavailable after a sticky failure or once stopping.

@@ -161,6 +161,10 @@ struct CommitNotice {
   SessionId session;
   Epoch epoch;
   Seq tail;
+  // The events the commit added to the session, when the log has them at hand (a commit of this
+  // process's own appends): one run of seqs in `epoch` ending at `tail`, as a read would return
+  // them. Null otherwise (another daemon's commit, a fork, a rewind, a new session): read the log.
+  std::shared_ptr<const std::vector<EventRecord>> records;
 };
 using CommitListener = std::function<void(const CommitNotice&)>;
 

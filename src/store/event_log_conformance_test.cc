@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "store/memory_log.h"
@@ -433,6 +434,54 @@ TEST_P(EventLogConformance, CommitListenersSeeEveryCommit) {
   const std::size_t count = seen.size();
   ASSERT_TRUE(log().Append(Batch(s, {Note("d")})).ok());
   EXPECT_EQ(seen.size(), count) << "no notices after the subscription ended";
+}
+
+// A notice that carries the commit's records (the hub encodes them instead of reading them back)
+// carries exactly what a read returns: the same seqs, time, kind, turn, payload and writer.
+TEST_P(EventLogConformance, ANoticesRecordsAreWhatAReadReturns) {
+  const SessionId s = NewSession("r", 2);
+  std::mutex mu;
+  std::vector<CommitNotice> seen;
+  ListenerRegistration sub = log().SubscribeCommits([&](const CommitNotice& n) {
+    std::lock_guard lock(mu);
+    if (n.session == s) seen.push_back(n);
+  });
+  AppendRequest first = Batch(s, {Note("a"), Note("b")});
+  first.events[1].turn = TurnId("turn_7");
+  std::atomic<int> pending = 2;
+  log().AppendAsync(std::move(first), [&](const Result<AppendResult>&) { --pending; });
+  log().AppendAsync(Batch(s, {Note("c")}), [&](const Result<AppendResult>&) { --pending; });
+  while (pending > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(log().Append(Batch(s, {Note("d")})).ok());
+  sub.Reset();
+  const std::vector<EventRecord> stored = ReadAll(s);
+  ASSERT_EQ(stored.size(), 6u);
+  std::size_t carried = 0;
+  for (const CommitNotice& notice : seen) {
+    if (!notice.records) continue;  // a log may always leave the reading to the listener
+    ASSERT_FALSE(notice.records->empty());
+    EXPECT_EQ(notice.records->back().seq, notice.tail);
+    for (const EventRecord& record : *notice.records) {
+      ++carried;
+      ASSERT_GE(record.seq.value(), 1u);
+      ASSERT_LE(record.seq.value(), stored.size());
+      const EventRecord& read = stored[record.seq.value() - 1];
+      EXPECT_EQ(record.session, read.session);
+      EXPECT_EQ(record.epoch, notice.epoch);
+      EXPECT_EQ(record.epoch, read.epoch);
+      EXPECT_EQ(record.time, read.time);
+      EXPECT_EQ(record.kind, read.kind);
+      EXPECT_EQ(record.turn, read.turn);
+      EXPECT_EQ(record.format, read.format);
+      EXPECT_EQ(record.payload, read.payload);
+      EXPECT_EQ(record.owner_generation, read.owner_generation);
+    }
+  }
+  // The backends with a writer thread carry the records of their own appends; the memory log
+  // leaves them to reads.
+  if (GetParam() != "memory") {
+    EXPECT_EQ(carried, 4u);
+  }
 }
 
 TEST_P(EventLogConformance, CheckpointsAreDurableReplacedAndCheckedAgainstTheHistory) {

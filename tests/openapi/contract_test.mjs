@@ -8,52 +8,24 @@
 // Usage: node contract_test.mjs [AGENTSTREAM_BINARY]   (default: build/debug/src/cli/agentstream)
 // Exit 0 when every check passed; 1 otherwise, each failure printed; 77 (skipped) without the
 // pinned packages.
-import {spawn, execFileSync} from 'node:child_process';
+import {execFileSync} from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import {fileURLToPath} from 'node:url';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-// The pinned validator and YAML parser (npm ci here; tools/setup.sh does it). Without them the test
-// is skipped (exit 77), as ctest is told.
-let Ajv2020, addFormats, parseYaml;
-try {
-  Ajv2020 = (await import('ajv/dist/2020.js')).default;
-  addFormats = (await import('ajv-formats')).default;
-  parseYaml = (await import('yaml')).parse;
-} catch {
-  console.log(`openapi contract: ${here}/node_modules is missing; run tools/setup.sh (npm ci there)`);
-  process.exit(77);
-}
-const root = path.resolve(here, '../..');
-const binary = path.resolve(process.argv[2] ?? path.join(root, 'build/debug/src/cli/agentstream'));
+import {binaryFromArgs, loadPackages, report, request, root, run, sleep, startDaemon as start} from './common.mjs';
+import {strict} from './schemas.mjs';
+
+const {Ajv2020, addFormats, parseYaml} = await loadPackages('openapi contract');
+const binary = binaryFromArgs();
+const startDaemon = (dir, token) => start(binary, dir, {token});
 const doc = parseYaml(fs.readFileSync(path.join(root, 'docs/openapi.yaml'), 'utf8'));
 
 // ---- The document, made strict, compiled by Ajv ----
 
-// additionalProperties: false on every object schema that names its properties and says nothing
-// of other members. Branches of if/then/else and not are left as they are (an `if` made strict
-// would stop matching).
-function strict(schema) {
-  if (Array.isArray(schema)) return schema.forEach(strict);
-  if (schema === null || typeof schema !== 'object') return;
-  if (schema.properties && !('additionalProperties' in schema) &&
-      !('unevaluatedProperties' in schema))
-    schema.additionalProperties = false;
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === 'if' || key === 'then' || key === 'else' || key === 'not') continue;
-    if (key === 'properties' || key === 'patternProperties' || key === '$defs') {
-      for (const sub of Object.values(value)) strict(sub);
-    } else if (typeof value === 'object') {
-      strict(value);
-    }
-  }
-}
-
+// Its object schemas made strict (schemas.mjs, `strict`): a member it does not name fails.
 const strictDoc = structuredClone(doc);
 strict(strictDoc.components.schemas);
 for (const response of Object.values(strictDoc.components.responses)) strict(response);
@@ -166,26 +138,6 @@ function check(template, method, res, expect) {
 
 // ---- HTTP ----
 
-// One request; `auth` (a daemon's owner token) is sent unless the request names its own
-// Authorization.
-function request(port, method, target, {body, headers = {}, json, auth} = {}) {
-  return new Promise((resolve, reject) => {
-    const payload = json !== undefined ? JSON.stringify(json) : body;
-    const h = {...headers};
-    if (auth && !h.authorization) h.authorization = `Bearer ${auth}`;
-    if (json !== undefined && !h['content-type']) h['content-type'] = 'application/json';
-    const req = http.request({host: '127.0.0.1', port, method, path: target, headers: h}, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({status: res.statusCode, headers: res.headers,
-                                   text: Buffer.concat(chunks).toString('utf8')}));
-    });
-    req.on('error', reject);
-    if (payload !== undefined) req.write(payload);
-    req.end();
-  });
-}
-
 // Reads server-sent events until `enough(events)` or the time runs out; then hangs up. A fresh
 // connection unless `agent` (an http.Agent) is given.
 function readSse(port, target, enough, ms = 5000, agent = false) {
@@ -222,37 +174,6 @@ function readSse(port, target, enough, ms = 5000, agent = false) {
     req.on('error', (e) => (head ? null : reject(e)));
   });
 }
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const {port} = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startDaemon(dir, token) {
-  const extra = token ? ['--token', token] : [];
-  const port = await freePort();
-  fs.mkdirSync(dir, {recursive: true});
-  const log = fs.openSync(path.join(dir, 'daemon.log'), 'w');
-  const child = spawn(binary, ['serve', '--data', path.join(dir, 'data'), '--listen',
-                               `127.0.0.1:${port}`, '--scripted-chunk-ms', '1',
-                               '--long-poll-ms', '400', ...extra],
-                      {stdio: ['ignore', log, log]});
-  for (let i = 0; i < 100; i++) {
-    try {
-      const res = await request(port, 'GET', '/healthz', {auth: token});
-      if (res.status === 200) return {port, child};
-    } catch {}
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`the daemon did not start; see ${dir}/daemon.log`);
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // ---- Scenarios ----
 
@@ -791,16 +712,7 @@ async function main() {
   const kinds = doc.components.schemas.EventKind.enum;
   console.log(`${results.kinds.size} of ${kinds.length} event kinds seen and checked; not seen: ` +
               kinds.filter((k) => !results.kinds.has(k)).join(' '));
-  if (results.failures.length) {
-    console.log(`${results.failures.length} failures`);
-    process.exitCode = 1;
-  } else {
-    fs.rmSync(tmp, {recursive: true, force: true});
-    console.log('all passed');
-  }
+  report(results.failures, tmp);
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exitCode = 1;
-});
+run(main);

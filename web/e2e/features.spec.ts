@@ -8,8 +8,10 @@ import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { Daemon } from './daemon';
 import { createAgent, pane, replicaRows, send } from './helpers';
+import { checkWsFrames } from './ws_frames';
 
 let daemon: Daemon;
+checkWsFrames();
 
 test.afterEach(async () => {
   await daemon?.dispose(test.info());

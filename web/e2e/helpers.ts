@@ -1,14 +1,17 @@
 import { expect, type Page, test } from '@playwright/test';
 import { Daemon, type DaemonOptions } from './daemon';
+import { checkWsFrames } from './ws_frames';
 
 // Screenshots of the views: into docs/ with UPDATE_SCREENSHOTS=1, else test-results/.
 export const shot = (name: string) => (process.env.UPDATE_SCREENSHOTS ? `../docs/${name}` : `test-results/${name}`);
 
 // A daemon with the scripted agent (its chunks `chunkMs` apart) for each test of the file that
 // calls this at its top: started before each test, disposed after it. `run.daemon` is the
-// current test's.
+// current test's. The pages' /ws frames are checked against the protocol's schema
+// (ws_frames.ts).
 export function daemonPerTest(chunkMs: number, options: DaemonOptions = {}): { daemon: Daemon } {
   const run = {} as { daemon: Daemon };
+  checkWsFrames();
   test.beforeEach(async () => {
     run.daemon = new Daemon(['--scripted-chunk-ms', String(chunkMs)], options);
     await run.daemon.start();

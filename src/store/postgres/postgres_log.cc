@@ -163,8 +163,12 @@ void PostgresEventLog::RunBatch(std::vector<Op>& batch) {
   queue_.CountCommit(std::chrono::steady_clock::now() - started);
   queue_.CountAcknowledged(batch, outcomes, results);
   // Listeners hear of a commit before any of its appends is acknowledged.
-  for (const auto& [id, touched] : t.touched())
-    listeners_->Notify(CommitNotice{SessionId(id), touched.epoch, touched.after});
+  const auto records = Queue::TakeRecords(batch, outcomes, results, t.now());
+  for (const auto& [id, touched] : t.touched()) {
+    listeners_->Notify(
+        CommitNotice{SessionId(id), touched.epoch, touched.after,
+                     Queue::RecordsEndingAt(records, id, touched.epoch, touched.after)});
+  }
   Queue::Acknowledge(batch, outcomes, results);
 }
 

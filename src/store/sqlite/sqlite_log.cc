@@ -125,6 +125,7 @@ void SqliteEventLog::RunBatch(std::vector<Op>& batch) {
   committed->ops = std::move(batch);
   batch.clear();
   committed->touched = w.touched();
+  committed->time = w.now();
   // Only this thread gives the syncer work, so an idle syncer stays idle: a commit synced inside
   // COMMIT can then be acknowledged here, in order, without a thread hop.
   if (!overlapped || (sync_inline && syncer_->Idle())) return Finish(*committed, Status::Ok());
@@ -151,8 +152,10 @@ void SqliteEventLog::Finish(Committed& c, const Status& synced) {
   queue_.CountAcknowledged(c.ops, c.outcomes, c.results);
   for (const auto& [id, t] : c.touched) floor_.Release(id, t.after, c.number);
   // Listeners hear of a commit before any of its appends is acknowledged.
+  const auto records = Queue::TakeRecords(c.ops, c.outcomes, c.results, c.time);
   for (const auto& [id, t] : c.touched) {
-    listeners_->Notify(CommitNotice{SessionId(id), t.epoch, t.after});
+    listeners_->Notify(CommitNotice{SessionId(id), t.epoch, t.after,
+                                    Queue::RecordsEndingAt(records, id, t.epoch, t.after)});
   }
   Queue::Acknowledge(c.ops, c.outcomes, c.results);
 }

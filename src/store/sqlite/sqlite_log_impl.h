@@ -146,6 +146,7 @@ class SqliteEventLog final : public EventLog,
     std::vector<AppendResult> results;
     std::map<std::string, Touched> touched;
     std::uint64_t number = 0;
+    TimestampMs time = 0;  // the time its events were stamped with
   };
 
   void RunBatch(std::vector<Op>& batch);
