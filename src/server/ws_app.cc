@@ -1,6 +1,9 @@
 #include "server/ws_app.h"
 
 #include <boost/json/serialize.hpp>
+#include <initializer_list>
+#include <map>
+#include <string>
 #include <utility>
 
 #include "api/api_json.h"
@@ -35,6 +38,30 @@ constexpr std::string_view kCreateEnvelope[] = {"type", "id"};
 constexpr TimestampMs kPresenceRewriteMs = 10000;
 // A focused agent id longer than this is not an agent: it is stored as none.
 constexpr std::size_t kMaxFocusedAgentBytes = 256;
+
+// Copies the members `keys` of `msg` into `query` as the text of an HTTP query (ParsePageQuery,
+// ParseSearchQuery): each must be a string (`strings`) or an integer, else kInvalidArgument
+// naming it; an absent or null one is left out. An integer beyond 64 bits is refused here, not
+// met later as an exception.
+Status QueryMembers(const json::object& msg, std::initializer_list<const char*> keys, bool strings,
+                    std::map<std::string, std::string>& query) {
+  for (const char* key : keys) {
+    const json::value* v = msg.if_contains(key);
+    if (v == nullptr || v->is_null()) continue;
+    if (strings) {
+      if (!v->is_string())
+        return Error(ErrorCode::kInvalidArgument, std::string(key) + " must be a string");
+      query[key] = std::string(v->get_string());
+    } else if (v->is_int64()) {
+      query[key] = std::to_string(v->get_int64());
+    } else if (v->is_uint64()) {
+      query[key] = std::to_string(v->get_uint64());  // too large: the query's parser says so
+    } else {
+      return Error(ErrorCode::kInvalidArgument, std::string(key) + " must be an integer");
+    }
+  }
+  return Status::Ok();
+}
 
 Result<SessionId> AgentOf(const json::object& msg) {
   const std::string agent = StringOr(msg, "agent");
@@ -317,13 +344,9 @@ void WsApp::TimelineFetch(const json::object& msg, const std::string& id) {
   auto agent = AgentOf(msg);
   if (!agent.ok()) return SendError(id, agent.status());
   std::map<std::string, std::string> query;
-  for (const char* key : {"direction", "cursor"})
-    if (auto v = StringOr(msg, key); !v.empty()) query[key] = v;
-  for (const char* key : {"limit", "maxBytes"}) {
-    const json::value* v = msg.if_contains(key);
-    if (v != nullptr && (v->is_int64() || v->is_uint64()))
-      query[key] = std::to_string(v->to_number<std::int64_t>());
-  }
+  Status members = QueryMembers(msg, {"direction", "cursor"}, true, query);
+  if (members.ok()) members = QueryMembers(msg, {"limit", "maxBytes"}, false, query);
+  if (!members.ok()) return SendError(id, members);
   auto request = ParsePageQuery(query);
   if (!request.ok()) return SendError(id, request.status());
   auto page = timeline_.Page(*agent, *request);
@@ -335,19 +358,9 @@ void WsApp::TimelineFetch(const json::object& msg, const std::string& id) {
 
 void WsApp::Search(const json::object& msg, const std::string& id) {
   std::map<std::string, std::string> query;
-  for (const char* key : {"q", "agent"}) {
-    const json::value* v = msg.if_contains(key);
-    if (v == nullptr || v->is_null()) continue;
-    if (!v->is_string())
-      return SendError(id,
-                       Error(ErrorCode::kInvalidArgument, std::string(key) + " must be a string"));
-    query[key] = std::string(v->get_string());
-  }
-  if (const json::value* v = msg.if_contains("limit"); v != nullptr) {
-    if (!v->is_int64() && !v->is_uint64())
-      return SendError(id, Error(ErrorCode::kInvalidArgument, "limit must be an integer"));
-    query["limit"] = std::to_string(v->to_number<std::int64_t>());
-  }
+  Status members = QueryMembers(msg, {"q", "agent"}, true, query);
+  if (members.ok()) members = QueryMembers(msg, {"limit"}, false, query);
+  if (!members.ok()) return SendError(id, members);
   auto search = ParseSearchQuery(query);
   if (!search.ok()) return SendError(id, search.status());
   auto found = timeline_.Search(*search);

@@ -86,6 +86,17 @@ TEST_F(WsTest, AMemberOfTheWrongTypeOrAnUnknownOneIsAnError) {
   const std::pair<std::string, std::string> cases[] = {
       {R"({"type":"search","id":"s1","q":"x","agent":5})", "agent must be a string"},
       {R"({"type":"search","id":"s2","q":["x"]})", "q must be a string"},
+      // An integer beyond 64 bits is an error, not an exception that ends the daemon.
+      {R"({"type":"search","id":"s3","q":"x","limit":18446744073709551615})", "limit must be"},
+      {R"({"type":"timeline.fetch","id":"t1","agent":")" + id +
+           R"(","limit":18446744073709551615})",
+       "limit must be"},
+      {R"({"type":"timeline.fetch","id":"t2","agent":")" + id + R"(","limit":"1"})",
+       "limit must be an integer"},
+      {R"({"type":"timeline.fetch","id":"t3","agent":")" + id + R"(","maxBytes":1.5})",
+       "maxBytes must be an integer"},
+      {R"({"type":"timeline.fetch","id":"t4","agent":")" + id + R"(","direction":5})",
+       "direction must be a string"},
       {R"({"type":"agents.list","id":"l1","includeClosed":"yes"})",
        "includeClosed must be a boolean"},
       {R"({"type":"agents.create","id":"c1","agent":{"provider":"scripted","cwd":"/tmp",)"
