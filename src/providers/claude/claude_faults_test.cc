@@ -83,6 +83,14 @@ TEST(ClaudeFaults, GarbageOversizeAndInvalidUtf8Lines) {
   o.stall_timeout = Millis(1000);
   Session s(loop, 0, o);
   s.Start();
+  // The fake's answer to initialize lists commands and models of the wrong shapes too: those are
+  // passed over (a command named by a number ended the daemon once).
+  ASSERT_TRUE(s.WaitFor([&] { return !s.provider().ListCommands().empty(); }, Millis(5000)));
+  const std::vector<SlashCommand> commands = s.provider().ListCommands();
+  ASSERT_EQ(commands.size(), 2u);
+  EXPECT_EQ(commands[0].name, "fake");
+  EXPECT_EQ(commands[1].name, "x");
+  EXPECT_EQ(commands[1].description, "");
   s.Submit("garbage-then-result");
   ASSERT_TRUE(s.WaitFor([&] { return Terminals(s) == 1; }, Millis(5000)));
   // Two non-fatal errors in the turn; the turn itself completes normally.

@@ -41,7 +41,7 @@ void ClaudeProvider::OnInitialized(const ControlResponseIn& r) {
     const json::object& body = r.response.as_object();
     if (const json::value* c = body.if_contains("commands"); c && c->is_array())
       for (const json::value& cmd : c->as_array())
-        if (cmd.is_object() && cmd.as_object().if_contains("name"))
+        if (cmd.is_object() && cmd.as_object().if_contains("name") && cmd.at("name").is_string())
           commands_.push_back(
               {json::value_to<std::string>(cmd.at("name")),
                cmd.as_object().if_contains("description") && cmd.at("description").is_string()

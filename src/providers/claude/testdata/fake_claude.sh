@@ -16,7 +16,7 @@ while IFS= read -r line; do
   case "$line" in
     *'"subtype":"initialize"'*)
       id=$(printf '%s' "$line" | sed 's/.*"request_id":"\([^"]*\)".*/\1/')
-      printf '{"type":"control_response","response":{"subtype":"success","request_id":"%s","response":{"commands":[{"name":"fake","description":"d"}]}}}\n' "$id";;
+      printf '{"type":"control_response","response":{"subtype":"success","request_id":"%s","response":{"commands":[{"name":"fake","description":"d"},{"name":5},{"description":"no name"},{"name":"x","description":7}],"models":[{"value":9},{"value":"m","displayName":[]}]}}}\n' "$id";;
     *garbage-then-result*)
       printf '{"type":"system","subtype":"init","session_id":"fake","model":"fake-model","permissionMode":"default"}\n'
       echo 'this is not json'
