@@ -170,8 +170,17 @@ bool RefusedMembers(const json::object& msg, const std::string& type) {
     const json::value* v = msg.if_contains(name);
     return v != nullptr && !v->is_null() && !(v->*is)();
   };
+  const auto not_integer = [&msg](std::string_view name) {
+    const json::value* v = msg.if_contains(name);
+    return v != nullptr && !v->is_null() && !v->is_int64() && !v->is_uint64();
+  };
   if (type == "search")
-    return wrong("agent", &json::value::is_string) || wrong("q", &json::value::is_string);
+    return wrong("agent", &json::value::is_string) || wrong("q", &json::value::is_string) ||
+           not_integer("limit");
+  if (type == "timeline.fetch")
+    return wrong("direction", &json::value::is_string) ||
+           wrong("cursor", &json::value::is_string) || not_integer("limit") ||
+           not_integer("maxBytes");
   if (type == "agents.list") return wrong("includeClosed", &json::value::is_bool);
   return false;
 }
