@@ -1,6 +1,5 @@
 #include "server/hub.h"
 
-#include <limits>
 #include <span>
 #include <utility>
 #include <vector>
@@ -11,27 +10,35 @@ namespace agentstream::server {
 
 namespace {
 
-// Encodes the first records of `records` that fit `limits` (at least one) as one batch.
+// How many of `records`, from the first, one batch takes: at most `limits`, at least one.
+std::size_t FitCount(std::span<const EventRecord> records, const BatchLimits& limits) {
+  std::size_t count = 0;
+  std::size_t payload_bytes = 0;
+  for (const EventRecord& record : records) {
+    payload_bytes += record.payload.size();
+    if (count > 0 && (count >= limits.max_events || payload_bytes > limits.max_bytes)) break;
+    ++count;
+  }
+  return count;
+}
+
+// Encodes `records` (consecutive, of one epoch) as one batch.
 std::shared_ptr<const EventBatch> EncodeBatch(const SessionId& session, Epoch epoch,
-                                              std::span<const EventRecord> records,
-                                              const BatchLimits& limits) {
+                                              std::span<const EventRecord> records) {
   auto batch = std::make_shared<EventBatch>();
   batch->session = session;
   batch->epoch = epoch;
+  batch->count = records.size();
   std::string json = "[";
-  std::size_t payload_bytes = 0;
   for (const EventRecord& record : records) {
-    if (batch->count > 0 && (batch->count >= limits.max_events ||
-                             payload_bytes + record.payload.size() > limits.max_bytes))
-      break;
-    if (batch->count > 0) json += ',';
+    if (json.size() > 1) json += ',';
     json += EncodeEnvelope(record);
-    payload_bytes += record.payload.size();
-    if (batch->count == 0) batch->first = record.seq;
-    batch->last = record.seq;
-    ++batch->count;
   }
   json += ']';
+  if (!records.empty()) {
+    batch->first = records.front().seq;
+    batch->last = records.back().seq;
+  }
   batch->json = std::make_shared<const std::string>(std::move(json));
   return batch;
 }
@@ -50,10 +57,7 @@ Result<std::shared_ptr<const EventBatch>> ReadBatch(EventLog& log, const Session
   request.max_bytes = limits.max_bytes;
   AS_ASSIGN_OR_RETURN(ReadResult read, log.Read(request));
   if (has_newer != nullptr) *has_newer = read.has_newer;
-  // The read applied the limits already; encode all it returned.
-  return EncodeBatch(
-      session, epoch, read.events,
-      {.max_events = read.events.size() + 1, .max_bytes = std::numeric_limits<std::size_t>::max()});
+  return EncodeBatch(session, epoch, read.events);  // the read applied the limits
 }
 
 Hub::Token& Hub::Token::operator=(Token&& o) noexcept {
@@ -144,8 +148,9 @@ void Hub::OnCommit(const CommitNotice& notice) {
   while (next <= notice.tail) {
     std::shared_ptr<const EventBatch> batch;
     if (!committed.empty()) {
-      batch = EncodeBatch(notice.session, epoch, committed, limits_);
-      committed = committed.subspan(batch->count);
+      const std::size_t count = FitCount(committed, limits_);
+      batch = EncodeBatch(notice.session, epoch, committed.first(count));
+      committed = committed.subspan(count);
     } else {
       auto read = ReadBatch(log_, notice.session, epoch, next, limits_, nullptr);
       if (!read.ok()) break;  // subscribers repair from the log

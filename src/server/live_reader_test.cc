@@ -181,24 +181,13 @@ TEST_F(FollowerTest, HubReadsEachCommitOnceForEverySubscriber) {
   hub.Stop();
 }
 
-// A log that counts its reads.
-class CountingLog : public testing::ForwardingLog {
- public:
-  using ForwardingLog::ForwardingLog;
-  Result<ReadResult> Read(const ReadRequest& request) override {
-    ++reads;
-    return ForwardingLog::Read(request);
-  }
-  int reads = 0;
-};
-
 // A commit of this process's own appends carries its records: the hub encodes those, split by the
 // batch limits, and reads nothing back. The frames are byte for byte those a read would make.
 TEST(HubCommitRecords, ACommitsOwnRecordsAreEncodedWithoutAReadBack) {
   const test_support::TempDir dir("hub-records");
   auto sqlite = OpenSqliteEventLog({.path = dir.path() + "/log.db"});
   ASSERT_TRUE(sqlite.ok()) << sqlite.status().ToString();
-  CountingLog log(**sqlite);
+  testing::ReadCountingLog log(**sqlite);
   const SessionId session("ses_h");
   ASSERT_TRUE(log.CreateSession(session, SessionMeta{"scripted", "/", "", 0, "", ""},
                                 {MakeNewEvent(Notice{NoticeLevel::kInfo, "e1"})})
@@ -227,7 +216,7 @@ TEST(HubCommitRecords, ACommitsOwnRecordsAreEncodedWithoutAReadBack) {
     run.swap(posted);
   }
   for (auto& fn : run) fn();
-  EXPECT_EQ(log.reads, 0) << "the hub read back what the commit carried";
+  EXPECT_EQ(log.reads.load(), 0) << "the hub read back what the commit carried";
   ASSERT_EQ(got.size(), 3u);  // seqs 2..6 in batches of at most two
   Seq from(2);
   for (const auto& batch : got) {

@@ -39,26 +39,32 @@ constexpr TimestampMs kPresenceRewriteMs = 10000;
 // A focused agent id longer than this is not an agent: it is stored as none.
 constexpr std::size_t kMaxFocusedAgentBytes = 256;
 
-// Copies the members `keys` of `msg` into `query` as the text of an HTTP query (ParsePageQuery,
-// ParseSearchQuery): each must be a string (`strings`) or an integer, else kInvalidArgument
-// naming it; an absent or null one is left out. An integer beyond 64 bits is refused here, not
-// met later as an exception.
-Status QueryMembers(const json::object& msg, std::initializer_list<const char*> keys, bool strings,
-                    std::map<std::string, std::string>& query) {
+// Copy the members `keys` of `msg` into `query` as the text of an HTTP query (ParsePageQuery,
+// ParseSearchQuery), leaving out an absent or null one; a member of another type is
+// kInvalidArgument naming it. An integer beyond 64 bits is copied as its digits, which the query's
+// parser refuses, never converted (Boost.JSON's to_number would throw).
+Status StringMembers(const json::object& msg, std::initializer_list<const char*> keys,
+                     std::map<std::string, std::string>& query) {
   for (const char* key : keys) {
     const json::value* v = msg.if_contains(key);
     if (v == nullptr || v->is_null()) continue;
-    if (strings) {
-      if (!v->is_string())
-        return Error(ErrorCode::kInvalidArgument, std::string(key) + " must be a string");
-      query[key] = std::string(v->get_string());
-    } else if (v->is_int64()) {
+    if (!v->is_string())
+      return Error(ErrorCode::kInvalidArgument, std::string(key) + " must be a string");
+    query[key] = std::string(v->get_string());
+  }
+  return Status::Ok();
+}
+Status IntegerMembers(const json::object& msg, std::initializer_list<const char*> keys,
+                      std::map<std::string, std::string>& query) {
+  for (const char* key : keys) {
+    const json::value* v = msg.if_contains(key);
+    if (v == nullptr || v->is_null()) continue;
+    if (v->is_int64())
       query[key] = std::to_string(v->get_int64());
-    } else if (v->is_uint64()) {
-      query[key] = std::to_string(v->get_uint64());  // too large: the query's parser says so
-    } else {
+    else if (v->is_uint64())
+      query[key] = std::to_string(v->get_uint64());
+    else
       return Error(ErrorCode::kInvalidArgument, std::string(key) + " must be an integer");
-    }
   }
   return Status::Ok();
 }
@@ -344,8 +350,8 @@ void WsApp::TimelineFetch(const json::object& msg, const std::string& id) {
   auto agent = AgentOf(msg);
   if (!agent.ok()) return SendError(id, agent.status());
   std::map<std::string, std::string> query;
-  Status members = QueryMembers(msg, {"direction", "cursor"}, true, query);
-  if (members.ok()) members = QueryMembers(msg, {"limit", "maxBytes"}, false, query);
+  Status members = StringMembers(msg, {"direction", "cursor"}, query);
+  if (members.ok()) members = IntegerMembers(msg, {"limit", "maxBytes"}, query);
   if (!members.ok()) return SendError(id, members);
   auto request = ParsePageQuery(query);
   if (!request.ok()) return SendError(id, request.status());
@@ -358,8 +364,8 @@ void WsApp::TimelineFetch(const json::object& msg, const std::string& id) {
 
 void WsApp::Search(const json::object& msg, const std::string& id) {
   std::map<std::string, std::string> query;
-  Status members = QueryMembers(msg, {"q", "agent"}, true, query);
-  if (members.ok()) members = QueryMembers(msg, {"limit"}, false, query);
+  Status members = StringMembers(msg, {"q", "agent"}, query);
+  if (members.ok()) members = IntegerMembers(msg, {"limit"}, query);
   if (!members.ok()) return SendError(id, members);
   auto search = ParseSearchQuery(query);
   if (!search.ok()) return SendError(id, search.status());
