@@ -20,18 +20,22 @@ using timeline::ToolCallState;
 
 namespace {
 
-void AddKnown(std::vector<std::string>& known, const std::string& value) {
-  if (!value.empty() && std::find(known.begin(), known.end(), value) == known.end())
-    known.push_back(value);
+void AddKnown(std::vector<Choice>& known, const std::string& value) {
+  if (value.empty()) return;
+  if (std::none_of(known.begin(), known.end(), [&](const Choice& c) { return c.id == value; }))
+    known.push_back(Choice{value, ""});
 }
 
-json::object Select(std::string_view id, std::string_view name, const std::string& current,
-                    const std::vector<std::string>& known) {
+// A choice's name for a person: its label, else its id.
+const std::string& NameOf(const Choice& c) { return c.label.empty() ? c.id : c.label; }
+
+json::object Select(std::string_view id, std::string_view name, std::string_view category,
+                    const std::string& current, const std::vector<Choice>& known) {
   json::array options;
-  for (const std::string& value : known) options.push_back({{"value", value}, {"name", value}});
+  for (const Choice& c : known) options.push_back({{"value", c.id}, {"name", NameOf(c)}});
   return {{"id", id},
           {"name", name},
-          {"category", id},
+          {"category", category},
           {"type", "select"},
           {"currentValue", current},
           {"options", std::move(options)}};
@@ -90,18 +94,44 @@ void SessionSettings::SetMode(const std::string& value) {
   AddKnown(known_modes, value);
 }
 
+void SessionSettings::Offer(const CapabilitiesChanged& capabilities) {
+  if (!capabilities.models.empty()) {
+    known_models = capabilities.models;
+    AddKnown(known_models, model);
+  }
+  if (!capabilities.modes.empty()) {
+    known_modes = capabilities.modes;
+    AddKnown(known_modes, mode);
+  }
+  thinking_options = capabilities.thinking_options;
+  AddKnown(thinking_options, thinking);
+  commands = capabilities.commands;
+}
+
 json::array ConfigOptionsJson(const SessionSettings& s) {
   json::array out;
-  if (!s.model.empty()) out.push_back(Select("model", "Model", s.model, s.known_models));
-  if (!s.mode.empty()) out.push_back(Select("mode", "Mode", s.mode, s.known_modes));
+  if (!s.model.empty()) out.push_back(Select("model", "Model", "model", s.model, s.known_models));
+  if (!s.mode.empty()) out.push_back(Select("mode", "Mode", "mode", s.mode, s.known_modes));
+  if (!s.thinking_options.empty()) {
+    const std::string& current = s.thinking.empty() ? s.thinking_options.front().id : s.thinking;
+    out.push_back(Select("thinking", "Thinking", "thought_level", current, s.thinking_options));
+  }
   return out;
 }
 
 json::value ModesJson(const SessionSettings& s) {
   if (s.mode.empty()) return nullptr;
   json::array modes;
-  for (const std::string& mode : s.known_modes) modes.push_back({{"id", mode}, {"name", mode}});
+  for (const Choice& c : s.known_modes) modes.push_back({{"id", c.id}, {"name", NameOf(c)}});
   return json::object{{"currentModeId", s.mode}, {"availableModes", std::move(modes)}};
+}
+
+json::object CommandsUpdateJson(const SessionSettings& s) {
+  json::array commands;
+  for (const CommandInfo& c : s.commands)
+    commands.push_back({{"name", c.name}, {"description", c.description}});
+  return {{"sessionUpdate", "available_commands_update"},
+          {"availableCommands", std::move(commands)}};
 }
 
 std::string_view ToolKindFor(std::string_view name) {
@@ -347,6 +377,14 @@ std::vector<json::object> UpdateMapper::Map(const Event& event) {
           config();
         } else if constexpr (std::is_same_v<T, ModelChanged>) {
           settings_.SetModel(p.model);
+          config();
+        } else if constexpr (std::is_same_v<T, ThinkingOptionChanged>) {
+          settings_.thinking = p.option.value_or("");
+          AddKnown(settings_.thinking_options, settings_.thinking);
+          config();
+        } else if constexpr (std::is_same_v<T, CapabilitiesChanged>) {
+          settings_.Offer(p);
+          out.push_back(Notification(event, CommandsUpdateJson(settings_)));
           config();
         } else if constexpr (std::is_same_v<T, ErrorEvent>) {
           chunk("agent_message_chunk", "Error (" + p.code + "): " + p.message);

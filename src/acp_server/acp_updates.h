@@ -27,24 +27,32 @@
 
 namespace agentstream::acp_server {
 
-// What a session's mode and model are, and which values the editor is offered. The daemon
-// publishes no list of a provider's modes and models, so the offer is what is known: the current
-// value, the `acp` command's defaults, and every value the log has shown.
+// What a session's mode, model and thinking option are, and which values the editor is offered:
+// the lists the agent's runtime reported (its last capabilities.changed), plus the current value,
+// the `acp` command's defaults and every value the log has shown.
 struct SessionSettings {
   std::string model;  // empty until known
   std::string mode;
-  std::vector<std::string> known_models;
-  std::vector<std::string> known_modes;
+  std::string thinking;  // empty: the runtime's default
+  std::vector<Choice> known_models;
+  std::vector<Choice> known_modes;
+  std::vector<Choice> thinking_options;
+  std::vector<CommandInfo> commands;
 
   void SetModel(const std::string& value);  // also adds it to known_models
   void SetMode(const std::string& value);
+  // The runtime's lists replace the known ones (the current values stay offered).
+  void Offer(const CapabilitiesChanged& capabilities);
 };
 
 // The `configOptions` of a session: a "model" and a "mode" select (each only once its current
-// value is known).
+// value is known), and a "thinking" select (category thought_level) once the runtime listed
+// thinking options (its current value the one set, else the first option).
 boost::json::array ConfigOptionsJson(const SessionSettings& settings);
 // A SessionModeState {currentModeId, availableModes}, or null while the mode is unknown.
 boost::json::value ModesJson(const SessionSettings& settings);
+// An available_commands_update's update object: the runtime's slash commands.
+boost::json::object CommandsUpdateJson(const SessionSettings& settings);
 
 // The ACP ToolKind for a tool name ("Bash" -> "execute", "Read" -> "read", ...; else "other").
 std::string_view ToolKindFor(std::string_view tool_name);

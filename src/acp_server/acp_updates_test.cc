@@ -190,6 +190,37 @@ TEST_F(MapperTest, PlansModesAndModels) {
   EXPECT_EQ(options[1].at("currentValue"), "plan");
 }
 
+TEST_F(MapperTest, TheRuntimesListsAreOfferedToTheEditor) {
+  (void)Map(ModeChanged{"default"});
+  auto listed = Map(CapabilitiesChanged{{Choice{"default", "Ask"}, Choice{"plan", "Plan only"}},
+                                        {Choice{"opus", "Opus"}, Choice{"haiku", ""}},
+                                        {Choice{"off", "Off"}, Choice{"on", "On"}},
+                                        {CommandInfo{"compact", "Summarise"}}});
+  ASSERT_EQ(listed.size(), 2u);
+  const json::object& commands = Update(listed[0]);
+  EXPECT_EQ(Str(commands, "sessionUpdate"), "available_commands_update");
+  EXPECT_EQ(commands.at("availableCommands"),
+            (json::array{{{"name", "compact"}, {"description", "Summarise"}}}));
+  const json::array& options = Update(listed[1]).at("configOptions").as_array();
+  ASSERT_EQ(options.size(), 2u);  // no model is current yet: no model select
+  EXPECT_EQ(options[0].at("id"), "mode");
+  EXPECT_EQ(options[0].at("options"), (json::array{{{"value", "default"}, {"name", "Ask"}},
+                                                   {{"value", "plan"}, {"name", "Plan only"}}}));
+  EXPECT_EQ(options[1].at("id"), "thinking");
+  EXPECT_EQ(options[1].at("category"), "thought_level");
+  EXPECT_EQ(options[1].at("currentValue"), "off");  // the runtime's default: the first
+  auto thinking = Map(ThinkingOptionChanged{"on"});
+  ASSERT_EQ(thinking.size(), 1u);
+  EXPECT_EQ(Update(thinking[0]).at("configOptions").as_array()[1].at("currentValue"), "on");
+  // A model the log names that the lists lack is still offered.
+  auto model = Map(ModelChanged{"custom"});
+  const json::array& models =
+      Update(model[0]).at("configOptions").as_array()[0].at("options").as_array();
+  ASSERT_EQ(models.size(), 3u);
+  EXPECT_EQ(models[1].at("name"), "haiku");  // no label: its id
+  EXPECT_EQ(models[2].at("value"), "custom");
+}
+
 TEST_F(MapperTest, ErrorsNoticesAndFailedTurnsAreMessagesOfTheirOwn) {
   auto error = Map(ErrorEvent{"rate_limited", "slow down", false});
   EXPECT_EQ(Update(error[0]).at("content").at("text"), "Error (rate_limited): slow down");
@@ -208,7 +239,6 @@ TEST_F(MapperTest, KindsWithoutAnUpdateMapToNothing) {
   EXPECT_TRUE(Map(PromptCanceled{"c2", "canceled"}).empty());
   EXPECT_TRUE(Map(Usage{10, 20, 0, 0, std::nullopt}).empty());
   EXPECT_TRUE(Map(ProviderMetadata{"claude", "system", json::object{}}).empty());
-  EXPECT_TRUE(Map(ThinkingOptionChanged{"on"}).empty());
   EXPECT_TRUE(Map(SessionCreated{"scripted", "/tmp", std::nullopt, "m", "default"}).empty());
   // ... but the creation told the mapper the session's settings.
   EXPECT_EQ(mapper_.settings().model, "m");

@@ -30,6 +30,8 @@ SessionSettings SettingsFor(const api::AgentSnapshot& snapshot, const AcpServerO
   if (options.mode) s.SetMode(*options.mode);
   if (!snapshot.model.empty()) s.SetModel(snapshot.model);
   if (!snapshot.mode.empty()) s.SetMode(snapshot.mode);
+  s.thinking = snapshot.thinking;
+  if (snapshot.capabilities) s.Offer(*snapshot.capabilities);
   return s;
 }
 
@@ -290,7 +292,7 @@ void Connection::SetValue(const jsonrpc::RpcId& id, const json::value& params, b
   if (config) {
     Result<std::string> option = StringParam(params, "configId");
     if (!option.ok()) return ReplyStatus(id, option.status());
-    if (*option != "mode" && *option != "model")
+    if (*option != "mode" && *option != "model" && *option != "thinking")
       return ReplyError(id, jsonrpc::kInvalidParams, "no config option " + *option);
     what = *option;
   }
@@ -301,7 +303,13 @@ void Connection::SetValue(const jsonrpc::RpcId& id, const json::value& params, b
              [this, id, session, what, config, value = *value](const Result<json::value>& reply) {
                if (!reply.ok()) return ReplyStatus(id, reply.status());
                SessionSettings& s = session->settings();
-               what == "model" ? s.SetModel(value) : s.SetMode(value);
+               if (what == "model") {
+                 s.SetModel(value);
+               } else if (what == "thinking") {
+                 s.thinking = value;
+               } else {
+                 s.SetMode(value);
+               }
                Reply(id, config ? json::value(json::object{{"configOptions", ConfigOptionsJson(s)}})
                                 : json::value(json::object{}));
              },

@@ -58,8 +58,12 @@ struct AgentSnapshot {
   std::string provider;
   std::string cwd;
   std::string title;
-  std::string model;  // empty until known
-  std::string mode;   // empty until known
+  std::string model;     // empty until known
+  std::string mode;      // empty until known
+  std::string thinking;  // the thinking option last set; empty: the runtime's default
+  // What the runtime offers (its last capabilities.changed): present while a runtime is attached
+  // and has reported any.
+  std::optional<CapabilitiesChanged> capabilities;
   // As of `cursor`: the status the acknowledged log implies (a client that reads the log through
   // `cursor` sees the same status). The queue, active turn and permissions are the live state.
   turn::SessionStatus status = turn::SessionStatus::kIdle;

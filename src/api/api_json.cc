@@ -252,6 +252,7 @@ json::object AgentSnapshotToJson(const AgentSnapshot& s) {
                    {"title", s.title},
                    {"model", s.model},
                    {"mode", s.mode},
+                   {"thinking", s.thinking},
                    {"status", StatusName(s.status)},
                    {"cursor", FormatCursor(s.cursor)},
                    {"queue", std::move(queue)},
@@ -262,6 +263,8 @@ json::object AgentSnapshotToJson(const AgentSnapshot& s) {
   out["owner"] = s.owner.empty() ? json::value(nullptr) : json::value(s.owner);
   out["usage"] = s.usage ? json_fields::ToJson(*s.usage) : json::value(nullptr);
   out["activeTurn"] = s.active_turn ? json::value(s.active_turn->str()) : json::value(nullptr);
+  out["capabilities"] =
+      s.capabilities ? json_fields::ToJson(*s.capabilities) : json::value(nullptr);
   if (s.forked_from) {
     out["forkedFrom"] =
         json::object{{"agent", s.forked_from->session.str()},
@@ -285,6 +288,8 @@ Result<AgentSnapshot> AgentSnapshotFromJson(const json::value& value) {
   s.title = title.value_or("");
   s.model = model.value_or("");
   s.mode = mode.value_or("");
+  AS_ASSIGN_OR_RETURN(std::optional<std::string> thinking, OptionalString(*obj, "thinking"));
+  s.thinking = thinking.value_or("");
   AS_ASSIGN_OR_RETURN(s.status, EnumFromName(*obj, "status", kStatusNames, s.status));
   AS_ASSIGN_OR_RETURN(std::optional<std::string> turn, OptionalString(*obj, "activeTurn"));
   if (turn && !turn->empty()) s.active_turn = TurnId(std::move(*turn));
@@ -307,6 +312,13 @@ Result<AgentSnapshot> AgentSnapshotFromJson(const json::value& value) {
     if (!json_fields::FromJson(*usage, totals, error))
       return Invalid("usage: " + error.path + " " + error.what);
     s.usage = totals;
+  }
+  if (const json::value* c = obj->if_contains("capabilities"); c && !c->is_null()) {
+    json_fields::DecodeError error;
+    CapabilitiesChanged capabilities;
+    if (!json_fields::FromJson(*c, capabilities, error))
+      return Invalid("capabilities: " + error.path + " " + error.what);
+    s.capabilities = std::move(capabilities);
   }
   return s;
 }

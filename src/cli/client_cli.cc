@@ -21,7 +21,7 @@ struct ClientCommands::State {
   CLI::App *send = nullptr, *follow = nullptr, *history = nullptr, *interrupt = nullptr;
   CLI::App* search = nullptr;
   CLI::App *approve = nullptr, *deny = nullptr, *fork = nullptr, *rewind = nullptr;
-  CLI::App *mode = nullptr, *model = nullptr;
+  CLI::App *mode = nullptr, *model = nullptr, *thinking = nullptr;
   CLI::App *consumers = nullptr, *c_ls = nullptr, *c_new = nullptr, *c_show = nullptr;
   CLI::App *c_rm = nullptr, *c_resume = nullptr, *inbox = nullptr;
   CLI::App *acp = nullptr, *mcp = nullptr;
@@ -163,6 +163,9 @@ void ClientCommands::State::AddSteering(CLI::App& app) {
   s.model = Command(app, "model", "set an agent's model", json);
   s.model->add_option("agent", s.agent, "agent id")->required();
   s.model->add_option("model", s.value, "model")->required();
+  s.thinking = Command(app, "thinking", "set an agent's thinking option", json);
+  s.thinking->add_option("agent", s.agent, "agent id")->required();
+  s.thinking->add_option("option", s.value, "one of the agent's thinking options")->required();
 }
 
 void ClientCommands::State::AddConsumers(CLI::App& app) {
@@ -297,6 +300,7 @@ std::optional<int> ClientCommands::Run() const {
   if (*s.rewind) return Rewind(c, s.agent, s.cursor);
   if (*s.mode) return SetMode(c, s.agent, s.value);
   if (*s.model) return SetModel(c, s.agent, s.value);
+  if (*s.thinking) return SetThinking(c, s.agent, s.value);
   if (*s.consumers) {
     if (*s.c_new) return NewConsumer(c, s.new_consumer);
     if (*s.c_show) return ShowConsumer(c, s.consumer);

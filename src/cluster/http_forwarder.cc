@@ -43,6 +43,9 @@ Exchange ExchangeFor(const SessionId& agent, const runtime::AgentCommand& comman
           return {"POST", base + "/mode", json::value(json::object{{"mode", c.mode}}), R::kOk};
         } else if constexpr (std::is_same_v<T, cmd::SetModel>) {
           return {"POST", base + "/model", json::value(json::object{{"model", c.model}}), R::kOk};
+        } else if constexpr (std::is_same_v<T, cmd::SetThinking>) {
+          return {"POST", base + "/thinking", json::value(json::object{{"thinking", c.option}}),
+                  R::kOk};
         } else if constexpr (std::is_same_v<T, cmd::Rename>) {
           return {"POST", base + "/title", json::value(json::object{{"title", c.title}}),
                   R::kSnapshot};

@@ -207,6 +207,16 @@ TEST(HttpForwarder, AReplyThatIsNotJsonIsAnErrorAsReached) {
   EXPECT_EQ(owner.requests()[0].rfind("DELETE /v1/agents/ses_1 HTTP/1.1\r\n", 0), 0u);
 }
 
+TEST(HttpForwarder, AThinkingOptionIsPostedToTheOwner) {
+  Owner owner(Behaviour::kReply, JsonReply(200, "OK", R"({"ok":true})"));
+  HttpForwarder forwarder(Options());
+  const Answer a = ForwardAndWait(forwarder, owner.peer(), runtime::commands::SetThinking{"off"});
+  ASSERT_TRUE(a.answer.ok()) << a.answer.status().ToString();
+  ASSERT_EQ(owner.requests().size(), 1u);
+  EXPECT_EQ(owner.requests()[0].rfind("POST /v1/agents/ses_1/thinking HTTP/1.1\r\n", 0), 0u);
+  EXPECT_NE(owner.requests()[0].find(R"({"thinking":"off"})"), std::string::npos);
+}
+
 TEST(HttpForwarder, AnOwnerThatRefusesTheConnectionIsNotReached) {
   RefusingPort port;
   HttpForwarder forwarder(Options());

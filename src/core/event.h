@@ -43,6 +43,7 @@ enum class EventKind : std::uint16_t {
   kModeChanged = 51,
   kModelChanged = 52,
   kThinkingOptionChanged = 53,
+  kCapabilitiesChanged = 54,
   kUsage = 60,
   kError = 61,
   kNotice = 62,
@@ -376,6 +377,44 @@ struct ThinkingOptionChanged {
   }
 };
 
+// One choice of a setting the agent offers (a mode, a model, a thinking option).
+struct Choice {
+  std::string id;     // what a client sends to pick it
+  std::string label;  // for a person; may be empty
+  template <class V>
+  void Fields(V& v) {
+    v("id", id), v("label", label);
+  }
+  bool operator==(const Choice&) const = default;
+};
+
+// A slash command the agent understands ("/compact"), named without its slash.
+struct CommandInfo {
+  std::string name;
+  std::string description;
+  template <class V>
+  void Fields(V& v) {
+    v("name", name), v("description", description);
+  }
+  bool operator==(const CommandInfo&) const = default;
+};
+
+// What the agent's runtime offers now: each event replaces the previous one's lists. Recorded
+// when the runtime is ready and whenever the lists change (docs/event-log-format.md).
+struct CapabilitiesChanged {
+  static constexpr EventKind kKind = EventKind::kCapabilitiesChanged;
+  std::vector<Choice> modes;
+  std::vector<Choice> models;
+  std::vector<Choice> thinking_options;
+  std::vector<CommandInfo> commands;
+  template <class V>
+  void Fields(V& v) {
+    v("modes", modes), v("models", models), v("thinkingOptions", thinking_options),
+        v("commands", commands);
+  }
+  bool operator==(const CapabilitiesChanged&) const = default;
+};
+
 struct Usage {
   static constexpr EventKind kKind = EventKind::kUsage;
   std::int64_t input_tokens = 0;
@@ -494,9 +533,10 @@ using Payload =
                  TurnCompleted, TurnCanceled, TurnFailed, UserMessage, PromptQueued, PromptCanceled,
                  AssistantMessageStart, AssistantMessageDelta, AssistantMessageEnd, Reasoning,
                  ToolCallStart, ToolCallOutput, ToolCallEnd, PermissionRequested,
-                 PermissionResolved, Plan, ModeChanged, ModelChanged, ThinkingOptionChanged, Usage,
-                 ErrorEvent, Notice, ProviderMetadata, AuthorizationRequired,
-                 AuthorizationCompleted, SubagentEvent, WorkspaceCreated, WorkspaceRemoved>;
+                 PermissionResolved, Plan, ModeChanged, ModelChanged, ThinkingOptionChanged,
+                 CapabilitiesChanged, Usage, ErrorEvent, Notice, ProviderMetadata,
+                 AuthorizationRequired, AuthorizationCompleted, SubagentEvent, WorkspaceCreated,
+                 WorkspaceRemoved>;
 
 EventKind KindOf(const Payload& payload);
 

@@ -42,6 +42,7 @@ constexpr KindEntry kKinds[] = {
     {EventKind::kModeChanged, "mode.changed"},
     {EventKind::kModelChanged, "model.changed"},
     {EventKind::kThinkingOptionChanged, "thinking_option.changed"},
+    {EventKind::kCapabilitiesChanged, "capabilities.changed"},
     {EventKind::kUsage, "usage"},
     {EventKind::kError, "error"},
     {EventKind::kNotice, "notice"},

@@ -56,8 +56,8 @@ TEST(McpProtocol, InitializeThenToolsListAndPing) {
   }
   EXPECT_EQ(names,
             (std::vector<std::string>{"agents_list", "agent_create", "agent_send", "agent_timeline",
-                                      "agents_search", "agent_last_message", "agent_interrupt",
-                                      "permission_answer"}));
+                                      "agents_search", "agent_last_message", "agent_settings",
+                                      "agent_interrupt", "permission_answer"}));
 }
 
 TEST(McpProtocol, BadRequestsAreJsonRpcErrors) {

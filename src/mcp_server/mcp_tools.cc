@@ -64,6 +64,12 @@ constexpr std::string_view kTools = R"json([
  "description": "The text of the agent's last assistant message (null when it has none yet).",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["agent"],
   "properties": {"agent": {"type": "string"}}}},
+{"name": "agent_settings", "title": "Read or change an agent's settings",
+ "description": "The agent's current mode, model and thinking option, and what its runtime offers: modes, models, thinking options and slash commands (capabilities: null until its runtime reported them). With mode, model or thinking, sets those first (each must be one the agent offers).",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["agent"],
+  "properties": {
+   "agent": {"type": "string"}, "mode": {"type": "string"}, "model": {"type": "string"},
+   "thinking": {"type": "string", "description": "one of capabilities.thinkingOptions"}}}},
 {"name": "agent_interrupt", "title": "Interrupt an agent",
  "description": "Interrupts the agent's running turn (it ends canceled).",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["agent"],
@@ -331,6 +337,24 @@ Result<json::object> Interrupt(const ToolEnv& env, const Args& args) {
   return AsObject(std::move(reply));
 }
 
+// Sets the settings given (mode, model, thinking, in that order), then reads the agent back.
+Result<json::object> Settings(const ToolEnv& env, const Args& args) {
+  AS_ASSIGN_OR_RETURN(std::string agent, args.Required("agent"));
+  for (const char* name : {"mode", "model", "thinking"}) {
+    AS_ASSIGN_OR_RETURN(std::optional<std::string> value, args.Str(name));
+    if (!value) continue;
+    const json::value body = json::object{{name, *value}};
+    AS_RETURN_IF_ERROR(
+        env.call("POST", DaemonApi::AgentPath(agent, std::string("/") + name), &body).status());
+  }
+  AS_ASSIGN_OR_RETURN(json::value snapshot, env.call("GET", DaemonApi::AgentPath(agent), nullptr));
+  const json::object s = AsObject(std::move(snapshot));
+  json::object out;
+  for (const char* name : {"mode", "model", "thinking", "capabilities"})
+    if (const json::value* v = s.if_contains(name)) out[name] = *v;
+  return out;
+}
+
 Result<json::object> AnswerPermission(const ToolEnv& env, const Args& args) {
   AS_ASSIGN_OR_RETURN(std::string agent, args.Required("agent"));
   AS_ASSIGN_OR_RETURN(std::string request, args.Required("requestId"));
@@ -383,6 +407,7 @@ ToolStep BeginTool(const ToolEnv& env, std::string_view name, const json::value&
     return done(agent.ok() ? LastMessage(env, *agent) : agent.status());
   }
   if (name == "agent_interrupt") return done(Interrupt(env, *args));
+  if (name == "agent_settings") return done(Settings(env, *args));
   return done(AnswerPermission(env, *args));
 }
 

@@ -212,6 +212,36 @@ TEST(McpTools, DaemonErrorsComeBackAsTheyAre) {
   EXPECT_EQ(d.calls.at(0).target, "/v1/agents/zz/interrupt");
 }
 
+TEST(McpTools, SettingsSetsWhatIsGivenThenReadsTheAgent) {
+  FakeDaemon d;
+  d.replies.push_back(json::value(json::object{{"ok", true}}));
+  d.replies.push_back(json::value(json::object{{"ok", true}}));
+  d.replies.push_back(json::parse(
+      R"({"id":"a","mode":"plan","model":"m","thinking":"off","status":"idle",
+          "capabilities":{"thinkingOptions":[{"id":"off","label":"Off"}]}})"));
+  auto r = CallTool(d.Env(), "agent_settings",
+                    json::parse(R"({"agent":"a","thinking":"off","mode":"plan"})"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(d.calls.size(), 3u);
+  EXPECT_EQ(d.calls[0].target, "/v1/agents/a/mode");  // mode, model, thinking: in that order
+  EXPECT_EQ(d.calls[0].body.at("mode"), "plan");
+  EXPECT_EQ(d.calls[1].target, "/v1/agents/a/thinking");
+  EXPECT_EQ(d.calls[1].body.at("thinking"), "off");
+  EXPECT_EQ(d.calls[2].method, "GET");
+  EXPECT_EQ(d.calls[2].target, "/v1/agents/a");
+  EXPECT_EQ(r->at("thinking"), "off");
+  EXPECT_EQ(r->at("capabilities").at("thinkingOptions").as_array().size(), 1u);
+  EXPECT_FALSE(r->contains("status"));  // the settings only
+
+  // A refused setting is the call's error, and nothing after it is asked.
+  FakeDaemon refusing;
+  refusing.replies.push_back(Error(ErrorCode::kInvalidArgument, "unknown mode loud"));
+  EXPECT_EQ(
+      CallWith(refusing, "agent_settings", R"({"agent":"a","mode":"loud","model":"m"})").code(),
+      ErrorCode::kInvalidArgument);
+  EXPECT_EQ(refusing.calls.size(), 1u);
+}
+
 TEST(McpTools, PermissionAnswerPostsTheDecision) {
   FakeDaemon d;
   ASSERT_TRUE(

@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "core/utf8.h"
+
 namespace agentstream::providers {
 
 void AgentProvider::Run(const TurnRequest& request, std::function<void(Result<RunResult>)> done) {
@@ -51,6 +53,41 @@ void AgentProvider::SetModel(const std::string& model, Done done) {
 
 void AgentProvider::SetThinkingOption(const std::string& option, Done done) {
   Later(std::move(done), Error(ErrorCode::kInvalidArgument, "no thinking option " + option));
+}
+
+namespace {
+
+// `text` sanitized and cut to kMaxChoiceTextBytes.
+std::string BoundText(std::string_view text) { return BoundUtf8(text, kMaxChoiceTextBytes).text; }
+
+// A usable id: non-empty, within kMaxChoiceIdBytes, valid UTF-8.
+bool UsableId(const std::string& id) {
+  return !id.empty() && id.size() <= kMaxChoiceIdBytes && IsValidUtf8(id);
+}
+
+std::vector<Choice> BoundChoices(std::vector<Choice> choices) {
+  std::vector<Choice> out;
+  for (Choice& c : choices) {
+    if (out.size() == kMaxChoices) break;
+    if (!UsableId(c.id)) continue;
+    out.push_back(Choice{std::move(c.id), BoundText(c.label)});
+  }
+  return out;
+}
+
+}  // namespace
+
+CapabilitiesChanged DescribeCapabilities(const AgentProvider& provider) {
+  CapabilitiesChanged out;
+  out.modes = BoundChoices(provider.AvailableModes());
+  out.models = BoundChoices(provider.AvailableModels());
+  out.thinking_options = BoundChoices(provider.ThinkingOptions());
+  for (CommandInfo& c : provider.ListCommands()) {
+    if (out.commands.size() == kMaxChoices) break;
+    if (!UsableId(c.name)) continue;
+    out.commands.push_back(CommandInfo{std::move(c.name), BoundText(c.description)});
+  }
+  return out;
 }
 
 }  // namespace agentstream::providers

@@ -44,22 +44,11 @@ struct TurnRequest {
   std::string text;
 };
 
-struct ModeInfo {
-  std::string id;
-  std::string label;
-};
-struct ModelInfo {
-  std::string id;
-  std::string label;
-};
-struct ThinkingOption {
-  std::string id;
-  std::string label;
-};
-struct SlashCommand {
-  std::string name;
-  std::string description;
-};
+// The settings a runtime offers (core/event.h: the capabilities.changed event records them).
+using ModeInfo = Choice;
+using ModelInfo = Choice;
+using ThinkingOption = Choice;
+using SlashCommand = CommandInfo;
 
 struct RuntimeInfo {
   std::string provider;    // "claude", "scripted"
@@ -156,5 +145,16 @@ class AgentProvider {
   // provider is destroyed first. Does nothing for an empty `done`.
   virtual void Later(Done done, Status status) = 0;
 };
+
+// Bounds of what DescribeCapabilities keeps of a runtime's lists: the first kMaxChoices entries of
+// each; an id or command name over kMaxChoiceIdBytes drops its entry (a cut id names nothing); a
+// label or description is cut at kMaxChoiceTextBytes.
+inline constexpr std::size_t kMaxChoices = 200;
+inline constexpr std::size_t kMaxChoiceIdBytes = 256;
+inline constexpr std::size_t kMaxChoiceTextBytes = 512;
+
+// The modes, models, thinking options and slash commands `provider` offers now, bounded as above
+// and sanitized (valid UTF-8): what an agent's capabilities.changed event records.
+CapabilitiesChanged DescribeCapabilities(const AgentProvider& provider);
 
 }  // namespace agentstream::providers

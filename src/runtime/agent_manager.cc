@@ -720,6 +720,15 @@ void AgentManager::SetModel(const SessionId& id, std::string model, StatusCallba
   });
 }
 
+void AgentManager::SetThinking(const SessionId& id, std::string option, StatusCallback done,
+                               Forwarding forwarding) {
+  impl_->Run(
+      [id, forwarding, option = std::move(option), done = std::move(done)](Impl& impl) mutable {
+        impl.Dispatch(id, commands::SetThinking{std::move(option)}, forwarding,
+                      AsStatus(std::move(done)));
+      });
+}
+
 void AgentManager::Rename(const SessionId& id, std::string title, Callback<api::AgentSnapshot> done,
                           Forwarding forwarding) {
   if (Status s = CheckTitle(title); !s.ok()) return done(s);

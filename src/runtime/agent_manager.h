@@ -174,6 +174,10 @@ class AgentManager {
                Forwarding forwarding = Forwarding::kAllowed);
   void SetModel(const SessionId& id, std::string model, StatusCallback done,
                 Forwarding forwarding = Forwarding::kAllowed);
+  // One of the thinking options the agent's capabilities list; recorded as
+  // thinking_option.changed.
+  void SetThinking(const SessionId& id, std::string option, StatusCallback done,
+                   Forwarding forwarding = Forwarding::kAllowed);
 
   // Records `title` as the agent's title (session.titled, then the stored snapshot), on the
   // runtime when one runs, else under the agent's lease; `done` with the renamed agent, which

@@ -54,14 +54,17 @@ TEST_F(AgentManagerTest, CreateAndSendAcceptsAfterTheTurnStartedAndLogsInOrder) 
   const std::vector<Event> events = Events(agent.id);
   ASSERT_GE(events.size(), 6u);
   EXPECT_TRUE(std::holds_alternative<SessionCreated>(events[0].payload));
-  EXPECT_TRUE(std::holds_alternative<TurnStarted>(events[1].payload));
+  // What the runtime offers, recorded once it was ready (before any prompt).
+  EXPECT_TRUE(std::holds_alternative<CapabilitiesChanged>(events[1].payload));
+  EXPECT_TRUE(std::holds_alternative<TurnStarted>(events[2].payload));
   EXPECT_TRUE(std::holds_alternative<TurnCompleted>(events.back().payload));
   ASSERT_EQ(Of<UserMessage>(events).size(), 1u);
   EXPECT_EQ(std::get<UserMessage>(Of<UserMessage>(events)[0]->payload).text, "hello");
   EXPECT_EQ(Of<ToolCallEnd>(events).size(), 1u);
   EXPECT_GE(Of<AssistantMessageDelta>(events).size(), 9u);  // streamed in chunks
   for (const Event& e : events) {
-    if (!std::holds_alternative<SessionCreated>(e.payload)) {
+    if (!std::holds_alternative<SessionCreated>(e.payload) &&
+        !std::holds_alternative<CapabilitiesChanged>(e.payload)) {
       EXPECT_EQ(e.turn, reply->turn);
     }
   }
@@ -201,6 +204,53 @@ TEST_F(AgentManagerTest, ModeAndModelChangesAreLogged) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->mode, "bypassPermissions");
   EXPECT_EQ(s->model, "scripted-2");
+}
+
+TEST_F(AgentManagerTest, TheRuntimesCapabilitiesAndThinkingOptionAreRecordedAndPublished) {
+  StartManager();
+  const api::AgentSnapshot agent = Create();
+  ASSERT_TRUE(Send(agent.id, "c1", "hello").ok());
+  ASSERT_TRUE(WaitIdle(agent.id));
+  Result<api::AgentSnapshot> s = Get(agent.id);
+  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE(s->capabilities.has_value());
+  EXPECT_EQ(s->capabilities->models,
+            (std::vector<Choice>{{"scripted-1", "Scripted"}, {"scripted-2", "Scripted (fast)"}}));
+  EXPECT_EQ(s->capabilities->thinking_options, (std::vector<Choice>{{"off", "Off"}, {"on", "On"}}));
+  EXPECT_EQ(s->capabilities->commands.size(), 1u);
+  EXPECT_EQ(s->thinking, "");
+  // Recorded once, when the runtime was ready (before the prompt's turn), not per turn.
+  std::vector<Event> events = Events(agent.id);
+  ASSERT_EQ(Of<CapabilitiesChanged>(events).size(), 1u);
+  EXPECT_FALSE(Of<CapabilitiesChanged>(events)[0]->turn.has_value());
+  EXPECT_EQ(std::get<CapabilitiesChanged>(Of<CapabilitiesChanged>(events)[0]->payload),
+            *s->capabilities);
+
+  EXPECT_TRUE(
+      WaitStatus([&](const StatusCallback& d) { manager_->SetThinking(agent.id, "on", d); }).ok());
+  EXPECT_TRUE(WaitStatus([&](const StatusCallback& d) {
+                manager_->SetThinking(agent.id, "on", d);  // unchanged: nothing more recorded
+              }).ok());
+  const Status refused =
+      WaitStatus([&](const StatusCallback& d) { manager_->SetThinking(agent.id, "loud", d); });
+  EXPECT_EQ(refused.code(), ErrorCode::kInvalidArgument);
+  events = Events(agent.id);
+  ASSERT_EQ(Of<ThinkingOptionChanged>(events).size(), 1u);
+  EXPECT_EQ(std::get<ThinkingOptionChanged>(Of<ThinkingOptionChanged>(events)[0]->payload).option,
+            "on");
+  EXPECT_EQ(Get(agent.id)->thinking, "on");
+
+  // A restart reads both from the log: the same lists are not recorded again.
+  DieAndReopen();
+  StartManager();
+  ASSERT_TRUE(Send(agent.id, "c2", "again").ok());
+  ASSERT_TRUE(WaitIdle(agent.id));
+  events = Events(agent.id);
+  EXPECT_EQ(Of<CapabilitiesChanged>(events).size(), 1u);
+  s = Get(agent.id);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->thinking, "on");
+  EXPECT_TRUE(s->capabilities.has_value());
 }
 
 TEST_F(AgentManagerTest, ForkAndRewindValidateTheirCursor) {

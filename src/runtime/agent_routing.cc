@@ -20,7 +20,8 @@ bool NeedsRuntime(const AgentCommand& command) {
   return std::holds_alternative<commands::Send>(command) ||
          std::holds_alternative<commands::CancelQueued>(command) ||
          std::holds_alternative<commands::SetMode>(command) ||
-         std::holds_alternative<commands::SetModel>(command);
+         std::holds_alternative<commands::SetModel>(command) ||
+         std::holds_alternative<commands::SetThinking>(command);
 }
 
 std::function<void(Status)> StatusAnswer(std::function<void(Result<AgentAnswer>)> done) {
@@ -110,6 +111,8 @@ void AgentManager::Impl::RunLocal(const std::shared_ptr<LiveAgent>& agent,
           agent->SetMode(c.mode, StatusAnswer(done));
         } else if constexpr (std::is_same_v<T, commands::SetModel>) {
           agent->SetModel(c.model, StatusAnswer(done));
+        } else if constexpr (std::is_same_v<T, commands::SetThinking>) {
+          agent->SetThinking(c.option, StatusAnswer(done));
         } else if constexpr (std::is_same_v<T, commands::Rename>) {
           agent->Rename(c.title, [done](Result<api::AgentSnapshot> renamed) {
             if (!renamed.ok()) return done(renamed.status());

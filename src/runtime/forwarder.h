@@ -29,6 +29,9 @@ struct SetMode {
 struct SetModel {
   std::string model;
 };
+struct SetThinking {
+  std::string option;
+};
 struct Rename {
   std::string title;
 };
@@ -39,9 +42,10 @@ struct Rewind {
 }  // namespace commands
 
 // A command for one agent that its owner must run (it touches the runtime or the queue).
-using AgentCommand = std::variant<commands::Send, commands::CancelQueued, commands::Interrupt,
-                                  commands::ReplyPermission, commands::SetMode, commands::SetModel,
-                                  commands::Rename, commands::Close, commands::Rewind>;
+using AgentCommand =
+    std::variant<commands::Send, commands::CancelQueued, commands::Interrupt,
+                 commands::ReplyPermission, commands::SetMode, commands::SetModel,
+                 commands::SetThinking, commands::Rename, commands::Close, commands::Rewind>;
 
 // The answer: a send's reply, an agent snapshot (rename, close, rewind), or plain OK.
 using AgentAnswer = std::variant<std::monostate, api::SendReply, api::AgentSnapshot>;

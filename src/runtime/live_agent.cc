@@ -81,6 +81,8 @@ Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionIn
   config.title = info.meta.title;
   config.model = history.model;
   config.mode = history.mode;
+  agent->capabilities_ = history.capabilities;
+  agent->thinking_ = history.thinking;
   const std::optional<providers::PersistenceHandle> resume =
       DecodeHandle(info.meta.persistence_handle);
   AS_ASSIGN_OR_RETURN(agent->provider_,
@@ -156,6 +158,7 @@ void LiveAgent::OnStarted(const Status& status) {
     env_.notify(AgentNotice::Kind::kError, Snapshot(), start_error_->message());
   }
   if (!start_error_) {
+    RecordCapabilities();
     // Prompts the log holds queued (from before a restart or a takeover) go first.
     (void)runner_->Command(turn::ResumeQueue{});
     for (auto& fn : std::exchange(when_ready_, {})) fn(Status::Ok());
@@ -371,6 +374,9 @@ void LiveAgent::OnEffect(const turn::Effect& effect) {
     return AfterAppended([this](const Status&) { env_.replace(info_.id, weak_from_this()); });
   }
   if (std::holds_alternative<turn::StatusChanged>(effect)) {
+    // A runtime may learn or change its lists during a turn (claude names its slash commands in
+    // its first turn's init, ACP agents send available_commands_update).
+    RecordCapabilities();
     AfterAppended([this](const Status& s) {
       if (!s.ok()) return;
       env_.notify(AgentNotice::Kind::kStatus, Snapshot(), "");
@@ -499,7 +505,8 @@ void LiveAgent::SetMode(const std::string& mode, StatusCallback done) {
     if (!s.ok()) return done(s);
     provider_->SetMode(mode, [this, alive, done = std::move(done)](const Status& set) {
       if (!alive.lock() || !set.ok()) return done(set);
-      AfterAppended(done);  // the provider's ModeChanged went through the engine
+      RecordCapabilities();  // a mode may change the models or commands offered
+      AfterAppended(done);   // the provider's ModeChanged went through the engine
     });
   });
 }
@@ -510,8 +517,41 @@ void LiveAgent::SetModel(const std::string& model, StatusCallback done) {
     if (!s.ok()) return done(s);
     provider_->SetModel(model, [this, alive, done = std::move(done)](const Status& set) {
       if (!alive.lock() || !set.ok()) return done(set);
-      AfterAppended(done);  // the provider's ModelChanged went through the engine
+      RecordCapabilities();  // a model may change the thinking options offered
+      AfterAppended(done);   // the provider's ModelChanged went through the engine
     });
+  });
+}
+
+void LiveAgent::SetThinking(const std::string& option, StatusCallback done) {
+  std::weak_ptr<bool> alive = alive_;
+  WhenReady([this, alive, option, done = std::move(done)](const Status& s) mutable {
+    if (!s.ok()) return done(s);
+    provider_->SetThinkingOption(
+        option, [this, alive, option, done = std::move(done)](const Status& set) mutable {
+          if (!alive.lock() || !set.ok()) return done(set);
+          if (thinking_ != option && !stopping_) {
+            thinking_ = option;
+            Append({MakeNewEvent(ThinkingOptionChanged{option})});
+          }
+          AfterAppended([this, alive, done = std::move(done)](const Status& appended) {
+            if (alive.lock() && appended.ok())
+              env_.notify(AgentNotice::Kind::kStatus, Snapshot(), "");
+            done(appended);
+          });
+        });
+  });
+}
+
+void LiveAgent::RecordCapabilities() {
+  if (!ready_ || stopping_ || append_error_) return;
+  CapabilitiesChanged now = providers::DescribeCapabilities(*provider_);
+  if (capabilities_ ? *capabilities_ == now : now == CapabilitiesChanged{}) return;
+  capabilities_ = now;
+  Append({MakeNewEvent(std::move(now))});
+  std::weak_ptr<bool> alive = alive_;
+  AfterAppended([this, alive](const Status& appended) {
+    if (alive.lock() && appended.ok()) env_.notify(AgentNotice::Kind::kStatus, Snapshot(), "");
   });
 }
 
@@ -648,6 +688,8 @@ api::AgentSnapshot LiveAgent::Snapshot() const {
   s.loaded = !closing_provider_;
   s.closed = record_.closed;
   if (!append_error_) s.owner = env_.options.ownership.daemon_id;
+  s.thinking = thinking_.value_or("");
+  s.capabilities = capabilities_;
   return s;
 }
 

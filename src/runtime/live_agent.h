@@ -110,6 +110,9 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   void ReplyPermission(const turn::ReplyPermission& reply, StatusCallback done);
   void SetMode(const std::string& mode, StatusCallback done);
   void SetModel(const std::string& model, StatusCallback done);
+  // Asks the runtime for thinking option `option`, then appends thinking_option.changed (when it
+  // changed); `done` once that is durable, or with the runtime's refusal.
+  void SetThinking(const std::string& option, StatusCallback done);
   // Appends session.titled, then stores the title in the session's snapshot and tells watchers;
   // `done` with the renamed agent, or the append's error (kUnavailable while stopping).
   void Rename(const std::string& title, Callback<api::AgentSnapshot> done);
@@ -159,6 +162,9 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   // fold that read none started from the stored checkpoint, which is then at its seq.
   void StoreCheckpoint(const HistoryFold& history, bool any);
   void Fail(const Status& status);
+  // Appends capabilities.changed when the runtime's lists (DescribeCapabilities) differ from the
+  // last recorded ones: once it is ready, after each turn, and after a setting changed.
+  void RecordCapabilities();
   void AfterAppended(std::function<void(Status)> fn);
   void RunDeferred();
   void OnEffect(const turn::Effect& effect);
@@ -182,7 +188,9 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   SessionInfo info_;
   const std::uint64_t generation_;  // the ownership generation this runtime appends under
   api::AgentConfig config_;
-  StatusRecord record_;  // as stored
+  StatusRecord record_;                              // as stored
+  std::optional<CapabilitiesChanged> capabilities_;  // as last appended (or read from the log)
+  std::optional<std::string> thinking_;              // as last appended (or read from the log)
   std::unique_ptr<providers::AgentProvider> provider_;
   std::unique_ptr<providers::SessionRunner> runner_;  // destroyed before provider_
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -55,10 +55,6 @@ std::vector<int> ChildrenOf(int parent) {
 
 class ProviderFaults : public testing::RealCliFixture<Cli> {
  protected:
-  Result<api::AgentSnapshot> Get(const SessionId& id) {
-    return Wait<api::AgentSnapshot>(
-        [&](const Callback<api::AgentSnapshot>& d) { manager_->Get(id, d); });
-  }
   bool WaitNotRunning(const SessionId& id) {
     const auto deadline = process::Clock::now() + 120s;
     while (process::Clock::now() < deadline) {
@@ -83,12 +79,6 @@ class ProviderFaults : public testing::RealCliFixture<Cli> {
       }
     }
     return killed;
-  }
-  std::vector<Event> Events(const SessionId& id) {
-    Result<SessionInfo> info = log_.GetSession(id);
-    if (!info.ok()) return {};
-    Result<std::vector<Event>> events = ReadEpoch(log_, id, info->epoch);
-    return events.ok() ? *events : std::vector<Event>{};
   }
 };
 

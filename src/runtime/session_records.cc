@@ -6,6 +6,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "core/json_fields.h"
 #include "core/turn/turn_state_codec.h"
 #include "system/random_id.h"
 
@@ -130,6 +131,10 @@ void HistoryFold::Apply(const Event& e) {
     model = m->model;
   } else if (const auto* m = std::get_if<ModeChanged>(&e.payload)) {
     mode = m->mode;
+  } else if (const auto* t = std::get_if<ThinkingOptionChanged>(&e.payload)) {
+    thinking = t->option;
+  } else if (const auto* c = std::get_if<CapabilitiesChanged>(&e.payload)) {
+    capabilities = *c;
   }
   through = std::max(through, e.seq);
 }
@@ -176,6 +181,8 @@ std::string EncodeCheckpointBody(const HistoryFold& fold) {
   o["v"] = kCheckpointVersion;
   if (fold.model) o["model"] = *fold.model;
   if (fold.mode) o["mode"] = *fold.mode;
+  if (fold.thinking) o["thinking"] = *fold.thinking;
+  if (fold.capabilities) o["capabilities"] = json_fields::ToJson(*fold.capabilities);
   o["turns"] = turn::TurnStateToJson(fold.turns.state());
   return json::serialize(o);
 }
@@ -198,6 +205,13 @@ Result<HistoryFold> DecodeCheckpointBody(std::string_view body, const std::strin
   fold.turns = turn::TurnStateFold(std::move(state));
   if (o->contains("model")) fold.model = StringField(*o, "model");
   if (o->contains("mode")) fold.mode = StringField(*o, "mode");
+  if (o->contains("thinking")) fold.thinking = StringField(*o, "thinking");
+  if (const json::value* c = o->if_contains("capabilities")) {
+    // Unreadable lists are left out: the runtime records its lists again when it is ready.
+    CapabilitiesChanged capabilities;
+    json_fields::DecodeError err;
+    if (json_fields::FromJson(*c, capabilities, err)) fold.capabilities = std::move(capabilities);
+  }
   return fold;
 }
 

@@ -57,12 +57,15 @@ Result<std::vector<Event>> ReadEpoch(EventLog& log, const SessionId& session, Ep
                                      Seq through = Seq(0));
 
 // What a runtime needs of a session's history, folded event by event in bounded memory: the turn
-// engine's state and the model and mode the history last named, through seq `through`.
+// engine's state and the model, mode, thinking option and capabilities the history last named,
+// through seq `through`.
 struct HistoryFold {
   turn::TurnStateFold turns;
   std::optional<std::string> model;
   std::optional<std::string> mode;
-  Seq through;                   // the last seq folded (0: none)
+  std::optional<std::string> thinking;              // the last thinking_option.changed
+  std::optional<CapabilitiesChanged> capabilities;  // the last capabilities.changed
+  Seq through;                                      // the last seq folded (0: none)
   std::size_t events_read = 0;   // events read from the log and folded (not the checkpoint's)
   bool from_checkpoint = false;  // started from the session's stored checkpoint
 

@@ -39,6 +39,41 @@ TEST(PersistenceHandle, RoundTripsAndRejectsGarbage) {
   EXPECT_FALSE(DecodeHandle(R"({"sessionId":"x"})").has_value());
 }
 
+TEST(HistoryFold, KeepsTheLastSettingsAndCapabilitiesThroughACheckpoint) {
+  HistoryFold fold;
+  auto apply = [&](Payload payload, std::uint64_t seq) {
+    Event e;
+    e.seq = Seq(seq);
+    e.payload = std::move(payload);
+    fold.Apply(e);
+  };
+  const CapabilitiesChanged first{{{"default", "Ask"}}, {{"m1", ""}}, {}, {{"help", "h"}}};
+  const CapabilitiesChanged second{{{"default", "Ask"}}, {{"m2", "M2"}}, {{"off", "Off"}}, {}};
+  apply(SessionCreated{"scripted", "/w", std::nullopt, "m1", "default"}, 1);
+  apply(first, 2);
+  apply(ThinkingOptionChanged{"off"}, 3);
+  apply(second, 4);
+  EXPECT_EQ(fold.capabilities, second);
+  EXPECT_EQ(fold.thinking, "off");
+
+  Result<HistoryFold> decoded = DecodeCheckpointBody(EncodeCheckpointBody(fold), "scripted");
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(decoded->capabilities, second);
+  EXPECT_EQ(decoded->thinking, "off");
+  EXPECT_EQ(decoded->model, "m1");
+
+  // A checkpoint of a build without them still loads; unreadable lists are left out.
+  HistoryFold bare;
+  Result<HistoryFold> old = DecodeCheckpointBody(EncodeCheckpointBody(bare), "scripted");
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE(old->capabilities.has_value());
+  std::string body = EncodeCheckpointBody(bare);
+  body.insert(body.size() - 1, R"(,"capabilities":{"models":7})");
+  Result<HistoryFold> bad = DecodeCheckpointBody(body, "scripted");
+  ASSERT_TRUE(bad.ok()) << bad.status().ToString();
+  EXPECT_FALSE(bad->capabilities.has_value());
+}
+
 TEST(RandomTurnIds, AreDistinctAndPrefixed) {
   RandomTurnIds a, b;
   std::set<TurnId> seen;

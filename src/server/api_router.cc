@@ -353,11 +353,13 @@ void ApiRouter::HandleAgentAction(const HttpRequest& request, const SessionId& i
         },
         forwarding);
   }
-  if (action == "mode" || action == "model") {
+  if (action == "mode" || action == "model" || action == "thinking") {
     auto value = api::StringBodyFromJson(*body, action);
     if (!value.ok()) return reply(ErrorResponse(value.status()));
     if (action == "mode")
       return agents_.SetMode(id, std::move(*value), OkReply(std::move(reply)), forwarding);
+    if (action == "thinking")
+      return agents_.SetThinking(id, std::move(*value), OkReply(std::move(reply)), forwarding);
     return agents_.SetModel(id, std::move(*value), OkReply(std::move(reply)), forwarding);
   }
   if (action == "title") {

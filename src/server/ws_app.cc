@@ -211,6 +211,7 @@ void WsApp::OnMessage(std::string_view text) {
       {"permission.reply", &WsApp::PermissionReply},
       {"mode.set", &WsApp::ModeSet},
       {"model.set", &WsApp::ModelSet},
+      {"thinking.set", &WsApp::ThinkingSet},
       {"timeline.fetch", &WsApp::TimelineFetch},
       {"search", &WsApp::Search},
       {"subscribe", &WsApp::Subscribe},
@@ -331,19 +332,24 @@ void WsApp::AgentsRename(const json::object& msg, const std::string& id) {
 }
 
 void WsApp::ModeSet(const json::object& msg, const std::string& id) {
-  auto agent = AgentOf(msg);
-  if (!agent.ok()) return SendError(id, agent.status());
-  auto mode = api::StringBodyFromJson(msg, "mode", kEnvelope);
-  if (!mode.ok()) return SendError(id, mode.status());
-  agents_.SetMode(*agent, std::move(*mode), OkOnStrand(id));
+  SettingSet(msg, id, "mode", &runtime::AgentManager::SetMode);
 }
 
 void WsApp::ModelSet(const json::object& msg, const std::string& id) {
+  SettingSet(msg, id, "model", &runtime::AgentManager::SetModel);
+}
+
+void WsApp::ThinkingSet(const json::object& msg, const std::string& id) {
+  SettingSet(msg, id, "thinking", &runtime::AgentManager::SetThinking);
+}
+
+void WsApp::SettingSet(const json::object& msg, const std::string& id, std::string_view name,
+                       Setter set) {
   auto agent = AgentOf(msg);
   if (!agent.ok()) return SendError(id, agent.status());
-  auto model = api::StringBodyFromJson(msg, "model", kEnvelope);
-  if (!model.ok()) return SendError(id, model.status());
-  agents_.SetModel(*agent, std::move(*model), OkOnStrand(id));
+  auto value = api::StringBodyFromJson(msg, name, kEnvelope);
+  if (!value.ok()) return SendError(id, value.status());
+  (agents_.*set)(*agent, std::move(*value), OkOnStrand(id), runtime::Forwarding::kAllowed);
 }
 
 void WsApp::TimelineFetch(const json::object& msg, const std::string& id) {

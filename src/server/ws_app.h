@@ -108,6 +108,12 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   void PermissionReply(const boost::json::object& msg, const std::string& id);
   void ModeSet(const boost::json::object& msg, const std::string& id);
   void ModelSet(const boost::json::object& msg, const std::string& id);
+  void ThinkingSet(const boost::json::object& msg, const std::string& id);
+  // mode.set, model.set, thinking.set: the member `name` of `msg`, given to `set`.
+  using Setter = void (runtime::AgentManager::*)(const SessionId&, std::string,
+                                                 runtime::StatusCallback, runtime::Forwarding);
+  void SettingSet(const boost::json::object& msg, const std::string& id, std::string_view name,
+                  Setter set);
   void AgentsRename(const boost::json::object& msg, const std::string& id);
   void Search(const boost::json::object& msg, const std::string& id);
   void TimelineFetch(const boost::json::object& msg, const std::string& id);

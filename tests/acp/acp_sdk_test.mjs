@@ -254,12 +254,22 @@ for (const item of items) {
       fail(`an item kind this test does not know: ${item.kind}`);
   }
 }
-// Every replayed update belongs to an item, but the session's own settings and title.
+// Every replayed update belongs to an item, but the session's own settings, title and commands.
 for (const u of replay) {
   if (claimed.has(u)) continue;
-  check(['config_option_update', 'current_mode_update', 'session_info_update']
-    .includes(u.update.sessionUpdate), `an update of no item: ${JSON.stringify(u)}`);
+  check(['config_option_update', 'current_mode_update', 'session_info_update',
+         'available_commands_update'].includes(u.update.sessionUpdate),
+        `an update of no item: ${JSON.stringify(u)}`);
 }
+// The agent's own lists reach the editor: its slash commands, and its thinking options as a
+// config option of category thought_level.
+const commandsUpdate = replay.find((u) => u.update.sessionUpdate === 'available_commands_update');
+check(commandsUpdate?.update.availableCommands.some((c) => c.name === 'help'),
+      'the agent\'s slash commands');
+const lastConfig = replay.filter((u) => u.update.sessionUpdate === 'config_option_update').at(-1);
+check(lastConfig?.update.configOptions.some((o) => o.category === 'thought_level' &&
+                                               o.options.some((v) => v.value === 'on')),
+      `the thinking option: ${JSON.stringify(lastConfig)}`);
 console.log(`ok 5 session/load: ${replay.length} updates of ${log.length} events match ${
   items.length} timeline items`);
 

@@ -1,9 +1,9 @@
 // `agentstream mcp` against the official MCP TypeScript SDK (@modelcontextprotocol/sdk 1.32.2, its
 // Client over StdioClientTransport), offline, with a daemon running the scripted agent
 // (docs/mcp.md):
-//   1. initialize (the negotiated protocol version), tools/list: the eight tools;
+//   1. initialize (the negotiated protocol version), tools/list: the nine tools;
 //   2. agent_create, agent_send with wait (the turn's end and its last message), agent_timeline,
-//      agent_last_message, agents_list;
+//      agent_last_message, agents_list, agent_settings;
 //   3. permission_answer of a waiting turn; agent_interrupt; a wait that times out; waits the
 //      client cancels free their workers;
 //   4. bad input: tool errors for bad arguments, JSON-RPC errors for an unknown tool, malformed
@@ -71,8 +71,8 @@ check(transport.protocolVersion === undefined || transport.protocolVersion === L
 const { tools } = await mcp.listTools();
 const names = tools.map((t) => t.name).sort();
 check(JSON.stringify(names) === JSON.stringify(['agent_create', 'agent_interrupt',
-  'agent_last_message', 'agent_send', 'agent_timeline', 'agents_list', 'agents_search',
-  'permission_answer']),
+  'agent_last_message', 'agent_send', 'agent_settings', 'agent_timeline', 'agents_list',
+  'agents_search', 'permission_answer']),
       `tools: ${names}`);
 console.log(`ok 1 - initialize (SDK ${sdkVersion}) and tools/list`);
 
@@ -99,8 +99,16 @@ const found = await mcp.tool('agents_search', { query: 'hello there', agent, lim
 check(found.hits.some((h) => h.agent === agent && h.kind === 'user.message' &&
                              h.snippet.includes('\u0002hello\u0003')),
       `agents_search: ${JSON.stringify(found)}`);
+const settings = await mcp.tool('agent_settings', { agent, thinking: 'on', model: 'scripted-2' });
+check(settings.thinking === 'on' && settings.model === 'scripted-2' &&
+      settings.capabilities.thinkingOptions.some((o) => o.id === 'on') &&
+      settings.capabilities.commands.some((c) => c.name === 'help'),
+      `agent_settings: ${JSON.stringify(settings)}`);
+const refusedSetting = await mcp.tool('agent_settings', { agent, thinking: 'loud' },
+                                      { allowError: true });
+check(/loud/.test(refusedSetting.error ?? ''), 'agent_settings refuses an option the agent lacks');
 console.log('ok 2 - agent_create, agent_send with wait, agent_timeline, agent_last_message, ' +
-            'agents_search');
+            'agents_search, agent_settings');
 
 // ---- 3. permissions, interrupt, a wait that times out -----------------------------------------
 async function pendingPermission() {
@@ -262,7 +270,7 @@ async function refusedWith(url, headers) {
 }
 const overHttp = await httpClient(daemon.url);
 const httpTools = (await overHttp.listTools()).tools.map((t) => t.name);
-check(httpTools.length === 8, `tools over http: ${httpTools}`);
+check(httpTools.length === 9, `tools over http: ${httpTools}`);
 const httpList = await overHttp.callTool({ name: 'agents_list', arguments: {} });
 check(!httpList.isError && httpList.structuredContent.agents.some((a) => a.id === kid),
       'agents_list over http');

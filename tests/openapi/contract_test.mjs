@@ -274,6 +274,9 @@ async function agents(port, tmp) {
   check('/v1/agents/{id}/mode', 'POST', await P('POST', `/v1/agents/${id}/mode`, {json: {}}), 400);
   check('/v1/agents/{id}/model', 'POST', await P('POST', `/v1/agents/${id}/model`, {json: {model: 'scripted-2'}}), 200);
   check('/v1/agents/{id}/model', 'POST', await P('POST', `/v1/agents/${id}/model`, {json: {model: 7}}), 400);
+  check('/v1/agents/{id}/thinking', 'POST', await P('POST', `/v1/agents/${id}/thinking`, {json: {thinking: 'on'}}), 200);
+  check('/v1/agents/{id}/thinking', 'POST', await P('POST', `/v1/agents/${id}/thinking`, {json: {thinking: 'loud'}}), 400);
+  check('/v1/agents/{id}/thinking', 'POST', await P('POST', `/v1/agents/${id}/thinking`, {json: {}}), 400);
   check('/v1/agents/{id}/title', 'POST', await P('POST', `/v1/agents/${id}/title`, {json: {title: 'Parser refactor'}}), 200);
   check('/v1/agents/{id}/title', 'POST', await P('POST', '/v1/agents/ses_none/title', {json: {title: 'a'}}), 404);
   check('/v1/agents/{id}/mode', 'POST', await P('POST', '/v1/agents/ses_none/mode', {json: {mode: 'a'}}), 404);

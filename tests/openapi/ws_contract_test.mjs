@@ -82,9 +82,9 @@ function bodiesMatch() {
 // The validators refuse what they must, else every check below would pass vacuously.
 function selfCheck() {
   const snapshot = {id: 'ses_1', provider: 'scripted', cwd: '/', title: '', model: '', mode: '',
-                    status: 'idle', activeTurn: null, cursor: '1:1', queue: [], permissions: [],
+                    thinking: '', status: 'idle', activeTurn: null, cursor: '1:1', queue: [], permissions: [],
                     createdAt: 1, forkedFrom: null, loaded: true, closed: false, owner: null,
-                    usage: null};
+                    usage: null, capabilities: null};
   const good = [['server', {type: 'agent', id: 'r1', agent: snapshot}],
                 ['server', {type: 'ok'}],
                 ['client', {type: 'subscribe', agent: 'ses_1', cursor: null}]];
@@ -376,7 +376,7 @@ async function scenarios(port, token, tmp) {
   await a.request({type: 'interrupt', agent: id}, {expect: 'ok'});
   await waitIdle(id);
 
-  // mode.set, model.set
+  // mode.set, model.set, thinking.set
   await a.request({type: 'mode.set', agent: id, mode: 'default'}, {expect: 'ok'});
   await a.refused({type: 'mode.set', agent: id, mode: 'plan'}, 'invalid_argument', {valid: true});
   await a.refused({type: 'mode.set', agent: id, mode: 'default', model: 'x'}, 'invalid_argument');
@@ -384,6 +384,12 @@ async function scenarios(port, token, tmp) {
   await a.refused({type: 'mode.set', agent: 'ses_none', mode: 'default'}, 'not_found', {valid: true});
   await a.request({type: 'model.set', agent: id, model: 'scripted-2'}, {expect: 'ok'});
   await a.refused({type: 'model.set', agent: id, model: 7}, 'invalid_argument');
+  await a.request({type: 'thinking.set', agent: id, thinking: 'on'}, {expect: 'ok'});
+  await a.refused({type: 'thinking.set', agent: id, thinking: 'loud'}, 'invalid_argument', {valid: true});
+  // The snapshot publishes what the runtime offers, and the option set.
+  await waitAgent(port, token, id, (x) => x.thinking === 'on' &&
+      x.capabilities?.thinkingOptions?.some((o) => o.id === 'on') &&
+      x.capabilities?.models?.some((m) => m.id === 'scripted-2'), 'the thinking option set');
 
   // agents.rename: the watching clients get agent.status with the title.
   from = a.mark();

@@ -60,6 +60,7 @@ describe('the last known agents', () => {
     const many = Array.from({ length: MAX_CACHED_AGENTS + 10 }, (_, i) => ({
       ...agent(`s${i}`, 'permission', '1:1', i),
       permissions: [{ requestId: 'r' }],
+      capabilities: { commands: [{ name: 'help', description: 'a long description' }] },
     }));
     saveAgents(store, many, 1234);
     const back = loadAgents(store)!;
@@ -67,6 +68,7 @@ describe('the last known agents', () => {
     expect(back.agents).toHaveLength(MAX_CACHED_AGENTS);
     expect(back.agents[0].id).toBe(`s${MAX_CACHED_AGENTS + 9}`);
     expect(back.agents.every((a) => a.permissions.length === 0)).toBe(true);
+    expect(back.agents.every((a) => a.capabilities === null)).toBe(true); // not kept: they can be long
   });
 
   it('reads nothing from a missing or damaged entry', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SyncEngine, type Clock } from '../src/core/sync';
+import { RequestError } from '../src/core/transport';
 import { FakeSession, FakeTransport, settle, writeTurn } from './fake_daemon';
 
 class ManualClock implements Clock {
@@ -271,5 +272,52 @@ describe('SyncEngine', () => {
     await settle();
     expect(engine.timeline(s.id).epoch).toBe(2);
     expect(engine.timeline(s.id).lanes().rows).toHaveLength(0);
+  });
+
+  it('mode, model and thinking are set by their messages; capabilities outlive a snapshot without them', async () => {
+    const s = new FakeSession();
+    const { t, engine } = setup();
+    engine.setPaneAgent('p1', s.id);
+    t.connect();
+    await serve(t, s);
+    expect(engine.capabilities(s.id)).toBeNull();
+
+    const caps = { modes: [{ id: 'plan', label: 'Plan' }], commands: [{ name: 'help', description: '' }] };
+    t.push({ type: 'agent.status', agent: agent(s.id, { capabilities: caps }) });
+    expect(engine.capabilities(s.id)).toEqual(caps);
+    // The daemon restarted: the runtime is not running, the snapshot has none; the last stand in.
+    t.push({ type: 'agent.status', agent: agent(s.id, { capabilities: null }) });
+    expect(engine.capabilities(s.id)).toEqual(caps);
+    // A capabilities.changed event seen live replaces them.
+    const next = { models: [{ id: 'm2', label: '' }] };
+    s.append('capabilities.changed', next);
+    t.push({ type: 'events', agent: s.id, epoch: 1, events: s.events.slice(-1) });
+    expect(engine.capabilities(s.id)).toEqual(next);
+
+    const answers: unknown[] = [];
+    for (const [option, value] of [
+      ['mode', 'plan'],
+      ['model', 'm2'],
+      ['thinking', 'on'],
+    ] as const)
+      void engine.setOption(s.id, option, value).then(
+        () => answers.push('ok'),
+        (e) => answers.push(e.message),
+      );
+    await settle();
+    expect(t.held.map((h) => h.msg)).toEqual([
+      { type: 'mode.set', agent: s.id, mode: 'plan' },
+      { type: 'model.set', agent: s.id, model: 'm2' },
+      { type: 'thinking.set', agent: s.id, thinking: 'on' },
+    ]);
+    t.take('mode.set')!.resolve({ type: 'ok' });
+    t.take('model.set')!.reject(new RequestError('invalid_argument', 'unknown model m2'));
+    t.take('thinking.set')!.resolve({ type: 'ok' });
+    await settle();
+    expect(answers).toEqual(['ok', 'unknown model m2', 'ok']);
+
+    // A closed agent's are forgotten.
+    t.push({ type: 'agent.disposed', agent: agent(s.id, { closed: true, capabilities: null }) });
+    expect(engine.capabilities(s.id)).toBeNull();
   });
 });

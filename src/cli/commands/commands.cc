@@ -18,6 +18,27 @@ namespace json = boost::json;
 
 namespace {
 
+// "modes        default, plan (Plan only)": ids, each with its label when it has one.
+void PrintChoices(std::string_view heading, const std::vector<Choice>& choices) {
+  if (choices.empty()) return;
+  std::string line;
+  for (const Choice& c : choices) {
+    if (!line.empty()) line += ", ";
+    line += c.label.empty() || c.label == c.id ? c.id : c.id + " (" + c.label + ")";
+  }
+  fmt::print("{:<13}{}\n", heading, line);
+}
+
+void PrintCapabilities(const CapabilitiesChanged& c) {
+  PrintChoices("modes", c.modes);
+  PrintChoices("models", c.models);
+  PrintChoices("thinking", c.thinking_options);
+  for (const CommandInfo& command : c.commands) {
+    fmt::print("command      /{}{}\n", command.name,
+               command.description.empty() ? "" : "  " + command.description);
+  }
+}
+
 void PrintSnapshot(const api::AgentSnapshot& s) {
   fmt::print("id           {}\n", s.id.str());
   fmt::print("provider     {}\n", s.provider);
@@ -25,6 +46,8 @@ void PrintSnapshot(const api::AgentSnapshot& s) {
   if (!s.title.empty()) fmt::print("title        {}\n", s.title);
   if (!s.model.empty()) fmt::print("model        {}\n", s.model);
   if (!s.mode.empty()) fmt::print("mode         {}\n", s.mode);
+  if (!s.thinking.empty()) fmt::print("thinking     {}\n", s.thinking);
+  if (s.capabilities) PrintCapabilities(*s.capabilities);
   fmt::print("status       {}{}\n", api::StatusName(s.status),
              s.active_turn ? " (turn " + s.active_turn->str() + ")" : "");
   fmt::print("cursor       {}\n", FormatCursor(s.cursor));
@@ -256,6 +279,10 @@ int SetMode(const ClientContext& context, const std::string& agent, const std::s
 
 int SetModel(const ClientContext& context, const std::string& agent, const std::string& model) {
   return SetSetting(context, agent, "model", model);
+}
+
+int SetThinking(const ClientContext& context, const std::string& agent, const std::string& option) {
+  return SetSetting(context, agent, "thinking", option);
 }
 
 }  // namespace agentstream::cli

@@ -91,6 +91,7 @@ int Search(const ClientContext& context, const SearchOptions& options);
 int Rewind(const ClientContext& context, const std::string& agent, const std::string& cursor);
 int SetMode(const ClientContext& context, const std::string& agent, const std::string& mode);
 int SetModel(const ClientContext& context, const std::string& agent, const std::string& model);
+int SetThinking(const ClientContext& context, const std::string& agent, const std::string& option);
 int Follow(const ClientContext& context, const FollowOptions& options);
 
 }  // namespace agentstream::cli

@@ -14,11 +14,13 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "providers/acp/acp_test_env.h"
 #include "providers/claude/claude_test_env.h"
 #include "runtime/agent_manager.h"
 #include "runtime/provider_factory.h"
+#include "runtime/session_records.h"
 #include "runtime/testing/loop_wait.h"
 #include "store/memory_log.h"
 
@@ -75,6 +77,17 @@ class RealCliFixture : public ::testing::TestWithParam<P> {
   template <class T>
   Result<T> Wait(const std::function<void(const Callback<T>&)>& start) {
     return RunForResult<T>(loop_, start, std::chrono::minutes(2));
+  }
+  Result<api::AgentSnapshot> Get(const SessionId& id) {
+    return Wait<api::AgentSnapshot>(
+        [&](const Callback<api::AgentSnapshot>& d) { manager_->Get(id, d); });
+  }
+  // The events of the session's current epoch (none when it cannot be read).
+  std::vector<Event> Events(const SessionId& id) {
+    Result<SessionInfo> info = log_.GetSession(id);
+    if (!info.ok()) return {};
+    Result<std::vector<Event>> events = ReadEpoch(log_, id, info->epoch);
+    return events.ok() ? *events : std::vector<Event>{};
   }
 
   std::string root_;

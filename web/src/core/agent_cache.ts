@@ -13,9 +13,11 @@ export interface CachedAgents {
   agents: AgentSnapshot[];
 }
 
-// The fields a stale list shows; the queue and permissions are dropped (they are live state).
+// The fields a stale list shows; the queue and permissions are dropped (they are live state), and
+// the capabilities (up to 200 commands with descriptions per agent: they would crowd the
+// browser's storage, and nothing can be set without the daemon anyway).
 function summary(a: AgentSnapshot): AgentSnapshot {
-  return { ...a, queue: [], permissions: [] };
+  return { ...a, queue: [], permissions: [], capabilities: null };
 }
 
 export function saveAgents(store: KeyValueStore, agents: Iterable<AgentSnapshot>, confirmedMs: number): void {

@@ -11,7 +11,18 @@
 import { AgentTimeline, type LocalRow } from './timeline';
 import { SubmissionRegistry } from './submissions';
 import { Disconnected, RequestError, type Transport } from './transport';
-import type { AgentSnapshot, Attachment, EventEnvelope, Item, Page, SearchHit, SendReply, WhileRunning } from './types';
+import type {
+  AgentOption,
+  AgentSnapshot,
+  Attachment,
+  Capabilities,
+  EventEnvelope,
+  Item,
+  Page,
+  SearchHit,
+  SendReply,
+  WhileRunning,
+} from './types';
 
 export interface Clock {
   now(): number;
@@ -97,6 +108,10 @@ export class SyncEngine {
   private listeners = new Set<() => void>();
   private transitionFns: ((t: StatusTransition) => void)[] = [];
   private notifyScheduled = false;
+  // The last capabilities seen per agent (a snapshot's, or a live `capabilities.changed`
+  // event's), standing in while the snapshot has none (its runtime not started again after a
+  // daemon restart).
+  private lastCapabilities = new Map<string, Capabilities>();
 
   constructor(
     private readonly transport: Transport,
@@ -349,6 +364,7 @@ export class SyncEngine {
 
   private onEvents(agentId: string, epoch: number, events: EventEnvelope[]): void {
     if (this.syncState(agentId) !== 'live') return; // the subscription replays from the cursor
+    for (const e of events) if (e.kind === 'capabilities.changed') this.lastCapabilities.set(agentId, e.payload as Capabilities);
     const tl = this.timeline(agentId);
     const r = tl.applyEvents(epoch, events);
     for (const cmid of r.acks) this.submissions.onProviderAck(cmid);
@@ -373,6 +389,8 @@ export class SyncEngine {
     const prev = this.agents.get(a.id);
     if (a.closed) this.agents.delete(a.id);
     else this.agents.set(a.id, a);
+    if (a.closed) this.lastCapabilities.delete(a.id);
+    else if (a.capabilities) this.lastCapabilities.set(a.id, a.capabilities);
     this.submissions.onRunObserved(a.id, a.activeTurn);
     if (prev && prev.status !== a.status) for (const fn of this.transitionFns) fn({ agent: a, from: prev.status, to: a.status });
     this.changed();
@@ -484,6 +502,20 @@ export class SyncEngine {
     const reply = await this.transport.request({ type: 'rewind', agent: agentId, cursor: `${epoch}:${seqEnd}` });
     this.setAgent(reply.agent);
     return reply.agent;
+  }
+
+  // What the agent's runtime offers: its snapshot's capabilities, else the last ones this page
+  // saw for it (the snapshot has none while the runtime is not running, e.g. after a daemon
+  // restart until the agent is used again); null when the page never saw any.
+  capabilities(agentId: string): Capabilities | null {
+    return this.agents.get(agentId)?.capabilities ?? this.lastCapabilities.get(agentId) ?? null;
+  }
+
+  // Sets the agent's mode, model or thinking option (`mode.set`, `model.set`, `thinking.set`,
+  // answered `ok`); the new value reaches the snapshot through `agent.status`. Rejects with the
+  // daemon's error (a value its runtime does not offer, say).
+  setOption(agentId: string, option: AgentOption, value: string): Promise<unknown> {
+    return this.transport.request({ type: `${option}.set`, agent: agentId, [option]: value });
   }
 
   // Records a new title (`agents.rename`); the reply's snapshot replaces the agent's, and every

@@ -7,8 +7,13 @@ export interface AgentSnapshot {
   provider: string;
   cwd: string;
   title: string;
-  model: string;
-  mode: string;
+  model: string; // "" until known
+  mode: string; // "" until known
+  // The thinking option last set; "" is the runtime's default. Absent from an older daemon.
+  thinking?: string;
+  // What the agent's runtime offers, while it runs and has reported it; null otherwise, absent
+  // from an older daemon.
+  capabilities?: Capabilities | null;
   status: AgentStatus;
   activeTurn: string | null;
   cursor: string;
@@ -28,6 +33,30 @@ export interface AgentSnapshot {
     costUsd?: number | null;
   } | null;
 }
+
+// One choice of a runtime's list: `id` is what a client sends, `label` may be "" (show the id).
+export interface Choice {
+  id: string;
+  label: string;
+}
+
+// A slash command the runtime understands (its name without the slash).
+export interface SlashCommand {
+  name: string;
+  description: string;
+}
+
+// What an agent's runtime offers (the snapshot's `capabilities`, the payload of a
+// `capabilities.changed` event); a list the runtime did not report is absent.
+export interface Capabilities {
+  modes?: Choice[];
+  models?: Choice[];
+  thinkingOptions?: Choice[];
+  commands?: SlashCommand[];
+}
+
+// The agent settings a client changes (`mode.set`, `model.set`, `thinking.set`).
+export type AgentOption = 'mode' | 'model' | 'thinking';
 
 export interface Attachment {
   kind: string;

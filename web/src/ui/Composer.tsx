@@ -1,8 +1,11 @@
 // The message box of a pane: text, pasted or attached images, voice input where the browser
 // has speech recognition, what to do while a turn runs; Enter sends, Shift+Enter breaks the
-// line, Escape interrupts.
-import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Attachment, WhileRunning } from '../core/types';
+// line, Escape interrupts. A `/` starting the prompt offers the agent's slash commands
+// (slash.ts): arrows move, Enter or Tab completes, Escape closes the list.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import type { Attachment, SlashCommand, WhileRunning } from '../core/types';
+import { completeCommand, matchCommands, slashQuery } from './slash';
 
 // An attached image is sent inline in the WebSocket message (1 MiB per message).
 export const MAX_IMAGE_BYTES = 700 * 1024;
@@ -55,11 +58,15 @@ export function Composer({
   onInterrupt,
   running,
   autofocus,
+  commands = [],
+  toolbar,
 }: {
   onSend(text: string, attachments: Attachment[], whileRunning: WhileRunning): void;
   onInterrupt(): void;
   running: boolean;
   autofocus: boolean;
+  commands?: readonly SlashCommand[]; // offered after a `/` starting the prompt
+  toolbar?: ComponentChildren; // under the text (the agent's settings)
 }) {
   const [text, setText] = useState('');
   const [images, setImages] = useState<Attachment[]>([]);
@@ -76,6 +83,25 @@ export function Composer({
   useEffect(() => {
     if (autofocus) area.current?.focus();
   }, [autofocus]);
+
+  // Slash completion: open while the prompt is `/word` with matching commands, unless Escape
+  // closed it for this very text.
+  const listId = useId();
+  const [active, setActive] = useState(0);
+  const [dismissed, setDismissed] = useState<string | null>(null);
+  const query = slashQuery(text);
+  const matches = query === null || text === dismissed ? [] : matchCommands(commands, query);
+  const menuOpen = matches.length > 0;
+  const selected = Math.min(active, matches.length - 1);
+  const optionId = (i: number) => `${listId}-cmd-${i}`;
+  useEffect(() => {
+    if (menuOpen) document.getElementById(optionId(selected))?.scrollIntoView?.({ block: 'nearest' });
+  });
+  const complete = (c: SlashCommand) => {
+    setText(completeCommand(c));
+    setActive(0);
+    area.current?.focus();
+  };
 
   const send = () => {
     if (!text.trim() && images.length === 0) return;
@@ -114,27 +140,82 @@ export function Composer({
         </div>
       ) : null}
       {error ? <div class="error-text">{error}</div> : null}
-      <textarea
-        ref={area}
-        data-testid="composer"
-        rows={3}
-        placeholder="Message (Enter sends, Shift+Enter new line, Escape interrupts)"
-        value={text}
-        onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
-        onPaste={(e) => {
-          const files = e.clipboardData?.files;
-          if (files && files.length) void addFiles(files);
-        }}
-        onKeyDown={(e) => {
-          if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
-            e.preventDefault();
-            send();
-          } else if (e.key === 'Escape') {
-            e.preventDefault();
-            onInterrupt();
-          }
-        }}
-      />
+      <div class="composer-input">
+        {menuOpen ? (
+          <ul class="slash-menu" role="listbox" id={listId} aria-label="Slash commands" data-testid="slash-menu">
+            {matches.map((c, i) => (
+              <li
+                key={c.name}
+                id={optionId(i)}
+                role="option"
+                aria-selected={i === selected}
+                class={i === selected ? 'on' : ''}
+                data-testid="slash-option"
+                // mousedown, not click: the text keeps the focus.
+                onMouseDown={(e) => {
+                  e.preventDefault();
+                  complete(c);
+                }}
+                onMouseMove={() => i !== selected && setActive(i)}
+              >
+                <span class="slash-name">/{c.name}</span>
+                {c.description ? <span class="slash-desc">{c.description}</span> : null}
+              </li>
+            ))}
+          </ul>
+        ) : null}
+        <textarea
+          ref={area}
+          data-testid="composer"
+          rows={3}
+          aria-label="Message"
+          aria-autocomplete={commands.length ? 'list' : undefined}
+          aria-controls={menuOpen ? listId : undefined}
+          aria-activedescendant={menuOpen ? optionId(selected) : undefined}
+          placeholder={`Message (Enter sends, Shift+Enter new line, Escape interrupts${commands.length ? ', / for commands' : ''})`}
+          value={text}
+          onInput={(e) => {
+            const value = (e.target as HTMLTextAreaElement).value;
+            setText(value);
+            setActive(0);
+            if (value !== dismissed) setDismissed(null);
+          }}
+          onPaste={(e) => {
+            const files = e.clipboardData?.files;
+            if (files && files.length) void addFiles(files);
+          }}
+          onKeyDown={(e) => {
+            if (menuOpen && !e.altKey && !e.ctrlKey && !e.metaKey && !e.isComposing) {
+              if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+                e.preventDefault();
+                const by = e.key === 'ArrowDown' ? 1 : -1;
+                setActive((selected + by + matches.length) % matches.length);
+                return;
+              }
+              if ((e.key === 'Enter' && !e.shiftKey) || (e.key === 'Tab' && !e.shiftKey)) {
+                e.preventDefault();
+                complete(matches[selected]);
+                return;
+              }
+              if (e.key === 'Escape') {
+                // Closes the list only: no interrupt, and not the drawer or help either.
+                e.preventDefault();
+                e.stopPropagation();
+                setDismissed(text);
+                return;
+              }
+            }
+            if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+              e.preventDefault();
+              send();
+            } else if (e.key === 'Escape') {
+              e.preventDefault();
+              onInterrupt();
+            }
+          }}
+        />
+      </div>
+      {toolbar}
       <div class="composer-bar">
         <label>
           While running:{' '}

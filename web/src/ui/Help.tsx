@@ -6,6 +6,7 @@ export const SHORTCUTS: [string, string][] = [
   ['Enter', 'send the message (Shift+Enter: new line)'],
   ['Escape', 'interrupt the running turn (in the composer); close this help or the agent list'],
   ['/', 'focus the composer of the focused pane'],
+  ['/ at the start of a message', "the agent's slash commands: ↑ / ↓ choose, Enter or Tab complete, Escape close"],
   ['Alt+↑ / Alt+↓', 'open the previous / next agent in the focused pane'],
   ['Alt+1 … Alt+4', 'focus pane 1 to 4'],
   ['Alt+L', 'show the agent list (a drawer on a phone)'],

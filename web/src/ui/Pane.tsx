@@ -1,11 +1,12 @@
 // One pane: an agent's header, its virtualized timeline (committed rows, then the live head,
 // then pending submissions), or its Changes or the history around a search hit, and the
-// composer.
+// composer with the agent's mode, model and thinking pickers and its slash commands.
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { SyncEngine } from '../core/sync';
 import type { Row } from '../core/timeline';
 import type { DaemonHttp } from '../core/daemon_http';
+import { AgentSettings } from './AgentSettings';
 import { Changes, type WorktreeDirectory } from './Changes';
 import { Composer } from './Composer';
 import { History } from './History';
@@ -55,6 +56,8 @@ export function Pane({ engine, paneId, agentId, focused, onFocus, openAgents, ho
   return <AgentPane key={agentId} engine={engine} agentId={agentId} focused={focused} onFocus={onFocus} {...rest} />;
 }
 
+const NO_COMMANDS: never[] = [];
+
 function AgentPane({
   engine,
   http,
@@ -68,6 +71,7 @@ function AgentPane({
   openInOtherPane,
 }: Omit<PaneProps, 'paneId' | 'agentId' | 'openAgents'> & { agentId: string }) {
   const agent = engine.agents.get(agentId);
+  const capabilities = engine.capabilities(agentId);
   const tl = engine.timeline(agentId);
   const lanes = tl.lanes();
   const items = useMemo(() => [...lanes.rows, ...(lanes.head ? [lanes.head] : []), ...lanes.pending], [lanes]);
@@ -229,6 +233,14 @@ function AgentPane({
         onInterrupt={() => void engine.interrupt(agentId).catch(() => {})}
         running={agent?.status === 'running' || agent?.status === 'permission'}
         autofocus={focused}
+        commands={capabilities?.commands ?? NO_COMMANDS}
+        toolbar={
+          <AgentSettings
+            agent={agent}
+            capabilities={capabilities}
+            onSet={(option, value) => engine.setOption(agentId, option, value)}
+          />
+        }
       />
     </section>
   );
