@@ -2,10 +2,12 @@
 // `HEAD /` connectivity probe, /v1/messages/count_tokens and /v1/models (the `claude` CLI, the
 // Claude ACP adapter, opencode's built-in anthropic provider), and the Gemini API
 // (POST /v1beta/models/<m>:streamGenerateContent, :generateContent, :countTokens; gemini-cli) and
-// the OpenAI Responses API (POST /v1/responses, stream:true; codex with wire_api="responses"),
-// with replies chosen by directives in the last user message, so the real CLIs run fully offline.
-// The shell tool call uses the tool name the request offers: Bash (claude), bash (opencode),
-// mcp__acp__Bash (the Claude ACP adapter), run_shell_command (gemini), exec_command (codex).
+// the OpenAI Responses API (POST /v1/responses, stream:true; codex with wire_api="responses", and
+// codex-acp), and the OpenAI Chat Completions API (POST /v1/chat/completions, streamed or not;
+// qwen-code with OPENAI_BASE_URL), with replies chosen by directives in the last user message, so
+// the real CLIs run fully offline. The shell tool call uses the tool name the request offers: Bash
+// (claude), bash (opencode), mcp__acp__Bash (the Claude ACP adapter), run_shell_command (gemini,
+// qwen-code), exec_command (codex).
 //
 // Usage: node server.mjs [--port N]   (0 or absent: any free port)
 // Prints one line "listening <port>" on stdout once it accepts connections; then one line per
@@ -324,6 +326,119 @@ function answerResponses(res, body) {
   res.on('close', () => clearInterval(timer));
 }
 
+// ---- OpenAI Chat Completions API (qwen-code with OPENAI_BASE_URL; stream:true or not) ----
+
+// A tool message's text: run_shell_command answers "Command: ...\nOutput: <out>\n..." (as gemini).
+function chatToolOutput(content) {
+  const text = typeof content === 'string' ? content : userText(content);
+  const m = text.match(/^Output: ?(.*)$/m);
+  return m ? m[1] : text;
+}
+
+// Chat `messages` as the Anthropic-shaped messages decide() reads. A role:"tool" message is a
+// tool result; qwen-code's set-up message (date, OS, folder listing) is not a prompt.
+function chatMessages(messages) {
+  const out = [];
+  for (const m of messages || []) {
+    const text = typeof m.content === 'string' ? m.content : userText(m.content);
+    if (m.role === 'tool') {
+      out.push({ role: 'user',
+        content: [{ type: 'tool_result', content: chatToolOutput(m.content) }] });
+    } else if (m.role === 'user') {
+      if (/^This is the Qwen Code\. We are setting up the context/.test(text)) continue;
+      out.push({ role: 'user', content: [{ type: 'text', text }] });
+    } else {
+      out.push({ role: m.role === 'assistant' ? 'assistant' : 'system',
+        content: [{ type: 'text', text }] });
+    }
+  }
+  return out;
+}
+
+function chatFrame(res, id, model, delta, finish, usage) {
+  if (res.destroyed) return;
+  const data = { id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model,
+    choices: delta ? [{ index: 0, delta, finish_reason: finish || null }] : [] };
+  if (usage) data.usage = usage;
+  res.write(`data: ${JSON.stringify(data)}\n\n`);
+}
+
+// The shell tool call: run_shell_command (qwen-code) or whatever shell tool the request offers.
+function chatToolCall(body, plan) {
+  const tools = (body.tools || []).map((t) => t && t.function).filter(Boolean);
+  const id = `call_scripted_${requestCount}_${process.pid}`;
+  if (plan.kind === 'mcp') {
+    const tool = tools.find((t) => t.name === plan.tool || t.name.endsWith(`__${plan.tool}`));
+    return { id, name: tool ? tool.name : plan.tool, args: plan.input };
+  }
+  const tool = tools.find((t) => t.name === 'run_shell_command')
+    || tools.find((t) => /(^|_)(bash|shell)$/i.test(t.name)) || { name: 'run_shell_command' };
+  const args = { command: plan.command, description: `Run ${plan.command}` };
+  const props = (tool.parameters && tool.parameters.properties) || {};
+  if ('is_background' in props) args.is_background = plan.background;
+  else if (plan.background) args.run_in_background = true;
+  return { id, name: tool.name, args };
+}
+
+function answerChat(res, body) {
+  const plan = decide(chatMessages(body.messages));
+  requestCount += 1;
+  process.stdout.write(`request ${requestCount} chat-${plan.kind}\n`);
+  if (plan.kind === 'error') {
+    res.writeHead(400, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({ error: { type: 'invalid_request_error', code: 'scripted',
+      message: 'scripted failure: the model server was told to fail' } }));
+  }
+  const id = `chatcmpl_scripted_${requestCount}_${process.pid}`;
+  const model = body.model || 'chat-scripted';
+  const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+  const call = plan.kind === 'tool' || plan.kind === 'mcp' ? chatToolCall(body, plan) : null;
+  if (!body.stream) {
+    // Side requests (qwen-code's next-speaker checks and the like) and non-streaming clients.
+    const message = { role: 'assistant', content: plan.kind === 'text' ? plan.text
+      : plan.kind === 'slow' ? Array.from({ length: plan.chunks }, (_, i) => `chunk ${i} `).join('')
+        : plan.kind === 'tool' ? 'Running it.' : null };
+    if (call) message.tool_calls = [{ id: call.id, type: 'function',
+      function: { name: call.name, arguments: JSON.stringify(call.args) } }];
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({ id, object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000), model,
+      choices: [{ index: 0, message, finish_reason: call ? 'tool_calls' : 'stop' }], usage }));
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const complete = (finish) => {
+    chatFrame(res, id, model, {}, finish);
+    if (body.stream_options && body.stream_options.include_usage)
+      chatFrame(res, id, model, null, null, usage);
+    if (!res.destroyed) res.write('data: [DONE]\n\n');
+    res.end();
+  };
+  if (plan.kind === 'text') {
+    splitText(plan.text).forEach((t, i) => chatFrame(res, id, model,
+      i === 0 ? { role: 'assistant', content: t } : { content: t }));
+    return complete('stop');
+  }
+  if (call) {
+    if (plan.kind === 'tool') chatFrame(res, id, model, { role: 'assistant', content: 'Running it.' });
+    chatFrame(res, id, model, { ...(plan.kind === 'tool' ? {} : { role: 'assistant' }),
+      tool_calls: [{ index: 0, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] });
+    chatFrame(res, id, model,
+      { tool_calls: [{ index: 0, function: { arguments: JSON.stringify(call.args) } }] });
+    return complete('tool_calls');
+  }
+  let sent = 0;
+  const timer = setInterval(() => {
+    if (res.destroyed) return clearInterval(timer);
+    const content = `chunk ${sent} `;
+    chatFrame(res, id, model, sent === 0 ? { role: 'assistant', content } : { content });
+    if (++sent >= plan.chunks) {
+      clearInterval(timer);
+      complete('stop');
+    }
+  }, 250);
+  res.on('close', () => clearInterval(timer));
+}
+
 // ---- Gemini API (gemini-cli with GOOGLE_GEMINI_BASE_URL) ----
 
 // A functionResponse's text: run_shell_command answers "Command: ...\nOutput: <out>\n...".
@@ -425,6 +540,7 @@ const server = http.createServer((req, res) => {
     }
     if (url.pathname.startsWith('/v1beta/models/')) return answerGemini(req, res, url, body);
     if (url.pathname === '/v1/responses') return answerResponses(res, body);
+    if (url.pathname === '/v1/chat/completions') return answerChat(res, body);
     if (url.pathname !== '/v1/messages') {
       res.writeHead(404, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: url.pathname } }));

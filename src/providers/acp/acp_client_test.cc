@@ -49,6 +49,16 @@ TEST(AcpProtocol, PresetsNameTheirCommands) {
   auto opencode = Preset("opencode", std::nullopt, "/opt/opencode");
   ASSERT_TRUE(opencode.ok());
   EXPECT_EQ(opencode->argv, (std::vector<std::string>{"/opt/opencode", "acp"}));
+  auto codex = Preset("codex", std::string("gpt-5.4"));
+  ASSERT_TRUE(codex.ok());
+  EXPECT_EQ(codex->argv, (std::vector<std::string>{"codex-acp", "-c", "model=\"gpt-5.4\""}));
+  auto qwen = Preset("qwen", std::string("qwen3-coder"));
+  ASSERT_TRUE(qwen.ok());
+  EXPECT_EQ(qwen->argv, (std::vector<std::string>{"qwen", "--acp", "-m", "qwen3-coder"}));
+  auto claude = Preset("claude-agent", std::nullopt);
+  ASSERT_TRUE(claude.ok());
+  EXPECT_EQ(claude->argv, (std::vector<std::string>{"claude-agent-acp"}));
+  EXPECT_EQ(claude->name, "acp:claude-agent");
   EXPECT_FALSE(Preset("nope", std::nullopt).ok());
 }
 

@@ -1,5 +1,6 @@
 // The provider integration table (docs/providers.md, "Tests") against REAL agents
-// (tests/peers, pinned): over ACP `gemini --acp`, `opencode acp` and the Claude ACP adapter,
+// (tests/peers, pinned): over ACP `gemini --acp`, `opencode acp`, the Claude ACP adapter (both
+// claude-code-acp and its successor claude-agent-acp), `codex-acp` and `qwen --acp`,
 // `codex app-server` through the codex provider, and `opencode serve` through the opencode
 // provider, each fully offline against the scripted model server. Every test ends with the
 // invariant checker.
@@ -41,12 +42,15 @@ class AgentCli : public AgentTest {
   }
   // Terminals, tool calls and permission requests before the current phase began.
   struct Base {
-    std::size_t terminals, tools, ends, permissions, completed;
+    std::size_t terminals, tools, ends, permissions, completed, canceled;
   };
   Base Mark() const {
-    return {session_->Terminals(), session_->Of<ToolCallStart>().size(),
-            session_->Of<ToolCallEnd>().size(), session_->Of<PermissionRequested>().size(),
-            session_->Of<TurnCompleted>().size()};
+    return {session_->Terminals(),
+            session_->Of<ToolCallStart>().size(),
+            session_->Of<ToolCallEnd>().size(),
+            session_->Of<PermissionRequested>().size(),
+            session_->Of<TurnCompleted>().size(),
+            session_->Of<TurnCanceled>().size()};
   }
   bool WaitTerminals(std::size_t n, Millis timeout = Millis(60000)) {
     return session_->WaitFor([&] { return session_->Terminals() == n; }, timeout);
@@ -54,9 +58,12 @@ class AgentCli : public AgentTest {
   TurnId LastTurn() const { return session_->Turns().back(); }
   bool codex() const { return GetParam() == Agent::kCodex; }
   bool opencode_serve() const { return GetParam() == Agent::kOpencodeServe; }
+  // codex-acp's only reject option is "abort": a denied call ends the turn (stopReason
+  // cancelled) instead of being reported to the model.
+  bool deny_cancels() const { return GetParam() == Agent::kCodexAcp; }
   std::string ProviderName() const {
     if (codex()) return "codex";
-    return opencode_serve() ? "opencode" : "acp:" + AgentName(GetParam());
+    return opencode_serve() ? "opencode" : "acp:" + PresetOf(GetParam());
   }
   std::string FailureCode() const {
     if (codex()) return "codex_turn_failed";
@@ -91,7 +98,9 @@ class AgentCli : public AgentTest {
             .Command(ReplyPermission{pending[0].request_id, decision, std::nullopt, std::nullopt})
             .ok());
     ASSERT_TRUE(WaitTerminals(base.terminals + 1));
-    EXPECT_EQ(session_->Of<TurnCompleted>().size(), base.completed + 1);
+    const bool canceled = decision == PermissionDecision::kDeny && deny_cancels();
+    EXPECT_EQ(session_->Of<TurnCompleted>().size(), base.completed + (canceled ? 0 : 1));
+    EXPECT_EQ(session_->Of<TurnCanceled>().size(), base.canceled + (canceled ? 1 : 0));
     // The tool call started and ended inside the turn.
     ASSERT_EQ(session_->Of<ToolCallStart>().size(), base.tools + 1);
     ASSERT_EQ(session_->Of<ToolCallEnd>().size(), base.ends + 1);
@@ -187,7 +196,7 @@ TEST_P(AgentCli, IntegrationTable) {
     session_->Interrupt();
     ASSERT_TRUE(WaitTerminals(base.terminals + 1, Millis(15000)));
     EXPECT_LT(Clock::now() - start, Millis(5000));  // session/cancel sufficed
-    ASSERT_EQ(session_->Of<TurnCanceled>().size(), 1u);
+    ASSERT_EQ(session_->Of<TurnCanceled>().size(), base.canceled + 1);
     EXPECT_LT(session_->Of<AssistantMessageDelta>().size() - deltas, 60u);
     EXPECT_TRUE(session_->provider().GetRuntimeInfo().connected);  // the agent lives on
     session_->Submit("after the interrupt");
@@ -250,7 +259,8 @@ std::string ParamName(const ::testing::TestParamInfo<Agent>& info) { return Agen
 
 INSTANTIATE_TEST_SUITE_P(Cli, AgentCli,
                          ::testing::Values(Agent::kGemini, Agent::kOpencode, Agent::kClaude,
-                                           Agent::kCodex, Agent::kOpencodeServe),
+                                           Agent::kCodex, Agent::kOpencodeServe, Agent::kCodexAcp,
+                                           Agent::kQwen, Agent::kClaudeAgent),
                          ParamName);
 INSTANTIATE_TEST_SUITE_P(Cli, OpencodeServeCli, ::testing::Values(Agent::kOpencodeServe),
                          ParamName);

@@ -59,6 +59,14 @@ Result<AgentCommand> Preset(const std::string& name, const std::optional<std::st
     c.argv = {"opencode", "acp"};
   } else if (name == "claude") {
     c.argv = {"claude-code-acp"};
+  } else if (name == "claude-agent") {
+    c.argv = {"claude-agent-acp"};
+  } else if (name == "codex") {
+    c.argv = {"codex-acp"};
+    if (model && !model->empty()) c.argv.insert(c.argv.end(), {"-c", "model=\"" + *model + "\""});
+  } else if (name == "qwen") {
+    c.argv = {"qwen", "--acp"};
+    if (model && !model->empty()) c.argv.insert(c.argv.end(), {"-m", *model});
   } else {
     return Error(ErrorCode::kNotFound, "no ACP preset named \"" + name + "\"");
   }
@@ -66,7 +74,9 @@ Result<AgentCommand> Preset(const std::string& name, const std::optional<std::st
   return c;
 }
 
-std::vector<std::string> PresetNames() { return {"claude", "gemini", "opencode"}; }
+std::vector<std::string> PresetNames() {
+  return {"claude", "claude-agent", "codex", "gemini", "opencode", "qwen"};
+}
 
 Result<std::string> ConfinePath(const std::string& root, const std::string& path) {
   const fs::path p(path);

@@ -33,8 +33,25 @@ std::string AgentName(Agent agent) {
       return "codex";
     case Agent::kOpencodeServe:
       return "opencode_serve";
+    case Agent::kCodexAcp:
+      return "codex_acp";
+    case Agent::kQwen:
+      return "qwen";
+    case Agent::kClaudeAgent:
+      return "claude_agent";
   }
   return "?";
+}
+
+std::string PresetOf(Agent agent) {
+  switch (agent) {
+    case Agent::kCodexAcp:
+      return "codex";
+    case Agent::kClaudeAgent:
+      return "claude-agent";
+    default:
+      return AgentName(agent);
+  }
 }
 
 std::string AgentProgram(Agent agent) {
@@ -51,6 +68,12 @@ std::string AgentProgram(Agent agent) {
       return std::string(AGENTSTREAM_SOURCE_DIR) + "/src/providers/acp/testdata/fake_acp_agent.mjs";
     case Agent::kCodex:
       return bin + "codex";
+    case Agent::kCodexAcp:
+      return bin + "codex-acp";
+    case Agent::kQwen:
+      return bin + "qwen";
+    case Agent::kClaudeAgent:
+      return bin + "claude-agent-acp";
   }
   return {};
 }
@@ -127,6 +150,7 @@ AgentSetup PrepareAgent(Agent agent, int port, const std::string& root) {
       InitializeOpencodeData(env, work);
       break;
     case Agent::kClaude:
+    case Agent::kClaudeAgent:
       env.insert(env.end(), {"ANTHROPIC_BASE_URL=" + base, "ANTHROPIC_API_KEY=sk-ant-offline-test",
                              "IS_SANDBOX=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
                              "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1"});
@@ -140,6 +164,28 @@ AgentSetup PrepareAgent(Agent agent, int port, const std::string& root) {
                     "[model_providers.fake]\nname = \"Scripted\"\nbase_url = \"" +
                         base + "/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_API_KEY\"\n");
       env.insert(env.end(), {"CODEX_HOME=" + home + "/codex", "FAKE_API_KEY=offline-test"});
+      break;
+    case Agent::kCodexAcp:
+      // codex-acp: the same provider; every command asks (untrusted) and runs unsandboxed (its
+      // Linux sandbox needs bubblewrap); a model codex knows, else each turn's text starts with a
+      // warning about the model's metadata.
+      WriteTextFile(home + "/codex/config.toml",
+                    "model = \"gpt-5.4\"\nmodel_provider = \"fake\"\n"
+                    "approval_policy = \"untrusted\"\nsandbox_mode = \"danger-full-access\"\n"
+                    "[model_providers.fake]\nname = \"Scripted\"\nbase_url = \"" +
+                        base + "/v1\"\nwire_api = \"responses\"\nenv_key = \"FAKE_API_KEY\"\n");
+      env.insert(env.end(), {"CODEX_HOME=" + home + "/codex", "FAKE_API_KEY=offline-test"});
+      break;
+    case Agent::kQwen:
+      // qwen-code on its OpenAI-compatible provider (Chat Completions at the model server).
+      WriteTextFile(
+          home + "/.qwen/settings.json",
+          R"({"security":{"auth":{"selectedType":"openai"}},)"
+          R"("model":{"name":"qwen-scripted"},"privacy":{"usageStatisticsEnabled":false},)"
+          R"("telemetry":{"enabled":false},)"
+          R"("general":{"disableAutoUpdate":true,"disableUpdateNag":true}})");
+      env.insert(env.end(), {"OPENAI_API_KEY=sk-offline-test", "OPENAI_BASE_URL=" + base + "/v1",
+                             "OPENAI_MODEL=qwen-scripted"});
       break;
   }
   return AgentSetup{std::move(env), std::move(model), work};
@@ -190,7 +236,7 @@ AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Op
   if (agent == Agent::kFake) {
     o.command = AgentCommand{"acp:fake", {"node", AgentProgram(agent)}, env};
   } else {
-    Result<AgentCommand> preset = Preset(AgentName(agent), setup.model, AgentProgram(agent));
+    Result<AgentCommand> preset = Preset(PresetOf(agent), setup.model, AgentProgram(agent));
     EXPECT_TRUE(preset.ok());
     o.command = *preset;
     o.command.env = env;

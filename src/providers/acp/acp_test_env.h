@@ -22,9 +22,24 @@ namespace agentstream::providers::acp::testing {
 
 // kCodex: CodexProvider; kOpencodeServe: OpencodeProvider (`opencode serve`, the opencode
 // configuration of kOpencode).
-enum class Agent { kGemini, kOpencode, kClaude, kFake, kCodex, kOpencodeServe };
+// kCodexAcp, kQwen, kClaudeAgent: the ACP presets acp:codex (codex-acp), acp:qwen (qwen --acp)
+// and acp:claude-agent (claude-agent-acp).
+enum class Agent {
+  kGemini,
+  kOpencode,
+  kClaude,
+  kFake,
+  kCodex,
+  kOpencodeServe,
+  kCodexAcp,
+  kQwen,
+  kClaudeAgent
+};
 
 std::string AgentName(Agent agent);
+// The agent's ACP preset (acp_protocol.h): "codex" for kCodexAcp, "claude-agent" for kClaudeAgent,
+// else AgentName.
+std::string PresetOf(Agent agent);
 // For test names and messages (GoogleTest finds it by argument-dependent lookup).
 inline void PrintTo(Agent agent, std::ostream* os) { *os << AgentName(agent); }
 // The agent's program: tests/peers/node_modules/.bin/<cli>, or testdata/fake_acp_agent.mjs.

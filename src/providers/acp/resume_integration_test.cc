@@ -4,9 +4,11 @@
 // past comes back through StreamHistory() as hydration (no turn, nothing in the log), and a new
 // turn in the resumed session works with the earlier conversation in the model's request.
 //
-// Agents: codex app-server, `opencode acp` and `claude-code-acp`. `gemini --acp` 0.61.0
-// advertises `loadSession` but answers `session/load` of its own sessions with "No previous
-// sessions found for this project", so it is not in the table (docs/providers.md).
+// Agents: codex app-server, `opencode acp`, `claude-code-acp`, `claude-agent-acp` and `codex-acp`.
+// `gemini --acp` 0.61.0 advertises `loadSession` but answers `session/load` of its own sessions
+// with "No previous sessions found for this project", so it is not in the table; `qwen --acp`
+// 0.15.10 resumes (the new turn's request carries the earlier prompt) but its hydrated past
+// lacked the agent's reply through this client, not yet understood (docs/providers.md).
 #include <signal.h>
 #include <stdlib.h>
 
@@ -144,7 +146,8 @@ TEST_P(ResumeCli, ResumedSessionHydratesItsPastAndTakesNewTurns) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cli, ResumeCli,
-                         ::testing::Values(Agent::kCodex, Agent::kOpencode, Agent::kClaude),
+                         ::testing::Values(Agent::kCodex, Agent::kOpencode, Agent::kClaude,
+                                           Agent::kCodexAcp, Agent::kClaudeAgent),
                          [](const ::testing::TestParamInfo<Agent>& info) {
                            return AgentName(info.param);
                          });
