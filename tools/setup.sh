@@ -28,7 +28,7 @@ fi
 echo "setup: all packages present"
 
 # Test peers: the real agent CLIs the integration tests drive offline (claude, gemini, opencode,
-# codex, the Claude ACP adapter), pinned by the committed lock file
+# codex, the Claude ACP adapters, codex-acp, qwen-code), pinned by the committed lock file
 # (tests/peers/package-lock.json). Needs node >= 18 and npm; only the npm registry is contacted,
 # and only when the lock file changed since the last install (a hash stamp in node_modules).
 PEERS="$(cd "$(dirname "$0")/.." && pwd)/tests/peers"
