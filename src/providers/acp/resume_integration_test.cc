@@ -7,8 +7,9 @@
 // Agents: codex app-server, `opencode acp`, `claude-code-acp`, `claude-agent-acp` and `codex-acp`.
 // `gemini --acp` 0.61.0 advertises `loadSession` but answers `session/load` of its own sessions
 // with "No previous sessions found for this project", so it is not in the table; `qwen --acp`
-// 0.15.10 resumes (the new turn's request carries the earlier prompt) but its hydrated past
-// lacked the agent's reply through this client, not yet understood (docs/providers.md).
+// 0.15.10 resumes (the new turn's request carries the earlier prompt), but it writes a reply to
+// its chat file after answering the prompt, so a process closed right after a turn comes back
+// without that reply in its hydrated past (docs/providers.md).
 #include <signal.h>
 #include <stdlib.h>
 
