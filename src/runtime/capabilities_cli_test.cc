@@ -39,13 +39,8 @@ class CapabilitiesCli : public testing::RealCliFixture<Reporting> {
       manager_->Send(id, api::SendRequest{client_id, text, {}}, d);
     });
     ASSERT_TRUE(sent.ok() && sent->accepted) << sent.status().ToString();
-    const auto deadline = process::Clock::now() + std::chrono::minutes(2);
-    while (process::Clock::now() < deadline) {
-      Result<api::AgentSnapshot> s = Get(id);
-      if (s.ok() && s->status == turn::SessionStatus::kIdle && !s->active_turn) return;
-      loop_.RunFor(std::chrono::milliseconds(20));
-    }
-    FAIL() << "the turn never ended";
+    ASSERT_TRUE(WaitNotRunning(id)) << "the turn never ended";
+    EXPECT_EQ(Get(id)->status, turn::SessionStatus::kIdle);
   }
 };
 

@@ -25,7 +25,6 @@
 namespace agentstream::runtime {
 namespace {
 
-using namespace std::chrono_literals;
 namespace acp_testing = providers::acp::testing;
 
 // A real CLI, and how many times a test kills it.
@@ -55,17 +54,6 @@ std::vector<int> ChildrenOf(int parent) {
 
 class ProviderFaults : public testing::RealCliFixture<Cli> {
  protected:
-  bool WaitNotRunning(const SessionId& id) {
-    const auto deadline = process::Clock::now() + 120s;
-    while (process::Clock::now() < deadline) {
-      Result<api::AgentSnapshot> s = Get(id);
-      if (s.ok() && s->status != turn::SessionStatus::kRunning &&
-          s->status != turn::SessionStatus::kPermission && !s->active_turn)
-        return true;
-      loop_.RunFor(20ms);
-    }
-    return false;
-  }
   // Kills the agent's CLI: the children of the supervisors this process started, but the model
   // server's.
   int KillCli() {

@@ -82,6 +82,18 @@ class RealCliFixture : public ::testing::TestWithParam<P> {
     return Wait<api::AgentSnapshot>(
         [&](const Callback<api::AgentSnapshot>& d) { manager_->Get(id, d); });
   }
+  // Whether the agent stopped running (no open turn, not asking) within two minutes.
+  bool WaitNotRunning(const SessionId& id) {
+    const auto deadline = process::Clock::now() + std::chrono::minutes(2);
+    while (process::Clock::now() < deadline) {
+      Result<api::AgentSnapshot> s = Get(id);
+      if (s.ok() && s->status != turn::SessionStatus::kRunning &&
+          s->status != turn::SessionStatus::kPermission && !s->active_turn)
+        return true;
+      loop_.RunFor(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
   // The events of the session's current epoch (none when it cannot be read).
   std::vector<Event> Events(const SessionId& id) {
     Result<SessionInfo> info = log_.GetSession(id);
