@@ -44,8 +44,7 @@ for _ in $(seq 1 100); do
 done
 cat "$log"
 
-agent="$("$bin" agents new --provider "$provider" --cwd "$PWD" --title "run.sh session" --json |
-         sed -n 's/.*"id":"\([^"]*\)".*/\1/p')"
+agent="$("$bin" agents new --provider "$provider" --cwd "$PWD" --title "run.sh session")"
 echo "agentstream: agent $agent ($provider). Watch and drive it in a browser at http://$listen/"
 echo "or from another terminal:"
 echo "  $bin follow $agent"
