@@ -18,6 +18,7 @@ struct ClientCommands::State {
   ClientContext context;
   CLI::App* agents = nullptr;
   CLI::App *ls = nullptr, *add = nullptr, *rm = nullptr, *show = nullptr, *rename = nullptr;
+  CLI::App* catalog = nullptr;
   CLI::App *send = nullptr, *follow = nullptr, *history = nullptr, *interrupt = nullptr;
   CLI::App* search = nullptr;
   CLI::App *approve = nullptr, *deny = nullptr, *fork = nullptr, *rewind = nullptr;
@@ -44,7 +45,7 @@ struct ClientCommands::State {
   FollowOptions follow_options;
   std::string agent, request, message, cursor, value;
 
-  void AddAgents(CLI::App& app);        // agents ls|new|show|rename|rm
+  void AddAgents(CLI::App& app);        // agents ls|new|catalog|show|rename|rm
   void AddTurnCommands(CLI::App& app);  // send, follow, search, history
   void AddSteering(CLI::App& app);      // interrupt, approve, deny, fork, rewind, mode, model
   void AddConsumers(CLI::App& app);     // consumers ls|new|show|rm|resume, inbox
@@ -73,7 +74,9 @@ void ClientCommands::State::AddAgents(CLI::App& app) {
   s.ls = Command(*s.agents, "ls", "list agents", nullptr);
   s.ls->add_flag("--all", s.include_closed, "include closed agents");
   s.add = Command(*s.agents, "new", "create an agent and print its id", nullptr);
-  s.add->add_option("--provider", s.new_agent.provider, "claude, codex, acp, opencode, scripted")
+  s.add
+      ->add_option("--provider", s.new_agent.provider,
+                   "claude, codex, opencode, scripted, acp:ID (agents catalog)")
       ->required();
   s.add->add_option("--cwd", s.new_agent.cwd, "working directory (default: the current one)");
   s.add->add_option("--model", s.new_agent.model, "model");
@@ -86,6 +89,8 @@ void ClientCommands::State::AddAgents(CLI::App& app) {
                    ->expected(0, 1);
   s.add->add_option("--base", s.new_agent.base, "the worktree's base commit (default: HEAD)")
       ->needs(s.worktree);
+  s.catalog = Command(*s.agents, "catalog",
+                      "list the ACP agents the daemon knows: installed or how to install", nullptr);
   s.show = Command(*s.agents, "show", "show an agent's status", nullptr);
   s.show->add_option("agent", s.agent, "agent id")->required();
   s.rename = Command(*s.agents, "rename", "set an agent's title (\"\" clears it)", nullptr);
@@ -285,6 +290,7 @@ std::optional<int> ClientCommands::Run() const {
       return NewAgent(c, options);
     }
     if (*s.show) return ShowAgent(c, s.agent);
+    if (*s.catalog) return ListCatalog(c);
     if (*s.rename) return Rename(c, s.agent, s.value);
     if (*s.rm) return RemoveAgent(c, s.remove_agent);
     return ListAgents(c, s.include_closed);

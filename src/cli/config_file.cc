@@ -1,20 +1,16 @@
 #include "cli/config_file.h"
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <utility>
 
 #include "core/utf8.h"
+#include "system/bounded_file.h"
 
 namespace agentstream::cli {
 namespace {
-
-constexpr std::size_t kReadChunk = std::size_t{64} << 10;
 
 std::string TooLarge() {
   return "larger than 1 MiB (" + std::to_string(kMaxConfigBytes) + " bytes)";
@@ -216,17 +212,9 @@ class Parser {
 }  // namespace
 
 Result<std::string> ReadConfigFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) return Error(ErrorCode::kIoError, std::strerror(errno));
-  std::string text;
-  std::array<char, kReadChunk> chunk{};
-  while (text.size() <= kMaxConfigBytes && in) {
-    const std::size_t want = std::min(chunk.size(), kMaxConfigBytes + 1 - text.size());
-    in.read(chunk.data(), static_cast<std::streamsize>(want));
-    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
-  }
-  if (in.bad()) return Error(ErrorCode::kIoError, "read error");
-  if (text.size() > kMaxConfigBytes) return Error(ErrorCode::kTooLarge, TooLarge());
+  Result<std::string> text = system::ReadBoundedFile(path, kMaxConfigBytes);
+  if (!text.ok() && text.status().code() == ErrorCode::kTooLarge)
+    return Error(ErrorCode::kTooLarge, TooLarge());
   return text;
 }
 

@@ -39,8 +39,19 @@ acp-agent = ["echo=node $fake"]
 token = "file-token"
 owner-ttl-ms = 20_000
 allow-host = []
+acp-catalog = ["$dir/catalog.json"]
 EOF
-AGENTSTREAM_TOKEN=env-token "$bin" --data "$dir/a.data" serve >>"$dir/a.log" 2>&1 &
+# A catalog file in the ACP registry's format: the fake agent, installed on the daemon's PATH.
+mkdir -p "$dir/bin"
+printf '#!/bin/sh\nexec node %s "$@"\n' "$fake" >"$dir/bin/fake-echo-acp"
+chmod +x "$dir/bin/fake-echo-acp"
+cat >"$dir/catalog.json" <<EOF
+{"version": "1.0.0", "agents": [
+  {"id": "fake-echo", "name": "Fake Echo", "version": "1.0.0", "description": "echoes",
+   "distribution": {"npx": {"package": "fake-echo@1.0.0", "cmd": "fake-echo-acp"}}}],
+ "extensions": []}
+EOF
+PATH="$dir/bin:$PATH" AGENTSTREAM_TOKEN=env-token "$bin" --data "$dir/a.data" serve >>"$dir/a.log" 2>&1 &
 track_pid $!
 url=$(wait_for_output "$dir/a.log" '^agentstream: serving on (http://127\.0\.0\.1:[0-9]+)$' 30) ||
   fail "the daemon did not serve on the file's listen address"
@@ -55,6 +66,22 @@ agent=$("${client[@]}" agents new --provider acp:echo --cwd "$dir") ||
   fail "a turn of the file's ACP agent did not complete"
 "${client[@]}" history "$agent" --json >"$dir/out" || fail "history"
 grep -qF 'Echo: hello from the file' "$dir/out" || fail "the fake ACP agent did not answer"
+
+# ---- the catalog: the file's agent installed and runnable, a built-in one missing ----
+"${client[@]}" agents catalog >"$dir/out" || fail "agents catalog"
+has "$dir/out" 'acp:fake-echo installed listed Fake Echo 1.0.0'
+grep -qE '^acp:cline +missing +listed +Cline .*[(]npm install -g cline@' "$dir/out" ||
+  fail "agents catalog: cline is not listed as missing with its install command: $(cat "$dir/out")"
+grep -qE '^acp:codex-acp +[a-z]+ +proven ' "$dir/out" || fail "codex-acp is not proven: $(cat "$dir/out")"
+"${client[@]}" agents new --provider acp:cline --cwd "$dir" >"$dir/out" 2>&1 &&
+  fail "an agent that is not installed was created"
+grep -qF 'npm install -g cline@' "$dir/out" || fail "the refusal lacks the install command: $(cat "$dir/out")"
+agent=$("${client[@]}" agents new --provider acp:fake-echo --cwd "$dir") ||
+  fail "agents new --provider acp:fake-echo: the catalog file's agent is unknown"
+"${client[@]}" send "$agent" "hello from the catalog" --wait >"$dir/out" 2>&1 ||
+  fail "a turn of the catalog's agent did not complete: $(cat "$dir/out")"
+"${client[@]}" history "$agent" --json >"$dir/out" || fail "history"
+grep -qF 'Echo: hello from the catalog' "$dir/out" || fail "the catalog's agent did not answer"
 
 # ---- config show: each value with its source; a token is never printed ----
 AGENTSTREAM_TOKEN=env-token "$bin" --store memory: --token flag-token config show >"$dir/out" 2>&1 ||
@@ -115,6 +142,15 @@ refused $'[serve]\nacp-agent = [1]' \
 refused $'[serve]\nlisten = 127.0.0.1:0' \
   'line 2: expected a value (a "string", an integer, true, false or an [array]), got 127.0.0.1:0'
 refused $'[serve]\nlisten = "caf\xE9"' 'line 2: not UTF-8 text (the file must be UTF-8)'
+# A catalog file that is not the registry's format stops serve the same way, naming the file.
+printf '{"agents": [{"id": "Bad Id"}]}' >"$dir/bad-catalog.json"
+printf '[serve]\nacp-catalog = ["%s"]\n' "$dir/bad-catalog.json" >"$dir/bad.toml"
+timeout 30 "$bin" --config "$dir/bad.toml" --data "$dir/bad.data" serve --listen 127.0.0.1:0 \
+  >"$dir/out" 2>&1
+status=$?
+[ "$status" -eq 2 ] || fail "exit $status, not 2, for a bad catalog file"
+grep -qxF "agentstream: ACP catalog $dir/bad-catalog.json: agent id \"Bad Id\" is not [a-z][a-z0-9-]*" \
+  "$dir/out" || fail "the message for a bad catalog file: $(cat "$dir/out")"
 # At most 1 MiB is read: an endless device, or a larger file, is refused without reading it all.
 for file in /dev/zero big; do
   if [ "$file" = big ]; then

@@ -116,6 +116,9 @@ void AddAgentOptions(CLI::App* serve_cmd, agentstream::cli::ServeOptions& serve)
                         "add the ACP agent acp:NAME: 'NAME=PROGRAM ARG...' (repeatable)");
   serve_cmd->add_option("--acp-program", serve.acp_programs,
                         "the program of an ACP preset: 'gemini=PATH' (repeatable)");
+  serve_cmd->add_option("--acp-catalog", serve.acp_catalogs,
+                        "a file in the ACP registry's format whose agents join the catalog "
+                        "(repeatable; a later entry replaces the one with its id)");
   serve_cmd->add_option("--claude-program", serve.claude_program, "the claude CLI")
       ->capture_default_str();
   serve_cmd->add_option("--codex-program", serve.codex_program, "the codex CLI")

@@ -40,6 +40,7 @@
 #include "server/workspace_routes.h"
 #include "store/log_factory.h"
 #include "streams/streams_factory.h"
+#include "system/bounded_file.h"
 #include "system/random_id.h"
 
 namespace agentstream::cli {
@@ -106,6 +107,14 @@ Result<runtime::ProviderFactoryOptions> ProviderOptions(const ServeOptions& opti
   for (const std::string& entry : options.acp_programs) {
     AS_ASSIGN_OR_RETURN(auto name_value, NameValue(entry, "--acp-program"));
     out.acp_programs[name_value.first] = name_value.second;
+  }
+  for (const std::string& path : options.acp_catalogs) {
+    Result<std::string> text = system::ReadBoundedFile(path, providers::acp::kMaxCatalogBytes);
+    if (!text.ok()) {
+      return Error(ErrorCode::kInvalidArgument,
+                   "--acp-catalog " + path + ": " + text.status().message());
+    }
+    AS_RETURN_IF_ERROR(out.acp_catalog.Merge(*text, path));
   }
   return out;
 }
@@ -517,6 +526,9 @@ int RunServe(const ServeOptions& options) {
   server_options->consumers = daemon.consumers.get();
   server_options->inbox = daemon.inbox.get();
   server_options->mcp = McpRoute(daemon.mcp_ready);
+  server_options->catalog = [factory = daemon.factory.get()] {
+    return runtime::CatalogToJson(factory->Catalog());
+  };
   // Agents' git worktrees, under the data directory (none with the memory store, which has
   // none: a create asking for a worktree is refused).
   if (!options.data_dir.empty()) {

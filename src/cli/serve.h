@@ -50,6 +50,7 @@ struct ServeOptions {
   // and codex programs (paths or PATH names).
   std::vector<std::string> acp_agents;
   std::vector<std::string> acp_programs;
+  std::vector<std::string> acp_catalogs;  // ACP registry-format files merged into the catalog
   std::string claude_program = "claude";
   std::string codex_program = "codex";
   std::string opencode_program = "opencode";  // the `opencode` provider (opencode serve)

@@ -231,32 +231,13 @@ std::vector<char*> CStrings(const std::vector<std::string>& v) {
   return out;
 }
 
-// posix_spawnp looks the program up in the daemon's PATH; with an explicit environment we look
-// it up in that environment's PATH instead, as a shell would.
-std::string ResolveProgram(const std::string& program, const std::vector<std::string>& env) {
-  if (program.find('/') != std::string::npos) return program;
-  std::string path = "/usr/local/bin:/usr/bin:/bin";
-  if (const char* p = ::getenv("PATH")) path = p;
-  for (const std::string& e : env)
-    if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t end = path.find(':', start);
-    if (end == std::string::npos) end = path.size();
-    std::string candidate = path.substr(start, end - start) + "/" + program;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return program;
-}
-
 Result<SupervisedProcess> SpawnRaw(const SpawnOptions& o, Pipes& p) {
   for (auto& fds : p.fds)
     if (::pipe2(fds, O_CLOEXEC) != 0) return Error(ErrorCode::kUnavailable, "pipe2 failed");
   std::vector<std::string> env = o.env;
   if (env.empty())
     for (char** e = environ; *e; ++e) env.emplace_back(*e);
-  const std::string program = ResolveProgram(o.argv[0], env);
+  const std::string program = FindProgram(o.argv[0], env).value_or(o.argv[0]);
   auto argv = CStrings(o.argv);
   auto envp = CStrings(env);
   SupervisedSpawn spawn;
@@ -271,6 +252,29 @@ Result<SupervisedProcess> SpawnRaw(const SpawnOptions& o, Pipes& p) {
 }
 
 }  // namespace
+
+// posix_spawnp would look the program up in the daemon's PATH; with an explicit environment it is
+// looked up in that environment's PATH instead.
+std::optional<std::string> FindProgram(const std::string& program,
+                                       const std::vector<std::string>& env) {
+  if (program.find('/') != std::string::npos) {
+    if (::access(program.c_str(), X_OK) == 0) return program;
+    return std::nullopt;
+  }
+  std::string path = "/usr/local/bin:/usr/bin:/bin";
+  if (const char* p = ::getenv("PATH")) path = p;
+  for (const std::string& e : env)
+    if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string candidate = path.substr(start, end - start) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return std::nullopt;
+}
 
 Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(EventLoop& loop,
                                                           const SpawnOptions& options,

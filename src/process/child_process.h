@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,12 @@ std::string SignalName(int signal);
 // and idempotent. Every Spawn calls it before its child starts, and the daemon and the stdio
 // servers at their start; a child gets the default disposition back before its program runs.
 void IgnoreBrokenPipes();
+
+// Where a spawn finds `program`: a name with a slash as it is, any other on the PATH of `env`
+// ("KEY=value" entries; the daemon's own PATH when they have none), as a shell would. nullopt
+// when no executable file is there.
+std::optional<std::string> FindProgram(const std::string& program,
+                                       const std::vector<std::string>& env);
 
 struct ProcessHandlers {
   std::function<void(Frame)> on_stdout;   // each complete stdout line (or oversize frame)

@@ -385,9 +385,7 @@ std::vector<NewEvent> CreationEvents(const api::AgentConfig& config) {
 void AgentManager::Impl::Create(const api::AgentConfig& config,
                                 const Callback<api::AgentSnapshot>& done) {
   if (shut_down_) return done(DaemonStopping());
-  const std::vector<std::string> names = factory_.Names();
-  if (std::find(names.begin(), names.end(), config.provider) == names.end())
-    return done(Error(ErrorCode::kInvalidArgument, "unknown provider \"" + config.provider + "\""));
+  if (Status runnable = factory_.CanRun(config.provider); !runnable.ok()) return done(runnable);
   if (Status s = CheckConfig(config); !s.ok()) return done(s);
   if (!MakeRoom()) {
     return done(Error(ErrorCode::kUnavailable, "too many live agents (" +
@@ -635,6 +633,13 @@ std::function<void(Result<AgentAnswer>)> As(Callback<T> done) {
 }
 
 }  // namespace
+
+Status ProviderFactory::CanRun(const std::string& provider) const {
+  const std::vector<std::string> names = Names();
+  if (std::find(names.begin(), names.end(), provider) == names.end())
+    return Error(ErrorCode::kInvalidArgument, "unknown provider \"" + provider + "\"");
+  return Status::Ok();
+}
 
 AgentManager::AgentManager(EventLog& log, ProviderFactory& factory, process::EventLoop& loop,
                            AgentManagerOptions options, Forwarder* forwarder)

@@ -68,6 +68,9 @@ class ProviderFactory {
       const api::AgentConfig& config, const std::optional<providers::PersistenceHandle>& resume,
       process::EventLoop& loop) = 0;
   virtual std::vector<std::string> Names() const = 0;
+  // OK when an agent of `provider` can be created here; kInvalidArgument for a name not in
+  // Names(). A factory may refuse a known name it cannot run (kInvalidArgument too, saying why).
+  virtual Status CanRun(const std::string& provider) const;
 };
 
 struct AgentManagerOptions {

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <boost/json/value.hpp>
 
+#include <fmt/format.h>
+
+#include "process/child_process.h"
 #include "providers/acp/acp_provider.h"
 #include "providers/claude/claude_provider.h"
 #include "providers/codex/codex_provider.h"
@@ -27,6 +30,27 @@ std::vector<std::string> EnvironmentFor(const std::vector<std::string>& configur
   constexpr std::string_view kName = "AGENTSTREAM_AGENT_ID=";
   std::erase_if(env, [&](const std::string& entry) { return entry.starts_with(kName); });
   if (agent) env.push_back(std::string(kName) + agent->str());
+  return env;
+}
+
+bool IsPresetName(const std::string& name) {
+  const std::vector<std::string> presets = providers::acp::PresetNames();
+  return std::find(presets.begin(), presets.end(), name) != presets.end();
+}
+
+// `base` (the daemon's environment when empty) with `entries` ("KEY=value") set, replacing the
+// same names.
+std::vector<std::string> WithEntries(const std::vector<std::string>& base,
+                                     const std::vector<std::string>& entries) {
+  if (entries.empty()) return base;
+  std::vector<std::string> env = base;
+  if (env.empty())
+    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  for (const std::string& entry : entries) {
+    const std::string name = entry.substr(0, entry.find('=') + 1);
+    std::erase_if(env, [&](const std::string& e) { return e.starts_with(name); });
+    env.push_back(entry);
+  }
   return env;
 }
 
@@ -114,17 +138,15 @@ Result<std::unique_ptr<providers::AgentProvider>> DefaultProviderFactory::Make(
   }
   if (config.provider.rfind("acp:", 0) == 0) {
     providers::acp::AcpOptions options;
+    const std::string id = config.provider.substr(4);
+    const providers::acp::CatalogEntry* listed = options_.acp_catalog.Find(id);
     if (auto it = options_.acp_agents.find(config.provider); it != options_.acp_agents.end()) {
       options.command = it->second;
       options.command.name = config.provider;  // persistence handles carry it
+    } else if (listed != nullptr && !IsPresetName(id)) {
+      AS_ASSIGN_OR_RETURN(options.command, InstalledCommand(*listed, config.model));
     } else {
-      const std::string preset = config.provider.substr(4);
-      auto program = options_.acp_programs.find(preset);
-      AS_ASSIGN_OR_RETURN(
-          options.command,
-          providers::acp::Preset(preset, config.model,
-                                 program == options_.acp_programs.end() ? "" : program->second));
-      options.command.env = options_.acp_env;
+      AS_ASSIGN_OR_RETURN(options.command, PresetCommand(id, config.model));
     }
     options.command.env = EnvironmentFor(options.command.env, config.session_id);
     options.cwd = config.cwd;
@@ -140,9 +162,101 @@ Result<std::unique_ptr<providers::AgentProvider>> DefaultProviderFactory::Make(
 std::vector<std::string> DefaultProviderFactory::Names() const {
   std::vector<std::string> names = {"claude", "codex", "opencode", "scripted"};
   for (const std::string& preset : providers::acp::PresetNames()) names.push_back("acp:" + preset);
-  for (const auto& [name, command] : options_.acp_agents)
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  const auto add = [&names](std::string name) {
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(std::move(name));
+  };
+  for (const auto& [name, command] : options_.acp_agents) add(name);
+  for (const providers::acp::CatalogEntry& entry : options_.acp_catalog.entries())
+    add("acp:" + entry.id);
   return names;
+}
+
+Status DefaultProviderFactory::CanRun(const std::string& provider) const {
+  AS_RETURN_IF_ERROR(ProviderFactory::CanRun(provider));
+  if (!provider.starts_with("acp:") || options_.acp_agents.contains(provider)) return Status::Ok();
+  const std::string id = provider.substr(4);
+  const providers::acp::CatalogEntry* listed = options_.acp_catalog.Find(id);
+  if (listed == nullptr || IsPresetName(id)) return Status::Ok();
+  return InstalledCommand(*listed, std::nullopt).status();
+}
+
+Result<providers::acp::AgentCommand> DefaultProviderFactory::PresetCommand(
+    const std::string& preset, const std::optional<std::string>& model) const {
+  auto program = options_.acp_programs.find(preset);
+  AS_ASSIGN_OR_RETURN(
+      providers::acp::AgentCommand command,
+      providers::acp::Preset(preset, model,
+                             program == options_.acp_programs.end() ? "" : program->second));
+  command.env = options_.acp_env;
+  return command;
+}
+
+providers::acp::AgentCommand DefaultProviderFactory::CatalogCommand(
+    const providers::acp::CatalogEntry& entry, const std::optional<std::string>& model) const {
+  providers::acp::AgentCommand command;
+  if (!entry.preset.empty()) {
+    if (Result<providers::acp::AgentCommand> preset = PresetCommand(entry.preset, model);
+        preset.ok())
+      command = std::move(*preset);
+  }
+  if (command.argv.empty()) {
+    command.argv = entry.command;
+    command.env = WithEntries(options_.acp_env, entry.env);
+  }
+  command.name = "acp:" + entry.id;
+  return command;
+}
+
+Result<providers::acp::AgentCommand> DefaultProviderFactory::InstalledCommand(
+    const providers::acp::CatalogEntry& entry, const std::optional<std::string>& model) const {
+  providers::acp::AgentCommand command = CatalogCommand(entry, model);
+  if (!process::FindProgram(command.argv.front(), command.env)) {
+    return Error(ErrorCode::kInvalidArgument,
+                 fmt::format("acp:{} ({}) is in the ACP catalog but its program {} is not "
+                             "installed on this daemon; install it with: {}",
+                             entry.id, entry.name, command.argv.front(),
+                             providers::acp::InstallHint(entry)));
+  }
+  return command;
+}
+
+std::vector<CatalogAgent> DefaultProviderFactory::Catalog() const {
+  std::vector<CatalogAgent> agents;
+  for (const providers::acp::CatalogEntry& entry : options_.acp_catalog.entries()) {
+    CatalogAgent agent{entry, {}, false};
+    providers::acp::AgentCommand command = CatalogCommand(entry, std::nullopt);
+    agent.installed = process::FindProgram(command.argv.front(), command.env).has_value();
+    agent.command = std::move(command.argv);
+    agents.push_back(std::move(agent));
+  }
+  return agents;
+}
+
+boost::json::value CatalogToJson(const std::vector<CatalogAgent>& agents) {
+  boost::json::array list;
+  for (const CatalogAgent& agent : agents) {
+    const providers::acp::CatalogEntry& e = agent.entry;
+    boost::json::array command;
+    for (const std::string& word : agent.command) command.emplace_back(word);
+    list.push_back(boost::json::object{
+        {"id", e.id},
+        {"provider", "acp:" + e.id},
+        {"name", e.name},
+        {"version", e.version},
+        {"description", e.description},
+        {"repository", e.repository},
+        {"license", e.license},
+        {"distribution", e.distribution},
+        {"package", e.package},
+        {"install", providers::acp::InstallHint(e)},
+        {"command", std::move(command)},
+        {"installed", agent.installed},
+        {"proven", !e.preset.empty()},
+        {"source", e.source},
+    });
+  }
+  return boost::json::object{{"agents", std::move(list)}};
 }
 
 }  // namespace agentstream::runtime

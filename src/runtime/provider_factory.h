@@ -9,6 +9,9 @@
 //               providers/acp/acp_protocol.h: `gemini --acp [-m MODEL]`, `opencode acp`,
 //               `claude-code-acp`; a stored handle reopens the agent's session (session/load).
 //   "acp:NAME"  any other ACP agent configured in ProviderFactoryOptions::acp_agents (argv + env).
+//   "acp:ID"    an agent of the ACP catalog (providers/acp/acp_catalog.h) that is installed: a
+//   known
+//               id runs as its preset, any other by the catalog's command and environment.
 //   "codex"     `codex app-server` (CodexProvider), its mode the approval policy; a stored handle
 //               resumes the thread (thread/resume).
 //   "opencode"  an opencode session in one `opencode serve` shared by all opencode agents
@@ -18,6 +21,7 @@
 // Threading: Make() runs on the manager's loop thread; the factory holds no mutable state.
 #pragma once
 
+#include <boost/json/value.hpp>
 #include <map>
 #include <memory>
 #include <optional>
@@ -25,6 +29,7 @@
 #include <vector>
 
 #include "process/event_loop.h"
+#include "providers/acp/acp_catalog.h"
 #include "providers/acp/acp_protocol.h"
 #include "providers/scripted/scripted_provider.h"
 #include "runtime/agent_manager.h"
@@ -47,6 +52,9 @@ struct ProviderFactoryOptions {
   // The environment of preset agents, exactly these "KEY=value" entries. Empty: the daemon's.
   std::vector<std::string> acp_env;
   process::Millis acp_handshake_timeout{90000};
+  // The known ACP agents, each the provider "acp:ID" once its program is installed (on the PATH of
+  // acp_env, else the daemon's). acp_agents and the presets' own names come first.
+  providers::acp::Catalog acp_catalog = providers::acp::Catalog::BuiltIn();
   std::string codex_program = "codex";
   std::vector<std::string> codex_env;  // exactly these entries; empty: the daemon's
   std::string opencode_program = "opencode";
@@ -63,6 +71,18 @@ struct ProviderFactoryOptions {
 std::vector<providers::scripted::ScriptStep> DemoResponder(const std::string& prompt,
                                                            process::Millis chunk_gap);
 
+// An agent of the catalog as this daemon would run it.
+struct CatalogAgent {
+  providers::acp::CatalogEntry entry;
+  std::vector<std::string> command;  // as started here (a preset's program setting applied)
+  bool installed = false;            // its program is found
+};
+
+// GET /v1/catalog's body: {"agents":[{id, provider, name, version, description, repository,
+// license, distribution, package, install, command, installed, proven, source}]} (docs/
+// providers.md, "The catalog").
+boost::json::value CatalogToJson(const std::vector<CatalogAgent>& agents);
+
 class DefaultProviderFactory final : public ProviderFactory {
  public:
   explicit DefaultProviderFactory(ProviderFactoryOptions options = {});
@@ -72,8 +92,24 @@ class DefaultProviderFactory final : public ProviderFactory {
       const api::AgentConfig& config, const std::optional<providers::PersistenceHandle>& resume,
       process::EventLoop& loop) override;
   std::vector<std::string> Names() const override;
+  // kInvalidArgument, with the command that installs it, for a catalog agent whose program is
+  // not found.
+  Status CanRun(const std::string& provider) const override;
+
+  // The catalog, by id, with what is installed now.
+  std::vector<CatalogAgent> Catalog() const;
 
  private:
+  // The preset's command with `model`: its program setting (acp_programs) and acp_env applied.
+  Result<providers::acp::AgentCommand> PresetCommand(const std::string& preset,
+                                                     const std::optional<std::string>& model) const;
+  // The command of the catalog agent `entry` with `model`, and its environment.
+  providers::acp::AgentCommand CatalogCommand(const providers::acp::CatalogEntry& entry,
+                                              const std::optional<std::string>& model) const;
+  // CatalogCommand, or kInvalidArgument naming how to install it when its program is not found.
+  Result<providers::acp::AgentCommand> InstalledCommand(
+      const providers::acp::CatalogEntry& entry, const std::optional<std::string>& model) const;
+
   ProviderFactoryOptions options_;
 };
 

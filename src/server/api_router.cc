@@ -185,7 +185,7 @@ HttpResponse EventsResponse(const EventsQuery& query, const EventBatch& batch, b
 ApiRouter::ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline,
                      Metrics& metrics, Hub& hub, BatchLimits read_limits,
                      ConsumerRoutes* consumer_routes, WorkspaceRoutes* workspace_routes,
-                     NotifyRoutes* notify_routes)
+                     NotifyRoutes* notify_routes, CatalogSource catalog)
     : agents_(agents),
       log_(log),
       timeline_(timeline),
@@ -194,7 +194,8 @@ ApiRouter::ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineServi
       read_limits_(read_limits),
       consumer_routes_(consumer_routes),
       workspace_routes_(workspace_routes),
-      notify_routes_(notify_routes) {}
+      notify_routes_(notify_routes),
+      catalog_(std::move(catalog)) {}
 
 std::string ApiRouter::RouteOf(const HttpRequest& request) {
   const std::vector<std::string> seg = PathSegments(request.path);
@@ -221,6 +222,7 @@ std::string ApiRouter::RouteOf(const HttpRequest& request) {
   if (seg.size() == 3 && seg[0] == "v1" && seg[1] == "devices") return "/v1/devices/{id}";
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "search") return "/v1/search";
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "openapi.json") return "/v1/openapi.json";
+  if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "catalog") return "/v1/catalog";
   if (seg.size() < 2 || seg[0] != "v1" || seg[1] != "agents") return "other";
   if (seg.size() == 2) return "/v1/agents";
   if (seg.size() == 3) return "/v1/agents/{id}";
@@ -253,6 +255,9 @@ void ApiRouter::Handle(const HttpRequest& request, Reply reply) {
     return HandleAgents(request, seg, std::move(reply));
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "openapi.json" && request.method == "GET")
     return reply(JsonResponse(200, std::string(kOpenApiJson)));
+  if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "catalog" && request.method == "GET" &&
+      catalog_)
+    return reply(JsonValueResponse(catalog_()));
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "search" && request.method == "GET") {
     auto query = ParseSearchQuery(request.query);
     if (!query.ok()) return reply(ErrorResponse(query.status()));

@@ -45,6 +45,10 @@ runtime::Callback<api::AgentSnapshot> SnapshotReply(Reply reply);
 // http_forwarder.h).
 runtime::Forwarding ForwardingOf(const HttpRequest& request);
 
+// GET /v1/catalog's body, the known ACP agents (runtime::CatalogToJson); called on the request's
+// thread.
+using CatalogSource = std::function<boost::json::value()>;
+
 class WorkspaceRoutes;  // workspace_routes.h
 class NotifyRoutes;     // notify_routes.h
 
@@ -76,7 +80,7 @@ class ApiRouter {
   ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline,
             Metrics& metrics, Hub& hub, BatchLimits read_limits = {},
             ConsumerRoutes* consumer_routes = nullptr, WorkspaceRoutes* workspace_routes = nullptr,
-            NotifyRoutes* notify_routes = nullptr);
+            NotifyRoutes* notify_routes = nullptr, CatalogSource catalog = nullptr);
 
   // The route pattern of a request for metrics ("/v1/agents/{id}/messages"), "other" if none.
   static std::string RouteOf(const HttpRequest& request);
@@ -99,6 +103,7 @@ class ApiRouter {
   ConsumerRoutes* consumer_routes_;    // null: no consumer or inbox endpoints
   WorkspaceRoutes* workspace_routes_;  // null: no worktrees (a create asking for one is refused)
   NotifyRoutes* notify_routes_;        // null: no notification endpoints
+  CatalogSource catalog_;              // null: no GET /v1/catalog
 };
 
 // Parses the timeline query: direction (tail|before|after), cursor (E:S), limit (1..500),

@@ -541,7 +541,7 @@ Status Server::Start() {
   s.ctx.consumer_routes = std::make_unique<ConsumerRoutes>(o.consumers, o.inbox);
   s.ctx.router = std::make_unique<ApiRouter>(
       s.ctx.agents, s.ctx.log, *s.ctx.timeline, s.ctx.metrics, *s.ctx.hub, o.batch,
-      s.ctx.consumer_routes.get(), o.workspaces, o.notify_routes);
+      s.ctx.consumer_routes.get(), o.workspaces, o.notify_routes, o.catalog);
   if (o.devices != nullptr) {
     s.ctx.device_routes = std::make_unique<DeviceRoutes>(*o.devices, o.pairing_public_url);
     s.ctx.device_connections = std::make_unique<DeviceConnections>(o.max_connections);

@@ -94,6 +94,8 @@ struct ServerOptions {
   // root; `reply` takes the response once, from any thread. Null: /mcp answers 404. Must stay
   // callable until Stop() returned.
   std::function<void(const HttpRequest& request, std::function<void(HttpResponse)> reply)> mcp;
+  // GET /v1/catalog's body (api_router.h); null: that endpoint answers 404.
+  CatalogSource catalog;
   // TLS (docs/operations.md, "TLS"): with both set, every connection on the port is TLS 1.2 or
   // later with the PEM certificate chain and key in these files (both or neither), and every
   // response carries Strict-Transport-Security. The files are read again when they change

@@ -631,6 +631,20 @@ async function openapi(port) {
     fail('GET /v1/openapi.json', 'the daemon serves another document than docs/openapi.yaml');
 }
 
+// The ACP catalog: every entry strict against CatalogAgent; nothing of it is installed for the
+// contract's daemon but what its PATH holds.
+async function catalog(port) {
+  const res = await request(port, 'GET', '/v1/catalog');
+  check('/v1/catalog', 'GET', res, 200);
+  const agents = res.status === 200 ? JSON.parse(res.text).agents : [];
+  if (!agents.some((a) => a.id === 'codex-acp' && a.proven && a.provider === 'acp:codex-acp'))
+    fail('GET /v1/catalog', 'no proven codex-acp entry');
+  const missing = agents.find((a) => !a.installed);
+  if (missing) {
+    check('/v1/agents', 'POST', await request(port, 'POST', '/v1/agents', {json: {provider: missing.provider, cwd: '/tmp'}}), 400);
+  }
+}
+
 async function mcp(port) {
   const res = await request(port, 'POST', '/mcp', {json: {jsonrpc: '2.0', id: 1, method: 'tools/list'}});
   check('/mcp', 'POST', res, 200);
@@ -695,6 +709,7 @@ async function main() {
     await streams(a.port);
     await mcp(a.port);
     await openapi(a.port);
+    await catalog(a.port);
     check('/v1/agents/{id}', 'DELETE', await request(a.port, 'DELETE', `/v1/agents/${id}`), 200);
     await sweep(a.port);
     const token = crypto.randomBytes(16).toString('hex');

@@ -105,6 +105,38 @@ int ListAgents(const ClientContext& context, bool include_closed) {
   });
 }
 
+int ListCatalog(const ClientContext& context) {
+  return RunCall(context, [&](client::DaemonApi& api) -> Status {
+    AS_ASSIGN_OR_RETURN(json::value reply, api.Call("GET", "/v1/catalog"));
+    if (context.json) {
+      PrintJson(reply);
+      return Status::Ok();
+    }
+    const json::value* agents =
+        reply.is_object() ? reply.get_object().if_contains("agents") : nullptr;
+    if (agents == nullptr || !agents->is_array())
+      return Error(ErrorCode::kInvalidArgument, "daemon: catalog: not a list");
+    for (const json::value& element : agents->get_array()) {
+      if (!element.is_object()) return Error(ErrorCode::kInvalidArgument, "daemon: catalog entry");
+      const json::object& agent = element.get_object();
+      const auto text = [&agent](std::string_view key) {
+        const json::value* v = agent.if_contains(key);
+        return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+      };
+      const auto flag = [&agent](std::string_view key) {
+        const json::value* v = agent.if_contains(key);
+        return v != nullptr && v->is_bool() && v->get_bool();
+      };
+      const bool installed = flag("installed");
+      fmt::print("{:<26} {:<9} {:<6} {} {}{}\n", text("provider"),
+                 installed ? "installed" : "missing", flag("proven") ? "proven" : "listed",
+                 text("name"), text("version"),
+                 installed ? std::string() : "  (" + text("install") + ")");
+    }
+    return Status::Ok();
+  });
+}
+
 int NewAgent(const ClientContext& context, const NewAgentOptions& options) {
   // A client request id of its own: a create the transport repeats makes one agent.
   api::AgentConfig config{options.provider, options.cwd,   options.model,

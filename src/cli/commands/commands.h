@@ -72,6 +72,8 @@ struct FollowOptions {
 };
 
 int ListAgents(const ClientContext& context, bool include_closed);
+// `agents catalog`: the daemon's ACP catalog, whether each agent is installed there and proven.
+int ListCatalog(const ClientContext& context);
 int NewAgent(const ClientContext& context, const NewAgentOptions& options);
 int ShowAgent(const ClientContext& context, const std::string& agent);
 int RemoveAgent(const ClientContext& context, const RemoveAgentOptions& options);

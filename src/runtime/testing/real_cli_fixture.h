@@ -58,6 +58,7 @@ class RealCliFixture : public ::testing::TestWithParam<P> {
     options.opencode_env = setup_.env;
     options.acp_programs["gemini"] = acp_testing::AgentProgram(acp_testing::Agent::kGemini);
     options.acp_env = setup_.env;
+    Configure(options);
     factory_ = std::make_unique<DefaultProviderFactory>(options);
     manager_ = std::make_unique<AgentManager>(log_, *factory_, loop_);
   }
@@ -72,6 +73,9 @@ class RealCliFixture : public ::testing::TestWithParam<P> {
     std::error_code ec;
     if (!root_.empty()) std::filesystem::remove_all(root_, ec);
   }
+
+  // A test's own settings of the providers, made after the fixture's (setup_ and root_ are set).
+  virtual void Configure(ProviderFactoryOptions& options) { (void)options; }
 
   // Runs the loop until the call answers, up to two minutes (a real CLI's turn).
   template <class T>
