@@ -48,6 +48,14 @@
 #                            a TCP proxy (tests/lib/tcp_proxy.mjs) in front of daemon TARGET that
 #                            keeps one address while TARGET is restarted on other ports (its
 #                            connections close while TARGET is down); sets NAME_url and NAME_port
+#   contract_proxy NAME TARGET
+#                            an HTTP proxy (tests/openapi/contract_proxy.mjs) in front of daemon
+#                            TARGET, restarts included, that checks every answer of an operation
+#                            of docs/openapi.yaml passing through it against the document; sets
+#                            NAME_url and NAME_port. A test whose clients use NAME_url fails at its
+#                            end when an answer did not match (each problem is printed). Without
+#                            tests/openapi's packages (npm ci there) it is start_proxy's TCP proxy
+#                            and nothing is checked (a line says so)
 #   at_cleanup COMMAND...    the cleanup runs COMMAND (after killing the test's processes, before
 #                            removing E2E_DIR), e.g. to unmount what the test mounted in it
 #   pg_database              creates a database of its own on the PostgreSQL server of
@@ -78,6 +86,11 @@ _e2e_child() {
 _e2e_cleanup() {
   local status=$? pid parent db hook
   trap - EXIT
+  if [ "$status" -eq 0 ] && [ -s "$E2E_DIR/contract.failures" ]; then
+    echo "FAIL: answers that docs/openapi.yaml does not describe (tests/openapi/contract_proxy.mjs):"
+    cat "$E2E_DIR/contract.failures"
+    status=1
+  fi
   # (bash reports each killed job on stderr; that is no news here)
   if [ -f "$E2E_DIR/.pids" ]; then
     {
@@ -243,6 +256,23 @@ start_proxy() {
   show_on_failure "$out"
   port=$(wait_for_output "$out" '^listening ([0-9]+)$' 30) || fail "proxy $name did not start"
   _e2e_set "$name" "$scheme://$host:$port" "$port"
+}
+
+contract_proxy() {
+  local name=$1 target=$2 out port
+  _e2e_name "$name"
+  if [ ! -d "$_e2e_lib_dir/../openapi/node_modules/ajv" ]; then
+    echo "e2e: tests/openapi/node_modules is missing (npm ci there): answers are not checked"
+    start_proxy "$name" "$target"
+    return 0
+  fi
+  out="$E2E_DIR/$name.proxy.out"
+  node "$_e2e_lib_dir/../openapi/contract_proxy.mjs" --target-file "$E2E_DIR/.$target.port" \
+    --failures "$E2E_DIR/contract.failures" >"$out" 2>&1 &
+  track_pid $!
+  show_on_failure "$out"
+  port=$(wait_for_output "$out" '^listening ([0-9]+)$' 30) || fail "contract proxy $name did not start"
+  _e2e_set "$name" "http://127.0.0.1:$port" "$port"
 }
 
 pg_database() {

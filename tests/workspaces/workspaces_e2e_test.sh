@@ -27,12 +27,13 @@ git -C "$repo" add -A && git -C "$repo" commit -q -m first || fail "first commit
 head=$(git -C "$repo" rev-parse HEAD)
 
 start_daemon serve
-export AGENTSTREAM_URL=$serve_url
+contract_proxy api serve  # every answer checked against docs/openapi.yaml (tests/lib/e2e.sh)
+export AGENTSTREAM_URL=$api_url
 worktrees=$(daemon_data serve)/worktrees
 
 # http METHOD PATH [BODY]: prints the body, then the status on a last line.
 http() {
-  curl -s -X "$1" "$serve_url$2" -H 'content-type: application/json' ${3:+--data "$3"} \
+  curl -s -X "$1" "$api_url$2" -H 'content-type: application/json' ${3:+--data "$3"} \
     -w '\n%{http_code}'
 }
 status_of() { tail -n 1 <<<"$1"; }
@@ -50,7 +51,7 @@ b=$("$bin" agents new --provider scripted --cwd "$repo" --worktree feature/b --b
 "$bin" agents show "$a" --json | grep -q "\"cwd\":\"$worktrees/$a\"" || fail "a does not run in its worktree"
 "$bin" events "$a" --json >"$dir/a.events" 2>&1 || true
 # Every client sees the worktree: it is an event of the session.
-curl -s "$serve_url/v1/agents/$a/events" >"$dir/a.events"
+curl -s "$api_url/v1/agents/$a/events" >"$dir/a.events"
 grep -q '"kind":"workspace.created"' "$dir/a.events" || fail "no workspace.created: $(cat "$dir/a.events")"
 grep -q "\"baseCommit\":\"$head\"" "$dir/a.events" || fail "workspace.created lacks the base commit"
 grep -q "\"branch\":\"agentstream/$a\"" "$dir/a.events" || fail "workspace.created lacks the branch"
@@ -68,11 +69,11 @@ git -C "$worktrees/$b" commit -q -am "b's change" || fail "commit in b's worktre
   (cd "$worktrees/$a" && git diff --no-index --full-index -- /dev/null added.txt); } >"$dir/a.expected"
 cmp -s "$dir/a.diff" "$dir/a.expected" || fail "a's diff is not git's: $(diff "$dir/a.expected" "$dir/a.diff")"
 git -C "$worktrees/$a" status --porcelain | grep -q '^?? added.txt' || fail "the diff changed a's index"
-curl -s -H 'accept: text/x-diff' "$serve_url/v1/agents/$b/diff" >"$dir/b.diff"
+curl -s -H 'accept: text/x-diff' "$api_url/v1/agents/$b/diff" >"$dir/b.diff"
 git -C "$worktrees/$b" diff --full-index "$head" >"$dir/b.expected"
 cmp -s "$dir/b.diff" "$dir/b.expected" || fail "b's diff is not git's: $(cat "$dir/b.diff")"
 [ -s "$dir/b.diff" ] || fail "b's committed change is not in its diff"
-curl -s "$serve_url/v1/agents/$b/diff?against=feature/b" -H 'accept: text/x-diff' >"$dir/b.self"
+curl -s "$api_url/v1/agents/$b/diff?against=feature/b" -H 'accept: text/x-diff' >"$dir/b.self"
 [ ! -s "$dir/b.self" ] || fail "b against its own branch is not empty: $(cat "$dir/b.self")"
 
 "$bin" diff "$a" --json >"$dir/a.json" || fail "diff --json"
@@ -81,7 +82,7 @@ grep -q '"path":"added.txt","status":"added"' "$dir/a.json" || fail "JSON diff l
 grep -q '"additions":3,"deletions":1' "$dir/a.json" || fail "JSON diff totals: $(cat "$dir/a.json")"
 grep -q '"truncated":false' "$dir/a.json" || fail "JSON diff truncated"
 grep -q '"+TWO (a)"' "$dir/a.json" || fail "JSON diff lacks the hunk line"
-small=$(curl -s -D "$dir/small.headers" "$serve_url/v1/agents/$a/diff?maxBytes=1024")
+small=$(curl -s -D "$dir/small.headers" "$api_url/v1/agents/$a/diff?maxBytes=1024")
 grep -q '"truncated":false' <<<"$small" || fail "a small diff is within 1024 bytes: $small"
 r=$(http GET "/v1/agents/$a/diff?maxBytes=10")
 [ "$(status_of "$r")" = 400 ] || fail "maxBytes=10 is refused: $r"
@@ -95,7 +96,7 @@ f=$("$bin" fork "$b" --at "$cursor") || fail "fork b"
 [ "$(git -C "$worktrees/$f" rev-parse HEAD)" = "$(git -C "$worktrees/$b" rev-parse HEAD)" ] ||
   fail "the fork does not start at b's branch as it is now"
 [ "$(git -C "$worktrees/$f" rev-parse --abbrev-ref HEAD)" = "agentstream/$f" ] || fail "the fork's branch"
-curl -s "$serve_url/v1/agents/$f/events" | grep -q "\"base\":\"feature/b\"" || fail "the fork's workspace.created"
+curl -s "$api_url/v1/agents/$f/events" | grep -q "\"base\":\"feature/b\"" || fail "the fork's workspace.created"
 "$bin" agents show "$f" --json | grep -q "\"cwd\":\"$worktrees/$f\"" || fail "the fork does not run in its worktree"
 "$bin" diff "$f" >"$dir/f.diff" || fail "diff of the fork"
 [ ! -s "$dir/f.diff" ] || fail "a fresh fork has changes: $(cat "$dir/f.diff")"
@@ -104,7 +105,7 @@ curl -s "$serve_url/v1/agents/$f/events" | grep -q "\"base\":\"feature/b\"" || f
 kill_daemon serve
 rm -rf "$worktrees/$f"
 start_daemon serve
-export AGENTSTREAM_URL=$serve_url
+export AGENTSTREAM_URL=$api_url
 "$bin" worktrees >"$dir/worktrees.txt" || fail "worktrees"
 grep -Eq "^$a +present +open +agentstream/$a" "$dir/worktrees.txt" || fail "worktrees lacks a: $(cat "$dir/worktrees.txt")"
 grep -Eq "^$b +present +open +feature/b" "$dir/worktrees.txt" || fail "worktrees lacks b"
@@ -127,7 +128,7 @@ grep -q "uncommitted changes" <<<"$r" || fail "the 409 names the uncommitted cha
 "$bin" agents rm "$a" --remove-worktree --force >/dev/null || fail "forced removal"
 [ ! -e "$worktrees/$a" ] || fail "a's worktree is still there"
 git -C "$repo" rev-parse --verify --quiet "refs/heads/agentstream/$a" >/dev/null || fail "a's branch was deleted"
-curl -s "$serve_url/v1/agents/$a/events" | grep -q '"kind":"workspace.removed"' || fail "no workspace.removed"
+curl -s "$api_url/v1/agents/$a/events" | grep -q '"kind":"workspace.removed"' || fail "no workspace.removed"
 "$bin" agents rm "$b" --remove-worktree >/dev/null || fail "removing b's clean worktree"
 [ ! -e "$worktrees/$b" ] || fail "b's worktree is still there"
 "$bin" worktrees >"$dir/worktrees.txt" || fail "worktrees after the removals"
@@ -137,7 +138,7 @@ grep -Eq "^$f +missing" "$dir/worktrees.txt" || fail "the worktree deleted by ha
 # A restarted daemon tells them apart from the logs alone.
 kill_daemon serve
 start_daemon serve
-export AGENTSTREAM_URL=$serve_url
+export AGENTSTREAM_URL=$api_url
 "$bin" worktrees >"$dir/worktrees.txt" || fail "worktrees after a restart"
 grep -Eq "^$a +removed +closed" "$dir/worktrees.txt" || fail "a is not removed after a restart: $(cat "$dir/worktrees.txt")"
 grep -Eq "^$f +missing" "$dir/worktrees.txt" || fail "f is not missing after a restart"
@@ -172,7 +173,7 @@ printf '#!/bin/sh\nPATH=/nonexistent exec "%s" "$@"\n' "$bin" >"$dir/agentstream
 chmod +x "$dir/agentstream-without-git"
 E2E_BIN=$dir/agentstream-without-git
 start_daemon serve
-export AGENTSTREAM_URL=$serve_url
+export AGENTSTREAM_URL=$api_url
 expect_refused 400 "cannot run git" "{\"provider\":\"scripted\",\"cwd\":\"$repo\",\"worktree\":{}}"
 [ "$(ls "$worktrees" | wc -l)" = "$before" ] || fail "a create without git left a worktree"
 echo "PASS"

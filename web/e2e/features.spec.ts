@@ -8,10 +8,12 @@ import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { Daemon } from './daemon';
 import { createAgent, pane, replicaRows, send } from './helpers';
+import { checkHttpAnswers } from './http_answers';
 import { checkWsFrames } from './ws_frames';
 
 let daemon: Daemon;
 checkWsFrames();
+checkHttpAnswers();
 
 test.afterEach(async () => {
   await daemon?.dispose(test.info());

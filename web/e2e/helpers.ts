@@ -1,5 +1,6 @@
 import { expect, type Page, test } from '@playwright/test';
 import { Daemon, type DaemonOptions } from './daemon';
+import { checkHttpAnswers } from './http_answers';
 import { checkWsFrames } from './ws_frames';
 
 // Screenshots of the views: into docs/ with UPDATE_SCREENSHOTS=1, else test-results/.
@@ -8,10 +9,11 @@ export const shot = (name: string) => (process.env.UPDATE_SCREENSHOTS ? `../docs
 // A daemon with the scripted agent (its chunks `chunkMs` apart) for each test of the file that
 // calls this at its top: started before each test, disposed after it. `run.daemon` is the
 // current test's. The pages' /ws frames are checked against the protocol's schema
-// (ws_frames.ts).
+// (ws_frames.ts), their HTTP answers against the OpenAPI document (http_answers.ts).
 export function daemonPerTest(chunkMs: number, options: DaemonOptions = {}): { daemon: Daemon } {
   const run = {} as { daemon: Daemon };
   checkWsFrames();
+  checkHttpAnswers();
   test.beforeEach(async () => {
     run.daemon = new Daemon(['--scripted-chunk-ms', String(chunkMs)], options);
     await run.daemon.start();

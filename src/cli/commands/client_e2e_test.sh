@@ -30,10 +30,12 @@ unset AGENTSTREAM_TOKEN
 
 start() {  # start [serve options...]: (re)starts the daemon; the client talks to it
   start_daemon serve "${store_args[@]}" "$@"
-  export AGENTSTREAM_URL=$serve_url
+  export AGENTSTREAM_URL=$api_url
 }
-# follow's stable address across the daemon's restart.
+# follow's stable address across the daemon's restart; every other client's answers are checked
+# against docs/openapi.yaml on their way (tests/lib/e2e.sh, contract_proxy).
 start_proxy front serve
+contract_proxy api serve
 
 # ---- a turn with --wait, history, agents ls ----
 start

@@ -18,8 +18,10 @@ dir=$E2E_DIR
 unset AGENTSTREAM_TOKEN AGENTSTREAM_URL
 start() {  # start NAME: (re)starts daemon NAME; its client options go to the array NAME
   start_daemon "$1"
+  # The client's answers are checked against docs/openapi.yaml on their way (tests/lib/e2e.sh).
+  [ -n "$(daemon_url "p$1")" ] || contract_proxy "p$1" "$1"
   local -n options=$1
-  options=(--url "$(daemon_url "$1")")
+  options=(--url "$(daemon_url "p$1")")
 }
 stop() {  # stop NAME: a clean stop (SIGTERM), so its log can be read directly
   kill_daemon "$1"

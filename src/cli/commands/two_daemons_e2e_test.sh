@@ -15,8 +15,11 @@ show_on_failure "$dir/follow.err"
 unset AGENTSTREAM_TOKEN AGENTSTREAM_URL
 start_daemon a --store "$store"
 start_daemon b --store "$store"
-a=(--url "$a_url")
-b=(--url "$b_url")
+# The clients' answers are checked against docs/openapi.yaml on their way (tests/lib/e2e.sh).
+contract_proxy pa a
+contract_proxy pb b
+a=(--url "$pa_url")
+b=(--url "$pb_url")
 
 agent=$("$bin" "${a[@]}" agents new --provider scripted --cwd "$dir" --title two) || fail "agents new on a"
 "$bin" "${a[@]}" send "$agent" "first" --wait >/dev/null || fail "send on a"
