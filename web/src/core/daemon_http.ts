@@ -50,6 +50,18 @@ export class DaemonHttp {
   }
 }
 
+// An agent of GET /v1/catalog (docs/providers.md, "The catalog"): the create form offers the
+// installed ones.
+export interface CatalogAgent {
+  id: string;
+  provider: string;
+  name: string;
+  version: string;
+  description: string;
+  installed: boolean;
+  proven: boolean;
+}
+
 // GET /v1/agents/{id}/diff (docs/workspaces.md, "The diff").
 export interface DiffHunk {
   header: string;

@@ -8,7 +8,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { SyncEngine } from '../core/sync';
 import type { WsTransport } from '../core/transport';
 import type { AgentSnapshot } from '../core/types';
-import type { DaemonHttp } from '../core/daemon_http';
+import type { CatalogAgent, DaemonHttp } from '../core/daemon_http';
 import type { CachedAgents } from '../core/agent_cache';
 import { parseFragment } from '../core/auth';
 import { inboxEntries, meetAgents, type SeenCursors } from '../core/inbox';
@@ -251,7 +251,7 @@ export function App({
           titleOf={(id) => engine.agents.get(id)?.title || id}
           onOpen={(hit) => openAgent(hit.agent, focused, hit.cursor)}
         />
-        <CreateAgentForm onCreate={onCreate} />
+        <CreateAgentForm http={http} onCreate={onCreate} />
         <ul class="agents" data-testid="agents">
           {agents.map((a) => (
             <AgentRow
@@ -364,8 +364,21 @@ type CreateConfig = {
 
 const CreateAgentForm = memo(CreateAgent);
 
-function CreateAgent({ onCreate }: { onCreate(cfg: CreateConfig): Promise<void> }) {
+// The providers every daemon has; the ACP agents installed on it come from its catalog.
+const BUILT_IN_PROVIDERS = ['scripted', 'claude', 'codex', 'opencode'];
+
+function CreateAgent({ http, onCreate }: { http: DaemonHttp; onCreate(cfg: CreateConfig): Promise<void> }) {
   const [provider, setProvider] = useState('scripted');
+  const [installed, setInstalled] = useState<CatalogAgent[]>([]);
+  useEffect(() => {
+    let live = true;
+    void http.getJson<{ agents: CatalogAgent[] }>('/v1/catalog').then((r) => {
+      if (live && r.ok) setInstalled(r.value.agents.filter((a) => a.installed));
+    });
+    return () => {
+      live = false;
+    };
+  }, [http]);
   const [cwd, setCwd] = useState('/tmp');
   const [title, setTitle] = useState('');
   const [model, setModel] = useState('');
@@ -397,8 +410,16 @@ function CreateAgent({ onCreate }: { onCreate(cfg: CreateConfig): Promise<void> 
       <label>
         Provider
         <select value={provider} onChange={(e) => setProvider((e.target as HTMLSelectElement).value)} data-testid="provider">
-          <option value="scripted">scripted</option>
-          <option value="claude">claude</option>
+          {BUILT_IN_PROVIDERS.map((p) => (
+            <option key={p} value={p}>
+              {p}
+            </option>
+          ))}
+          {installed.map((a) => (
+            <option key={a.provider} value={a.provider} title={a.description}>
+              {a.name} ({a.provider})
+            </option>
+          ))}
         </select>
       </label>
       <label>
