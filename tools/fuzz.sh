@@ -15,7 +15,7 @@ shift
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(fuzz_record_batch fuzz_event_codec fuzz_http_request fuzz_line_framer fuzz_sse_parser
-    fuzz_json_rpc fuzz_claude_stream fuzz_stream_headers fuzz_item_ranges fuzz_unified_diff
+    fuzz_json_rpc fuzz_claude_stream fuzz_codex_rollout fuzz_stream_headers fuzz_item_ranges fuzz_unified_diff
     fuzz_search_query fuzz_ws_app fuzz_config_file fuzz_push_subscription fuzz_pairing)
 fi
 
