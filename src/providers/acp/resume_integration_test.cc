@@ -126,8 +126,8 @@ TEST_P(ResumeCli, ResumedSessionHydratesItsPastAndTakesNewTurns) {
     EXPECT_TRUE(own->empty());
     first.CheckInvariants();
     if (GetParam() == Agent::kQwen) {
-      EXPECT_TRUE(first.WaitFor([&] { return SavedReply(session_id, "Echo: hello there"); },
-                                Millis(30000)))
+      EXPECT_TRUE(
+          first.WaitFor([&] { return SavedReply(session_id, "Echo: hello there"); }, Millis(30000)))
           << "qwen never wrote the reply to its chat file";
     }
     const int pid = first.provider().GetRuntimeInfo().pid;
