@@ -65,6 +65,16 @@ if ! (cd "$OPENAPI" && npm ls --depth=0 >/dev/null 2>&1); then
 fi
 echo "setup: OpenAPI tools present"
 
+# The TypeScript client package (clients/typescript): TypeScript, openapi-typescript and ws,
+# pinned by its package-lock.json.
+CLIENT_TS="$(cd "$(dirname "$0")/.." && pwd)/clients/typescript"
+if ! cmp -s "$CLIENT_TS/package-lock.json" "$CLIENT_TS/node_modules/.installed-lock.json" 2>/dev/null; then
+  echo "setup: npm ci in clients/typescript"
+  (cd "$CLIENT_TS" && npm ci --no-audit --no-fund --loglevel=error &&
+    cp package-lock.json node_modules/.installed-lock.json)
+fi
+echo "setup: client package dependencies present"
+
 # The web page (web/): Vite, Vitest and Playwright pinned by web/package-lock.json; the browser
 # tests drive Debian's chromium (installed above), never a downloaded browser.
 WEB="$(cd "$(dirname "$0")/.." && pwd)/web"

@@ -1,0 +1,20 @@
+// @agentstream/client: a client of the agentstream daemon (docs/protocol.md).
+export { AgentstreamError, isAgentstreamError } from './errors.js';
+export { AgentstreamHttp, errorFrom } from './http.js';
+export type { CallOptions, EventsRead, FetchLike, HttpClientOptions, JsonAnswer, ReadEventsOptions } from './http.js';
+export { EventFollower, followEvents, readAllEvents } from './stream.js';
+export type { FollowItem, FollowOptions } from './stream.js';
+export { AgentReplica, ReplicaClient } from './replica.js';
+export type {
+  EventsBatch,
+  ReplicaOptions,
+  ReplicaState,
+  ResetNotice,
+  SubscribeOptions,
+  WebSocketConstructor,
+  WebSocketLike,
+} from './replica.js';
+export { compareCursors, cursorToOffset, eventCursor, formatCursor, offsetToCursor, parseCursor } from './cursor.js';
+export type { Cursor } from './cursor.js';
+export { Backoff, newId } from './backoff.js';
+export type * from './types.js';

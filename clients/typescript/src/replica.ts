@@ -1,0 +1,744 @@
+// The WebSocket replica (the app protocol at /ws, docs/protocol.md and
+// docs/ws-protocol.schema.json): one connection that reconnects with backoff, requests matched
+// to replies by id, subscriptions to agents from a cursor (replay, then live) that are resumed
+// from the last cursor seen after every reconnect and de-duplicated by cursor, agent snapshots
+// kept current from the live notices, and submissions (prompts) with client message ids: a
+// prompt sent while disconnected goes once the connection is back, and one whose answer was lost
+// goes again with the same id (the daemon records it once and answers `duplicate`).
+import { AgentstreamError } from './errors.js';
+import { Backoff, newId } from './backoff.js';
+import { compareCursors, formatCursor, parseCursor, type Cursor } from './cursor.js';
+import type {
+  AgentConfig,
+  AgentSnapshot,
+  EventEnvelope,
+  PermissionReply,
+  SearchResult,
+  SendReply,
+  SendRequest,
+  TimelinePage,
+  TimelineQuery,
+} from './types.js';
+
+/** What the replica needs of a WebSocket: the browser's, Node 22's global one, or `ws`'s. */
+export interface WebSocketLike {
+  readonly readyState: number;
+  onopen: ((ev: any) => void) | null;
+  onmessage: ((ev: { data: any }) => void) | null;
+  onclose: ((ev: { code: number; reason: string }) => void) | null;
+  onerror: ((ev: any) => void) | null;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+}
+export type WebSocketConstructor = new (url: string) => WebSocketLike;
+
+export interface ReplicaOptions {
+  /** The daemon's base URL (`http://127.0.0.1:7600`); the socket is `ws://.../ws`. */
+  baseUrl?: string;
+  /** Or the WebSocket URL itself. */
+  url?: string;
+  /** Sent as `?token=` (browsers cannot set headers on a WebSocket). */
+  token?: string;
+  /**
+   * The WebSocket constructor. Default: the global one when there is one (browsers, Node 22),
+   * else the `ws` package's.
+   */
+  WebSocket?: WebSocketConstructor;
+  /** Reconnect backoff: from this (default 250 ms) doubling up to maxDelayMs (default 5000 ms). */
+  minDelayMs?: number;
+  maxDelayMs?: number;
+  /** A socket not open within this is given up and retried. Default 8000. */
+  connectTimeoutMs?: number;
+  /** A request not answered within this fails with `timeout`. Default 30000. */
+  requestTimeoutMs?: number;
+  /** Send `agents.list` at each connect and keep every agent's snapshot (else only subscribed agents'). Default true. */
+  watchAgents?: boolean;
+  /** Attempts of one submission before its promise rejects (a retry is safe). Default 20. */
+  maxSendAttempts?: number;
+  /** Submissions not yet answered; a further send rejects with `resource_exhausted`. Default 1000. */
+  maxUnansweredSends?: number;
+}
+
+type Listener<T> = (value: T) => void;
+
+class Emitter<T> {
+  private fns = new Set<Listener<T>>();
+  on(fn: Listener<T>): () => void {
+    this.fns.add(fn);
+    return () => this.fns.delete(fn);
+  }
+  emit(v: T): void {
+    for (const fn of [...this.fns]) {
+      try {
+        fn(v);
+      } catch (e) {
+        queueMicrotask(() => {
+          throw e;
+        });
+      }
+    }
+  }
+}
+
+/** One frame of events, after de-duplication (only events not delivered before). */
+export interface EventsBatch {
+  agent: string;
+  epoch: number;
+  events: EventEnvelope[];
+}
+
+/** A rewind replaced the epoch: `page` is a tail page of the new one; events continue after `page.endCursor`. */
+export interface ResetNotice {
+  agent: string;
+  epoch: number;
+  page: TimelinePage;
+}
+
+export interface SubscribeOptions {
+  /**
+   * Deliver every event after this cursor ("E:S"; "E:0" is the epoch's start), then live.
+   * Without one, delivery starts at the current tail.
+   */
+  cursor?: string;
+  /** Keep every delivered event in `replica.events` (and drop them at a reset). Default false. */
+  keepEvents?: boolean;
+}
+
+export type ReplicaState = 'idle' | 'subscribing' | 'live' | 'closed';
+
+/** One agent followed over the WebSocket: its events from a cursor, and its snapshot. */
+export class AgentReplica {
+  state: ReplicaState = 'idle';
+  /** Every event delivered (with `keepEvents`). */
+  readonly events: EventEnvelope[] = [];
+  private last: Cursor | null;
+  private readonly eventsEmitter = new Emitter<EventsBatch>();
+  private readonly resetEmitter = new Emitter<ResetNotice>();
+  private readonly statusEmitter = new Emitter<AgentSnapshot>();
+  private readonly changeEmitter = new Emitter<void>();
+  /** Frames dropped as already delivered (resumed replays overlapping what was had). */
+  duplicatesDropped = 0;
+
+  constructor(
+    private readonly client: ReplicaClient,
+    readonly agentId: string,
+    private readonly opts: SubscribeOptions,
+  ) {
+    this.last = opts.cursor ? parseCursor(opts.cursor) : null;
+  }
+
+  /** The position of the last event delivered ("E:S"): a resume starts after it. Null before the subscription answered. */
+  get cursor(): string | null {
+    return this.last ? formatCursor(this.last) : null;
+  }
+
+  /** The agent's last snapshot, if the replica has one. */
+  get agent(): AgentSnapshot | undefined {
+    return this.client.agents.get(this.agentId);
+  }
+
+  onEvents(fn: Listener<EventsBatch>): () => void {
+    return this.eventsEmitter.on(fn);
+  }
+  onReset(fn: Listener<ResetNotice>): () => void {
+    return this.resetEmitter.on(fn);
+  }
+  onStatus(fn: Listener<AgentSnapshot>): () => void {
+    return this.statusEmitter.on(fn);
+  }
+
+  /** Resolves once `pred` holds (checked now and at each event, reset or status), else rejects after `timeoutMs`. */
+  waitFor(pred: (r: AgentReplica) => boolean, timeoutMs = 30000, what = 'a condition'): Promise<void> {
+    return waitUntil(this.changeEmitter, () => pred(this), timeoutMs, `${this.agentId}: ${what}`);
+  }
+
+  /** Stops following (the daemon keeps delivering for its 30 s grace; frames are ignored). */
+  async unsubscribe(): Promise<void> {
+    this.state = 'closed';
+    this.client.forget(this);
+    if (this.client.connected) await this.client.request({ type: 'unsubscribe', agent: this.agentId }).catch(() => undefined);
+  }
+
+  // ---- called by the client ----
+
+  /** @internal */
+  subscribeMessage(): Record<string, unknown> {
+    return this.last ? { type: 'subscribe', agent: this.agentId, cursor: formatCursor(this.last) } : { type: 'subscribe', agent: this.agentId };
+  }
+
+  /** @internal */
+  subscribed(reply: { cursor?: string }): void {
+    if (this.state === 'closed') return;
+    if (!this.last && reply.cursor) this.last = parseCursor(reply.cursor);
+    this.state = 'live';
+    this.changeEmitter.emit();
+  }
+
+  /** @internal Returns false when the frame does not continue what was delivered (a gap: resubscribe). */
+  applyEvents(epoch: number, events: EventEnvelope[]): boolean {
+    if (this.state === 'closed') return true;
+    const fresh: EventEnvelope[] = [];
+    let ok = true;
+    for (const e of events) {
+      const c = { epoch: e.epoch ?? epoch, seq: e.seq };
+      if (this.last) {
+        const order = compareCursors(c, this.last);
+        if (order <= 0) {
+          this.duplicatesDropped++;
+          continue;
+        }
+        if (c.epoch === this.last.epoch && c.seq !== this.last.seq + 1) {
+          ok = false;
+          break;
+        }
+      }
+      this.last = c;
+      fresh.push(e);
+    }
+    if (fresh.length) {
+      if (this.opts.keepEvents) this.events.push(...fresh);
+      this.eventsEmitter.emit({ agent: this.agentId, epoch, events: fresh });
+      this.changeEmitter.emit();
+    }
+    return ok;
+  }
+
+  /** @internal */
+  applyReset(epoch: number, page: TimelinePage): void {
+    if (this.state === 'closed') return;
+    this.last = parseCursor(page.endCursor);
+    if (this.opts.keepEvents) this.events.length = 0;
+    this.resetEmitter.emit({ agent: this.agentId, epoch, page });
+    this.changeEmitter.emit();
+  }
+
+  /** @internal */
+  applyStatus(a: AgentSnapshot): void {
+    this.statusEmitter.emit(a);
+    this.changeEmitter.emit();
+  }
+
+  /** Why the replica stopped, when the daemon refused its subscription (`not_found`, ...). */
+  error: AgentstreamError | null = null;
+
+  /** @internal */
+  failed(e: AgentstreamError): void {
+    this.error = e;
+    this.state = 'closed';
+    this.changeEmitter.emit();
+  }
+
+  /** @internal */
+  disconnected(): void {
+    if (this.state !== 'closed') this.state = 'idle';
+    this.changeEmitter.emit();
+  }
+}
+
+interface Pending {
+  resolve: (v: any) => void;
+  reject: (e: Error) => void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+interface Submission {
+  clientMessageId: string;
+  agentId: string;
+  body: Record<string, unknown>;
+  state: 'unsent' | 'sent';
+  attempts: number;
+  resolve: (r: SendReply & { clientMessageId: string }) => void;
+  reject: (e: Error) => void;
+}
+
+/** Daemon error codes after which a submission is tried again (a runtime restarting, an overloaded daemon). */
+const RETRY_CODES = new Set(['unavailable', 'resource_exhausted', 'timeout', 'disconnected', 'misdirected']);
+
+export class ReplicaClient {
+  connected = false;
+  /** The daemon's `server_info` of the current connection. */
+  serverInfo: Record<string, any> | null = null;
+  /** Every agent heard of (with `watchAgents`), else the subscribed ones; closed agents are removed. */
+  readonly agents = new Map<string, AgentSnapshot>();
+
+  private readonly url: string;
+  private readonly opts: ReplicaOptions;
+  private ws: WebSocketLike | null = null;
+  private wsCtor: WebSocketConstructor | null;
+  private socketOpen = false;
+  private running = false;
+  private nextId = 1;
+  private pending = new Map<string, Pending>();
+  private replicas = new Map<string, AgentReplica>();
+  private submissions = new Map<string, Submission>();
+  private backoff: Backoff;
+  private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly connectionEmitter = new Emitter<boolean>();
+  private readonly agentEmitter = new Emitter<{ type: string; agent: AgentSnapshot; message?: string }>();
+  private readonly changeEmitter = new Emitter<void>();
+  /** Sockets made so far (the first connect and every reconnect). */
+  connects = 0;
+  /** Why the client stopped for good (no WebSocket implementation), if it did. */
+  fatal: AgentstreamError | null = null;
+
+  constructor(opts: ReplicaOptions) {
+    this.opts = opts;
+    if (opts.url) this.url = opts.url;
+    else if (opts.baseUrl) {
+      const u = new URL(opts.baseUrl.replace(/\/+$/, '') + '/ws');
+      u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+      if (opts.token) u.searchParams.set('token', opts.token);
+      this.url = u.toString();
+    } else throw new Error('ReplicaClient: baseUrl or url is required');
+    this.wsCtor = opts.WebSocket ?? null;
+    this.backoff = new Backoff({ minDelayMs: opts.minDelayMs ?? 250, maxDelayMs: opts.maxDelayMs ?? 5000 });
+  }
+
+  /** Connects (and keeps reconnecting until close()). */
+  start(): this {
+    if (this.running) return this;
+    this.running = true;
+    void this.open();
+    return this;
+  }
+
+  /** Closes the socket for good; pending requests and submissions reject with `aborted`. */
+  close(): void {
+    this.running = false;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
+    const ws = this.ws;
+    this.ws = null;
+    if (ws) {
+      ws.onopen = ws.onmessage = ws.onerror = ws.onclose = null;
+      try {
+        ws.close(1000, 'client closed');
+      } catch {
+        // already closed
+      }
+    }
+    this.lost();
+    for (const s of this.submissions.values()) s.reject(new AgentstreamError('aborted', 'the replica was closed'));
+    this.submissions.clear();
+    for (const r of this.replicas.values()) r.state = 'closed';
+  }
+
+  /** Drops the socket as a network failure would (the client then reconnects). */
+  drop(): void {
+    try {
+      this.ws?.close(4000, 'client reconnect');
+    } catch {
+      // already closed
+    }
+  }
+
+  onConnection(fn: Listener<boolean>): () => void {
+    return this.connectionEmitter.on(fn);
+  }
+
+  /** `agent.created`, `agent.status`, `agent.error`, `agent.queued`, `agent.disposed` notices. */
+  onAgent(fn: Listener<{ type: string; agent: AgentSnapshot; message?: string }>): () => void {
+    return this.agentEmitter.on(fn);
+  }
+
+  /** Resolves once connected (and resubscribed), else rejects after `timeoutMs`. */
+  async waitConnected(timeoutMs = 30000): Promise<void> {
+    await waitUntil(this.changeEmitter, () => this.connected || this.fatal !== null, timeoutMs, 'the connection');
+    if (this.fatal) throw this.fatal;
+  }
+
+  /** Resolves with the agent's snapshot once `pred` holds for it, else rejects after `timeoutMs`. */
+  async waitForAgent(agentId: string, pred: (a: AgentSnapshot) => boolean, timeoutMs = 30000): Promise<AgentSnapshot> {
+    await waitUntil(
+      this.changeEmitter,
+      () => {
+        const a = this.agents.get(agentId);
+        return !!a && pred(a);
+      },
+      timeoutMs,
+      `agent ${agentId}`,
+    );
+    return this.agents.get(agentId)!;
+  }
+
+  // ---- subscriptions ----
+
+  /** Follows an agent: every event after `cursor` (or from the tail), then live, across reconnects. */
+  subscribe(agentId: string, opts: SubscribeOptions = {}): AgentReplica {
+    const old = this.replicas.get(agentId);
+    if (old) old.state = 'closed';
+    const r = new AgentReplica(this, agentId, opts);
+    this.replicas.set(agentId, r);
+    if (this.connected) void this.resubscribe(r);
+    return r;
+  }
+
+  /** @internal */
+  forget(r: AgentReplica): void {
+    if (this.replicas.get(r.agentId) === r) this.replicas.delete(r.agentId);
+  }
+
+  private async resubscribe(r: AgentReplica): Promise<void> {
+    if (r.state === 'closed') return;
+    r.state = 'subscribing';
+    try {
+      const reply = await this.request(r.subscribeMessage());
+      if (this.replicas.get(r.agentId) === r) r.subscribed(reply);
+    } catch (e) {
+      const code = e instanceof AgentstreamError ? e.code : '';
+      if (code === 'disconnected') return; // resubscribed at the next connect
+      if (code === 'timeout') {
+        // A socket that does not answer: start over on a new one.
+        if (this.connected) this.drop();
+        return;
+      }
+      if (RETRY_CODES.has(code)) {
+        setTimeout(() => {
+          if (this.connected && this.replicas.get(r.agentId) === r && r.state === 'subscribing') void this.resubscribe(r);
+        }, 500);
+        return;
+      }
+      // The daemon refused it (an unknown agent, a malformed cursor): the replica stops.
+      r.failed(e instanceof AgentstreamError ? e : new AgentstreamError('error', String(e)));
+      this.forget(r);
+    }
+  }
+
+  // ---- submissions ----
+
+  /**
+   * Sends a prompt with a client message id (made when absent). Resolves with the daemon's
+   * reply; while disconnected it waits and goes at the next connect; a lost answer is sent
+   * again with the same id (the daemon answers `duplicate` with the original turn: the prompt
+   * was recorded once). Rejects with the daemon's error (`not_found`, `invalid_argument`, ...).
+   */
+  send(agentId: string, req: SendRequest | string): Promise<SendReply & { clientMessageId: string }> {
+    const r: SendRequest = typeof req === 'string' ? { text: req } : req;
+    const clientMessageId = r.clientMessageId ?? newId('msg');
+    const existing = this.submissions.get(clientMessageId);
+    if (existing) {
+      // The same prompt again while the first is unanswered: one submission, both callers answered.
+      return new Promise((resolve, reject) => Object.assign(existing, chain(existing, resolve, reject)));
+    }
+    if (this.submissions.size >= (this.opts.maxUnansweredSends ?? 1000)) {
+      return Promise.reject(
+        new AgentstreamError('resource_exhausted', `${this.submissions.size} prompts are still unanswered`),
+      );
+    }
+    const body: Record<string, unknown> = { type: 'send', agent: agentId, clientMessageId };
+    if (r.text !== undefined) body.text = r.text;
+    if (r.whileRunning !== undefined) body.whileRunning = r.whileRunning;
+    if (r.attachments !== undefined) body.attachments = r.attachments;
+    return new Promise((resolve, reject) => {
+      this.submissions.set(clientMessageId, { clientMessageId, agentId, body, state: 'unsent', attempts: 0, resolve, reject });
+      this.flushSubmissions();
+    });
+  }
+
+  /** Submissions not yet answered by the daemon. */
+  get unsettledSubmissions(): number {
+    return this.submissions.size;
+  }
+
+  private flushSubmissions(): void {
+    if (!this.connected) return;
+    for (const s of this.submissions.values()) {
+      if (s.state !== 'unsent') continue;
+      s.state = 'sent';
+      s.attempts++;
+      this.request(s.body)
+        .then((reply: any) => {
+          this.submissions.delete(s.clientMessageId);
+          const { type: _t, id: _i, ...rest } = reply;
+          s.resolve({ ...(rest as SendReply), clientMessageId: s.clientMessageId });
+        })
+        .catch((e: unknown) => {
+          if (!this.submissions.has(s.clientMessageId)) return;
+          const code = e instanceof AgentstreamError ? e.code : '';
+          if (RETRY_CODES.has(code) && s.attempts < (this.opts.maxSendAttempts ?? 20)) {
+            s.state = 'unsent';
+            // Lost with the connection: it goes at the next connect. Otherwise try again soon.
+            if (code !== 'disconnected') setTimeout(() => this.flushSubmissions(), Math.min(5000, 250 * 2 ** s.attempts));
+            return;
+          }
+          this.submissions.delete(s.clientMessageId);
+          s.reject(e instanceof Error ? e : new Error(String(e)));
+        });
+    }
+  }
+
+  // ---- requests ----
+
+  /** One request of the app protocol; resolves with the reply, rejects with the daemon's error or `disconnected`/`timeout`. */
+  request(msg: Record<string, unknown>, timeoutMs = this.opts.requestTimeoutMs ?? 30000): Promise<any> {
+    const ws = this.ws;
+    if (!ws || !this.socketOpen) return Promise.reject(new AgentstreamError('disconnected', 'not connected'));
+    const id = `r${this.nextId++}`;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new AgentstreamError('timeout', `request ${String(msg.type)} not answered within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+      try {
+        ws.send(JSON.stringify({ ...msg, id }));
+      } catch (e) {
+        clearTimeout(timer);
+        this.pending.delete(id);
+        reject(new AgentstreamError('disconnected', `send failed: ${String(e)}`));
+      }
+    });
+  }
+
+  async listAgents(includeClosed = false): Promise<AgentSnapshot[]> {
+    const r = await this.request({ type: 'agents.list', includeClosed });
+    for (const a of r.agents as AgentSnapshot[]) this.setAgent(a, 'agents');
+    return r.agents;
+  }
+
+  /** `agents.create`, with a clientRequestId (made when absent) so a retry makes one agent. */
+  async createAgent(config: AgentConfig): Promise<AgentSnapshot> {
+    const agent = { ...config, clientRequestId: config.clientRequestId ?? newId('create') };
+    const r = await this.request({ type: 'agents.create', agent });
+    this.setAgent(r.agent, 'agent');
+    return r.agent;
+  }
+
+  async closeAgent(agentId: string): Promise<void> {
+    await this.request({ type: 'agents.close', agent: agentId });
+  }
+
+  async interrupt(agentId: string): Promise<void> {
+    await this.request({ type: 'interrupt', agent: agentId });
+  }
+
+  async replyPermission(agentId: string, requestId: string, reply: PermissionReply): Promise<void> {
+    const msg: Record<string, unknown> = { type: 'permission.reply', agent: agentId, requestId, decision: reply.decision };
+    if (reply.optionId != null) msg.optionId = reply.optionId;
+    if (reply.message != null) msg.message = reply.message;
+    await this.request(msg);
+  }
+
+  async setOption(agentId: string, option: 'mode' | 'model' | 'thinking', value: string): Promise<void> {
+    await this.request({ type: `${option}.set`, agent: agentId, [option]: value });
+  }
+
+  async rename(agentId: string, title: string): Promise<AgentSnapshot> {
+    return (await this.request({ type: 'agents.rename', agent: agentId, title })).agent;
+  }
+
+  async timeline(agentId: string, q: TimelineQuery = {}): Promise<TimelinePage> {
+    const msg: Record<string, unknown> = { type: 'timeline.fetch', agent: agentId };
+    for (const k of ['direction', 'cursor', 'limit', 'maxBytes'] as const) if (q[k] !== undefined) msg[k] = q[k];
+    return (await this.request(msg)).page;
+  }
+
+  async fork(agentId: string, cursor: string): Promise<AgentSnapshot> {
+    return (await this.request({ type: 'fork', agent: agentId, cursor })).agent;
+  }
+
+  async rewind(agentId: string, cursor: string): Promise<AgentSnapshot> {
+    return (await this.request({ type: 'rewind', agent: agentId, cursor })).agent;
+  }
+
+  async search(q: string, opts: { agent?: string; limit?: number } = {}): Promise<SearchResult> {
+    const r = await this.request({ type: 'search', q, ...opts });
+    return { hits: r.hits, truncated: r.truncated };
+  }
+
+  // ---- the socket ----
+
+  private async ctor(): Promise<WebSocketConstructor> {
+    if (this.wsCtor) return this.wsCtor;
+    const g = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
+    if (g) return (this.wsCtor = g);
+    const mod: any = await import('ws');
+    return (this.wsCtor = (mod.WebSocket ?? mod.default) as WebSocketConstructor);
+  }
+
+  private async open(): Promise<void> {
+    if (!this.running) return;
+    let Ctor: WebSocketConstructor;
+    try {
+      Ctor = await this.ctor();
+    } catch (e) {
+      // Nothing to connect with: stop, and fail what waits.
+      this.fatal = new AgentstreamError('no_websocket', `no WebSocket: pass one as the WebSocket option, or install ws (${String(e)})`);
+      this.close();
+      this.changeEmitter.emit();
+      return;
+    }
+    if (!this.running) return;
+    this.connects++;
+    let ws: WebSocketLike;
+    try {
+      ws = new Ctor(this.url);
+    } catch {
+      this.scheduleReconnect();
+      return;
+    }
+    this.ws = ws;
+    const connectTimer = setTimeout(() => {
+      if (this.ws === ws && !this.socketOpen) {
+        ws.onopen = ws.onmessage = ws.onerror = ws.onclose = null;
+        try {
+          ws.close();
+        } catch {
+          // never opened
+        }
+        this.closed(ws);
+      }
+    }, this.opts.connectTimeoutMs ?? 8000);
+    ws.onopen = () => {
+      clearTimeout(connectTimer);
+      if (this.ws !== ws) return;
+      this.socketOpen = true;
+      void this.handshake(ws);
+    };
+    ws.onmessage = (ev) => {
+      if (this.ws !== ws) return;
+      let msg: any;
+      try {
+        msg = JSON.parse(typeof ev.data === 'string' ? ev.data : String(ev.data));
+      } catch {
+        return;
+      }
+      this.onMessage(msg);
+    };
+    ws.onerror = () => {
+      // onclose follows
+    };
+    ws.onclose = () => {
+      clearTimeout(connectTimer);
+      this.closed(ws);
+    };
+  }
+
+  // hello, agents.list, every subscription again from its cursor, then the waiting submissions.
+  private async handshake(ws: WebSocketLike): Promise<void> {
+    try {
+      this.serverInfo = await this.request({ type: 'hello' });
+      if (this.opts.watchAgents ?? true) {
+        const list = await this.request({ type: 'agents.list', includeClosed: false });
+        const listed = new Set((list.agents as AgentSnapshot[]).map((a) => a.id));
+        for (const id of [...this.agents.keys()]) if (!listed.has(id) && !this.replicas.has(id)) this.agents.delete(id);
+        for (const a of list.agents as AgentSnapshot[]) this.setAgent(a, 'agents');
+      }
+      if (this.ws !== ws) return;
+      const subs = [...this.replicas.values()].map((r) => this.resubscribe(r));
+      this.connected = true;
+      this.backoff.reset();
+      this.flushSubmissions();
+      await Promise.all(subs);
+    } catch {
+      if (this.ws === ws) this.drop();
+      return;
+    }
+    this.connectionEmitter.emit(true);
+    this.changeEmitter.emit();
+  }
+
+  private closed(ws: WebSocketLike): void {
+    if (this.ws !== ws) return;
+    this.ws = null;
+    const was = this.connected;
+    this.lost();
+    if (was) this.connectionEmitter.emit(false);
+    this.changeEmitter.emit();
+    this.scheduleReconnect();
+  }
+
+  // Requests in flight fail with `disconnected`; submissions in flight go again at the next connect.
+  private lost(): void {
+    this.connected = false;
+    this.socketOpen = false;
+    for (const [, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.reject(new AgentstreamError('disconnected', 'the connection was lost'));
+    }
+    this.pending.clear();
+    for (const s of this.submissions.values()) if (s.state === 'sent') s.state = 'unsent';
+    for (const r of this.replicas.values()) r.disconnected();
+  }
+
+  private scheduleReconnect(): void {
+    if (!this.running || this.reconnectTimer) return;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      void this.open();
+    }, this.backoff.next());
+  }
+
+  private onMessage(msg: any): void {
+    if (msg.id !== undefined && this.pending.has(msg.id)) {
+      const p = this.pending.get(msg.id)!;
+      this.pending.delete(msg.id);
+      clearTimeout(p.timer);
+      if (msg.type === 'error') p.reject(new AgentstreamError(msg.error?.code ?? 'error', msg.error?.message ?? ''));
+      else p.resolve(msg);
+      return;
+    }
+    switch (msg.type) {
+      case 'events': {
+        const r = this.replicas.get(msg.agent);
+        if (r && !r.applyEvents(msg.epoch, msg.events ?? [])) void this.resubscribe(r); // a gap: replay from the cursor
+        return;
+      }
+      case 'reset':
+        this.replicas.get(msg.agent)?.applyReset(msg.epoch, msg.page);
+        return;
+      case 'agent.created':
+      case 'agent.status':
+      case 'agent.error':
+      case 'agent.queued':
+      case 'agent.disposed':
+        this.setAgent(msg.agent, msg.type, msg.message);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private setAgent(a: AgentSnapshot, type: string, message?: string): void {
+    if (a.closed && !this.replicas.has(a.id)) this.agents.delete(a.id);
+    else this.agents.set(a.id, a);
+    this.replicas.get(a.id)?.applyStatus(a);
+    this.agentEmitter.emit({ type, agent: a, message });
+    this.changeEmitter.emit();
+  }
+}
+
+function chain(
+  s: Submission,
+  resolve: (r: SendReply & { clientMessageId: string }) => void,
+  reject: (e: Error) => void,
+): Pick<Submission, 'resolve' | 'reject'> {
+  const r0 = s.resolve;
+  const j0 = s.reject;
+  return {
+    resolve: (v) => {
+      r0(v);
+      resolve(v);
+    },
+    reject: (e) => {
+      j0(e);
+      reject(e);
+    },
+  };
+}
+
+function waitUntil(emitter: Emitter<void>, pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  if (pred()) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const off = emitter.on(() => {
+      if (!pred()) return;
+      clearTimeout(timer);
+      off();
+      resolve();
+    });
+    const timer = setTimeout(() => {
+      off();
+      reject(new AgentstreamError('timeout', `waited ${timeoutMs} ms for ${what}`));
+    }, timeoutMs);
+  });
+}

@@ -1,0 +1,151 @@
+// The HTTP client against a real daemon: a round trip of every call, a permission answered, and
+// the error shape.
+import assert from 'node:assert/strict';
+import {after, before, describe, test} from 'node:test';
+
+import {AgentstreamError, AgentstreamHttp, readAllEvents} from '../dist/index.js';
+import {Daemon, SKIP, until} from './harness.mjs';
+
+describe('HTTP client', {skip: SKIP, timeout: 60000}, () => {
+  let daemon;
+  let http;
+  before(async () => {
+    daemon = await new Daemon().start();
+    http = new AgentstreamHttp({baseUrl: daemon.baseUrl});
+  });
+  after(async () => daemon?.stop());
+
+  const idle = (id) => until(async () => {
+    const a = await http.getAgent(id);
+    return a.status === 'idle' && a.activeTurn === null && a;
+  }, `${id} idle`);
+
+  test('round trip', async () => {
+    assert.deepEqual(await http.health(), {status: 'ok'});
+    const catalog = await http.catalog();
+    assert.ok(Array.isArray(catalog.agents));
+
+    const a = await http.createAgent({provider: 'scripted', cwd: '/tmp', clientRequestId: 'create-1'});
+    assert.match(a.id, /^ses_/);
+    assert.equal(a.provider, 'scripted');
+    // The same clientRequestId answers the same agent.
+    assert.equal((await http.createAgent({provider: 'scripted', cwd: '/tmp', clientRequestId: 'create-1'})).id, a.id);
+    assert.ok((await http.listAgents()).some((x) => x.id === a.id));
+    assert.equal((await http.getAgent(a.id)).id, a.id);
+
+    const reply = await http.send(a.id, {text: 'hello parser', clientMessageId: 'm1'});
+    assert.equal(reply.outcome, 'accepted');
+    assert.equal(reply.clientMessageId, 'm1');
+    // A retry of the same id is recorded once.
+    const again = await http.send(a.id, {text: 'hello parser', clientMessageId: 'm1'});
+    assert.equal(again.outcome, 'duplicate');
+    assert.equal(again.turnId, reply.turnId);
+    // An id is made when none is given.
+    await idle(a.id);
+    const auto = await http.send(a.id, 'second prompt');
+    assert.match(auto.clientMessageId, /^msg_/);
+    await idle(a.id);
+    const {events} = await readAllEvents(http, a.id);
+    assert.equal(events.filter((e) => e.kind === 'user.message' && e.payload.clientMessageId === 'm1').length, 1);
+    assert.equal(events.filter((e) => e.kind === 'user.message').length, 2);
+
+    // Timeline pages.
+    const tail = await http.timeline(a.id, {direction: 'tail', limit: 2});
+    assert.equal(tail.epoch, 1);
+    assert.equal(tail.items.length, 2);
+    const pages = [];
+    for await (const p of http.timelinePages(a.id, {cursor: '1:0', limit: 3})) pages.push(p);
+    assert.ok(pages.length >= 2);
+    assert.equal(pages.at(-1).hasNewer, false);
+    assert.equal(pages.at(-1).endCursor, `1:${events.at(-1).seq}`);
+    const items = pages.flatMap((p) => p.items);
+    assert.ok(items.some((i) => i.kind === 'user_message' && i.text === 'hello parser'));
+
+    // Settings.
+    await http.setMode(a.id, 'default');
+    await http.setModel(a.id, 'scripted-2');
+    await http.setThinking(a.id, 'on');
+    const titled = await http.setTitle(a.id, 'Parser refactor');
+    assert.equal(titled.title, 'Parser refactor');
+    await until(async () => (await http.getAgent(a.id)).thinking === 'on', 'thinking on');
+
+    // Search (the indexer runs about 200 ms after a commit).
+    const found = await until(async () => {
+      const r = await http.search('parser', {agent: a.id});
+      return r.hits.length > 0 && r;
+    }, 'a search hit');
+    assert.equal(found.hits[0].agent, a.id);
+
+    // Interrupt (idle: a no-op), fork, rewind, close.
+    await http.interrupt(a.id);
+    const fork = await http.fork(a.id, '1:4');
+    assert.notEqual(fork.id, a.id);
+    assert.deepEqual(fork.forkedFrom, {agent: a.id, cursor: '1:4'});
+    const rewound = await http.rewind(a.id, '1:4');
+    assert.equal(parseInt(rewound.cursor), 2);
+    const closed = await http.closeAgent(fork.id);
+    assert.equal(closed.closed, true);
+    assert.ok(!(await http.listAgents()).some((x) => x.id === fork.id));
+    assert.ok((await http.listAgents({includeClosed: true})).some((x) => x.id === fork.id));
+  });
+
+  test('a permission answered', async () => {
+    const a = await http.createAgent({provider: 'scripted', cwd: '/tmp'});
+    await http.send(a.id, 'please ask permission first');
+    // (A snapshot may list the permission while its status still says `running`; wait for both.)
+    const asking = await until(async () => {
+      const x = await http.getAgent(a.id);
+      return x.permissions.length > 0 && x.status === 'permission' && x;
+    }, 'a permission request');
+    const requestId = asking.permissions[0].requestId;
+    await http.replyPermission(a.id, requestId, {decision: 'allow'});
+    await idle(a.id);
+    const {events} = await readAllEvents(http, a.id);
+    const resolved = events.find((e) => e.kind === 'permission.resolved');
+    assert.ok(resolved, 'a permission.resolved event');
+    // A second answer: the request is gone.
+    await assert.rejects(http.replyPermission(a.id, requestId, {decision: 'deny'}),
+                         (e) => e instanceof AgentstreamError && e.code === 'not_found' && e.status === 404);
+  });
+
+  test('the error shape', async () => {
+    const err = await http.getAgent('ses_none').catch((e) => e);
+    assert.ok(err instanceof AgentstreamError);
+    assert.equal(err.code, 'not_found');
+    assert.equal(err.status, 404);
+    assert.match(err.message, /ses_none/);
+    assert.equal(err.retryable, false);
+
+    const a = await http.createAgent({provider: 'scripted', cwd: '/tmp'});
+    const bad = await http.timeline(a.id, {direction: 'after'}).catch((e) => e);
+    assert.equal(bad.code, 'invalid_argument');
+    assert.equal(bad.status, 400);
+    const cwd = await http.createAgent({provider: 'scripted', cwd: '/no/such/dir'}).catch((e) => e);
+    assert.equal(cwd.code, 'invalid_argument');
+    assert.match(cwd.message, /no\/such\/dir/);
+    const past = await http.readEvents(a.id, {offset: '1:999999'}).catch((e) => e);
+    assert.equal(past.status, 400);
+
+    // No answer at all: a network error with status 0, after the retries.
+    const nobody = new AgentstreamHttp({baseUrl: 'http://127.0.0.1:1', retries: 1, retryMinDelayMs: 10});
+    const net = await nobody.listAgents().catch((e) => e);
+    assert.equal(net.code, 'network');
+    assert.equal(net.status, 0);
+    assert.equal(net.retryable, true);
+  });
+
+  test('a token', async () => {
+    const guarded = await new Daemon({token: 'sekrit-token'}).start();
+    try {
+      const anon = new AgentstreamHttp({baseUrl: guarded.baseUrl});
+      const e = await anon.listAgents().catch((x) => x);
+      assert.equal(e.code, 'unauthorized');
+      assert.equal(e.status, 401);
+      const owner = new AgentstreamHttp({baseUrl: guarded.baseUrl, token: 'sekrit-token'});
+      assert.ok(Array.isArray(await owner.listAgents()));
+      assert.match(owner.websocketUrl(), /^ws:\/\/127\.0\.0\.1:\d+\/ws\?token=sekrit-token$/);
+    } finally {
+      await guarded.stop();
+    }
+  });
+});
