@@ -18,6 +18,14 @@ bool IsOpenStatus(SessionStatus s) {
   return s == SessionStatus::kRunning || s == SessionStatus::kPermission;
 }
 
+// The permission requests pending in the open runs of `state`.
+std::set<RequestId> PendingRequests(const turn::TurnState& state) {
+  std::set<RequestId> out;
+  for (const auto& [id, run] : state.open)
+    out.insert(run.pending_permissions.begin(), run.pending_permissions.end());
+  return out;
+}
+
 Status RuntimeStopping() {
   return Error(ErrorCode::kUnavailable, "the session's runtime is stopping");
 }
@@ -94,6 +102,7 @@ Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionIn
   turn::TurnState state = std::move(history.turns).Finish();
   const std::size_t left_open = state.open.size();
   agent->desired_status_ = agent->durable_status_ = turn::SessionStatusOf(state);
+  agent->durable_permissions_ = PendingRequests(state);
   LiveAgent* self = agent.get();
   agent->runner_ = std::make_unique<providers::SessionRunner>(
       *agent->provider_, std::move(state), *agent->env_.ids,
@@ -227,9 +236,12 @@ void LiveAgent::Append(const std::vector<NewEvent>& batch) {
                            }});
     }
   }
-  deferred_.push_back({index, [this, status](const Status& s) {
-                         if (s.ok()) durable_status_ = status;
-                       }});
+  deferred_.push_back(
+      {index, [this, status, asking = PendingRequests(runner_->state())](const Status& s) {
+         if (!s.ok()) return;
+         durable_status_ = status;
+         durable_permissions_ = asking;
+       }});
   AppendRequest request;
   request.session = info_.id;
   request.epoch = info_.epoch;
@@ -682,7 +694,8 @@ api::AgentSnapshot LiveAgent::Snapshot() const {
   for (const turn::SubmitPrompt& p : state.queue)
     s.queue.push_back(api::QueuedPrompt{p.client_message_id, p.text});
   for (const providers::PendingPermission& p : provider_->PendingPermissions())
-    s.permissions.push_back(api::PendingPermissionInfo{p.request_id, p.call_id, p.tool_name});
+    if (durable_permissions_.contains(p.request_id))
+      s.permissions.push_back(api::PendingPermissionInfo{p.request_id, p.call_id, p.tool_name});
   s.created_ms = info_.meta.created_ms;
   s.forked_from = info_.forked_from;
   s.loaded = !closing_provider_;

@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -212,6 +213,9 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   std::deque<Deferred> deferred_;
 
   turn::SessionStatus durable_status_ = turn::SessionStatus::kIdle;  // as of acked_tail_
+  // The permission requests of the open runs as of acked_tail_: a snapshot lists only these, so
+  // a client never sees (and answers) a request before the log holds it.
+  std::set<RequestId> durable_permissions_;
   turn::SessionStatus desired_status_ = turn::SessionStatus::kIdle;  // newest decision, and
   std::uint64_t status_generation_ = 0;                              // its number
 

@@ -5,9 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "core/timeline/invariants.h"
 #include "runtime/agent_manager.h"
@@ -24,16 +28,40 @@ using namespace std::chrono_literals;
 using turn::SessionStatus;
 using turn::WhileRunning;
 
-// Forwards to a real log, counts reads, and fails appends on demand.
+// Forwards to a real log, counts reads, fails appends on demand, and on demand holds back the
+// append of a permission request (and every append after it, in order) until ReleaseHeld().
 class CountingLog final : public agentstream::testing::ReadCountingLog {
  public:
   using ReadCountingLog::ReadCountingLog;
   std::atomic<bool> fail_appends{false};
+  std::atomic<bool> hold_permission_requests{false};
 
   void AppendAsync(AppendRequest request, AppendCallback done) override {
     if (fail_appends) return done(Error(ErrorCode::kIoError, "injected append failure"));
+    std::lock_guard lock(mu_);
+    const bool asks =
+        std::any_of(request.events.begin(), request.events.end(),
+                    [](const NewEvent& e) { return e.kind == EventKind::kPermissionRequested; });
+    if (!held_.empty() || (hold_permission_requests && asks)) {
+      held_.emplace_back(std::move(request), std::move(done));
+      return;
+    }
     ReadCountingLog::AppendAsync(std::move(request), std::move(done));
   }
+  std::size_t held() {
+    std::lock_guard lock(mu_);
+    return held_.size();
+  }
+  void ReleaseHeld() {
+    std::lock_guard lock(mu_);
+    hold_permission_requests = false;
+    for (auto& [request, done] : std::exchange(held_, {}))
+      ReadCountingLog::AppendAsync(std::move(request), std::move(done));
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::pair<AppendRequest, AppendCallback>> held_;
 };
 
 class AgentManagerTest : public ::testing::Test {
