@@ -4,21 +4,19 @@
 // past comes back through StreamHistory() as hydration (no turn, nothing in the log), and a new
 // turn in the resumed session works with the earlier conversation in the model's request.
 //
-// Agents: codex app-server, `opencode acp`, `claude-code-acp`, `claude-agent-acp`, `codex-acp` and
-// `qwen --acp`. `gemini --acp` 0.61.0 advertises `loadSession` but answers `session/load` of its
-// own sessions with "No previous sessions found for this project", so it is not in the table.
-// qwen 0.15.10 writes a reply to its chat file (~/.qwen/projects/CWD/chats/SESSION.jsonl) only
-// after it answered the prompt, so its first process is closed once the file holds the reply: one
-// closed before that comes back without the reply in its hydrated past (docs/providers.md).
+// Agents: codex app-server, `opencode acp`, `claude-code-acp`, `claude-agent-acp` and `codex-acp`.
+// `gemini --acp` 0.61.0 advertises `loadSession` but answers `session/load` of its own sessions
+// with "No previous sessions found for this project", so it is not in the table; `qwen --acp`
+// 0.15.10 resumes (the new turn's request carries the earlier prompt), but it writes a reply to
+// its chat file after answering the prompt, so a process closed right after a turn comes back
+// without that reply in its hydrated past (docs/providers.md).
 #include <signal.h>
 #include <stdlib.h>
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 
 #include "providers/acp/acp_test_env.h"
 #include "providers/claude/claude_test_env.h"
@@ -70,19 +68,6 @@ class ResumeCli : public AgentTest {
     std::cerr << "log:\n" << s.DumpLog() << "stderr:\n" << s.StderrTail().substr(0, 4000) << "\n";
   }
   bool codex() const { return GetParam() == Agent::kCodex; }
-  // Whether a chat file of the session under root_ (qwen's SESSION.jsonl) holds `text`.
-  bool SavedReply(const std::string& session, const std::string& text) const {
-    std::error_code ec;
-    for (auto it = std::filesystem::recursive_directory_iterator(root_, ec);
-         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-      if (it->path().filename() != session + ".jsonl") continue;
-      std::ifstream in(it->path());
-      const std::string content((std::istreambuf_iterator<char>(in)),
-                                std::istreambuf_iterator<char>());
-      if (content.find(text) != std::string::npos) return true;
-    }
-    return false;
-  }
 
   std::string root_;
 };
@@ -125,11 +110,6 @@ TEST_P(ResumeCli, ResumedSessionHydratesItsPastAndTakesNewTurns) {
     ASSERT_TRUE(own.ok()) << own.status().ToString();
     EXPECT_TRUE(own->empty());
     first.CheckInvariants();
-    if (GetParam() == Agent::kQwen) {
-      EXPECT_TRUE(
-          first.WaitFor([&] { return SavedReply(session_id, "Echo: hello there"); }, Millis(30000)))
-          << "qwen never wrote the reply to its chat file";
-    }
     const int pid = first.provider().GetRuntimeInfo().pid;
     first.Close();
     EXPECT_FALSE(first.provider().GetRuntimeInfo().connected);
@@ -168,7 +148,7 @@ TEST_P(ResumeCli, ResumedSessionHydratesItsPastAndTakesNewTurns) {
 
 INSTANTIATE_TEST_SUITE_P(Cli, ResumeCli,
                          ::testing::Values(Agent::kCodex, Agent::kOpencode, Agent::kClaude,
-                                           Agent::kCodexAcp, Agent::kClaudeAgent, Agent::kQwen),
+                                           Agent::kCodexAcp, Agent::kClaudeAgent),
                          [](const ::testing::TestParamInfo<Agent>& info) {
                            return AgentName(info.param);
                          });
