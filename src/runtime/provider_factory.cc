@@ -19,39 +19,33 @@ using providers::scripted::ScriptStep;
 
 namespace {
 
-// `configured` (the daemon's own environment when empty, as process::SpawnOptions reads an empty
-// one) with AGENTSTREAM_AGENT_ID set to the agent's id, so that what the CLI runs (its tools, an
-// `agentstream mcp` server) knows which agent it works for.
-std::vector<std::string> EnvironmentFor(const std::vector<std::string>& configured,
-                                        const std::optional<SessionId>& agent) {
-  std::vector<std::string> env = configured;
-  if (env.empty())
-    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
-  constexpr std::string_view kName = "AGENTSTREAM_AGENT_ID=";
-  std::erase_if(env, [&](const std::string& entry) { return entry.starts_with(kName); });
-  if (agent) env.push_back(std::string(kName) + agent->str());
-  return env;
-}
-
-bool IsPresetName(const std::string& name) {
-  const std::vector<std::string> presets = providers::acp::PresetNames();
-  return std::find(presets.begin(), presets.end(), name) != presets.end();
-}
-
-// `base` (the daemon's environment when empty) with `entries` ("KEY=value") set, replacing the
-// same names.
+// `base` (the daemon's own environment when empty, as process::SpawnOptions reads an empty one)
+// with `entries` ("KEY=value") set, each replacing the entry of its name; a "KEY=" entry with
+// `remove` only takes KEY out.
 std::vector<std::string> WithEntries(const std::vector<std::string>& base,
-                                     const std::vector<std::string>& entries) {
-  if (entries.empty()) return base;
+                                     const std::vector<std::string>& entries, bool remove = false) {
   std::vector<std::string> env = base;
   if (env.empty())
     for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
   for (const std::string& entry : entries) {
     const std::string name = entry.substr(0, entry.find('=') + 1);
     std::erase_if(env, [&](const std::string& e) { return e.starts_with(name); });
-    env.push_back(entry);
+    if (!remove) env.push_back(entry);
   }
   return env;
+}
+
+// `configured` with AGENTSTREAM_AGENT_ID set to the agent's id, so that what the CLI runs (its
+// tools, an `agentstream mcp` server) knows which agent it works for.
+std::vector<std::string> EnvironmentFor(const std::vector<std::string>& configured,
+                                        const std::optional<SessionId>& agent) {
+  constexpr std::string_view kName = "AGENTSTREAM_AGENT_ID=";
+  return WithEntries(configured, {std::string(kName) + (agent ? agent->str() : "")}, !agent);
+}
+
+bool IsPresetName(const std::string& name) {
+  const std::vector<std::string> presets = providers::acp::PresetNames();
+  return std::find(presets.begin(), presets.end(), name) != presets.end();
 }
 
 }  // namespace
@@ -202,7 +196,7 @@ providers::acp::AgentCommand DefaultProviderFactory::CatalogCommand(
   }
   if (command.argv.empty()) {
     command.argv = entry.command;
-    command.env = WithEntries(options_.acp_env, entry.env);
+    command.env = entry.env.empty() ? options_.acp_env : WithEntries(options_.acp_env, entry.env);
   }
   command.name = "acp:" + entry.id;
   return command;

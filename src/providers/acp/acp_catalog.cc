@@ -5,6 +5,7 @@
 #include <boost/json/parse.hpp>
 #include <utility>
 
+#include "core/utf8.h"
 #include "providers/acp/acp_catalog_data.h"
 #include "providers/acp/acp_protocol.h"
 #include "providers/wire_fields.h"
@@ -38,13 +39,8 @@ bool ValidId(std::string_view id) {
   });
 }
 
-std::string Cut(std::string text) {
-  if (text.size() <= kMaxTextBytes) return text;
-  std::size_t end = kMaxTextBytes;
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-  text.resize(end);
-  return text;
-}
+// A name, description, version or license, cut on a character boundary.
+std::string Cut(std::string_view text) { return BoundUtf8(text, kMaxTextBytes).text; }
 
 // The registry's reserved environment names (its builder drops them from entries): what would
 // change how any program, not only the agent, runs or where its secrets come from.
@@ -123,8 +119,9 @@ std::string BaseName(std::string_view path) {
   return std::string(path);
 }
 
-// How `distribution` starts on this host: the npx, then uvx, then binary form, as editors
-// choose. False when none applies (a binary for other platforms only) or its fields are bad.
+// How `distribution` starts on this host: the npx, then uvx, then binary form (an installed
+// package's program is found on PATH; an archive must be put there by hand). False when none
+// applies (a binary for other platforms only) or its fields are bad.
 bool ReadDistribution(const json::object& distribution, CatalogEntry* entry) {
   const json::object* target = nullptr;
   std::string program;
