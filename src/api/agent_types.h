@@ -79,6 +79,9 @@ struct AgentSnapshot {
   // Every usage report of the session, summed (the log's SessionMeta::usage); nullopt for a
   // session stored before the log kept totals.
   std::optional<Usage> usage;
+  // The CLI whose transcript the session was imported from ("claude", "codex"; docs/import.md);
+  // empty for a session made here.
+  std::string imported;
 };
 
 // POST /v1/agents/{id}/messages.

@@ -272,6 +272,7 @@ json::object AgentSnapshotToJson(const AgentSnapshot& s) {
   } else {
     out["forkedFrom"] = nullptr;
   }
+  if (!s.imported.empty()) out["imported"] = s.imported;
   return out;
 }
 
@@ -306,6 +307,8 @@ Result<AgentSnapshot> AgentSnapshotFromJson(const json::value& value) {
   AS_ASSIGN_OR_RETURN(s.closed, OptionalBool(*obj, "closed"));
   AS_ASSIGN_OR_RETURN(std::optional<std::string> owner, OptionalString(*obj, "owner"));
   s.owner = owner.value_or("");
+  AS_ASSIGN_OR_RETURN(std::optional<std::string> imported, OptionalString(*obj, "imported"));
+  s.imported = imported.value_or("");
   if (const json::value* usage = obj->if_contains("usage"); usage && !usage->is_null()) {
     json_fields::DecodeError error;
     Usage totals;

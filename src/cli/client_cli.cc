@@ -27,6 +27,8 @@ struct ClientCommands::State {
   CLI::App *c_rm = nullptr, *c_resume = nullptr, *inbox = nullptr;
   CLI::App *acp = nullptr, *mcp = nullptr;
   CLI::App *diff = nullptr, *worktrees = nullptr;
+  CLI::App* import = nullptr;
+  ImportOptions import_options;
   CLI::App *pair = nullptr, *devices = nullptr, *d_ls = nullptr, *d_rename = nullptr;
   CLI::App* d_revoke = nullptr;
   PairOptions pair_options;
@@ -52,6 +54,7 @@ struct ClientCommands::State {
   void AddAcp(CLI::App& app);           // acp, mcp
   void AddWorkspaces(CLI::App& app);    // diff, worktrees
   void AddDevices(CLI::App& app);       // pair, devices ls|rename|revoke
+  void AddImport(CLI::App& app);        // import
 };
 
 namespace {
@@ -261,6 +264,19 @@ void ClientCommands::State::AddDevices(CLI::App& app) {
   s.d_revoke->add_option("device", s.device, "device id (dev_...)")->required();
 }
 
+void ClientCommands::State::AddImport(CLI::App& app) {
+  import = Command(app, "import",
+                   "import the claude or codex CLI's own sessions as agents (docs/import.md)",
+                   &context.json);
+  import->add_option("source", import_options.source, "claude or codex")
+      ->required()
+      ->check(CLI::IsMember({"claude", "codex"}));
+  import->add_option("--project", import_options.project,
+                     "only the sessions of this working directory");
+  import->add_option("--since", import_options.since,
+                     "only sessions active since this date (YYYY-MM-DD, UTC)");
+}
+
 ClientCommands::ClientCommands(CLI::App& app) : state_(std::make_unique<State>()) {
   State& s = *state_;
   app.add_option("--url", s.context.http.url, "the daemon's URL (client commands)")
@@ -276,6 +292,7 @@ ClientCommands::ClientCommands(CLI::App& app) : state_(std::make_unique<State>()
   s.AddAcp(app);
   s.AddWorkspaces(app);
   s.AddDevices(app);
+  s.AddImport(app);
 }
 
 ClientCommands::~ClientCommands() = default;
@@ -318,6 +335,7 @@ std::optional<int> ClientCommands::Run() const {
   if (*s.diff) return Diff(c, s.diff_options);
   if (*s.worktrees) return ListWorktrees(c);
   if (*s.pair) return Pair(c, s.pair_options);
+  if (*s.import) return Import(c, s.import_options);
   if (*s.devices) {
     if (*s.d_rename) return RenameDevice(c, s.device, s.value);
     if (*s.d_revoke) return RevokeDevice(c, s.device);

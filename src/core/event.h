@@ -23,6 +23,7 @@ enum class EventKind : std::uint16_t {
   kSessionForked = 2,
   kSessionRewound = 3,
   kSessionTitled = 4,
+  kSessionImported = 5,
   kTurnStarted = 10,
   kTurnCompleted = 11,
   kTurnCanceled = 12,
@@ -117,6 +118,26 @@ struct SessionTitled {
   template <class V>
   void Fields(V& v) {
     v("title", title);
+  }
+};
+
+// A CLI's own transcript was imported into the session (docs/import.md) through byte `offset` of
+// the file at `path`: the events before this one, back to the previous session.imported, came
+// from its lines read this time. `skipped` counts the records of types that carry no history, by
+// type; `malformed` the lines that are not a JSON object.
+struct SessionImported {
+  static constexpr EventKind kKind = EventKind::kSessionImported;
+  std::string source;      // "claude" | "codex"
+  std::string path;        // the transcript file
+  std::string session_id;  // the CLI's session id
+  std::int64_t offset = 0;
+  std::int64_t lines = 0;
+  std::int64_t malformed = 0;
+  boost::json::value skipped;  // {"type": count}
+  template <class V>
+  void Fields(V& v) {
+    v("source", source), v("path", path), v("sessionId", session_id), v("offset", offset),
+        v("lines", lines), v("malformed", malformed), v("skipped", skipped);
   }
 };
 
@@ -529,10 +550,10 @@ struct WorkspaceRemoved {
 };
 
 using Payload =
-    std::variant<SessionCreated, SessionForked, SessionRewound, SessionTitled, TurnStarted,
-                 TurnCompleted, TurnCanceled, TurnFailed, UserMessage, PromptQueued, PromptCanceled,
-                 AssistantMessageStart, AssistantMessageDelta, AssistantMessageEnd, Reasoning,
-                 ToolCallStart, ToolCallOutput, ToolCallEnd, PermissionRequested,
+    std::variant<SessionCreated, SessionForked, SessionRewound, SessionTitled, SessionImported,
+                 TurnStarted, TurnCompleted, TurnCanceled, TurnFailed, UserMessage, PromptQueued,
+                 PromptCanceled, AssistantMessageStart, AssistantMessageDelta, AssistantMessageEnd,
+                 Reasoning, ToolCallStart, ToolCallOutput, ToolCallEnd, PermissionRequested,
                  PermissionResolved, Plan, ModeChanged, ModelChanged, ThinkingOptionChanged,
                  CapabilitiesChanged, Usage, ErrorEvent, Notice, ProviderMetadata,
                  AuthorizationRequired, AuthorizationCompleted, SubagentEvent, WorkspaceCreated,

@@ -22,6 +22,7 @@ constexpr KindEntry kKinds[] = {
     {EventKind::kSessionForked, "session.forked"},
     {EventKind::kSessionRewound, "session.rewound"},
     {EventKind::kSessionTitled, "session.titled"},
+    {EventKind::kSessionImported, "session.imported"},
     {EventKind::kTurnStarted, "turn.started"},
     {EventKind::kTurnCompleted, "turn.completed"},
     {EventKind::kTurnCanceled, "turn.canceled"},

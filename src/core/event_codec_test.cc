@@ -17,6 +17,8 @@ std::vector<Payload> EveryKind() {
       SessionForked{SessionId("parent"), Epoch(2), Seq(7)},
       SessionRewound{Epoch(1), Epoch(1), Seq(3)},
       SessionTitled{"Refactor the parser"},
+      SessionImported{"claude", "/h/.claude/projects/-w/u.jsonl", "u", 4096, 12, 1,
+                      boost::json::object{{"queue-operation", 2}}},
       TurnStarted{TurnOrigin::kAutonomous, std::nullopt, "task-1"},
       TurnCompleted{"end_turn"},
       TurnCanceled{"interrupted"},
@@ -83,6 +85,7 @@ TEST(EventCodecTest, EveryKindHasANameAndRoundTrips) {
 TEST(EventCodecTest, KindNumbersAreFixed) {
   // Numbers are stored on disk; changing one breaks every existing log.
   EXPECT_EQ(static_cast<int>(EventKind::kSessionCreated), 1);
+  EXPECT_EQ(static_cast<int>(EventKind::kSessionImported), 5);
   EXPECT_EQ(static_cast<int>(EventKind::kTurnStarted), 10);
   EXPECT_EQ(static_cast<int>(EventKind::kUserMessage), 20);
   EXPECT_EQ(static_cast<int>(EventKind::kToolCallStart), 30);

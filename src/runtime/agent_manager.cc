@@ -56,6 +56,7 @@ api::AgentSnapshot StoredSnapshot(const SessionInfo& info) {
   s.closed = record.closed;
   if (info.owner.live()) s.owner = info.owner.owner;
   s.usage = info.meta.usage;
+  s.imported = record.imported;
   return s;
 }
 

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,7 @@
 #include "process/event_loop.h"
 #include "providers/provider.h"
 #include "runtime/lease_keeper.h"
+#include "runtime/transcript_import.h"
 #include "store/event_log.h"
 
 namespace agentstream::runtime {
@@ -101,6 +103,28 @@ struct AgentManagerOptions {
   // manager; its Now() is also read on the keeper's thread. The providers keep the loop's.
   process::Timers* timers = nullptr;
 };
+
+// What importing a CLI transcript did (AgentManager::Import, docs/import.md).
+struct ImportReply {
+  enum class Outcome {
+    kCreated,    // a new agent
+    kAppended,   // the transcript grew since its last import: the rest was imported
+    kUnchanged,  // nothing new
+    kContinued,  // the agent went on here since its import: the rest is not imported
+  };
+  api::AgentSnapshot agent;
+  Outcome outcome = Outcome::kUnchanged;
+  std::size_t events = 0;  // appended by this import
+  std::size_t lines = 0;   // read by this import, of which
+  std::size_t malformed = 0;
+  std::map<std::string, std::size_t> skipped;  // records with no history, by type
+  std::uint64_t imported_bytes = 0;            // of the file, imported so far
+  std::uint64_t bytes = 0;                     // the file's size
+};
+std::string_view ImportOutcomeName(ImportReply::Outcome outcome);
+
+// The agent a CLI's transcript is imported as: the same on every import, on every daemon.
+SessionId ImportedSessionId(ImportSource source, const std::string& cli_session_id);
 
 class Forwarder;  // forwarder.h
 
@@ -208,6 +232,13 @@ class AgentManager {
   // A new epoch of `id` whose history is the prefix through `to`; the runtime restarts.
   void Rewind(const SessionId& id, Cursor to, Callback<api::AgentSnapshot> done,
               Forwarding forwarding = Forwarding::kAllowed);
+
+  // Imports the CLI transcript `file` (CheckTranscriptPath's) of `source` as the agent
+  // ImportedSessionId names (transcript_import.h, docs/import.md): a batch of whole lines at a
+  // time, each appended atomically with its session.imported event, from where the last import
+  // stopped. An agent whose log goes on past its last import is left as it is (kContinued).
+  // kConflict when another daemon runs the agent; errors of reading the file and of the log.
+  void Import(ImportSource source, TranscriptFile file, Callback<ImportReply> done);
 
   // The base URL other daemons forward commands to ("http://host:port"), registered with this
   // daemon's id once the server listens.

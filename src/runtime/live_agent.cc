@@ -700,6 +700,7 @@ api::AgentSnapshot LiveAgent::Snapshot() const {
   s.forked_from = info_.forked_from;
   s.loaded = !closing_provider_;
   s.closed = record_.closed;
+  s.imported = record_.imported;
   if (!append_error_) s.owner = env_.options.ownership.daemon_id;
   s.thinking = thinking_.value_or("");
   s.capabilities = capabilities_;

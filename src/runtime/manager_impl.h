@@ -1,6 +1,7 @@
 // Private to src/runtime/: the AgentManager's state and the jobs it splits across files.
 //   agent_manager.cc   sessions (create, list, get, fork), loading, unloading, notices, shutdown
 //   agent_routing.cc   where a command runs: the local runtime, one started here, or the owner
+//   agent_import.cc    importing CLI transcripts
 //   agent_recovery.cc  restart recovery, takeover of leases other daemons stopped renewing, and
 //                      the lease keeper's reports (lost and overdue leases)
 // Threading: everything here runs on the manager's loop thread, except Run() and the keeper's
@@ -65,6 +66,10 @@ class AgentManager::Impl {
 
   // ---- agent_recovery.cc ----
   void Recover(const StatusCallback& done);
+
+  // ---- agent_import.cc ----
+  struct ImportJob;
+  void Import(ImportSource source, TranscriptFile file, const Callback<ImportReply>& done);
 
  private:
   // One command on its way to where it runs.
@@ -136,6 +141,12 @@ class AgentManager::Impl {
   void WaitForOwner(const std::string& owner, const AttemptPtr& attempt);
   // Runs `fn` on the loop after `delay`, unless the manager is destroyed first.
   void After(process::Millis delay, std::function<void()> fn);
+
+  // ---- agent_import.cc ----
+  // Imports the job's next batch, then posts the one after it (or answers).
+  void ImportBatch(const std::shared_ptr<ImportJob>& job);
+  // Appends `events` to the job's existing session under its lease, with its status.
+  Status AppendImported(ImportJob& job, std::vector<NewEvent> events);
 
   // ---- agent_recovery.cc ----
   // Asks the store for the lease of `id` (AcquireOwnership); logs a takeover from another daemon.

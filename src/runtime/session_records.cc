@@ -38,6 +38,7 @@ std::string EncodeStatusRecord(const StatusRecord& record) {
   if (!record.model.empty()) o["model"] = record.model;
   if (!record.mode.empty()) o["mode"] = record.mode;
   if (record.queued) o["queued"] = true;
+  if (!record.imported.empty()) o["imported"] = record.imported;
   return json::serialize(o);
 }
 
@@ -56,6 +57,7 @@ StatusRecord DecodeStatusRecord(std::string_view text) {
   record.mode = StringField(*o, "mode");
   const json::value* queued = o->if_contains("queued");
   record.queued = queued && queued->is_bool() && queued->as_bool();
+  record.imported = StringField(*o, "imported");
   return record;
 }
 

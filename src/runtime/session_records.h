@@ -2,7 +2,7 @@
 // reads it needs. Private to src/runtime/.
 //
 //   status_snapshot     {"status":"running","closed":false,"model":"m","mode":"default",
-//                        "queued":true}
+//                        "queued":true,"imported":"claude"}
 //   persistence_handle  {"provider":"claude","sessionId":"...","cwd":"/w"}
 #pragma once
 
@@ -30,6 +30,8 @@ struct StatusRecord {
   // Prompts wait in the log's queue (a runtime stopped with its queue held): a restart must load
   // the session to run them.
   bool queued = false;
+  // The CLI whose transcript the session was imported from (docs/import.md); empty otherwise.
+  std::string imported;
 };
 std::string EncodeStatusRecord(const StatusRecord& record);
 StatusRecord DecodeStatusRecord(std::string_view text);

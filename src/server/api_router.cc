@@ -223,6 +223,7 @@ std::string ApiRouter::RouteOf(const HttpRequest& request) {
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "search") return "/v1/search";
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "openapi.json") return "/v1/openapi.json";
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "catalog") return "/v1/catalog";
+  if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "imports") return "/v1/imports";
   if (seg.size() < 2 || seg[0] != "v1" || seg[1] != "agents") return "other";
   if (seg.size() == 2) return "/v1/agents";
   if (seg.size() == 3) return "/v1/agents/{id}";
@@ -258,6 +259,8 @@ void ApiRouter::Handle(const HttpRequest& request, Reply reply) {
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "catalog" && request.method == "GET" &&
       catalog_)
     return reply(JsonValueResponse(catalog_()));
+  if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "imports")
+    return HandleImports(request, std::move(reply));
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "search" && request.method == "GET") {
     auto query = ParseSearchQuery(request.query);
     if (!query.ok()) return reply(ErrorResponse(query.status()));
@@ -266,6 +269,118 @@ void ApiRouter::Handle(const HttpRequest& request, Reply reply) {
     return reply(JsonValueResponse(SearchResultToJson(*found)));
   }
   reply(ErrorResponse(NoEndpoint(request)));
+}
+
+json::object ImportReplyToJson(const runtime::ImportReply& reply) {
+  json::object skipped;
+  for (const auto& [type, count] : reply.skipped) skipped[type] = count;
+  return json::object{{"agent", api::AgentSnapshotToJson(reply.agent)},
+                      {"outcome", runtime::ImportOutcomeName(reply.outcome)},
+                      {"events", reply.events},
+                      {"lines", reply.lines},
+                      {"malformed", reply.malformed},
+                      {"skipped", std::move(skipped)},
+                      {"importedBytes", reply.imported_bytes},
+                      {"bytes", reply.bytes}};
+}
+
+namespace {
+
+constexpr std::string_view kImportMembers[] = {"source", "path"};
+constexpr std::size_t kDefaultListedTranscripts = 1000;
+
+Result<runtime::ImportSource> SourceOf(std::string_view name) {
+  std::optional<runtime::ImportSource> source = runtime::ImportSourceNamed(name);
+  if (!source) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "source must be claude or codex, not \"" + std::string(name) + "\"");
+  }
+  return *source;
+}
+
+// GET /v1/imports' body: the transcripts, each with the agent it was imported as, if any.
+Result<json::object> ListImports(EventLog& log, const std::map<std::string, std::string>& query) {
+  const auto param = [&](const char* name) {
+    auto it = query.find(name);
+    return it == query.end() ? std::string() : it->second;
+  };
+  AS_ASSIGN_OR_RETURN(runtime::ImportSource source, SourceOf(param("source")));
+  std::size_t limit = kDefaultListedTranscripts;
+  std::size_t since = 0;
+  if (!param("limit").empty() && (!ParseSize(param("limit"), &limit) || limit == 0))
+    return Error(ErrorCode::kInvalidArgument, "limit must be a positive integer");
+  if (!param("since").empty() && !ParseSize(param("since"), &since))
+    return Error(ErrorCode::kInvalidArgument, "since must be milliseconds since the epoch");
+  const std::string root = runtime::TranscriptRoot(source);
+  bool truncated = false;
+  json::array transcripts;
+  for (const runtime::TranscriptFile& file : runtime::ListTranscripts(
+           source, root, param("project"), static_cast<std::int64_t>(since), limit, &truncated)) {
+    json::object entry{{"path", file.path},
+                       {"sessionId", file.session_id},
+                       {"bytes", file.bytes},
+                       {"modifiedMs", file.modified_ms}};
+    const SessionId agent = runtime::ImportedSessionId(source, file.session_id);
+    if (Result<SessionInfo> info = log.GetSession(agent); info.ok()) {
+      entry["agent"] = agent.str();
+      // Where the last import stopped, and whether the agent went on here since (an import of
+      // it then changes nothing).
+      std::int64_t imported = 0;
+      bool continued = false;
+      if (Result<runtime::LastImported> last = runtime::LastImport(log, *info); last.ok()) {
+        if (last->marker) imported = last->marker->offset;
+        continued = last->continued;
+      }
+      entry["continued"] = continued;
+      entry["importedBytes"] = imported;
+    }
+    transcripts.push_back(std::move(entry));
+  }
+  return json::object{{"source", runtime::ImportSourceName(source)},
+                      {"root", root},
+                      {"transcripts", std::move(transcripts)},
+                      {"truncated", truncated}};
+}
+
+}  // namespace
+
+void ApiRouter::HandleImports(const HttpRequest& request, Reply reply) {
+  if (!request.device_id.empty()) {
+    return reply(CodedErrorResponse(403, "forbidden",
+                                    "importing transcripts is for the owner's token only"));
+  }
+  if (request.method == "GET") {
+    Result<json::object> list = ListImports(log_, request.query);
+    if (!list.ok()) return reply(ErrorResponse(list.status()));
+    return reply(JsonValueResponse(*list));
+  }
+  if (request.method != "POST") return reply(ErrorResponse(NoEndpoint(request)));
+  auto body = api::ParseJson(request.body);
+  if (!body.ok()) return reply(ErrorResponse(body.status()));
+  if (!body->is_object()) {
+    return reply(
+        ErrorResponse(Error(ErrorCode::kInvalidArgument, "an import must be a JSON object")));
+  }
+  const json::object& object = body->as_object();
+  if (Status s = api::RefuseUnknownMembers(object, kImportMembers, "an import"); !s.ok())
+    return reply(ErrorResponse(s));
+  const json::value* source_name = object.if_contains("source");
+  const json::value* path = object.if_contains("path");
+  if (source_name == nullptr || !source_name->is_string() || path == nullptr ||
+      !path->is_string()) {
+    return reply(ErrorResponse(
+        Error(ErrorCode::kInvalidArgument, "an import needs a source and a path (strings)")));
+  }
+  Result<runtime::ImportSource> source = SourceOf(source_name->as_string());
+  if (!source.ok()) return reply(ErrorResponse(source.status()));
+  Result<runtime::TranscriptFile> file = runtime::CheckTranscriptPath(
+      *source, runtime::TranscriptRoot(*source), std::string(path->as_string()));
+  if (!file.ok()) return reply(ErrorResponse(file.status()));
+  agents_.Import(*source, std::move(*file),
+                 [reply = std::move(reply)](Result<runtime::ImportReply> result) {
+                   if (!result.ok()) return reply(ErrorResponse(result.status()));
+                   reply(JsonValueResponse(ImportReplyToJson(*result)));
+                 });
 }
 
 void ApiRouter::HandleAgents(const HttpRequest& request, const std::vector<std::string>& seg,

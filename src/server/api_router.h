@@ -93,6 +93,8 @@ class ApiRouter {
                          const std::vector<std::string>& seg, Reply reply);
   void HandleTimeline(const HttpRequest& request, const SessionId& id, const Reply& reply);
   void HandleEventsRead(const HttpRequest& request, const SessionId& id, const Reply& reply);
+  // GET and POST /v1/imports (docs/import.md): the owner's only.
+  void HandleImports(const HttpRequest& request, Reply reply);
 
   runtime::AgentManager& agents_;
   EventLog& log_;
@@ -111,6 +113,8 @@ class ApiRouter {
 Result<timeline::PageRequest> ParsePageQuery(const std::map<std::string, std::string>& query);
 // A search from ?q=WORDS&agent=ID&limit=N (limit 1 to kMaxSearchHits, default 20).
 Result<SearchQuery> ParseSearchQuery(const std::map<std::string, std::string>& query);
+// {agent, outcome, events, lines, malformed, skipped, importedBytes, bytes}: POST /v1/imports.
+boost::json::object ImportReplyToJson(const runtime::ImportReply& reply);
 // {hits: [{agent, cursor: "E:S", time, kind, snippet}], truncated}.
 boost::json::object SearchResultToJson(const SearchResult& result);
 

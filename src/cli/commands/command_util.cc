@@ -37,6 +37,21 @@ bool ValidCursor(const std::string& text, const char* option) {
   return false;
 }
 
+std::string MemberText(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr) return "";
+  if (v->is_string()) return std::string(v->get_string());
+  return json::serialize(*v);
+}
+
+std::int64_t MemberInt(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  if (v != nullptr && v->is_int64()) return v->get_int64();
+  if (v != nullptr && v->is_uint64() && v->get_uint64() <= INT64_MAX)
+    return static_cast<std::int64_t>(v->get_uint64());
+  return 0;
+}
+
 std::string NewClientMessageId() { return client::NewClientId("cli"); }
 
 }  // namespace agentstream::cli

@@ -8,6 +8,7 @@
 // (`follow` runs until interrupted).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -71,7 +72,18 @@ struct FollowOptions {
   bool plain = false;  // no ANSI and no inline prompt, even on a terminal
 };
 
+// `import claude|codex`: the CLI's transcripts the daemon finds, each with something new imported
+// (docs/import.md).
+struct ImportOptions {
+  std::string source;   // claude | codex
+  std::string project;  // only this working directory's transcripts
+  std::string since;    // only files modified since: YYYY-MM-DD (UTC) or milliseconds
+};
+
 int ListAgents(const ClientContext& context, bool include_closed);
+int Import(const ClientContext& context, const ImportOptions& options);
+// --since's value in milliseconds since the epoch: a date YYYY-MM-DD (UTC midnight) or a number.
+std::optional<std::int64_t> ParseSinceDate(const std::string& text);
 // `agents catalog`: the daemon's ACP catalog, whether each agent is installed there and proven.
 int ListCatalog(const ClientContext& context);
 int NewAgent(const ClientContext& context, const NewAgentOptions& options);

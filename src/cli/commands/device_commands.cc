@@ -19,18 +19,6 @@ namespace json = boost::json;
 
 namespace {
 
-std::string Text(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr) return "";
-  if (v->is_string()) return std::string(v->get_string());
-  return json::serialize(*v);
-}
-
-std::int64_t Int(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v != nullptr && v->is_int64() ? v->get_int64() : 0;
-}
-
 // "2026-12-04 09:30 UTC" for milliseconds since the epoch; "never" for 0.
 std::string When(std::int64_t ms) {
   if (ms <= 0) return "never";
@@ -58,8 +46,9 @@ Status CheckLinkBase(const std::string& base) {
 void PrintDevice(const json::object& d) {
   const bool revoked =
       d.contains("revoked") && d.at("revoked").is_bool() && d.at("revoked").get_bool();
-  fmt::print("{:<22} {:<24} {:<8} last seen {:<22} {}\n", Text(d, "id"), Text(d, "name"),
-             revoked ? "revoked" : "active", When(Int(d, "lastSeenMs")), Text(d, "userAgent"));
+  fmt::print("{:<22} {:<24} {:<8} last seen {:<22} {}\n", MemberText(d, "id"),
+             MemberText(d, "name"), revoked ? "revoked" : "active",
+             When(MemberInt(d, "lastSeenMs")), MemberText(d, "userAgent"));
 }
 
 }  // namespace
@@ -131,13 +120,13 @@ int Pair(const ClientContext& context, const PairOptions& options) {
     if (!options.public_url.empty()) {
       std::string base = options.public_url;
       while (!base.empty() && base.back() == '/') base.pop_back();
-      pairing["url"] = base + "/#pair=" + Text(pairing, "code");
+      pairing["url"] = base + "/#pair=" + MemberText(pairing, "code");
     }
     if (context.json) {
       PrintJson(reply);
       return Status::Ok();
     }
-    const std::string url = Text(pairing, "url");
+    const std::string url = MemberText(pairing, "url");
     if (!options.no_qr) {
       AS_ASSIGN_OR_RETURN(std::string qr, RenderQr(url));
       fmt::print("{}\n", qr);
@@ -145,7 +134,7 @@ int Pair(const ClientContext& context, const PairOptions& options) {
     fmt::print(
         "{}\nOpen it on the device (or scan the code) before {}; it pairs one device, "
         "once.\n",
-        url, When(Int(pairing, "expiresMs")));
+        url, When(MemberInt(pairing, "expiresMs")));
     return Status::Ok();
   });
 }

@@ -104,51 +104,79 @@ std::string ControlErrorLine(std::string_view id, std::string_view error) {
       {"response", json::object{{"subtype", "error"}, {"request_id", id}, {"error", error}}}});
 }
 
-std::string TranscriptPath(std::string_view home, std::string_view cwd,
-                           std::string_view session_id) {
+std::string ProjectDirName(std::string_view cwd) {
   std::string slug(cwd);
   for (char& c : slug)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '-';
-  return std::string(home) + "/.claude/projects/" + slug + "/" + std::string(session_id) + ".jsonl";
+  return slug;
+}
+
+std::string TranscriptPath(std::string_view home, std::string_view cwd,
+                           std::string_view session_id) {
+  return std::string(home) + "/.claude/projects/" + ProjectDirName(cwd) + "/" +
+         std::string(session_id) + ".jsonl";
 }
 
 namespace {
 
-void TranscriptLine(const json::object& o, std::vector<ProviderEvent>& out) {
+std::string_view StringMember(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string_view(v->as_string()) : std::string_view();
+}
+
+// The history of one transcript record, when it carries any.
+bool TranscriptLine(const json::object& o, std::vector<ProviderEvent>& out) {
+  const std::string_view type = StringMember(o, "type");
+  if (type != "user" && type != "assistant") return false;
+  const json::value* meta = o.if_contains("isMeta");
+  if (meta && meta->is_bool() && meta->as_bool()) return false;
   const json::value* mv = o.if_contains("message");
-  if (!mv || !mv->is_object()) return;
-  const json::object& msg = mv->as_object();
-  const json::value* content = msg.if_contains("content");
-  if (!content) return;
-  const json::value* type = o.if_contains("type");
-  const std::string t = type && type->is_string() ? std::string(type->as_string()) : "";
+  if (!mv || !mv->is_object() || !mv->as_object().if_contains("content")) return false;
   ClaudeStreamParser parser;  // reuses the stdout mapping of one `user` / `assistant` line
   ParsedLine parsed = parser.Parse(json::serialize(o));
-  if (t == "user") {
-    for (ProviderEvent& e : parsed.events) {
-      if (auto* echo = std::get_if<ProviderUserEcho>(&e)) {
-        const json::value* uuid = o.if_contains("uuid");
-        if (uuid && uuid->is_string()) echo->message_id = MessageId(std::string(uuid->as_string()));
-      }
-      out.push_back(std::move(e));
+  for (ProviderEvent& e : parsed.events) {
+    if (auto* echo = std::get_if<ProviderUserEcho>(&e)) {
+      if (std::string_view uuid = StringMember(o, "uuid"); !uuid.empty())
+        echo->message_id = MessageId(std::string(uuid));
     }
-  } else if (t == "assistant") {
-    for (ProviderEvent& e : parsed.events) out.push_back(std::move(e));
+    out.push_back(std::move(e));
   }
+  return true;
+}
+
+// The type a skipped record is counted under.
+std::string SkippedType(const json::object& o) {
+  const std::string_view type = StringMember(o, "type");
+  if (type.empty()) return "(no type)";
+  if (type == "user" || type == "assistant") return std::string(type) + ".meta";
+  return std::string(type.substr(0, 64));
 }
 
 }  // namespace
 
-std::vector<ProviderEvent> ParseTranscript(std::string_view text) {
-  std::vector<ProviderEvent> out;
+Transcript ReadTranscript(std::string_view text) {
+  Transcript out;
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
     const std::string_view line = text.substr(0, nl);
     text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    ++out.lines;
     std::optional<json::value> v = ParseJsonRepaired(line);
-    if (v && v->is_object()) TranscriptLine(v->as_object(), out);
+    if (!v || !v->is_object()) {
+      ++out.malformed;
+      continue;
+    }
+    const json::object& o = v->as_object();
+    if (out.session_id.empty()) out.session_id = std::string(StringMember(o, "sessionId"));
+    if (out.cwd.empty()) out.cwd = std::string(StringMember(o, "cwd"));
+    if (!TranscriptLine(o, out.events)) ++out.skipped[SkippedType(o)];
   }
   return out;
+}
+
+std::vector<ProviderEvent> ParseTranscript(std::string_view text) {
+  return ReadTranscript(text).events;
 }
 
 std::string NewSessionUuid() { return system::RandomUuid(); }

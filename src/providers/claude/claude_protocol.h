@@ -4,6 +4,8 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,15 +53,33 @@ std::string PermissionDenyLine(std::string_view request_id, std::string_view mes
 // An error answer to a control request we do not support.
 std::string ControlErrorLine(std::string_view request_id, std::string_view error);
 
-// $HOME/.claude/projects/<cwd with every non-alphanumeric byte as '-'>/<session_id>.jsonl
+// The directory of `cwd`'s transcripts under $HOME/.claude/projects: `cwd` with every
+// non-alphanumeric byte as '-'.
+std::string ProjectDirName(std::string_view cwd);
+
+// $HOME/.claude/projects/<ProjectDirName(cwd)>/<session_id>.jsonl
 std::string TranscriptPath(std::string_view home, std::string_view cwd,
                            std::string_view session_id);
 
-// The history in a transcript file's text (one JSON object per line): user prompts as
-// ProviderUserEcho (tool results as ProviderToolEnd), assistant messages as start, one delta with
-// all their text, stop; tool_use blocks as ProviderToolStart. Other line types (queue-operation,
-// attachment, last-prompt, ...) carry no history and are skipped; unparseable lines too (a
-// transcript being written may end in a partial line).
+// A transcript file's text (one JSON object per line) read as history.
+struct Transcript {
+  std::string session_id;  // the first line's sessionId ("" when none names one)
+  std::string cwd;         // the first line's cwd
+  std::vector<turn::ProviderEvent> events;
+  std::size_t lines = 0;      // lines read (an empty one is not counted)
+  std::size_t malformed = 0;  // of those, lines that are not a JSON object
+  // Of those, records that carry no history, by type (queue-operation, attachment, summary, ...,
+  // "user.meta" for the CLI's own meta prompts, and any type this build does not know).
+  std::map<std::string, std::size_t> skipped;
+};
+
+// Reads every line of `text`; a last line without its '\n' is read too. User prompts become
+// ProviderUserEcho (their uuid as message id; tool results as ProviderToolEnd), assistant messages
+// start, one delta with all their text, stop; tool_use blocks ProviderToolStart.
+Transcript ReadTranscript(std::string_view text);
+
+// ReadTranscript's events only: unparseable lines are skipped (a transcript being written may
+// end in a partial line).
 std::vector<turn::ProviderEvent> ParseTranscript(std::string_view text);
 
 // A fresh random (version 4) UUID, for --session-id.

@@ -54,18 +54,24 @@ class Reader {
  public:
   explicit Reader(Rollout& out) : out_(out) {}
 
-  void Line(const json::object& line) {
+  // Reads the line at byte `offset` of the file.
+  void Line(const json::object& line, std::uint64_t offset) {
+    offset_ = offset;
+    const std::size_t before = out_.events.size();
     const std::string type = Str(line, "type");
     const json::object* payload = Obj(line, "payload");
-    if (payload == nullptr) return;
-    if (type == "session_meta") {
+    if (type == "session_meta" && payload != nullptr) {
       if (out_.session_id.empty()) out_.session_id = Str(*payload, "id");
       if (out_.cwd.empty()) out_.cwd = Str(*payload, "cwd");
-    } else if (type == "event_msg") {
-      Event(*payload);
-    } else if (type == "response_item") {
-      Item(*payload);
+      return;
     }
+    if (payload != nullptr && type == "event_msg") Event(*payload);
+    if (payload != nullptr && type == "response_item") Item(*payload);
+    if (out_.events.size() > before) return;
+    std::string key = type.empty() ? "(no type)" : type.substr(0, 64);
+    if (payload != nullptr && (type == "event_msg" || type == "response_item"))
+      key += "." + Str(*payload, "type").substr(0, 64);
+    ++out_.skipped[key];
   }
 
  private:
@@ -73,7 +79,14 @@ class Reader {
     const std::string type = Str(e, "type");
     if (type == "user_message") {
       out_.events.emplace_back(
-          turn::ProviderUserEcho{std::nullopt, std::nullopt, Str(e, "message")});
+          turn::ProviderUserEcho{MessageId(NextId("user")), std::nullopt, Str(e, "message")});
+    } else if (type == "item_completed") {
+      // Newer codex (0.171) records the person's prompt as a completed UserMessage item.
+      const json::object* item = Obj(e, "item");
+      if (item != nullptr && Str(*item, "type") == "UserMessage") {
+        out_.events.emplace_back(
+            turn::ProviderUserEcho{MessageId(NextId("user")), std::nullopt, ContentText(*item)});
+      }
     } else if (type == "task_complete") {
       out_.events.emplace_back(turn::ProviderTurnResult{});
     } else if (type == "turn_aborted") {
@@ -119,24 +132,27 @@ class Reader {
     }
   }
 
-  // Ids for what the file names none of: unique within the file, the same on every read.
-  std::string NextId(std::string_view kind) {
-    return "rollout_" + std::string(kind) + "_" + std::to_string(++ids_);
+  // Ids for what the file names none of: of the line's offset, so the same on every read.
+  std::string NextId(std::string_view kind) const {
+    return "rollout_" + std::string(kind) + "_" + std::to_string(offset_);
   }
 
   Rollout& out_;
-  std::size_t ids_ = 0;
+  std::uint64_t offset_ = 0;
 };
 
 }  // namespace
 
-Rollout ParseRollout(std::string_view text) {
+Rollout ParseRollout(std::string_view text, std::uint64_t offset) {
   Rollout out;
   Reader reader(out);
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
     const std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    const std::uint64_t at = offset;
+    const std::size_t taken = nl == std::string_view::npos ? text.size() : nl + 1;
+    text.remove_prefix(taken);
+    offset += taken;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     ++out.lines;
     boost::system::error_code ec;
@@ -146,7 +162,7 @@ Rollout ParseRollout(std::string_view text) {
       continue;
     }
     wire::NullNonFinite(v);
-    reader.Line(v.as_object());
+    reader.Line(v.as_object(), at);
   }
   return out;
 }

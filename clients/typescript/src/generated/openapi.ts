@@ -528,6 +528,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The CLI transcripts this daemon can import (the owner only)
+         * @description Lists the transcript files of one CLI under its root, taken from the daemon's own
+         *     environment (docs/import.md, "Where transcripts are read"): for `claude`,
+         *     `$CLAUDE_CONFIG_DIR/projects`, else `$HOME/.claude/projects`, the files
+         *     `PROJECT/*.jsonl` one directory level down (sub-agents' files deeper are not listed); for
+         *     `codex`, `$CODEX_HOME/sessions`, else `$HOME/.codex/sessions`, the files
+         *     `rollout-*.jsonl` up to four levels down (`YYYY/MM/DD`); only files named as the CLI
+         *     names its transcripts (with the session's UUID). A root that does not exist lists
+         *     nothing. Oldest modified first; past `limit` the newest are left out (`truncated`). A
+         *     transcript imported before carries its `agent` and `importedBytes`: it has something new
+         *     when `bytes` is larger. A paired device is refused with `403`.
+         *
+         */
+        get: operations["listImports"];
+        put?: never;
+        /**
+         * Import one CLI transcript as an agent (the owner only)
+         * @description Reads the transcript from where its last import stopped and appends what it holds to
+         *     its agent's log (docs/import.md): user and assistant messages, reasoning, tool calls and
+         *     turn boundaries, and at the end of each batch a `session.imported` event. The agent's id
+         *     is derived from the source and the CLI's session id, so the same transcript always maps
+         *     to the same agent and importing it again appends only what was added since, in whole
+         *     lines. The agent's provider is `claude` or `codex` and its snapshot says `imported`; a
+         *     prompt to it resumes the conversation with the real CLI, on this daemon's machine. A
+         *     paired device is refused with `403`.
+         *
+         */
+        post: operations["importTranscript"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/{id}/inbox": {
         parameters: {
             query?: never;
@@ -1120,6 +1162,11 @@ export interface components {
             owner: string | null;
             /** @description Every `usage` event's sum, in every epoch; `null` for an agent stored before the daemon kept totals. */
             usage: null | components["schemas"]["Usage"];
+            /**
+             * @description The CLI whose transcript the agent was imported from (docs/import.md); absent for any other agent.
+             * @enum {string}
+             */
+            imported?: "claude" | "codex";
         };
         Choice: {
             /** @description What a client sends to pick it. */
@@ -1334,7 +1381,7 @@ export interface components {
          * @description The event kinds of format version 1 (docs/event-log-format.md).
          * @enum {string}
          */
-        EventKind: "session.created" | "session.forked" | "session.rewound" | "session.titled" | "turn.started" | "turn.completed" | "turn.canceled" | "turn.failed" | "user.message" | "prompt.queued" | "prompt.canceled" | "assistant.message.start" | "assistant.message.delta" | "assistant.message.end" | "reasoning" | "tool_call.start" | "tool_call.output" | "tool_call.end" | "permission.requested" | "permission.resolved" | "plan" | "mode.changed" | "model.changed" | "thinking_option.changed" | "capabilities.changed" | "usage" | "error" | "notice" | "provider.metadata" | "authorization.required" | "authorization.completed" | "subagent.event" | "workspace.created" | "workspace.removed";
+        EventKind: "session.created" | "session.forked" | "session.rewound" | "session.titled" | "session.imported" | "turn.started" | "turn.completed" | "turn.canceled" | "turn.failed" | "user.message" | "prompt.queued" | "prompt.canceled" | "assistant.message.start" | "assistant.message.delta" | "assistant.message.end" | "reasoning" | "tool_call.start" | "tool_call.output" | "tool_call.end" | "permission.requested" | "permission.resolved" | "plan" | "mode.changed" | "model.changed" | "thinking_option.changed" | "capabilities.changed" | "usage" | "error" | "notice" | "provider.metadata" | "authorization.required" | "authorization.completed" | "subagent.event" | "workspace.created" | "workspace.removed";
         /** @description An event envelope of the session log, format version 1 (docs/event-log-format.md). The
          *     payload's members are the kind's; absent optional members are omitted.
          *      */
@@ -1352,7 +1399,7 @@ export interface components {
             /** @description In a consumer's delivery only, a merged (coalesced) event's first seq; `seq` is its last. */
             firstSeq?: number;
             payload: Record<string, never>;
-        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
+        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
         SessionCreatedPayload: {
             provider: string;
             cwd: string;
@@ -1372,6 +1419,23 @@ export interface components {
         };
         SessionTitledPayload: {
             title: string;
+        };
+        /** @description The end of one batch of an import (docs/import.md): the events since the previous
+         *     `session.imported` came from the transcript's lines read this time, up to byte `offset`.
+         *      */
+        SessionImportedPayload: {
+            source: components["schemas"]["ImportSource"];
+            /** @description The transcript file. */
+            path: string;
+            /** @description The CLI's own session id. */
+            sessionId: string;
+            /** @description The bytes of the file imported through this batch (whole lines). */
+            offset: number;
+            /** @description Transcript lines read in this batch. */
+            lines: number;
+            /** @description Of them, the lines that are not a JSON object (skipped). */
+            malformed: number;
+            skipped: components["schemas"]["SkippedRecords"];
         };
         TurnStartedPayload: {
             /** @enum {string} */
@@ -1542,6 +1606,80 @@ export interface components {
             proven: boolean;
             /** @description `built-in`, or the catalog file it came from. */
             source: string;
+        };
+        /**
+         * @description A CLI whose transcripts the daemon imports.
+         * @enum {string}
+         */
+        ImportSource: "claude" | "codex";
+        /**
+         * @description The transcript records that carry no history, counted by their type (`queue-operation`,
+         *     a type this daemon does not know, ...); they are skipped.
+         *
+         * @example {
+         *       "queue-operation": 2
+         *     }
+         */
+        SkippedRecords: {
+            [key: string]: number;
+        };
+        ImportList: {
+            source: components["schemas"]["ImportSource"];
+            /** @description The directory listed, as the daemon's environment names it. */
+            root: string;
+            /** @description Oldest modified first. */
+            transcripts: components["schemas"]["ImportTranscript"][];
+            /** @description More transcripts matched than `limit`: the newest were left out. */
+            truncated: boolean;
+        };
+        ImportTranscript: {
+            /** @description The file's absolute path (what `POST /v1/imports` takes). */
+            path: string;
+            /** @description The CLI's own session id (a UUID, from the file's name). */
+            sessionId: string;
+            /** @description The file's size now. */
+            bytes: number;
+            /** @description Its modification time, milliseconds since the Unix epoch. */
+            modifiedMs: number;
+            /** @description The agent it was imported as; absent until it is imported. */
+            agent?: string;
+            /** @description Where its last import stopped (bytes of whole lines; 0 when the agent's newest page
+             *     of events holds no import); absent until it is imported.
+             *      */
+            importedBytes?: number;
+            /** @description The agent went on here since its import (a prompt, say): importing it again changes
+             *     nothing. Absent until it is imported.
+             *      */
+            continued?: boolean;
+        };
+        /** @description The body of `POST /v1/imports`. Unknown members are refused. */
+        ImportRequest: {
+            source: components["schemas"]["ImportSource"];
+            /** @description An absolute path of a regular `*.jsonl` file under the source's root. */
+            path: string;
+        };
+        ImportResult: {
+            agent: components["schemas"]["AgentSnapshot"];
+            /**
+             * @description `created`: a new agent; `appended`: the transcript grew since its last import and
+             *     the rest was imported; `unchanged`: nothing new; `continued`: the agent was prompted
+             *     here since its import (its log goes on past it), so the rest of the transcript is
+             *     not imported.
+             *
+             * @enum {string}
+             */
+            outcome: "created" | "appended" | "unchanged" | "continued";
+            /** @description Events appended by this call. */
+            events: number;
+            /** @description Transcript lines read by this call. */
+            lines: number;
+            /** @description Of them, the lines that are not a JSON object (skipped). */
+            malformed: number;
+            skipped: components["schemas"]["SkippedRecords"];
+            /** @description The bytes of the file imported so far, this call included (whole lines). */
+            importedBytes: number;
+            /** @description The file's size now. */
+            bytes: number;
         };
         SearchResult: {
             /** @description Newest first. */
@@ -2771,6 +2909,111 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listImports: {
+        parameters: {
+            query: {
+                /** @description The CLI whose transcripts to list; anything else is `400`. */
+                source: components["schemas"]["ImportSource"];
+                /** @description Only the transcripts of the sessions that ran in this directory (an absolute path):
+                 *     for `claude`, the project directory named after it, every byte that is not an ASCII
+                 *     letter or digit as `-` (the CLI's own naming); for `codex`, the rollouts whose
+                 *     `session_meta` names it as `cwd`.
+                 *      */
+                project?: string;
+                /** @description Only the files modified at or after this time, milliseconds since the Unix epoch. */
+                since?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transcripts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportList"];
+                };
+            };
+            400: components["responses"]["InvalidArgument"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    importTranscript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImportRequest"];
+            };
+        };
+        responses: {
+            /** @description The agent and what this call imported. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description `invalid_argument`: an unknown source, a path that is not under the source's root
+             *     (symbolic links resolved), a file that is not a regular `*.jsonl` file named as the
+             *     CLI names its transcripts, a transcript none of whose records names its working
+             *     directory or that holds no complete line yet, or a daemon whose environment names no
+             *     home for the source.
+             *      */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such file, or no such root directory (`not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `conflict`: another request is importing the same transcript, or the agent's runtime
+             *     started while this import ran (the rest is not imported); import again.
+             *      */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A transcript over 1 GiB, or a request body over 1 MiB (`too_large`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };
