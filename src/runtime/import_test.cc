@@ -3,8 +3,13 @@
 // bad lines, an agent that went on here, the listing and the path checks. Every session is checked
 // against the turn invariants at the end of each test (the fixture's TearDown).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <boost/json.hpp>
+#include <cstdint>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "runtime/testing/agent_manager_fixture.h"
 
@@ -192,8 +197,11 @@ TEST_F(ImportTest, BadLinesAreSkippedAndCountedAndNewerRecordTypesNamed) {
 TEST_F(ImportTest, ClaudeSlashCommandsAndInterruptsReadAsTheyHappened) {
   StartManager();
   const std::string cwd = dir_.string();
-  Write(R"({"type":"user","isMeta":true,"uuid":"m0","message":{"role":"user","content":"meta"}})"
-        "\n");
+  Write(
+      R"({"type":"user","isMeta":true,"uuid":"m0","message":{"role":"user","content":"meta"}})"
+      "\n"
+      R"({"type":"user","isSidechain":true,"uuid":"s0","message":{"role":"user","content":"sub"}})"
+      "\n");
   Write(
       ClaudeLine("user", "c1",
                  "<command-name>/model</command-name><command-args>opus</command-args>", cwd) +
@@ -212,6 +220,7 @@ TEST_F(ImportTest, ClaudeSlashCommandsAndInterruptsReadAsTheyHappened) {
     prompts.push_back(std::get<UserMessage>(e->payload).text);
   EXPECT_EQ(prompts, (std::vector<std::string>{"/model opus", "a long task", "the next one"}));
   EXPECT_EQ(reply->skipped.at("user.meta"), 1u);
+  EXPECT_EQ(reply->skipped.at("user.sidechain"), 1u);  // a sub-agent's prompt
   EXPECT_EQ(std::get<AssistantMessageDelta>(Of<AssistantMessageDelta>(events)[0]->payload).text,
             "Set model to opus");
   EXPECT_EQ(Of<TurnCanceled>(events).size(), 1u);

@@ -3,10 +3,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <boost/json/parse.hpp>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 #include <utility>
 
 #include "core/utf8.h"

@@ -11,6 +11,9 @@ import type {
   AgentSnapshot,
   Catalog,
   EventEnvelope,
+  ImportList,
+  ImportResult,
+  ImportSource,
   PermissionReply,
   SearchResult,
   SendReply,
@@ -273,6 +276,33 @@ export class AgentstreamHttp {
   /** `GET /v1/catalog`: the ACP agents this daemon knows. */
   catalog(opts: CallOptions = {}): Promise<Catalog> {
     return this.call<JsonAnswer<'/v1/catalog', 'get'>>('GET', '/v1/catalog', { ...opts, idempotent: true });
+  }
+
+  /**
+   * `GET /v1/imports`: the transcripts of the claude or codex CLI the daemon can import
+   * (docs/import.md), each with the agent it was imported as. The owner's token only.
+   */
+  listImports(
+    source: ImportSource,
+    opts: CallOptions & { project?: string; since?: number; limit?: number } = {},
+  ): Promise<ImportList> {
+    return this.call<JsonAnswer<'/v1/imports', 'get'>>('GET', '/v1/imports', {
+      ...opts,
+      query: { source, project: opts.project, since: opts.since?.toString(), limit: opts.limit?.toString() },
+      idempotent: true,
+    });
+  }
+
+  /**
+   * `POST /v1/imports`: imports one transcript (a path `listImports` gave) as an agent. Idempotent:
+   * the same transcript is always the same agent, and only what it gained since is imported.
+   */
+  importTranscript(source: ImportSource, path: string, opts: CallOptions = {}): Promise<ImportResult> {
+    return this.call<JsonAnswer<'/v1/imports', 'post'>>('POST', '/v1/imports', {
+      ...opts,
+      body: { source, path },
+      idempotent: true,
+    });
   }
 
   /** `GET /healthz`. */

@@ -23,8 +23,10 @@ export function tempDir(prefix = 'agentstream-client-') {
 }
 
 export class Daemon {
-  constructor({dir = tempDir(), token, chunkMs = 5, longPollMs = 2000, args = []} = {}) {
+  // `env`: entries added to the daemon's environment (HOME, say).
+  constructor({dir = tempDir(), token, chunkMs = 5, longPollMs = 2000, args = [], env = {}} = {}) {
     this.dir = dir;
+    this.env = env;
     this.token = token;
     this.chunkMs = chunkMs;
     this.longPollMs = longPollMs;
@@ -59,7 +61,7 @@ export class Daemon {
     const args = ['--data', path.join(this.dir, 'data'), 'serve', '--listen', `127.0.0.1:${this.port}`,
                   '--scripted-chunk-ms', String(this.chunkMs), '--long-poll-ms', String(this.longPollMs),
                   ...(this.token ? ['--token', this.token] : []), ...this.args];
-    const child = spawn(BINARY, args, {stdio: ['ignore', 'pipe', 'pipe']});
+    const child = spawn(BINARY, args, {stdio: ['ignore', 'pipe', 'pipe'], env: {...process.env, ...this.env}});
     return new Promise((resolve, reject) => {
       let buf = '';
       let done = false;

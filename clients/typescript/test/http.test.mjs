@@ -1,10 +1,12 @@
 // The HTTP client against a real daemon: a round trip of every call, a permission answered, and
 // the error shape.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import {after, before, describe, test} from 'node:test';
 
 import {AgentstreamError, AgentstreamHttp, readAllEvents} from '../dist/index.js';
-import {Daemon, SKIP, until} from './harness.mjs';
+import {Daemon, SKIP, tempDir, until} from './harness.mjs';
 
 describe('HTTP client', {skip: SKIP, timeout: 60000}, () => {
   let daemon;
@@ -147,5 +149,49 @@ describe('HTTP client', {skip: SKIP, timeout: 60000}, () => {
     } finally {
       await guarded.stop();
     }
+  });
+});
+
+describe('imports', {skip: SKIP, timeout: 60000}, () => {
+  // A claude transcript in the daemon's own HOME (docs/import.md): one prompt and its answer.
+  const home = tempDir('agentstream-client-home-');
+  const cwd = '/tmp/imported-work';
+  const sessionId = '3f6c1b2a-9d8e-4c7b-a6f5-0e1d2c3b4a59';
+  const file = path.join(home, '.claude', 'projects', '-tmp-imported-work', `${sessionId}.jsonl`);
+  const line = (type, uuid, content) => JSON.stringify({type, uuid, sessionId, cwd, message: {role: type, content}}) + '\n';
+  let daemon;
+  let http;
+  before(async () => {
+    fs.mkdirSync(path.dirname(file), {recursive: true});
+    fs.writeFileSync(file, line('user', 'u1', 'count the marmosets') +
+                           line('assistant', 'a1', [{type: 'text', text: 'three marmosets'}]));
+    daemon = await new Daemon({env: {HOME: home, CLAUDE_CONFIG_DIR: ''}}).start();
+    http = new AgentstreamHttp({baseUrl: daemon.baseUrl});
+  });
+  after(async () => daemon?.stop());
+
+  test('list, import, import again', async () => {
+    const list = await http.listImports('claude', {project: cwd});
+    assert.equal(list.transcripts.length, 1);
+    assert.equal(list.transcripts[0].sessionId, sessionId);
+    assert.equal(list.transcripts[0].agent, undefined);
+
+    const first = await http.importTranscript('claude', list.transcripts[0].path);
+    assert.equal(first.outcome, 'created');
+    assert.equal(first.agent.imported, 'claude');
+    assert.equal(first.agent.title, 'count the marmosets');
+    assert.equal(first.importedBytes, fs.statSync(file).size);
+    const page = await http.timeline(first.agent.id);
+    assert.ok(JSON.stringify(page).includes('three marmosets'));
+
+    const again = await http.importTranscript('claude', list.transcripts[0].path);
+    assert.equal(again.outcome, 'unchanged');
+    assert.equal(again.agent.id, first.agent.id);
+    const listed = (await http.listImports('claude')).transcripts[0];
+    assert.equal(listed.agent, first.agent.id);
+    assert.equal(listed.continued, false);
+
+    await assert.rejects(http.importTranscript('claude', '/etc/passwd'),
+                         (e) => e instanceof AgentstreamError && e.status === 400);
   });
 });

@@ -5,7 +5,12 @@
 
 #include <boost/json.hpp>
 #include <charconv>
+#include <chrono>
 #include <ctime>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/commands/command_util.h"
 #include "client/endpoint.h"

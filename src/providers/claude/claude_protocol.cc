@@ -124,12 +124,17 @@ std::string_view StringMember(const json::object& o, std::string_view key) {
   return v && v->is_string() ? std::string_view(v->as_string()) : std::string_view();
 }
 
-// The history of one transcript record, when it carries any.
+bool Flag(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v != nullptr && v->is_bool() && v->as_bool();
+}
+
+// The history of one transcript record, when it carries any: not the CLI's own meta prompts, nor
+// a sub-agent's records (older CLIs wrote its sidechain into the same file).
 bool TranscriptLine(const json::object& o, std::vector<ProviderEvent>& out) {
   const std::string_view type = StringMember(o, "type");
   if (type != "user" && type != "assistant") return false;
-  const json::value* meta = o.if_contains("isMeta");
-  if (meta && meta->is_bool() && meta->as_bool()) return false;
+  if (Flag(o, "isMeta") || Flag(o, "isSidechain")) return false;
   const json::value* mv = o.if_contains("message");
   if (!mv || !mv->is_object() || !mv->as_object().if_contains("content")) return false;
   ClaudeStreamParser parser;  // reuses the stdout mapping of one `user` / `assistant` line
@@ -148,7 +153,8 @@ bool TranscriptLine(const json::object& o, std::vector<ProviderEvent>& out) {
 std::string SkippedType(const json::object& o) {
   const std::string_view type = StringMember(o, "type");
   if (type.empty()) return "(no type)";
-  if (type == "user" || type == "assistant") return std::string(type) + ".meta";
+  if (type == "user" || type == "assistant")
+    return std::string(type) + (Flag(o, "isSidechain") ? ".sidechain" : ".meta");
   return std::string(type.substr(0, 64));
 }
 

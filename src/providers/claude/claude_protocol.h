@@ -69,7 +69,8 @@ struct Transcript {
   std::size_t lines = 0;      // lines read (an empty one is not counted)
   std::size_t malformed = 0;  // of those, lines that are not a JSON object
   // Of those, records that carry no history, by type (queue-operation, attachment, summary, ...,
-  // "user.meta" for the CLI's own meta prompts, and any type this build does not know).
+  // "user.meta" for the CLI's own meta prompts, "user.sidechain" / "assistant.sidechain" for a
+  // sub-agent's records, and any type this build does not know).
   std::map<std::string, std::size_t> skipped;
 };
 
