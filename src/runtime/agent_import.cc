@@ -100,17 +100,7 @@ void AgentManager::Impl::ImportBatch(const std::shared_ptr<ImportJob>& job) {
   Result<TranscriptBatch> batch = ReadTranscriptBatch(job->source, job->file.path, job->offset);
   if (!batch.ok()) return fail(batch.status());
   const bool progressed = batch->end > job->offset;
-  bool created_now = false;
   if (progressed) {
-    std::string first_prompt;
-    for (const turn::ProviderEvent& e : batch->events) {
-      const auto* echo = std::get_if<turn::ProviderUserEcho>(&e);
-      // A slash command ("/model") names no conversation.
-      if (echo != nullptr && !echo->text.empty() && echo->text[0] != '/') {
-        first_prompt = echo->text;
-        break;
-      }
-    }
     std::vector<NewEvent> events = ReplayTranscript(job->state, batch->events, turn_ids_);
     const std::size_t replayed = events.size();
     const std::string source(ImportSourceName(job->source));
@@ -118,40 +108,10 @@ void AgentManager::Impl::ImportBatch(const std::shared_ptr<ImportJob>& job) {
         source, job->file.path, job->file.session_id, static_cast<std::int64_t>(batch->end),
         static_cast<std::int64_t>(batch->lines), static_cast<std::int64_t>(batch->malformed),
         SkippedJson(batch->skipped)}));
-    if (!job->exists) {
-      if (batch->cwd.empty()) {
-        return fail(Error(ErrorCode::kInvalidArgument,
-                          "no record of " + job->file.path + " names its working directory"));
-      }
-      const std::string title = TitleFromPrompt(first_prompt);
-      StatusRecord record;
-      record.status = StatusAfterImport(job->state);
-      record.imported = source;
-      SessionMeta meta;
-      meta.provider = source;
-      meta.cwd = batch->cwd;
-      meta.title = title;
-      meta.persistence_handle =
-          EncodeHandle(providers::PersistenceHandle{source, job->file.session_id, batch->cwd});
-      meta.status_snapshot = EncodeStatusRecord(record);
-      std::vector<NewEvent> initial{MakeNewEvent(
-          SessionCreated{source, batch->cwd, title.empty() ? std::nullopt : std::optional(title),
-                         std::nullopt, std::nullopt})};
-      for (NewEvent& e : events) initial.push_back(std::move(e));
-      Result<AppendResult> created =
-          log_.CreateSession(job->id, std::move(meta), std::move(initial));
-      if (!created.ok() && created.status().code() == ErrorCode::kAlreadyExists) {
-        return fail(Error(ErrorCode::kConflict,
-                          job->file.path + " is being imported by another request; import again"));
-      }
-      if (!created.ok()) return fail(created.status());
-      job->exists = true;
-      created_now = true;
-      job->epoch = created->epoch;
-      job->tail = created->last_seq;
-    } else if (Status s = AppendImported(*job, std::move(events)); !s.ok()) {
-      return fail(s);
-    }
+    const bool created_now = !job->exists;
+    Status stored = created_now ? CreateImported(*job, *batch, std::move(events))
+                                : AppendImported(*job, std::move(events));
+    if (!stored.ok()) return fail(stored);
     job->offset = batch->end;
     job->reply.events += replayed + (created_now ? 2 : 1);  // session.imported, session.created
     job->reply.lines += batch->lines;
@@ -175,6 +135,49 @@ void AgentManager::Impl::ImportBatch(const std::shared_ptr<ImportJob>& job) {
                                                               : AgentNotice::Kind::kStatus,
          job->reply.agent, "");
   job->done(std::move(job->reply));
+}
+
+Status AgentManager::Impl::CreateImported(ImportJob& job, const TranscriptBatch& batch,
+                                          std::vector<NewEvent> events) {
+  if (batch.cwd.empty()) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "no record of " + job.file.path + " names its working directory");
+  }
+  const std::string source(ImportSourceName(job.source));
+  std::string first_prompt;
+  for (const turn::ProviderEvent& e : batch.events) {
+    const auto* echo = std::get_if<turn::ProviderUserEcho>(&e);
+    // A slash command ("/model") names no conversation.
+    if (echo != nullptr && !echo->text.empty() && echo->text[0] != '/') {
+      first_prompt = echo->text;
+      break;
+    }
+  }
+  const std::string title = TitleFromPrompt(first_prompt);
+  StatusRecord record;
+  record.status = StatusAfterImport(job.state);
+  record.imported = source;
+  SessionMeta meta;
+  meta.provider = source;
+  meta.cwd = batch.cwd;
+  meta.title = title;
+  meta.persistence_handle =
+      EncodeHandle(providers::PersistenceHandle{source, job.file.session_id, batch.cwd});
+  meta.status_snapshot = EncodeStatusRecord(record);
+  std::vector<NewEvent> initial{MakeNewEvent(
+      SessionCreated{source, batch.cwd, title.empty() ? std::nullopt : std::optional(title),
+                     std::nullopt, std::nullopt})};
+  for (NewEvent& e : events) initial.push_back(std::move(e));
+  Result<AppendResult> created = log_.CreateSession(job.id, std::move(meta), std::move(initial));
+  if (!created.ok() && created.status().code() == ErrorCode::kAlreadyExists) {
+    return Error(ErrorCode::kConflict,
+                 job.file.path + " is being imported by another request; import again");
+  }
+  if (!created.ok()) return created.status();
+  job.exists = true;
+  job.epoch = created->epoch;
+  job.tail = created->last_seq;
+  return Status::Ok();
 }
 
 Status AgentManager::Impl::AppendImported(ImportJob& job, std::vector<NewEvent> events) {

@@ -194,6 +194,26 @@ TEST_F(ImportTest, BadLinesAreSkippedAndCountedAndNewerRecordTypesNamed) {
   EXPECT_EQ(std::get<UserMessage>(Of<UserMessage>(events)[1]->payload).text, "after the long line");
 }
 
+TEST_F(ImportTest, RecordsWithoutTheirIdsGetOnesOfTheirOffset) {
+  StartManager();
+  // An assistant message and a tool call that name no id.
+  Write(
+      R"({"type":"user","uuid":"u1","cwd":"/w","message":{"role":"user","content":"go"}})"
+      "\n"
+      R"({"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"hi"}]}})"
+      "\n"
+      R"({"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","name":"Bash","input":{}}]}})"
+      "\n");
+  Result<ImportReply> reply = Import();
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  const std::vector<Event> events = Events(reply->agent.id);
+  ASSERT_EQ(Of<AssistantMessageDelta>(events).size(), 1u);
+  EXPECT_FALSE(std::get<AssistantMessageDelta>(Of<AssistantMessageDelta>(events)[0]->payload)
+                   .message_id.str()
+                   .empty());
+  EXPECT_EQ(Of<ToolCallStart>(events).size(), 1u);
+}
+
 TEST_F(ImportTest, ClaudeSlashCommandsAndInterruptsReadAsTheyHappened) {
   StartManager();
   const std::string cwd = dir_.string();

@@ -145,6 +145,9 @@ class AgentManager::Impl {
   // ---- agent_import.cc ----
   // Imports the job's next batch, then posts the one after it (or answers).
   void ImportBatch(const std::shared_ptr<ImportJob>& job);
+  // Creates the job's session with the first batch's `events` (atomically: a session exists only
+  // with its first session.imported).
+  Status CreateImported(ImportJob& job, const TranscriptBatch& batch, std::vector<NewEvent> events);
   // Appends `events` to the job's existing session under its lease, with its status.
   Status AppendImported(ImportJob& job, std::vector<NewEvent> events);
 

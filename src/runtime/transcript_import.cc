@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <tuple>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "core/utf8.h"
 #include "providers/claude/claude_protocol.h"
@@ -133,10 +135,37 @@ std::vector<turn::ProviderEvent> ClaudeUserRecords(std::vector<turn::ProviderEve
   return out;
 }
 
+// Ids a record left empty (a message without its id, a tool call without one) are named by the
+// record's offset in the file, the same on every read, and an empty parent id is dropped: the log
+// refuses empty ids.
+void FillEmptyIds(std::vector<turn::ProviderEvent>& events, std::uint64_t offset) {
+  const MessageId message("claude_msg_" + std::to_string(offset));
+  const ToolCallId call("claude_call_" + std::to_string(offset));
+  for (turn::ProviderEvent& event : events) {
+    std::visit(
+        [&](auto& e) {
+          using T = std::decay_t<decltype(e)>;
+          if constexpr (requires { e.message_id.str(); } &&
+                        !std::is_same_v<T, turn::ProviderUserEcho>) {
+            if (e.message_id.str().empty()) e.message_id = message;
+          }
+          if constexpr (requires { e.call_id.str(); }) {
+            if (e.call_id.str().empty()) e.call_id = call;
+          }
+          if constexpr (requires { e.parent_message_id->str(); }) {
+            if (e.parent_message_id && e.parent_message_id->str().empty())
+              e.parent_message_id.reset();
+          }
+        },
+        event);
+  }
+}
+
 void ReadLine(ImportSource source, std::string_view line, std::uint64_t offset,
               TranscriptBatch& batch) {
   if (source == ImportSource::kClaude) {
     providers::claude::Transcript t = providers::claude::ReadTranscript(line);
+    FillEmptyIds(t.events, offset);
     AddBatch(batch, std::move(t.cwd), ClaudeUserRecords(std::move(t.events)), t.lines, t.malformed,
              t.skipped);
   } else {
