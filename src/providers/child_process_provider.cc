@@ -73,6 +73,7 @@ void ChildProcessProvider::OnExit(const process::ExitInfo& exit) {
   ResolveInterruptWaiters();
   if (!closing_) Publish(turn::ProviderExited{name_ + " " + exit.Describe()});
   FailRequests(exit);
+  close_delay_timer_.reset();
   close_timer_.reset();
   auto waiters = std::exchange(close_waiters_, {});
   for (Done& d : waiters) d(Status::Ok());
@@ -89,6 +90,14 @@ void ChildProcessProvider::Close(Done done) {
   closing_ = true;
   connected_ = false;
   OnClosing();
+  if (const process::Millis delay = CloseDelay(); delay.count() > 0) {
+    close_delay_timer_ = loop_.timers().After(delay, [this] { CloseStdin(); });
+  } else {
+    CloseStdin();
+  }
+}
+
+void ChildProcessProvider::CloseStdin() {
   child_->CloseStdin();
   close_timer_ = loop_.timers().After(lifecycle_.close_grace, [this] { Terminate(); });
 }

@@ -9,8 +9,8 @@
 //   - The stall watchdog: a fatal "provider_stalled" error, then signals.
 //   - The process's exit: the turn is dropped (DropTurn()), interrupts complete, ProviderExited is
 //     published unless closing, requests in flight fail (FailRequests()), Close() completes.
-//   - Close(): subscribers go, stdin is closed, signals after the close grace; `done` runs once the
-//     process is gone. The destructor kills the process group.
+//   - Close(): subscribers go, stdin is closed (after CloseDelay()), signals after the close grace;
+//     `done` runs once the process is gone. The destructor kills the process group.
 // A provider writes its argv, its handshake, its stdout handler and what it forgets on exit.
 //
 // Threading: as AgentProvider (one EventLoop thread).
@@ -78,6 +78,9 @@ class ChildProcessProvider : public ProviderBase {
   virtual void FailRequests(const process::ExitInfo& exit) = 0;
   // Close() is stopping the process (before stdin closes).
   virtual void OnClosing() {}
+  // How long Close() waits before it closes stdin (the runtime may still be writing its own
+  // state); the close grace runs after that.
+  virtual process::Millis CloseDelay() const { return process::Millis{0}; }
 
   // While Start()'s `done` waits for the handshake.
   bool handshaking() const { return static_cast<bool>(handshake_done_); }
@@ -101,12 +104,14 @@ class ChildProcessProvider : public ProviderBase {
   friend class testing::ProviderTestPeer;
 
   void OnExit(const process::ExitInfo& exit);
+  // Closes stdin and arms the close grace's signals.
+  void CloseStdin();
   // The process's stderr tail, for a failing test's message ("" before Start()).
   std::string StderrTail() const;
 
   Done handshake_done_;
   std::vector<Done> close_waiters_;
-  std::unique_ptr<process::TimerHandle> handshake_timer_, close_timer_;
+  std::unique_ptr<process::TimerHandle> handshake_timer_, close_delay_timer_, close_timer_;
 };
 
 }  // namespace agentstream::providers

@@ -67,6 +67,9 @@ Result<AgentCommand> Preset(const std::string& name, const std::optional<std::st
   } else if (name == "qwen") {
     c.argv = {"qwen", "--acp"};
     if (model && !model->empty()) c.argv.insert(c.argv.end(), {"-m", *model});
+    // qwen-code 0.15.10 appends a turn's reply to its chat file (what session/load replays) only
+    // after it answered session/prompt; at stdin EOF it exits without that write.
+    c.settle_after_turn = std::chrono::milliseconds(1000);
   } else {
     return Error(ErrorCode::kNotFound, "no ACP preset named \"" + name + "\"");
   }

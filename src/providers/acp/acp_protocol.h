@@ -6,6 +6,7 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -25,11 +26,16 @@ struct AgentCommand {
   std::vector<std::string> argv;  // argv[0]: a path or a name looked up on PATH
   // The agent's environment, exactly these "KEY=value" entries. Empty: the daemon's environment.
   std::vector<std::string> env;
+  // How long the agent goes on writing its own history after it answered a prompt: closing the
+  // agent waits until this long after the last turn ended before it closes stdin, so that a
+  // session resumed later has that turn's reply (qwen-code records it after answering).
+  std::chrono::milliseconds settle_after_turn{0};
 };
 
 // Named presets: "gemini" (`gemini --acp`, plus `-m MODEL` when a model is given: the CLI's
 // default "auto" router is avoided), "opencode" (`opencode acp`), "claude" (the Claude ACP
-// adapter `claude-code-acp`). kNotFound for another name. `program` overrides argv[0].
+// adapter `claude-code-acp`), "claude-agent", "codex" (`codex-acp`), "qwen" (`qwen --acp`, which
+// settles for a second after a turn). kNotFound for another name. `program` overrides argv[0].
 Result<AgentCommand> Preset(const std::string& name, const std::optional<std::string>& model,
                             const std::string& program = {});
 std::vector<std::string> PresetNames();

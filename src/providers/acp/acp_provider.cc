@@ -1,5 +1,6 @@
 #include "providers/acp/acp_provider.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -213,10 +214,18 @@ void AcpProvider::EndTurn(turn::ProviderTurnResult result) {
   PublishAll(mapper_.CloseTools(ok ? ToolCallStatus::kCompleted : ToolCallStatus::kCanceled));
   // Before publishing: a subscriber may start the next turn from inside the result's delivery.
   turn_running_ = false;
+  last_turn_end_ = loop_.timers().Now();
   permissions_.Clear();
   StopWatchdog();
   Publish(std::move(result));
   ResolveInterruptWaiters();
+}
+
+process::Millis AcpProvider::CloseDelay() const {
+  if (!last_turn_end_) return process::Millis{0};
+  const auto since =
+      std::chrono::duration_cast<process::Millis>(loop_.timers().Now() - *last_turn_end_);
+  return std::max(process::Millis{0}, options_.command.settle_after_turn - since);
 }
 
 void AcpProvider::SendCancel() {

@@ -95,6 +95,7 @@ class AcpProvider final : public ChildProcessProvider {
   void DropTurn() override;
   void FailRequests(const process::ExitInfo& exit) override;
   void OnClosing() override { terminals_.reset(); }
+  process::Millis CloseDelay() const override;
 
   void OnInitialized(Result<boost::json::value> result);
   void OnSession(bool load, Result<boost::json::value> result);
@@ -116,7 +117,8 @@ class AcpProvider final : public ChildProcessProvider {
   std::size_t agent_requests_ = 0;  // the agent's requests we have not answered yet
   PermissionTable<PermissionWire> permissions_;
   std::uint64_t next_permission_ = 1;
-  bool loading_ = false;                      // session/load is replaying history
+  bool loading_ = false;  // session/load is replaying history
+  std::optional<process::Clock::time_point> last_turn_end_;
   std::vector<turn::ProviderEvent> history_;  // the replay of session/load
   boost::json::value init_result_;
   std::string session_id_, model_, version_, agent_name_;

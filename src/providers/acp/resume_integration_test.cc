@@ -4,12 +4,11 @@
 // past comes back through StreamHistory() as hydration (no turn, nothing in the log), and a new
 // turn in the resumed session works with the earlier conversation in the model's request.
 //
-// Agents: codex app-server, `opencode acp`, `claude-code-acp`, `claude-agent-acp` and `codex-acp`.
+// Agents: codex app-server, `opencode acp`, `claude-code-acp`, `claude-agent-acp`, `codex-acp` and
+// `qwen --acp` (closed right after its turn: it writes the reply to its chat file only after
+// answering the prompt, and its preset's settle keeps stdin open for that write).
 // `gemini --acp` 0.61.0 advertises `loadSession` but answers `session/load` of its own sessions
-// with "No previous sessions found for this project", so it is not in the table; `qwen --acp`
-// 0.15.10 resumes (the new turn's request carries the earlier prompt), but it writes a reply to
-// its chat file after answering the prompt, so a process closed right after a turn comes back
-// without that reply in its hydrated past (docs/providers.md).
+// with "No previous sessions found for this project", so it is not in the table.
 #include <signal.h>
 #include <stdlib.h>
 
@@ -148,7 +147,7 @@ TEST_P(ResumeCli, ResumedSessionHydratesItsPastAndTakesNewTurns) {
 
 INSTANTIATE_TEST_SUITE_P(Cli, ResumeCli,
                          ::testing::Values(Agent::kCodex, Agent::kOpencode, Agent::kClaude,
-                                           Agent::kCodexAcp, Agent::kClaudeAgent),
+                                           Agent::kCodexAcp, Agent::kClaudeAgent, Agent::kQwen),
                          [](const ::testing::TestParamInfo<Agent>& info) {
                            return AgentName(info.param);
                          });
