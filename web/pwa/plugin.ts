@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { Plugin } from 'vite';
+import { CLIENT_ALIAS } from '../client_alias';
 import { ICONS, renderIcon } from './icons';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -40,6 +41,7 @@ async function buildServiceWorker(precache: string[], version: string): Promise<
   const out = await build({
     entryPoints: [path.join(HERE, '../src/sw/sw.ts')],
     bundle: true,
+    alias: CLIENT_ALIAS,
     write: false,
     format: 'iife',
     target: 'es2020',

@@ -57,7 +57,7 @@ function start(credential: Credential, pairing: { ok: boolean; message: string }
       transport.stop();
       session.set({ revoked: true });
     };
-    const check = () => void http.getJson('/v1/whoami');
+    const check = () => void http.run((api) => api.whoami());
     check();
     transport.onConnection((connected) => connected || check());
     transport.onConnectFailure(check);

@@ -2,8 +2,10 @@
 // daemon's rules (items carry their state as of the tail; `after` pages bounded by items), and a
 // Transport whose replies the test delivers in any order.
 import { foldEvent, itemKeyOf } from '../src/core/project';
+import { AgentstreamError } from '@agentstream/client';
 import type { Transport } from '../src/core/transport';
-import type { EventEnvelope, Item, Page } from '../src/core/types';
+import type { EventEnvelope } from '@agentstream/client';
+import type { Item, Page } from '../src/core/types';
 
 export class FakeSession {
   epoch = 1;
@@ -140,7 +142,7 @@ export class FakeTransport implements Transport {
   }
   request(msg: any): Promise<any> {
     this.requests.push(msg);
-    if (!this.connected) return Promise.reject(new (require_disconnected())());
+    if (!this.connected) return Promise.reject(new AgentstreamError('disconnected', 'not connected'));
     return new Promise((resolve, reject) => this.held.push({ msg, resolve, reject }));
   }
   connect(): void {
@@ -151,8 +153,7 @@ export class FakeTransport implements Transport {
     this.connected = false;
     const held = this.held;
     this.held = [];
-    const D = require_disconnected();
-    for (const h of held) h.reject(new D());
+    for (const h of held) h.reject(new AgentstreamError('disconnected', 'the connection was lost'));
     for (const fn of this.connectionFns) fn(false);
   }
   drops = 0;
@@ -167,11 +168,6 @@ export class FakeTransport implements Transport {
     const i = this.held.findIndex((h) => h.msg.type === type);
     return i < 0 ? undefined : this.held.splice(i, 1)[0];
   }
-}
-
-import { Disconnected } from '../src/core/transport';
-function require_disconnected() {
-  return Disconnected;
 }
 
 export async function settle(): Promise<void> {

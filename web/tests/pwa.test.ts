@@ -10,7 +10,7 @@ import {
   type KeyValueStore,
 } from '../src/core/auth';
 import { inboxEntries, MAX_SEEN_AGENTS, meetAgents, SeenCursors } from '../src/core/inbox';
-import type { AgentSnapshot } from '../src/core/types';
+import type { AgentSnapshot } from '@agentstream/client';
 import { isNewer, MAX_PUSH_BYTES, noticeTitle, parsePush } from '../src/sw/push';
 import { drawIcon, encodePng, ICONS, renderIcon } from '../pwa/icons';
 
@@ -59,7 +59,7 @@ describe('the last known agents', () => {
     const store = new MemoryStore();
     const many = Array.from({ length: MAX_CACHED_AGENTS + 10 }, (_, i) => ({
       ...agent(`s${i}`, 'permission', '1:1', i),
-      permissions: [{ requestId: 'r' }],
+      permissions: [{ requestId: 'r', callId: null, toolName: 'Bash' }],
       capabilities: { commands: [{ name: 'help', description: 'a long description' }] },
     }));
     saveAgents(store, many, 1234);

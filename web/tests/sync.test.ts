@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SyncEngine, type Clock } from '../src/core/sync';
-import { RequestError } from '../src/core/transport';
+import { AgentstreamError } from '@agentstream/client';
 import { FakeSession, FakeTransport, settle, writeTurn } from './fake_daemon';
 
 class ManualClock implements Clock {
@@ -311,7 +311,7 @@ describe('SyncEngine', () => {
       { type: 'thinking.set', agent: s.id, thinking: 'on' },
     ]);
     t.take('mode.set')!.resolve({ type: 'ok' });
-    t.take('model.set')!.reject(new RequestError('invalid_argument', 'unknown model m2'));
+    t.take('model.set')!.reject(new AgentstreamError('invalid_argument', 'unknown model m2'));
     t.take('thinking.set')!.resolve({ type: 'ok' });
     await settle();
     expect(answers).toEqual(['ok', 'unknown model m2', 'ok']);

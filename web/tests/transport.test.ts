@@ -1,7 +1,15 @@
 // WsTransport against sockets the test controls: a socket that neither opens nor fails is given
 // up after CONNECT_TIMEOUT_MS and counted as a failed attempt; the next socket opens normally.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CONNECT_TIMEOUT_MS, WsTransport } from '../src/core/transport';
+import { AgentstreamError } from '@agentstream/client';
+import {
+  CONNECT_TIMEOUT_MS,
+  RECONNECT_MAX_MS,
+  RECONNECT_MIN_MS,
+  WsTransport,
+  isDisconnected,
+  isErrorReply,
+} from '../src/core/transport';
 
 class FakeSocket {
   static made: FakeSocket[] = [];
@@ -15,7 +23,7 @@ class FakeSocket {
   close(): void {
     this.closeCalls++;
   }
-  send(): void {}
+  send(_data: string): void {}
 }
 
 describe('WsTransport', () => {
@@ -69,5 +77,70 @@ describe('WsTransport', () => {
     expect(failures).toBe(1);
     vi.advanceTimersByTime(CONNECT_TIMEOUT_MS);
     expect(failures).toBe(1); // the first socket's timer was cleared
+  });
+});
+
+describe('WsTransport failures', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    FakeSocket.made = [];
+    (globalThis as any).WebSocket = FakeSocket;
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    delete (globalThis as any).WebSocket;
+  });
+
+  it("rejects with the package's AgentstreamError: the daemon's code, or disconnected", async () => {
+    const transport = new WsTransport('ws://daemon/ws');
+    transport.start();
+    const socket = FakeSocket.made[0];
+    const sent: string[] = [];
+    socket.send = (data: string) => void sent.push(data);
+    socket.onopen!();
+    const refused = transport.request({ type: 'model.set', agent: 'ses_1', model: 'm2' });
+    const lost = transport.request({ type: 'hello' });
+    const [first] = sent.map((d) => JSON.parse(d));
+    socket.onmessage!({
+      data: JSON.stringify({ type: 'error', id: first.id, error: { code: 'invalid_argument', message: 'no m2' } }),
+    });
+    await expect(refused).rejects.toMatchObject({ name: 'AgentstreamError', code: 'invalid_argument', message: 'no m2' });
+    socket.onclose!();
+    await expect(lost).rejects.toSatisfy((e) => e instanceof AgentstreamError && isDisconnected(e) && !isErrorReply(e));
+    await expect(transport.request({ type: 'hello' })).rejects.toSatisfy(isDisconnected);
+  });
+
+  it('a request not answered in time fails with timeout, which is no error reply', async () => {
+    const transport = new WsTransport('ws://daemon/ws');
+    transport.start();
+    FakeSocket.made[0].onopen!();
+    const slow = transport.request({ type: 'hello' }, 1000);
+    vi.advanceTimersByTime(1000);
+    await expect(slow).rejects.toSatisfy((e) => e instanceof AgentstreamError && e.code === 'timeout' && !isErrorReply(e));
+  });
+
+  it('reconnects with a backoff that doubles up to RECONNECT_MAX_MS and starts over after a connection', () => {
+    const transport = new WsTransport('ws://daemon/ws');
+    transport.start();
+    const delays: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const n = FakeSocket.made.length;
+      FakeSocket.made[n - 1].onclose!();
+      let waited = 0;
+      while (FakeSocket.made.length === n) {
+        vi.advanceTimersByTime(10);
+        waited += 10;
+      }
+      delays.push(waited);
+    }
+    expect(delays[0]).toBeLessThanOrEqual(RECONNECT_MIN_MS);
+    expect(delays[1]).toBeGreaterThan(RECONNECT_MIN_MS); // doubled (less at most 25% jitter)
+    expect(Math.max(...delays)).toBeLessThanOrEqual(RECONNECT_MAX_MS);
+    expect(delays.at(-1)).toBeGreaterThanOrEqual(RECONNECT_MAX_MS * 0.75);
+    FakeSocket.made.at(-1)!.onopen!();
+    FakeSocket.made.at(-1)!.onclose!();
+    const n = FakeSocket.made.length;
+    vi.advanceTimersByTime(RECONNECT_MIN_MS);
+    expect(FakeSocket.made.length).toBe(n + 1);
   });
 });

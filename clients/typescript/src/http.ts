@@ -10,26 +10,37 @@ import type {
   AgentConfig,
   AgentSnapshot,
   Catalog,
+  Device,
+  Diff,
   EventEnvelope,
   ImportList,
   ImportResult,
   ImportSource,
+  NotificationSettings,
+  NotificationSettingsState,
+  PairedDevice,
+  Pairing,
   PermissionReply,
   SearchResult,
   SendReply,
   SendRequest,
   TimelinePage,
   TimelineQuery,
+  VapidKey,
+  WhoAmI,
+  Worktree,
 } from './types.js';
 
-type Method = 'get' | 'post' | 'delete';
-/** The JSON body of a path's 200 answer, from the generated types. */
-export type JsonAnswer<P extends keyof paths, M extends Method> = paths[P] extends Record<
-  M,
-  { responses: { 200: { content: { 'application/json': infer R } } } }
->
-  ? R
+type Method = 'get' | 'put' | 'post' | 'delete' | 'patch';
+/** The JSON body of a path's 200 (else 201) answer, from the generated types. */
+export type JsonAnswer<P extends keyof paths, M extends Method> = paths[P] extends Record<M, { responses: infer R }>
+  ? OkBody<R>
   : never;
+type OkBody<R> = R extends { 200: { content: { 'application/json': infer B } } }
+  ? B
+  : R extends { 201: { content: { 'application/json': infer B } } }
+    ? B
+    : never;
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
@@ -97,7 +108,8 @@ export class AgentstreamHttp {
     this.token = opts.token || undefined;
     const f = opts.fetch ?? (globalThis.fetch as FetchLike | undefined);
     if (!f) throw new Error('no fetch: pass one in the options');
-    this.fetchFn = f;
+    // Called unbound: a browser's fetch refuses a `this` other than the window.
+    this.fetchFn = (input, init) => f(input, init);
     this.timeoutMs = opts.timeoutMs ?? 30000;
     this.retries = opts.retries ?? 3;
     this.retryMin = opts.retryMinDelayMs ?? 100;
@@ -301,6 +313,98 @@ export class AgentstreamHttp {
     return this.call<JsonAnswer<'/v1/imports', 'post'>>('POST', '/v1/imports', {
       ...opts,
       body: { source, path },
+      idempotent: true,
+    });
+  }
+
+  // ---- worktrees (docs/workspaces.md) ----
+
+  /** `GET /v1/agents/{id}/diff`: the changes of the agent's worktree (`404 not_found` when it has none). */
+  diff(id: string, opts: CallOptions & { against?: string } = {}): Promise<Diff> {
+    return this.call<JsonAnswer<'/v1/agents/{id}/diff', 'get'>>('GET', `/v1/agents/${enc(id)}/diff`, {
+      ...opts,
+      query: { against: opts.against },
+      idempotent: true,
+    });
+  }
+
+  /** `GET /v1/worktrees`: every agent that has a worktree, closed ones included. */
+  async worktrees(opts: CallOptions = {}): Promise<Worktree[]> {
+    const body = await this.call<JsonAnswer<'/v1/worktrees', 'get'>>('GET', '/v1/worktrees', { ...opts, idempotent: true });
+    return body.worktrees;
+  }
+
+  // ---- pairing, devices and notifications (docs/web.md, "Pairing and devices") ----
+
+  /** `GET /v1/whoami`: whether the token is the owner's or a paired device's (`401` once revoked). */
+  whoami(opts: CallOptions = {}): Promise<WhoAmI> {
+    return this.call<JsonAnswer<'/v1/whoami', 'get'>>('GET', '/v1/whoami', { ...opts, idempotent: true });
+  }
+
+  /** `POST /v1/pairings`: a single-use code and link that pair one device (the owner only; not retried). */
+  createPairing(req: { name?: string; expiresInMs?: number } = {}, opts: CallOptions = {}): Promise<Pairing> {
+    return this.call<JsonAnswer<'/v1/pairings', 'post'>>('POST', '/v1/pairings', { ...opts, body: req });
+  }
+
+  /**
+   * `POST /v1/pairings/exchange`: trades a pairing code for a device token; needs no credential.
+   * A code pairs once, so this is never retried (a used, expired or unknown code is `401`).
+   */
+  exchangePairing(code: string, opts: CallOptions = {}): Promise<PairedDevice> {
+    return this.call<JsonAnswer<'/v1/pairings/exchange', 'post'>>('POST', '/v1/pairings/exchange', {
+      ...opts,
+      body: { code },
+    });
+  }
+
+  /** `GET /v1/devices`: the paired devices, oldest first, revoked ones included. */
+  async listDevices(opts: CallOptions = {}): Promise<Device[]> {
+    const body = await this.call<JsonAnswer<'/v1/devices', 'get'>>('GET', '/v1/devices', { ...opts, idempotent: true });
+    return body.devices;
+  }
+
+  /** `PATCH /v1/devices/{id}` (the owner, or that device). */
+  renameDevice(id: string, name: string, opts: CallOptions = {}): Promise<Device> {
+    return this.call<JsonAnswer<'/v1/devices/{id}', 'patch'>>('PATCH', `/v1/devices/${enc(id)}`, {
+      ...opts,
+      body: { name },
+      idempotent: true,
+    });
+  }
+
+  /** `DELETE /v1/devices/{id}`: revokes the device (the owner, or that device); revoking again answers the same. */
+  revokeDevice(id: string, opts: CallOptions = {}): Promise<Device> {
+    return this.call<JsonAnswer<'/v1/devices/{id}', 'delete'>>('DELETE', `/v1/devices/${enc(id)}`, {
+      ...opts,
+      idempotent: true,
+    });
+  }
+
+  /** `GET /v1/devices/{id}/notifications` (`self`: the calling device): its settings, or the defaults. */
+  notificationSettings(deviceId: string, opts: CallOptions = {}): Promise<NotificationSettingsState> {
+    return this.call<JsonAnswer<'/v1/devices/{id}/notifications', 'get'>>('GET', `/v1/devices/${enc(deviceId)}/notifications`, {
+      ...opts,
+      idempotent: true,
+    });
+  }
+
+  /** `PUT /v1/devices/{id}/notifications`: saves the settings; answers them as saved. */
+  setNotificationSettings(
+    deviceId: string,
+    settings: Partial<NotificationSettings>,
+    opts: CallOptions = {},
+  ): Promise<NotificationSettingsState> {
+    return this.call<JsonAnswer<'/v1/devices/{id}/notifications', 'put'>>('PUT', `/v1/devices/${enc(deviceId)}/notifications`, {
+      ...opts,
+      body: settings,
+      idempotent: true,
+    });
+  }
+
+  /** `GET /v1/notifications/vapid`: the public key a browser subscribes to push with. */
+  vapidKey(opts: CallOptions = {}): Promise<VapidKey> {
+    return this.call<JsonAnswer<'/v1/notifications/vapid', 'get'>>('GET', '/v1/notifications/vapid', {
+      ...opts,
       idempotent: true,
     });
   }

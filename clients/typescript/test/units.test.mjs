@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 
-import {AgentstreamError, Backoff, ReplicaClient, compareCursors, cursorToOffset, errorFrom, offsetToCursor, parseCursor}
-  from '../dist/index.js';
+import {AgentstreamError, AgentstreamHttp, Backoff, ReplicaClient, compareCursors, cursorToOffset, errorFrom, offsetToCursor,
+        parseCursor} from '../dist/index.js';
 
 test('cursors and offsets', () => {
   assert.equal(cursorToOffset('1:19'), '0000000000000001_0000000000000019');
@@ -98,4 +98,72 @@ test('the replica drops duplicates, resubscribes from its cursor and resends una
   assert.equal(FakeSocket.sockets.at(-1), s2);
   assert.ok(rc.connected);
   rc.close();
+});
+
+// A fetch double that records each request and answers from `answer(method, path)`; it is a
+// plain function that fails when called with a `this` (a browser's fetch refuses any but the window).
+function recordingFetch(answer) {
+  const calls = [];
+  const fn = function (url, init) {
+    if (this !== undefined && this !== globalThis) throw new TypeError('Illegal invocation');
+    const u = new URL(url);
+    const call = {method: init.method, path: u.pathname, query: Object.fromEntries(u.searchParams),
+                  body: init.body ? JSON.parse(init.body) : undefined, auth: init.headers.authorization};
+    calls.push(call);
+    const [status, body] = answer(call);
+    return Promise.resolve(new Response(body === undefined ? '' : JSON.stringify(body), {status}));
+  };
+  return {fn, calls};
+}
+
+test('the HTTP calls of worktrees, pairing, devices and notifications', async () => {
+  const device = {id: 'dev_1', name: 'phone', createdMs: 1, lastSeenMs: 2, userAgent: '', revoked: false, revokedMs: 0,
+                  current: true};
+  const settings = {webPush: null, ntfy: null, kinds: {permission: true}, previews: false, minTurnMs: 30000};
+  const {fn, calls} = recordingFetch(({method, path}) => {
+    if (path === '/v1/agents/ses_1/diff') return [200, {agent: 'ses_1', files: []}];
+    if (path === '/v1/worktrees') return [200, {worktrees: [{agent: 'ses_1'}]}];
+    if (path === '/v1/whoami') return [200, {principal: 'device', device}];
+    if (path === '/v1/pairings') return [201, {code: 'asp_x', url: 'http://h/#pair=asp_x', expiresMs: 9}];
+    if (path === '/v1/pairings/exchange') return [200, {token: 'asd_x', device}];
+    if (path === '/v1/devices') return [200, {devices: [device]}];
+    if (path === '/v1/devices/dev_1') return [200, {...device, name: method === 'PATCH' ? 'tablet' : 'phone'}];
+    if (path === '/v1/devices/self/notifications') return [200, settings];
+    if (path === '/v1/notifications/vapid') return [200, {publicKey: 'BPk'}];
+    return [404, {error: {code: 'not_found', message: path}}];
+  });
+  const http = new AgentstreamHttp({baseUrl: 'http://h/', token: 'tok', fetch: fn});
+  assert.deepEqual(await http.diff('ses_1', {against: 'HEAD'}), {agent: 'ses_1', files: []});
+  assert.deepEqual((await http.worktrees()).map((w) => w.agent), ['ses_1']);
+  assert.equal((await http.whoami()).principal, 'device');
+  assert.equal((await http.createPairing({name: 'phone'})).code, 'asp_x'); // a 201 answer
+  assert.equal((await http.exchangePairing('asp_x')).token, 'asd_x');
+  assert.deepEqual((await http.listDevices()).map((d) => d.id), ['dev_1']);
+  assert.equal((await http.renameDevice('dev_1', 'tablet')).name, 'tablet');
+  assert.equal((await http.revokeDevice('dev_1')).id, 'dev_1');
+  assert.deepEqual(await http.notificationSettings('self'), settings);
+  assert.deepEqual(await http.setNotificationSettings('self', {previews: true}), settings);
+  assert.equal((await http.vapidKey()).publicKey, 'BPk');
+  assert.deepEqual(calls.map((c) => `${c.method} ${c.path}`), [
+    'GET /v1/agents/ses_1/diff', 'GET /v1/worktrees', 'GET /v1/whoami', 'POST /v1/pairings', 'POST /v1/pairings/exchange',
+    'GET /v1/devices', 'PATCH /v1/devices/dev_1', 'DELETE /v1/devices/dev_1', 'GET /v1/devices/self/notifications',
+    'PUT /v1/devices/self/notifications', 'GET /v1/notifications/vapid',
+  ]);
+  assert.deepEqual(calls[0].query, {against: 'HEAD'});
+  assert.deepEqual(calls[3].body, {name: 'phone'});
+  assert.deepEqual(calls[4].body, {code: 'asp_x'});
+  assert.deepEqual(calls[6].body, {name: 'tablet'});
+  assert.deepEqual(calls[9].body, {previews: true});
+  assert.ok(calls.every((c) => c.auth === 'Bearer tok'));
+});
+
+test('a pairing exchange is never retried; an idempotent read is', async () => {
+  let n = 0;
+  const {fn, calls} = recordingFetch(() => (++n <= 2 ? [503, {error: {code: 'unavailable', message: 'busy'}}] : [200, {devices: []}]));
+  const http = new AgentstreamHttp({baseUrl: 'http://h', fetch: fn, retryMinDelayMs: 1, retryMaxDelayMs: 2});
+  await assert.rejects(http.exchangePairing('asp_x'), (e) => e instanceof AgentstreamError && e.status === 503);
+  assert.equal(calls.length, 1);
+  assert.deepEqual(await http.listDevices(), []); // a 503, then the answer
+  assert.equal(calls.length, 3);
+  assert.equal(calls[0].auth, undefined); // no token, no Authorization
 });

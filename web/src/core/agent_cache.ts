@@ -2,7 +2,7 @@
 // be reached (offline, a phone on a train): at most MAX_CACHED_AGENTS snapshots (the newest by
 // creation) and when they were last confirmed by the daemon. Shown marked stale until the daemon
 // answers again. Cleared when this device is revoked.
-import type { AgentSnapshot } from './types';
+import type { AgentSnapshot } from '@agentstream/client';
 import type { KeyValueStore } from './auth';
 
 export const AGENT_CACHE_KEY = 'agentstream.agents';

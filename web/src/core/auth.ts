@@ -4,6 +4,7 @@
 // reached over loopback). Pairing: a page opened at `/#pair=asp_...` removes the fragment from
 // the address and history at once, then trades the code for a device token with
 // `POST /v1/pairings/exchange`.
+import { AgentstreamHttp, isAgentstreamError, type Device, type FetchLike } from '@agentstream/client';
 
 export const TAB_TOKEN_KEY = 'agentstream.token';
 export const DEVICE_TOKEN_KEY = 'agentstream.deviceToken';
@@ -57,50 +58,35 @@ export function parseFragment(hash: string): FragmentRequest {
   return out;
 }
 
-export interface DeviceInfo {
-  id: string;
-  name: string;
-  createdMs: number;
-  lastSeenMs: number;
-  userAgent: string;
-  revoked: boolean;
-  revokedMs: number;
-  current: boolean;
-}
-
-export type ExchangeResult = { ok: true; token: string; device: DeviceInfo } | { ok: false; message: string };
+export type ExchangeResult = { ok: true; token: string; device: Device } | { ok: false; message: string };
 
 const PAIRING_CODE = /^asp_[A-Za-z0-9_-]{32}$/;
 
-// Trades a pairing code for a device token. Never rejects: a refused, malformed or unreachable
-// exchange is `{ ok: false, message }` with a sentence for the person holding the phone.
-export async function exchangePairing(origin: string, code: string, fetchFn: typeof fetch = fetch): Promise<ExchangeResult> {
+// Trades a pairing code for a device token (the client package's exchangePairing, sent once).
+// Never rejects: a refused, malformed or unreachable exchange is `{ ok: false, message }` with a
+// sentence for the person holding the phone.
+export async function exchangePairing(origin: string, code: string, fetchFn?: FetchLike): Promise<ExchangeResult> {
   if (!PAIRING_CODE.test(code))
     return { ok: false, message: 'This pairing link is malformed. Create a new pairing on the computer running agentstream.' };
-  let res: Response;
   try {
-    res = await fetchFn(`${origin}/v1/pairings/exchange`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ code }),
-    });
+    const paired = await new AgentstreamHttp({ baseUrl: origin, fetch: fetchFn }).exchangePairing(code);
+    if (typeof paired?.token !== 'string' || !paired.token.startsWith('asd_'))
+      return { ok: false, message: 'Pairing failed: the daemon answered no device token' };
+    return { ok: true, token: paired.token, device: paired.device };
   } catch (err) {
-    return { ok: false, message: `Could not reach the daemon to pair this device (${String((err as Error)?.message ?? err)}).` };
+    const e = isAgentstreamError(err) ? err : null;
+    if (!e || e.status === 0)
+      return {
+        ok: false,
+        message: `Could not reach the daemon to pair this device (${String((err as Error)?.message ?? err)}).`,
+      };
+    if (e.status === 401)
+      return {
+        ok: false,
+        message: 'This pairing code was already used, has expired, or is unknown. Create a new pairing and open its link again.',
+      };
+    if (e.status === 429)
+      return { ok: false, message: 'Too many pairing attempts from this address. Wait a minute, then try again.' };
+    return { ok: false, message: `Pairing failed: ${e.message}` };
   }
-  let body: any = null;
-  try {
-    body = await res.json();
-  } catch {
-    // not JSON: the status below
-  }
-  if (res.status === 401)
-    return {
-      ok: false,
-      message: 'This pairing code was already used, has expired, or is unknown. Create a new pairing and open its link again.',
-    };
-  if (res.status === 429)
-    return { ok: false, message: 'Too many pairing attempts from this address. Wait a minute, then try again.' };
-  if (!res.ok || typeof body?.token !== 'string' || !body.token.startsWith('asd_'))
-    return { ok: false, message: `Pairing failed: ${body?.error?.message ?? `HTTP ${res.status}`}` };
-  return { ok: true, token: body.token, device: body.device };
 }

@@ -3,7 +3,7 @@
 // agent had when it was last shown in a visible pane while not running, kept in localStorage for
 // at most MAX_SEEN_AGENTS agents. An agent this browser meets for the first time while idle
 // starts seen (its past is not news); one first met while running is news when it finishes.
-import type { AgentSnapshot } from './types';
+import type { AgentSnapshot } from '@agentstream/client';
 import type { KeyValueStore } from './auth';
 
 export const SEEN_KEY = 'agentstream.seen';

@@ -2,7 +2,8 @@
 // daemon's assembler (src/core/timeline/item.cc, assembler.cc), so a live item and the projected
 // page item of the same key describe the same thing and reconcile by sourceSeqRanges.
 import { rangesAdd, rangesHas } from './ranges';
-import type { EventEnvelope, Item } from './types';
+import type { EventEnvelope } from '@agentstream/client';
+import type { Item } from './types';
 
 // Tool output is bounded before it reaches either path (docs/timeline.md); the client keeps the
 // same bound when it appends live chunks.

@@ -3,7 +3,7 @@
 // provider acknowledgement (the canonical user message carrying the id) independently; it settles
 // when both are known, in either order. A directory observation of the accepted run also settles an
 // RPC-accepted record. Overlapping sends settle independently.
-import type { Attachment, SendReply, WhileRunning } from './types';
+import type { Attachment, SendReply, WhileRunning } from '@agentstream/client';
 
 export type RpcState = 'unsent' | 'sent' | 'accepted' | 'queued' | 'failed';
 
@@ -60,7 +60,7 @@ export class SubmissionRegistry {
     this.version++;
   }
 
-  onReply(cmid: string, reply: SendReply): void {
+  onReply(cmid: string, reply: Pick<SendReply, 'outcome'> & Partial<SendReply>): void {
     const s = this.open.get(cmid);
     if (!s) return;
     s.outcome = reply.outcome;

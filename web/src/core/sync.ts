@@ -8,21 +8,20 @@
 //   30 s grace; disconnecting clears every grace.
 // * presence heartbeats (notification routing only).
 // * every send goes through dispatch() with a client message id.
+import { formatCursor, newId, parseCursor } from '@agentstream/client';
 import { AgentTimeline, type LocalRow } from './timeline';
 import { SubmissionRegistry } from './submissions';
-import { Disconnected, RequestError, type Transport } from './transport';
+import { isDisconnected, isErrorReply, type Transport } from './transport';
 import type {
-  AgentOption,
   AgentSnapshot,
   Attachment,
   Capabilities,
   EventEnvelope,
-  Item,
-  Page,
   SearchHit,
   SendReply,
   WhileRunning,
-} from './types';
+} from '@agentstream/client';
+import type { AgentOption, Item, Page } from './types';
 
 export interface Clock {
   now(): number;
@@ -52,8 +51,7 @@ export const DEFAULT_SYNC_OPTIONS: SyncOptions = {
   graceMs: 30000,
   heartbeatMs: 15000,
   retryMs: 1000,
-  newId: () =>
-    typeof globalThis.crypto?.randomUUID === 'function' ? crypto.randomUUID() : `c${Math.random().toString(36).slice(2)}`,
+  newId: () => newId('msg'),
   deviceType: () => 'desktop',
 };
 
@@ -299,7 +297,7 @@ export class SyncEngine {
     } catch (e) {
       if (!timedOut && this.syncGeneration.get(agentId) === gen) {
         this.state.set(agentId, 'idle');
-        if (!(e instanceof Disconnected))
+        if (!isDisconnected(e))
           this.clock.setTimeout(() => {
             if (this.wanted().has(agentId) && this.syncState(agentId) === 'idle') void this.syncAgent(agentId);
           }, this.opts.retryMs);
@@ -449,9 +447,9 @@ export class SyncEngine {
         .request(msg)
         .then((reply: SendReply) => this.submissions.onReply(s.clientMessageId, reply))
         .catch((e) => {
-          if (e instanceof RequestError) this.submissions.onRpcError(s.clientMessageId, e.message);
+          if (isErrorReply(e)) this.submissions.onRpcError(s.clientMessageId, e.message);
           // Disconnected / timeout: onTransportLost() marks it unsent; a timeout retries now.
-          else if (!(e instanceof Disconnected)) {
+          else if (!isDisconnected(e)) {
             this.submissions.onTransportLost();
             this.clock.setTimeout(() => this.flushSubmissions(), this.opts.retryMs);
           }
@@ -479,7 +477,7 @@ export class SyncEngine {
     worktree?: { branch?: string; base?: string };
   }): Promise<AgentSnapshot> {
     // One request id per create: a request the transport sends again makes one agent.
-    const agent = { ...config, clientRequestId: `web_${crypto.randomUUID()}` };
+    const agent = { ...config, clientRequestId: newId('web') };
     const reply = await this.transport.request({ type: 'agents.create', agent });
     this.setAgent(reply.agent);
     return reply.agent;
@@ -493,13 +491,13 @@ export class SyncEngine {
 
   // Fork from a projected item's position ({epoch, seqEnd}).
   async fork(agentId: string, epoch: number, seqEnd: number): Promise<AgentSnapshot> {
-    const reply = await this.transport.request({ type: 'fork', agent: agentId, cursor: `${epoch}:${seqEnd}` });
+    const reply = await this.transport.request({ type: 'fork', agent: agentId, cursor: formatCursor({ epoch, seq: seqEnd }) });
     this.setAgent(reply.agent);
     return reply.agent;
   }
 
   async rewind(agentId: string, epoch: number, seqEnd: number): Promise<AgentSnapshot> {
-    const reply = await this.transport.request({ type: 'rewind', agent: agentId, cursor: `${epoch}:${seqEnd}` });
+    const reply = await this.transport.request({ type: 'rewind', agent: agentId, cursor: formatCursor({ epoch, seq: seqEnd }) });
     this.setAgent(reply.agent);
     return reply.agent;
   }
@@ -536,10 +534,13 @@ export class SyncEngine {
   // The items around a cursor (`half` before it and after it), straight from the daemon, for a
   // view of history outside the replica: the replica and its subscription are not touched.
   async historyAround(agentId: string, cursor: string, half = 25): Promise<{ items: Item[]; reset: boolean }> {
-    const [epoch, seq] = cursor.split(':').map(Number);
+    const { epoch, seq } = parseCursor(cursor);
     const fetch = async (direction: string, c: string) =>
       (await this.transport.request({ type: 'timeline.fetch', agent: agentId, direction, cursor: c, limit: half })).page as Page;
-    const [before, after] = await Promise.all([fetch('before', `${epoch}:${seq + 1}`), fetch('after', `${epoch}:${seq}`)]);
+    const [before, after] = await Promise.all([
+      fetch('before', formatCursor({ epoch, seq: seq + 1 })),
+      fetch('after', formatCursor({ epoch, seq })),
+    ]);
     const byKey = new Map<string, Item>();
     for (const it of [...before.items, ...after.items]) byKey.set(it.key, it);
     return { items: [...byKey.values()].sort((a, b) => a.seqStart - b.seqStart), reset: before.reset || after.reset };

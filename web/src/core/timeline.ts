@@ -5,10 +5,11 @@
 // the resume cursor) and projected pages (canonical state). A page item replaces the live item of
 // the same key when its sourceSeqRanges cover what was applied live; a live item that is ahead of
 // the page keeps its extra events re-applied on top; text is never appended to a live prefix.
-import { compareCursors, formatCursor, parseCursor } from './cursor';
+import { compareCursors, formatCursor, parseCursor } from '@agentstream/client';
 import { foldEvent } from './project';
 import { rangesCover, rangesHas } from './ranges';
-import type { Attachment, EventEnvelope, Item, Page } from './types';
+import type { Attachment, EventEnvelope } from '@agentstream/client';
+import type { Item, Page } from './types';
 
 // Live events remembered per item so a page that is behind can be brought forward without a
 // refetch; bounded per item and in total (the oldest items' logs are dropped first).

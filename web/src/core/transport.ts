@@ -1,18 +1,21 @@
 // The WebSocket to /ws: requests matched to replies by id, pushed messages to listeners,
-// reconnection with backoff. Requests in flight when the socket drops fail with `Disconnected`.
-export class Disconnected extends Error {
-  constructor() {
-    super('disconnected');
-  }
+// reconnection with the client package's Backoff. Every failure is the package's
+// AgentstreamError: `disconnected` for a request in flight when the socket drops (or made while
+// there is none), `timeout` for one not answered in time, else the daemon's error code.
+import { AgentstreamError, Backoff } from '@agentstream/client';
+
+// Reconnect delays: from 250 ms doubling up to 5 s (with the package's jitter below each step).
+export const RECONNECT_MIN_MS = 250;
+export const RECONNECT_MAX_MS = 5000;
+
+// Whether `e` is a request's failure for want of a connection (not an answer of the daemon).
+export function isDisconnected(e: unknown): boolean {
+  return e instanceof AgentstreamError && e.code === 'disconnected';
 }
 
-export class RequestError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
+// Whether `e` is the daemon's error reply to a request (not a lost socket, not a timeout).
+export function isErrorReply(e: unknown): e is AgentstreamError {
+  return e instanceof AgentstreamError && e.code !== 'disconnected' && e.code !== 'timeout';
 }
 
 export interface Transport {
@@ -40,7 +43,7 @@ export class WsTransport implements Transport {
   private messageFns: ((msg: any) => void)[] = [];
   private connectionFns: ((c: boolean) => void)[] = [];
   private failureFns: (() => void)[] = [];
-  private backoffMs = 250;
+  private backoff = new Backoff({ minDelayMs: RECONNECT_MIN_MS, maxDelayMs: RECONNECT_MAX_MS });
   private closedByUser = false;
 
   constructor(private readonly url: string) {}
@@ -79,13 +82,13 @@ export class WsTransport implements Transport {
   }
 
   request(msg: Record<string, unknown>, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): Promise<any> {
-    if (!this.ws || !this.connected) return Promise.reject(new Disconnected());
-    if (this.pending.size >= MAX_PENDING_REQUESTS) return Promise.reject(new Error('too many requests in flight'));
+    if (!this.ws || !this.connected) return Promise.reject(new AgentstreamError('disconnected', 'not connected'));
+    if (this.pending.size >= MAX_PENDING_REQUESTS) return Promise.reject(new Error('too many requests in flight')); // local: tried again later
     const id = `r${this.nextId++}`;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new Error(`request ${String(msg.type)} timed out`));
+        reject(new AgentstreamError('timeout', `request ${String(msg.type)} timed out`));
       }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
       this.ws!.send(JSON.stringify({ ...msg, id }));
@@ -104,7 +107,7 @@ export class WsTransport implements Transport {
     ws.onopen = () => {
       clearTimeout(connectTimer);
       this.connected = true;
-      this.backoffMs = 250;
+      this.backoff.reset();
       for (const fn of this.connectionFns) fn(true);
     };
     ws.onmessage = (ev) => {
@@ -118,7 +121,7 @@ export class WsTransport implements Transport {
       if (waiter) {
         this.pending.delete(msg.id);
         clearTimeout(waiter.timer);
-        if (msg.type === 'error') waiter.reject(new RequestError(msg.error?.code ?? 'error', msg.error?.message ?? ''));
+        if (msg.type === 'error') waiter.reject(new AgentstreamError(msg.error?.code ?? 'error', msg.error?.message ?? ''));
         else waiter.resolve(msg);
         return;
       }
@@ -139,14 +142,13 @@ export class WsTransport implements Transport {
     this.ws = null;
     for (const [, w] of this.pending) {
       clearTimeout(w.timer);
-      w.reject(new Disconnected());
+      w.reject(new AgentstreamError('disconnected', 'the connection was lost'));
     }
     this.pending.clear();
     if (was) for (const fn of this.connectionFns) fn(false);
     else for (const fn of this.failureFns) fn();
     if (!this.closedByUser) {
-      setTimeout(() => this.open(), this.backoffMs);
-      this.backoffMs = Math.min(this.backoffMs * 2, 5000);
+      setTimeout(() => this.open(), this.backoff.next());
     }
   }
 }

@@ -1,7 +1,7 @@
 // What the service worker does with a push message (docs/web.md, "Notifications"), without the
 // worker's APIs so the unit tests can run it: read the payload the daemon sends, decide whether
 // it is newer than what was already shown for its agent, and build the notification.
-import { compareCursors, parseCursor } from '../core/cursor';
+import { compareCursors, parseCursor } from '@agentstream/client';
 
 export type NoticeKind = 'permission' | 'turnFailed' | 'turnFinished' | 'autonomousFinished' | 'queueWaiting';
 

@@ -3,7 +3,8 @@
 // `mode.set`, `model.set` or `thinking.set` on a change. A picker whose list is empty is not
 // shown; the daemon's refusal is shown under them.
 import { useEffect, useId, useState } from 'preact/hooks';
-import type { AgentOption, AgentSnapshot, Capabilities, Choice } from '../core/types';
+import type { AgentSnapshot, Capabilities, Choice } from '@agentstream/client';
+import type { AgentOption } from '../core/types';
 
 const PICKERS: { option: AgentOption; list: keyof Capabilities; label: string; unset: string }[] = [
   { option: 'mode', list: 'modes', label: 'Mode', unset: '—' },

@@ -7,8 +7,8 @@ import { memo } from 'preact/compat';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { SyncEngine } from '../core/sync';
 import type { WsTransport } from '../core/transport';
-import type { AgentSnapshot } from '../core/types';
-import type { CatalogAgent, DaemonHttp } from '../core/daemon_http';
+import type { AgentSnapshot, CatalogAgent } from '@agentstream/client';
+import type { DaemonHttp } from '../core/daemon_http';
 import type { CachedAgents } from '../core/agent_cache';
 import { parseFragment } from '../core/auth';
 import { inboxEntries, meetAgents, type SeenCursors } from '../core/inbox';
@@ -372,9 +372,11 @@ function CreateAgent({ http, onCreate }: { http: DaemonHttp; onCreate(cfg: Creat
   const [installed, setInstalled] = useState<CatalogAgent[]>([]);
   useEffect(() => {
     let live = true;
-    void http.getJson<{ agents: CatalogAgent[] }>('/v1/catalog').then((r) => {
-      if (live && r.ok) setInstalled(r.value.agents.filter((a) => a.installed));
-    });
+    void http
+      .run((api) => api.catalog())
+      .then((r) => {
+        if (live && r.ok) setInstalled(r.value.agents.filter((a) => a.installed));
+      });
     return () => {
       live = false;
     };

@@ -3,7 +3,8 @@
 // syntax-highlighted. Fetched when shown and again at the end of every turn of the agent
 // (its status leaving running / permission), and by its Refresh button.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { DaemonHttp, DiffFile, WorktreeDiff } from '../core/daemon_http';
+import type { Diff, DiffFile } from '@agentstream/client';
+import type { DaemonHttp } from '../core/daemon_http';
 import { DiffLines, type ShownLine } from './DiffView';
 
 // A file with more diff lines than this starts folded (its lines render when opened).
@@ -61,14 +62,14 @@ function FileDiff({ file }: { file: DiffFile }) {
 }
 
 export function Changes({ http, agentId, status }: { http: DaemonHttp; agentId: string; status: string }) {
-  const [diff, setDiff] = useState<WorktreeDiff | null>(null);
+  const [diff, setDiff] = useState<Diff | null>(null);
   const [error, setError] = useState('');
   const [loading, setLoading] = useState(false);
   const generation = useRef(0);
   const load = async () => {
     const g = ++generation.current;
     setLoading(true);
-    const r = await http.getJson<WorktreeDiff>(`/v1/agents/${encodeURIComponent(agentId)}/diff`);
+    const r = await http.run((api) => api.diff(agentId));
     if (g !== generation.current) return;
     setLoading(false);
     if (r.ok) {
@@ -159,9 +160,9 @@ export class WorktreeDirectory {
 
   private refresh(): Promise<void> {
     this.inflight ??= this.http
-      .getJson<{ worktrees: { agent: string; state: string }[] }>('/v1/worktrees')
+      .run((api) => api.worktrees())
       .then((r) => {
-        if (r.ok) for (const w of r.value.worktrees) this.known.set(w.agent, w.state === 'present');
+        if (r.ok) for (const w of r.value) this.known.set(w.agent, w.state === 'present');
       })
       .finally(() => (this.inflight = null));
     return this.inflight;

@@ -4,7 +4,7 @@
 // (slash.ts): arrows move, Enter or Tab completes, Escape closes the list.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
-import type { Attachment, SlashCommand, WhileRunning } from '../core/types';
+import type { Attachment, SlashCommand, WhileRunning } from '@agentstream/client';
 import { completeCommand, matchCommands, slashQuery } from './slash';
 
 // An attached image is sent inline in the WebSocket message (1 MiB per message).

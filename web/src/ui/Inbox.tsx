@@ -4,7 +4,7 @@
 // screen it heads the agent list. When the daemon cannot be reached it says how old the list is.
 import type { SyncEngine } from '../core/sync';
 import type { InboxEntry } from '../core/inbox';
-import type { AgentSnapshot } from '../core/types';
+import type { AgentSnapshot } from '@agentstream/client';
 
 export function relativeTime(ms: number): string {
   const s = Math.max(0, Math.round((Date.now() - ms) / 1000));

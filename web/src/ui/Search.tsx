@@ -2,7 +2,7 @@
 // a hit opens its agent with the history around it (History.tsx).
 import { useRef, useState } from 'preact/hooks';
 import type { SyncEngine } from '../core/sync';
-import type { SearchHit } from '../core/types';
+import type { SearchHit } from '@agentstream/client';
 
 export const SEARCH_LIMIT = 20;
 

@@ -3,31 +3,18 @@
 // and this device's notification settings (`/v1/devices/{its id}/notifications`) with "Enable push",
 // which subscribes the service worker's pushManager with the daemon's VAPID key.
 import { useEffect, useState } from 'preact/hooks';
-import type { DeviceInfo } from '../core/auth';
+import type { Device, NotificationSettingsState, WhoAmI } from '@agentstream/client';
 import type { DaemonHttp } from '../core/daemon_http';
 import { relativeTime } from './Inbox';
 import { setPushActive } from './notify';
 
-const KINDS: [string, string][] = [
+const KINDS: [keyof NotificationSettingsState['kinds'], string][] = [
   ['permission', 'Waiting for permission'],
   ['turnFailed', 'A turn failed'],
   ['turnFinished', 'A turn finished'],
   ['autonomousFinished', 'Autonomous work finished'],
   ['queueWaiting', 'Queued messages waiting'],
 ];
-
-export interface NotificationSettings {
-  webPush: { endpoint: string; keys: { p256dh: string; auth: string } } | null;
-  ntfy: { url: string; topic: string } | null;
-  kinds: Record<string, boolean>;
-  previews: boolean;
-  minTurnMs: number;
-}
-
-interface WhoAmI {
-  principal: 'owner' | 'device';
-  device?: DeviceInfo;
-}
 
 function base64UrlToBytes(text: string): Uint8Array {
   const b64 = text
@@ -41,7 +28,7 @@ export function SettingsOverlay({ http, onClose }: { http: DaemonHttp; onClose()
   const [who, setWho] = useState<WhoAmI | null>(null);
   const [error, setError] = useState('');
   useEffect(() => {
-    void http.getJson<WhoAmI>('/v1/whoami').then((r) => (r.ok ? setWho(r.value) : setError(r.message)));
+    void http.run((api) => api.whoami()).then((r) => (r.ok ? setWho(r.value) : setError(r.message)));
   }, [http]);
   return (
     <div
@@ -57,12 +44,12 @@ export function SettingsOverlay({ http, onClose }: { http: DaemonHttp; onClose()
         {error ? <div class="error-text">{error}</div> : null}
         {who ? (
           <div class="muted" data-testid="whoami">
-            This browser is {who.principal === 'owner' ? 'the owner' : `the paired device “${who.device?.name}”`}.
+            This browser is {who.principal === 'owner' ? 'the owner' : `the paired device “${who.device.name}”`}.
           </div>
         ) : null}
         <Devices http={http} owner={who?.principal === 'owner'} />
         {who?.principal === 'owner' ? <PairDevice http={http} /> : null}
-        {who?.principal === 'device' && who.device ? <Notifications http={http} deviceId={who.device.id} /> : null}
+        {who?.principal === 'device' ? <Notifications http={http} deviceId={who.device.id} /> : null}
         <button type="button" onClick={onClose} data-testid="settings-close">
           Close
         </button>
@@ -73,16 +60,13 @@ export function SettingsOverlay({ http, onClose }: { http: DaemonHttp; onClose()
 
 // The owner manages every device; a device renames or revokes only itself.
 function Devices({ http, owner }: { http: DaemonHttp; owner: boolean }) {
-  const [devices, setDevices] = useState<DeviceInfo[] | null>(null);
+  const [devices, setDevices] = useState<Device[] | null>(null);
   const [error, setError] = useState('');
   const [renaming, setRenaming] = useState<{ id: string; name: string } | null>(null);
   const [confirming, setConfirming] = useState('');
-  const load = () =>
-    void http
-      .getJson<{ devices: DeviceInfo[] }>('/v1/devices')
-      .then((r) => (r.ok ? setDevices(r.value.devices) : setError(r.message)));
+  const load = () => void http.run((api) => api.listDevices()).then((r) => (r.ok ? setDevices(r.value) : setError(r.message)));
   useEffect(load, [http]);
-  const act = async (p: ReturnType<DaemonHttp['sendJson']>) => {
+  const act = async (p: ReturnType<DaemonHttp['run']>) => {
     const r = await p;
     if (!r.ok) setError(r.message);
     else setError('');
@@ -104,7 +88,7 @@ function Devices({ http, owner }: { http: DaemonHttp; owner: boolean }) {
                 class="device-rename"
                 onSubmit={(e) => {
                   e.preventDefault();
-                  void act(http.sendJson('PATCH', `/v1/devices/${d.id}`, { name: renaming.name.trim() }));
+                  void act(http.run((api) => api.renameDevice(d.id, renaming.name.trim())));
                 }}
               >
                 <input
@@ -143,7 +127,7 @@ function Devices({ http, owner }: { http: DaemonHttp; owner: boolean }) {
                   <button
                     type="button"
                     class="danger"
-                    onClick={() => void act(http.sendJson('DELETE', `/v1/devices/${d.id}`))}
+                    onClick={() => void act(http.run((api) => api.revokeDevice(d.id)))}
                     data-testid="device-revoke-confirm"
                   >
                     Revoke: sure?
@@ -174,7 +158,7 @@ function PairDevice({ http }: { http: DaemonHttp }) {
         onSubmit={(e) => {
           e.preventDefault();
           void http
-            .sendJson<{ url: string; expiresMs: number }>('POST', '/v1/pairings', { name: name.trim() || 'device' })
+            .run((api) => api.createPairing({ name: name.trim() || 'device' }))
             .then((r) => {
               setError(r.ok ? '' : r.message);
               setLink(r.ok ? r.value : null);
@@ -201,16 +185,15 @@ function PairDevice({ http }: { http: DaemonHttp }) {
 
 // This device's settings, by its own id (the owner's view of it is the same resource).
 function Notifications({ http, deviceId }: { http: DaemonHttp; deviceId: string }) {
-  const path = `/v1/devices/${encodeURIComponent(deviceId)}/notifications`;
-  const [settings, setSettings] = useState<NotificationSettings | null>(null);
+  const [settings, setSettings] = useState<NotificationSettingsState | null>(null);
   const [status, setStatus] = useState('');
   useEffect(() => {
-    void http.getJson<NotificationSettings>(path).then((r) => (r.ok ? setSettings(r.value) : setStatus(r.message)));
-  }, [http, path]);
+    void http.run((api) => api.notificationSettings(deviceId)).then((r) => (r.ok ? setSettings(r.value) : setStatus(r.message)));
+  }, [http, deviceId]);
   if (!settings) return <section class="settings-section">{status || 'Loading notification settings…'}</section>;
-  const save = async (next: NotificationSettings) => {
+  const save = async (next: NotificationSettingsState) => {
     setSettings(next);
-    const r = await http.sendJson<NotificationSettings>('PUT', path, next);
+    const r = await http.run((api) => api.setNotificationSettings(deviceId, next));
     setStatus(r.ok ? 'Saved.' : r.message);
     if (r.ok && r.value) setSettings(r.value);
   };
@@ -218,7 +201,7 @@ function Notifications({ http, deviceId }: { http: DaemonHttp; deviceId: string 
     try {
       if (!('serviceWorker' in navigator) || typeof PushManager === 'undefined') throw new Error('this browser has no push');
       if ((await Notification.requestPermission()) !== 'granted') throw new Error('notifications are not allowed for this page');
-      const key = await http.getJson<{ publicKey: string }>('/v1/notifications/vapid');
+      const key = await http.run((api) => api.vapidKey());
       if (!key.ok) throw new Error(key.message);
       const reg = await navigator.serviceWorker.ready;
       const sub = await reg.pushManager.subscribe({

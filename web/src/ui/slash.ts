@@ -1,6 +1,6 @@
 // Slash command completion in the composer (Composer.tsx): while the whole prompt is one word
 // starting with `/`, the agent's commands that match what follows the slash.
-import type { SlashCommand } from '../core/types';
+import type { SlashCommand } from '@agentstream/client';
 
 // What follows the slash while the prompt is `/` and one word (no space or line yet); null
 // otherwise: the list is offered only at the start of the prompt, until the command is typed.
