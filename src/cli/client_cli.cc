@@ -26,7 +26,7 @@ struct ClientCommands::State {
   CLI::App *consumers = nullptr, *c_ls = nullptr, *c_new = nullptr, *c_show = nullptr;
   CLI::App *c_rm = nullptr, *c_resume = nullptr, *inbox = nullptr;
   CLI::App *acp = nullptr, *mcp = nullptr;
-  CLI::App *diff = nullptr, *worktrees = nullptr;
+  CLI::App *diff = nullptr, *worktrees = nullptr, *git = nullptr;
   CLI::App* import = nullptr;
   ImportOptions import_options;
   CLI::App *pair = nullptr, *devices = nullptr, *d_ls = nullptr, *d_rename = nullptr;
@@ -36,6 +36,7 @@ struct ClientCommands::State {
   CLI::Option* worktree = nullptr;
   RemoveAgentOptions remove_agent;
   DiffOptions diff_options;
+  GitCommandOptions git_options;
   acp_server::AcpServerOptions acp_options;
   NewConsumerOptions new_consumer;
   std::string consumer, session;
@@ -52,7 +53,7 @@ struct ClientCommands::State {
   void AddSteering(CLI::App& app);      // interrupt, approve, deny, fork, rewind, mode, model
   void AddConsumers(CLI::App& app);     // consumers ls|new|show|rm|resume, inbox
   void AddAcp(CLI::App& app);           // acp, mcp
-  void AddWorkspaces(CLI::App& app);    // diff, worktrees
+  void AddWorkspaces(CLI::App& app);    // diff, worktrees, git
   void AddDevices(CLI::App& app);       // pair, devices ls|rename|revoke
   void AddImport(CLI::App& app);        // import
 };
@@ -237,6 +238,25 @@ void ClientCommands::State::AddWorkspaces(CLI::App& app) {
   s.diff->add_option("--against", s.diff_options.against,
                      "compare with this commit or branch (default: the worktree's base)");
   s.worktrees = Command(app, "worktrees", "list agents' worktrees and their state", json);
+  GitCommandOptions& g = s.git_options;
+  s.git = Command(app, "git", "commit, merge, push or discard an agent's worktree changes", json);
+  s.git->require_subcommand(1, 1);
+  auto action = [&](const char* name, const char* help) {
+    CLI::App* command = Command(*s.git, name, help, nullptr);
+    command->add_option("agent", g.agent, "agent id")->required();
+    command->callback([&g, name] { g.action = name; });
+    return command;
+  };
+  action("commit", "commit every change of the worktree on its branch")
+      ->add_option("-m,--message", g.message,
+                   "the commit message (default: the first line of the agent's last message)");
+  CLI::App* merge = action("merge", "merge the worktree's branch into its base (or --into)");
+  merge->add_option("--into", g.into, "the branch to merge into (default: the worktree's base)");
+  merge->add_flag("--no-ff", g.no_ff, "a merge commit even when a fast-forward would do");
+  action("push", "push the worktree's branch to a remote of the repository")
+      ->add_option("--remote", g.remote, "the remote")
+      ->capture_default_str();
+  action("discard", "drop the worktree's uncommitted changes (ignored files stay)");
 }
 
 void ClientCommands::State::AddDevices(CLI::App& app) {
@@ -334,6 +354,7 @@ std::optional<int> ClientCommands::Run() const {
   if (*s.inbox) return ShowInbox(c, s.agent);
   if (*s.diff) return Diff(c, s.diff_options);
   if (*s.worktrees) return ListWorktrees(c);
+  if (*s.git) return GitAction(c, s.git_options);
   if (*s.pair) return Pair(c, s.pair_options);
   if (*s.import) return Import(c, s.import_options);
   if (*s.devices) {

@@ -495,6 +495,15 @@ void StopDaemon(Daemon& daemon) {
 
 int RunServe(const ServeOptions& options) {
   if (!ConfigureLog(options)) return 2;
+  server::WorkspaceRoutesOptions workspace_options;
+  if (!options.git_author.empty()) {
+    auto identity = workspace::ParseGitIdentity(options.git_author);
+    if (!identity.ok()) {
+      fmt::print(stderr, "agentstream: --git-author: {}\n", identity.status().message());
+      return 2;
+    }
+    workspace_options.git.identity = std::move(*identity);
+  }
   auto server_options = ServerOptionsFrom(options);
   if (!server_options.ok()) {
     fmt::print(stderr, "agentstream: {}\n", server_options.status().message());
@@ -534,8 +543,8 @@ int RunServe(const ServeOptions& options) {
   if (!options.data_dir.empty()) {
     daemon.worktrees = std::make_unique<workspace::Worktrees>(
         workspace::Git(), (std::filesystem::path(options.data_dir) / "worktrees").string());
-    daemon.workspaces =
-        std::make_unique<server::WorkspaceRoutes>(*daemon.manager, *daemon.log, *daemon.worktrees);
+    daemon.workspaces = std::make_unique<server::WorkspaceRoutes>(
+        *daemon.manager, *daemon.log, *daemon.worktrees, workspace_options);
     server_options->workspaces = daemon.workspaces.get();
   }
   daemon.server = std::make_unique<server::Server>(*daemon.manager, *daemon.log, *server_options);

@@ -51,6 +51,9 @@ struct ServeOptions {
   std::vector<std::string> acp_agents;
   std::vector<std::string> acp_programs;
   std::vector<std::string> acp_catalogs;  // ACP registry-format files merged into the catalog
+  // "Name <email>": the author and committer of the commits of git actions (docs/workspaces.md);
+  // empty: the repository's own user.name and user.email, else agentstream's.
+  std::string git_author;
   std::string claude_program = "claude";
   std::string codex_program = "codex";
   std::string opencode_program = "opencode";  // the `opencode` provider (opencode serve)

@@ -54,6 +54,7 @@ enum class EventKind : std::uint16_t {
   kSubagentEvent = 80,
   kWorkspaceCreated = 90,
   kWorkspaceRemoved = 91,
+  kWorkspaceAction = 92,
 };
 
 // "turn.started" for kTurnStarted; empty for a number this build does not know.
@@ -549,6 +550,28 @@ struct WorkspaceRemoved {
   }
 };
 
+// A git action on the session's worktree (docs/workspaces.md, "Git actions"): `action` is
+// "commit", "merge", "push" or "discard"; `outcome` is "committed", "merged", "fast-forward",
+// "up-to-date", "pushed", "discarded", or "conflict" / "refused" when git would not (a merge's
+// conflicting `files`, a refused push's git `message`; nothing changed). `branch` is the
+// worktree's branch, `commit` the commit made or reached, `target` the branch merged into or the
+// remote pushed to, `message` the commit message's first line or git's own words.
+struct WorkspaceAction {
+  static constexpr EventKind kKind = EventKind::kWorkspaceAction;
+  std::string action;
+  std::string outcome;
+  std::string branch;
+  std::optional<std::string> commit;
+  std::optional<std::string> target;
+  std::optional<std::string> message;
+  std::vector<std::string> files;
+  template <class V>
+  void Fields(V& v) {
+    v("action", action), v("outcome", outcome), v("branch", branch), v("commit", commit),
+        v("target", target), v("message", message), v("files", files);
+  }
+};
+
 using Payload =
     std::variant<SessionCreated, SessionForked, SessionRewound, SessionTitled, SessionImported,
                  TurnStarted, TurnCompleted, TurnCanceled, TurnFailed, UserMessage, PromptQueued,
@@ -557,7 +580,7 @@ using Payload =
                  PermissionResolved, Plan, ModeChanged, ModelChanged, ThinkingOptionChanged,
                  CapabilitiesChanged, Usage, ErrorEvent, Notice, ProviderMetadata,
                  AuthorizationRequired, AuthorizationCompleted, SubagentEvent, WorkspaceCreated,
-                 WorkspaceRemoved>;
+                 WorkspaceRemoved, WorkspaceAction>;
 
 EventKind KindOf(const Payload& payload);
 

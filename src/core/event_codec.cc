@@ -53,6 +53,7 @@ constexpr KindEntry kKinds[] = {
     {EventKind::kSubagentEvent, "subagent.event"},
     {EventKind::kWorkspaceCreated, "workspace.created"},
     {EventKind::kWorkspaceRemoved, "workspace.removed"},
+    {EventKind::kWorkspaceAction, "workspace.action"},
 };
 
 // Decodes the payload alternative whose kind is `kind`.

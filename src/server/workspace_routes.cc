@@ -9,7 +9,9 @@
 #include "api/api_json.h"
 #include "api/workspace_json.h"
 #include "core/event_codec.h"
+#include "core/utf8.h"
 #include "runtime/session_records.h"
+#include "system/random_id.h"
 
 namespace agentstream::server {
 
@@ -47,6 +49,48 @@ constexpr std::size_t kRemovalLookback = 16;
 
 Status NoWorktree(const SessionId& id) {
   return Error(ErrorCode::kNotFound, "agent " + id.str() + " has no worktree");
+}
+
+// The newest events read for the agent's last message (a commit without a message).
+constexpr std::size_t kMessageLookback = 2000;
+constexpr std::size_t kMaxSubjectBytes = 1000;  // of a message taken from the agent's words
+
+// The git actions of POST /v1/agents/{id}/git/{action}, and whether each changes the worktree
+// (refused while the agent is in a turn).
+bool IsGitAction(std::string_view action) {
+  return action == "commit" || action == "merge" || action == "push" || action == "discard";
+}
+bool TouchesWorktree(std::string_view action) { return action == "commit" || action == "discard"; }
+
+// A member of a git action's body the action does not take.
+Status CheckGitActionMembers(std::string_view action, const json::object& body) {
+  for (const auto& member : body) {
+    const std::string_view key = member.key();
+    const bool known = (action == "commit" && key == "message") ||
+                       (action == "merge" && (key == "into" || key == "noFastForward")) ||
+                       (action == "push" && key == "remote");
+    if (!known) {
+      return Error(ErrorCode::kInvalidArgument,
+                   "unknown field \"" + std::string(key) + "\" in git " + std::string(action));
+    }
+  }
+  return Status::Ok();
+}
+
+// A member of a git action's body: absent, or a string / a boolean.
+Result<std::optional<std::string>> StringMember(const json::object& body, std::string_view key) {
+  const json::value* v = body.if_contains(key);
+  if (v == nullptr || v->is_null()) return std::optional<std::string>();
+  if (!v->is_string())
+    return Error(ErrorCode::kInvalidArgument, "\"" + std::string(key) + "\" must be a string");
+  return std::optional<std::string>(std::string(v->get_string()));
+}
+Result<bool> BoolMember(const json::object& body, std::string_view key) {
+  const json::value* v = body.if_contains(key);
+  if (v == nullptr || v->is_null()) return false;
+  if (!v->is_bool())
+    return Error(ErrorCode::kInvalidArgument, "\"" + std::string(key) + "\" must be a boolean");
+  return v->get_bool();
 }
 
 }  // namespace
@@ -106,6 +150,7 @@ WorkspaceRoutes::WorkspaceRoutes(runtime::AgentManager& agents, EventLog& log,
       log_(log),
       worktrees_(worktrees),
       options_(options),
+      actions_(worktrees, options.git),
       worker_(std::make_unique<Worker>(options.max_pending)) {}
 
 WorkspaceRoutes::~WorkspaceRoutes() { Stop(); }
@@ -186,6 +231,36 @@ bool WorkspaceRoutes::Handle(const HttpRequest& request, const std::vector<std::
     const bool force = *force_flag;
     Post(reply, [this, id, force, forwarding = ForwardingOf(request), reply] {
       Remove(id, force, forwarding, reply);
+    });
+    return true;
+  }
+  if (seg.size() == 5 && seg[3] == "git" && request.method == "POST") {
+    const std::string action = seg[4];
+    if (!IsGitAction(action)) {
+      return reply(ErrorResponse(
+                 Error(ErrorCode::kNotFound,
+                       "no git action \"" + action + "\" (commit, merge, push, discard)"))),
+             true;
+    }
+    auto body = api::ParseJson(request.body.empty() ? "{}" : request.body);
+    if (!body.ok()) return reply(ErrorResponse(body.status())), true;
+    if (!body->is_object()) {
+      return reply(ErrorResponse(
+                 Error(ErrorCode::kInvalidArgument, "a git action's body must be an object"))),
+             true;
+    }
+    if (Status members = CheckGitActionMembers(action, body->get_object()); !members.ok())
+      return reply(ErrorResponse(members)), true;
+    agents_.Get(id, [this, id, action, body = std::move(body->get_object()),
+                     reply](Result<api::AgentSnapshot> agent) {
+      if (!agent.ok()) return reply(ErrorResponse(agent.status()));
+      if (TouchesWorktree(action) && agent->status != turn::SessionStatus::kIdle &&
+          agent->status != turn::SessionStatus::kError) {
+        return reply(ErrorResponse(Error(
+            ErrorCode::kConflict, "agent " + id.str() + " is in a turn; " + action +
+                                      " its worktree once the turn ended (or interrupt it)")));
+      }
+      Post(reply, [this, id, action, body, reply] { Act(id, action, body, reply); });
     });
     return true;
   }
@@ -374,6 +449,89 @@ void WorkspaceRoutes::List(const Reply& reply) {
       reply(JsonValueResponse(json::object{{"worktrees", std::move(list)}}));
     });
   });
+}
+
+void WorkspaceRoutes::Act(const SessionId& id, const std::string& action, const json::object& body,
+                          const Reply& reply) {
+  auto workspace = Lookup(id);
+  if (!workspace.ok()) return reply(ErrorResponse(workspace.status()));
+  if (!*workspace) return reply(ErrorResponse(NoWorktree(id)));
+  const workspace::Workspace& ws = **workspace;
+  // A merge needs only the branch; the others run in the worktree.
+  if (action != "merge" && worktrees_.StateOf(ws) != workspace::WorktreeState::kPresent) {
+    return reply(
+        ErrorResponse(Error(ErrorCode::kConflict, "the worktree " + ws.path + " is gone")));
+  }
+  Result<workspace::GitActionResult> done = Error(ErrorCode::kInternal, "no action");
+  if (action == "commit") {
+    auto message = StringMember(body, "message");
+    if (!message.ok()) return reply(ErrorResponse(message.status()));
+    done = actions_.Commit(ws, *message ? **message : LastMessageLine(id));
+  } else if (action == "merge") {
+    auto into = StringMember(body, "into");
+    auto no_ff = BoolMember(body, "noFastForward");
+    if (!into.ok()) return reply(ErrorResponse(into.status()));
+    if (!no_ff.ok()) return reply(ErrorResponse(no_ff.status()));
+    done = actions_.Merge(ws, *into, *no_ff);
+  } else if (action == "push") {
+    auto remote = StringMember(body, "remote");
+    if (!remote.ok()) return reply(ErrorResponse(remote.status()));
+    done = actions_.Push(ws, remote->value_or("origin"));
+  } else {
+    done = actions_.Discard(ws);
+  }
+  if (!done.ok()) return reply(ErrorResponse(done.status()));
+  // Each action is its own producer: recorded once, never taken for a duplicate of another.
+  ProducerStamp stamp{ProducerId("git:" + system::RandomHex(16)), 0, 0};
+  agents_.AppendForeign(
+      id, {MakeNewEvent(*done)}, stamp,
+      [id, result = *done, reply](const Result<AppendResult>& appended) {
+        if (!appended.ok()) {
+          return reply(ErrorResponse(
+              Error(appended.status().code(),
+                    "git " + result.action + " " + result.outcome +
+                        " but was not recorded in the log: " + appended.status().message())));
+        }
+        auto fields = json::parse(EncodePayload(result));
+        json::object out = std::move(fields.as_object());
+        out["agent"] = id.str();
+        out["cursor"] = FormatCursor({appended->epoch, appended->last_seq});
+        reply(JsonValueResponse(out));
+      });
+}
+
+std::string WorkspaceRoutes::LastMessageLine(const SessionId& id) {
+  ReadRequest read;
+  read.session = id;
+  read.direction = ReadDirection::kBackward;
+  read.max_items = kMessageLookback;
+  auto events = log_.Read(read);
+  std::optional<MessageId> message;
+  std::vector<std::string> deltas;  // the message's deltas, newest first
+  if (events.ok()) {
+    // The page is oldest first: walk it from the newest event back to the message's start.
+    for (auto it = events->events.rbegin(); it != events->events.rend(); ++it) {
+      const auto kind = static_cast<EventKind>(it->kind);
+      if (kind != EventKind::kAssistantMessageDelta && kind != EventKind::kAssistantMessageStart)
+        continue;
+      Result<Event> event = DecodeRecord(*it);
+      if (!event.ok()) continue;
+      if (const auto* d = std::get_if<AssistantMessageDelta>(&event->payload)) {
+        if (!message) message = d->message_id;
+        if (d->message_id == *message) deltas.push_back(d->text);
+      } else if (const auto* s = std::get_if<AssistantMessageStart>(&event->payload);
+                 s != nullptr && message && s->message_id == *message) {
+        break;
+      }
+    }
+  }
+  std::string text;
+  for (auto it = deltas.rbegin(); it != deltas.rend(); ++it) text += *it;
+  const std::size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string::npos) return "Changes of agent " + id.str();
+  text.erase(0, start);
+  text.erase(std::min(text.find('\n'), text.size()));
+  return BoundUtf8(text, kMaxSubjectBytes).text;
 }
 
 }  // namespace agentstream::server

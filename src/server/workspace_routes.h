@@ -6,6 +6,8 @@
 //   DELETE /v1/agents/{id}?removeWorktree=true[&force=true] close, then remove the worktree
 //   GET    /v1/agents/{id}/diff[?against=REF&maxBytes=N]  its changes: JSON, or text/x-diff
 //   GET    /v1/worktrees                                  every agent's worktree and its state
+//   POST   /v1/agents/{id}/git/{commit|merge|push|discard} a git action on its worktree, recorded
+//                                                         as the session's workspace.action
 //
 // Other requests (and a fork of an agent without a worktree, a DELETE without removeWorktree)
 // are left to ApiRouter. A session's worktree is read from its log (its workspace.created
@@ -31,12 +33,14 @@
 #include "server/http_types.h"
 #include "store/event_log.h"
 #include "workspace/diff.h"
+#include "workspace/git_actions.h"
 #include "workspace/worktree.h"
 
 namespace agentstream::server {
 
 struct WorkspaceRoutesOptions {
   workspace::DiffLimits diff;  // the default bounds of a diff (maxBytes may ask for up to 8 MiB)
+  workspace::GitActionOptions git;  // commits' identity, the push timeout
   std::size_t max_pending = 16;
 };
 
@@ -82,6 +86,11 @@ class WorkspaceRoutes {
   void Diff(const SessionId& id, const std::optional<std::string>& against, std::size_t max_bytes,
             bool text, const Reply& reply);
   void List(const Reply& reply);
+  // A git action (`action`, with the request's `body`) on the worktree of `id`, recorded.
+  void Act(const SessionId& id, const std::string& action, const boost::json::object& body,
+           const Reply& reply);
+  // The first line of the agent's last message, for a commit without a message.
+  std::string LastMessageLine(const SessionId& id);
   // Whether the newest events of `id` record the removal of `workspace` (read back once; a
   // removal is final, so a found one is kept).
   bool RemovedOnRequest(const SessionId& id, const workspace::Workspace& workspace);
@@ -90,6 +99,7 @@ class WorkspaceRoutes {
   EventLog& log_;
   const workspace::Worktrees& worktrees_;
   WorkspaceRoutesOptions options_;
+  workspace::GitActions actions_;
   std::mutex mu_;
   std::map<SessionId, std::optional<workspace::Workspace>> known_;  // guarded by mu_
   std::set<SessionId> removed_;  // sessions whose worktree was removed on request; guarded by mu_

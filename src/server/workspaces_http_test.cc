@@ -155,6 +155,75 @@ TEST_F(WorkspacesHttpTest, ARemoveWorktreeValueOtherThanTrueOrFalseIsRefused) {
   EXPECT_EQ(Call("GET", "/v1/worktrees").at("worktrees").as_array().size(), 1u);
 }
 
+// Commit (with a message, then with the agent's last words), merge into the checked-out base,
+// discard, each recorded as a workspace.action event; bad requests change nothing.
+TEST_F(WorkspacesHttpTest, GitActionsOnAWorktreeAreRecordedInTheAgentsLog) {
+  json::value agent = Call("POST", "/v1/agents",
+                           R"({"provider":"scripted","cwd":")" + repo_ + R"(","worktree":true})");
+  const std::string id(agent.at("id").as_string());
+  const std::string wt = root_ + "/" + id;
+  const std::string git = "/v1/agents/" + id + "/git/";
+  std::ofstream(wt + "/f.txt") << "one\nTWO\n";
+  json::value committed = Call("POST", git + "commit", R"({"message":"Shout two\n\nLoudly."})");
+  EXPECT_EQ(committed.at("outcome"), "committed");
+  EXPECT_EQ(committed.at("message"), "Shout two");
+  EXPECT_EQ(committed.at("agent"), json::value(id));
+  const std::string commit(committed.at("commit").as_string());
+  EXPECT_EQ(ShellOutput("git -C " + repo_ + " rev-parse agentstream/" + id), commit + "\n");
+  Call("POST", git + "commit", "{}", 409);  // nothing to commit
+
+  // Without a message: the first line of the agent's last message.
+  Call("POST", "/v1/agents/" + id + "/messages",
+       R"({"text":"add a third line","clientMessageId":"m1"})");
+  ASSERT_TRUE(WaitIdle(id));
+  std::ofstream(wt + "/f.txt", std::ios::app) << "three\n";
+  json::value second = Call("POST", git + "commit", "");
+  EXPECT_EQ(second.at("message"),
+            "I read README.md. Here is what I found: the project builds with CMake and its tests "
+            "sit next to the code. You asked: add a third line");
+
+  json::value merged = Call("POST", git + "merge", "{}");
+  EXPECT_EQ(merged.at("outcome"), "fast-forward");
+  EXPECT_EQ(merged.at("target"), "main");
+  EXPECT_EQ(ShellOutput("cat " + repo_ + "/f.txt"), "one\nTWO\nthree\n");
+
+  std::ofstream(wt + "/scratch.txt") << "scratch\n";
+  json::value discarded = Call("POST", git + "discard");
+  EXPECT_EQ(discarded.at("outcome"), "discarded");
+  EXPECT_EQ(discarded.at("files").at(0), "scratch.txt");
+  EXPECT_FALSE(fs::exists(wt + "/scratch.txt"));
+
+  // While the agent waits for a permission (in its turn), commit and discard would race it.
+  Call("POST", "/v1/agents/" + id + "/messages",
+       R"({"text":"needs a permission","clientMessageId":"m2"})");
+  ASSERT_TRUE(Eventually([&] { return Snapshot(id).at("status") == "permission"; }));
+  std::ofstream(wt + "/during.txt") << "during the turn\n";
+  json::value busy = Call("POST", git + "commit", R"({"message":"mid-turn"})", 409);
+  EXPECT_NE(json::serialize(busy).find("is in a turn"), std::string::npos) << busy;
+  Call("POST", git + "discard", "{}", 409);
+  EXPECT_TRUE(fs::exists(wt + "/during.txt"));
+  EXPECT_EQ(Call("POST", git + "merge", "{}").at("outcome"), "up-to-date");  // reads refs only
+
+  // Refused before git runs: an unknown action, a body of another shape, an unknown member, a
+  // remote the repository does not have.
+  Call("POST", git + "rebase", "{}", 404);
+  Call("POST", git + "commit", "[]", 400);
+  Call("POST", git + "commit", R"({"mesage":"typo"})", 400);
+  Call("POST", git + "merge", R"({"noFastForward":"yes"})", 400);
+  Call("POST", git + "push", R"({"remote":"origin"})", 400);
+  Call("POST", "/v1/agents/" + CreateAgent() + "/git/commit", "{}", 404);  // no worktree
+
+  std::vector<std::string> recorded;
+  for (const json::value& e : AllEvents(id)) {
+    if (Kind(e) != "workspace.action") continue;
+    recorded.push_back(std::string(e.at("payload").at("action").as_string()) + " " +
+                       std::string(e.at("payload").at("outcome").as_string()));
+  }
+  EXPECT_EQ(recorded,
+            (std::vector<std::string>{"commit committed", "commit committed", "merge fast-forward",
+                                      "discard discarded", "merge up-to-date"}));
+}
+
 TEST_F(WorkspacesHttpTest, AnAgentWithoutAWorktreeHasNoDiffAndForksPlainly) {
   const std::string id = CreateAgent();
   TestResponse diff = HttpCall(port_, "GET", "/v1/agents/" + id + "/diff");

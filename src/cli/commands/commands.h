@@ -46,6 +46,16 @@ struct DiffOptions {
   std::string against;  // empty: the worktree's base
 };
 
+// agentstream git commit|merge|push|discard AGENT.
+struct GitCommandOptions {
+  std::string action;
+  std::string agent;
+  std::optional<std::string> message;  // commit
+  std::optional<std::string> into;     // merge
+  bool no_ff = false;                  // merge
+  std::string remote = "origin";       // push
+};
+
 struct SendOptions {
   std::string agent;
   std::string text;
@@ -93,6 +103,9 @@ int RemoveAgent(const ClientContext& context, const RemoveAgentOptions& options)
 int Diff(const ClientContext& context, const DiffOptions& options);
 // Every agent's worktree with its branch and state.
 int ListWorktrees(const ClientContext& context);
+// A git action on an agent's worktree; exit 1 when git would not (a merge's conflict, a refused
+// push), with what happened on stdout.
+int GitAction(const ClientContext& context, const GitCommandOptions& options);
 int Send(const ClientContext& context, const SendOptions& options);
 int History(const ClientContext& context, const HistoryOptions& options);
 int Interrupt(const ClientContext& context, const std::string& agent);

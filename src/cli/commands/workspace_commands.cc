@@ -1,4 +1,4 @@
-// `agentstream diff` and `agentstream worktrees` (docs/workspaces.md).
+// `agentstream diff`, `agentstream worktrees` and `agentstream git` (docs/workspaces.md).
 #include <fmt/core.h>
 #include <boost/json/value.hpp>
 
@@ -62,6 +62,44 @@ int ListWorktrees(const ClientContext& context) {
     }
     return Status::Ok();
   });
+}
+
+int GitAction(const ClientContext& context, const GitCommandOptions& options) {
+  json::object body;
+  if (options.message) body["message"] = *options.message;
+  if (options.into) body["into"] = *options.into;
+  if (options.no_ff) body["noFastForward"] = true;
+  if (options.action == "push") body["remote"] = options.remote;
+  bool failed = false;
+  const int code = RunCall(context, [&](client::DaemonApi& api) -> Status {
+    const json::value request = body;
+    AS_ASSIGN_OR_RETURN(
+        json::value reply,
+        api.Call("POST", client::DaemonApi::AgentPath(options.agent, "/git/" + options.action),
+                 &request));
+    if (!reply.is_object()) return Error(ErrorCode::kInvalidArgument, "daemon: not an object");
+    const json::object& answer = reply.get_object();
+    const std::string outcome = MemberText(answer, "outcome");
+    failed = outcome == "conflict" || outcome == "refused";
+    if (context.json) {
+      PrintJson(reply);
+      return Status::Ok();
+    }
+    std::string line = options.action + " " + outcome;
+    if (const std::string commit = MemberText(answer, "commit"); !commit.empty())
+      line += " " + commit.substr(0, 12);
+    if (const std::string target = MemberText(answer, "target"); !target.empty())
+      line += (options.action == "push" ? " to " : " into ") + target;
+    if (const std::string message = MemberText(answer, "message"); !message.empty())
+      line += ": " + message;
+    fmt::print("{}\n", line);
+    if (const json::value* files = answer.if_contains("files");
+        files != nullptr && files->is_array())
+      for (const json::value& file : files->get_array())
+        if (file.is_string()) fmt::print("  {}\n", std::string_view(file.get_string()));
+    return Status::Ok();
+  });
+  return code == 0 && failed ? 1 : code;
 }
 
 }  // namespace agentstream::cli
