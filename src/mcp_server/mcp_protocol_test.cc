@@ -57,7 +57,7 @@ TEST(McpProtocol, InitializeThenToolsListAndPing) {
   EXPECT_EQ(names,
             (std::vector<std::string>{"agents_list", "agent_create", "agent_send", "agent_timeline",
                                       "agents_search", "agent_last_message", "agent_settings",
-                                      "agent_interrupt", "permission_answer"}));
+                                      "agent_interrupt", "agent_git", "permission_answer"}));
 }
 
 TEST(McpProtocol, BadRequestsAreJsonRpcErrors) {

@@ -74,6 +74,16 @@ constexpr std::string_view kTools = R"json([
  "description": "Interrupts the agent's running turn (it ends canceled).",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["agent"],
   "properties": {"agent": {"type": "string"}}}},
+{"name": "agent_git", "title": "Commit, merge, push or discard an agent's worktree changes",
+ "description": "A git action on the worktree of an agent created with one: commit its changes (message, default the first line of its last message), merge its branch into the base (or into), push its branch to a remote of the repository (default origin), or discard its uncommitted changes. Returns the outcome (committed, fast-forward, merged, up-to-date, conflict, pushed, refused, discarded), the commit and the files; conflict and refused changed nothing. Recorded in the agent's log.",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["agent", "action"],
+  "properties": {
+   "agent": {"type": "string"},
+   "action": {"type": "string", "enum": ["commit", "merge", "push", "discard"]},
+   "message": {"type": "string", "description": "commit: the commit message"},
+   "into": {"type": "string", "description": "merge: the branch to merge into (default: the worktree's base)"},
+   "noFastForward": {"type": "boolean", "description": "merge: a merge commit even when a fast-forward would do"},
+   "remote": {"type": "string", "description": "push: the remote (default origin)"}}}},
 {"name": "permission_answer", "title": "Answer a permission request",
  "description": "Allows or denies a pending permission request of an agent (agents_list shows them).",
  "inputSchema": {"type": "object", "additionalProperties": false,
@@ -355,6 +365,33 @@ Result<json::object> Settings(const ToolEnv& env, const Args& args) {
   return out;
 }
 
+// The action's members of POST /v1/agents/{id}/git/{action}: each action takes its own.
+Result<json::object> GitAction(const ToolEnv& env, const Args& args) {
+  AS_ASSIGN_OR_RETURN(std::string agent, args.Required("agent"));
+  AS_ASSIGN_OR_RETURN(std::optional<std::string> a, args.Str("action"));
+  if (!a) return Invalid("action is required");
+  AS_ASSIGN_OR_RETURN(std::string action,
+                      OneOf(a, "action", {"commit", "merge", "push", "discard"}));
+  json::object body;
+  auto take = [&](const char* name, std::string_view only) -> Status {
+    AS_ASSIGN_OR_RETURN(std::optional<std::string> value, args.Str(name));
+    if (!value) return Status::Ok();
+    if (action != only) return Invalid(std::string(name) + " is for " + std::string(only));
+    body[name] = *value;
+    return Status::Ok();
+  };
+  AS_RETURN_IF_ERROR(take("message", "commit"));
+  AS_RETURN_IF_ERROR(take("into", "merge"));
+  AS_RETURN_IF_ERROR(take("remote", "push"));
+  AS_ASSIGN_OR_RETURN(bool no_ff, args.Bool("noFastForward"));
+  if (no_ff && action != "merge") return Invalid("noFastForward is for merge");
+  if (no_ff) body["noFastForward"] = true;
+  const json::value request = std::move(body);
+  AS_ASSIGN_OR_RETURN(json::value reply,
+                      env.call("POST", DaemonApi::AgentPath(agent, "/git/" + action), &request));
+  return AsObject(std::move(reply));
+}
+
 Result<json::object> AnswerPermission(const ToolEnv& env, const Args& args) {
   AS_ASSIGN_OR_RETURN(std::string agent, args.Required("agent"));
   AS_ASSIGN_OR_RETURN(std::string request, args.Required("requestId"));
@@ -408,6 +445,7 @@ ToolStep BeginTool(const ToolEnv& env, std::string_view name, const json::value&
   }
   if (name == "agent_interrupt") return done(Interrupt(env, *args));
   if (name == "agent_settings") return done(Settings(env, *args));
+  if (name == "agent_git") return done(GitAction(env, *args));
   return done(AnswerPermission(env, *args));
 }
 

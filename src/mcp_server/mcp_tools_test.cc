@@ -69,6 +69,11 @@ TEST(McpTools, BadArgumentsAreRefusedBeforeAnyDaemonCall) {
       {"agents_search", R"({"query":"x","agent":3})"},
       {"agent_last_message", R"({})"},
       {"agent_interrupt", R"({"agent":7})"},
+      {"agent_git", R"({"agent":"a"})"},
+      {"agent_git", R"({"agent":"a","action":"rebase"})"},
+      {"agent_git", R"({"agent":"a","action":"merge","message":"m"})"},
+      {"agent_git", R"({"agent":"a","action":"commit","noFastForward":true})"},
+      {"agent_git", R"({"agent":"a","action":"push","remote":5})"},
       {"permission_answer", R"({"agent":"a","requestId":"r"})"},
       {"permission_answer", R"({"agent":"a","requestId":"r","decision":"maybe"})"},
       {"no_such_tool", R"({})"},
@@ -251,6 +256,25 @@ TEST(McpTools, PermissionAnswerPostsTheDecision) {
   EXPECT_EQ(d.calls.at(0).target, "/v1/agents/a/permissions/r%201");
   EXPECT_EQ(d.calls.at(0).body.at("decision"), "allow");
   EXPECT_EQ(d.calls.at(0).body.at("optionId"), "allow_once");
+}
+
+// Each action posts its own members to its endpoint and answers the daemon's result.
+TEST(McpTools, GitPostsTheActionWithItsOwnMembers) {
+  FakeDaemon d;
+  d.replies.push_back(json::value(json::object{{"outcome", "merged"}, {"commit", "abc"}}));
+  auto r =
+      CallTool(d.Env(), "agent_git", json::parse(R"({"agent":"a","action":"merge","into":"main",
+                                    "noFastForward":true})"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->at("outcome"), "merged");
+  ASSERT_EQ(d.calls.size(), 1u);
+  EXPECT_EQ(d.calls[0].method, "POST");
+  EXPECT_EQ(d.calls[0].target, "/v1/agents/a/git/merge");
+  EXPECT_EQ(d.calls[0].body, json::parse(R"({"into":"main","noFastForward":true})"));
+  ASSERT_TRUE(
+      CallTool(d.Env(), "agent_git", json::parse(R"({"agent":"a","action":"commit"})")).ok());
+  EXPECT_EQ(d.calls[1].target, "/v1/agents/a/git/commit");
+  EXPECT_EQ(d.calls[1].body, json::object{});
 }
 
 }  // namespace

@@ -235,13 +235,6 @@ bool WorkspaceRoutes::Handle(const HttpRequest& request, const std::vector<std::
     return true;
   }
   if (seg.size() == 5 && seg[3] == "git" && request.method == "POST") {
-    const std::string action = seg[4];
-    if (!IsGitAction(action)) {
-      return reply(ErrorResponse(
-                 Error(ErrorCode::kNotFound,
-                       "no git action \"" + action + "\" (commit, merge, push, discard)"))),
-             true;
-    }
     auto body = api::ParseJson(request.body.empty() ? "{}" : request.body);
     if (!body.ok()) return reply(ErrorResponse(body.status())), true;
     if (!body->is_object()) {
@@ -249,18 +242,8 @@ bool WorkspaceRoutes::Handle(const HttpRequest& request, const std::vector<std::
                  Error(ErrorCode::kInvalidArgument, "a git action's body must be an object"))),
              true;
     }
-    if (Status members = CheckGitActionMembers(action, body->get_object()); !members.ok())
-      return reply(ErrorResponse(members)), true;
-    agents_.Get(id, [this, id, action, body = std::move(body->get_object()),
-                     reply](Result<api::AgentSnapshot> agent) {
-      if (!agent.ok()) return reply(ErrorResponse(agent.status()));
-      if (TouchesWorktree(action) && agent->status != turn::SessionStatus::kIdle &&
-          agent->status != turn::SessionStatus::kError) {
-        return reply(ErrorResponse(Error(
-            ErrorCode::kConflict, "agent " + id.str() + " is in a turn; " + action +
-                                      " its worktree once the turn ended (or interrupt it)")));
-      }
-      Post(reply, [this, id, action, body, reply] { Act(id, action, body, reply); });
+    GitAction(id, seg[4], std::move(body->get_object()), [reply](Result<json::object> done) {
+      reply(done.ok() ? JsonValueResponse(*done) : ErrorResponse(done.status()));
     });
     return true;
   }
@@ -293,6 +276,29 @@ bool WorkspaceRoutes::Handle(const HttpRequest& request, const std::vector<std::
     return ForkWithWorktree(id, *cursor, SnapshotReply(reply));
   }
   return false;
+}
+
+void WorkspaceRoutes::GitAction(const SessionId& id, const std::string& action, json::object body,
+                                const GitDone& done) {
+  if (!IsGitAction(action)) {
+    return done(Error(ErrorCode::kNotFound,
+                      "no git action \"" + action + "\" (commit, merge, push, discard)"));
+  }
+  if (Status members = CheckGitActionMembers(action, body); !members.ok()) return done(members);
+  agents_.Get(
+      id, [this, id, action, body = std::move(body), done](Result<api::AgentSnapshot> agent) {
+        if (!agent.ok()) return done(agent.status());
+        if (TouchesWorktree(action) && agent->status != turn::SessionStatus::kIdle &&
+            agent->status != turn::SessionStatus::kError) {
+          return done(Error(ErrorCode::kConflict,
+                            "agent " + id.str() + " is in a turn; " + action +
+                                " its worktree once the turn ended (or interrupt it)"));
+        }
+        Reply refuse = [done](const HttpResponse&) {
+          done(Error(ErrorCode::kUnavailable, "too many worktree requests waiting for git; retry"));
+        };
+        Post(refuse, [this, id, action, body, done] { Act(id, action, body, done); });
+      });
 }
 
 // ---- On the worker ----
@@ -452,52 +458,50 @@ void WorkspaceRoutes::List(const Reply& reply) {
 }
 
 void WorkspaceRoutes::Act(const SessionId& id, const std::string& action, const json::object& body,
-                          const Reply& reply) {
+                          const GitDone& reply) {
   auto workspace = Lookup(id);
-  if (!workspace.ok()) return reply(ErrorResponse(workspace.status()));
-  if (!*workspace) return reply(ErrorResponse(NoWorktree(id)));
+  if (!workspace.ok()) return reply(workspace.status());
+  if (!*workspace) return reply(NoWorktree(id));
   const workspace::Workspace& ws = **workspace;
   // A merge needs only the branch; the others run in the worktree.
   if (action != "merge" && worktrees_.StateOf(ws) != workspace::WorktreeState::kPresent) {
-    return reply(
-        ErrorResponse(Error(ErrorCode::kConflict, "the worktree " + ws.path + " is gone")));
+    return reply(Error(ErrorCode::kConflict, "the worktree " + ws.path + " is gone"));
   }
   Result<workspace::GitActionResult> done = Error(ErrorCode::kInternal, "no action");
   if (action == "commit") {
     auto message = StringMember(body, "message");
-    if (!message.ok()) return reply(ErrorResponse(message.status()));
+    if (!message.ok()) return reply(message.status());
     done = actions_.Commit(ws, *message ? **message : LastMessageLine(id));
   } else if (action == "merge") {
     auto into = StringMember(body, "into");
     auto no_ff = BoolMember(body, "noFastForward");
-    if (!into.ok()) return reply(ErrorResponse(into.status()));
-    if (!no_ff.ok()) return reply(ErrorResponse(no_ff.status()));
+    if (!into.ok()) return reply(into.status());
+    if (!no_ff.ok()) return reply(no_ff.status());
     done = actions_.Merge(ws, *into, *no_ff);
   } else if (action == "push") {
     auto remote = StringMember(body, "remote");
-    if (!remote.ok()) return reply(ErrorResponse(remote.status()));
+    if (!remote.ok()) return reply(remote.status());
     done = actions_.Push(ws, remote->value_or("origin"));
   } else {
     done = actions_.Discard(ws);
   }
-  if (!done.ok()) return reply(ErrorResponse(done.status()));
+  if (!done.ok()) return reply(done.status());
   // Each action is its own producer: recorded once, never taken for a duplicate of another.
   ProducerStamp stamp{ProducerId("git:" + system::RandomHex(16)), 0, 0};
-  agents_.AppendForeign(
-      id, {MakeNewEvent(*done)}, stamp,
-      [id, result = *done, reply](const Result<AppendResult>& appended) {
-        if (!appended.ok()) {
-          return reply(ErrorResponse(
-              Error(appended.status().code(),
-                    "git " + result.action + " " + result.outcome +
-                        " but was not recorded in the log: " + appended.status().message())));
-        }
-        auto fields = json::parse(EncodePayload(result));
-        json::object out = std::move(fields.as_object());
-        out["agent"] = id.str();
-        out["cursor"] = FormatCursor({appended->epoch, appended->last_seq});
-        reply(JsonValueResponse(out));
-      });
+  agents_.AppendForeign(id, {MakeNewEvent(*done)}, stamp,
+                        [id, result = *done, reply](const Result<AppendResult>& appended) {
+                          if (!appended.ok()) {
+                            return reply(Error(appended.status().code(),
+                                               "git " + result.action + " " + result.outcome +
+                                                   " but was not recorded in the log: " +
+                                                   appended.status().message()));
+                          }
+                          auto fields = json::parse(EncodePayload(result));
+                          json::object out = std::move(fields.as_object());
+                          out["agent"] = id.str();
+                          out["cursor"] = FormatCursor({appended->epoch, appended->last_seq});
+                          reply(std::move(out));
+                        });
 }
 
 std::string WorkspaceRoutes::LastMessageLine(const SessionId& id) {

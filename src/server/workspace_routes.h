@@ -71,6 +71,16 @@ class WorkspaceRoutes {
   bool ForkWithWorktree(const SessionId& parent, Cursor at,
                         const runtime::Callback<api::AgentSnapshot>& done);
 
+  // Runs the git action `action` (commit, merge, push, discard) with its `body` members on the
+  // worktree of `id` and records it (docs/workspaces.md, "Git actions"); `done` runs once, with
+  // the result as POST /v1/agents/{id}/git/{action} answers it, on the worker's or the manager's
+  // thread. kNotFound for another action, an unknown agent or one without a worktree;
+  // kInvalidArgument for a member the action does not take; kConflict while a commit or discard
+  // would race the agent's turn; git's errors.
+  using GitDone = std::function<void(Result<boost::json::object>)>;
+  void GitAction(const SessionId& id, const std::string& action, boost::json::object body,
+                 const GitDone& done);
+
   // Finishes the git command that runs and drops the requests still waiting (unanswered).
   // Idempotent.
   void Stop();
@@ -88,7 +98,7 @@ class WorkspaceRoutes {
   void List(const Reply& reply);
   // A git action (`action`, with the request's `body`) on the worktree of `id`, recorded.
   void Act(const SessionId& id, const std::string& action, const boost::json::object& body,
-           const Reply& reply);
+           const GitDone& done);
   // The first line of the agent's last message, for a commit without a message.
   std::string LastMessageLine(const SessionId& id);
   // Whether the newest events of `id` record the removal of `workspace` (read back once; a

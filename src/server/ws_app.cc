@@ -219,6 +219,7 @@ void WsApp::OnMessage(std::string_view text) {
       {"heartbeat", &WsApp::Heartbeat},
       {"fork", &WsApp::ForkOrRewind},
       {"rewind", &WsApp::ForkOrRewind},
+      {"git", &WsApp::GitAction},
   };
   const auto it = kHandlers.find(StringOr(msg, "type"));
   if (it == kHandlers.end())
@@ -421,6 +422,27 @@ void WsApp::ForkOrRewind(const json::object& msg, const std::string& id) {
     return agents_.Fork(*agent, *cursor, AgentOnStrand(id));
   }
   agents_.Rewind(*agent, *cursor, AgentOnStrand(id));
+}
+
+// A git action on the agent's worktree (docs/workspaces.md): the action's members beside "type",
+// "id", "agent" and "action"; answered "git" with the result as HTTP answers it.
+void WsApp::GitAction(const json::object& msg, const std::string& id) {
+  auto agent = AgentOf(msg);
+  if (!agent.ok()) return SendError(id, agent.status());
+  if (workspaces_ == nullptr)
+    return SendError(id, Error(ErrorCode::kInvalidArgument, "this daemon makes no worktrees"));
+  json::object body;
+  for (const auto& member : msg) {
+    const std::string_view key = member.key();
+    if (key != "type" && key != "id" && key != "agent" && key != "action")
+      body.emplace(key, member.value());
+  }
+  workspaces_->GitAction(
+      *agent, StringOr(msg, "action"), std::move(body),
+      OnStrand<json::object>([id](WsApp& self, Result<json::object> done) {
+        if (!done.ok()) return self.SendError(id, done.status());
+        self.SendReply(id, json::object{{"type", "git"}, {"result", std::move(*done)}});
+      }));
 }
 
 }  // namespace agentstream::server

@@ -125,6 +125,7 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   // kPresenceRewriteMs.
   void ReportPresence(const boost::json::object& msg);
   void ForkOrRewind(const boost::json::object& msg, const std::string& id);
+  void GitAction(const boost::json::object& msg, const std::string& id);
 
   // Which agents' control notices this client hears of: every agent once it asked for the list,
   // else those it subscribes to. Shared with the notice watcher, which asks on the agent manager's

@@ -16,7 +16,7 @@
 //      non-loopback listen address without --token is refused at start.
 //   node tests/mcp/mcp_sdk_test.mjs AGENTSTREAM_BIN
 // Exit 77 (skipped) when the SDK is not installed (tools/setup.sh installs tests/peers).
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { TestEnv, call, check, fail, readEvents, sleep, until } from '../lib/daemons.mjs';
 
@@ -70,7 +70,7 @@ check(transport.protocolVersion === undefined || transport.protocolVersion === L
       'protocol version');
 const { tools } = await mcp.listTools();
 const names = tools.map((t) => t.name).sort();
-check(JSON.stringify(names) === JSON.stringify(['agent_create', 'agent_interrupt',
+check(JSON.stringify(names) === JSON.stringify(['agent_create', 'agent_git', 'agent_interrupt',
   'agent_last_message', 'agent_send', 'agent_settings', 'agent_timeline', 'agents_list',
   'agents_search', 'permission_answer']),
       `tools: ${names}`);
@@ -109,6 +109,34 @@ const refusedSetting = await mcp.tool('agent_settings', { agent, thinking: 'loud
 check(/loud/.test(refusedSetting.error ?? ''), 'agent_settings refuses an option the agent lacks');
 console.log('ok 2 - agent_create, agent_send with wait, agent_timeline, agent_last_message, ' +
             'agents_search, agent_settings');
+
+// ---- 2b. git actions on an agent's worktree ---------------------------------------------------
+{
+  const repo = `${env.dir}/repo`;
+  const git = (...args) => execFileSync('git', ['-C', repo, ...args], { stdio: 'pipe' }).toString();
+  fs.mkdirSync(repo);
+  git('init', '-q', '-b', 'main');
+  fs.writeFileSync(`${repo}/a.txt`, 'one\n');
+  git('add', '-A');
+  git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'one');
+  const made = await call(daemon.url, 'POST', '/v1/agents',
+                          { provider: 'scripted', cwd: repo, worktree: true });
+  check(made.status === 200, `create with a worktree: ${made.text}`);
+  fs.writeFileSync(`${made.json.cwd}/b.txt`, 'two\n');
+  const committed = await mcp.tool('agent_git', { agent: made.json.id, action: 'commit',
+                                                  message: 'add b' });
+  check(committed.outcome === 'committed' && committed.message === 'add b',
+        `agent_git commit: ${JSON.stringify(committed)}`);
+  const merged = await mcp.tool('agent_git', { agent: made.json.id, action: 'merge' });
+  check(merged.outcome === 'fast-forward' && merged.commit === committed.commit &&
+        fs.existsSync(`${repo}/b.txt`), `agent_git merge: ${JSON.stringify(merged)}`);
+  const wrong = await mcp.tool('agent_git', { agent: made.json.id, action: 'push', message: 'x' },
+                               { allowError: true });
+  check(/message is for commit/.test(wrong.error ?? ''), `agent_git refuses: ${wrong.error}`);
+  const kinds = (await readEvents(daemon.url, made.json.id)).filter((e) => e.kind === 'workspace.action');
+  check(kinds.length === 2, `two workspace.action events: ${kinds.length}`);
+  console.log('ok 2b - agent_git commit and merge, recorded in the agent\'s log');
+}
 
 // ---- 3. permissions, interrupt, a wait that times out -----------------------------------------
 async function pendingPermission() {
@@ -270,7 +298,7 @@ async function refusedWith(url, headers) {
 }
 const overHttp = await httpClient(daemon.url);
 const httpTools = (await overHttp.listTools()).tools.map((t) => t.name);
-check(httpTools.length === 9, `tools over http: ${httpTools}`);
+check(httpTools.length === 10, `tools over http: ${httpTools}`);
 const httpList = await overHttp.callTool({ name: 'agents_list', arguments: {} });
 check(!httpList.isError && httpList.structuredContent.agents.some((a) => a.id === kid),
       'agents_list over http');

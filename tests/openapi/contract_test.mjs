@@ -345,6 +345,16 @@ async function worktrees(port, tmp, plainId) {
   check('/v1/worktrees', 'GET', await P('GET', '/v1/worktrees'), 200);
   check('/v1/agents/{id}', 'DELETE', await P('DELETE', `/v1/agents/${agent.id}?removeWorktree=true`), 409);
   check('/v1/agents/{id}', 'DELETE', await P('DELETE', `/v1/agents/${agent.id}?removeWorktree=yes`), 400);
+  const act = (action, json) => P('POST', `/v1/agents/${agent.id}/git/${action}`, {json});
+  check('/v1/agents/{id}/git/{action}', 'POST', await act('commit', {message: 'contract'}), 200);
+  check('/v1/agents/{id}/git/{action}', 'POST', await act('commit', {message: 'again'}), 409);
+  check('/v1/agents/{id}/git/{action}', 'POST', await act('commit', {mesage: 'typo'}), 400);
+  check('/v1/agents/{id}/git/{action}', 'POST', await act('discard', {}), 409);
+  check('/v1/agents/{id}/git/{action}', 'POST', await act('merge', {}), 200);
+  check('/v1/agents/{id}/git/{action}', 'POST', await act('push', {remote: 'origin'}), 400);
+  check('/v1/agents/{id}/git/{action}', 'POST', await act('rebase', {}), 404);
+  check('/v1/agents/{id}/git/{action}', 'POST', await P('POST', `/v1/agents/${plainId}/git/merge`, {json: {}}), 404);
+  if (!fs.existsSync(path.join(repo, 'b.txt'))) fail('POST git/merge', 'the merge did not bring b.txt into main');
   check('/v1/agents/{id}', 'DELETE', await P('DELETE', `/v1/agents/${agent.id}?removeWorktree=true&force=1`), 200);
   check('/v1/worktrees', 'GET', await P('GET', '/v1/worktrees'), 200);
   check('/v1/agents/{id}/diff', 'GET', await P('GET', `/v1/agents/${agent.id}/diff`), 404);

@@ -28,7 +28,7 @@ export function strict(schema) {
 }
 
 // The members a WebSocket message carries beside the HTTP body it holds (its `x-body`).
-export const WS_ENVELOPE = ['type', 'id', 'agent', 'requestId'];
+export const WS_ENVELOPE = ['type', 'id', 'agent', 'requestId', 'action'];
 
 // The `type` each schema of a oneOf list accepts (its properties.type.const, or its branches').
 function typesOf(schema, defs) {

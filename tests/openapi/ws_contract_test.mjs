@@ -15,7 +15,7 @@
 // Exit 0 when every check passed; 1 otherwise, each failure printed; 77 (skipped) without the
 // pinned packages. Needs a WebSocket client: Node 22's global one, or Node 20's behind
 // --experimental-websocket (the test runs itself again with the flag).
-import {spawnSync} from 'node:child_process';
+import {execFileSync, spawnSync} from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -481,6 +481,29 @@ async function scenarios(port, token, tmp) {
   if (b.frames.slice(from).some((f) => f.type === 'ok' && f.id === undefined))
     fail('unsubscribe', 'an unsubscribe without an id was answered');
   await a.refused({type: 'unsubscribe'}, 'invalid_argument');
+
+  // git: an action on an agent's worktree, answered with its result.
+  const repo = fs.mkdtempSync(path.join(os.tmpdir(), 'ws-contract-repo-'));
+  const git = (...args) => execFileSync('git', ['-C', repo, ...args], {stdio: 'pipe'});
+  git('init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(repo, 'a.txt'), 'one\n');
+  git('add', '-A');
+  git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'one');
+  r = await a.request({type: 'agents.create', agent: {provider: 'scripted', cwd: repo, worktree: true}},
+                      {expect: 'agent'});
+  const worked = r.agent;
+  fs.writeFileSync(path.join(worked.cwd, 'b.txt'), 'two\n');
+  r = await a.request({type: 'git', agent: worked.id, action: 'commit', message: 'add b'}, {expect: 'git'});
+  if (r.result?.outcome !== 'committed') fail('git commit', JSON.stringify(r).slice(0, 300));
+  r = await a.request({type: 'git', agent: worked.id, action: 'merge'}, {expect: 'git'});
+  if (r.result?.outcome !== 'fast-forward' || !fs.existsSync(path.join(repo, 'b.txt')))
+    fail('git merge', JSON.stringify(r).slice(0, 300));
+  await a.refused({type: 'git', agent: worked.id, action: 'commit', message: 'nothing'}, 'conflict', {valid: true});
+  await a.refused({type: 'git', agent: worked.id, action: 'rebase'}, 'not_found');
+  await a.refused({type: 'git', agent: worked.id, action: 'push', message: 'x'}, 'invalid_argument', {valid: true});
+  await a.refused({type: 'git', agent: id, action: 'discard'}, 'not_found', {valid: true});
+  await a.request({type: 'agents.close', agent: worked.id}, {expect: 'ok'});
+  fs.rmSync(repo, {recursive: true, force: true});
 
   // agents.close: the watching clients get agent.disposed; the closed agents are listed on request.
   from = a.mark();

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "cli/commands/edit_diff.h"
+#include "core/workspace_action.h"
 
 namespace agentstream::cli {
 
@@ -295,13 +296,7 @@ std::string FollowRenderer::RenderSession(const Event& event) {
           return Line("worktree " + p.path + " removed" + (p.forced ? " (changes discarded)" : ""),
                       kDim);
         } else if constexpr (std::is_same_v<T, WorkspaceAction>) {
-          std::string line = "git " + p.action + " " + p.outcome;
-          if (p.commit) line += " " + p.commit->substr(0, 12);
-          if (p.target) line += (p.action == "push" ? " to " : " into ") + *p.target;
-          if (p.message) line += ": " + *p.message;
-          for (const std::string& file : p.files) line += "\n  " + file;
-          const bool failed = p.outcome == "conflict" || p.outcome == "refused";
-          return Line(line, failed ? kRed : kDim);
+          return Line(WorkspaceActionText(p), WorkspaceActionRefused(p) ? kRed : kDim);
         } else if constexpr (std::is_same_v<T, AuthorizationRequired>) {
           return Line("authorization " + p.request_id.str() + " required: " + p.message +
                           (p.url ? " " + *p.url : ""),

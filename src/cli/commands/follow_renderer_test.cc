@@ -89,6 +89,27 @@ TEST(FollowRendererTest, AWorktreeIsShownWhenMadeAndWhenRemoved) {
             "worktree /d/worktrees/ses_1 removed (changes discarded)\n");
 }
 
+TEST(FollowRendererTest, GitActionsAreOneLineEach) {
+  Log log;
+  FollowRenderer renderer({});
+  WorkspaceAction merged{"merge",
+                         "fast-forward",
+                         "agentstream/ses_1",
+                         std::string("0123456789abcdef0123"),
+                         std::string("main"),
+                         std::nullopt,
+                         {}};
+  WorkspaceAction conflict{
+      "merge",           "conflict",          "agentstream/ses_1",
+      std::nullopt,      std::string("main"), std::string("2 file(s) conflict; nothing merged"),
+      {"a.txt", "b.txt"}};
+  const std::string out =
+      RenderAll(renderer, {log.Add(merged, nullptr), log.Add(conflict, nullptr)});
+  EXPECT_EQ(out,
+            "git merge fast-forward 0123456789ab into main\n"
+            "git merge conflict into main: 2 file(s) conflict; nothing merged: a.txt, b.txt\n");
+}
+
 TEST(FollowRendererTest, ACompletedFileEditShowsItsChangeAsDiffLines) {
   Log log;
   FollowRenderer renderer({});

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "core/utf8.h"
+#include "core/workspace_action.h"
 
 namespace agentstream::timeline {
 
@@ -117,6 +118,11 @@ struct Folder {
   void operator()(ErrorBody& b, const ErrorEvent& p) { b = {p.code, p.message, p.fatal, false}; }
   void operator()(ErrorBody& b, const TurnFailed& p) { b = {p.code, p.message, false, true}; }
   void operator()(NoticeBody& b, const Notice& p) { b = {p.level, p.text}; }
+  // A git action on the worktree shows as a notice (docs/workspaces.md, "Git actions").
+  void operator()(NoticeBody& b, const WorkspaceAction& p) {
+    b = {WorkspaceActionRefused(p) ? NoticeLevel::kWarning : NoticeLevel::kInfo,
+         WorkspaceActionText(p)};
+  }
   void operator()(UsageBody& b, const Usage& p) { b = p; }
   void operator()(SubagentBody& b, const SubagentEvent& p) {
     b.child = p.child, b.event_count += 1, b.last_kind = p.child_kind, b.last_turn = p.child_turn;

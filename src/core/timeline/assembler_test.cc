@@ -30,6 +30,33 @@ TEST(Assembler, DeltaBeforeStartIsAPlaceholderThatReconciles) {
   EXPECT_EQ(p.items()[0].seq_end, Seq(4));
 }
 
+// A git action on the worktree is a notice of its own; one git refused is a warning.
+TEST(Assembler, GitActionsAreNotices) {
+  LogBuilder b;
+  b.Add(WorkspaceAction{"commit",
+                        "committed",
+                        "agentstream/s",
+                        std::string("0123456789abcdef"),
+                        std::nullopt,
+                        std::string("Fix it"),
+                        {}});
+  b.Add(WorkspaceAction{"push",
+                        "refused",
+                        "agentstream/s",
+                        std::string("0123456789abcdef"),
+                        std::string("origin"),
+                        std::string("[rejected] (non-fast-forward)"),
+                        {}});
+  Projection p = Project(b.events);
+  ASSERT_EQ(p.items().size(), 2u);
+  const auto& committed = std::get<NoticeBody>(p.items()[0].body);
+  EXPECT_EQ(committed.level, NoticeLevel::kInfo);
+  EXPECT_EQ(committed.text, "git commit committed 0123456789ab: Fix it");
+  const auto& refused = std::get<NoticeBody>(p.items()[1].body);
+  EXPECT_EQ(refused.level, NoticeLevel::kWarning);
+  EXPECT_EQ(refused.text, "git push refused 0123456789ab to origin: [rejected] (non-fast-forward)");
+}
+
 TEST(Assembler, ToolCallLifecycleCollapsesAtItsFirstPosition) {
   LogBuilder b;
   b.Add(ToolCallStart{kT, "Bash", std::string("ls")});

@@ -511,6 +511,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents/{id}/git/{action}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent's (session's) id, `ses_...`. */
+                id: components["parameters"]["AgentId"];
+                action: "commit" | "merge" | "push" | "discard";
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Commit, merge, push or discard the agent's worktree changes
+         * @description Runs the git action on the agent's worktree and records it as a `workspace.action` event
+         *     (docs/workspaces.md, "Git actions"). `commit` takes `message` (default: the first line of
+         *     the agent's last message); `merge` takes `into` (default: the worktree's base branch)
+         *     and `noFastForward`; `push` takes `remote` (default `origin`); `discard` takes nothing.
+         *     A merge that conflicts and a push the remote refuses answer 200 with the outcome
+         *     `conflict` or `refused`, and changed nothing. `commit` and `discard` are 409 while the
+         *     agent is in a turn, and when there is nothing to commit or discard.
+         *
+         */
+        post: operations["gitAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/worktrees": {
         parameters: {
             query?: never;
@@ -1381,7 +1412,7 @@ export interface components {
          * @description The event kinds of format version 1 (docs/event-log-format.md).
          * @enum {string}
          */
-        EventKind: "session.created" | "session.forked" | "session.rewound" | "session.titled" | "session.imported" | "turn.started" | "turn.completed" | "turn.canceled" | "turn.failed" | "user.message" | "prompt.queued" | "prompt.canceled" | "assistant.message.start" | "assistant.message.delta" | "assistant.message.end" | "reasoning" | "tool_call.start" | "tool_call.output" | "tool_call.end" | "permission.requested" | "permission.resolved" | "plan" | "mode.changed" | "model.changed" | "thinking_option.changed" | "capabilities.changed" | "usage" | "error" | "notice" | "provider.metadata" | "authorization.required" | "authorization.completed" | "subagent.event" | "workspace.created" | "workspace.removed";
+        EventKind: "session.created" | "session.forked" | "session.rewound" | "session.titled" | "session.imported" | "turn.started" | "turn.completed" | "turn.canceled" | "turn.failed" | "user.message" | "prompt.queued" | "prompt.canceled" | "assistant.message.start" | "assistant.message.delta" | "assistant.message.end" | "reasoning" | "tool_call.start" | "tool_call.output" | "tool_call.end" | "permission.requested" | "permission.resolved" | "plan" | "mode.changed" | "model.changed" | "thinking_option.changed" | "capabilities.changed" | "usage" | "error" | "notice" | "provider.metadata" | "authorization.required" | "authorization.completed" | "subagent.event" | "workspace.created" | "workspace.removed" | "workspace.action";
         /** @description An event envelope of the session log, format version 1 (docs/event-log-format.md). The
          *     payload's members are the kind's; absent optional members are omitted.
          *      */
@@ -1399,7 +1430,7 @@ export interface components {
             /** @description In a consumer's delivery only, a merged (coalesced) event's first seq; `seq` is its last. */
             firstSeq?: number;
             payload: Record<string, never>;
-        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
+        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
         SessionCreatedPayload: {
             provider: string;
             cwd: string;
@@ -1575,6 +1606,51 @@ export interface components {
         WorkspaceRemovedPayload: {
             path: string;
             forced: boolean;
+        };
+        /** @description A git action on the session's worktree (docs/workspaces.md, "Git actions"). */
+        WorkspaceActionPayload: {
+            /** @enum {string} */
+            action: "commit" | "merge" | "push" | "discard";
+            /**
+             * @description `conflict` (a merge; `files` conflict) and `refused` (a push; `message` has git's
+             *     words) changed nothing.
+             *
+             * @enum {string}
+             */
+            outcome: "committed" | "fast-forward" | "merged" | "up-to-date" | "conflict" | "pushed" | "refused" | "discarded";
+            /** @description The worktree's branch. */
+            branch: string;
+            /** @description The commit made or reached. */
+            commit?: string;
+            /** @description The branch merged into, or the remote pushed to. */
+            target?: string;
+            /** @description A commit's first line, or git's words for a refusal. */
+            message?: string;
+            /** @description A conflict's files, or the paths a discard dropped. */
+            files: string[];
+        };
+        /** @description The members of a git action: `message` for commit; `into` and `noFastForward` for merge;
+         *     `remote` for push; none for discard. A member of another action is refused (400).
+         *      */
+        GitActionBody: {
+            message?: string;
+            into?: string;
+            /** @default false */
+            noFastForward: boolean;
+            remote?: string;
+        };
+        /** @description The action's outcome, as recorded in the agent's log at `cursor`. */
+        GitActionResult: {
+            agent: string;
+            /** @description The workspace.action event's position, "EPOCH:SEQ". */
+            cursor: string;
+            action: components["schemas"]["WorkspaceActionPayload"]["action"];
+            outcome: components["schemas"]["WorkspaceActionPayload"]["outcome"];
+            branch: components["schemas"]["WorkspaceActionPayload"]["branch"];
+            commit?: components["schemas"]["WorkspaceActionPayload"]["commit"];
+            target?: components["schemas"]["WorkspaceActionPayload"]["target"];
+            message?: components["schemas"]["WorkspaceActionPayload"]["message"];
+            files: components["schemas"]["WorkspaceActionPayload"]["files"];
         };
         Catalog: {
             agents: components["schemas"]["CatalogAgent"][];
@@ -2879,6 +2955,40 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Diff"];
                     "text/x-diff": string;
+                };
+            };
+            400: components["responses"]["InvalidArgument"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    gitAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent's (session's) id, `ses_...`. */
+                id: components["parameters"]["AgentId"];
+                action: "commit" | "merge" | "push" | "discard";
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["GitActionBody"];
+            };
+        };
+        responses: {
+            /** @description Done and recorded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GitActionResult"];
                 };
             };
             400: components["responses"]["InvalidArgument"];

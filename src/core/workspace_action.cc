@@ -1,0 +1,25 @@
+#include "core/workspace_action.h"
+
+namespace agentstream {
+
+namespace {
+constexpr std::size_t kFilesNamed = 10;
+}  // namespace
+
+std::string WorkspaceActionText(const WorkspaceAction& action) {
+  std::string text = "git " + action.action + " " + action.outcome;
+  if (action.commit) text += " " + action.commit->substr(0, 12);
+  if (action.target) text += (action.action == "push" ? " to " : " into ") + *action.target;
+  if (action.message) text += ": " + *action.message;
+  for (std::size_t i = 0; i < action.files.size() && i < kFilesNamed; ++i)
+    text += (i == 0 ? ": " : ", ") + action.files[i];
+  if (action.files.size() > kFilesNamed)
+    text += " and " + std::to_string(action.files.size() - kFilesNamed) + " more";
+  return text;
+}
+
+bool WorkspaceActionRefused(const WorkspaceAction& action) {
+  return action.outcome == "conflict" || action.outcome == "refused";
+}
+
+}  // namespace agentstream
