@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Agents in git worktrees of their own (docs/workspaces.md), against a real daemon on SQLite and
 # a real git repository made here: two scripted agents get worktrees of one repository on their
-# own branches; files are edited in each; each agent's diff (text/x-diff and JSON) equals what
+# own branches; files are edited in each; git actions from the CLI (commit, a fast-forward merge
+# into the checked-out main, a conflicting merge that changes nothing, a push to a bare remote,
+# discard); each agent's diff (text/x-diff and JSON) equals what
 # `git diff BASE` (plus the untracked file) says; a fork gets its own worktree from the parent's
 # branch as it is now; the daemon is restarted and finds every worktree again, one deleted by
 # hand reported missing, one removed on request reported removed; closing keeps a worktree, removal refuses uncommitted changes unless
@@ -115,6 +117,41 @@ cmp -s "$dir/a.again" "$dir/a.expected" || fail "a's diff changed across the res
 r=$(http GET "/v1/agents/$f/diff")
 [ "$(status_of "$r")" = 404 ] || fail "a missing worktree's diff is a 404: $r"
 grep -q "is missing" <<<"$r" || fail "the 404 says the worktree is missing: $r"
+
+# ---- git actions from the CLI: commit, merge (a conflict changes nothing), push, discard ----
+remote=$dir/remote.git
+git init -q --bare "$remote" && git -C "$repo" remote add origin "$remote" || fail "a bare remote"
+c=$("$bin" agents new --provider scripted --cwd "$repo" --worktree feature/c) || fail "agents new c"
+printf 'one\ntwo\nthree (c)\n' >"$worktrees/$c/src/shared.txt"
+out=$("$bin" git commit "$c" -m "c's change") || fail "git commit: $out"
+grep -Eq "^commit committed [0-9a-f]{12}: c's change$" <<<"$out" || fail "git commit said: $out"
+[ "$(git -C "$repo" log -1 --format=%an feature/c)" = agentstream ] ||
+  fail "the commit's author is not agentstream's (the test's GIT_AUTHOR_NAME must not reach git)"
+out=$("$bin" git merge "$c") || fail "git merge: $out"
+grep -Eq "^merge fast-forward [0-9a-f]{12} into main$" <<<"$out" || fail "git merge said: $out"
+[ "$(cat "$repo/src/shared.txt")" = "$(printf 'one\ntwo\nthree (c)')" ] || fail "main's checkout did not move"
+# b's committed change is to the same line: its merge conflicts, exits 1 and changes nothing.
+main_before=$(git -C "$repo" rev-parse main)
+out=$("$bin" git merge "$b")
+code=$?
+[ "$code" = 1 ] || fail "a conflicting merge exits 1 (got $code): $out"
+grep -q "^merge conflict into main" <<<"$out" || fail "git merge of b said: $out"
+grep -q "^  src/shared.txt$" <<<"$out" || fail "the conflict does not name src/shared.txt: $out"
+[ "$(git -C "$repo" rev-parse main)" = "$main_before" ] || fail "a conflicting merge moved main"
+[ -z "$(git -C "$repo" status --porcelain)" ] || fail "a conflicting merge left changes in the checkout"
+out=$("$bin" git push "$c") || fail "git push: $out"
+grep -Eq "^push pushed [0-9a-f]{12} to origin$" <<<"$out" || fail "git push said: $out"
+[ "$(git -C "$remote" rev-parse feature/c)" = "$(git -C "$repo" rev-parse feature/c)" ] ||
+  fail "the remote lacks feature/c"
+printf 'scratch\n' >"$worktrees/$c/scratch.txt"
+out=$("$bin" git discard "$c") || fail "git discard: $out"
+[ ! -e "$worktrees/$c/scratch.txt" ] || fail "discard kept scratch.txt"
+"$bin" git discard "$c" >/dev/null 2>&1 && fail "a second discard found something to discard"
+"$bin" git push "$c" --remote nowhere >/dev/null 2>&1 && fail "a push to an unknown remote succeeded"
+[ "$(curl -s "$api_url/v1/agents/$c/events" | grep -o '"kind":"workspace.action"' | wc -l)" = 4 ] ||
+  fail "c's log does not record its four actions"
+curl -s "$api_url/v1/agents/$b/events" | grep -q '"outcome":"conflict"' || fail "b's log lacks the conflict"
+"$bin" agents rm "$c" --remove-worktree >/dev/null || fail "removing c's worktree"
 
 # ---- close: kept by default; removal refuses uncommitted changes unless forced ----
 "$bin" agents rm "$b" >/dev/null || fail "close b"
