@@ -110,6 +110,34 @@ describe('WsTransport failures', () => {
     await expect(transport.request({ type: 'hello' })).rejects.toSatisfy(isDisconnected);
   });
 
+  it('sends heartbeats without an id only while connected; pushed messages reach onMessage', async () => {
+    const transport = new WsTransport('ws://daemon/ws');
+    const pushed: any[] = [];
+    transport.onMessage((m) => pushed.push(m));
+    transport.start();
+    const socket = FakeSocket.made[0];
+    const sent: string[] = [];
+    socket.send = (data: string) => void sent.push(data);
+    transport.send({ type: 'heartbeat', visible: true });
+    expect(sent).toEqual([]); // not connected: dropped, as a heartbeat may be
+    socket.onopen!();
+    transport.send({ type: 'heartbeat', visible: true });
+    const hello = transport.request({ type: 'hello' });
+    const [beat, req] = sent.map((d) => JSON.parse(d));
+    expect(beat).toEqual({ type: 'heartbeat', visible: true });
+    socket.onmessage!({ data: JSON.stringify({ type: 'agent.status', agent: { id: 'ses_1' } }) });
+    socket.onmessage!({ data: JSON.stringify({ type: 'server_info', id: req.id }) });
+    await expect(hello).resolves.toMatchObject({ type: 'server_info' });
+    expect(pushed.map((m) => m.type)).toEqual(['agent.status']);
+  });
+
+  it('a request refused locally for want of room is no error reply (the submission is tried again)', () => {
+    const local = new AgentstreamError('too_many_requests', '1024 requests are in flight');
+    expect(isErrorReply(local)).toBe(false);
+    expect(isDisconnected(local)).toBe(false);
+    expect(isErrorReply(new AgentstreamError('resource_exhausted', 'busy'))).toBe(true);
+  });
+
   it('a request not answered in time fails with timeout, which is no error reply', async () => {
     const transport = new WsTransport('ws://daemon/ws');
     transport.start();

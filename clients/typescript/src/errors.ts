@@ -1,6 +1,6 @@
 // Every failure the client reports: the daemon's `{"error":{"code","message"}}` with the HTTP
-// status, or a local one (`network`, `timeout`, `aborted`, `disconnected`, `bad_response`) with
-// status 0.
+// status, or a local one (`network`, `timeout`, `aborted`, `disconnected`, `too_many_requests`,
+// `bad_response`) with status 0.
 export class AgentstreamError extends Error {
   override readonly name = 'AgentstreamError';
   constructor(

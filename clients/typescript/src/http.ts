@@ -5,6 +5,7 @@
 // same ids, so a retry never doubles anything.
 import { AgentstreamError, isAgentstreamError } from './errors.js';
 import { Backoff, abortError, newId, sleep } from './backoff.js';
+import { catchUpPages } from './catch_up.js';
 import type { paths } from './generated/openapi.js';
 import type {
   AgentConfig,
@@ -247,17 +248,7 @@ export class AgentstreamHttp {
    * epoch was replaced) is yielded and paging goes on from its end.
    */
   async *timelinePages(id: string, q: Omit<TimelineQuery, 'direction'> = {}, opts: CallOptions = {}): AsyncGenerator<TimelinePage> {
-    if (!q.cursor) {
-      yield await this.timeline(id, { ...q, direction: 'tail' }, opts);
-      return;
-    }
-    let cursor = q.cursor;
-    for (let i = 0; i < 1_000_000; i++) {
-      const page = await this.timeline(id, { ...q, direction: 'after', cursor }, opts);
-      yield page;
-      if (!page.hasNewer || page.endCursor === cursor) return;
-      cursor = page.endCursor;
-    }
+    yield* catchUpPages((direction, cursor) => this.timeline(id, { ...q, direction, cursor }, opts), q.cursor);
   }
 
   /** `POST /v1/agents/{id}/fork`: a new agent sharing the history up to `cursor`. */

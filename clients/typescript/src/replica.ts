@@ -1,12 +1,16 @@
 // The WebSocket replica (the app protocol at /ws, docs/protocol.md and
-// docs/ws-protocol.schema.json): one connection that reconnects with backoff, requests matched
-// to replies by id, subscriptions to agents from a cursor (replay, then live) that are resumed
-// from the last cursor seen after every reconnect and de-duplicated by cursor, agent snapshots
-// kept current from the live notices, and submissions (prompts) with client message ids: a
+// docs/ws-protocol.schema.json), on one `Connection` (connection.ts: reconnection with backoff,
+// requests matched to replies by id; its handshake here is hello and agents.list): subscriptions
+// to agents from a cursor (replay, then live) that are resumed from the last cursor seen after
+// every reconnect and de-duplicated by cursor, agent snapshots kept current from the live
+// notices, and submissions (prompts) with client message ids: a
 // prompt sent while disconnected goes once the connection is back, and one whose answer was lost
 // goes again with the same id (the daemon records it once and answers `duplicate`).
 import { AgentstreamError } from './errors.js';
-import { Backoff, newId } from './backoff.js';
+import { newId } from './backoff.js';
+import { Connection, type WebSocketConstructor } from './connection.js';
+import { Emitter, type Listener } from './emitter.js';
+import { loadNodeWebSocket } from './node_websocket.js';
 import { compareCursors, formatCursor, parseCursor, type Cursor } from './cursor.js';
 import type {
   AgentConfig,
@@ -19,18 +23,6 @@ import type {
   TimelinePage,
   TimelineQuery,
 } from './types.js';
-
-/** What the replica needs of a WebSocket: the browser's, Node 22's global one, or `ws`'s. */
-export interface WebSocketLike {
-  readonly readyState: number;
-  onopen: ((ev: any) => void) | null;
-  onmessage: ((ev: { data: any }) => void) | null;
-  onclose: ((ev: { code: number; reason: string }) => void) | null;
-  onerror: ((ev: any) => void) | null;
-  send(data: string): void;
-  close(code?: number, reason?: string): void;
-}
-export type WebSocketConstructor = new (url: string) => WebSocketLike;
 
 export interface ReplicaOptions {
   /** The daemon's base URL (`http://127.0.0.1:7600`); the socket is `ws://.../ws`. */
@@ -57,27 +49,6 @@ export interface ReplicaOptions {
   maxSendAttempts?: number;
   /** Submissions not yet answered; a further send rejects with `resource_exhausted`. Default 1000. */
   maxUnansweredSends?: number;
-}
-
-type Listener<T> = (value: T) => void;
-
-class Emitter<T> {
-  private fns = new Set<Listener<T>>();
-  on(fn: Listener<T>): () => void {
-    this.fns.add(fn);
-    return () => this.fns.delete(fn);
-  }
-  emit(v: T): void {
-    for (const fn of [...this.fns]) {
-      try {
-        fn(v);
-      } catch (e) {
-        queueMicrotask(() => {
-          throw e;
-        });
-      }
-    }
-  }
 }
 
 /** One frame of events, after de-duplication (only events not delivered before). */
@@ -235,12 +206,6 @@ export class AgentReplica {
   }
 }
 
-interface Pending {
-  resolve: (v: any) => void;
-  reject: (e: Error) => void;
-  timer: ReturnType<typeof setTimeout>;
-}
-
 interface Submission {
   clientMessageId: string;
   agentId: string;
@@ -252,71 +217,71 @@ interface Submission {
 }
 
 /** Daemon error codes after which a submission is tried again (a runtime restarting, an overloaded daemon). */
-const RETRY_CODES = new Set(['unavailable', 'resource_exhausted', 'timeout', 'disconnected', 'misdirected']);
+const RETRY_CODES = new Set(['unavailable', 'resource_exhausted', 'timeout', 'disconnected', 'misdirected', 'too_many_requests']);
 
 export class ReplicaClient {
-  connected = false;
   /** The daemon's `server_info` of the current connection. */
   serverInfo: Record<string, any> | null = null;
   /** Every agent heard of (with `watchAgents`), else the subscribed ones; closed agents are removed. */
   readonly agents = new Map<string, AgentSnapshot>();
 
-  private readonly url: string;
   private readonly opts: ReplicaOptions;
-  private ws: WebSocketLike | null = null;
-  private wsCtor: WebSocketConstructor | null;
-  private socketOpen = false;
-  private running = false;
-  private nextId = 1;
-  private pending = new Map<string, Pending>();
+  private readonly conn: Connection;
   private replicas = new Map<string, AgentReplica>();
   private submissions = new Map<string, Submission>();
-  private backoff: Backoff;
-  private reconnectTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly connectionEmitter = new Emitter<boolean>();
   private readonly agentEmitter = new Emitter<{ type: string; agent: AgentSnapshot; message?: string }>();
   private readonly changeEmitter = new Emitter<void>();
-  /** Sockets made so far (the first connect and every reconnect). */
-  connects = 0;
-  /** Why the client stopped for good (no WebSocket implementation), if it did. */
-  fatal: AgentstreamError | null = null;
 
   constructor(opts: ReplicaOptions) {
     this.opts = opts;
-    if (opts.url) this.url = opts.url;
+    let url: string;
+    if (opts.url) url = opts.url;
     else if (opts.baseUrl) {
       const u = new URL(opts.baseUrl.replace(/\/+$/, '') + '/ws');
       u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
       if (opts.token) u.searchParams.set('token', opts.token);
-      this.url = u.toString();
+      url = u.toString();
     } else throw new Error('ReplicaClient: baseUrl or url is required');
-    this.wsCtor = opts.WebSocket ?? null;
-    this.backoff = new Backoff({ minDelayMs: opts.minDelayMs ?? 250, maxDelayMs: opts.maxDelayMs ?? 5000 });
+    this.conn = new Connection({
+      url,
+      WebSocket: opts.WebSocket,
+      loadWebSocket: loadNodeWebSocket,
+      minDelayMs: opts.minDelayMs,
+      maxDelayMs: opts.maxDelayMs,
+      connectTimeoutMs: opts.connectTimeoutMs,
+      requestTimeoutMs: opts.requestTimeoutMs,
+      handshake: () => this.handshake(),
+    });
+    this.conn.onMessage((msg) => this.onMessage(msg));
+    this.conn.onConnection((c) => (c ? this.onConnected() : this.onLost(true)));
+    this.conn.onConnectFailed(() => this.onLost(false));
+  }
+
+  /** Connected, and the handshake (hello, agents.list) answered. */
+  get connected(): boolean {
+    return this.conn.connected;
+  }
+
+  /** Sockets made so far (the first connect and every reconnect). */
+  get connects(): number {
+    return this.conn.connects;
+  }
+
+  /** Why the client stopped for good (no WebSocket implementation), if it did. */
+  get fatal(): AgentstreamError | null {
+    return this.conn.fatal;
   }
 
   /** Connects (and keeps reconnecting until close()). */
   start(): this {
-    if (this.running) return this;
-    this.running = true;
-    void this.open();
+    this.conn.start();
     return this;
   }
 
-  /** Closes the socket for good; pending requests and submissions reject with `aborted`. */
+  /** Closes the socket for good; requests in flight reject with `disconnected`, submissions with `aborted`. */
   close(): void {
-    this.running = false;
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = null;
-    const ws = this.ws;
-    this.ws = null;
-    if (ws) {
-      ws.onopen = ws.onmessage = ws.onerror = ws.onclose = null;
-      try {
-        ws.close(1000, 'client closed');
-      } catch {
-        // already closed
-      }
-    }
+    this.conn.close();
     this.lost();
     for (const s of this.submissions.values()) s.reject(new AgentstreamError('aborted', 'the replica was closed'));
     this.submissions.clear();
@@ -325,11 +290,7 @@ export class ReplicaClient {
 
   /** Drops the socket as a network failure would (the client then reconnects). */
   drop(): void {
-    try {
-      this.ws?.close(4000, 'client reconnect');
-    } catch {
-      // already closed
-    }
+    this.conn.drop();
   }
 
   onConnection(fn: Listener<boolean>): () => void {
@@ -470,24 +431,8 @@ export class ReplicaClient {
   // ---- requests ----
 
   /** One request of the app protocol; resolves with the reply, rejects with the daemon's error or `disconnected`/`timeout`. */
-  request(msg: Record<string, unknown>, timeoutMs = this.opts.requestTimeoutMs ?? 30000): Promise<any> {
-    const ws = this.ws;
-    if (!ws || !this.socketOpen) return Promise.reject(new AgentstreamError('disconnected', 'not connected'));
-    const id = `r${this.nextId++}`;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new AgentstreamError('timeout', `request ${String(msg.type)} not answered within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.pending.set(id, { resolve, reject, timer });
-      try {
-        ws.send(JSON.stringify({ ...msg, id }));
-      } catch (e) {
-        clearTimeout(timer);
-        this.pending.delete(id);
-        reject(new AgentstreamError('disconnected', `send failed: ${String(e)}`));
-      }
-    });
+  request(msg: Record<string, unknown>, timeoutMs?: number): Promise<any> {
+    return this.conn.request(msg, timeoutMs);
   }
 
   async listAgents(includeClosed = false): Promise<AgentSnapshot[]> {
@@ -546,138 +491,47 @@ export class ReplicaClient {
     return { hits: r.hits, truncated: r.truncated };
   }
 
-  // ---- the socket ----
+  // ---- the connection ----
 
-  private async ctor(): Promise<WebSocketConstructor> {
-    if (this.wsCtor) return this.wsCtor;
-    const g = (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-    if (g) return (this.wsCtor = g);
-    const mod: any = await import('ws');
-    return (this.wsCtor = (mod.WebSocket ?? mod.default) as WebSocketConstructor);
+  // Run by the connection on each new socket: hello, then (with watchAgents) the agent list.
+  // A failure closes that socket and the connection tries again.
+  private async handshake(): Promise<void> {
+    this.serverInfo = await this.request({ type: 'hello' });
+    if (!(this.opts.watchAgents ?? true)) return;
+    const list = await this.request({ type: 'agents.list', includeClosed: false });
+    const listed = new Set((list.agents as AgentSnapshot[]).map((a) => a.id));
+    for (const id of [...this.agents.keys()]) if (!listed.has(id) && !this.replicas.has(id)) this.agents.delete(id);
+    for (const a of list.agents as AgentSnapshot[]) this.setAgent(a, 'agents');
   }
 
-  private async open(): Promise<void> {
-    if (!this.running) return;
-    let Ctor: WebSocketConstructor;
-    try {
-      Ctor = await this.ctor();
-    } catch (e) {
-      // Nothing to connect with: stop, and fail what waits.
-      this.fatal = new AgentstreamError('no_websocket', `no WebSocket: pass one as the WebSocket option, or install ws (${String(e)})`);
-      this.close();
+  // Connected: every subscription again from its cursor, then the waiting submissions; listeners
+  // hear of the connection once the subscriptions are answered.
+  private onConnected(): void {
+    const subs = [...this.replicas.values()].map((r) => this.resubscribe(r));
+    this.flushSubmissions();
+    void Promise.all(subs).then(() => {
+      if (!this.connected) return;
+      this.connectionEmitter.emit(true);
       this.changeEmitter.emit();
-      return;
-    }
-    if (!this.running) return;
-    this.connects++;
-    let ws: WebSocketLike;
-    try {
-      ws = new Ctor(this.url);
-    } catch {
-      this.scheduleReconnect();
-      return;
-    }
-    this.ws = ws;
-    const connectTimer = setTimeout(() => {
-      if (this.ws === ws && !this.socketOpen) {
-        ws.onopen = ws.onmessage = ws.onerror = ws.onclose = null;
-        try {
-          ws.close();
-        } catch {
-          // never opened
-        }
-        this.closed(ws);
-      }
-    }, this.opts.connectTimeoutMs ?? 8000);
-    ws.onopen = () => {
-      clearTimeout(connectTimer);
-      if (this.ws !== ws) return;
-      this.socketOpen = true;
-      void this.handshake(ws);
-    };
-    ws.onmessage = (ev) => {
-      if (this.ws !== ws) return;
-      let msg: any;
-      try {
-        msg = JSON.parse(typeof ev.data === 'string' ? ev.data : String(ev.data));
-      } catch {
-        return;
-      }
-      this.onMessage(msg);
-    };
-    ws.onerror = () => {
-      // onclose follows
-    };
-    ws.onclose = () => {
-      clearTimeout(connectTimer);
-      this.closed(ws);
-    };
+    });
   }
 
-  // hello, agents.list, every subscription again from its cursor, then the waiting submissions.
-  private async handshake(ws: WebSocketLike): Promise<void> {
-    try {
-      this.serverInfo = await this.request({ type: 'hello' });
-      if (this.opts.watchAgents ?? true) {
-        const list = await this.request({ type: 'agents.list', includeClosed: false });
-        const listed = new Set((list.agents as AgentSnapshot[]).map((a) => a.id));
-        for (const id of [...this.agents.keys()]) if (!listed.has(id) && !this.replicas.has(id)) this.agents.delete(id);
-        for (const a of list.agents as AgentSnapshot[]) this.setAgent(a, 'agents');
-      }
-      if (this.ws !== ws) return;
-      const subs = [...this.replicas.values()].map((r) => this.resubscribe(r));
-      this.connected = true;
-      this.backoff.reset();
-      this.flushSubmissions();
-      await Promise.all(subs);
-    } catch {
-      if (this.ws === ws) this.drop();
-      return;
-    }
-    this.connectionEmitter.emit(true);
-    this.changeEmitter.emit();
-  }
-
-  private closed(ws: WebSocketLike): void {
-    if (this.ws !== ws) return;
-    this.ws = null;
-    const was = this.connected;
-    this.lost();
+  // A connected socket lost (`was`), or an attempt that failed; a fatal failure closes the client.
+  private onLost(was: boolean): void {
+    if (this.conn.fatal) this.close();
+    else this.lost();
     if (was) this.connectionEmitter.emit(false);
     this.changeEmitter.emit();
-    this.scheduleReconnect();
   }
 
-  // Requests in flight fail with `disconnected`; submissions in flight go again at the next connect.
+  // Submissions in flight go again at the next connect; replicas wait for it.
   private lost(): void {
-    this.connected = false;
-    this.socketOpen = false;
-    for (const [, p] of this.pending) {
-      clearTimeout(p.timer);
-      p.reject(new AgentstreamError('disconnected', 'the connection was lost'));
-    }
-    this.pending.clear();
     for (const s of this.submissions.values()) if (s.state === 'sent') s.state = 'unsent';
     for (const r of this.replicas.values()) r.disconnected();
   }
 
-  private scheduleReconnect(): void {
-    if (!this.running || this.reconnectTimer) return;
-    this.reconnectTimer = setTimeout(() => {
-      this.reconnectTimer = null;
-      void this.open();
-    }, this.backoff.next());
-  }
-
+  // A pushed message (replies to requests are the connection's).
   private onMessage(msg: any): void {
-    if (msg.id !== undefined && this.pending.has(msg.id)) {
-      const p = this.pending.get(msg.id)!;
-      this.pending.delete(msg.id);
-      clearTimeout(p.timer);
-      if (msg.type === 'error') p.reject(new AgentstreamError(msg.error?.code ?? 'error', msg.error?.message ?? ''));
-      else p.resolve(msg);
-      return;
-    }
     switch (msg.type) {
       case 'events': {
         const r = this.replicas.get(msg.agent);

@@ -28,7 +28,7 @@ describe('the packed package', {timeout: 90000}, () => {
     const tarball = path.join(tmp, info.filename);
     const files = info.files.map((f) => f.path).sort();
     for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/http.js', 'dist/replica.js',
-                     'dist/stream.js', 'dist/generated/openapi.d.ts'])
+                     'dist/connection.js', 'dist/catch_up.js', 'dist/stream.js', 'dist/generated/openapi.d.ts'])
       assert.ok(files.includes(f), `${f} is packed`);
     assert.ok(!files.some((f) => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('node_modules/')),
               `only dist/ and the docs are packed: ${files}`);

@@ -1,14 +1,15 @@
 // The client's sync and submission core (docs/web.md, "Sync" and "Submissions"), independent
 // of the UI:
 // * first open without a cursor: the latest tail page; resume with a cursor: `after` pages
-//   until hasNewer is false, a watchdog guarding each page's progress (not the whole catch-up);
-//   then a subscription from the cursor reached (the daemon replays and continues live).
+//   until hasNewer is false (the package's catchUpPages, the paging AgentstreamHttp.timelinePages
+//   does over HTTP), a watchdog guarding each page's progress (not the whole catch-up); then a
+//   subscription from the cursor reached (the daemon replays and continues live).
 // * a stale epoch (rewind) resets the replica explicitly.
 // * subscriptions follow the union of visible panes; a removal keeps the subscription for a
 //   30 s grace; disconnecting clears every grace.
 // * presence heartbeats (notification routing only).
 // * every send goes through dispatch() with a client message id.
-import { formatCursor, newId, parseCursor } from '@agentstream/client';
+import { catchUpPages, formatCursor, newId, parseCursor } from '@agentstream/client';
 import { AgentTimeline, type LocalRow } from './timeline';
 import { SubmissionRegistry } from './submissions';
 import { isDisconnected, isErrorReply, type Transport } from './transport';
@@ -272,21 +273,12 @@ export class SyncEngine {
     });
     try {
       watchdog.kick();
-      if (!tl.hasCursor) {
-        const page = await this.fetchPage(agentId, 'tail');
+      const direction = tl.hasCursor ? 'after' : 'tail';
+      const fetch = (d: 'tail' | 'after', c?: string) => this.fetchPage(agentId, d, c);
+      for await (const page of catchUpPages(fetch, tl.hasCursor ? tl.cursor! : undefined)) {
         if (!current()) return;
-        this.applyPage(tl, page, 'tail');
-        watchdog.kick();
-      } else {
-        let cursor = tl.cursor!;
-        for (;;) {
-          const page = await this.fetchPage(agentId, 'after', cursor);
-          if (!current()) return;
-          this.applyPage(tl, page, 'after');
-          watchdog.kick(); // progress: the next page gets a fresh allowance
-          if (!page.hasNewer) break;
-          cursor = page.endCursor;
-        }
+        this.applyPage(tl, page, direction);
+        watchdog.kick(); // progress: the next page gets a fresh allowance
       }
       const reply = await this.transport.request({ type: 'subscribe', agent: agentId, cursor: tl.cursor });
       if (!current()) return;
