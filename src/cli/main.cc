@@ -119,6 +119,9 @@ void AddAgentOptions(CLI::App* serve_cmd, agentstream::cli::ServeOptions& serve)
   serve_cmd->add_option("--acp-catalog", serve.acp_catalogs,
                         "a file in the ACP registry's format whose agents join the catalog "
                         "(repeatable; a later entry replaces the one with its id)");
+  serve_cmd->add_option("--triggers", serve.triggers_file,
+                        "a JSON file of triggers: outside events (GitHub webhooks) made prompts "
+                        "at POST /v1/triggers/ID");
   serve_cmd->add_option("--git-author", serve.git_author,
                         "'Name <email>': the author of the commits of git actions on worktrees "
                         "(default: the repository's user.name and user.email)");

@@ -290,6 +290,7 @@ struct Daemon {
   std::atomic<mcp_server::McpHttp*> mcp_ready{nullptr};
   std::unique_ptr<workspace::Worktrees> worktrees;
   std::unique_ptr<server::WorkspaceRoutes> workspaces;
+  std::unique_ptr<server::TriggerRoutes> triggers;
   std::unique_ptr<server::Server> server;
 };
 
@@ -504,6 +505,23 @@ int RunServe(const ServeOptions& options) {
     }
     workspace_options.git.identity = std::move(*identity);
   }
+  // Triggers (docs/automation.md): read before anything starts, so that a bad file is exit 2.
+  std::vector<server::Trigger> triggers;
+  if (!options.triggers_file.empty()) {
+    auto read = [](const std::string& path) {
+      return system::ReadBoundedFile(path, server::kMaxTriggersFileBytes);
+    };
+    Result<std::string> text = read(options.triggers_file);
+    Result<std::vector<server::Trigger>> parsed =
+        text.ok() ? server::ParseTriggers(*text, read)
+                  : Result<std::vector<server::Trigger>>(text.status());
+    if (!parsed.ok()) {
+      fmt::print(stderr, "agentstream: --triggers {}: {}\n", options.triggers_file,
+                 parsed.status().message());
+      return 2;
+    }
+    triggers = std::move(*parsed);
+  }
   auto server_options = ServerOptionsFrom(options);
   if (!server_options.ok()) {
     fmt::print(stderr, "agentstream: {}\n", server_options.status().message());
@@ -546,6 +564,11 @@ int RunServe(const ServeOptions& options) {
     daemon.workspaces = std::make_unique<server::WorkspaceRoutes>(
         *daemon.manager, *daemon.log, *daemon.worktrees, workspace_options);
     server_options->workspaces = daemon.workspaces.get();
+  }
+  if (!triggers.empty()) {
+    daemon.triggers = std::make_unique<server::TriggerRoutes>(
+        *daemon.manager, daemon.workspaces.get(), std::move(triggers));
+    server_options->triggers = daemon.triggers.get();
   }
   daemon.server = std::make_unique<server::Server>(*daemon.manager, *daemon.log, *server_options);
   const int code = Serve(options, server_options->host, ownership.daemon_id, signals, daemon);

@@ -54,6 +54,8 @@ struct ServeOptions {
   // "Name <email>": the author and committer of the commits of git actions (docs/workspaces.md);
   // empty: the repository's own user.name and user.email, else agentstream's.
   std::string git_author;
+  // A JSON file of triggers, POST /v1/triggers/{id} (docs/automation.md); empty: none.
+  std::string triggers_file;
   std::string claude_program = "claude";
   std::string codex_program = "codex";
   std::string opencode_program = "opencode";  // the `opencode` provider (opencode serve)

@@ -55,6 +55,7 @@ enum class EventKind : std::uint16_t {
   kWorkspaceCreated = 90,
   kWorkspaceRemoved = 91,
   kWorkspaceAction = 92,
+  kAutomationFired = 100,
 };
 
 // "turn.started" for kTurnStarted; empty for a number this build does not know.
@@ -572,6 +573,25 @@ struct WorkspaceAction {
   }
 };
 
+// A trigger or a schedule started this prompt (docs/automation.md): `source` "trigger" with the
+// sender's delivery id as `key` (and its event name, X-GitHub-Event, as `event`), or "schedule"
+// with the tick. Recorded once per key (its producer stamp), before the prompt it starts, whose
+// client message id is made of the same key. `missingFields`: the prompt template's
+// placeholders the payload lacked (rendered empty).
+struct AutomationFired {
+  static constexpr EventKind kKind = EventKind::kAutomationFired;
+  std::string source;
+  std::string id;
+  std::string key;
+  std::optional<std::string> event;
+  std::vector<std::string> missing_fields;
+  template <class V>
+  void Fields(V& v) {
+    v("source", source), v("id", id), v("key", key), v("event", event),
+        v("missingFields", missing_fields);
+  }
+};
+
 using Payload =
     std::variant<SessionCreated, SessionForked, SessionRewound, SessionTitled, SessionImported,
                  TurnStarted, TurnCompleted, TurnCanceled, TurnFailed, UserMessage, PromptQueued,
@@ -580,7 +600,7 @@ using Payload =
                  PermissionResolved, Plan, ModeChanged, ModelChanged, ThinkingOptionChanged,
                  CapabilitiesChanged, Usage, ErrorEvent, Notice, ProviderMetadata,
                  AuthorizationRequired, AuthorizationCompleted, SubagentEvent, WorkspaceCreated,
-                 WorkspaceRemoved, WorkspaceAction>;
+                 WorkspaceRemoved, WorkspaceAction, AutomationFired>;
 
 EventKind KindOf(const Payload& payload);
 

@@ -54,6 +54,7 @@ constexpr KindEntry kKinds[] = {
     {EventKind::kWorkspaceCreated, "workspace.created"},
     {EventKind::kWorkspaceRemoved, "workspace.removed"},
     {EventKind::kWorkspaceAction, "workspace.action"},
+    {EventKind::kAutomationFired, "automation.fired"},
 };
 
 // Decodes the payload alternative whose kind is `kind`.

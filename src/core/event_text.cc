@@ -1,4 +1,4 @@
-#include "core/workspace_action.h"
+#include "core/event_text.h"
 
 namespace agentstream {
 
@@ -20,6 +20,15 @@ std::string WorkspaceActionText(const WorkspaceAction& action) {
 
 bool WorkspaceActionRefused(const WorkspaceAction& action) {
   return action.outcome == "conflict" || action.outcome == "refused";
+}
+
+std::string AutomationFiredText(const AutomationFired& fired) {
+  std::string text = fired.source + " " + fired.id + ": " +
+                     (fired.source == "trigger" ? "delivery " : "tick ") + fired.key;
+  if (fired.event) text += " (" + *fired.event + ")";
+  for (std::size_t i = 0; i < fired.missing_fields.size(); ++i)
+    text += (i == 0 ? "; missing fields: " : ", ") + fired.missing_fields[i];
+  return text;
 }
 
 }  // namespace agentstream

@@ -1,5 +1,5 @@
-// A workspace.action event as one line of text, the way every client shows it: `follow`, and
-// the notice the timeline projects it to (docs/workspaces.md, "Git actions"). Pure.
+// Events that every client shows as one line of text: `follow`, and the notice the timeline
+// projects each to. Pure.
 #pragma once
 
 #include <string>
@@ -15,5 +15,9 @@ std::string WorkspaceActionText(const WorkspaceAction& action);
 
 // Whether git would not do it (a merge's conflict, a refused push): nothing changed.
 bool WorkspaceActionRefused(const WorkspaceAction& action);
+
+// "trigger issues: delivery 72d3162e (issues)", then "; missing fields: issue.labels.0.name"
+// (docs/automation.md).
+std::string AutomationFiredText(const AutomationFired& fired);
 
 }  // namespace agentstream

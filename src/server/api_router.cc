@@ -9,6 +9,7 @@
 #include "search/query.h"
 #include "server/notify_routes.h"
 #include "server/openapi_document.h"
+#include "server/trigger_routes.h"
 #include "server/workspace_routes.h"
 
 namespace agentstream::server {
@@ -185,7 +186,8 @@ HttpResponse EventsResponse(const EventsQuery& query, const EventBatch& batch, b
 ApiRouter::ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline,
                      Metrics& metrics, Hub& hub, BatchLimits read_limits,
                      ConsumerRoutes* consumer_routes, WorkspaceRoutes* workspace_routes,
-                     NotifyRoutes* notify_routes, CatalogSource catalog)
+                     NotifyRoutes* notify_routes, CatalogSource catalog,
+                     TriggerRoutes* trigger_routes)
     : agents_(agents),
       log_(log),
       timeline_(timeline),
@@ -195,7 +197,8 @@ ApiRouter::ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineServi
       consumer_routes_(consumer_routes),
       workspace_routes_(workspace_routes),
       notify_routes_(notify_routes),
-      catalog_(std::move(catalog)) {}
+      catalog_(std::move(catalog)),
+      trigger_routes_(trigger_routes) {}
 
 std::string ApiRouter::RouteOf(const HttpRequest& request) {
   const std::vector<std::string> seg = PathSegments(request.path);
@@ -224,6 +227,7 @@ std::string ApiRouter::RouteOf(const HttpRequest& request) {
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "openapi.json") return "/v1/openapi.json";
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "catalog") return "/v1/catalog";
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "imports") return "/v1/imports";
+  if (seg.size() == 3 && seg[0] == "v1" && seg[1] == "triggers") return "/v1/triggers/{id}";
   if (seg.size() < 2 || seg[0] != "v1" || seg[1] != "agents") return "other";
   if (seg.size() == 2) return "/v1/agents";
   if (seg.size() == 3) return "/v1/agents/{id}";
@@ -253,6 +257,7 @@ void ApiRouter::Handle(const HttpRequest& request, Reply reply) {
   }
   if (consumer_routes_ != nullptr && consumer_routes_->Handle(request, seg, reply)) return;
   if (workspace_routes_ != nullptr && workspace_routes_->Handle(request, seg, reply)) return;
+  if (trigger_routes_ != nullptr && trigger_routes_->Handle(request, seg, reply)) return;
   if (notify_routes_ != nullptr && notify_routes_->Handle(request, seg, request.device_id, reply))
     return;
   if (seg.size() >= 2 && seg[0] == "v1" && seg[1] == "agents")

@@ -51,6 +51,7 @@ using CatalogSource = std::function<boost::json::value()>;
 
 class WorkspaceRoutes;  // workspace_routes.h
 class NotifyRoutes;     // notify_routes.h
+class TriggerRoutes;    // trigger_routes.h
 
 enum class LiveMode { kNone, kLongPoll, kSse };
 
@@ -80,7 +81,8 @@ class ApiRouter {
   ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline,
             Metrics& metrics, Hub& hub, BatchLimits read_limits = {},
             ConsumerRoutes* consumer_routes = nullptr, WorkspaceRoutes* workspace_routes = nullptr,
-            NotifyRoutes* notify_routes = nullptr, CatalogSource catalog = nullptr);
+            NotifyRoutes* notify_routes = nullptr, CatalogSource catalog = nullptr,
+            TriggerRoutes* trigger_routes = nullptr);
 
   // The route pattern of a request for metrics ("/v1/agents/{id}/messages"), "other" if none.
   static std::string RouteOf(const HttpRequest& request);
@@ -106,6 +108,7 @@ class ApiRouter {
   WorkspaceRoutes* workspace_routes_;  // null: no worktrees (a create asking for one is refused)
   NotifyRoutes* notify_routes_;        // null: no notification endpoints
   CatalogSource catalog_;              // null: no GET /v1/catalog
+  TriggerRoutes* trigger_routes_;      // null: no POST /v1/triggers/{id}
 };
 
 // Parses the timeline query: direction (tail|before|after), cursor (E:S), limit (1..500),

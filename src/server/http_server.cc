@@ -321,7 +321,8 @@ bool HttpConnection::Admit(HttpRequest& req) {
     if (!req.device_id.empty() || IsPairingExchange(req)) access = Access::kAllowed;
   }
   // An inbox delivery is authenticated by its signature (inbox.h), not by the daemon's token.
-  if (access == Access::kUnauthorized && !IsInboxDelivery(req)) {
+  // So is a trigger's delivery that carries its signature (trigger_routes.h).
+  if (access == Access::kUnauthorized && !IsInboxDelivery(req) && !IsTriggerDelivery(req)) {
     Deny(401, "unauthorized",
          ctx_.options.security.token.empty()
              ? "a client a trusted proxy forwards from another machine needs a credential, "
@@ -541,7 +542,7 @@ Status Server::Start() {
   s.ctx.consumer_routes = std::make_unique<ConsumerRoutes>(o.consumers, o.inbox);
   s.ctx.router = std::make_unique<ApiRouter>(
       s.ctx.agents, s.ctx.log, *s.ctx.timeline, s.ctx.metrics, *s.ctx.hub, o.batch,
-      s.ctx.consumer_routes.get(), o.workspaces, o.notify_routes, o.catalog);
+      s.ctx.consumer_routes.get(), o.workspaces, o.notify_routes, o.catalog, o.triggers);
   if (o.devices != nullptr) {
     s.ctx.device_routes = std::make_unique<DeviceRoutes>(*o.devices, o.pairing_public_url);
     s.ctx.device_connections = std::make_unique<DeviceConnections>(o.max_connections);

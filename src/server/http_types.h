@@ -48,7 +48,10 @@ inline constexpr std::string_view kForwardedHeaders[] = {"x-agentstream-timestam
                                                          "x-agentstream-forwarded-by",
                                                          "idempotency-key",
                                                          "accept",
-                                                         "mcp-session-id"};
+                                                         "mcp-session-id",
+                                                         "x-hub-signature-256",
+                                                         "x-github-delivery",
+                                                         "x-github-event"};
 
 struct HttpResponse {
   int status = 200;

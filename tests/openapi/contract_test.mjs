@@ -20,7 +20,7 @@ import {binaryFromArgs, report, request, run, sleep, startDaemon as start} from 
 
 const {doc, ajv, validator, problems} = await loadAnswers('openapi contract');
 const binary = binaryFromArgs();
-const startDaemon = (dir, token) => start(binary, dir, {token});
+const startDaemon = (dir, token, args = []) => start(binary, dir, {token, args});
 
 // The validator itself: bodies the document refuses must fail, else every check above would
 // pass vacuously.
@@ -637,6 +637,34 @@ async function access(port, token) {
   check('/v1/pairings/exchange', 'POST', last, 429);
 }
 
+// Triggers (docs/automation.md), on the daemon with a token: a signed delivery needs none.
+const TRIGGER_SECRET = 'contract-webhook-secret';
+async function triggers(port, token) {
+  const body = JSON.stringify({action: 'opened', issue: {number: 7, title: 'Contract'}});
+  const sign = (text) => 'sha256=' + crypto.createHmac('sha256', TRIGGER_SECRET).update(text).digest('hex');
+  const deliver = (headers, text = body, id = 'issues') => request(port, 'POST', `/v1/triggers/${id}`, {
+    body: text, headers: {'content-type': 'application/json', 'x-github-event': 'issues', ...headers}});
+  const op = '/v1/triggers/{id}';
+  const signed = {'x-github-delivery': 'contract-1', 'x-hub-signature-256': sign(body)};
+  let res = await deliver(signed);
+  check(op, 'POST', res, 200);
+  const first = JSON.parse(res.text);
+  if (first.duplicate !== false || first.missingFields?.[0] !== 'issue.milestone')
+    fail('POST trigger', `the first delivery: ${res.text.slice(0, 300)}`);
+  res = await deliver(signed);
+  check(op, 'POST', res, 200);
+  if (JSON.parse(res.text).agent !== first.agent || JSON.parse(res.text).duplicate !== true)
+    fail('POST trigger', `a redelivery is not the first one's: ${res.text.slice(0, 300)}`);
+  check(op, 'POST', await deliver({...signed, 'x-hub-signature-256': sign(body + ' ')}), 401);
+  check(op, 'POST', await deliver({'x-github-delivery': 'contract-2'}), 401);
+  check(op, 'POST', await deliver({'x-github-delivery': 'contract-2', authorization: `Bearer ${token}`}), 200);
+  check(op, 'POST', await deliver({'x-hub-signature-256': sign(body)}), 400);
+  check(op, 'POST', await deliver({...signed, 'x-github-event': 'ping'}), 200);
+  check(op, 'POST', await deliver({authorization: `Bearer ${token}`, 'idempotency-key': 'k'}, body, 'nope'), 404);
+  const big = JSON.stringify({issue: {title: 'x'.repeat(1 << 20)}});
+  check(op, 'POST', await deliver({'x-github-delivery': 'contract-3', 'x-hub-signature-256': sign(big)}, big), 413);
+}
+
 // ---- Main ----
 
 async function main() {
@@ -658,10 +686,16 @@ async function main() {
     check('/v1/agents/{id}', 'DELETE', await request(a.port, 'DELETE', `/v1/agents/${id}`), 200);
     await sweep(a.port);
     const token = crypto.randomBytes(16).toString('hex');
-    const b = await startDaemon(path.join(tmp, 'b'), token);
+    const triggersFile = path.join(tmp, 'triggers.json');
+    fs.writeFileSync(triggersFile, JSON.stringify({triggers: [
+      {id: 'issues', secret: TRIGGER_SECRET, events: ['issues'],
+       template: {provider: 'scripted', cwd: tmp, title: '#{{issue.number}}'},
+       prompt: 'Fix #{{issue.number}}: {{issue.title}} {{issue.milestone}}'}]}));
+    const b = await startDaemon(path.join(tmp, 'b'), token, ['--triggers', triggersFile]);
     daemons.push(b.child);
     await devices(b.port, token);
     await access(b.port, token);
+    await triggers(b.port, token);
   } finally {
     for (const child of daemons) child.kill('SIGTERM');
   }

@@ -7,7 +7,7 @@
 #include <variant>
 
 #include "cli/commands/edit_diff.h"
-#include "core/workspace_action.h"
+#include "core/event_text.h"
 
 namespace agentstream::cli {
 
@@ -297,6 +297,8 @@ std::string FollowRenderer::RenderSession(const Event& event) {
                       kDim);
         } else if constexpr (std::is_same_v<T, WorkspaceAction>) {
           return Line(WorkspaceActionText(p), WorkspaceActionRefused(p) ? kRed : kDim);
+        } else if constexpr (std::is_same_v<T, AutomationFired>) {
+          return Line(AutomationFiredText(p), p.missing_fields.empty() ? kDim : kYellow);
         } else if constexpr (std::is_same_v<T, AuthorizationRequired>) {
           return Line("authorization " + p.request_id.str() + " required: " + p.message +
                           (p.url ? " " + *p.url : ""),

@@ -3,8 +3,8 @@
 #include <boost/json.hpp>
 #include <type_traits>
 
+#include "core/event_text.h"
 #include "core/utf8.h"
-#include "core/workspace_action.h"
 
 namespace agentstream::timeline {
 
@@ -122,6 +122,10 @@ struct Folder {
   void operator()(NoticeBody& b, const WorkspaceAction& p) {
     b = {WorkspaceActionRefused(p) ? NoticeLevel::kWarning : NoticeLevel::kInfo,
          WorkspaceActionText(p)};
+  }
+  void operator()(NoticeBody& b, const AutomationFired& p) {
+    b = {p.missing_fields.empty() ? NoticeLevel::kInfo : NoticeLevel::kWarning,
+         AutomationFiredText(p)};
   }
   void operator()(UsageBody& b, const Usage& p) { b = p; }
   void operator()(SubagentBody& b, const SubagentEvent& p) {

@@ -57,6 +57,21 @@ TEST(Assembler, GitActionsAreNotices) {
   EXPECT_EQ(refused.text, "git push refused 0123456789ab to origin: [rejected] (non-fast-forward)");
 }
 
+// A trigger's delivery is a notice; one whose template missed fields is a warning.
+TEST(Assembler, AutomationFiredIsANotice) {
+  LogBuilder b;
+  b.Add(AutomationFired{"trigger", "issues", "72d3162e", std::string("issues"), {}});
+  b.Add(AutomationFired{"trigger", "issues", "8a1c0f20", std::nullopt, {"comment.body", "x"}});
+  Projection p = Project(b.events);
+  ASSERT_EQ(p.items().size(), 2u);
+  const auto& first = std::get<NoticeBody>(p.items()[0].body);
+  EXPECT_EQ(first.level, NoticeLevel::kInfo);
+  EXPECT_EQ(first.text, "trigger issues: delivery 72d3162e (issues)");
+  const auto& second = std::get<NoticeBody>(p.items()[1].body);
+  EXPECT_EQ(second.level, NoticeLevel::kWarning);
+  EXPECT_EQ(second.text, "trigger issues: delivery 8a1c0f20; missing fields: comment.body, x");
+}
+
 TEST(Assembler, ToolCallLifecycleCollapsesAtItsFirstPosition) {
   LogBuilder b;
   b.Add(ToolCallStart{kT, "Bash", std::string("ls")});

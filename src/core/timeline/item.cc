@@ -82,7 +82,8 @@ std::optional<ItemKey> ItemKeyOf(const Event& event) {
                          "plan:" + (event.turn ? event.turn->str() : std::string())};
         } else if constexpr (std::is_same_v<T, ErrorEvent> || std::is_same_v<T, TurnFailed>) {
           return ItemKey{ItemKind::kError, unique};
-        } else if constexpr (std::is_same_v<T, Notice> || std::is_same_v<T, WorkspaceAction>) {
+        } else if constexpr (std::is_same_v<T, Notice> || std::is_same_v<T, WorkspaceAction> ||
+                             std::is_same_v<T, AutomationFired>) {
           return ItemKey{ItemKind::kNotice, unique};
         } else if constexpr (std::is_same_v<T, Usage>) {
           return ItemKey{ItemKind::kUsage, unique};

@@ -542,6 +542,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/triggers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An outside event (a GitHub webhook) made a prompt, exactly once per delivery id
+         * @description The trigger `id` of the daemon's `--triggers` file renders its prompt template over the
+         *     JSON body and sends it to its agent, or to a new agent made from its template
+         *     (docs/automation.md). Authenticated by `X-Hub-Signature-256` (HMAC-SHA256 of the body
+         *     with the trigger's secret; no token needed) or by the owner's or a device's token.
+         *     Exactly once per delivery id (`X-GitHub-Delivery`, else `Idempotency-Key`).
+         *
+         */
+        post: operations["deliverTrigger"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/worktrees": {
         parameters: {
             query?: never;
@@ -1412,7 +1439,7 @@ export interface components {
          * @description The event kinds of format version 1 (docs/event-log-format.md).
          * @enum {string}
          */
-        EventKind: "session.created" | "session.forked" | "session.rewound" | "session.titled" | "session.imported" | "turn.started" | "turn.completed" | "turn.canceled" | "turn.failed" | "user.message" | "prompt.queued" | "prompt.canceled" | "assistant.message.start" | "assistant.message.delta" | "assistant.message.end" | "reasoning" | "tool_call.start" | "tool_call.output" | "tool_call.end" | "permission.requested" | "permission.resolved" | "plan" | "mode.changed" | "model.changed" | "thinking_option.changed" | "capabilities.changed" | "usage" | "error" | "notice" | "provider.metadata" | "authorization.required" | "authorization.completed" | "subagent.event" | "workspace.created" | "workspace.removed" | "workspace.action";
+        EventKind: "session.created" | "session.forked" | "session.rewound" | "session.titled" | "session.imported" | "turn.started" | "turn.completed" | "turn.canceled" | "turn.failed" | "user.message" | "prompt.queued" | "prompt.canceled" | "assistant.message.start" | "assistant.message.delta" | "assistant.message.end" | "reasoning" | "tool_call.start" | "tool_call.output" | "tool_call.end" | "permission.requested" | "permission.resolved" | "plan" | "mode.changed" | "model.changed" | "thinking_option.changed" | "capabilities.changed" | "usage" | "error" | "notice" | "provider.metadata" | "authorization.required" | "authorization.completed" | "subagent.event" | "workspace.created" | "workspace.removed" | "workspace.action" | "automation.fired";
         /** @description An event envelope of the session log, format version 1 (docs/event-log-format.md). The
          *     payload's members are the kind's; absent optional members are omitted.
          *      */
@@ -1430,7 +1457,7 @@ export interface components {
             /** @description In a consumer's delivery only, a merged (coalesced) event's first seq; `seq` is its last. */
             firstSeq?: number;
             payload: Record<string, never>;
-        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
+        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
         SessionCreatedPayload: {
             provider: string;
             cwd: string;
@@ -1628,6 +1655,44 @@ export interface components {
             message?: string;
             /** @description A conflict's files, or the paths a discard dropped. */
             files: string[];
+        };
+        /** @description A trigger's delivery (or a schedule's tick) started the prompt that follows (docs/automation.md). */
+        AutomationFiredPayload: {
+            /** @enum {string} */
+            source: "trigger" | "schedule";
+            /** @description The trigger's id. */
+            id: string;
+            /** @description The delivery id (X-GitHub-Delivery or Idempotency-Key). */
+            key: string;
+            /** @description X-GitHub-Event of the delivery. */
+            event?: string;
+            /** @description The prompt template's placeholders the payload lacked, rendered empty. */
+            missingFields: string[];
+        };
+        /** @description What a delivery made: the agent it prompted and the prompt's submission (as `send`
+         *     answers it). A redelivery answers the same agent and client message id with
+         *     `duplicate: true`, and its `outcome` is `duplicate`.
+         *      */
+        TriggerResult: {
+            trigger: string;
+            delivery: string;
+            agent: string;
+            /** @description "trigger:ID:DELIVERY". */
+            clientMessageId: string;
+            duplicate: boolean;
+            missingFields: components["schemas"]["AutomationFiredPayload"]["missingFields"];
+            accepted: components["schemas"]["SendReply"]["accepted"];
+            outcome: components["schemas"]["SendReply"]["outcome"];
+            turnId?: components["schemas"]["SendReply"]["turnId"];
+            cursor: components["schemas"]["SendReply"]["cursor"];
+            message: components["schemas"]["SendReply"]["message"];
+        };
+        /** @description The delivery's X-GitHub-Event is not one the trigger takes (GitHub's `ping`); nothing happened. */
+        TriggerIgnored: {
+            trigger: string;
+            /** @constant */
+            ignored: true;
+            event: string;
         };
         /** @description The members of a git action: `message` for commit; `into` and `noFastForward` for merge;
          *     `remote` for push; none for discard. A member of another action is refused (400).
@@ -2996,6 +3061,44 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deliverTrigger: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Hub-Signature-256"?: string;
+                "X-GitHub-Delivery"?: string;
+                "X-GitHub-Event"?: string;
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The prompt was sent (or the delivery was one already made, or ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TriggerResult"] | components["schemas"]["TriggerIgnored"];
+                };
+            };
+            400: components["responses"]["InvalidArgument"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
             503: components["responses"]["Unavailable"];
         };
     };
