@@ -492,35 +492,42 @@ void StopDaemon(Daemon& daemon) {
   daemon.log.reset();
 }
 
+// --git-author (docs/workspaces.md, "Git actions") and --triggers (docs/automation.md).
+Status AutomationOptions(const ServeOptions& options, server::WorkspaceRoutesOptions& workspace,
+                         std::vector<server::Trigger>& triggers) {
+  if (!options.git_author.empty()) {
+    auto identity = workspace::ParseGitIdentity(options.git_author);
+    if (!identity.ok())
+      return Error(ErrorCode::kInvalidArgument, "--git-author: " + identity.status().message());
+    workspace.git.identity = std::move(*identity);
+  }
+  if (options.triggers_file.empty()) return Status::Ok();
+  auto read = [](const std::string& path) {
+    return system::ReadBoundedFile(path, server::kMaxTriggersFileBytes);
+  };
+  Result<std::string> text = read(options.triggers_file);
+  Result<std::vector<server::Trigger>> parsed =
+      text.ok() ? server::ParseTriggers(*text, read)
+                : Result<std::vector<server::Trigger>>(text.status());
+  if (!parsed.ok()) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "--triggers " + options.triggers_file + ": " + parsed.status().message());
+  }
+  triggers = std::move(*parsed);
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunServe(const ServeOptions& options) {
   if (!ConfigureLog(options)) return 2;
+  // Read before anything starts, so that a bad value is exit code 2.
   server::WorkspaceRoutesOptions workspace_options;
-  if (!options.git_author.empty()) {
-    auto identity = workspace::ParseGitIdentity(options.git_author);
-    if (!identity.ok()) {
-      fmt::print(stderr, "agentstream: --git-author: {}\n", identity.status().message());
-      return 2;
-    }
-    workspace_options.git.identity = std::move(*identity);
-  }
-  // Triggers (docs/automation.md): read before anything starts, so that a bad file is exit 2.
   std::vector<server::Trigger> triggers;
-  if (!options.triggers_file.empty()) {
-    auto read = [](const std::string& path) {
-      return system::ReadBoundedFile(path, server::kMaxTriggersFileBytes);
-    };
-    Result<std::string> text = read(options.triggers_file);
-    Result<std::vector<server::Trigger>> parsed =
-        text.ok() ? server::ParseTriggers(*text, read)
-                  : Result<std::vector<server::Trigger>>(text.status());
-    if (!parsed.ok()) {
-      fmt::print(stderr, "agentstream: --triggers {}: {}\n", options.triggers_file,
-                 parsed.status().message());
-      return 2;
-    }
-    triggers = std::move(*parsed);
+  if (Status automation = AutomationOptions(options, workspace_options, triggers);
+      !automation.ok()) {
+    fmt::print(stderr, "agentstream: {}\n", automation.message());
+    return 2;
   }
   auto server_options = ServerOptionsFrom(options);
   if (!server_options.ok()) {

@@ -64,6 +64,14 @@ std::vector<Payload> EveryKind() {
       WorkspaceCreated{"/data/worktrees/ses_1", "agentstream/ses_1", "HEAD",
                        "0123456789abcdef0123456789abcdef01234567", "/src/repo"},
       WorkspaceRemoved{"/data/worktrees/ses_1", true},
+      WorkspaceAction{"merge",
+                      "conflict",
+                      "agentstream/ses_1",
+                      std::nullopt,
+                      std::string("main"),
+                      std::string("1 file(s) conflict; nothing merged"),
+                      {"a.txt"}},
+      AutomationFired{"trigger", "issues", "72d3162e", std::string("issues"), {"comment.body"}},
   };
 }
 
@@ -93,6 +101,8 @@ TEST(EventCodecTest, KindNumbersAreFixed) {
   EXPECT_EQ(static_cast<int>(EventKind::kSubagentEvent), 80);
   EXPECT_EQ(static_cast<int>(EventKind::kWorkspaceCreated), 90);
   EXPECT_EQ(static_cast<int>(EventKind::kWorkspaceRemoved), 91);
+  EXPECT_EQ(static_cast<int>(EventKind::kWorkspaceAction), 92);
+  EXPECT_EQ(static_cast<int>(EventKind::kAutomationFired), 100);
   EXPECT_EQ(EventKindName(EventKind::kWorkspaceCreated), "workspace.created");
   EXPECT_EQ(EventKindName(EventKind::kAssistantMessageDelta), "assistant.message.delta");
 }

@@ -127,7 +127,7 @@ bool TriggerRoutes::Handle(const HttpRequest& request, const std::vector<std::st
   return true;
 }
 
-void TriggerRoutes::Prompt(std::shared_ptr<Delivery> delivery, const SessionId& agent) {
+void TriggerRoutes::Prompt(const std::shared_ptr<Delivery>& delivery, const SessionId& agent) {
   AutomationFired fired{"trigger", delivery->trigger->id, delivery->key, delivery->event,
                         delivery->prompt.missing};
   ProducerStamp stamp{ProducerId(delivery->id()), 0, 0};

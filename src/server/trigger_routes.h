@@ -47,7 +47,7 @@ class TriggerRoutes {
 
  private:
   struct Delivery;
-  void Prompt(std::shared_ptr<Delivery> delivery, const SessionId& agent);
+  void Prompt(const std::shared_ptr<Delivery>& delivery, const SessionId& agent);
 
   runtime::AgentManager& agents_;
   WorkspaceRoutes* workspaces_;

@@ -1,5 +1,7 @@
 #include "server/workspace_routes.h"
 
+#include <boost/json/parse.hpp>
+
 #include <charconv>
 #include <condition_variable>
 #include <deque>
@@ -145,7 +147,7 @@ class WorkspaceRoutes::Worker {
 
 WorkspaceRoutes::WorkspaceRoutes(runtime::AgentManager& agents, EventLog& log,
                                  const workspace::Worktrees& worktrees,
-                                 WorkspaceRoutesOptions options)
+                                 const WorkspaceRoutesOptions& options)
     : agents_(agents),
       log_(log),
       worktrees_(worktrees),

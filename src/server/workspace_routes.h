@@ -48,7 +48,8 @@ class WorkspaceRoutes {
  public:
   // Every reference must outlive the routes.
   WorkspaceRoutes(runtime::AgentManager& agents, EventLog& log,
-                  const workspace::Worktrees& worktrees, WorkspaceRoutesOptions options = {});
+                  const workspace::Worktrees& worktrees,
+                  const WorkspaceRoutesOptions& options = {});
   ~WorkspaceRoutes();  // Stop()
   WorkspaceRoutes(const WorkspaceRoutes&) = delete;
   WorkspaceRoutes& operator=(const WorkspaceRoutes&) = delete;

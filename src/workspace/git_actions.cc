@@ -252,6 +252,14 @@ Result<GitActionResult> GitActions::Merge(const Workspace& workspace,
     result.message = subject;
   }
   result.commit = next;
+  AS_RETURN_IF_ERROR(MoveBranch(workspace, repository, target, old, next));
+  return result;
+}
+
+Status GitActions::MoveBranch(const Workspace& workspace, const GitPlace& repository,
+                              const std::string& target, const std::string& old,
+                              const std::string& next) const {
+  const Git& git = worktrees_.git();
   // Move the target: in the worktree it is checked out in, by git's own fast-forward there (it
   // refuses as a whole when local changes are in the way), else by a compare-and-swap of the ref.
   AS_ASSIGN_OR_RETURN(GitOutput list,
@@ -272,7 +280,7 @@ Result<GitActionResult> GitActions::Merge(const Workspace& workspace,
                    ShortBranch(target) +
                        " moved during the merge; nothing was merged: " + GitMessage(moved));
     }
-    return result;
+    return Status::Ok();
   }
   Result<GitPlace> there = checked_out == workspace.repository
                                ? RepositoryPlace(git, workspace.repository)
@@ -299,7 +307,7 @@ Result<GitActionResult> GitActions::Merge(const Workspace& workspace,
                                            "merged: " +
                                            GitMessage(ff));
   }
-  return result;
+  return Status::Ok();
 }
 
 Result<GitActionResult> GitActions::Push(const Workspace& workspace,

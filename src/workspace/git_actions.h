@@ -48,7 +48,7 @@ inline constexpr std::size_t kMaxConflictFilesListed = 100;
 
 class GitActions {
  public:
-  GitActions(const Worktrees& worktrees, GitActionOptions options = {});
+  explicit GitActions(const Worktrees& worktrees, GitActionOptions options = {});
 
   // Stages every change of the worktree (`git add -A`: new, changed and deleted files; ignored
   // files stay out) and commits it on the worktree's branch with `message`. kInvalidArgument for
@@ -81,6 +81,12 @@ class GitActions {
 
  private:
   Result<GitIdentity> IdentityAt(const GitPlace& place) const;
+  // Moves branch `target` from `old` to `next` (a merge's result): in the worktree it is checked
+  // out in by git's fast-forward there, else by a compare-and-swap of the ref; kConflict, with
+  // nothing moved, when it moved meanwhile or git refused.
+  Status MoveBranch(const Workspace& workspace, const GitPlace& repository,
+                    const std::string& target, const std::string& old,
+                    const std::string& next) const;
   // The branch `into` names (refs/heads/NAME), or the default target of `workspace`.
   Result<std::string> MergeTarget(const Workspace& workspace, const GitPlace& repository,
                                   const std::optional<std::string>& into) const;
