@@ -14,6 +14,9 @@ import type {
   Device,
   Diff,
   EventEnvelope,
+  GitAction,
+  GitActionBody,
+  GitActionResult,
   ImportList,
   ImportResult,
   ImportSource,
@@ -323,6 +326,20 @@ export class AgentstreamHttp {
   async worktrees(opts: CallOptions = {}): Promise<Worktree[]> {
     const body = await this.call<JsonAnswer<'/v1/worktrees', 'get'>>('GET', '/v1/worktrees', { ...opts, idempotent: true });
     return body.worktrees;
+  }
+
+  /**
+   * `POST /v1/agents/{id}/git/{action}` (docs/workspaces.md, "Git actions"): commits, merges,
+   * pushes or discards the worktree's changes, recorded as a `workspace.action` event at the
+   * answer's `cursor`. A conflicting merge and a refused push answer their outcome (`conflict`,
+   * `refused`) and changed nothing; a commit or discard during the agent's turn, or with nothing
+   * to do, is `409 conflict`; bad input `400`. Not retried: a lost answer may have acted.
+   */
+  gitAction(id: string, action: GitAction, body: GitActionBody = {}, opts: CallOptions = {}): Promise<GitActionResult> {
+    return this.call<JsonAnswer<'/v1/agents/{id}/git/{action}', 'post'>>('POST', `/v1/agents/${enc(id)}/git/${enc(action)}`, {
+      ...opts,
+      body,
+    });
   }
 
   // ---- pairing, devices and notifications (docs/web.md, "Pairing and devices") ----

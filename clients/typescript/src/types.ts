@@ -34,6 +34,11 @@ export type Attachment = S['Attachment'];
 export type Worktree = S['Worktree'];
 export type Diff = S['Diff'];
 export type DiffFile = S['DiffFile'];
+export type GitAction = GitActionResult['action'];
+export type GitActionOutcome = GitActionResult['outcome'];
+// `noFastForward` has a default, so the generator makes it required; every member is optional.
+export type GitActionBody = Partial<S['GitActionBody']>;
+export type GitActionResult = S['GitActionResult'];
 export type WhoAmI = S['WhoAmI'];
 export type Device = S['Device'];
 export type Pairing = S['Pairing'];

@@ -1,6 +1,7 @@
-// The HTTP client against a real daemon: a round trip of every call, a permission answered, and
-// the error shape.
+// The HTTP client against a real daemon: a round trip of every call, a permission answered, the
+// error shape, and the git actions on a worktree agent.
 import assert from 'node:assert/strict';
+import {execFileSync} from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {after, before, describe, test} from 'node:test';
@@ -134,6 +135,48 @@ describe('HTTP client', {skip: SKIP, timeout: 60000}, () => {
     assert.equal(net.code, 'network');
     assert.equal(net.status, 0);
     assert.equal(net.retryable, true);
+  });
+
+  test('git actions: commit and merge a worktree agent\'s file into main', async () => {
+    const repo = tempDir('agentstream-client-repo-');
+    const git = (...args) => execFileSync('git', ['-C', repo, ...args], {encoding: 'utf8'}).trim();
+    git('init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(repo, 'README.md'), 'hello\n');
+    git('add', '-A');
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'first');
+    const agent = await http.createAgent({provider: 'scripted', cwd: repo, worktree: true});
+    assert.notEqual(agent.cwd, repo);
+    fs.writeFileSync(path.join(agent.cwd, 'notes.md'), 'from the agent\n');
+
+    const commit = await http.gitAction(agent.id, 'commit', {message: 'Add notes'});
+    assert.equal(commit.agent, agent.id);
+    assert.equal(commit.action, 'commit');
+    assert.equal(commit.outcome, 'committed');
+    assert.equal(commit.message, 'Add notes');
+    assert.match(commit.commit, /^[0-9a-f]{40}$/);
+    assert.equal(git('rev-parse', commit.branch), commit.commit);
+    assert.deepEqual((await http.diff(agent.id)).files.map((f) => `${f.path}|${f.status}`), ['notes.md|added']);
+    // Nothing left to commit: 409.
+    const again = await http.gitAction(agent.id, 'commit').catch((e) => e);
+    assert.ok(again instanceof AgentstreamError);
+    assert.deepEqual([again.code, again.status], ['conflict', 409]);
+    // A member another action takes: 400.
+    const bad = await http.gitAction(agent.id, 'commit', {into: 'main'}).catch((e) => e);
+    assert.equal(bad.status, 400);
+
+    const merge = await http.gitAction(agent.id, 'merge');
+    assert.equal(merge.outcome, 'fast-forward');
+    assert.equal(merge.target, 'main');
+    assert.equal(merge.commit, commit.commit);
+    assert.equal(git('rev-parse', 'main'), commit.commit);
+    assert.equal(git('show', 'main:notes.md'), 'from the agent');
+    assert.equal((await http.gitAction(agent.id, 'merge')).outcome, 'up-to-date');
+
+    const {events} = await readAllEvents(http, agent.id);
+    const actions = events.filter((e) => e.kind === 'workspace.action');
+    assert.deepEqual(actions.map((e) => `${e.epoch}:${e.seq} ${e.payload.action} ${e.payload.outcome}`),
+                     [`${commit.cursor} commit committed`, `${merge.cursor} merge fast-forward`,
+                      `${actions[2]?.epoch}:${actions[2]?.seq} merge up-to-date`]);
   });
 
   test('a token', async () => {

@@ -167,3 +167,29 @@ test('a pairing exchange is never retried; an idempotent read is', async () => {
   assert.equal(calls.length, 3);
   assert.equal(calls[0].auth, undefined); // no token, no Authorization
 });
+
+test('a git action posts its body to its path, once, and answers the outcome', async () => {
+  const result = {agent: 'ses_1', cursor: '1:9', action: 'commit', outcome: 'committed', branch: 'agentstream/ses_1',
+                  commit: '1a2b3c4d5e6f7a8b', message: 'Fix it', files: []};
+  let busy = false;
+  const {fn, calls} = recordingFetch(({path}) => {
+    if (busy) return [409, {error: {code: 'conflict', message: 'the agent is in a turn'}}];
+    if (path === '/v1/agents/ses_1/git/commit') return [200, result];
+    if (path === '/v1/agents/ses_1/git/discard') return [503, {error: {code: 'unavailable', message: 'busy'}}];
+    return [200, {...result, action: 'merge', outcome: 'fast-forward', target: 'main'}];
+  });
+  const http = new AgentstreamHttp({baseUrl: 'http://h', fetch: fn, retryMinDelayMs: 1, retryMaxDelayMs: 2});
+  assert.deepEqual(await http.gitAction('ses_1', 'commit', {message: 'Fix it'}), result);
+  assert.equal((await http.gitAction('ses_1', 'merge', {into: 'main', noFastForward: true})).outcome, 'fast-forward');
+  await http.gitAction('ses_1', 'push');
+  // Not retried: a lost answer may have acted.
+  await assert.rejects(http.gitAction('ses_1', 'discard'), (e) => e.status === 503);
+  busy = true;
+  await assert.rejects(http.gitAction('ses_1', 'commit'),
+                       (e) => e instanceof AgentstreamError && e.code === 'conflict' && e.status === 409);
+  assert.deepEqual(calls.map((c) => `${c.method} ${c.path}`), [
+    'POST /v1/agents/ses_1/git/commit', 'POST /v1/agents/ses_1/git/merge', 'POST /v1/agents/ses_1/git/push',
+    'POST /v1/agents/ses_1/git/discard', 'POST /v1/agents/ses_1/git/commit',
+  ]);
+  assert.deepEqual(calls.map((c) => c.body), [{message: 'Fix it'}, {into: 'main', noFastForward: true}, {}, {}, {}]);
+});

@@ -37,6 +37,8 @@ export function itemKeyOf(e: EventEnvelope): { kind: string; key: string } | nul
     case 'turn.failed':
       return { kind: 'error', key: unique };
     case 'notice':
+    case 'workspace.action':
+    case 'automation.fired':
       return { kind: 'notice', key: unique };
     case 'usage':
       return { kind: 'usage', key: unique };
@@ -77,6 +79,32 @@ function emptyItem(kind: string, key: string, e: EventEnvelope): Item {
       break;
   }
   return item;
+}
+
+// Files a git action's notice names; the rest are counted (src/core/event_text.cc).
+const ACTION_FILES_NAMED = 10;
+
+// The notice text of a `workspace.action` event (a git action, docs/workspaces.md), as the
+// daemon's WorkspaceActionText writes it: "git commit committed 1a2b3c4d5e6f: Fix it".
+export function workspaceActionText(p: Record<string, any>): string {
+  let text = `git ${p.action} ${p.outcome}`;
+  if (typeof p.commit === 'string') text += ` ${p.commit.slice(0, 12)}`;
+  if (typeof p.target === 'string') text += `${p.action === 'push' ? ' to ' : ' into '}${p.target}`;
+  if (typeof p.message === 'string') text += `: ${p.message}`;
+  const files: string[] = Array.isArray(p.files) ? p.files : [];
+  files.slice(0, ACTION_FILES_NAMED).forEach((f, i) => (text += `${i === 0 ? ': ' : ', '}${f}`));
+  if (files.length > ACTION_FILES_NAMED) text += ` and ${files.length - ACTION_FILES_NAMED} more`;
+  return text;
+}
+
+// The notice text of an `automation.fired` event (a trigger's delivery, docs/automation.md), as
+// the daemon's AutomationFiredText writes it: "trigger issues: delivery 72d3162e (issues)".
+export function automationFiredText(p: Record<string, any>): string {
+  let text = `${p.source} ${p.id}: ${p.source === 'trigger' ? 'delivery' : 'tick'} ${p.key}`;
+  if (typeof p.event === 'string') text += ` (${p.event})`;
+  const missing: string[] = Array.isArray(p.missingFields) ? p.missingFields : [];
+  missing.forEach((f, i) => (text += `${i === 0 ? '; missing fields: ' : ', '}${f}`));
+  return text;
 }
 
 const ended = (state: string) => state === 'completed' || state === 'failed' || state === 'canceled';
@@ -174,6 +202,18 @@ export function foldEvent(item: Item | undefined, e: EventEnvelope): Item | unde
       break;
     case 'notice':
       Object.assign(next, { level: p.level, text: p.text });
+      break;
+    case 'workspace.action':
+      Object.assign(next, {
+        level: p.outcome === 'conflict' || p.outcome === 'refused' ? 'warning' : 'info',
+        text: workspaceActionText(p),
+      });
+      break;
+    case 'automation.fired':
+      Object.assign(next, {
+        level: Array.isArray(p.missingFields) && p.missingFields.length > 0 ? 'warning' : 'info',
+        text: automationFiredText(p),
+      });
       break;
     case 'usage':
       Object.assign(next, {

@@ -161,13 +161,16 @@ export class AgentTimeline {
   }
 
   private findKeyFor(e: EventEnvelope): string | null {
-    // user.message, error, notice and usage are keyed by their own seq; the rest by provider ids.
+    // user.message, error, notice (workspace.action and automation.fired too) and usage are keyed
+    // by their own seq; the rest by provider ids.
     const p = e.payload ?? {};
     switch (e.kind) {
       case 'user.message':
       case 'error':
       case 'turn.failed':
       case 'notice':
+      case 'workspace.action':
+      case 'automation.fired':
       case 'usage':
         return `#${e.seq}`;
       case 'assistant.message.start':

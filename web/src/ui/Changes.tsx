@@ -1,11 +1,14 @@
-// The Changes view of an agent with a worktree: git's diff of the worktree against its base
-// (GET /v1/agents/{id}/diff, docs/workspaces.md), as a list of files and their hunks,
-// syntax-highlighted. Fetched when shown and again at the end of every turn of the agent
-// (its status leaving running / permission), and by its Refresh button.
+// The Changes view of an agent with a worktree: git's diff of the worktree against its base, or
+// only what is not committed yet (GET /v1/agents/{id}/diff, docs/workspaces.md), as a list of
+// files and their hunks, syntax-highlighted. Fetched when shown, again at the end of every turn
+// of the agent (its status leaving running / permission), after each git action and by its
+// Refresh button. Above it the git actions (POST /v1/agents/{id}/git/ACTION, "Git actions"):
+// commit, merge into the base, push, and discard (after a confirmation).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Diff, DiffFile } from '@agentstream/client';
+import type { Diff, DiffFile, GitAction, GitActionBody, GitActionResult } from '@agentstream/client';
 import type { DaemonHttp } from '../core/daemon_http';
 import { DiffLines, type ShownLine } from './DiffView';
+import { ACTION_LABELS, describeGitResult, refusedOutcome } from './git_actions';
 
 // A file with more diff lines than this starts folded (its lines render when opened).
 export const FOLD_FILE_LINES = 400;
@@ -61,15 +64,20 @@ function FileDiff({ file }: { file: DiffFile }) {
   );
 }
 
+// What the diff compares the worktree with: its base commit, or its branch's last commit
+// (`against=HEAD`: the changes a commit would take).
+type Against = 'base' | 'HEAD';
+
 export function Changes({ http, agentId, status }: { http: DaemonHttp; agentId: string; status: string }) {
   const [diff, setDiff] = useState<Diff | null>(null);
   const [error, setError] = useState('');
   const [loading, setLoading] = useState(false);
+  const [against, setAgainst] = useState<Against>('base');
   const generation = useRef(0);
-  const load = async () => {
+  const load = async (which: Against = against) => {
     const g = ++generation.current;
     setLoading(true);
-    const r = await http.run((api) => api.diff(agentId));
+    const r = await http.run((api) => api.diff(agentId, which === 'HEAD' ? { against: 'HEAD' } : {}));
     if (g !== generation.current) return;
     setLoading(false);
     if (r.ok) {
@@ -91,12 +99,14 @@ export function Changes({ http, agentId, status }: { http: DaemonHttp; agentId: 
 
   return (
     <div class="changes" data-testid="changes" data-loading={loading ? 'true' : 'false'}>
+      <GitActions http={http} agentId={agentId} status={status} onDone={() => void load()} key={agentId} />
       <div class="changes-head">
         {diff ? (
           <span>
             <code>{diff.branch}</code>{' '}
             <span class="muted">
-              against {diff.against} ({diff.againstCommit.slice(0, 10)})
+              {against === 'HEAD' ? 'not committed, against its last commit' : `against ${diff.against}`} (
+              {diff.againstCommit.slice(0, 10)})
             </span>{' '}
             <span class="diffstat">
               {diff.files.length} files <span class="add">+{diff.additions}</span> <span class="del">−{diff.deletions}</span>
@@ -106,6 +116,20 @@ export function Changes({ http, agentId, status }: { http: DaemonHttp; agentId: 
           <span class="muted">{loading ? 'loading…' : ''}</span>
         )}
         <span class="spacer" />
+        <select
+          aria-label="Show the changes"
+          value={against}
+          data-testid="changes-against"
+          onChange={(e) => {
+            const which = (e.target as HTMLSelectElement).value as Against;
+            setAgainst(which);
+            setDiff(null);
+            void load(which);
+          }}
+        >
+          <option value="base">Since the base</option>
+          <option value="HEAD">Not committed</option>
+        </select>
         <button type="button" onClick={() => void load()} disabled={loading} data-testid="changes-refresh">
           Refresh
         </button>
@@ -114,7 +138,11 @@ export function Changes({ http, agentId, status }: { http: DaemonHttp; agentId: 
       {diff?.truncated ? (
         <div class="sub-status">The diff is cut at the daemon's bound (1 MiB): later files are not shown.</div>
       ) : null}
-      {diff && diff.files.length === 0 ? <div class="muted changes-empty">No changes against the base yet.</div> : null}
+      {diff && diff.files.length === 0 ? (
+        <div class="muted changes-empty">
+          {against === 'HEAD' ? 'Nothing uncommitted: the worktree is at its last commit.' : 'No changes against the base yet.'}
+        </div>
+      ) : null}
       {diff && diff.files.length > 1 ? (
         <ul class="change-list" data-testid="change-list">
           {diff.files.map((f) => (
@@ -139,6 +167,139 @@ export function Changes({ http, agentId, status }: { http: DaemonHttp; agentId: 
         <FileDiff key={`${f.path}:${diff.againstCommit}`} file={f} />
       ))}
     </div>
+  );
+}
+
+// The git actions of the worktree. One runs at a time; commit and discard change the worktree,
+// so they wait while the agent is in a turn or asks for a permission (the daemon refuses them
+// then too, 409). The last answer stays shown until the next action.
+function GitActions({ http, agentId, status, onDone }: { http: DaemonHttp; agentId: string; status: string; onDone(): void }) {
+  const [message, setMessage] = useState('');
+  const [busy, setBusy] = useState<GitAction | null>(null);
+  const [confirmDiscard, setConfirmDiscard] = useState(false);
+  const [result, setResult] = useState<GitActionResult | null>(null);
+  const [error, setError] = useState('');
+  const working = status === 'running' || status === 'permission';
+  useEffect(() => {
+    if (working) setConfirmDiscard(false);
+  }, [working]);
+
+  const act = async (action: GitAction, body: GitActionBody = {}) => {
+    if (busy) return;
+    setBusy(action);
+    setConfirmDiscard(false);
+    const r = await http.run((api) => api.gitAction(agentId, action, body));
+    setBusy(null);
+    if (r.ok) {
+      setResult(r.value);
+      setError('');
+      if (r.value.outcome === 'committed') setMessage('');
+    } else {
+      setResult(null);
+      setError(`${ACTION_LABELS[action]} failed: ${r.message}`);
+    }
+    onDone();
+  };
+
+  const trimmed = message.trim();
+  return (
+    <section class="git-actions" aria-label="Git actions" data-testid="git-actions" data-busy={busy ?? ''}>
+      <form
+        class="git-commit"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!working) void act('commit', trimmed ? { message: trimmed } : {});
+        }}
+      >
+        <input
+          value={message}
+          maxLength={16384}
+          aria-label="Commit message"
+          placeholder="Commit message (empty: the agent's last message)"
+          data-testid="commit-message"
+          onInput={(e) => setMessage((e.target as HTMLInputElement).value)}
+        />
+        <button type="submit" class="primary" disabled={!!busy || working} data-testid="git-commit">
+          Commit
+        </button>
+      </form>
+      <div class="git-buttons">
+        <button type="button" disabled={!!busy} onClick={() => void act('merge')} data-testid="git-merge">
+          Merge into base
+        </button>
+        <button type="button" disabled={!!busy} onClick={() => void act('push')} data-testid="git-push">
+          Push
+        </button>
+        {confirmDiscard ? (
+          <>
+            <button
+              type="button"
+              class="danger"
+              disabled={!!busy || working}
+              onClick={() => void act('discard')}
+              data-testid="git-discard-confirm"
+            >
+              Delete the uncommitted changes
+            </button>
+            <button type="button" onClick={() => setConfirmDiscard(false)} data-testid="git-discard-cancel">
+              Cancel
+            </button>
+          </>
+        ) : (
+          <button
+            type="button"
+            class="danger"
+            disabled={!!busy || working}
+            onClick={() => setConfirmDiscard(true)}
+            data-testid="git-discard"
+          >
+            Discard changes
+          </button>
+        )}
+      </div>
+      {confirmDiscard ? (
+        <div class="sub-status" role="alert" data-testid="git-discard-warning">
+          Discard resets the worktree to its branch's last commit and deletes its untracked files (ignored files stay).
+        </div>
+      ) : null}
+      {working ? (
+        <div class="muted" data-testid="git-wait">
+          Commit and discard wait for the agent's turn to end.
+        </div>
+      ) : null}
+      <div role="status" aria-live="polite" class="git-status">
+        {busy ? <span class="muted">{ACTION_LABELS[busy]}…</span> : null}
+        {result && !busy ? (
+          <div
+            class={refusedOutcome(result) ? 'git-result warn' : 'git-result'}
+            data-testid="git-result"
+            data-action={result.action}
+            data-outcome={result.outcome}
+          >
+            {describeGitResult(result)}
+            {result.outcome === 'refused' && result.message ? (
+              <pre class="git-words" data-testid="git-words">
+                {result.message}
+              </pre>
+            ) : null}
+            {(result.outcome === 'conflict' || result.outcome === 'discarded') && result.files.length ? (
+              <ul class="git-files" data-testid="git-files">
+                {result.files.map((f) => (
+                  <li key={f}>
+                    <code>{f}</code>
+                  </li>
+                ))}
+              </ul>
+            ) : null}
+          </div>
+        ) : null}
+      </div>
+      {error ? (
+        <div class="error-text" role="alert" data-testid="git-error">
+          {error}
+        </div>
+      ) : null}
+    </section>
   );
 }
 
