@@ -197,6 +197,10 @@ EOF
       pid=$(head -1 "$dir/$s/data/postmaster.pid")
       kill -9 "$pid" $(pgrep -P "$pid") 2>/dev/null || true
     fi
+    # A killed postmaster's socket and its lock file stay behind, and the new server refuses to
+    # start while the lock names a live process: a zombie counts, and a container's init may reap
+    # the old postmaster seconds later.
+    rm -f "$dir/$s"/.s.PGSQL.*
     clone_standby "$s" "$p"
     make_synchronous "$p"
     echo "$s"
