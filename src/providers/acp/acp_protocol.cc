@@ -57,10 +57,12 @@ Result<AgentCommand> Preset(const std::string& name, const std::optional<std::st
     if (model && !model->empty()) c.argv.insert(c.argv.end(), {"-m", *model});
   } else if (name == "opencode") {
     c.argv = {"opencode", "acp"};
-  } else if (name == "claude") {
-    c.argv = {"claude-code-acp"};
-  } else if (name == "claude-agent") {
-    c.argv = {"claude-agent-acp"};
+  } else if (name == "claude" || name == "claude-agent") {
+    c.argv = {name == "claude" ? "claude-code-acp" : "claude-agent-acp"};
+    // The Claude ACP adapters run the claude CLI, whose transcript (what session/load reads) is
+    // written as the turn ends; the adapter exits at stdin EOF and its process group goes with
+    // it, the CLI's last writes too.
+    c.settle_after_turn = std::chrono::milliseconds(1000);
   } else if (name == "codex") {
     c.argv = {"codex-acp"};
     if (model && !model->empty()) c.argv.insert(c.argv.end(), {"-c", "model=\"" + *model + "\""});

@@ -34,8 +34,9 @@ struct AgentCommand {
 
 // Named presets: "gemini" (`gemini --acp`, plus `-m MODEL` when a model is given: the CLI's
 // default "auto" router is avoided), "opencode" (`opencode acp`), "claude" (the Claude ACP
-// adapter `claude-code-acp`), "claude-agent", "codex" (`codex-acp`), "qwen" (`qwen --acp`, which
-// settles for a second after a turn). kNotFound for another name. `program` overrides argv[0].
+// adapter `claude-code-acp`), "claude-agent", "codex" (`codex-acp`), "qwen" (`qwen --acp`). The
+// Claude adapters and qwen settle for a second after a turn before their stdin closes. kNotFound
+// for another name. `program` overrides argv[0].
 Result<AgentCommand> Preset(const std::string& name, const std::optional<std::string>& model,
                             const std::string& program = {});
 std::vector<std::string> PresetNames();
