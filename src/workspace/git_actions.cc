@@ -26,6 +26,14 @@ std::vector<std::string> CommitSettings(const GitIdentity& who) {
           "-c", "user.useConfigOnly=false"};
 }
 
+// What a command that answers one value printed (`git config --get`, `git symbolic-ref -q`):
+// its stdout without the trailing newline, or "" when it exited non-zero (no such value).
+std::string ValueOf(const GitOutput& output) {
+  std::string value = output.exit_code == 0 ? output.out : std::string();
+  while (!value.empty() && value.back() == '\n') value.pop_back();
+  return value;
+}
+
 // `settings`, then `args`: one git command line.
 std::vector<std::string> With(std::vector<std::string> settings,
                               std::initializer_list<std::string> args) {
@@ -118,12 +126,7 @@ Result<GitIdentity> GitActions::IdentityAt(const GitPlace& place) const {
   const Git& git = worktrees_.git();
   AS_ASSIGN_OR_RETURN(GitOutput name, git.Run(place, {"config", "--get", "user.name"}, 1024));
   AS_ASSIGN_OR_RETURN(GitOutput email, git.Run(place, {"config", "--get", "user.email"}, 1024));
-  auto value = [](const GitOutput& o) {
-    std::string v = o.exit_code == 0 ? o.out : std::string();
-    while (!v.empty() && v.back() == '\n') v.pop_back();
-    return v;
-  };
-  GitIdentity who{value(name), value(email)};
+  GitIdentity who{ValueOf(name), ValueOf(email)};
   if (who.name.empty() || who.email.empty() || HasControl(who.name) || HasControl(who.email))
     return GitIdentity{"agentstream", "agentstream@localhost"};
   return who;
@@ -143,8 +146,7 @@ Result<GitActionResult> GitActions::Commit(const Workspace& workspace,
   AS_ASSIGN_OR_RETURN(GitPlace place, worktrees_.PlaceOf(workspace));
   // Commits go on the worktree's own branch only.
   AS_ASSIGN_OR_RETURN(GitOutput head, git.Run(place, {"symbolic-ref", "-q", "HEAD"}, 4096));
-  std::string on = head.exit_code == 0 ? head.out : std::string();
-  while (!on.empty() && on.back() == '\n') on.pop_back();
+  const std::string on = ValueOf(head);
   if (on != std::string(kHeads) + workspace.branch) {
     return Error(
         ErrorCode::kConflict,
@@ -187,8 +189,7 @@ Result<std::string> GitActions::MergeTarget(const Workspace& workspace, const Gi
     // HEAD, a tag or a commit: the branch the repository is on.
     AS_ASSIGN_OR_RETURN(GitOutput head,
                         worktrees_.git().Run(repository, {"symbolic-ref", "-q", "HEAD"}, 4096));
-    ref = head.exit_code == 0 ? head.out : std::string();
-    while (!ref.empty() && ref.back() == '\n') ref.pop_back();
+    ref = ValueOf(head);
     if (!ref.starts_with(kHeads)) {
       return Error(ErrorCode::kInvalidArgument,
                    "the worktree's base " + workspace.base +
@@ -321,9 +322,7 @@ Result<GitActionResult> GitActions::Push(const Workspace& workspace,
   for (const char* key : {"pushurl", "url"}) {
     AS_ASSIGN_OR_RETURN(GitOutput got,
                         git.Run(place, {"config", "--get", "remote." + remote + "." + key}, 8192));
-    if (got.exit_code != 0 || !url.empty()) continue;
-    url = got.out;
-    while (!url.empty() && url.back() == '\n') url.pop_back();
+    if (url.empty()) url = ValueOf(got);
   }
   if (url.empty())
     return Error(ErrorCode::kInvalidArgument, "the repository has no remote \"" + remote + "\"");
