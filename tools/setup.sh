@@ -13,6 +13,7 @@ PACKAGES=(
   iproute2  # ip netns and veth: the silent database of silent_partition_postgres
   libqrencode-dev  # agentstream pair prints its URL as a QR code in the terminal
   caddy  # the reverse proxy with its own CA in front of the daemon (server_caddy_e2e)
+  tzdata  # /usr/share/zoneinfo: the time zones of cron schedules (server/cron.h)
 )
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo

@@ -10,6 +10,7 @@
 #include "cli/commands/commands.h"
 #include "cli/commands/consumer_commands.h"
 #include "cli/commands/device_commands.h"
+#include "cli/commands/schedule_commands.h"
 #include "mcp_server/mcp_server.h"
 
 namespace agentstream::cli {
@@ -28,6 +29,10 @@ struct ClientCommands::State {
   CLI::App *acp = nullptr, *mcp = nullptr;
   CLI::App *diff = nullptr, *worktrees = nullptr, *git = nullptr;
   CLI::App* import = nullptr;
+  CLI::App *schedules = nullptr, *s_ls = nullptr, *s_new = nullptr, *s_show = nullptr;
+  CLI::App *s_pause = nullptr, *s_resume = nullptr, *s_rm = nullptr;
+  NewScheduleOptions new_schedule;
+  std::string schedule;
   ImportOptions import_options;
   CLI::App *pair = nullptr, *devices = nullptr, *d_ls = nullptr, *d_rename = nullptr;
   CLI::App* d_revoke = nullptr;
@@ -56,6 +61,7 @@ struct ClientCommands::State {
   void AddWorkspaces(CLI::App& app);    // diff, worktrees, git
   void AddDevices(CLI::App& app);       // pair, devices ls|rename|revoke
   void AddImport(CLI::App& app);        // import
+  void AddSchedules(CLI::App& app);     // schedules ls|new|show|pause|resume|rm
 };
 
 namespace {
@@ -219,6 +225,39 @@ void ClientCommands::State::AddConsumers(CLI::App& app) {
   s.inbox->add_option("agent", s.agent, "agent id")->required();
 }
 
+void ClientCommands::State::AddSchedules(CLI::App& app) {
+  State& s = *this;
+  NewScheduleOptions& n = s.new_schedule;
+  s.schedules = Command(app, "schedules", "schedules that prompt agents on a clock: ls, new, show, "
+                        "pause, resume, rm", &s.context.json);
+  s.schedules->require_subcommand(0, 1);
+  s.s_ls = Command(*s.schedules, "ls", "list schedules with their next tick", nullptr);
+  s.s_new = Command(*s.schedules, "new", "create a schedule", nullptr);
+  s.s_new->add_option("id", n.id, "schedule id (letters, digits, '_', '-')")->required();
+  s.s_new->add_option("--cron", n.cron, "a cron expression of five fields: \"0 9 * * 1-5\"");
+  s.s_new->add_option("--tz", n.timezone, "the cron expression's time zone (default UTC)");
+  s.s_new->add_option("--every", n.every, "or an interval: 90s, 15m, 2h, 1d");
+  s.s_new->add_option("--agent", n.agent, "prompt this agent (queued behind its turn)");
+  s.s_new->add_option("--provider", n.provider, "or a new agent per tick, of this provider");
+  s.s_new->add_option("--cwd", n.cwd, "the new agent's working directory (absolute)");
+  s.s_new->add_flag("--worktree", n.worktree, "the new agent works in a git worktree of its own");
+  s.s_new->add_option("--model", n.model, "the new agent's model");
+  s.s_new->add_option("--mode", n.mode, "the new agent's mode");
+  s.s_new->add_option("--title", n.title, "the new agent's title: \"Nightly {{date}}\"");
+  s.s_new->add_option("--prompt", n.prompt, "the prompt (a template: {{date}}, {{time}}, {{tick}})")
+      ->required();
+  s.s_new->add_option("--missed", n.missed, "ticks missed while every daemon was down: skip "
+                      "(default) or run-once");
+  s.s_show = Command(*s.schedules, "show", "a schedule and its last firings", nullptr);
+  s.s_show->add_option("schedule", s.schedule, "schedule id")->required();
+  s.s_pause = Command(*s.schedules, "pause", "stop firing a schedule", nullptr);
+  s.s_pause->add_option("schedule", s.schedule, "schedule id")->required();
+  s.s_resume = Command(*s.schedules, "resume", "fire a paused schedule again from now", nullptr);
+  s.s_resume->add_option("schedule", s.schedule, "schedule id")->required();
+  s.s_rm = Command(*s.schedules, "rm", "delete a schedule and its firings", nullptr);
+  s.s_rm->add_option("schedule", s.schedule, "schedule id")->required();
+}
+
 void ClientCommands::State::AddAcp(CLI::App& app) {
   acp = Command(app, "acp", "serve the Agent Client Protocol on stdio for an editor (docs/acp.md)",
                 nullptr);
@@ -313,6 +352,7 @@ ClientCommands::ClientCommands(CLI::App& app) : state_(std::make_unique<State>()
   s.AddWorkspaces(app);
   s.AddDevices(app);
   s.AddImport(app);
+  s.AddSchedules(app);
 }
 
 ClientCommands::~ClientCommands() = default;
@@ -352,6 +392,14 @@ std::optional<int> ClientCommands::Run() const {
     return ListConsumers(c);
   }
   if (*s.inbox) return ShowInbox(c, s.agent);
+  if (*s.schedules) {
+    if (*s.s_new) return NewSchedule(c, s.new_schedule);
+    if (*s.s_show) return ShowSchedule(c, s.schedule);
+    if (*s.s_pause) return PauseSchedule(c, s.schedule, true);
+    if (*s.s_resume) return PauseSchedule(c, s.schedule, false);
+    if (*s.s_rm) return RemoveSchedule(c, s.schedule);
+    return ListSchedules(c);
+  }
   if (*s.diff) return Diff(c, s.diff_options);
   if (*s.worktrees) return ListWorktrees(c);
   if (*s.git) return GitAction(c, s.git_options);

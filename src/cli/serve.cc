@@ -36,6 +36,8 @@
 #include "server/http_server.h"
 #include "server/inbox.h"
 #include "server/notify_routes.h"
+#include "server/scheduler.h"
+#include "server/schedules.h"
 #include "server/static_files.h"
 #include "server/workspace_routes.h"
 #include "store/log_factory.h"
@@ -291,6 +293,8 @@ struct Daemon {
   std::unique_ptr<workspace::Worktrees> worktrees;
   std::unique_ptr<server::WorkspaceRoutes> workspaces;
   std::unique_ptr<server::TriggerRoutes> triggers;
+  std::unique_ptr<server::Scheduler> scheduler;
+  std::unique_ptr<server::ScheduleRoutes> schedules;
   std::unique_ptr<server::Server> server;
 };
 
@@ -474,6 +478,7 @@ int Serve(const ServeOptions& options, const std::string& host, const std::strin
 void StopDaemon(Daemon& daemon) {
   if (daemon.server) daemon.server->Stop();
   if (daemon.device_service) daemon.device_service->Stop();
+  if (daemon.scheduler) daemon.scheduler->Stop();  // its firings call the manager
   if (daemon.workspaces) daemon.workspaces->Stop();  // before the manager: its jobs call it
   daemon.mcp_ready = nullptr;
   daemon.mcp.reset();  // its running tools end (their daemon calls fail: the server stopped)
@@ -492,9 +497,14 @@ void StopDaemon(Daemon& daemon) {
   daemon.log.reset();
 }
 
-// --git-author (docs/workspaces.md, "Git actions") and --triggers (docs/automation.md).
+// --git-author (docs/workspaces.md, "Git actions"), --triggers and --schedule-floor
+// (docs/automation.md).
 Status AutomationOptions(const ServeOptions& options, server::WorkspaceRoutesOptions& workspace,
-                         std::vector<server::Trigger>& triggers) {
+                         std::vector<server::Trigger>& triggers, std::int64_t& schedule_floor_ms) {
+  Result<std::int64_t> floor = server::ParseInterval(options.schedule_floor);
+  if (!floor.ok())
+    return Error(ErrorCode::kInvalidArgument, "--schedule-floor: " + floor.status().message());
+  schedule_floor_ms = *floor;
   if (!options.git_author.empty()) {
     auto identity = workspace::ParseGitIdentity(options.git_author);
     if (!identity.ok())
@@ -524,7 +534,9 @@ int RunServe(const ServeOptions& options) {
   // Read before anything starts, so that a bad value is exit code 2.
   server::WorkspaceRoutesOptions workspace_options;
   std::vector<server::Trigger> triggers;
-  if (Status automation = AutomationOptions(options, workspace_options, triggers);
+  std::int64_t schedule_floor_ms = 0;
+  if (Status automation =
+          AutomationOptions(options, workspace_options, triggers, schedule_floor_ms);
       !automation.ok()) {
     fmt::print(stderr, "agentstream: {}\n", automation.message());
     return 2;
@@ -577,6 +589,13 @@ int RunServe(const ServeOptions& options) {
         *daemon.manager, daemon.workspaces.get(), std::move(triggers));
     server_options->triggers = daemon.triggers.get();
   }
+  server::SchedulerOptions scheduler;
+  scheduler.daemon_id = ownership.daemon_id;
+  daemon.scheduler = std::make_unique<server::Scheduler>(
+      daemon.log->schedules(), *daemon.manager, daemon.workspaces.get(), std::move(scheduler));
+  daemon.schedules = std::make_unique<server::ScheduleRoutes>(
+      *daemon.log, daemon.scheduler.get(), schedule_floor_ms);
+  server_options->schedules = daemon.schedules.get();
   daemon.server = std::make_unique<server::Server>(*daemon.manager, *daemon.log, *server_options);
   const int code = Serve(options, server_options->host, ownership.daemon_id, signals, daemon);
   StopDaemon(daemon);

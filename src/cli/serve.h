@@ -56,6 +56,9 @@ struct ServeOptions {
   std::string git_author;
   // A JSON file of triggers, POST /v1/triggers/{id} (docs/automation.md); empty: none.
   std::string triggers_file;
+  // The shortest time between two ticks a new schedule may have (docs/automation.md): "1m",
+  // "30s".
+  std::string schedule_floor = "1m";
   std::string claude_program = "claude";
   std::string codex_program = "codex";
   std::string opencode_program = "opencode";  // the `opencode` provider (opencode serve)

@@ -92,7 +92,38 @@ constexpr std::string_view kTools = R"json([
    "agent": {"type": "string"}, "requestId": {"type": "string"},
    "decision": {"type": "string", "enum": ["allow", "deny"]},
    "optionId": {"type": "string", "description": "a provider's option (allow_once, allow_always, ...)"},
-   "message": {"type": "string", "description": "a message for the agent"}}}}
+   "message": {"type": "string", "description": "a message for the agent"}}}},
+{"name": "schedule_create", "title": "Schedule prompts on a clock",
+ "description": "A schedule that prompts an agent (queued behind its running turn), or a new agent made from a template, at each tick of a cron expression (five fields, in a time zone) or of an interval. Each tick fires exactly once, on one daemon; ticks missed while every daemon was down are skipped or run once (missed). The prompt and the template's title may name {{date}}, {{time}}, {{tick}} and {{schedule}}.",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["id", "prompt"],
+  "properties": {
+   "id": {"type": "string", "description": "1 to 64 letters, digits, '_' or '-'"},
+   "cron": {"type": "string", "description": "minute hour day-of-month month day-of-week: \"0 9 * * 1-5\""},
+   "timezone": {"type": "string", "description": "the cron expression's IANA time zone (default UTC)"},
+   "every": {"type": "string", "description": "or an interval: \"90s\", \"15m\", \"2h\", \"1d\""},
+   "agent": {"type": "string", "description": "the agent to prompt"},
+   "template": {"type": "object", "description": "or a new agent per tick: provider, cwd (absolute), worktree, model, mode, title"},
+   "prompt": {"type": "string"},
+   "missed": {"type": "string", "enum": ["skip", "run-once"]}}}},
+{"name": "schedules_list", "title": "List schedules",
+ "description": "Every schedule with its definition, whether it is paused, and its last and next ticks.",
+ "inputSchema": {"type": "object", "additionalProperties": false, "properties": {}}},
+{"name": "schedule_show", "title": "Show a schedule's firings",
+ "description": "A schedule and its last firings: each tick fired (the agent, the turn and its outcome), skipped or failed.",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["schedule"],
+  "properties": {"schedule": {"type": "string"}}}},
+{"name": "schedule_pause", "title": "Pause a schedule",
+ "description": "Stops firing the schedule until it is resumed.",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["schedule"],
+  "properties": {"schedule": {"type": "string"}}}},
+{"name": "schedule_resume", "title": "Resume a schedule",
+ "description": "Fires a paused schedule again from its next tick; the ticks of the paused time are not fired.",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["schedule"],
+  "properties": {"schedule": {"type": "string"}}}},
+{"name": "schedule_delete", "title": "Delete a schedule",
+ "description": "Deletes the schedule and its firings (the agents it prompted and their logs stay).",
+ "inputSchema": {"type": "object", "additionalProperties": false, "required": ["schedule"],
+  "properties": {"schedule": {"type": "string"}}}}
 ])json";
 
 const json::array& Tools() {
@@ -146,6 +177,7 @@ class Args {
     if (v->as_string().empty()) return Invalid("notifyParent must not be empty");
     return std::optional<std::string>(std::string(v->as_string()));
   }
+  const json::object& object() const { return args_; }
   Result<bool> Bool(std::string_view name) const {
     const json::value* v = args_.if_contains(name);
     if (v == nullptr || v->is_null()) return false;
@@ -410,6 +442,33 @@ Result<json::object> AnswerPermission(const ToolEnv& env, const Args& args) {
   return AsObject(std::move(answer));
 }
 
+// schedule_create, schedules_list, schedule_show, schedule_pause, schedule_resume and
+// schedule_delete: the daemon's /v1/schedules (docs/automation.md).
+Result<json::object> ScheduleTool(const ToolEnv& env, std::string_view name, const Args& args) {
+  if (name == "schedule_create") {
+    const json::value body = args.object();
+    AS_ASSIGN_OR_RETURN(json::value reply, env.call("POST", "/v1/schedules", &body));
+    return AsObject(std::move(reply));
+  }
+  if (name == "schedules_list") {
+    AS_ASSIGN_OR_RETURN(json::value reply, env.call("GET", "/v1/schedules", nullptr));
+    return AsObject(std::move(reply));
+  }
+  AS_ASSIGN_OR_RETURN(std::string schedule, args.Required("schedule"));
+  const std::string path = "/v1/schedules/" + client::PercentEncode(schedule);
+  Result<json::value> reply = Invalid("no tool " + std::string(name));
+  if (name == "schedule_show") {
+    reply = env.call("GET", path, nullptr);
+  } else if (name == "schedule_delete") {
+    reply = env.call("DELETE", path, nullptr);
+  } else {
+    const json::value body = json::object{};
+    reply = env.call("POST", path + (name == "schedule_pause" ? "/pause" : "/resume"), &body);
+  }
+  if (!reply.ok()) return reply.status();
+  return AsObject(std::move(*reply));
+}
+
 }  // namespace
 
 json::object ToolsList() { return json::object{{"tools", Tools()}}; }
@@ -446,6 +505,7 @@ ToolStep BeginTool(const ToolEnv& env, std::string_view name, const json::value&
   if (name == "agent_interrupt") return done(Interrupt(env, *args));
   if (name == "agent_settings") return done(Settings(env, *args));
   if (name == "agent_git") return done(GitAction(env, *args));
+  if (name.starts_with("schedule")) return done(ScheduleTool(env, name, *args));
   return done(AnswerPermission(env, *args));
 }
 

@@ -107,6 +107,21 @@ TEST(ClassifyTest, PermissionAndFailure) {
   EXPECT_EQ(out[1].text, "the agent's process exited");
 }
 
+// A turn a schedule or a trigger started (automation.fired, then the prompt under its key) that
+// fails notifies as any failed turn does (docs/automation.md).
+TEST(ClassifyTest, AnAutomationsFailedTurnNotifiesAsAnyOther) {
+  Log log;
+  Track track;
+  AutomationFired fired{"schedule", "nightly", "2027-01-04T09:00:00Z", std::nullopt, {}};
+  auto out = Classify(track, {log.Add(fired, std::nullopt, 0),
+                              log.Add(Foreground("schedule:nightly:2027-01-04T09:00:00Z"), "t1", 1),
+                              log.Add(TurnFailed{"provider_exited", "the agent's process exited"},
+                                      "t1", 9)});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, Kind::kTurnFailed);
+  EXPECT_EQ(out[0].text, "the agent's process exited");
+}
+
 TEST(ClassifyTest, QueueWaitingWhenTheRuntimeCannotRunTheQueue) {
   Log log;
   Track track;

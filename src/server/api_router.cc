@@ -9,6 +9,7 @@
 #include "search/query.h"
 #include "server/notify_routes.h"
 #include "server/openapi_document.h"
+#include "server/schedule_routes.h"
 #include "server/trigger_routes.h"
 #include "server/workspace_routes.h"
 
@@ -187,7 +188,7 @@ ApiRouter::ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineServi
                      Metrics& metrics, Hub& hub, BatchLimits read_limits,
                      ConsumerRoutes* consumer_routes, WorkspaceRoutes* workspace_routes,
                      NotifyRoutes* notify_routes, CatalogSource catalog,
-                     TriggerRoutes* trigger_routes)
+                     TriggerRoutes* trigger_routes, ScheduleRoutes* schedule_routes)
     : agents_(agents),
       log_(log),
       timeline_(timeline),
@@ -198,7 +199,8 @@ ApiRouter::ApiRouter(runtime::AgentManager& agents, EventLog& log, TimelineServi
       workspace_routes_(workspace_routes),
       notify_routes_(notify_routes),
       catalog_(std::move(catalog)),
-      trigger_routes_(trigger_routes) {}
+      trigger_routes_(trigger_routes),
+      schedule_routes_(schedule_routes) {}
 
 std::string ApiRouter::RouteOf(const HttpRequest& request) {
   const std::vector<std::string> seg = PathSegments(request.path);
@@ -228,6 +230,13 @@ std::string ApiRouter::RouteOf(const HttpRequest& request) {
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "catalog") return "/v1/catalog";
   if (seg.size() == 2 && seg[0] == "v1" && seg[1] == "imports") return "/v1/imports";
   if (seg.size() == 3 && seg[0] == "v1" && seg[1] == "triggers") return "/v1/triggers/{id}";
+  if (seg.size() >= 2 && seg[0] == "v1" && seg[1] == "schedules") {
+    if (seg.size() == 2) return "/v1/schedules";
+    if (seg.size() == 3) return "/v1/schedules/{id}";
+    if (seg.size() == 4 && (seg[3] == "pause" || seg[3] == "resume"))
+      return "/v1/schedules/{id}/" + seg[3];
+    return "other";
+  }
   if (seg.size() < 2 || seg[0] != "v1" || seg[1] != "agents") return "other";
   if (seg.size() == 2) return "/v1/agents";
   if (seg.size() == 3) return "/v1/agents/{id}";
@@ -258,6 +267,7 @@ void ApiRouter::Handle(const HttpRequest& request, Reply reply) {
   if (consumer_routes_ != nullptr && consumer_routes_->Handle(request, seg, reply)) return;
   if (workspace_routes_ != nullptr && workspace_routes_->Handle(request, seg, reply)) return;
   if (trigger_routes_ != nullptr && trigger_routes_->Handle(request, seg, reply)) return;
+  if (schedule_routes_ != nullptr && schedule_routes_->Handle(request, seg, reply)) return;
   if (notify_routes_ != nullptr && notify_routes_->Handle(request, seg, request.device_id, reply))
     return;
   if (seg.size() >= 2 && seg[0] == "v1" && seg[1] == "agents")

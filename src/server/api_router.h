@@ -52,6 +52,7 @@ using CatalogSource = std::function<boost::json::value()>;
 class WorkspaceRoutes;  // workspace_routes.h
 class NotifyRoutes;     // notify_routes.h
 class TriggerRoutes;    // trigger_routes.h
+class ScheduleRoutes;   // schedule_routes.h
 
 enum class LiveMode { kNone, kLongPoll, kSse };
 
@@ -82,7 +83,7 @@ class ApiRouter {
             Metrics& metrics, Hub& hub, BatchLimits read_limits = {},
             ConsumerRoutes* consumer_routes = nullptr, WorkspaceRoutes* workspace_routes = nullptr,
             NotifyRoutes* notify_routes = nullptr, CatalogSource catalog = nullptr,
-            TriggerRoutes* trigger_routes = nullptr);
+            TriggerRoutes* trigger_routes = nullptr, ScheduleRoutes* schedule_routes = nullptr);
 
   // The route pattern of a request for metrics ("/v1/agents/{id}/messages"), "other" if none.
   static std::string RouteOf(const HttpRequest& request);
@@ -109,6 +110,7 @@ class ApiRouter {
   NotifyRoutes* notify_routes_;        // null: no notification endpoints
   CatalogSource catalog_;              // null: no GET /v1/catalog
   TriggerRoutes* trigger_routes_;      // null: no POST /v1/triggers/{id}
+  ScheduleRoutes* schedule_routes_;    // null: no /v1/schedules
 };
 
 // Parses the timeline query: direction (tail|before|after), cursor (E:S), limit (1..500),

@@ -25,6 +25,7 @@
 #include "server/metrics.h"
 #include "server/notify_routes.h"
 #include "server/security.h"
+#include "server/schedule_routes.h"
 #include "server/trigger_routes.h"
 #include "server/workspace_routes.h"
 #include "server/ws_app.h"
@@ -86,6 +87,9 @@ struct ServerOptions {
   // POST /v1/triggers/{id} (trigger_routes.h); null: it answers 404. Not owned; outlives the
   // server.
   TriggerRoutes* triggers = nullptr;
+  // /v1/schedules (schedule_routes.h); null: those endpoints answer 404. Not owned; outlives the
+  // server.
+  ScheduleRoutes* schedules = nullptr;
   WsLimits ws;
   // Paired devices (docs/remote.md, "Pairing a phone"): a device token is accepted besides the
   // owner's token, /v1/pairings and /v1/devices are served, and a revoked device's connections

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "api/api_json.h"
-#include "core/event_codec.h"
 #include "server/api_router.h"
+#include "server/automation_fire.h"
 #include "server/workspace_routes.h"
 
 namespace agentstream::server {
@@ -98,62 +98,33 @@ bool TriggerRoutes::Handle(const HttpRequest& request, const std::vector<std::st
         Error(ErrorCode::kInvalidArgument, "the trigger's prompt renders empty for this payload"));
     return true;
   }
+  AutomationFiring firing;
+  firing.key = delivery->id();
+  firing.fired = AutomationFired{"trigger", trigger.id, delivery->key, delivery->event,
+                                 delivery->prompt.missing};
+  firing.prompt = delivery->prompt.text;
   if (trigger.agent) {
-    Prompt(delivery, *trigger.agent);
-    return true;
-  }
-  // A new agent per delivery, made once (its client request id).
-  const AgentTemplate& t = *trigger.create;
-  api::AgentConfig config;
-  config.provider = t.provider;
-  config.cwd = t.cwd;
-  config.model = t.model;
-  config.mode = t.mode;
-  if (t.title) config.title = RenderTemplate(*t.title, *payload).text.substr(0, 200);
-  config.client_request_id = delivery->id();
-  auto created = [this, delivery](Result<api::AgentSnapshot> agent) {
-    if (!agent.ok()) return delivery->Fail(agent.status());
-    Prompt(delivery, agent->id);
-  };
-  if (t.worktree) {
-    if (workspaces_ == nullptr) {
-      delivery->Fail(Error(ErrorCode::kInvalidArgument, "this daemon makes no worktrees"));
-      return true;
-    }
-    workspaces_->CreateWithWorktree(std::move(config), {}, created);
+    firing.agent = *trigger.agent;
   } else {
-    agents_.Create(std::move(config), created);
+    firing.create = AgentTemplateConfig(*trigger.create, *payload);
+    firing.worktree = trigger.create->worktree;
   }
+  FireAutomation(agents_, workspaces_, std::move(firing),
+                 [delivery](Result<AutomationResult> fired) {
+                   if (!fired.ok()) return delivery->Fail(fired.status());
+                   json::object out = api::SendReplyToJson(fired->sent);
+                   out["trigger"] = delivery->trigger->id;
+                   out["delivery"] = delivery->key;
+                   out["agent"] = fired->agent.str();
+                   out["clientMessageId"] = delivery->id();
+                   out["duplicate"] = fired->duplicate;
+                   json::array missing;
+                   for (const std::string& m : delivery->prompt.missing)
+                     missing.push_back(json::value(m));
+                   out["missingFields"] = std::move(missing);
+                   delivery->reply(JsonValueResponse(out));
+                 });
   return true;
-}
-
-void TriggerRoutes::Prompt(const std::shared_ptr<Delivery>& delivery, const SessionId& agent) {
-  AutomationFired fired{"trigger", delivery->trigger->id, delivery->key, delivery->event,
-                        delivery->prompt.missing};
-  ProducerStamp stamp{ProducerId(delivery->id()), 0, 0};
-  agents_.AppendForeign(agent, {MakeNewEvent(fired)}, stamp,
-                        [this, delivery, agent](const Result<AppendResult>& recorded) {
-                          if (!recorded.ok()) return delivery->Fail(recorded.status());
-                          const bool duplicate = recorded->duplicate;
-                          api::SendRequest send;
-                          send.client_message_id = delivery->id();
-                          send.text = delivery->prompt.text;
-                          agents_.Send(agent, std::move(send),
-                                       [delivery, agent, duplicate](Result<api::SendReply> sent) {
-                                         if (!sent.ok()) return delivery->Fail(sent.status());
-                                         json::object out = api::SendReplyToJson(*sent);
-                                         out["trigger"] = delivery->trigger->id;
-                                         out["delivery"] = delivery->key;
-                                         out["agent"] = agent.str();
-                                         out["clientMessageId"] = delivery->id();
-                                         out["duplicate"] = duplicate;
-                                         json::array missing;
-                                         for (const std::string& m : delivery->prompt.missing)
-                                           missing.push_back(json::value(m));
-                                         out["missingFields"] = std::move(missing);
-                                         delivery->reply(JsonValueResponse(out));
-                                       });
-                        });
 }
 
 }  // namespace agentstream::server

@@ -5,12 +5,8 @@
 // trigger's secret, checked here; the transport admits a request that carries one without a
 // token, IsTriggerDelivery), or by the credential the transport admitted it with. It is made
 // exactly once by its delivery id (X-GitHub-Delivery, else Idempotency-Key), KEY below, on any
-// daemon and across crashes, by three idempotent steps, each redone by a redelivery:
-//   1. a template's agent is created with the client request id "trigger:ID:KEY" (one agent);
-//   2. automation.fired {trigger, KEY} is appended under the producer stamp "trigger:ID:KEY"
-//      (one event);
-//   3. the prompt is sent with the client message id "trigger:ID:KEY" (one turn: the agent's last
-//      4,096 client message ids are remembered).
+// daemon and across crashes, by FireAutomation's three idempotent steps (automation_fire.h)
+// under the key "trigger:ID:KEY", each redone by a redelivery.
 // A redelivery answers the same agent and client message id, `duplicate: true`.
 //
 // Threading: Handle() from any thread; the reply runs on the AgentManager's thread (or the
@@ -47,7 +43,6 @@ class TriggerRoutes {
 
  private:
   struct Delivery;
-  void Prompt(const std::shared_ptr<Delivery>& delivery, const SessionId& agent);
 
   runtime::AgentManager& agents_;
   WorkspaceRoutes* workspaces_;

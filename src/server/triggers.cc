@@ -25,10 +25,6 @@ bool IsNameChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
 }
 
-bool IsId(std::string_view id) {
-  return !id.empty() && id.size() <= kMaxIdBytes && std::all_of(id.begin(), id.end(), IsNameChar);
-}
-
 // A placeholder's path: names of [A-Za-z0-9_-] joined by single dots.
 bool IsPath(std::string_view path) {
   std::size_t names = 0;
@@ -111,7 +107,13 @@ Result<std::optional<std::string>> OptionalString(const json::object& o, std::st
   return std::optional<std::string>(std::string(v->get_string()));
 }
 
-Result<AgentTemplate> TemplateOf(const json::value& v, const std::string& where) {
+}  // namespace
+
+bool IsAutomationId(std::string_view id) {
+  return !id.empty() && id.size() <= kMaxIdBytes && std::all_of(id.begin(), id.end(), IsNameChar);
+}
+
+Result<AgentTemplate> ParseAgentTemplate(const json::value& v, const std::string& where) {
   if (!v.is_object()) return Bad(where, "\"template\" must be an object");
   const json::object& o = v.get_object();
   AS_RETURN_IF_ERROR(
@@ -137,13 +139,39 @@ Result<AgentTemplate> TemplateOf(const json::value& v, const std::string& where)
   return t;
 }
 
+json::object AgentTemplateToJson(const AgentTemplate& t) {
+  json::object out{{"provider", t.provider}, {"cwd", t.cwd}};
+  if (t.worktree) out["worktree"] = true;
+  if (t.model) out["model"] = *t.model;
+  if (t.mode) out["mode"] = *t.mode;
+  if (t.title) out["title"] = *t.title;
+  return out;
+}
+
+api::AgentConfig AgentTemplateConfig(const AgentTemplate& t, const json::value& fields) {
+  api::AgentConfig config;
+  config.provider = t.provider;
+  config.cwd = t.cwd;
+  config.model = t.model;
+  config.mode = t.mode;
+  if (t.title) {
+    std::string title = RenderTemplate(*t.title, fields).text;
+    std::replace_if(  // a title is one line
+        title.begin(), title.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }, ' ');
+    config.title = BoundUtf8(title, kMaxRenderedTitleBytes).text;
+  }
+  return config;
+}
+
+namespace {
+
 Result<Trigger> TriggerOf(const json::value& v, std::size_t index,
                           const std::function<Result<std::string>(const std::string&)>& read_file) {
   std::string where = "trigger " + std::to_string(index);
   if (!v.is_object()) return Bad(where, "not an object");
   const json::object& o = v.get_object();
   AS_ASSIGN_OR_RETURN(auto id, OptionalString(o, "id", where));
-  if (!id || !IsId(*id)) return Bad(where, "\"id\" must be 1 to 64 letters, digits, '_' or '-'");
+  if (!id || !IsAutomationId(*id)) return Bad(where, "\"id\" must be 1 to 64 letters, digits, '_' or '-'");
   where = "trigger " + *id;
   AS_RETURN_IF_ERROR(OnlyMembers(
       o, {"id", "secret", "secretFile", "agent", "template", "prompt", "events"}, where));
@@ -166,7 +194,7 @@ Result<Trigger> TriggerOf(const json::value& v, std::size_t index,
   AS_ASSIGN_OR_RETURN(auto agent, OptionalString(o, "agent", where));
   if (agent) t.agent = SessionId(*agent);
   if (const json::value* tpl = o.if_contains("template")) {
-    AS_ASSIGN_OR_RETURN(t.create, TemplateOf(*tpl, where));
+    AS_ASSIGN_OR_RETURN(t.create, ParseAgentTemplate(*tpl, where));
   }
   if (t.agent.has_value() == t.create.has_value())
     return Bad(where, "give \"agent\" (an agent's id) or \"template\" (a new agent), one of them");
@@ -178,7 +206,7 @@ Result<Trigger> TriggerOf(const json::value& v, std::size_t index,
     if (!events->is_array() || events->get_array().size() > kMaxEvents)
       return Bad(where, "\"events\" must be a list of at most 32 event names");
     for (const json::value& e : events->get_array()) {
-      if (!e.is_string() || !IsId(e.get_string()))
+      if (!e.is_string() || !IsAutomationId(e.get_string()))
         return Bad(where, "an event name must be 1 to 64 letters, digits, '_' or '-'");
       t.events.emplace_back(e.get_string());
     }

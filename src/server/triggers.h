@@ -4,6 +4,7 @@
 // payload, and the check of a GitHub-style signature. No I/O but what the caller passes in.
 #pragma once
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <cstddef>
 #include <functional>
@@ -12,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/agent_types.h"
 #include "core/ids.h"
 #include "core/status.h"
 
@@ -26,6 +28,7 @@ inline constexpr std::size_t kMaxRenderedBytes = std::size_t{64} << 10;  // a pr
 inline constexpr std::size_t kMaxValueBytes = std::size_t{16} << 10;     // one placeholder's value
 inline constexpr std::size_t kMaxDeliveryIdBytes = 160;
 inline constexpr std::size_t kMaxMissingListed = 20;
+inline constexpr std::size_t kMaxRenderedTitleBytes = 200;
 
 // A new agent per delivery: what POST /v1/agents would take. `title` is a template too.
 struct AgentTemplate {
@@ -36,6 +39,17 @@ struct AgentTemplate {
   std::optional<std::string> mode;
   std::optional<std::string> title;
 };
+
+// True for 1 to 64 letters, digits, '_' and '-': a trigger's or a schedule's id.
+bool IsAutomationId(std::string_view id);
+
+// Reads a template {"provider", "cwd" (absolute), "worktree"?, "model"?, "mode"?, "title"?};
+// kInvalidArgument prefixed with `where` for anything else.
+Result<AgentTemplate> ParseAgentTemplate(const boost::json::value& v, const std::string& where);
+boost::json::object AgentTemplateToJson(const AgentTemplate& t);
+// The agent a template makes, its title rendered over `fields` on one line (control characters
+// become spaces), at most kMaxRenderedTitleBytes.
+api::AgentConfig AgentTemplateConfig(const AgentTemplate& t, const boost::json::value& fields);
 
 struct Trigger {
   std::string id;  // [A-Za-z0-9_-], 1 to 64 bytes: the URL's {id}

@@ -10,6 +10,7 @@
 #include "log/log.h"
 #include "notify/routing.h"
 #include "server/api_router.h"
+#include "server/schedule_routes.h"
 #include "server/workspace_routes.h"
 #include "system/random_id.h"
 #include "system/wall_clock.h"
@@ -95,7 +96,7 @@ std::string_view NoticeType(runtime::AgentNotice::Kind kind) {
 
 WsApp::WsApp(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline, Hub& hub,
              Metrics& metrics, WsOutput& out, Poster post, WsLimits limits,
-             WorkspaceRoutes* workspaces)
+             WorkspaceRoutes* workspaces, ScheduleRoutes* schedules)
     : agents_(agents),
       log_(log),
       timeline_(timeline),
@@ -105,6 +106,7 @@ WsApp::WsApp(runtime::AgentManager& agents, EventLog& log, TimelineService& time
       post_(std::move(post)),
       limits_(limits),
       workspaces_(workspaces),
+      schedules_(schedules),
       presence_client_(system::RandomId("conn", 32)) {}
 
 void WsApp::Start() {
@@ -220,6 +222,12 @@ void WsApp::OnMessage(std::string_view text) {
       {"fork", &WsApp::ForkOrRewind},
       {"rewind", &WsApp::ForkOrRewind},
       {"git", &WsApp::GitAction},
+      {"schedules.list", &WsApp::Schedules},
+      {"schedules.create", &WsApp::Schedules},
+      {"schedules.show", &WsApp::Schedules},
+      {"schedules.pause", &WsApp::Schedules},
+      {"schedules.resume", &WsApp::Schedules},
+      {"schedules.delete", &WsApp::Schedules},
   };
   const auto it = kHandlers.find(StringOr(msg, "type"));
   if (it == kHandlers.end())
@@ -443,6 +451,41 @@ void WsApp::GitAction(const json::object& msg, const std::string& id) {
         if (!done.ok()) return self.SendError(id, done.status());
         self.SendReply(id, json::object{{"type", "git"}, {"result", std::move(*done)}});
       }));
+}
+
+// The schedules (docs/automation.md): "schedules.list" answered {"type": "schedules",
+// "schedules"}; "schedules.create" with "schedule" (a definition), "schedules.show", ".pause",
+// ".resume" with "schedule" (an id), answered {"type": "schedule", "schedule"}; "schedules.delete"
+// answered {"type": "schedule.deleted", "schedule": id}. Each blocks for its store round trips.
+void WsApp::Schedules(const json::object& msg, const std::string& id) {
+  if (schedules_ == nullptr)
+    return SendError(id, Error(ErrorCode::kUnavailable, "this daemon serves no schedules"));
+  const std::string type = StringOr(msg, "type");
+  if (type == "schedules.list") {
+    Result<json::array> all = schedules_->List();
+    if (!all.ok()) return SendError(id, all.status());
+    return SendReply(id, json::object{{"type", "schedules"}, {"schedules", std::move(*all)}});
+  }
+  Result<json::object> done = Error(ErrorCode::kInvalidArgument, "");
+  if (type == "schedules.create") {
+    const json::value* definition = msg.if_contains("schedule");
+    if (definition == nullptr)
+      return SendError(id, Error(ErrorCode::kInvalidArgument, "\"schedule\" is required"));
+    done = schedules_->Create(*definition);
+  } else {
+    const std::string schedule = StringOr(msg, "schedule");
+    if (schedule.empty())
+      return SendError(id, Error(ErrorCode::kInvalidArgument, "\"schedule\" (an id) is required"));
+    if (type == "schedules.delete") {
+      const Status deleted = schedules_->Delete(schedule);
+      if (!deleted.ok()) return SendError(id, deleted);
+      return SendReply(id, json::object{{"type", "schedule.deleted"}, {"schedule", schedule}});
+    }
+    done = type == "schedules.show" ? schedules_->Show(schedule)
+                                    : schedules_->SetPaused(schedule, type == "schedules.pause");
+  }
+  if (!done.ok()) return SendError(id, done.status());
+  SendReply(id, json::object{{"type", "schedule"}, {"schedule", std::move(*done)}});
 }
 
 }  // namespace agentstream::server

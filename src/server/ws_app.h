@@ -42,6 +42,7 @@ struct WsLimits {
 
 // What WsApp needs from its connection.
 class WorkspaceRoutes;  // workspace_routes.h
+class ScheduleRoutes;   // schedule_routes.h
 
 class WsOutput {
  public:
@@ -61,10 +62,11 @@ class WsOutput {
 class WsApp : public std::enable_shared_from_this<WsApp> {
  public:
   // Every reference must outlive the app; `out` lives as long as the connection.
-  // `workspaces` (may be null) forks agents that have a worktree (workspace_routes.h).
+  // `workspaces` (may be null) forks agents that have a worktree (workspace_routes.h);
+  // `schedules` (may be null: the schedules.* messages are refused) answers schedules.*.
   WsApp(runtime::AgentManager& agents, EventLog& log, TimelineService& timeline, Hub& hub,
         Metrics& metrics, WsOutput& out, Poster post, WsLimits limits = {},
-        WorkspaceRoutes* workspaces = nullptr);
+        WorkspaceRoutes* workspaces = nullptr, ScheduleRoutes* schedules = nullptr);
 
   // The paired device the connection belongs to ("" for the owner), recorded with its presence.
   // Call before Start().
@@ -126,6 +128,7 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   void ReportPresence(const boost::json::object& msg);
   void ForkOrRewind(const boost::json::object& msg, const std::string& id);
   void GitAction(const boost::json::object& msg, const std::string& id);
+  void Schedules(const boost::json::object& msg, const std::string& id);
 
   // Which agents' control notices this client hears of: every agent once it asked for the list,
   // else those it subscribes to. Shared with the notice watcher, which asks on the agent manager's
@@ -162,6 +165,7 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   Poster post_;
   WsLimits limits_;
   WorkspaceRoutes* workspaces_;  // null: forks never make worktrees
+  ScheduleRoutes* schedules_;    // null: no schedules.* messages
   std::map<SessionId, Sub> subs_;
   std::shared_ptr<NoticeInterest> interest_ = std::make_shared<NoticeInterest>();
   std::uint64_t next_generation_ = 1;

@@ -39,6 +39,7 @@
 #include "store/coordination.h"
 #include "store/device_store.h"
 #include "store/item_index.h"
+#include "store/schedule_store.h"
 #include "store/search_index.h"
 
 namespace agentstream {
@@ -272,6 +273,11 @@ class EventLog {
   // The paired devices, pairing codes, notification settings and presence kept in the same store
   // (device_store.h). Lives as long as the log.
   virtual DeviceStore& devices() = 0;
+
+  // ---- Schedules ----
+  // The schedules, their progress, leases and newest firings kept in the same store
+  // (schedule_store.h). Lives as long as the log.
+  virtual ScheduleStore& schedules() = 0;
 
   // ---- Timeline index ----
   // The durable rows of the timeline's projection index in the same store (item_index.h), or

@@ -637,8 +637,10 @@ TEST_P(EventLogConformance, ConcurrentAppendersKeepEachSessionDense) {
 
 // Turns a current file back into `version` as an older build left it.
 void Downgrade(const std::string& path, int version) {
+  // Before version 11 no schedule was defined.
+  std::string sql = "DROP TABLE schedule_firings; DROP TABLE schedules;";
   // Before version 10 no device was paired.
-  std::string sql = "DROP TABLE presence; DROP TABLE devices; DROP TABLE pairings;";
+  if (version < 10) sql += "DROP TABLE presence; DROP TABLE devices; DROP TABLE pairings;";
   // Before version 9 the search index was one table (version 6 with token positions): a session
   // it indexed must be indexed again.
   if (version < 9) {
@@ -646,7 +648,7 @@ void Downgrade(const std::string& path, int version) {
         "DROP TABLE search_documents_0; DROP TABLE search_documents_1; DROP TABLE "
         "search_documents_2; DROP TABLE search_documents_3;";
   }
-  if (version == 9) {
+  if (version >= 9) {
     // The search index as it is.
   } else if (version >= 6) {
     sql += std::string(
@@ -683,9 +685,9 @@ void Downgrade(const std::string& path, int version) {
 // definitions), version 2 (before agent ownership), version 3 (before checkpoints), version 4
 // (before the timeline index), version 5 (before the search index), version 6 (a search index
 // with token positions, made anew) and version 7 (before usage totals: a session stored before
-// has none) and version 9 (before paired devices).
+// has none), version 9 (before paired devices) and version 10 (before schedules).
 TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
-  for (int version : {1, 2, 3, 4, 5, 6, 7, 9}) {
+  for (int version : {1, 2, 3, 4, 5, 6, 7, 9, 10}) {
     char tmpl[] = "/tmp/agentstream-migrate-XXXXXX";
     const std::string dir = mkdtemp(tmpl);
     const std::string path = dir + "/log.db";
@@ -708,6 +710,9 @@ TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
       EXPECT_TRUE((*opened)->devices().ListDevices()->empty());
       EXPECT_TRUE(
           (*opened)->devices().AddPairing(PairingRecord{std::string(32, 'c'), "p", 1, 2}).ok());
+      EXPECT_TRUE((*opened)->schedules().ListSchedules()->empty());
+      EXPECT_TRUE(
+          (*opened)->schedules().AddSchedule(ScheduleRecord{.id = "s", .definition = "{}"}).ok());
       EXPECT_EQ((*opened)->consumers().ListConsumers()->size(), 1u);
       auto old = (*opened)->Read(ReadRequest{SessionId("s")});
       ASSERT_TRUE(old.ok()) << old.status().ToString();

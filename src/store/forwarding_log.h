@@ -1,7 +1,7 @@
 // Test support: an EventLog (and its Coordination) that passes every call to another one, for
 // tests that count, delay or fail some calls of a real backend. Override the calls of interest;
-// the rest forward. The consumer, item and search stores are the inner log's own. Not thread-safe
-// beyond what `inner` is. Only test binaries use it.
+// the rest forward. The consumer, device, schedule, item and search stores are the inner log's
+// own. Not thread-safe beyond what `inner` is. Only test binaries use it.
 #pragma once
 
 #include <atomic>
@@ -54,6 +54,7 @@ class ForwardingLog : public EventLog, public Coordination {
   ConsumerStore& consumers() override { return inner_.consumers(); }
   Coordination& coordination() override { return *this; }
   DeviceStore& devices() override { return inner_.devices(); }
+  ScheduleStore& schedules() override { return inner_.schedules(); }
   ItemIndexStore* item_index() override { return inner_.item_index(); }
   SearchIndexStore* search_index() override { return inner_.search_index(); }
   Status Health() override { return inner_.Health(); }

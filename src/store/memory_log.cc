@@ -7,6 +7,7 @@
 #include "store/memory_consumer_store.h"
 #include "store/memory_device_store.h"
 #include "store/memory_log_state.h"
+#include "store/memory_schedule_store.h"
 #include "system/wall_clock.h"
 
 namespace agentstream {
@@ -54,7 +55,8 @@ SessionInfo InfoOf(const std::string& id, const SessionState& s) {
 MemoryEventLog::MemoryEventLog(LogLimits limits)
     : state_(std::make_unique<MemoryLogState>(limits)),
       consumers_(std::make_unique<store_internal::MemoryConsumerStore>(*state_)),
-      devices_(std::make_unique<store_internal::MemoryDeviceStore>(*state_)) {}
+      devices_(std::make_unique<store_internal::MemoryDeviceStore>(*state_)),
+      schedules_(std::make_unique<store_internal::MemoryScheduleStore>(*state_)) {}
 MemoryEventLog::~MemoryEventLog() = default;
 
 Result<AppendResult> MemoryEventLog::CreateSession(const SessionId& id, SessionMeta meta,
@@ -276,6 +278,7 @@ Result<std::optional<Checkpoint>> MemoryEventLog::LoadCheckpoint(const SessionId
 ConsumerStore& MemoryEventLog::consumers() { return *consumers_; }
 
 DeviceStore& MemoryEventLog::devices() { return *devices_; }
+ScheduleStore& MemoryEventLog::schedules() { return *schedules_; }
 
 Result<OwnerGrant> MemoryEventLog::AcquireOwnership(const SessionId& session,
                                                     const std::string& owner, std::int64_t ttl_ms) {

@@ -17,6 +17,7 @@ namespace store_internal {
 struct MemoryLogState;
 class MemoryConsumerStore;
 class MemoryDeviceStore;
+class MemoryScheduleStore;
 }  // namespace store_internal
 namespace testing {
 class MemoryLogPeer;  // store/testing/memory_log_peer.h
@@ -46,6 +47,7 @@ class MemoryEventLog final : public EventLog, public Coordination {
   ConsumerStore& consumers() override;
   Coordination& coordination() override { return *this; }
   DeviceStore& devices() override;
+  ScheduleStore& schedules() override;
   Status Health() override;
   LogStats Stats() override;
 
@@ -70,6 +72,7 @@ class MemoryEventLog final : public EventLog, public Coordination {
   std::unique_ptr<store_internal::MemoryLogState> state_;
   std::unique_ptr<store_internal::MemoryConsumerStore> consumers_;
   std::unique_ptr<store_internal::MemoryDeviceStore> devices_;
+  std::unique_ptr<store_internal::MemoryScheduleStore> schedules_;
 };
 
 }  // namespace agentstream

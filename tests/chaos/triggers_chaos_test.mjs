@@ -1,13 +1,17 @@
-// Triggers under chaos (docs/automation.md, "Exactly once"): three daemons on one PostgreSQL
-// database, each reading the same triggers file; two senders post the same signed deliveries,
-// three at a time, each to a randomly chosen daemon, retrying until answered, while a loop kills a random daemon
-// with SIGKILL and restarts it. Two triggers: one makes a new agent per delivery (a template),
-// one prompts a single existing agent. Afterwards:
+// Triggers and a schedule under chaos (docs/automation.md, "Exactly once"): three daemons on one
+// PostgreSQL database, each reading the same triggers file; two senders post the same signed
+// deliveries, three at a time, each to a randomly chosen daemon, retrying until answered, while a
+// loop kills a random daemon with SIGKILL and restarts it, and a schedule ticks every 2 s. Two
+// triggers: one makes a new agent per delivery (a template), one prompts a single existing agent;
+// the schedule prompts another existing agent. Afterwards:
 //   - every delivery of the template made exactly one agent, whose log holds one automation.fired
 //     and one user message;
 //   - the existing agent's log holds exactly one automation.fired and one user message per
 //     delivery;
-//   - every answer for one delivery named the same agent and client message id.
+//   - every answer for one delivery named the same agent and client message id;
+//   - every tick of the schedule, from its creation to its pause, fired exactly once (one
+//     automation.fired naming the tick, one user message with its client message id, one firing
+//     row), or was recorded skipped by its policy; no other tick fired.
 //
 //   node tests/chaos/triggers_chaos_test.mjs AGENTSTREAM_BIN   (AGENTSTREAM_TEST_PG names the server)
 // Environment: AGENTSTREAM_TRIGGER_DELIVERIES (default 30 per trigger), AGENTSTREAM_CHAOS_CYCLES
@@ -43,6 +47,10 @@ const made = await call(first.url, 'POST', '/v1/agents',
                         { provider: 'scripted', cwd: env.dir, title: 'reviewer' });
 if (made.status !== 200) fail(`create the reviewer: ${made.status} ${made.text || made.error}`);
 const reviewer = made.json.id;
+const clockAgent = await call(first.url, 'POST', '/v1/agents',
+                              { provider: 'scripted', cwd: env.dir, title: 'clock' });
+if (clockAgent.status !== 200) fail(`create the clock agent: ${clockAgent.status}`);
+const clock = clockAgent.json.id;
 await first.kill('SIGKILL');
 
 const triggersFile = `${env.dir}/triggers.json`;
@@ -54,7 +62,7 @@ fs.writeFileSync(triggersFile, JSON.stringify({ triggers: [
     prompt: 'Review pull request {{pull_request.number}}' },
 ] }));
 const daemons = [first, env.daemon('b', bin, ['--store', store]), env.daemon('c', bin, ['--store', store])];
-const serve = [...SERVE, '--triggers', triggersFile];
+const serve = [...SERVE, '--triggers', triggersFile, '--schedule-floor', '1s'];
 for (const d of daemons) await d.start(serve);
 const up = () => daemons.filter((d) => d.running() && d.url);
 
@@ -119,6 +127,9 @@ async function killer() {
   }
 }
 
+const madeSchedule = await call(pick(up()).url, 'POST', '/v1/schedules',
+                                { id: 'clock', every: '2s', agent: clock, prompt: 'tick {{tick}}' });
+if (madeSchedule.status !== 201) fail(`create the schedule: ${madeSchedule.status} ${madeSchedule.text}`);
 const started = Date.now();
 const chaos = killer();
 await Promise.all([sender(), sender()]);
@@ -167,4 +178,44 @@ for (let i = 0; i < DELIVERIES; ++i) {
   if (fired !== 1 || prompted !== 1) fail(`pull request ${i}: ${fired} automation.fired, ${prompted} user messages`);
 }
 console.log('PASS: every delivery started exactly one turn');
+
+// ---- every tick of the schedule once, or skipped and recorded ----
+const paused = await call(pick(up()).url, 'POST', '/v1/schedules/clock/pause', {});
+if (paused.status !== 200) fail(`pause: ${paused.status} ${paused.text}`);
+let shown;
+for (let i = 0; ; ++i) {  // a tick in flight when it was paused finishes
+  shown = await call(pick(up()).url, 'GET', '/v1/schedules/clock?firings=100');
+  if (shown.status === 200 && shown.json.pendingTick === null) break;
+  if (i > 300) fail(`the pending tick never finished: ${shown.text}`);
+  await sleep(200);
+}
+const tickKey = (ms) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+const created = shown.json.createdMs;
+const last = Date.parse(shown.json.lastTick);
+const firings = shown.json.firings;
+const clockEvents = await settledEvents(clock);
+let fired = 0;
+let skipped = 0;
+const expected = new Set();
+for (let t = created + 2000; tickKey(t) <= shown.json.lastTick; t += 2000) {
+  const key = tickKey(t);
+  expected.add(key);
+  const skip = firings.find((f) => f.outcome === 'skipped' && (f.firstTick || f.tick) <= key && key <= f.tick);
+  const marks = count(clockEvents, 'automation.fired', (e) => e.payload.id === 'clock' && e.payload.key === key);
+  const prompts = count(clockEvents, 'user.message', (e) => e.payload.clientMessageId === `schedule:clock:${key}`);
+  const rows = firings.filter((f) => f.tick === key && f.outcome === 'fired');
+  if (skip) {
+    if (marks !== 0 || prompts !== 0) fail(`tick ${key} was skipped and fired`);
+    ++skipped;
+  } else {
+    if (marks !== 1 || prompts !== 1 || rows.length !== 1)
+      fail(`tick ${key}: ${marks} automation.fired, ${prompts} user messages, ${rows.length} firing rows`);
+    ++fired;
+  }
+}
+for (const f of firings) if (f.outcome === 'failed') fail(`tick ${f.tick} failed: ${f.detail}`);
+const extra = clockEvents.filter((e) => e.kind === 'automation.fired' && !expected.has(e.payload.key));
+if (extra.length) fail(`ticks fired outside the schedule: ${extra.map((e) => e.payload.key)}`);
+if (fired < 5) fail(`only ${fired} ticks fired in ${(last - created) / 1000} s`);
+console.log(`PASS: the schedule's ${fired + skipped} ticks: ${fired} fired once each, ${skipped} skipped`);
 await env.close();

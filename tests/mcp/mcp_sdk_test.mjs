@@ -40,7 +40,7 @@ if (sdkVersion !== '1.32.2') console.error(`note: SDK ${sdkVersion}, the referen
 
 const env = await TestEnv.create('mcp');
 const daemon = env.daemon('d', bin);
-await daemon.start(['--scripted-chunk-ms', '2']);
+await daemon.start(['--scripted-chunk-ms', '2', '--schedule-floor', '1s']);
 
 // An MCP client connected to `agentstream mcp --url URL` over its stdio.
 async function connect(name) {
@@ -72,7 +72,8 @@ const { tools } = await mcp.listTools();
 const names = tools.map((t) => t.name).sort();
 check(JSON.stringify(names) === JSON.stringify(['agent_create', 'agent_git', 'agent_interrupt',
   'agent_last_message', 'agent_send', 'agent_settings', 'agent_timeline', 'agents_list',
-  'agents_search', 'permission_answer']),
+  'agents_search', 'permission_answer', 'schedule_create', 'schedule_delete', 'schedule_pause',
+  'schedule_resume', 'schedule_show', 'schedules_list']),
       `tools: ${names}`);
 console.log(`ok 1 - initialize (SDK ${sdkVersion}) and tools/list`);
 
@@ -136,6 +137,36 @@ console.log('ok 2 - agent_create, agent_send with wait, agent_timeline, agent_la
   const kinds = (await readEvents(daemon.url, made.json.id)).filter((e) => e.kind === 'workspace.action');
   check(kinds.length === 2, `two workspace.action events: ${kinds.length}`);
   console.log('ok 2b - agent_git commit and merge, recorded in the agent\'s log');
+}
+
+// ---- 2c. a schedule made, fired, shown, paused and deleted through the tools --------------------
+{
+  const made = await mcp.tool('schedule_create', { id: 'tick', every: '1s', template: {
+    provider: 'scripted', cwd: env.dir, title: 'tick {{time}}' }, prompt: 'hello at {{tick}}' });
+  check(made.id === 'tick' && made.every === '1s' && made.paused === false,
+        `schedule_create: ${JSON.stringify(made)}`);
+  const fired = await until('a firing with its turn completed', async () => {
+    const shown = await mcp.tool('schedule_show', { schedule: 'tick' });
+    return shown.firings.find((f) => f.outcome === 'fired' && f.turnOutcome === 'completed');
+  });
+  const events = await readEvents(daemon.url, fired.agent);
+  const marks = events.filter((e) => e.kind === 'automation.fired');
+  check(marks.length === 1 && marks[0].payload.source === 'schedule' &&
+        marks[0].payload.id === 'tick' && marks[0].payload.key === fired.tick,
+        `automation.fired names the schedule and the tick: ${JSON.stringify(marks)}`);
+  const paused = await mcp.tool('schedule_pause', { schedule: 'tick' });
+  check(paused.paused === true && paused.nextTick === null, `schedule_pause: ${JSON.stringify(paused)}`);
+  const { schedules } = await mcp.tool('schedules_list', {});
+  check(schedules.length === 1 && schedules[0].paused, `schedules_list: ${JSON.stringify(schedules)}`);
+  const resumed = await mcp.tool('schedule_resume', { schedule: 'tick' });
+  check(resumed.paused === false, `schedule_resume: ${JSON.stringify(resumed)}`);
+  await mcp.tool('schedule_delete', { schedule: 'tick' });
+  const gone = await mcp.tool('schedule_show', { schedule: 'tick' }, { allowError: true });
+  check(/no schedule|not found/i.test(gone.error ?? ''), `deleted: ${gone.error}`);
+  const refused = await mcp.tool('schedule_create', { id: 'bad', cron: '0 0 30 2 *', agent: 'x',
+                                                      prompt: 'p' }, { allowError: true });
+  check(/never fires/.test(refused.error ?? ''), `a cron that never fires: ${refused.error}`);
+  console.log('ok 2c - schedule_create fires a new agent per tick; show, pause, list, resume, delete');
 }
 
 // ---- 3. permissions, interrupt, a wait that times out -----------------------------------------
@@ -298,7 +329,7 @@ async function refusedWith(url, headers) {
 }
 const overHttp = await httpClient(daemon.url);
 const httpTools = (await overHttp.listTools()).tools.map((t) => t.name);
-check(httpTools.length === 10, `tools over http: ${httpTools}`);
+check(httpTools.length === 16, `tools over http: ${httpTools}`);
 const httpList = await overHttp.callTool({ name: 'agents_list', arguments: {} });
 check(!httpList.isError && httpList.structuredContent.agents.some((a) => a.id === kid),
       'agents_list over http');

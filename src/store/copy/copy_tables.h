@@ -1,5 +1,6 @@
 // Internal to `store copy` (store_copy.h): the store's small tables (consumers and their
-// positions, paired devices, pairing codes, presence, shared secrets), upserted by primary key.
+// positions, paired devices, pairing codes, presence, schedules and their firings, shared
+// secrets), upserted by primary key.
 #pragma once
 
 #include <cstdint>

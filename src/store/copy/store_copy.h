@@ -6,8 +6,9 @@
 // What is copied: every session (its row with title, status, persistence handle and usage
 // totals; its epochs with their bases, so forks and rewinds; its record batches as stored;
 // its producers' states, its checkpoint and its ownership history, with no lease held), the
-// consumers' definitions and positions, paired devices, pairing codes and presence, and the
-// shared secrets when both stores keep them (PostgreSQL). Worktree records travel in the events
+// consumers' definitions and positions, paired devices, pairing codes and presence, the
+// schedules with their progress, leases and newest firings, and the shared secrets when both
+// stores keep them (PostgreSQL). Worktree records travel in the events
 // (workspace.created). The generic Durable Streams with their producers' states, subscriptions
 // and keys are copied by streams/streams_copy.h, which this module does not include: the CLI
 // hands it in as a CopyPart, run while both stores are held. Not copied: the daemon registry

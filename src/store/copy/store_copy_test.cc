@@ -1,9 +1,9 @@
 // `store copy` between every pair of backends (SQLite, and PostgreSQL when AGENTSTREAM_TEST_PG
 // names a server): a store with forks, a rewind, producers, a checkpoint, ownership history,
-// consumers and devices is copied and read back through the destination's EventLog; a second
-// run writes nothing; an interrupted copy is finished; the refusals (other sessions, differing
-// sessions, a newer schema, a store in use) change nothing; a copy onto a full disk fails and
-// the next run finishes it.
+// consumers, devices and schedules is copied and read back through the destination's EventLog; a
+// second run writes nothing; an interrupted copy is finished; the refusals (other sessions,
+// differing sessions, a newer schema, a store in use) change nothing; a copy onto a full disk fails
+// and the next run finishes it.
 #include "store/copy/store_copy.h"
 
 #include <gtest/gtest.h>
@@ -53,7 +53,8 @@ Status Exec(const std::string& url, const std::string& sql) {
 // Session "a": 5 events, 3 more from a producer, rewound to 1:3 with 2 new ones and 2 after, a
 // checkpoint and an ownership grant; "b": forked from a at 1:4, then 600 appends of one event
 // each (more batches than one chunk holds) and one from a producer; "c": one event. A consumer with
-// a position, a device, a pairing code and a presence row.
+// a position, a device, a pairing code and a presence row. A paused schedule with a pending tick,
+// a lease and two firings.
 void Fill(EventLog& log) {
   ASSERT_TRUE(log.CreateSession(SessionId("a"), SessionMeta{"scripted", "/w", "A"},
                                 {Note("a1"), Note("a2"), Note("a3"), Note("a4"), Note("a5")})
@@ -89,6 +90,33 @@ void Fill(EventLog& log) {
                   .ok());
   ASSERT_TRUE(log.devices().AddPairing({std::string(32, 'k'), "phone", 1, 4102444800000}).ok());
   ASSERT_TRUE(log.devices().ReportPresence({"client-1", "", true, "a", 5, 4102444800000}).ok());
+  ASSERT_TRUE(log.schedules()
+                  .AddSchedule({.id = "nightly",
+                                .definition = R"({"cron":"0 3 * * *"})",
+                                .created_ms = 10,
+                                .updated_ms = 10,
+                                .last_tick_ms = 10})
+                  .ok());
+  ASSERT_TRUE(log.schedules().ClaimSchedule("nightly", "daemon-x", 100, 60000).ok());
+  ASSERT_TRUE(log.schedules()
+                  .AdvanceSchedule("nightly", "daemon-x", 3000, 4000,
+                                   {{.schedule_id = "nightly",
+                                     .tick_ms = 2000,
+                                     .first_tick_ms = 1000,
+                                     .ticks = 2,
+                                     .recorded_ms = 2100,
+                                     .outcome = "skipped",
+                                     .detail = "missed"},
+                                    {.schedule_id = "nightly",
+                                     .tick_ms = 3000,
+                                     .first_tick_ms = 3000,
+                                     .recorded_ms = 3100,
+                                     .outcome = "fired",
+                                     .agent = "a",
+                                     .client_message_id = "m-3",
+                                     .turn_id = "t-3"}})
+                  .ok());
+  ASSERT_TRUE(log.schedules().SetSchedulePaused("nightly", true, 5000).ok());
 }
 
 // Every event of every epoch of `id`, as read through the log.
@@ -180,6 +208,25 @@ void ExpectSameStores(EventLog& want, EventLog& have) {
   ASSERT_TRUE(presence.ok());
   ASSERT_EQ(presence->size(), 1u);
   EXPECT_TRUE((*presence)[0].visible);
+  auto schedule = have.schedules().GetSchedule("nightly");
+  ASSERT_TRUE(schedule.ok()) << schedule.status().ToString();
+  EXPECT_EQ(schedule->definition, R"({"cron":"0 3 * * *"})");
+  EXPECT_TRUE(schedule->paused);
+  EXPECT_EQ(schedule->created_ms, 10);
+  EXPECT_EQ(schedule->updated_ms, 5000);
+  EXPECT_EQ(schedule->last_tick_ms, 3000);
+  EXPECT_EQ(schedule->pending_tick_ms, 4000);
+  EXPECT_EQ(schedule->lease_owner, "daemon-x");
+  EXPECT_EQ(schedule->lease_expires_ms, 60100);
+  auto firings = have.schedules().ListFirings("nightly", 10);
+  ASSERT_TRUE(firings.ok()) << firings.status().ToString();
+  ASSERT_EQ(firings->size(), 2u);
+  EXPECT_EQ((*firings)[0].tick_ms, 3000);
+  EXPECT_EQ((*firings)[0].turn_id, "t-3");
+  EXPECT_EQ((*firings)[0].client_message_id, "m-3");
+  EXPECT_EQ((*firings)[1].first_tick_ms, 1000);
+  EXPECT_EQ((*firings)[1].ticks, 2);
+  EXPECT_EQ((*firings)[1].detail, "missed");
 }
 
 class StoreCopyTest : public ::testing::TestWithParam<std::pair<std::string, std::string>> {

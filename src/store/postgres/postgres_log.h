@@ -60,6 +60,6 @@ struct PostgresLogOptions {
 Result<std::unique_ptr<EventLog>> OpenPostgresEventLog(PostgresLogOptions options);
 
 // The schema version this build writes (table agentstream_schema).
-inline constexpr int kPostgresSchemaVersion = 9;
+inline constexpr int kPostgresSchemaVersion = 10;
 
 }  // namespace agentstream

@@ -29,6 +29,7 @@
 #include "store/postgres/postgres_consumer_store.h"
 #include "store/postgres/postgres_device_store.h"
 #include "store/postgres/postgres_log.h"
+#include "store/postgres/postgres_schedule_store.h"
 #include "store/postgres/postgres_search_index.h"
 #include "store/postgres/snapshot.h"
 #include "store/postgres/sql.h"
@@ -87,6 +88,7 @@ class PostgresEventLog final : public EventLog,
   ConsumerStore& consumers() override { return consumers_; }
   Coordination& coordination() override { return *this; }
   DeviceStore& devices() override { return devices_; }
+  ScheduleStore& schedules() override { return schedules_; }
   ItemIndexStore* item_index() override { return this; }
   SearchIndexStore* search_index() override { return this; }
 
@@ -189,6 +191,7 @@ class PostgresEventLog final : public EventLog,
   Queue queue_;  // after what its writer thread uses: it stops first
   pg::PostgresConsumerStore consumers_{queue_, readers_};  // uses the queue and the readers
   pg::PostgresDeviceStore devices_{queue_, readers_};
+  pg::PostgresScheduleStore schedules_{queue_, readers_};
 };
 
 }  // namespace agentstream::pg

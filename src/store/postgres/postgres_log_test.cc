@@ -247,7 +247,7 @@ TEST_F(PostgresLogTest, AVersionOneDatabaseIsMigratedInPlace) {
               "events "
               "DROP COLUMN writer; DROP TABLE owner_history, daemons, secrets, checkpoints, "
               "timeline_items, timeline_index, search_documents, search_state, pairings, "
-              "devices, presence; "
+              "devices, presence, schedules, schedule_firings; "
               "UPDATE agentstream_schema SET version = 1; RESET search_path")
           .ok());
   auto opened = Open();
@@ -275,8 +275,9 @@ TEST_F(PostgresLogTest, AVersionOneDatabaseIsMigratedInPlace) {
                       {SearchDocument{Cursor{Epoch(1), Seq(1)}, 0, "user.message", "old words"}})
                   .ok());
   EXPECT_EQ(search.Search(SearchQuery{{"words"}, SessionId("ses_old"), 5})->size(), 1u);
-  // The devices' tables of version 8 are there, empty.
+  // The devices' tables of version 8 and the schedules' of version 10 are there, empty.
   EXPECT_TRUE(a_->devices().ListDevices()->empty());
+  EXPECT_TRUE(a_->schedules().ListSchedules()->empty());
 }
 
 // A pairing code given to two daemons at once pairs one device; a device revoked through one
@@ -309,6 +310,45 @@ TEST_F(PostgresLogTest, ACodeUsedOnTwoDaemonsAtOncePairsOneDevice) {
   ASSERT_TRUE(a_->devices().RevokeDevice(devices->front().id, 5000).ok());
   EXPECT_EQ(*b_->devices().RevokedSince(4000), std::vector<std::string>{devices->front().id});
   EXPECT_TRUE(b_->devices().GetDevice(devices->front().id)->revoked());
+}
+
+// A schedule claimed by two daemons at once is leased to one of them; the other cannot advance it
+// until the lease expires and it takes the schedule over, after which the first advances nothing.
+TEST_F(PostgresLogTest, AScheduleClaimedOnTwoDaemonsAtOnceIsLeasedToOne) {
+  OpenBoth();
+  constexpr std::int64_t kTtl = 30'000;
+  for (int round = 0; round < 5; ++round) {
+    const std::string id = "race" + std::to_string(round);
+    ASSERT_TRUE(a_->schedules().AddSchedule(ScheduleRecord{.id = id, .definition = "{}"}).ok());
+    std::atomic<int> granted{0};
+    std::atomic<int> refused{0};
+    auto claim = [&](EventLog& log, const std::string& owner) {
+      auto r = log.schedules().ClaimSchedule(id, owner, 1000, kTtl);
+      if (r.ok()) ++granted;
+      if (r.status().code() == ErrorCode::kConflict) ++refused;
+    };
+    std::thread on_a([&] { claim(*a_, "daemon-a"); });
+    std::thread on_b([&] { claim(*b_, "daemon-b"); });
+    on_a.join();
+    on_b.join();
+    EXPECT_EQ(granted.load(), 1);
+    EXPECT_EQ(refused.load(), 1);
+    auto held = b_->schedules().GetSchedule(id);
+    ASSERT_TRUE(held.ok()) << held.status().ToString();
+    const bool a_holds = held->lease_owner == "daemon-a";
+    EventLog& holder = a_holds ? *a_ : *b_;
+    EventLog& other = a_holds ? *b_ : *a_;
+    const std::string loser = a_holds ? "daemon-b" : "daemon-a";
+    EXPECT_EQ(other.schedules().AdvanceSchedule(id, loser, 60'000, 0, {}).code(),
+              ErrorCode::kConflict);
+    ASSERT_TRUE(holder.schedules().AdvanceSchedule(id, held->lease_owner, 1000, 60'000, {}).ok());
+    // Expired: taken over; the pending tick is the new holder's to fire.
+    auto taken = other.schedules().ClaimSchedule(id, loser, 1000 + kTtl, kTtl);
+    ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+    EXPECT_EQ(taken->pending_tick_ms, 60'000);
+    EXPECT_EQ(holder.schedules().AdvanceSchedule(id, held->lease_owner, 60'000, 0, {}).code(),
+              ErrorCode::kConflict);
+  }
 }
 
 // A database of schema version 6 kept the search documents in one table: version 7 makes the

@@ -250,12 +250,41 @@ CREATE TABLE IF NOT EXISTS commit_stamps(
 );
 )sql";
 
+// Version 10 adds schedules (schedule_store.h; SQLite's version 11): each schedule's definition,
+// progress and lease, and its newest firings, keyed by their tick.
+constexpr const char* kSchemaV10 = R"sql(
+CREATE TABLE IF NOT EXISTS schedules(
+  id text PRIMARY KEY,
+  definition text NOT NULL,
+  paused boolean NOT NULL,
+  created_ms bigint NOT NULL,
+  updated_ms bigint NOT NULL,
+  last_tick_ms bigint NOT NULL,
+  pending_tick_ms bigint NOT NULL,
+  lease_owner text NOT NULL,
+  lease_expires_ms bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS schedule_firings(
+  schedule_id text NOT NULL,
+  tick_ms bigint NOT NULL,
+  first_tick_ms bigint NOT NULL,
+  ticks bigint NOT NULL,
+  recorded_ms bigint NOT NULL,
+  outcome text NOT NULL,
+  agent text NOT NULL,
+  client_message_id text NOT NULL,
+  turn_id text NOT NULL,
+  detail text NOT NULL,
+  PRIMARY KEY(schedule_id, tick_ms)
+);
+)sql";
+
 }  // namespace
 
 const pg::SchemaLayout& PostgresLogSchema() {
   static const std::string kSchemaV4 = SchemaV4();
   const char* const scripts[] = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4.c_str(), kSchemaV5,
-                                 kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9};
+                                 kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9,         kSchemaV10};
   static_assert(std::size(scripts) == kPostgresSchemaVersion, "a script for each version");
   static const pg::SchemaLayout kLayout{
       0x61677374726d31,  // "agstrm1": serializes daemons starting together

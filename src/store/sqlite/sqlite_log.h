@@ -61,7 +61,8 @@ Result<std::unique_ptr<EventLog>> OpenSqliteEventLog(SqliteLogOptions options);
 // The schema version this build writes (PRAGMA user_version). Opening an older file migrates it
 // in place (version 2 adds the consumers table, version 3 agent ownership, version 4 checkpoints,
 // version 5 the timeline's durable item index, version 6 the search index, version 9 splits it
-// into four tables, version 10 paired devices; docs/event-log-format.md lists them all).
-inline constexpr int kSqliteSchemaVersion = 10;
+// into four tables, version 10 paired devices, version 11 schedules; docs/event-log-format.md
+// lists them all).
+inline constexpr int kSqliteSchemaVersion = 11;
 
 }  // namespace agentstream

@@ -30,6 +30,7 @@
 #include "store/sqlite/sqlite_device_store.h"
 #include "store/sqlite/sqlite_log.h"
 #include "store/sqlite/sqlite_reader.h"
+#include "store/sqlite/sqlite_schedule_store.h"
 #include "store/sqlite/sqlite_writer.h"
 #include "store/sqlite/wal_syncer.h"
 
@@ -82,6 +83,7 @@ class SqliteEventLog final : public EventLog,
   ConsumerStore& consumers() override { return consumers_; }
   Coordination& coordination() override { return *this; }
   DeviceStore& devices() override { return devices_; }
+  ScheduleStore& schedules() override { return schedules_; }
   ItemIndexStore* item_index() override { return this; }
   SearchIndexStore* search_index() override { return this; }
 
@@ -180,6 +182,7 @@ class SqliteEventLog final : public EventLog,
   Queue queue_;  // after what its writer thread uses: it stops first
   sqlite::SqliteConsumerStore consumers_{queue_, readers_};  // uses the queue and the readers
   sqlite::SqliteDeviceStore devices_{queue_, readers_};
+  sqlite::SqliteScheduleStore schedules_{queue_, readers_};
 };
 
 }  // namespace agentstream::sqlite

@@ -230,6 +230,36 @@ CREATE TABLE presence(
 CREATE INDEX presence_by_expiry ON presence(expires_ms);
 )sql";
 
+// Version 11 adds schedules (schedule_store.h): each schedule's definition, progress and lease,
+// and its newest firings, keyed by their tick. Migrating from version 10 only creates the tables:
+// no schedule is defined.
+constexpr const char* kSchemaV11Additions = R"sql(
+CREATE TABLE schedules(
+  id TEXT PRIMARY KEY,
+  definition TEXT NOT NULL,
+  paused INTEGER NOT NULL,
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  last_tick_ms INTEGER NOT NULL,
+  pending_tick_ms INTEGER NOT NULL,
+  lease_owner TEXT NOT NULL,
+  lease_expires_ms INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE TABLE schedule_firings(
+  schedule_id TEXT NOT NULL,
+  tick_ms INTEGER NOT NULL,
+  first_tick_ms INTEGER NOT NULL,
+  ticks INTEGER NOT NULL,
+  recorded_ms INTEGER NOT NULL,
+  outcome TEXT NOT NULL,
+  agent TEXT NOT NULL,
+  client_message_id TEXT NOT NULL,
+  turn_id TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  PRIMARY KEY(schedule_id, tick_ms)
+) STRICT, WITHOUT ROWID;
+)sql";
+
 }  // namespace
 
 Status EnsureSchema(Db& db) {
@@ -254,7 +284,8 @@ Status EnsureSchema(Db& db) {
     if (current <= 6) AS_RETURN_IF_ERROR(db.Exec(kSchemaV7Changes));
     if (current <= 7) AS_RETURN_IF_ERROR(db.Exec(kSchemaV8Additions));
     if (current <= 8) AS_RETURN_IF_ERROR(db.Exec(SchemaV9Changes()));
-    AS_RETURN_IF_ERROR(db.Exec(kSchemaV10Additions));
+    if (current <= 9) AS_RETURN_IF_ERROR(db.Exec(kSchemaV10Additions));
+    AS_RETURN_IF_ERROR(db.Exec(kSchemaV11Additions));
     return db.Exec("PRAGMA user_version = " + std::to_string(kSqliteSchemaVersion));
   };
   Status created = upgrade();
