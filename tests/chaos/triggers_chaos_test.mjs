@@ -14,8 +14,9 @@
 //     row), or was recorded skipped by its policy; no other tick fired.
 //
 //   node tests/chaos/triggers_chaos_test.mjs AGENTSTREAM_BIN   (AGENTSTREAM_TEST_PG names the server)
-// Environment: AGENTSTREAM_TRIGGER_DELIVERIES (default 30 per trigger), AGENTSTREAM_CHAOS_CYCLES
-// (default 12 kills).
+// Environment: AGENTSTREAM_TRIGGER_DELIVERIES (default 30 per trigger), AGENTSTREAM_CHAOS_SECONDS
+// (default 60: the kills go on at least this long, and until every delivery was answered),
+// AGENTSTREAM_CHAOS_CYCLES (default 100: the most kills).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 
@@ -27,7 +28,8 @@ if (!bin) {
   process.exit(2);
 }
 const DELIVERIES = Number(process.env.AGENTSTREAM_TRIGGER_DELIVERIES || 30);
-const CYCLES = Number(process.env.AGENTSTREAM_CHAOS_CYCLES || 12);
+const CYCLES = Number(process.env.AGENTSTREAM_CHAOS_CYCLES || 100);
+const SECONDS = Number(process.env.AGENTSTREAM_CHAOS_SECONDS || 60);
 const TTL = 1500;
 const SERVE = ['--scripted-chunk-ms', '5', '--owner-ttl-ms', String(TTL),
                '--owner-renew-ms', String(TTL / 5), '--long-poll-ms', '1000'];
@@ -117,8 +119,11 @@ async function sender() {
 }
 
 let killing = true;
+let kills = 0;
 async function killer() {
-  for (let cycle = 1; cycle <= CYCLES && killing; ++cycle) {
+  for (let cycle = 1; cycle <= CYCLES && (killing || Date.now() - started < SECONDS * 1000);
+       ++cycle) {
+    ++kills;
     await sleep(300 + Math.random() * 700);
     const victim = pick(daemons);
     await victim.kill('SIGKILL');
@@ -138,7 +143,7 @@ killing = false;
 await chaos;
 for (const d of daemons) if (!d.running()) await d.start(serve);
 console.log(`triggers chaos: ${deliveries.length} deliveries from two senders in ${sent} ms, ` +
-            `${posts} posts, ${refusals} retried, ${CYCLES} kills in ${Date.now() - started} ms`);
+            `${posts} posts, ${refusals} retried, ${kills} kills in ${Date.now() - started} ms`);
 
 // ---- every answer for a delivery named one agent and one client message id ----
 for (const d of deliveries) {

@@ -8,7 +8,8 @@
 # restart (the daemon gets a new port). With `postgres` as the second argument the daemon keeps
 # its log in a database of this test's own on AGENTSTREAM_TEST_PG's server. Then a token is
 # enforced, and the client speaks https through a TLS-terminating proxy in front of the daemon:
-# refused while the certificate is untrusted, then send --wait and follow.
+# refused while the certificate is untrusted, then send --wait and follow. Last, a schedule made,
+# fired, shown, paused and removed with `agentstream schedules`.
 #   client_e2e_test.sh AGENTSTREAM_BINARY [sqlite|postgres]
 set -u
 source "$(cd "$(dirname "$0")/../../.." && pwd)/tests/lib/e2e.sh"
@@ -147,6 +148,26 @@ stopped() { tail -c +$((offset + 1)) "$E2E_DIR/serve.log" | grep -q "agent.runti
 until_true 10 stopped || fail "the second agent's start did not stop the first's runtime"
 "$bin" send "$agent" "the first again" --wait --json >"$dir/live3.json" || fail "send (reload): $(cat "$dir/live3.json")"
 grep -q '"turnOutcome":"completed"' "$dir/live3.json" || fail "the first agent reloaded: $(cat "$dir/live3.json")"
+
+# ---- schedules: new, ls, show, pause, rm; a refused definition ----
+kill_daemon serve
+start --schedule-floor 1s
+"$bin" schedules new tick --every 1s --agent "$agent" --prompt 'tick {{tick}}' >"$dir/sched.txt" ||
+  fail "schedules new: $(cat "$dir/sched.txt")"
+grep -q "^tick next " "$dir/sched.txt" || fail "schedules new prints the next tick: $(cat "$dir/sched.txt")"
+fired() { "$bin" schedules show tick --json | grep -q '"turnOutcome":"completed"'; }
+until_true 20 fired || fail "the schedule never fired a completed turn: $("$bin" schedules show tick --json)"
+"$bin" schedules show tick | grep -q "fired    $agent" || fail "schedules show: $("$bin" schedules show tick)"
+"$bin" schedules ls | grep -q "^tick .*every 1s .*$agent .*active" || fail "schedules ls: $("$bin" schedules ls)"
+"$bin" schedules pause tick | grep -q "paused" || fail "schedules pause"
+if "$bin" schedules new never --cron '0 0 30 2 *' --agent "$agent" --prompt x 2>"$dir/never.err"; then
+  fail "a cron expression that never fires was taken"
+fi
+grep -q "never fires" "$dir/never.err" || fail "the refusal says why: $(cat "$dir/never.err")"
+"$bin" schedules rm tick || fail "schedules rm"
+"$bin" schedules ls --json | grep -q '"schedules":\[\]' || fail "schedules rm left: $("$bin" schedules ls --json)"
+"$bin" history "$agent" --json --limit 500 | grep -q 'schedule tick: tick 20' ||
+  fail "the agent's history does not show the firing: $("$bin" history "$agent" --limit 5)"
 
 kill_daemon serve
 echo "cli client e2e: $last events followed across a daemon crash; all checks passed"
