@@ -665,6 +665,50 @@ async function triggers(port, token) {
   check(op, 'POST', await deliver({'x-github-delivery': 'contract-3', 'x-hub-signature-256': sign(big)}, big), 413);
 }
 
+// Schedules (docs/automation.md, "Schedules"), on the daemon with a token and a floor of a tick
+// a second: made (an interval into an agent, a cron expression with a template), listed, one
+// fired and shown with its firings, paused, resumed, deleted; each refusal.
+async function schedules(port, token) {
+  const P = (method, target, json) => request(port, method, target, {json, auth: token});
+  const all = '/v1/schedules';
+  const one = '/v1/schedules/{id}';
+  let res = await P('POST', '/v1/agents', {provider: 'scripted', cwd: '/tmp'});
+  check('/v1/agents', 'POST', res, 200);
+  const agent = JSON.parse(res.text).id;
+  check(all, 'POST', await P('POST', all, {id: 'contract', every: '1s', agent, prompt: 'tick {{tick}} {{nope}}'}), 201);
+  check(all, 'POST', await P('POST', all, {
+    id: 'weekdays', cron: '0 9 * * 1-5', timezone: 'UTC', missed: 'run-once', prompt: 'standup {{date}}',
+    template: {provider: 'scripted', cwd: '/tmp', worktree: true, model: 'm', mode: 'plan', title: 'Standup {{date}}'}}), 201);
+  check(all, 'POST', await P('POST', all, {id: 'contract', every: '1h', agent, prompt: 'again'}), 409);
+  check(all, 'POST', await P('POST', all, {id: 'both', every: '1h', cron: '0 9 * * *', agent, prompt: 'x'}), 400);
+  check(all, 'POST', await P('POST', all, {id: 'fast', every: '500ms', agent, prompt: 'x'}), 400);
+  check(all, 'POST', await request(port, 'POST', all, {body: '{not json', auth: token}), 400);
+  check(all, 'GET', await request(port, 'GET', all), 401);
+  check(all, 'GET', await P('GET', all), 200);
+  // The first tick fires a second after the creation; its turn completes.
+  const deadline = Date.now() + 15000;
+  let fired = null;
+  while (!fired && Date.now() < deadline) {
+    res = await P('GET', '/v1/schedules/contract?firings=100');
+    fired = JSON.parse(res.text).firings?.find((f) => f.outcome === 'fired' && f.turnOutcome === 'completed');
+    if (!fired) await sleep(100);
+  }
+  check(one, 'GET', res, 200);
+  if (!fired) fail('GET /v1/schedules/{id}', `no completed firing within 15 s: ${res.text.slice(0, 300)}`);
+  res = await P('POST', '/v1/schedules/contract/pause', {});
+  check(`${one}/pause`, 'POST', res, 200);
+  if (JSON.parse(res.text).nextTick !== null) fail('POST pause', `nextTick: ${res.text.slice(0, 300)}`);
+  check(`${one}/resume`, 'POST', await P('POST', '/v1/schedules/contract/resume'), 200);
+  check(`${one}/pause`, 'POST', await P('POST', '/v1/schedules/none/pause'), 404);
+  check(`${one}/resume`, 'POST', await P('POST', '/v1/schedules/none/resume'), 404);
+  check(one, 'GET', await P('GET', '/v1/schedules/weekdays'), 200);
+  check(one, 'GET', await P('GET', '/v1/schedules/contract?firings=0'), 400);
+  check(one, 'GET', await P('GET', '/v1/schedules/none'), 404);
+  for (const id of ['contract', 'weekdays']) check(one, 'DELETE', await P('DELETE', `/v1/schedules/${id}`), 200);
+  check(one, 'DELETE', await P('DELETE', '/v1/schedules/contract'), 404);
+  check(all, 'GET', await P('GET', all), 200);
+}
+
 // ---- Main ----
 
 async function main() {
@@ -691,11 +735,12 @@ async function main() {
       {id: 'issues', secret: TRIGGER_SECRET, events: ['issues'],
        template: {provider: 'scripted', cwd: tmp, title: '#{{issue.number}}'},
        prompt: 'Fix #{{issue.number}}: {{issue.title}} {{issue.milestone}}'}]}));
-    const b = await startDaemon(path.join(tmp, 'b'), token, ['--triggers', triggersFile]);
+    const b = await startDaemon(path.join(tmp, 'b'), token, ['--triggers', triggersFile, '--schedule-floor', '1s']);
     daemons.push(b.child);
     await devices(b.port, token);
     await access(b.port, token);
     await triggers(b.port, token);
+    await schedules(b.port, token);
   } finally {
     for (const child of daemons) child.kill('SIGTERM');
   }

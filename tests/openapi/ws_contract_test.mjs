@@ -505,6 +505,29 @@ async function scenarios(port, token, tmp) {
   await a.request({type: 'agents.close', agent: worked.id}, {expect: 'ok'});
   fs.rmSync(repo, {recursive: true, force: true});
 
+  // schedules.*: the same calls as /v1/schedules (docs/automation.md, "Schedules").
+  r = await a.request({type: 'schedules.create', schedule: {id: 'ws', every: '1h', agent: id, prompt: 'tick {{tick}}'}},
+                      {expect: 'schedule'});
+  if (r.schedule?.id !== 'ws' || r.schedule?.paused !== false) fail('schedules.create', JSON.stringify(r).slice(0, 300));
+  r = await a.request({type: 'schedules.list'}, {expect: 'schedules'});
+  if (!r.schedules?.some((s) => s.id === 'ws')) fail('schedules.list', JSON.stringify(r).slice(0, 300));
+  r = await a.request({type: 'schedules.show', schedule: 'ws'}, {expect: 'schedule'});
+  if (!Array.isArray(r.schedule?.firings)) fail('schedules.show', JSON.stringify(r).slice(0, 300));
+  r = await a.request({type: 'schedules.pause', schedule: 'ws'}, {expect: 'schedule'});
+  if (r.schedule?.paused !== true || r.schedule?.nextTick !== null) fail('schedules.pause', JSON.stringify(r).slice(0, 300));
+  r = await a.request({type: 'schedules.resume', schedule: 'ws'}, {expect: 'schedule'});
+  if (r.schedule?.paused !== false) fail('schedules.resume', JSON.stringify(r).slice(0, 300));
+  await a.refused({type: 'schedules.create', schedule: {id: 'ws', every: '1h', agent: id, prompt: 'x'}}, 'already_exists',
+                  {valid: true});
+  await a.refused({type: 'schedules.create', schedule: {id: 'bad', every: '1h', agent: id, prompt: 'x', colour: 1}},
+                  'invalid_argument');
+  await a.refused({type: 'schedules.create'}, 'invalid_argument');
+  await a.refused({type: 'schedules.show', schedule: 'none'}, 'not_found', {valid: true});
+  await a.refused({type: 'schedules.pause'}, 'invalid_argument');
+  r = await a.request({type: 'schedules.delete', schedule: 'ws'}, {expect: 'schedule.deleted'});
+  if (r.schedule !== 'ws') fail('schedules.delete', JSON.stringify(r).slice(0, 300));
+  await a.refused({type: 'schedules.delete', schedule: 'ws'}, 'not_found', {valid: true});
+
   // agents.close: the watching clients get agent.disposed; the closed agents are listed on request.
   from = a.mark();
   await a.request({type: 'agents.close', agent: fork.id}, {expect: 'ok'});

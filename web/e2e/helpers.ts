@@ -7,15 +7,16 @@ import { checkWsFrames } from './ws_frames';
 export const shot = (name: string) => (process.env.UPDATE_SCREENSHOTS ? `../docs/${name}` : `test-results/${name}`);
 
 // A daemon with the scripted agent (its chunks `chunkMs` apart) for each test of the file that
-// calls this at its top: started before each test, disposed after it. `run.daemon` is the
-// current test's. The pages' /ws frames are checked against the protocol's schema
-// (ws_frames.ts), their HTTP answers against the OpenAPI document (http_answers.ts).
-export function daemonPerTest(chunkMs: number, options: DaemonOptions = {}): { daemon: Daemon } {
+// calls this at its top: started before each test, disposed after it; `args` are more options of
+// its `serve`. `run.daemon` is the current test's. The pages' /ws frames are checked against the
+// protocol's schema (ws_frames.ts), their HTTP answers against the OpenAPI document
+// (http_answers.ts).
+export function daemonPerTest(chunkMs: number, options: DaemonOptions = {}, args: string[] = []): { daemon: Daemon } {
   const run = {} as { daemon: Daemon };
   checkWsFrames();
   checkHttpAnswers();
   test.beforeEach(async () => {
-    run.daemon = new Daemon(['--scripted-chunk-ms', String(chunkMs)], options);
+    run.daemon = new Daemon(['--scripted-chunk-ms', String(chunkMs), ...args], options);
     await run.daemon.start();
   });
   test.afterEach(async () => {

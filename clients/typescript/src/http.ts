@@ -25,6 +25,9 @@ import type {
   PairedDevice,
   Pairing,
   PermissionReply,
+  Schedule,
+  ScheduleDefinition,
+  ScheduleDetail,
   SearchResult,
   SendReply,
   SendRequest,
@@ -340,6 +343,63 @@ export class AgentstreamHttp {
       ...opts,
       body,
     });
+  }
+
+  // ---- schedules (docs/automation.md, "Schedules") ----
+
+  /** `GET /v1/schedules`: every schedule, by id, with its state (`paused`, `lastTick`, `nextTick`, ...). */
+  async listSchedules(opts: CallOptions = {}): Promise<Schedule[]> {
+    const body = await this.call<JsonAnswer<'/v1/schedules', 'get'>>('GET', '/v1/schedules', { ...opts, idempotent: true });
+    return body.schedules;
+  }
+
+  /**
+   * `POST /v1/schedules`: a schedule that prompts an agent (`agent`), or a new agent made from
+   * `template`, at each tick of `cron` (in `timezone`) or `every`. A bad definition is `400
+   * invalid_argument` with the daemon's words naming the member; a taken id `409
+   * already_exists`; past 1,000 schedules `429`. Not retried: a lost answer may have made it (a
+   * retry would answer 409).
+   */
+  createSchedule(definition: ScheduleDefinition, opts: CallOptions = {}): Promise<Schedule> {
+    return this.call<JsonAnswer<'/v1/schedules', 'post'>>('POST', '/v1/schedules', { ...opts, body: definition });
+  }
+
+  /**
+   * `GET /v1/schedules/{id}`: the schedule and its newest `firings` (1 to 100, default 20), newest
+   * first, each fired one with its turn's outcome. `404 not_found` for an unknown schedule.
+   */
+  showSchedule(id: string, opts: CallOptions & { firings?: number } = {}): Promise<ScheduleDetail> {
+    return this.call<JsonAnswer<'/v1/schedules/{id}', 'get'>>('GET', `/v1/schedules/${enc(id)}`, {
+      ...opts,
+      query: { firings: opts.firings?.toString() },
+      idempotent: true,
+    });
+  }
+
+  /** `POST /v1/schedules/{id}/pause`: no more firings (`nextTick` null) until resumed; pausing again changes nothing. */
+  pauseSchedule(id: string, opts: CallOptions = {}): Promise<Schedule> {
+    return this.call<JsonAnswer<'/v1/schedules/{id}/pause', 'post'>>('POST', `/v1/schedules/${enc(id)}/pause`, {
+      ...opts,
+      body: {},
+      idempotent: true,
+    });
+  }
+
+  /** `POST /v1/schedules/{id}/resume`: goes on from the next tick (the paused time's ticks are not fired). */
+  resumeSchedule(id: string, opts: CallOptions = {}): Promise<Schedule> {
+    return this.call<JsonAnswer<'/v1/schedules/{id}/resume', 'post'>>('POST', `/v1/schedules/${enc(id)}/resume`, {
+      ...opts,
+      body: {},
+      idempotent: true,
+    });
+  }
+
+  /**
+   * `DELETE /v1/schedules/{id}`: removes the schedule and its firings (the agents it made stay).
+   * Not retried: a lost answer may have deleted it (a retry would answer 404).
+   */
+  async deleteSchedule(id: string, opts: CallOptions = {}): Promise<void> {
+    await this.call('DELETE', `/v1/schedules/${enc(id)}`, opts);
   }
 
   // ---- pairing, devices and notifications (docs/web.md, "Pairing and devices") ----

@@ -39,6 +39,15 @@ export type GitActionOutcome = GitActionResult['outcome'];
 // `noFastForward` has a default, so the generator makes it required; every member is optional.
 export type GitActionBody = Partial<S['GitActionBody']>;
 export type GitActionResult = S['GitActionResult'];
+export type AgentTemplate = S['AgentTemplate'];
+// `timezone` and `missed` have defaults, so the generator makes them required; they are optional.
+export type ScheduleDefinition = Omit<S['ScheduleDefinition'], 'timezone' | 'missed'> &
+  Partial<Pick<S['ScheduleDefinition'], 'timezone' | 'missed'>>;
+export type MissedPolicy = S['ScheduleDefinition']['missed'];
+export type Schedule = S['Schedule'];
+export type ScheduleDetail = S['ScheduleDetail'];
+export type ScheduleFiring = S['ScheduleFiring'];
+export type ScheduleFiringOutcome = ScheduleFiring['outcome'];
 export type WhoAmI = S['WhoAmI'];
 export type Device = S['Device'];
 export type Pairing = S['Pairing'];

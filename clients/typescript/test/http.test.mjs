@@ -1,5 +1,5 @@
 // The HTTP client against a real daemon: a round trip of every call, a permission answered, the
-// error shape, and the git actions on a worktree agent.
+// error shape, the git actions on a worktree agent, and schedules firing into an agent.
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
 import fs from 'node:fs';
@@ -192,6 +192,133 @@ describe('HTTP client', {skip: SKIP, timeout: 60000}, () => {
     } finally {
       await guarded.stop();
     }
+  });
+});
+
+describe('schedules', {skip: SKIP, timeout: 60000}, () => {
+  let daemon;
+  let http;
+  before(async () => {
+    // Ticks a second apart need a floor under the default of one a minute.
+    daemon = await new Daemon({args: ['--schedule-floor', '1s']}).start();
+    http = new AgentstreamHttp({baseUrl: daemon.baseUrl});
+  });
+  after(async () => daemon?.stop());
+
+  const TICK = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+
+  test('an interval schedule fires into its agent, once per tick; pause, resume, delete', async () => {
+    const agent = await http.createAgent({provider: 'scripted', cwd: '/tmp'});
+    const made = await http.createSchedule({id: 'every-second', every: '1s', agent: agent.id,
+                                            prompt: 'tick {{tick}} of {{schedule}}'});
+    assert.deepEqual([made.id, made.every, made.agent, made.missed, made.paused, made.lastTick, made.pendingTick],
+                     ['every-second', '1s', agent.id, 'skip', false, null, null]);
+    assert.equal(made.timezone, undefined);
+    assert.match(made.nextTick, TICK);
+    assert.ok((await http.listSchedules()).some((s) => s.id === 'every-second'));
+
+    // The first tick comes a second after the creation; the daemon looks once a second.
+    const first = await until(async () => {
+      const shown = await http.showSchedule('every-second');
+      return shown.firings.find((f) => f.outcome === 'fired');
+    }, 'a fired tick', 15000);
+    const paused = await http.pauseSchedule('every-second');
+    assert.equal(paused.paused, true);
+    assert.equal(paused.nextTick, null);
+    assert.match(paused.lastTick, TICK);
+    assert.match(first.tick, TICK);
+    assert.equal(first.agent, agent.id);
+    assert.equal(first.clientMessageId, `schedule:every-second:${first.tick}`);
+    assert.ok(first.turnId, 'the prompt to an idle agent starts a turn');
+    const done = await until(async () => {
+      const shown = await http.showSchedule('every-second', {firings: 100});
+      const f = shown.firings.find((x) => x.tick === first.tick);
+      return f?.turnOutcome === 'completed' && shown;
+    }, 'the fired turn completed');
+    assert.ok(done.firings.length >= 1 && done.firings.length <= 100);
+    assert.ok(done.firings.every((f, i) => i === 0 || f.tick < done.firings[i - 1].tick), 'newest first');
+
+    // The agent's log: one automation.fired per fired tick, keyed by the tick, before its prompt.
+    await until(async () => (await http.getAgent(agent.id)).status === 'idle', `${agent.id} idle`);
+    const {events} = await readAllEvents(http, agent.id);
+    const fired = events.filter((e) => e.kind === 'automation.fired');
+    const keys = fired.map((e) => e.payload.key);
+    assert.equal(new Set(keys).size, keys.length, 'each tick once');
+    const mine = fired.find((e) => e.payload.key === first.tick);
+    assert.deepEqual(mine.payload, {source: 'schedule', id: 'every-second', key: first.tick, missingFields: []});
+    const prompt = events.find((e) => e.kind === 'user.message' && e.payload.clientMessageId === first.clientMessageId);
+    assert.equal(prompt.payload.text, `tick ${first.tick} of every-second`);
+    assert.ok(prompt.seq > mine.seq);
+
+    // Paused: no more firings (one in flight at the pause may still be recorded: wait it out).
+    await new Promise((r) => setTimeout(r, 1500));
+    const recorded = (await http.showSchedule('every-second', {firings: 100})).firings.length;
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal((await http.showSchedule('every-second', {firings: 100})).firings.length, recorded);
+    // Pausing again changes nothing; resuming goes on from the next tick.
+    assert.equal((await http.pauseSchedule('every-second')).paused, true);
+    const resumed = await http.resumeSchedule('every-second');
+    assert.equal(resumed.paused, false);
+    assert.match(resumed.nextTick, TICK);
+
+    await http.deleteSchedule('every-second');
+    assert.ok(!(await http.listSchedules()).some((s) => s.id === 'every-second'));
+    await assert.rejects(http.showSchedule('every-second'),
+                         (e) => e instanceof AgentstreamError && e.code === 'not_found' && e.status === 404);
+    await assert.rejects(http.deleteSchedule('every-second'), (e) => e.status === 404);
+  });
+
+  test('a cron schedule in a time zone that makes an agent from a template', async () => {
+    // The system's zoneinfo (the daemon reads it); UTC is built in.
+    const zone = fs.existsSync('/usr/share/zoneinfo/Europe/Berlin') ? 'Europe/Berlin' : 'UTC';
+    const template = {provider: 'scripted', cwd: '/tmp', title: 'Standup {{date}}'};
+    const made = await http.createSchedule({id: 'standup', cron: '0 9 * * 1-5', timezone: zone, template,
+                                            prompt: 'Summarize what changed since yesterday ({{date}})',
+                                            missed: 'run-once'});
+    assert.deepEqual([made.cron, made.timezone, made.missed, made.agent, made.every],
+                     ['0 9 * * 1-5', zone, 'run-once', undefined, undefined]);
+    assert.deepEqual(made.template, template);
+    // The next tick: 09:00 on a weekday in the zone.
+    const next = new Date(made.nextTick);
+    assert.ok(next.getTime() > Date.now());
+    const inZone = (o) => new Intl.DateTimeFormat('en-GB', {timeZone: zone, ...o}).format(next);
+    assert.ok(['Mon', 'Tue', 'Wed', 'Thu', 'Fri'].includes(inZone({weekday: 'short'})), made.nextTick);
+    assert.equal(inZone({hour: '2-digit', minute: '2-digit', hourCycle: 'h23'}), '09:00');
+    const shown = await http.showSchedule('standup');
+    assert.deepEqual(shown.firings, []);
+    assert.equal(shown.template.title, 'Standup {{date}}');
+    await http.deleteSchedule('standup');
+  });
+
+  test('refusals: the daemon\'s words, naming what is wrong', async () => {
+    const agent = await http.createAgent({provider: 'scripted', cwd: '/tmp'});
+    const refused = async (definition, code, status, words) => {
+      const e = await http.createSchedule(definition).catch((x) => x);
+      assert.ok(e instanceof AgentstreamError, JSON.stringify(definition));
+      assert.deepEqual([e.code, e.status], [code, status], e.message);
+      assert.match(e.message, words);
+    };
+    const base = {id: 'r', agent: agent.id, prompt: 'x'};
+    await refused({...base, cron: '0 9 * * *', every: '1h'}, 'invalid_argument', 400, /cron.*every/);
+    await refused({...base}, 'invalid_argument', 400, /cron.*every/);
+    await refused({...base, every: '1h', colour: 'blue'}, 'invalid_argument', 400, /colour/);
+    await refused({...base, every: '500ms'}, 'invalid_argument', 400, /interval/);
+    await refused({...base, cron: '0 25 * * *'}, 'invalid_argument', 400, /cron/);
+    await refused({...base, cron: '0 0 30 2 *'}, 'invalid_argument', 400, /never fires/);
+    await refused({...base, cron: '0 9 * * *', timezone: 'Mars/Olympus'}, 'invalid_argument', 400, /timezone/);
+    await refused({...base, every: '1h', timezone: 'UTC'}, 'invalid_argument', 400, /timezone/);
+    await refused({id: 'r', every: '1h', prompt: 'x'}, 'invalid_argument', 400, /agent.*template/);
+    await refused({...base, every: '1h', missed: 'later'}, 'invalid_argument', 400, /missed/);
+    await refused({...base, id: 'no spaces', every: '1h'}, 'invalid_argument', 400, /id/);
+    await http.createSchedule({...base, id: 'taken', every: '1d'});
+    await refused({...base, id: 'taken', every: '1d'}, 'already_exists', 409, /taken exists/);
+    for (const firings of [0, 101]) {
+      await assert.rejects(http.showSchedule('taken', {firings}),
+                           (e) => e.code === 'invalid_argument' && e.status === 400 && /firings/.test(e.message));
+    }
+    for (const call of [() => http.pauseSchedule('none'), () => http.resumeSchedule('none'), () => http.showSchedule('none')])
+      await assert.rejects(call(), (e) => e instanceof AgentstreamError && e.code === 'not_found' && e.status === 404);
+    await http.deleteSchedule('taken');
   });
 });
 

@@ -193,3 +193,60 @@ test('a git action posts its body to its path, once, and answers the outcome', a
   ]);
   assert.deepEqual(calls.map((c) => c.body), [{message: 'Fix it'}, {into: 'main', noFastForward: true}, {}, {}, {}]);
 });
+
+test('the schedule calls: their paths, bodies and query; reads and pause/resume retried, create and delete never', async () => {
+  const schedule = {id: 'nightly', cron: '0 2 * * *', timezone: 'UTC', agent: 'ses_1', prompt: 'Run the tests', missed: 'skip',
+                    paused: false, createdMs: 1, lastTick: null, nextTick: '2026-12-07T02:00:00Z', pendingTick: null,
+                    leaseOwner: ''};
+  const firing = {tick: '2026-12-06T02:00:00Z', outcome: 'fired', recordedMs: 2, agent: 'ses_1',
+                  clientMessageId: 'schedule:nightly:2026-12-06T02:00:00Z', turnId: 'turn_1', turnOutcome: 'completed'};
+  let unavailable = 0;
+  const {fn, calls} = recordingFetch(({method, path}) => {
+    if (unavailable > 0) {
+      unavailable--;
+      return [503, {error: {code: 'unavailable', message: 'the store is busy'}}];
+    }
+    if (path === '/v1/schedules' && method === 'GET') return [200, {schedules: [schedule]}];
+    if (path === '/v1/schedules' && method === 'POST') return [201, schedule];
+    if (path === '/v1/schedules/nightly' && method === 'GET') return [200, {...schedule, firings: [firing]}];
+    if (path === '/v1/schedules/nightly/pause') return [200, {...schedule, paused: true, nextTick: null}];
+    if (path === '/v1/schedules/nightly/resume') return [200, schedule];
+    if (path === '/v1/schedules/nightly' && method === 'DELETE') return [200, {ok: true}];
+    return [404, {error: {code: 'not_found', message: `no schedule ${path}`}}];
+  });
+  const http = new AgentstreamHttp({baseUrl: 'http://h', fetch: fn, retryMinDelayMs: 1, retryMaxDelayMs: 2});
+  assert.deepEqual(await http.listSchedules(), [schedule]);
+  const definition = {id: 'nightly', cron: '0 2 * * *', agent: 'ses_1', prompt: 'Run the tests'};
+  assert.deepEqual(await http.createSchedule(definition), schedule); // a 201 answer
+  assert.deepEqual((await http.showSchedule('nightly', {firings: 5})).firings, [firing]);
+  await http.showSchedule('nightly');
+  assert.equal((await http.pauseSchedule('nightly')).nextTick, null);
+  assert.equal((await http.resumeSchedule('nightly')).paused, false);
+  assert.equal(await http.deleteSchedule('nightly'), undefined);
+  const missing = await http.showSchedule('gone').catch((e) => e);
+  assert.deepEqual([missing.code, missing.status], ['not_found', 404]);
+  assert.deepEqual(calls.map((c) => `${c.method} ${c.path}`), [
+    'GET /v1/schedules', 'POST /v1/schedules', 'GET /v1/schedules/nightly', 'GET /v1/schedules/nightly',
+    'POST /v1/schedules/nightly/pause', 'POST /v1/schedules/nightly/resume', 'DELETE /v1/schedules/nightly',
+    'GET /v1/schedules/gone',
+  ]);
+  assert.deepEqual(calls[1].body, definition);
+  assert.deepEqual(calls[2].query, {firings: '5'});
+  assert.deepEqual(calls[3].query, {});
+  assert.deepEqual(calls[4].body, {});
+
+  // A 503: the reads and pause are retried, a create and a delete are not.
+  calls.length = 0;
+  unavailable = 1;
+  assert.equal((await http.listSchedules()).length, 1);
+  unavailable = 1;
+  assert.equal((await http.pauseSchedule('nightly')).paused, true);
+  unavailable = 1;
+  await assert.rejects(http.createSchedule(definition), (e) => e instanceof AgentstreamError && e.status === 503);
+  unavailable = 1;
+  await assert.rejects(http.deleteSchedule('nightly'), (e) => e.status === 503);
+  assert.deepEqual(calls.map((c) => `${c.method} ${c.path}`), [
+    'GET /v1/schedules', 'GET /v1/schedules', 'POST /v1/schedules/nightly/pause', 'POST /v1/schedules/nightly/pause',
+    'POST /v1/schedules', 'DELETE /v1/schedules/nightly',
+  ]);
+});

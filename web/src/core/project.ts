@@ -97,8 +97,9 @@ export function workspaceActionText(p: Record<string, any>): string {
   return text;
 }
 
-// The notice text of an `automation.fired` event (a trigger's delivery, docs/automation.md), as
-// the daemon's AutomationFiredText writes it: "trigger issues: delivery 72d3162e (issues)".
+// The notice text of an `automation.fired` event (a trigger's delivery or a schedule's tick,
+// docs/automation.md), as the daemon's AutomationFiredText writes it: "trigger issues: delivery
+// 72d3162e (issues)", "schedule nightly: tick 2026-12-06T02:00:00Z".
 export function automationFiredText(p: Record<string, any>): string {
   let text = `${p.source} ${p.id}: ${p.source === 'trigger' ? 'delivery' : 'tick'} ${p.key}`;
   if (typeof p.event === 'string') text += ` (${p.event})`;

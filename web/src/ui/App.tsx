@@ -14,6 +14,7 @@ import { parseFragment } from '../core/auth';
 import { inboxEntries, meetAgents, type SeenCursors } from '../core/inbox';
 import { WorktreeDirectory } from './Changes';
 import { Inbox, relativeTime, StaleNote } from './Inbox';
+import { SchedulesOverlay } from './Schedules';
 import type { PageSession } from './session';
 import { SettingsOverlay } from './Settings';
 import { handleShortcut, HelpOverlay } from './Help';
@@ -82,6 +83,7 @@ export function App({
   const [drawer, setDrawer] = useState(false);
   const [help, setHelp] = useState(false);
   const [settings, setSettings] = useState(false);
+  const [schedules, setSchedules] = useState(false);
   const focusedAgent = panes.find((p) => p.id === focused)?.agentId ?? null;
   useEffect(() => engine.setFocusedAgent(focusedAgent), [engine, focusedAgent]);
 
@@ -274,6 +276,9 @@ export function App({
         <button type="button" class="muted-button" onClick={() => setSettings(true)} data-testid="open-settings">
           Devices and notifications
         </button>
+        <button type="button" class="muted-button" onClick={() => setSchedules(true)} data-testid="open-schedules">
+          Schedules
+        </button>
       </aside>
       <main class="panes" style={{ gridTemplateColumns: `repeat(${panes.length}, minmax(0, 1fr))` }}>
         {panes.map((p) => (
@@ -303,6 +308,19 @@ export function App({
       </main>
       {help ? <HelpOverlay onClose={() => setHelp(false)} /> : null}
       {settings ? <SettingsOverlay http={http} onClose={() => setSettings(false)} /> : null}
+      {schedules ? (
+        <SchedulesOverlay
+          http={http}
+          agents={agents.filter((a) => !a.closed)}
+          providers={BUILT_IN_PROVIDERS}
+          titleOf={(id) => engine.agents.get(id)?.title || id}
+          onOpenAgent={(id) => {
+            setSchedules(false);
+            openAgent(id);
+          }}
+          onClose={() => setSchedules(false)}
+        />
+      ) : null}
     </div>
   );
 }

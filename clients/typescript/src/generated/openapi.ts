@@ -569,6 +569,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every schedule, by id */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Create a schedule
+         * @description A schedule prompts an agent, or a new agent made from a template, at each tick of a cron
+         *     expression in a time zone or of an interval, exactly once per tick (docs/automation.md,
+         *     "Schedules"). The definition is refused (400, naming the member) for an unknown member,
+         *     both or neither of `cron` and `every` or of `agent` and `template`, a cron expression that
+         *     does not parse or never fires, an unknown time zone, `timezone` without `cron`, a prompt
+         *     or title that is not a template, and ticks more often than the daemon's floor
+         *     (`serve --schedule-floor`, one a minute by default). An id that is taken is `409
+         *     already_exists`; past 1,000 schedules, `429`. Not idempotent: a retry of a create that
+         *     was made answers `409`.
+         *
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["ScheduleId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One schedule with its last firings
+         * @description The schedule and its newest `firings` (handled ticks, newest first), each fired one with
+         *     its turn's outcome as the agent's log has it.
+         *
+         */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        /** Delete a schedule and its firings (the agents it made stay) */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["ScheduleId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a schedule
+         * @description Stops its firings; `nextTick` becomes `null`. Pausing a
+         *     paused schedule changes nothing. The body, if any, is ignored.
+         *
+         */
+        post: operations["pauseSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["ScheduleId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused schedule
+         * @description Goes on from the next tick after the resume: the ticks of the paused time are neither
+         *     fired nor recorded. Resuming an active schedule changes nothing. The body, if any, is
+         *     ignored.
+         *
+         */
+        post: operations["resumeSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/worktrees": {
         parameters: {
             query?: never;
@@ -1660,9 +1764,9 @@ export interface components {
         AutomationFiredPayload: {
             /** @enum {string} */
             source: "trigger" | "schedule";
-            /** @description The trigger's id. */
+            /** @description The trigger's or the schedule's id. */
             id: string;
-            /** @description The delivery id (X-GitHub-Delivery or Idempotency-Key). */
+            /** @description A delivery's id (X-GitHub-Delivery or Idempotency-Key), or a schedule's tick (`2026-12-06T09:00:00Z`). */
             key: string;
             /** @description X-GitHub-Event of the delivery. */
             event?: string;
@@ -1694,6 +1798,157 @@ export interface components {
             ignored: true;
             event: string;
         };
+        /** @description The body of `POST /v1/schedules` (docs/automation.md, "A schedule's definition"): `id`,
+         *     exactly one of `cron` (with `timezone`) and `every`, exactly one of `agent` and
+         *     `template`, `prompt`, and `missed`. Unknown members are refused.
+         *      */
+        ScheduleDefinition: {
+            id: components["schemas"]["ScheduleIdText"];
+            /**
+             * @description Five fields (minute, hour, day of month, month, day of week), each `*`, a number, a
+             *     range, a list, or any of these with a step (`*\/15`); names of months and days allowed.
+             *
+             * @example 0 9 * * 1-5
+             */
+            cron?: string;
+            /**
+             * @description With `cron`, the IANA zone its times are read in.
+             * @default UTC
+             * @example Europe/Berlin
+             */
+            timezone: string;
+            /**
+             * @description An interval, a whole number of seconds, minutes, hours or days; ticks are counted from the schedule's creation.
+             * @example 90s
+             * @example 15m
+             * @example 2h
+             * @example 1d
+             */
+            every?: string;
+            /** @description The agent each tick prompts, `ses_...`. */
+            agent?: string;
+            template?: components["schemas"]["AgentTemplate"];
+            /** @description The prompt, a template over the tick's fields `{{schedule}}`, `{{tick}}`, `{{date}}`
+             *     and `{{time}}` (the date and time in the schedule's time zone).
+             *      */
+            prompt: string;
+            /**
+             * @description What becomes of ticks no daemon fired within 60 s: recorded as skipped, or the newest
+             *     of them fired once (the others skipped).
+             *
+             * @default skip
+             * @enum {string}
+             */
+            missed: "skip" | "run-once";
+        };
+        /** @description A new agent per tick (as for triggers, docs/automation.md). Unknown members are refused. */
+        AgentTemplate: {
+            provider: components["schemas"]["AgentConfig"]["provider"];
+            /** @description An absolute directory. */
+            cwd: string;
+            /** @description A git worktree of its own (docs/workspaces.md); stored only when `true`. */
+            worktree?: boolean;
+            model?: string;
+            mode?: string;
+            /** @description The agent's title, a template over the tick's fields as the prompt is. */
+            title?: string;
+        };
+        /**
+         * Format: date-time
+         * @description A tick's time in UTC, whole seconds.
+         * @example 2026-12-06T09:00:00Z
+         */
+        ScheduleTick: string;
+        /** @description A schedule: its definition as stored (`timezone` always with `cron`, `missed` always),
+         *     and its state.
+         *      */
+        Schedule: {
+            id: components["schemas"]["ScheduleIdText"];
+            cron?: components["schemas"]["ScheduleDefinition"]["cron"];
+            timezone?: components["schemas"]["ScheduleDefinition"]["timezone"];
+            every?: components["schemas"]["ScheduleDefinition"]["every"];
+            agent?: components["schemas"]["ScheduleDefinition"]["agent"];
+            template?: components["schemas"]["AgentTemplate"];
+            prompt: components["schemas"]["ScheduleDefinition"]["prompt"];
+            missed: components["schemas"]["ScheduleDefinition"]["missed"];
+            paused: boolean;
+            /** @description When it was made, ms since the epoch; an interval's ticks count from it. */
+            createdMs: number;
+            /**
+             * Format: date-time
+             * @description Every tick at or before it is handled (fired or skipped; a resume moves it to the
+             *     time of the resume). `null` before the first.
+             *
+             * @example 2026-12-06T09:00:00Z
+             */
+            lastTick: string | null;
+            /**
+             * Format: date-time
+             * @description The next tick; `null` while paused, or when there is none within ten years.
+             * @example 2026-12-07T09:00:00Z
+             */
+            nextTick: string | null;
+            /**
+             * Format: date-time
+             * @description A tick being fired (a daemon that takes the schedule over fires it first); `null` when none.
+             */
+            pendingTick: string | null;
+            /** @description The daemon that fires it now; `""` when none holds its lease. */
+            leaseOwner: string;
+        };
+        /** @description A schedule (as `Schedule`) with its last `firings`, newest first. */
+        ScheduleDetail: {
+            id: components["schemas"]["Schedule"]["id"];
+            cron?: components["schemas"]["Schedule"]["cron"];
+            timezone?: components["schemas"]["Schedule"]["timezone"];
+            every?: components["schemas"]["Schedule"]["every"];
+            agent?: components["schemas"]["Schedule"]["agent"];
+            template?: components["schemas"]["Schedule"]["template"];
+            prompt: components["schemas"]["Schedule"]["prompt"];
+            missed: components["schemas"]["Schedule"]["missed"];
+            paused: components["schemas"]["Schedule"]["paused"];
+            createdMs: components["schemas"]["Schedule"]["createdMs"];
+            lastTick: components["schemas"]["Schedule"]["lastTick"];
+            nextTick: components["schemas"]["Schedule"]["nextTick"];
+            pendingTick: components["schemas"]["Schedule"]["pendingTick"];
+            leaseOwner: components["schemas"]["Schedule"]["leaseOwner"];
+            firings: components["schemas"]["ScheduleFiring"][];
+        };
+        /** @description One handled tick, or one run of skipped ticks. `fired`: the prompt was sent (`agent`,
+         *     `clientMessageId` `schedule:ID:TICK`, and `turnId` unless it was queued); `failed`: it
+         *     could not be (`detail` says why, such as an agent that no longer exists); `skipped`:
+         *     missed ticks (`detail` says why; a run of more than one has `firstTick` and `ticks`).
+         *      */
+        ScheduleFiring: {
+            tick: components["schemas"]["ScheduleTick"];
+            /** @enum {string} */
+            outcome: "fired" | "skipped" | "failed";
+            /** @description When it was recorded, ms since the epoch. */
+            recordedMs: number;
+            firstTick?: components["schemas"]["ScheduleTick"];
+            /** @description The ticks a skipped run stands for. */
+            ticks?: number;
+            /** @description The agent prompted (or made from the template). */
+            agent?: string;
+            /** @description "schedule:ID:TICK". */
+            clientMessageId?: string;
+            /** @description The turn the prompt started or joined. */
+            turnId?: string;
+            /**
+             * @description The turn's outcome, from the agent's log; `""` when the turn is not among its last 2,000 events.
+             * @enum {string}
+             */
+            turnOutcome?: "completed" | "failed" | "canceled" | "running" | "";
+            detail?: string;
+        };
+        ScheduleList: {
+            schedules: components["schemas"]["Schedule"][];
+        };
+        /**
+         * @description 1 to 64 letters, digits, `_` and `-`.
+         * @example nightly
+         */
+        ScheduleIdText: string;
         /** @description The members of a git action: `message` for commit; `into` and `noFastForward` for merge;
          *     `remote` for push; none for discard. A member of another action is refused (400).
          *      */
@@ -2238,7 +2493,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description No such agent, consumer or device, no endpoint, or a feature this daemon does not run (`not_found`). */
+        /** @description No such agent, consumer, device or schedule, no endpoint, or a feature this daemon does not run (`not_found`). */
         NotFound: {
             headers: {
                 [name: string]: unknown;
@@ -2323,6 +2578,7 @@ export interface components {
         ConsumerId: components["schemas"]["ConsumerIdText"];
         /** @description A device id, `dev_...`. */
         DeviceId: string;
+        ScheduleId: components["schemas"]["ScheduleIdText"];
         SubscriptionId: string;
         /** @description Makes the create idempotent, as the body's `clientRequestId` does (the body wins). */
         IdempotencyKey: string;
@@ -3099,6 +3355,168 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["TooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedules. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleDefinition"];
+            };
+        };
+        responses: {
+            /** @description The new schedule. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["InvalidArgument"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            /** @description The store holds 1,000 schedules already (`resource_exhausted`). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: {
+                /** @description How many firings to list. */
+                firings?: number;
+            };
+            header?: never;
+            path: {
+                id: components["parameters"]["ScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleDetail"];
+                };
+            };
+            400: components["responses"]["InvalidArgument"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["ScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Ok"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    pauseSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["ScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule, paused. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    resumeSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["ScheduleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule, active. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
     };
