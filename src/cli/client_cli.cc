@@ -278,7 +278,10 @@ void ClientCommands::State::AddWorkspaces(CLI::App& app) {
                      "compare with this commit or branch (default: the worktree's base)");
   s.worktrees = Command(app, "worktrees", "list agents' worktrees and their state", json);
   GitCommandOptions& g = s.git_options;
-  s.git = Command(app, "git", "commit, merge, push or discard an agent's worktree changes", json);
+  s.git = Command(app, "git",
+                  "commit, merge, push, open a pull request of or discard an agent's worktree "
+                  "changes",
+                  json);
   s.git->require_subcommand(1, 1);
   auto action = [&](const char* name, const char* help) {
     CLI::App* command = Command(*s.git, name, help, nullptr);
@@ -294,6 +297,13 @@ void ClientCommands::State::AddWorkspaces(CLI::App& app) {
   merge->add_flag("--no-ff", g.no_ff, "a merge commit even when a fast-forward would do");
   action("push", "push the worktree's branch to a remote of the repository")
       ->add_option("--remote", g.remote, "the remote")
+      ->capture_default_str();
+  CLI::App* pr = action("pr", "push the worktree's branch and open a GitHub pull request of it (gh)");
+  pr->add_option("--title", g.title,
+                 "the pull request's title (default: the first line of the agent's last message)");
+  pr->add_option("--body", g.body, "its description");
+  pr->add_option("--base", g.base, "the branch it merges into (default: the worktree's base)");
+  pr->add_option("--remote", g.remote, "the remote pushed to, a GitHub repository")
       ->capture_default_str();
   action("discard", "drop the worktree's uncommitted changes (ignored files stay)");
 }

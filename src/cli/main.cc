@@ -129,6 +129,9 @@ void AddAgentOptions(CLI::App* serve_cmd, agentstream::cli::ServeOptions& serve)
   serve_cmd->add_option("--git-author", serve.git_author,
                         "'Name <email>': the author of the commits of git actions on worktrees "
                         "(default: the repository's user.name and user.email)");
+  serve_cmd->add_option("--gh-program", serve.gh_program,
+                        "the GitHub CLI that opens pull requests of worktrees (git pr)")
+      ->capture_default_str();
   serve_cmd->add_option("--claude-program", serve.claude_program, "the claude CLI")
       ->capture_default_str();
   serve_cmd->add_option("--codex-program", serve.codex_program, "the codex CLI")

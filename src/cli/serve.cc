@@ -501,6 +501,7 @@ void StopDaemon(Daemon& daemon) {
 // (docs/automation.md).
 Status AutomationOptions(const ServeOptions& options, server::WorkspaceRoutesOptions& workspace,
                          std::vector<server::Trigger>& triggers, std::int64_t& schedule_floor_ms) {
+  workspace.git.gh_program = options.gh_program;
   Result<std::int64_t> floor = server::ParseInterval(options.schedule_floor);
   if (!floor.ok())
     return Error(ErrorCode::kInvalidArgument, "--schedule-floor: " + floor.status().message());

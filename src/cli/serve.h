@@ -60,6 +60,7 @@ struct ServeOptions {
   // "30s".
   std::string schedule_floor = "1m";
   std::string claude_program = "claude";
+  std::string gh_program = "gh";  // the GitHub CLI of pull requests (docs/workspaces.md)
   std::string codex_program = "codex";
   std::string opencode_program = "opencode";  // the `opencode` provider (opencode serve)
   // Several daemons on one store (docs/architecture.md, "Agent ownership"). The data directory

@@ -552,11 +552,12 @@ struct WorkspaceRemoved {
 };
 
 // A git action on the session's worktree (docs/workspaces.md, "Git actions"): `action` is
-// "commit", "merge", "push" or "discard"; `outcome` is "committed", "merged", "fast-forward",
-// "up-to-date", "pushed", "discarded", or "conflict" / "refused" when git would not (a merge's
-// conflicting `files`, a refused push's git `message`; nothing changed). `branch` is the
-// worktree's branch, `commit` the commit made or reached, `target` the branch merged into or the
-// remote pushed to, `message` the commit message's first line or git's own words.
+// "commit", "merge", "push", "pr" (a pull request) or "discard"; `outcome` is "committed",
+// "merged", "fast-forward", "up-to-date", "pushed", "opened", "discarded", or "conflict" /
+// "refused" / "failed" when git or gh would not (a merge's conflicting `files`, a refused push's
+// git `message`, gh's `message`). `branch` is the worktree's branch, `commit` the commit made or
+// reached, `target` the branch merged into (or a pull request's base) or the remote pushed to,
+// `message` the commit message's first line or git's own words, `url` an opened pull request's.
 struct WorkspaceAction {
   static constexpr EventKind kKind = EventKind::kWorkspaceAction;
   std::string action;
@@ -566,10 +567,11 @@ struct WorkspaceAction {
   std::optional<std::string> target;
   std::optional<std::string> message;
   std::vector<std::string> files;
+  std::optional<std::string> url;  // "pr" opened: the pull request's address
   template <class V>
   void Fields(V& v) {
     v("action", action), v("outcome", outcome), v("branch", branch), v("commit", commit),
-        v("target", target), v("message", message), v("files", files);
+        v("target", target), v("message", message), v("files", files), v("url", url);
   }
 };
 

@@ -10,6 +10,7 @@ std::string WorkspaceActionText(const WorkspaceAction& action) {
   std::string text = "git " + action.action + " " + action.outcome;
   if (action.commit) text += " " + action.commit->substr(0, 12);
   if (action.target) text += (action.action == "push" ? " to " : " into ") + *action.target;
+  if (action.url) text += " " + *action.url;
   if (action.message) text += ": " + *action.message;
   for (std::size_t i = 0; i < action.files.size() && i < kFilesNamed; ++i)
     text += (i == 0 ? ": " : ", ") + action.files[i];
@@ -19,7 +20,7 @@ std::string WorkspaceActionText(const WorkspaceAction& action) {
 }
 
 bool WorkspaceActionRefused(const WorkspaceAction& action) {
-  return action.outcome == "conflict" || action.outcome == "refused";
+  return action.outcome == "conflict" || action.outcome == "refused" || action.outcome == "failed";
 }
 
 std::string AutomationFiredText(const AutomationFired& fired) {

@@ -74,16 +74,19 @@ constexpr std::string_view kTools = R"json([
  "description": "Interrupts the agent's running turn (it ends canceled).",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["agent"],
   "properties": {"agent": {"type": "string"}}}},
-{"name": "agent_git", "title": "Commit, merge, push or discard an agent's worktree changes",
- "description": "A git action on the worktree of an agent created with one: commit its changes (message, default the first line of its last message), merge its branch into the base (or into), push its branch to a remote of the repository (default origin), or discard its uncommitted changes. Returns the outcome (committed, fast-forward, merged, up-to-date, conflict, pushed, refused, discarded), the commit and the files; conflict and refused changed nothing. Recorded in the agent's log.",
+{"name": "agent_git", "title": "Commit, merge, push, open a pull request of or discard an agent's worktree changes",
+ "description": "A git action on the worktree of an agent created with one: commit its changes (message, default the first line of its last message), merge its branch into the base (or into), push its branch to a remote of the repository (default origin), open a GitHub pull request of it (pr: pushes, then runs the daemon's gh CLI; title defaults to the first line of its last message), or discard its uncommitted changes. Returns the outcome (committed, fast-forward, merged, up-to-date, conflict, pushed, opened with the url, refused, failed, discarded), the commit and the files; conflict and refused changed nothing. Recorded in the agent's log.",
  "inputSchema": {"type": "object", "additionalProperties": false, "required": ["agent", "action"],
   "properties": {
    "agent": {"type": "string"},
-   "action": {"type": "string", "enum": ["commit", "merge", "push", "discard"]},
+   "action": {"type": "string", "enum": ["commit", "merge", "push", "pr", "discard"]},
    "message": {"type": "string", "description": "commit: the commit message"},
    "into": {"type": "string", "description": "merge: the branch to merge into (default: the worktree's base)"},
    "noFastForward": {"type": "boolean", "description": "merge: a merge commit even when a fast-forward would do"},
-   "remote": {"type": "string", "description": "push: the remote (default origin)"}}}},
+   "remote": {"type": "string", "description": "push, pr: the remote (default origin)"},
+   "title": {"type": "string", "description": "pr: the pull request's title"},
+   "body": {"type": "string", "description": "pr: its description"},
+   "base": {"type": "string", "description": "pr: the branch it merges into (default: the worktree's base)"}}}},
 {"name": "permission_answer", "title": "Answer a permission request",
  "description": "Allows or denies a pending permission request of an agent (agents_list shows them).",
  "inputSchema": {"type": "object", "additionalProperties": false,
@@ -403,18 +406,23 @@ Result<json::object> GitAction(const ToolEnv& env, const Args& args) {
   AS_ASSIGN_OR_RETURN(std::optional<std::string> a, args.Str("action"));
   if (!a) return Invalid("action is required");
   AS_ASSIGN_OR_RETURN(std::string action,
-                      OneOf(a, "action", {"commit", "merge", "push", "discard"}));
+                      OneOf(a, "action", {"commit", "merge", "push", "pr", "discard"}));
   json::object body;
-  auto take = [&](const char* name, std::string_view only) -> Status {
+  auto take = [&](const char* name, std::initializer_list<std::string_view> only) -> Status {
     AS_ASSIGN_OR_RETURN(std::optional<std::string> value, args.Str(name));
     if (!value) return Status::Ok();
-    if (action != only) return Invalid(std::string(name) + " is for " + std::string(only));
+    if (std::find(only.begin(), only.end(), action) == only.end())
+      return Invalid(std::string(name) + " is for " + std::string(*only.begin()) +
+                     (only.size() > 1 ? " and " + std::string(*(only.begin() + 1)) : ""));
     body[name] = *value;
     return Status::Ok();
   };
-  AS_RETURN_IF_ERROR(take("message", "commit"));
-  AS_RETURN_IF_ERROR(take("into", "merge"));
-  AS_RETURN_IF_ERROR(take("remote", "push"));
+  AS_RETURN_IF_ERROR(take("message", {"commit"}));
+  AS_RETURN_IF_ERROR(take("into", {"merge"}));
+  AS_RETURN_IF_ERROR(take("remote", {"push", "pr"}));
+  AS_RETURN_IF_ERROR(take("title", {"pr"}));
+  AS_RETURN_IF_ERROR(take("body", {"pr"}));
+  AS_RETURN_IF_ERROR(take("base", {"pr"}));
   AS_ASSIGN_OR_RETURN(bool no_ff, args.Bool("noFastForward"));
   if (no_ff && action != "merge") return Invalid("noFastForward is for merge");
   if (no_ff) body["noFastForward"] = true;

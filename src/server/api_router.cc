@@ -244,7 +244,8 @@ std::string ApiRouter::RouteOf(const HttpRequest& request) {
   if (seg.size() == 5 && (seg[3] == "permissions" || seg[3] == "messages"))
     return "/v1/agents/{id}/" + seg[3] + "/{key}";
   if (seg.size() == 5 && seg[3] == "git" &&
-      (seg[4] == "commit" || seg[4] == "merge" || seg[4] == "push" || seg[4] == "discard"))
+      (seg[4] == "commit" || seg[4] == "merge" || seg[4] == "push" || seg[4] == "pr" ||
+       seg[4] == "discard"))
     return "/v1/agents/{id}/git/" + seg[4];
   return "other";
 }

@@ -2,6 +2,7 @@
 
 #include <boost/json/parse.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <condition_variable>
 #include <deque>
@@ -60,7 +61,8 @@ constexpr std::size_t kMaxSubjectBytes = 1000;  // of a message taken from the a
 // The git actions of POST /v1/agents/{id}/git/{action}, and whether each changes the worktree
 // (refused while the agent is in a turn).
 bool IsGitAction(std::string_view action) {
-  return action == "commit" || action == "merge" || action == "push" || action == "discard";
+  return action == "commit" || action == "merge" || action == "push" || action == "pr" ||
+         action == "discard";
 }
 bool TouchesWorktree(std::string_view action) { return action == "commit" || action == "discard"; }
 
@@ -70,7 +72,9 @@ Status CheckGitActionMembers(std::string_view action, const json::object& body) 
     const std::string_view key = member.key();
     const bool known = (action == "commit" && key == "message") ||
                        (action == "merge" && (key == "into" || key == "noFastForward")) ||
-                       (action == "push" && key == "remote");
+                       (action == "push" && key == "remote") ||
+                       (action == "pr" && (key == "title" || key == "body" || key == "base" ||
+                                           key == "remote"));
     if (!known) {
       return Error(ErrorCode::kInvalidArgument,
                    "unknown field \"" + std::string(key) + "\" in git " + std::string(action));
@@ -284,7 +288,7 @@ void WorkspaceRoutes::GitAction(const SessionId& id, const std::string& action, 
                                 const GitDone& done) {
   if (!IsGitAction(action)) {
     return done(Error(ErrorCode::kNotFound,
-                      "no git action \"" + action + "\" (commit, merge, push, discard)"));
+                      "no git action \"" + action + "\" (commit, merge, push, pr, discard)"));
   }
   if (Status members = CheckGitActionMembers(action, body); !members.ok()) return done(members);
   agents_.Get(
@@ -484,6 +488,23 @@ void WorkspaceRoutes::Act(const SessionId& id, const std::string& action, const 
     auto remote = StringMember(body, "remote");
     if (!remote.ok()) return reply(remote.status());
     done = actions_.Push(ws, remote->value_or("origin"));
+  } else if (action == "pr") {
+    auto title = StringMember(body, "title");
+    auto text = StringMember(body, "body");
+    auto base = StringMember(body, "base");
+    auto remote = StringMember(body, "remote");
+    for (const auto* member : {&title, &text, &base, &remote})
+      if (!member->ok()) return reply(member->status());
+    std::string fallback;
+    if (!*title) {  // the agent's words, as one line a title may be
+      fallback = LastMessageLine(id);
+      std::replace_if(
+          fallback.begin(), fallback.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; },
+          ' ');
+      fallback = BoundUtf8(fallback, workspace::kMaxPullRequestTitleBytes).text;
+    }
+    done = actions_.PullRequest(ws, remote->value_or("origin"), *base,
+                                *title ? **title : fallback, text->value_or(""));
   } else {
     done = actions_.Discard(ws);
   }

@@ -40,7 +40,7 @@ namespace agentstream::server {
 
 struct WorkspaceRoutesOptions {
   workspace::DiffLimits diff;  // the default bounds of a diff (maxBytes may ask for up to 8 MiB)
-  workspace::GitActionOptions git;  // commits' identity, the push timeout
+  workspace::GitActionOptions git;  // commits' identity, the push timeout, the gh CLI
   std::size_t max_pending = 16;
 };
 
@@ -72,7 +72,7 @@ class WorkspaceRoutes {
   bool ForkWithWorktree(const SessionId& parent, Cursor at,
                         const runtime::Callback<api::AgentSnapshot>& done);
 
-  // Runs the git action `action` (commit, merge, push, discard) with its `body` members on the
+  // Runs the git action `action` (commit, merge, push, pr, discard) with its `body` members on the
   // worktree of `id` and records it (docs/workspaces.md, "Git actions"); `done` runs once, with
   // the result as POST /v1/agents/{id}/git/{action} answers it, on the worker's or the manager's
   // thread. kNotFound for another action, an unknown agent or one without a worktree;

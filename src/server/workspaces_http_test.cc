@@ -22,7 +22,16 @@ class WorkspacesHttpTest : public ServerFixture {
     ShellOutput("git init -q -b main " + repo_ + " && printf 'one\\ntwo\\n' >" + repo_ +
                 "/f.txt && git -C " + repo_ + " add -A && git -C " + repo_ +
                 " -c user.name=t -c user.email=t@t commit -q -m first");
-    workspaces_ = std::make_unique<WorkspaceRoutes>(*manager_, log_, worktrees_);
+    // A stand-in for the GitHub CLI (GitHub cannot be reached here): records its title, answers
+    // a pull request's URL as gh does.
+    test_support::WriteTextFile(gh_, "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --title ] && "
+                                     "printf '%s' \"$2\" > " + gh_ + ".title; shift; done\n"
+                                     "echo https://github.com/octo/app/pull/1\n");
+    fs::permissions(gh_, fs::perms::owner_all);
+    WorkspaceRoutesOptions workspace_options;
+    workspace_options.git.gh_program = gh_;
+    workspaces_ =
+        std::make_unique<WorkspaceRoutes>(*manager_, log_, worktrees_, workspace_options);
     options.workspaces = workspaces_.get();
   }
   void TearDown() override {
@@ -36,6 +45,7 @@ class WorkspacesHttpTest : public ServerFixture {
   test_support::TempDir dir_{"workspaces-http"};
   const std::string repo_ = dir_.File("repo");
   const std::string root_ = dir_.File("worktrees");
+  const std::string gh_ = dir_.File("gh");
   workspace::Worktrees worktrees_{workspace::Git(), root_};
   std::unique_ptr<WorkspaceRoutes> workspaces_;
 };
@@ -204,13 +214,28 @@ TEST_F(WorkspacesHttpTest, GitActionsOnAWorktreeAreRecordedInTheAgentsLog) {
   EXPECT_TRUE(fs::exists(wt + "/during.txt"));
   EXPECT_EQ(Call("POST", git + "merge", "{}").at("outcome"), "up-to-date");  // reads refs only
 
+  // A pull request: pushed, then opened by gh, titled by the agent's last message by default (the
+  // turn that waits for a permission said it).
+  const std::string bare = dir_.File("remote.git");
+  ShellOutput("git init -q --bare " + bare + " && git -C " + repo_ +
+              " remote add origin https://github.com/octo/app.git && git -C " + repo_ +
+              " config remote.origin.pushurl " + bare);
+  json::value opened = Call("POST", git + "pr", "{}");
+  EXPECT_EQ(opened.at("outcome"), "opened");
+  EXPECT_EQ(opened.at("url"), "https://github.com/octo/app/pull/1");
+  EXPECT_EQ(opened.at("target"), "main");
+  EXPECT_EQ(ShellOutput("cat " + gh_ + ".title"), "Let me look at the project first.");
+  json::value no_remote = Call("POST", git + "pr", R"({"title":"t","remote":"upstream"})", 400);
+  EXPECT_NE(json::serialize(no_remote).find("no remote"), std::string::npos) << no_remote;
+  Call("POST", git + "pr", R"({"title":"t","into":"main"})", 400);
+
   // Refused before git runs: an unknown action, a body of another shape, an unknown member, a
   // remote the repository does not have.
   Call("POST", git + "rebase", "{}", 404);
   Call("POST", git + "commit", "[]", 400);
   Call("POST", git + "commit", R"({"mesage":"typo"})", 400);
   Call("POST", git + "merge", R"({"noFastForward":"yes"})", 400);
-  Call("POST", git + "push", R"({"remote":"origin"})", 400);
+  Call("POST", git + "push", R"({"remote":"nowhere"})", 400);
   Call("POST", "/v1/agents/" + CreateAgent() + "/git/commit", "{}", 404);  // no worktree
 
   std::vector<std::string> recorded;
@@ -221,7 +246,7 @@ TEST_F(WorkspacesHttpTest, GitActionsOnAWorktreeAreRecordedInTheAgentsLog) {
   }
   EXPECT_EQ(recorded,
             (std::vector<std::string>{"commit committed", "commit committed", "merge fast-forward",
-                                      "discard discarded", "merge up-to-date"}));
+                                      "discard discarded", "merge up-to-date", "pr opened"}));
 }
 
 TEST_F(WorkspacesHttpTest, AnAgentWithoutAWorktreeHasNoDiffAndForksPlainly) {

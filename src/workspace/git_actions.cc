@@ -7,7 +7,10 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include "core/utf8.h"
+#include "process/run_command.h"
 #include "workspace/refs.h"
 
 namespace agentstream::workspace {
@@ -314,16 +317,11 @@ Status GitActions::MoveBranch(const Workspace& workspace, const GitPlace& reposi
 Result<GitActionResult> GitActions::Push(const Workspace& workspace,
                                          const std::string& remote) const {
   AS_RETURN_IF_ERROR(CheckRemoteName(remote));
-  const Git& git = worktrees_.git();
   AS_ASSIGN_OR_RETURN(GitPlace place, worktrees_.PlaceOf(workspace));
   // The URL is read here and given to git itself, so that none of the remote's other settings
-  // (receivepack, vcs, a helper) apply; pushurl wins over url as in git.
-  std::string url;
-  for (const char* key : {"pushurl", "url"}) {
-    AS_ASSIGN_OR_RETURN(GitOutput got,
-                        git.Run(place, {"config", "--get", "remote." + remote + "." + key}, 8192));
-    if (url.empty()) url = ValueOf(got);
-  }
+  // (receivepack, vcs, a helper) apply.
+  AS_ASSIGN_OR_RETURN(const std::string url, RemoteUrl(place, remote, /*for_push=*/true));
+  const Git& git = worktrees_.git();
   if (url.empty())
     return Error(ErrorCode::kInvalidArgument, "the repository has no remote \"" + remote + "\"");
   if (!PushableUrl(url)) {
@@ -364,6 +362,124 @@ Result<GitActionResult> GitActions::Push(const Workspace& workspace,
   result.outcome = "refused";
   const std::string said = GitMessage(pushed);
   result.message = BoundUtf8(why.empty() ? said : why + ": " + said, 1024).text;
+  return result;
+}
+
+Result<std::string> GitActions::RemoteUrl(const GitPlace& place, const std::string& remote,
+                                          bool for_push) const {
+  std::string url;  // pushurl wins over url for a push, as in git
+  for (const char* key : {"pushurl", "url"}) {
+    if (!for_push && std::string_view(key) == "pushurl") continue;
+    AS_ASSIGN_OR_RETURN(GitOutput got, worktrees_.git().Run(
+                                           place, {"config", "--get", "remote." + remote + "." + key}, 8192));
+    if (url.empty()) url = ValueOf(got);
+  }
+  return url;
+}
+
+std::optional<std::string> GitHubRepository(std::string_view url) {
+  if (HasControl(url)) return std::nullopt;
+  std::string_view rest;
+  std::string_view host;
+  if (url.starts_with("https://") || url.starts_with("ssh://")) {
+    rest = url.substr(url.find("://") + 3);
+    const std::size_t slash = rest.find('/');
+    if (slash == std::string_view::npos) return std::nullopt;
+    host = rest.substr(0, slash);
+    rest.remove_prefix(slash + 1);
+    if (const std::size_t at = host.rfind('@'); at != std::string_view::npos)
+      host.remove_prefix(at + 1);
+    if (const std::size_t colon = host.find(':'); colon != std::string_view::npos)
+      host = host.substr(0, colon);  // ssh://git@host:22/...
+  } else if (url.find("://") == std::string_view::npos && !url.starts_with('/')) {
+    const std::size_t colon = url.find(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    host = url.substr(0, colon);
+    if (const std::size_t at = host.rfind('@'); at != std::string_view::npos)
+      host.remove_prefix(at + 1);
+    rest = url.substr(colon + 1);
+  } else {
+    return std::nullopt;
+  }
+  if (rest.ends_with('/')) rest.remove_suffix(1);
+  if (rest.ends_with(".git")) rest.remove_suffix(4);
+  const std::size_t slash = rest.find('/');
+  if (slash == std::string_view::npos || rest.find('/', slash + 1) != std::string_view::npos)
+    return std::nullopt;
+  auto name_ok = [](std::string_view part) {
+    return !part.empty() && part.front() != '-' && part != "." && part != ".." &&
+           std::all_of(part.begin(), part.end(), [](char c) {
+             return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
+                    c == '.';
+           });
+  };
+  if (!name_ok(host) || !name_ok(rest.substr(0, slash)) || !name_ok(rest.substr(slash + 1)))
+    return std::nullopt;
+  return std::string(host) + "/" + std::string(rest);
+}
+
+Result<GitActionResult> GitActions::PullRequest(const Workspace& workspace,
+                                                const std::string& remote,
+                                                const std::optional<std::string>& base,
+                                                const std::string& title,
+                                                const std::string& body) const {
+  if (title.empty() || title.size() > kMaxPullRequestTitleBytes || HasControl(title) ||
+      !IsValidUtf8(title)) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "a pull request's title is one line of UTF-8 text, 1 to 256 bytes");
+  }
+  if (body.size() > kMaxPullRequestBodyBytes || !IsValidUtf8(body))
+    return Error(ErrorCode::kInvalidArgument, "a pull request's body is UTF-8 text of at most 64 KiB");
+  AS_RETURN_IF_ERROR(CheckRemoteName(remote));
+  AS_ASSIGN_OR_RETURN(GitPlace place, worktrees_.PlaceOf(workspace));
+  AS_ASSIGN_OR_RETURN(const std::string url, RemoteUrl(place, remote, /*for_push=*/false));
+  if (url.empty())
+    return Error(ErrorCode::kInvalidArgument, "the repository has no remote \"" + remote + "\"");
+  const std::optional<std::string> repository = GitHubRepository(url);
+  if (!repository) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "remote \"" + remote + "\" is not a GitHub repository's URL (https://HOST/OWNER/REPO or "
+                 "git@HOST:OWNER/REPO); a pull request is opened with gh on GitHub only");
+  }
+  const Git& git = worktrees_.git();
+  AS_ASSIGN_OR_RETURN(GitPlace repo_place, RepositoryPlace(git, workspace.repository));
+  AS_ASSIGN_OR_RETURN(const std::string target, MergeTarget(workspace, repo_place, base));
+  AS_ASSIGN_OR_RETURN(GitActionResult result, Push(workspace, remote));
+  result.action = "pr";
+  result.target = ShortBranch(target);
+  if (result.outcome != "pushed") return result;
+  // Outside the worktree, with no GIT_* of the daemon's: gh reads nothing the agent wrote.
+  process::SpawnOptions spawn;
+  spawn.argv = {options_.gh_program, "pr",     "create",          "--repo",
+                *repository,         "--head", workspace.branch,  "--base",
+                ShortBranch(target), "--title", title,            "--body",
+                body};
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view variable(*entry);
+    if (!variable.starts_with("GIT_") && !variable.starts_with("GH_PROMPT"))
+      spawn.env.emplace_back(variable);
+  }
+  for (const char* setting : {"GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1",
+                              "GH_SPINNER_DISABLED=1"})
+    spawn.env.emplace_back(setting);
+  spawn.cwd = "/";
+  auto ran = process::RunCommand(spawn, options_.gh_timeout, 64 << 10);
+  if (!ran.ok() && ran.status().code() == ErrorCode::kNotFound) {
+    return Error(ErrorCode::kUnavailable,
+                 "the gh CLI is not installed or not in the daemon's PATH (the branch was pushed)");
+  }
+  if (!ran.ok()) return Error(ErrorCode::kUnavailable, "gh: " + ran.status().message());
+  if (ran->exit.exit_code != 0) {
+    result.outcome = "failed";
+    result.message = BoundUtf8("gh pr create: " + ran->exit.Describe(), 1024).text;
+    return result;
+  }
+  // gh prints the new pull request's URL as its last line.
+  std::string_view out = ran->out;
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.remove_suffix(1);
+  const std::string_view last = out.substr(out.rfind('\n') == std::string_view::npos ? 0 : out.rfind('\n') + 1);
+  result.outcome = "opened";
+  if (last.starts_with("https://") && !HasControl(last)) result.url = BoundUtf8(last, 1024).text;
   return result;
 }
 

@@ -40,11 +40,22 @@ struct GitActionOptions {
   // user.name and user.email when it sets them, else "agentstream <agentstream@localhost>".
   std::optional<GitIdentity> identity;
   process::Millis push_timeout{120000};  // a push (a network round trip); other commands: git.h's
+  // The GitHub CLI of pull requests (PullRequest): a path, or a name looked up in PATH, and its
+  // time limit.
+  std::string gh_program = "gh";
+  process::Millis gh_timeout{60000};
 };
 
 // Bounds of a client's input.
 inline constexpr std::size_t kMaxCommitMessageBytes = std::size_t{16} << 10;
 inline constexpr std::size_t kMaxConflictFilesListed = 100;
+inline constexpr std::size_t kMaxPullRequestTitleBytes = 256;
+inline constexpr std::size_t kMaxPullRequestBodyBytes = std::size_t{64} << 10;
+
+// "HOST/OWNER/REPO" of a GitHub remote URL (https://HOST/OWNER/REPO[.git], ssh://[user@]HOST/
+// OWNER/REPO[.git], [user@]HOST:OWNER/REPO[.git]), as `gh --repo` takes it; nullopt for any other
+// URL (a path, a URL with more or fewer path parts).
+std::optional<std::string> GitHubRepository(std::string_view url);
 
 class GitActions {
  public:
@@ -73,6 +84,19 @@ class GitActions {
   // kUnavailable when it did not finish within the push timeout.
   Result<GitActionResult> Push(const Workspace& workspace, const std::string& remote) const;
 
+  // Opens a pull request of the worktree's branch on GitHub with the `gh` CLI: pushes the branch
+  // to `remote` as Push does, then runs `gh pr create --repo HOST/OWNER/REPO --head BRANCH --base
+  // BASE --title TITLE --body BODY` outside the worktree (gh never reads the agent's git
+  // configuration; its own login, GH_TOKEN or ~/.config/gh, is used), never prompting. `base`:
+  // as Merge's `into`. The outcome "opened" carries the pull request's URL; "refused" the push's
+  // refusal, "failed" gh's message (not logged in, a pull request of the branch exists).
+  // kInvalidArgument for a title that is empty, over kMaxPullRequestTitleBytes or not one line of
+  // UTF-8 text, a body over kMaxPullRequestBodyBytes, a remote whose URL is not GitHub's;
+  // kUnavailable when gh is not installed or did not finish within its time limit.
+  Result<GitActionResult> PullRequest(const Workspace& workspace, const std::string& remote,
+                                      const std::optional<std::string>& base,
+                                      const std::string& title, const std::string& body) const;
+
   // Drops the worktree's uncommitted changes: tracked files back to its branch's last commit
   // (`git reset --hard`), untracked files that are not ignored removed (`git clean -fd`). The
   // files it touched are listed (at most kMaxConflictFilesListed). kConflict "nothing to
@@ -90,6 +114,9 @@ class GitActions {
   // The branch `into` names (refs/heads/NAME), or the default target of `workspace`.
   Result<std::string> MergeTarget(const Workspace& workspace, const GitPlace& repository,
                                   const std::optional<std::string>& into) const;
+  // The URL of `remote` a push (pushurl, else url) or a fetch (url) uses; "" when it has none.
+  Result<std::string> RemoteUrl(const GitPlace& place, const std::string& remote,
+                                bool for_push) const;
 
   const Worktrees& worktrees_;
   GitActionOptions options_;

@@ -239,6 +239,75 @@ TEST_F(GitActionsTest, APushRunsNoProgramTheRepositorysConfigurationNames) {
   EXPECT_FALSE(fs::exists(marker));
 }
 
+// A pull request: pushed, then gh run with the repository, branch, base, title and body. GitHub
+// cannot be reached here, so `gh` is a script that records how it was run and answers as gh
+// does; the real gh against GitHub is not tested (docs/workspaces.md).
+TEST_F(GitActionsTest, APullRequestPushesThenRunsGhOutsideTheWorktree) {
+  const std::string remote = dir_.File("remote.git");
+  const std::string record = dir_.File("gh.args");
+  const std::string gh = dir_.File("gh");
+  ShellOutput("git init -q --bare " + remote);
+  // Fetched from GitHub, pushed to the local bare repository (a pushurl, as people set one).
+  ShellOutput(Git(repo_) + " remote add origin https://github.com/octo/app.git && " + Git(repo_) +
+              " config remote.origin.pushurl " + remote);
+  WriteTextFile(gh, "#!/bin/sh\n"
+                    "{ pwd; printf '%s\\n' \"$@\"; env | grep -c '^GIT_' ; echo \"$GH_PROMPT_DISABLED\"; } > " +
+                        record + "\n"
+                    "echo 'Creating pull request for agentstream/ses_1 into main in octo/app'\n"
+                    "echo\n"
+                    "echo https://github.com/octo/app/pull/7\n");
+  fs::permissions(gh, fs::perms::owner_all);
+  WriteTextFile(ws_.path + "/feature.txt", "feature\n");
+  ASSERT_TRUE(actions_.Commit(ws_, "feature").ok());
+  GitActionOptions options{GitIdentity{"Ada Agent", "ada@example.com"}};
+  options.gh_program = gh;
+  GitActions with_gh(worktrees_, options);
+  auto opened = with_gh.PullRequest(ws_, "origin", std::nullopt, "Add the feature", "Why: tests.");
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_EQ(opened->action, "pr");
+  EXPECT_EQ(opened->outcome, "opened");
+  EXPECT_EQ(opened->url, "https://github.com/octo/app/pull/7");
+  EXPECT_EQ(opened->target, "main");
+  EXPECT_EQ(Rev(remote, "agentstream/ses_1"), Rev(repo_, "agentstream/ses_1"));
+  EXPECT_EQ(ShellOutput("cat " + record),
+            "/\npr\ncreate\n--repo\ngithub.com/octo/app\n--head\nagentstream/ses_1\n--base\nmain\n"
+            "--title\nAdd the feature\n--body\nWhy: tests.\n0\n1\n");
+  // gh refuses (not logged in): the outcome says so with gh's words; the branch stays pushed.
+  WriteTextFile(gh, "#!/bin/sh\necho 'To get started with GitHub CLI, please run:  gh auth login' >&2\n"
+                    "exit 4\n");
+  auto failed = with_gh.PullRequest(ws_, "origin", std::string("main"), "Again", "");
+  ASSERT_TRUE(failed.ok()) << failed.status().ToString();
+  EXPECT_EQ(failed->outcome, "failed");
+  EXPECT_NE(failed->message->find("gh auth login"), std::string::npos) << *failed->message;
+  // No gh at all; a remote that is not GitHub's; a bad title.
+  options.gh_program = dir_.File("no-such-gh");
+  EXPECT_EQ(GitActions(worktrees_, options).PullRequest(ws_, "origin", std::nullopt, "t", "").status().code(),
+            ErrorCode::kUnavailable);
+  ShellOutput(Git(repo_) + " remote add local " + remote);
+  EXPECT_EQ(with_gh.PullRequest(ws_, "local", std::nullopt, "t", "").status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(with_gh.PullRequest(ws_, "origin", std::nullopt, "", "").status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(with_gh.PullRequest(ws_, "origin", std::nullopt, "two\nlines", "").status().code(),
+            ErrorCode::kInvalidArgument);
+}
+
+TEST(GitHubRepository, ReadsGitHubsUrlShapesOnly) {
+  EXPECT_EQ(GitHubRepository("https://github.com/octo/app.git"), "github.com/octo/app");
+  EXPECT_EQ(GitHubRepository("https://github.com/octo/app"), "github.com/octo/app");
+  EXPECT_EQ(GitHubRepository("git@github.com:octo/app.git"), "github.com/octo/app");
+  EXPECT_EQ(GitHubRepository("ssh://git@ghe.example.com:22/team/repo.git"),
+            "ghe.example.com/team/repo");
+  EXPECT_EQ(GitHubRepository("https://user:tok@github.com/octo/app.git"), "github.com/octo/app");
+  EXPECT_FALSE(GitHubRepository("/srv/git/app.git"));
+  EXPECT_FALSE(GitHubRepository("file:///srv/git/app.git"));
+  EXPECT_FALSE(GitHubRepository("https://github.com/octo"));
+  EXPECT_FALSE(GitHubRepository("https://github.com/octo/app/extra"));
+  EXPECT_FALSE(GitHubRepository("https://github.com/-x/app"));
+  EXPECT_FALSE(GitHubRepository("https://github.com/octo/.."));
+  EXPECT_FALSE(GitHubRepository("git@github.com:octo/app\n.git"));
+}
+
 TEST_F(GitActionsTest, DiscardsChangesButKeepsIgnoredFiles) {
   WriteTextFile(ws_.path + "/a.txt", "changed\n");
   WriteTextFile(ws_.path + "/new.txt", "new\n");

@@ -352,6 +352,9 @@ async function worktrees(port, tmp, plainId) {
   check('/v1/agents/{id}/git/{action}', 'POST', await act('discard', {}), 409);
   check('/v1/agents/{id}/git/{action}', 'POST', await act('merge', {}), 200);
   check('/v1/agents/{id}/git/{action}', 'POST', await act('push', {remote: 'origin'}), 400);
+  // A pull request needs an origin on GitHub (this repository has none); `into` is merge's.
+  check('/v1/agents/{id}/git/{action}', 'POST', await act('pr', {title: 'contract'}), 400);
+  check('/v1/agents/{id}/git/{action}', 'POST', await act('pr', {into: 'main'}), 400);
   check('/v1/agents/{id}/git/{action}', 'POST', await act('rebase', {}), 404);
   check('/v1/agents/{id}/git/{action}', 'POST', await P('POST', `/v1/agents/${plainId}/git/merge`, {json: {}}), 404);
   if (!fs.existsSync(path.join(repo, 'b.txt'))) fail('POST git/merge', 'the merge did not bring b.txt into main');

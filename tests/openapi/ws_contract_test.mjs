@@ -501,6 +501,9 @@ async function scenarios(port, token, tmp) {
   await a.refused({type: 'git', agent: worked.id, action: 'commit', message: 'nothing'}, 'conflict', {valid: true});
   await a.refused({type: 'git', agent: worked.id, action: 'rebase'}, 'not_found');
   await a.refused({type: 'git', agent: worked.id, action: 'push', message: 'x'}, 'invalid_argument', {valid: true});
+  // A pull request needs an origin on GitHub; this repository has none.
+  await a.refused({type: 'git', agent: worked.id, action: 'pr', title: 'contract', base: 'main'}, 'invalid_argument',
+                  {valid: true});
   await a.refused({type: 'git', agent: id, action: 'discard'}, 'not_found', {valid: true});
   await a.request({type: 'agents.close', agent: worked.id}, {expect: 'ok'});
   fs.rmSync(repo, {recursive: true, force: true});

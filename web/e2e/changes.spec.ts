@@ -116,6 +116,21 @@ test('the Changes view commits, merges into the base and discards, as git then h
   expect(git('rev-parse', 'main')).toBe(commit);
   expect(git('show', 'main:notes.md')).toBe('from the agent');
 
+  // Open pull request: this repository's origin is a local path, not GitHub, so the daemon refuses
+  // (400) before it pushes or runs gh; the page says so in the daemon's words, nothing is pushed,
+  // and the title is kept for another try. (No test opens a real pull request.)
+  const origin = path.join(run.daemon.data, 'origin.git');
+  execFileSync('git', ['init', '-q', '--bare', origin]);
+  git('remote', 'add', 'origin', origin);
+  const title = actions.getByRole('textbox', { name: 'Pull request title' });
+  await expect(title).toHaveAttribute('placeholder', /agent's last message/);
+  await title.fill('Add notes');
+  await actions.getByRole('button', { name: 'Open pull request' }).click();
+  await expect(p.getByTestId('git-error')).toContainText('Open pull request failed: remote "origin" is not a GitHub repository');
+  await expect(p.getByTestId('git-result')).toHaveCount(0);
+  await expect(title).toHaveValue('Add notes');
+  expect(execFileSync('git', ['-C', origin, 'branch', '--list'], { encoding: 'utf8' }).trim()).toBe('');
+
   // Discard, after a confirmation: the new file is deleted.
   writeFileSync(path.join(worktree, 'scratch.txt'), 'throwaway\n');
   await p.getByTestId('changes-refresh').click();
@@ -148,4 +163,5 @@ test('the Changes view commits, merges into the base and discards, as git then h
   await expect(notices.filter({ hasText: `git commit committed ${commit.slice(0, 12)}: Add notes` })).toHaveCount(1);
   await expect(notices.filter({ hasText: 'git merge fast-forward' })).toHaveCount(1);
   await expect(notices.filter({ hasText: 'git discard discarded' })).toHaveCount(1);
+  await expect(notices.filter({ hasText: 'git pr' })).toHaveCount(0); // refused before it acted: not recorded
 });

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { EventEnvelope, GitActionResult } from '@agentstream/client';
 import { DaemonHttp } from '../src/core/daemon_http';
 import { foldEvent, itemKeyOf } from '../src/core/project';
-import { describeGitResult, refusedOutcome } from '../src/ui/git_actions';
+import { ACTION_LABELS, describeGitResult, pullRequestBody, pullRequestUrl, refusedOutcome } from '../src/ui/git_actions';
 
 const ID = '1a2b3c4d5e6f7a8b9c0d1a2b3c4d5e6f7a8b9c0d';
 const base = { agent: 'ses_1', cursor: '1:9', branch: 'agentstream/ses_1', files: [] as string[] };
@@ -40,6 +40,45 @@ describe('describeGitResult', () => {
     expect(refusedOutcome(refused)).toBe(true);
     expect(refusedOutcome(result({ commit: ID }))).toBe(false);
   });
+
+  it('says where a pull request was opened, and what stopped one', () => {
+    const url = 'https://github.com/o/r/pull/7';
+    const opened = result({ action: 'pr', outcome: 'opened', commit: ID, target: 'main', url });
+    expect(describeGitResult(opened)).toBe('Opened a pull request of agentstream/ses_1 into main (1a2b3c4d5e6f)');
+    expect(refusedOutcome(opened)).toBe(false);
+    expect(pullRequestUrl(opened)).toBe(url);
+    // gh refused (not logged in): a warning with its words; the branch stays pushed.
+    const failed = result({
+      action: 'pr',
+      outcome: 'failed',
+      commit: ID,
+      target: 'main',
+      message: 'gh pr create: exit code 4; stderr: please run:  gh auth login',
+    });
+    expect(describeGitResult(failed)).toBe(
+      'gh did not open the pull request into main; agentstream/ses_1 stays pushed (1a2b3c4d5e6f).',
+    );
+    expect(refusedOutcome(failed)).toBe(true);
+    expect(pullRequestUrl(failed)).toBeNull();
+    // The push was refused: `target` is the pull request's base, not the remote.
+    const refused = result({ action: 'pr', outcome: 'refused', target: 'main', message: '! [rejected] (fetch first)' });
+    expect(describeGitResult(refused)).toBe('The push of agentstream/ses_1 was refused; no pull request was opened.');
+    expect(refusedOutcome(refused)).toBe(true);
+    expect(ACTION_LABELS.pr).toBe('Open pull request');
+  });
+
+  it('links only an https pull request address', () => {
+    const opened = (url?: string) => result({ action: 'pr', outcome: 'opened', target: 'main', url });
+    expect(pullRequestUrl(opened(undefined))).toBeNull();
+    expect(pullRequestUrl(opened('javascript:alert(1)'))).toBeNull();
+    expect(pullRequestUrl(opened('http://github.com/o/r/pull/7'))).toBeNull();
+  });
+
+  it("leaves an empty title out, so the daemon takes the agent's last message", () => {
+    expect(pullRequestBody('')).toEqual({});
+    expect(pullRequestBody('   ')).toEqual({});
+    expect(pullRequestBody('  Fix the login form ')).toEqual({ title: 'Fix the login form' });
+  });
 });
 
 describe('a git action through DaemonHttp', () => {
@@ -67,6 +106,24 @@ describe('a git action through DaemonHttp', () => {
       { url: 'http://daemon/v1/agents/ses_1/git/commit', body: { message: 'Fix it' } },
       { url: 'http://daemon/v1/agents/ses_1/git/commit', body: {} },
     ]);
+  });
+
+  it("posts a pull request's title to git/pr; a remote that is not GitHub's is the daemon's 400", async () => {
+    const seen: { url: string; body: unknown }[] = [];
+    const words = 'remote "origin" is not a GitHub repository\'s URL (https://HOST/OWNER/REPO or git@HOST:OWNER/REPO)';
+    const fetchFn = (url: string, init?: RequestInit) => {
+      seen.push({ url, body: JSON.parse(String(init?.body)) });
+      return Promise.resolve(
+        new Response(JSON.stringify({ error: { code: 'invalid_argument', message: words } }), { status: 400 }),
+      );
+    };
+    const http = new DaemonHttp('http://daemon', '', fetchFn);
+    expect(await http.run((api) => api.gitAction('ses_1', 'pr', pullRequestBody('Fix it')))).toEqual({
+      ok: false,
+      status: 400,
+      message: words,
+    });
+    expect(seen).toEqual([{ url: 'http://daemon/v1/agents/ses_1/git/pr', body: { title: 'Fix it' } }]);
   });
 });
 
@@ -110,6 +167,37 @@ describe('a workspace.action event, projected live', () => {
     const conflict = foldEvent(undefined, ev(5, { action: 'merge', outcome: 'conflict', target: 'main', files }));
     expect(conflict?.text).toBe('git merge conflict into main: f0, f1, f2, f3, f4, f5, f6, f7, f8, f9 and 2 more');
     expect(conflict?.level).toBe('warning');
+  });
+
+  it("names an opened pull request's address after its base; gh's refusal is a warning", () => {
+    const opened = foldEvent(
+      undefined,
+      ev(6, {
+        action: 'pr',
+        outcome: 'opened',
+        commit: '0123456789abcdef',
+        target: 'main',
+        url: 'https://github.com/o/r/pull/7',
+      }),
+    );
+    expect(opened).toMatchObject({
+      level: 'info',
+      text: 'git pr opened 0123456789ab into main https://github.com/o/r/pull/7',
+    });
+    const failed = foldEvent(
+      undefined,
+      ev(7, {
+        action: 'pr',
+        outcome: 'failed',
+        commit: '0123456789abcdef',
+        target: 'main',
+        message: 'gh pr create: exit code 4; stderr: please run:  gh auth login',
+      }),
+    );
+    expect(failed).toMatchObject({
+      level: 'warning',
+      text: 'git pr failed 0123456789ab into main: gh pr create: exit code 4; stderr: please run:  gh auth login',
+    });
   });
 });
 

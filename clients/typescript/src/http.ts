@@ -333,10 +333,13 @@ export class AgentstreamHttp {
 
   /**
    * `POST /v1/agents/{id}/git/{action}` (docs/workspaces.md, "Git actions"): commits, merges,
-   * pushes or discards the worktree's changes, recorded as a `workspace.action` event at the
-   * answer's `cursor`. A conflicting merge and a refused push answer their outcome (`conflict`,
-   * `refused`) and changed nothing; a commit or discard during the agent's turn, or with nothing
-   * to do, is `409 conflict`; bad input `400`. Not retried: a lost answer may have acted.
+   * pushes, opens a GitHub pull request of (`pr`: a push, then the daemon's `gh pr create`) or
+   * discards the worktree's changes, recorded as a `workspace.action` event at the answer's
+   * `cursor`. A conflicting merge and a refused push answer their outcome (`conflict`,
+   * `refused`) and changed nothing; a pull request answers `opened` with its `url`, or `failed`
+   * with gh's `message`. A commit or discard during the agent's turn, or with nothing to do, is
+   * `409 conflict`; bad input (a `pr` remote that is not GitHub's) `400`; `pr` without gh on
+   * the daemon's machine `503`. Not retried: a lost answer may have acted.
    */
   gitAction(id: string, action: GitAction, body: GitActionBody = {}, opts: CallOptions = {}): Promise<GitActionResult> {
     return this.call<JsonAnswer<'/v1/agents/{id}/git/{action}', 'post'>>('POST', `/v1/agents/${enc(id)}/git/${enc(action)}`, {

@@ -176,12 +176,19 @@ test('a git action posts its body to its path, once, and answers the outcome', a
     if (busy) return [409, {error: {code: 'conflict', message: 'the agent is in a turn'}}];
     if (path === '/v1/agents/ses_1/git/commit') return [200, result];
     if (path === '/v1/agents/ses_1/git/discard') return [503, {error: {code: 'unavailable', message: 'busy'}}];
+    if (path === '/v1/agents/ses_1/git/pr') {
+      return [200, {agent: 'ses_1', cursor: '1:10', action: 'pr', outcome: 'opened', branch: 'agentstream/ses_1',
+                    commit: '1a2b3c4d5e6f7a8b', target: 'main', files: [], url: 'https://github.com/o/r/pull/7'}];
+    }
     return [200, {...result, action: 'merge', outcome: 'fast-forward', target: 'main'}];
   });
   const http = new AgentstreamHttp({baseUrl: 'http://h', fetch: fn, retryMinDelayMs: 1, retryMaxDelayMs: 2});
   assert.deepEqual(await http.gitAction('ses_1', 'commit', {message: 'Fix it'}), result);
   assert.equal((await http.gitAction('ses_1', 'merge', {into: 'main', noFastForward: true})).outcome, 'fast-forward');
   await http.gitAction('ses_1', 'push');
+  const pr = await http.gitAction('ses_1', 'pr', {title: 'Fix it', body: 'Why', base: 'main', remote: 'origin'});
+  assert.equal(pr.outcome, 'opened');
+  assert.equal(pr.url, 'https://github.com/o/r/pull/7');
   // Not retried: a lost answer may have acted.
   await assert.rejects(http.gitAction('ses_1', 'discard'), (e) => e.status === 503);
   busy = true;
@@ -189,9 +196,10 @@ test('a git action posts its body to its path, once, and answers the outcome', a
                        (e) => e instanceof AgentstreamError && e.code === 'conflict' && e.status === 409);
   assert.deepEqual(calls.map((c) => `${c.method} ${c.path}`), [
     'POST /v1/agents/ses_1/git/commit', 'POST /v1/agents/ses_1/git/merge', 'POST /v1/agents/ses_1/git/push',
-    'POST /v1/agents/ses_1/git/discard', 'POST /v1/agents/ses_1/git/commit',
+    'POST /v1/agents/ses_1/git/pr', 'POST /v1/agents/ses_1/git/discard', 'POST /v1/agents/ses_1/git/commit',
   ]);
-  assert.deepEqual(calls.map((c) => c.body), [{message: 'Fix it'}, {into: 'main', noFastForward: true}, {}, {}, {}]);
+  assert.deepEqual(calls.map((c) => c.body), [{message: 'Fix it'}, {into: 'main', noFastForward: true}, {},
+                                              {title: 'Fix it', body: 'Why', base: 'main', remote: 'origin'}, {}, {}]);
 });
 
 test('the schedule calls: their paths, bodies and query; reads and pause/resume retried, create and delete never', async () => {

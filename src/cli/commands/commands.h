@@ -53,7 +53,10 @@ struct GitCommandOptions {
   std::optional<std::string> message;  // commit
   std::optional<std::string> into;     // merge
   bool no_ff = false;                  // merge
-  std::string remote = "origin";       // push
+  std::string remote = "origin";       // push, pr
+  std::optional<std::string> title;    // pr
+  std::optional<std::string> body;     // pr
+  std::optional<std::string> base;     // pr
 };
 
 struct SendOptions {

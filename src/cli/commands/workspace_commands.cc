@@ -69,7 +69,10 @@ int GitAction(const ClientContext& context, const GitCommandOptions& options) {
   if (options.message) body["message"] = *options.message;
   if (options.into) body["into"] = *options.into;
   if (options.no_ff) body["noFastForward"] = true;
-  if (options.action == "push") body["remote"] = options.remote;
+  if (options.action == "push" || options.action == "pr") body["remote"] = options.remote;
+  if (options.title) body["title"] = *options.title;
+  if (options.body) body["body"] = *options.body;
+  if (options.base) body["base"] = *options.base;
   bool failed = false;
   const int code = RunCall(context, [&](client::DaemonApi& api) -> Status {
     const json::value request = body;
@@ -80,7 +83,7 @@ int GitAction(const ClientContext& context, const GitCommandOptions& options) {
     if (!reply.is_object()) return Error(ErrorCode::kInvalidArgument, "daemon: not an object");
     const json::object& answer = reply.get_object();
     const std::string outcome = MemberText(answer, "outcome");
-    failed = outcome == "conflict" || outcome == "refused";
+    failed = outcome == "conflict" || outcome == "refused" || outcome == "failed";
     if (context.json) {
       PrintJson(reply);
       return Status::Ok();
@@ -90,6 +93,7 @@ int GitAction(const ClientContext& context, const GitCommandOptions& options) {
       line += " " + commit.substr(0, 12);
     if (const std::string target = MemberText(answer, "target"); !target.empty())
       line += (options.action == "push" ? " to " : " into ") + target;
+    if (const std::string url = MemberText(answer, "url"); !url.empty()) line += " " + url;
     if (const std::string message = MemberText(answer, "message"); !message.empty())
       line += ": " + message;
     fmt::print("{}\n", line);

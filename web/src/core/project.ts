@@ -85,16 +85,25 @@ function emptyItem(kind: string, key: string, e: EventEnvelope): Item {
 const ACTION_FILES_NAMED = 10;
 
 // The notice text of a `workspace.action` event (a git action, docs/workspaces.md), as the
-// daemon's WorkspaceActionText writes it: "git commit committed 1a2b3c4d5e6f: Fix it".
+// daemon's WorkspaceActionText writes it: "git commit committed 1a2b3c4d5e6f: Fix it", "git pr
+// opened 1a2b3c4d5e6f into main https://github.com/o/r/pull/7".
 export function workspaceActionText(p: Record<string, any>): string {
   let text = `git ${p.action} ${p.outcome}`;
   if (typeof p.commit === 'string') text += ` ${p.commit.slice(0, 12)}`;
   if (typeof p.target === 'string') text += `${p.action === 'push' ? ' to ' : ' into '}${p.target}`;
+  if (typeof p.url === 'string') text += ` ${p.url}`;
   if (typeof p.message === 'string') text += `: ${p.message}`;
   const files: string[] = Array.isArray(p.files) ? p.files : [];
   files.slice(0, ACTION_FILES_NAMED).forEach((f, i) => (text += `${i === 0 ? ': ' : ', '}${f}`));
   if (files.length > ACTION_FILES_NAMED) text += ` and ${files.length - ACTION_FILES_NAMED} more`;
   return text;
+}
+
+// Whether a `workspace.action` did not do what was asked because git or gh would not (a
+// conflicting merge, a refused push, a pull request gh did not open): a warning notice, as the
+// daemon's WorkspaceActionRefused has it.
+export function workspaceActionRefused(p: Record<string, any>): boolean {
+  return p.outcome === 'conflict' || p.outcome === 'refused' || p.outcome === 'failed';
 }
 
 // The notice text of an `automation.fired` event (a trigger's delivery or a schedule's tick,
@@ -206,7 +215,7 @@ export function foldEvent(item: Item | undefined, e: EventEnvelope): Item | unde
       break;
     case 'workspace.action':
       Object.assign(next, {
-        level: p.outcome === 'conflict' || p.outcome === 'refused' ? 'warning' : 'info',
+        level: workspaceActionRefused(p) ? 'warning' : 'info',
         text: workspaceActionText(p),
       });
       break;

@@ -3,12 +3,13 @@
 // files and their hunks, syntax-highlighted. Fetched when shown, again at the end of every turn
 // of the agent (its status leaving running / permission), after each git action and by its
 // Refresh button. Above it the git actions (POST /v1/agents/{id}/git/ACTION, "Git actions"):
-// commit, merge into the base, push, and discard (after a confirmation).
+// commit, merge into the base, push, open a GitHub pull request, and discard (after a
+// confirmation).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Diff, DiffFile, GitAction, GitActionBody, GitActionResult } from '@agentstream/client';
 import type { DaemonHttp } from '../core/daemon_http';
 import { DiffLines, type ShownLine } from './DiffView';
-import { ACTION_LABELS, describeGitResult, refusedOutcome } from './git_actions';
+import { ACTION_LABELS, describeGitResult, pullRequestBody, pullRequestUrl, refusedOutcome } from './git_actions';
 
 // A file with more diff lines than this starts folded (its lines render when opened).
 export const FOLD_FILE_LINES = 400;
@@ -175,6 +176,7 @@ export function Changes({ http, agentId, status }: { http: DaemonHttp; agentId: 
 // then too, 409). The last answer stays shown until the next action.
 function GitActions({ http, agentId, status, onDone }: { http: DaemonHttp; agentId: string; status: string; onDone(): void }) {
   const [message, setMessage] = useState('');
+  const [title, setTitle] = useState('');
   const [busy, setBusy] = useState<GitAction | null>(null);
   const [confirmDiscard, setConfirmDiscard] = useState(false);
   const [result, setResult] = useState<GitActionResult | null>(null);
@@ -194,6 +196,7 @@ function GitActions({ http, agentId, status, onDone }: { http: DaemonHttp; agent
       setResult(r.value);
       setError('');
       if (r.value.outcome === 'committed') setMessage('');
+      if (r.value.outcome === 'opened') setTitle('');
     } else {
       setResult(null);
       setError(`${ACTION_LABELS[action]} failed: ${r.message}`);
@@ -202,6 +205,7 @@ function GitActions({ http, agentId, status, onDone }: { http: DaemonHttp; agent
   };
 
   const trimmed = message.trim();
+  const prUrl = result ? pullRequestUrl(result) : null;
   return (
     <section class="git-actions" aria-label="Git actions" data-testid="git-actions" data-busy={busy ?? ''}>
       <form
@@ -221,6 +225,25 @@ function GitActions({ http, agentId, status, onDone }: { http: DaemonHttp; agent
         />
         <button type="submit" class="primary" disabled={!!busy || working} data-testid="git-commit">
           Commit
+        </button>
+      </form>
+      <form
+        class="git-pr"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void act('pr', pullRequestBody(title));
+        }}
+      >
+        <input
+          value={title}
+          maxLength={256}
+          aria-label="Pull request title"
+          placeholder="Pull request title (empty: the agent's last message)"
+          data-testid="pr-title"
+          onInput={(e) => setTitle((e.target as HTMLInputElement).value)}
+        />
+        <button type="submit" disabled={!!busy} data-testid="git-pr">
+          Open pull request
         </button>
       </form>
       <div class="git-buttons">
@@ -277,7 +300,14 @@ function GitActions({ http, agentId, status, onDone }: { http: DaemonHttp; agent
             data-outcome={result.outcome}
           >
             {describeGitResult(result)}
-            {result.outcome === 'refused' && result.message ? (
+            {prUrl ? (
+              <div>
+                <a href={prUrl} target="_blank" rel="noopener" data-testid="git-pr-url">
+                  {prUrl}
+                </a>
+              </div>
+            ) : null}
+            {(result.outcome === 'refused' || result.outcome === 'failed') && result.message ? (
               <pre class="git-words" data-testid="git-words">
                 {result.message}
               </pre>

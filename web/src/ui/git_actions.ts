@@ -1,6 +1,7 @@
 // The words the Changes view shows for a git action's answer (POST /v1/agents/{id}/git/ACTION,
 // docs/workspaces.md, "Git actions"): pure, so the sentences are checked without a daemon.
-import type { GitAction, GitActionResult } from '@agentstream/client';
+import type { GitAction, GitActionBody, GitActionResult } from '@agentstream/client';
+import { workspaceActionRefused } from '../core/project';
 
 // A commit id as the timeline's notices show it.
 export function shortCommit(commit: string | undefined): string {
@@ -12,13 +13,29 @@ export const ACTION_LABELS: Record<GitAction, string> = {
   commit: 'Commit',
   merge: 'Merge',
   push: 'Push',
+  pr: 'Open pull request',
   discard: 'Discard',
 };
 
-// Whether the answer is an action that changed nothing because git would not (a conflicting
-// merge, a refused push): shown as a warning rather than a success.
+// Whether the answer is an action that did not do what was asked because git or gh would not (a
+// conflicting merge, a refused push, a pull request gh did not open): shown as a warning rather
+// than a success, as the timeline's notice of it is.
 export function refusedOutcome(r: GitActionResult): boolean {
-  return r.outcome === 'conflict' || r.outcome === 'refused';
+  return workspaceActionRefused(r);
+}
+
+// The body of a pull request from the title field: an empty (or blank) title is left out, so the
+// daemon takes the first line of the agent's last message; a title the daemon finds bad (over
+// 256 bytes) is its 400 to say.
+export function pullRequestBody(title: string): GitActionBody {
+  const trimmed = title.trim();
+  return trimmed ? { title: trimmed } : {};
+}
+
+// The address of an opened pull request, when it is one a link may open (https only: nothing
+// else, `javascript:` above all, becomes a link even if a daemon answered it).
+export function pullRequestUrl(r: GitActionResult): string | null {
+  return r.outcome === 'opened' && typeof r.url === 'string' && r.url.startsWith('https://') ? r.url : null;
 }
 
 // One sentence for the outcome; the conflicting files, the dropped files and git's words for a
@@ -40,7 +57,13 @@ export function describeGitResult(r: GitActionResult): string {
     case 'pushed':
       return `Pushed ${r.branch} to ${target} (${id})`;
     case 'refused':
-      return `${target} refused the push; nothing was changed.`;
+      return r.action === 'pr'
+        ? `The push of ${r.branch} was refused; no pull request was opened.`
+        : `${target} refused the push; nothing was changed.`;
+    case 'opened':
+      return `Opened a pull request of ${r.branch} into ${target}${id ? ` (${id})` : ''}`;
+    case 'failed':
+      return `gh did not open the pull request into ${target}; ${r.branch} stays pushed${id ? ` (${id})` : ''}.`;
     case 'discarded':
       return r.files.length
         ? `Discarded the uncommitted changes; back at ${id}. Dropped:`

@@ -518,21 +518,30 @@ export interface paths {
             path: {
                 /** @description The agent's (session's) id, `ses_...`. */
                 id: components["parameters"]["AgentId"];
-                action: "commit" | "merge" | "push" | "discard";
+                action: "commit" | "merge" | "push" | "pr" | "discard";
             };
             cookie?: never;
         };
         get?: never;
         put?: never;
         /**
-         * Commit, merge, push or discard the agent's worktree changes
+         * Commit, merge, push, open a pull request of, or discard the agent's worktree changes
          * @description Runs the git action on the agent's worktree and records it as a `workspace.action` event
          *     (docs/workspaces.md, "Git actions"). `commit` takes `message` (default: the first line of
          *     the agent's last message); `merge` takes `into` (default: the worktree's base branch)
-         *     and `noFastForward`; `push` takes `remote` (default `origin`); `discard` takes nothing.
+         *     and `noFastForward`; `push` takes `remote` (default `origin`); `pr` takes `title`
+         *     (default: as `commit`'s message), `body`, `base` (default: as `merge`'s `into`) and
+         *     `remote` (default `origin`); `discard` takes nothing.
          *     A merge that conflicts and a push the remote refuses answer 200 with the outcome
          *     `conflict` or `refused`, and changed nothing. `commit` and `discard` are 409 while the
          *     agent is in a turn, and when there is nothing to commit or discard.
+         *     `pr` pushes the branch as `push` does, then runs the daemon's `gh pr create` (the GitHub
+         *     CLI): 200 with `opened` (the pull request at `url`, into `target`), `refused` (the push
+         *     was refused; nothing opened) or `failed` (gh refused, e.g. not logged in or a pull
+         *     request of the branch exists; `message` has its words; the branch stays pushed). A title
+         *     that is empty, over 256 bytes or not one line, a body over 64 KiB and a remote whose URL
+         *     is not a GitHub repository's are 400; gh not installed or out of time (60 s) is 503,
+         *     after the push.
          *
          */
         post: operations["gitAction"];
@@ -1740,25 +1749,32 @@ export interface components {
         };
         /** @description A git action on the session's worktree (docs/workspaces.md, "Git actions"). */
         WorkspaceActionPayload: {
-            /** @enum {string} */
-            action: "commit" | "merge" | "push" | "discard";
             /**
-             * @description `conflict` (a merge; `files` conflict) and `refused` (a push; `message` has git's
-             *     words) changed nothing.
+             * @description `pr`: a GitHub pull request of the branch, opened with gh after a push.
+             * @enum {string}
+             */
+            action: "commit" | "merge" | "push" | "pr" | "discard";
+            /**
+             * @description `conflict` (a merge; `files` conflict) and `refused` (a push, or a pull request's
+             *     push; `message` has git's words) changed nothing. `opened`: the pull request is open
+             *     at `url`. `failed`: gh refused to open the pull request (`message` has its words);
+             *     the branch stays pushed.
              *
              * @enum {string}
              */
-            outcome: "committed" | "fast-forward" | "merged" | "up-to-date" | "conflict" | "pushed" | "refused" | "discarded";
+            outcome: "committed" | "fast-forward" | "merged" | "up-to-date" | "conflict" | "pushed" | "opened" | "refused" | "failed" | "discarded";
             /** @description The worktree's branch. */
             branch: string;
             /** @description The commit made or reached. */
             commit?: string;
-            /** @description The branch merged into, or the remote pushed to. */
+            /** @description The branch merged into (a pull request's base), or the remote pushed to. */
             target?: string;
-            /** @description A commit's first line, or git's words for a refusal. */
+            /** @description A commit's first line, or git's or gh's words for a refusal. */
             message?: string;
             /** @description A conflict's files, or the paths a discard dropped. */
             files: string[];
+            /** @description An opened pull request's address (https://...). */
+            url?: string;
         };
         /** @description A trigger's delivery (or a schedule's tick) started the prompt that follows (docs/automation.md). */
         AutomationFiredPayload: {
@@ -1950,7 +1966,8 @@ export interface components {
          */
         ScheduleIdText: string;
         /** @description The members of a git action: `message` for commit; `into` and `noFastForward` for merge;
-         *     `remote` for push; none for discard. A member of another action is refused (400).
+         *     `remote` for push; `title`, `body`, `base` and `remote` for pr; none for discard. A
+         *     member of another action is refused (400).
          *      */
         GitActionBody: {
             message?: string;
@@ -1958,6 +1975,12 @@ export interface components {
             /** @default false */
             noFastForward: boolean;
             remote?: string;
+            /** @description A pull request's title: one line of 1 to 256 bytes, no control character. */
+            title?: string;
+            /** @description A pull request's description (Markdown), at most 64 KiB. */
+            body?: string;
+            /** @description The branch a pull request is into. */
+            base?: string;
         };
         /** @description The action's outcome, as recorded in the agent's log at `cursor`. */
         GitActionResult: {
@@ -1971,6 +1994,7 @@ export interface components {
             target?: components["schemas"]["WorkspaceActionPayload"]["target"];
             message?: components["schemas"]["WorkspaceActionPayload"]["message"];
             files: components["schemas"]["WorkspaceActionPayload"]["files"];
+            url?: components["schemas"]["WorkspaceActionPayload"]["url"];
         };
         Catalog: {
             agents: components["schemas"]["CatalogAgent"][];
@@ -3293,7 +3317,7 @@ export interface operations {
             path: {
                 /** @description The agent's (session's) id, `ses_...`. */
                 id: components["parameters"]["AgentId"];
-                action: "commit" | "merge" | "push" | "discard";
+                action: "commit" | "merge" | "push" | "pr" | "discard";
             };
             cookie?: never;
         };
