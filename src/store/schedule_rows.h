@@ -23,6 +23,14 @@ inline constexpr std::size_t kMaxFiringDetailBytes = 1024;
 inline constexpr std::size_t kMaxFiringFieldBytes = 256;
 inline constexpr std::size_t kMaxLeaseOwnerBytes = 128;
 
+// The columns of the SQL tables, in the order the SQL backends read them into the records.
+inline constexpr const char* kScheduleColumns =
+    "id, definition, paused, created_ms, updated_ms, last_tick_ms, pending_tick_ms, lease_owner, "
+    "lease_expires_ms";
+inline constexpr const char* kFiringColumns =
+    "schedule_id, tick_ms, first_tick_ms, ticks, recorded_ms, outcome, agent, client_message_id, "
+    "turn_id, detail";
+
 // `schedule` as AddSchedule stores it: its id and definition (the lease and the pending tick are
 // not taken from it).
 Status CheckScheduleRow(const ScheduleRecord& schedule);

@@ -13,12 +13,8 @@ namespace {
 
 using store_internal::ScheduleNotFound;
 
-constexpr const char* kScheduleColumns =
-    "id, definition, paused, created_ms, updated_ms, last_tick_ms, pending_tick_ms, lease_owner, "
-    "lease_expires_ms";
-constexpr const char* kFiringColumns =
-    "schedule_id, tick_ms, first_tick_ms, ticks, recorded_ms, outcome, agent, client_message_id, "
-    "turn_id, detail";
+using store_internal::kFiringColumns;
+using store_internal::kScheduleColumns;
 
 ScheduleRecord ScheduleOf(const Rows& r, int row) {
   return ScheduleRecord{r.Text(row, 0), r.Text(row, 1), r.Text(row, 2) == "t",

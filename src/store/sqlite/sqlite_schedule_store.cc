@@ -14,12 +14,8 @@ namespace {
 
 using store_internal::ScheduleNotFound;
 
-constexpr const char* kScheduleColumns =
-    "id, definition, paused, created_ms, updated_ms, last_tick_ms, pending_tick_ms, lease_owner, "
-    "lease_expires_ms";
-constexpr const char* kFiringColumns =
-    "schedule_id, tick_ms, first_tick_ms, ticks, recorded_ms, outcome, agent, client_message_id, "
-    "turn_id, detail";
+using store_internal::kFiringColumns;
+using store_internal::kScheduleColumns;
 // A LIMIT that SQLite's 64-bit integer holds.
 constexpr std::size_t kMaxLimit = std::numeric_limits<std::int64_t>::max();
 
