@@ -1,6 +1,31 @@
 import { describe, expect, it } from 'vitest';
+import { AgentstreamError, type SendReply, type SubmissionStatus } from '@agentstream/client';
 import { SubmissionRegistry, isSettled } from '../src/core/submissions';
 import { rng } from './fake_daemon';
+
+// What the package's Submissions reports (its sending and retrying are tested in the package,
+// clients/typescript/test/submissions.test.mjs), fed to the registry by hand.
+function report(reg: SubmissionRegistry, cmid: string, st: Partial<SubmissionStatus>) {
+  const attempts = reg.get(cmid)?.attempts ?? 0;
+  reg.onStatus({ clientMessageId: cmid, agentId: 'a', state: 'waiting', attempts, ...st });
+}
+function markSent(reg: SubmissionRegistry, cmid: string) {
+  report(reg, cmid, { state: 'sending', attempts: (reg.get(cmid)?.attempts ?? 0) + 1 });
+}
+function onReply(reg: SubmissionRegistry, cmid: string, reply: Pick<SendReply, 'accepted' | 'outcome'> & Partial<SendReply>) {
+  const full: SendReply = { turnId: null, cursor: '', message: '', ...reply };
+  report(reg, cmid, { state: 'acknowledged', reply: { ...full, clientMessageId: cmid } });
+}
+function onRpcError(reg: SubmissionRegistry, cmid: string, message: string) {
+  report(reg, cmid, { state: 'failed', error: new AgentstreamError('invalid_argument', message) });
+}
+// The connection dropped: the package puts every send in flight back to waiting.
+function onTransportLost(reg: SubmissionRegistry) {
+  for (const s of reg.openFor('a')) if (s.rpc === 'sent') report(reg, s.clientMessageId, { state: 'waiting' });
+}
+function unsent(reg: SubmissionRegistry) {
+  return reg.openFor('a').filter((s) => s.rpc === 'unsent');
+}
 
 function make(reg: SubmissionRegistry, cmid: string, agentId = 'a') {
   return reg.create({ clientMessageId: cmid, agentId, text: cmid, attachments: [], whileRunning: 'queue', createdAt: 0 });
@@ -11,14 +36,14 @@ describe('SubmissionRegistry', () => {
     const reg = new SubmissionRegistry();
     make(reg, 'a1');
     make(reg, 'a2');
-    reg.markSent('a1');
-    reg.markSent('a2');
-    reg.onReply('a1', { accepted: true, outcome: 'accepted', turnId: 't1' });
+    markSent(reg, 'a1');
+    markSent(reg, 'a2');
+    onReply(reg, 'a1', { accepted: true, outcome: 'accepted', turnId: 't1' });
     expect(reg.openCount()).toBe(2); // acceptance alone does not settle
     reg.onProviderAck('a1');
     reg.onProviderAck('a2'); // acknowledgement first
     expect(reg.openCount()).toBe(1);
-    reg.onReply('a2', { accepted: true, outcome: 'accepted', turnId: 't2' });
+    onReply(reg, 'a2', { accepted: true, outcome: 'accepted', turnId: 't2' });
     expect(reg.openCount()).toBe(0);
     expect(isSettled(reg.get('a1')!)).toBe(true);
   });
@@ -27,11 +52,11 @@ describe('SubmissionRegistry', () => {
     const reg = new SubmissionRegistry();
     make(reg, 'x');
     make(reg, 'y');
-    reg.markSent('x');
-    reg.markSent('y');
+    markSent(reg, 'x');
+    markSent(reg, 'y');
     reg.onRunObserved('a', 't1'); // nothing is accepted yet: a fresh send cannot settle
     expect(reg.openCount()).toBe(2);
-    reg.onReply('x', { accepted: true, outcome: 'accepted', turnId: 't1' });
+    onReply(reg, 'x', { accepted: true, outcome: 'accepted', turnId: 't1' });
     reg.onRunObserved('a', 't1');
     expect(reg.get('x')!.runObserved).toBe(true);
     expect(reg.openCount()).toBe(1);
@@ -40,9 +65,9 @@ describe('SubmissionRegistry', () => {
   it('a transport error after the provider acknowledged cannot roll the prompt back', () => {
     const reg = new SubmissionRegistry();
     make(reg, 'k');
-    reg.markSent('k');
+    markSent(reg, 'k');
     reg.onProviderAck('k');
-    reg.onRpcError('k', 'boom');
+    onRpcError(reg, 'k', 'boom');
     expect(reg.get('k')!.rpc).toBe('accepted');
     expect(reg.get('k')!.error).toBeUndefined();
   });
@@ -51,10 +76,10 @@ describe('SubmissionRegistry', () => {
     const reg = new SubmissionRegistry();
     make(reg, 'r');
     make(reg, 'q');
-    reg.markSent('r');
-    reg.markSent('q');
-    reg.onReply('r', { accepted: false, outcome: 'rejected', message: 'closed' });
-    reg.onReply('q', { accepted: true, outcome: 'queued' });
+    markSent(reg, 'r');
+    markSent(reg, 'q');
+    onReply(reg, 'r', { accepted: false, outcome: 'rejected', message: 'closed' });
+    onReply(reg, 'q', { accepted: true, outcome: 'queued' });
     expect(reg.get('r')!.rpc).toBe('failed');
     expect(reg.openFor('a').map((s) => s.clientMessageId)).toEqual(['q']);
     reg.onProviderAck('q');
@@ -64,11 +89,11 @@ describe('SubmissionRegistry', () => {
   it('a lost connection puts unanswered sends back to be sent again with the same id', () => {
     const reg = new SubmissionRegistry();
     make(reg, 'l');
-    reg.markSent('l');
-    reg.onTransportLost();
-    expect(reg.unsent().map((s) => s.clientMessageId)).toEqual(['l']);
-    reg.markSent('l');
-    reg.onReply('l', { accepted: true, outcome: 'duplicate', turnId: 't' });
+    markSent(reg, 'l');
+    onTransportLost(reg);
+    expect(unsent(reg).map((s) => s.clientMessageId)).toEqual(['l']);
+    markSent(reg, 'l');
+    onReply(reg, 'l', { accepted: true, outcome: 'duplicate', turnId: 't' });
     reg.onProviderAck('l');
     expect(reg.get('l')!.attempts).toBe(2);
     expect(reg.openCount()).toBe(0);
@@ -84,7 +109,7 @@ describe('SubmissionRegistry', () => {
       for (let i = 0; i < n; i++) {
         const id = `c${i}`;
         make(reg, id);
-        reg.markSent(id);
+        markSent(reg, id);
         events.push({ kind: 'reply', id }, { kind: 'ack', id });
         if (rand() < 0.5) events.push({ kind: 'observe', id });
       }
@@ -97,17 +122,17 @@ describe('SubmissionRegistry', () => {
       for (const ev of events) {
         if (ev.kind === 'reply') {
           const s = reg.get(ev.id)!;
-          if (s.rpc === 'unsent') reg.markSent(ev.id); // resent after the reconnect
-          reg.onReply(ev.id, { accepted: true, outcome: replied.has(ev.id) ? 'duplicate' : 'accepted', turnId: `t_${ev.id}` });
+          if (s.rpc === 'unsent') markSent(reg, ev.id); // resent after the reconnect
+          onReply(reg, ev.id, { accepted: true, outcome: replied.has(ev.id) ? 'duplicate' : 'accepted', turnId: `t_${ev.id}` });
           replied.add(ev.id);
         } else if (ev.kind === 'ack') reg.onProviderAck(ev.id);
         else if (ev.kind === 'observe') reg.onRunObserved('a', `t_${ev.id}`);
-        else reg.onTransportLost();
+        else onTransportLost(reg);
       }
       // Whatever was unanswered when the connection dropped is sent again and answered.
-      for (const s of reg.unsent()) {
-        reg.markSent(s.clientMessageId);
-        reg.onReply(s.clientMessageId, { accepted: true, outcome: 'duplicate', turnId: `t_${s.clientMessageId}` });
+      for (const s of unsent(reg)) {
+        markSent(reg, s.clientMessageId);
+        onReply(reg, s.clientMessageId, { accepted: true, outcome: 'duplicate', turnId: `t_${s.clientMessageId}` });
       }
       expect(reg.openCount(), `seed ${seed}`).toBe(0);
       for (let i = 0; i < n; i++) {

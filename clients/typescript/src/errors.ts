@@ -31,3 +31,17 @@ export class AgentstreamError extends Error {
 export function isAgentstreamError(e: unknown): e is AgentstreamError {
   return e instanceof AgentstreamError;
 }
+
+/**
+ * Error codes of the app protocol (/ws) after which a request is tried again: no answer
+ * (`disconnected`, `timeout`, `too_many_requests` in flight), a runtime restarting, an
+ * overloaded daemon. Shared by subscriptions and submissions; not exported by the package.
+ */
+export const RETRY_CODES: ReadonlySet<string> = new Set([
+  'unavailable',
+  'resource_exhausted',
+  'timeout',
+  'disconnected',
+  'misdirected',
+  'too_many_requests',
+]);

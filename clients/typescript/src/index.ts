@@ -11,6 +11,15 @@ export type { ConnectionOptions, WebSocketConstructor, WebSocketLike } from './c
 export { loadNodeWebSocket } from './node_websocket.js';
 export { AgentReplica, ReplicaClient } from './replica.js';
 export type { EventsBatch, ReplicaOptions, ReplicaState, ResetNotice, SubscribeOptions } from './replica.js';
+export { Submissions } from './submissions.js';
+export type {
+  SubmissionChannel,
+  SubmissionReply,
+  SubmissionState,
+  SubmissionStatus,
+  SubmissionsOptions,
+  SubmissionTimer,
+} from './submissions.js';
 export { compareCursors, cursorToOffset, eventCursor, formatCursor, offsetToCursor, parseCursor } from './cursor.js';
 export type { Cursor } from './cursor.js';
 export { Backoff, newId } from './backoff.js';

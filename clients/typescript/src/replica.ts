@@ -3,10 +3,11 @@
 // requests matched to replies by id; its handshake here is hello and agents.list): subscriptions
 // to agents from a cursor (replay, then live) that are resumed from the last cursor seen after
 // every reconnect and de-duplicated by cursor, agent snapshots kept current from the live
-// notices, and submissions (prompts) with client message ids: a
+// notices, and submissions (prompts) with client message ids (submissions.ts): a
 // prompt sent while disconnected goes once the connection is back, and one whose answer was lost
 // goes again with the same id (the daemon records it once and answers `duplicate`).
-import { AgentstreamError } from './errors.js';
+import { AgentstreamError, RETRY_CODES } from './errors.js';
+import { Submissions, type SubmissionReply, type SubmissionStatus } from './submissions.js';
 import { newId } from './backoff.js';
 import { Connection, type WebSocketConstructor } from './connection.js';
 import { Emitter, type Listener } from './emitter.js';
@@ -18,7 +19,6 @@ import type {
   EventEnvelope,
   PermissionReply,
   SearchResult,
-  SendReply,
   SendRequest,
   TimelinePage,
   TimelineQuery,
@@ -206,19 +206,6 @@ export class AgentReplica {
   }
 }
 
-interface Submission {
-  clientMessageId: string;
-  agentId: string;
-  body: Record<string, unknown>;
-  state: 'unsent' | 'sent';
-  attempts: number;
-  resolve: (r: SendReply & { clientMessageId: string }) => void;
-  reject: (e: Error) => void;
-}
-
-/** Daemon error codes after which a submission is tried again (a runtime restarting, an overloaded daemon). */
-const RETRY_CODES = new Set(['unavailable', 'resource_exhausted', 'timeout', 'disconnected', 'misdirected', 'too_many_requests']);
-
 export class ReplicaClient {
   /** The daemon's `server_info` of the current connection. */
   serverInfo: Record<string, any> | null = null;
@@ -228,7 +215,7 @@ export class ReplicaClient {
   private readonly opts: ReplicaOptions;
   private readonly conn: Connection;
   private replicas = new Map<string, AgentReplica>();
-  private submissions = new Map<string, Submission>();
+  private readonly submissions: Submissions;
   private readonly connectionEmitter = new Emitter<boolean>();
   private readonly agentEmitter = new Emitter<{ type: string; agent: AgentSnapshot; message?: string }>();
   private readonly changeEmitter = new Emitter<void>();
@@ -253,6 +240,7 @@ export class ReplicaClient {
       requestTimeoutMs: opts.requestTimeoutMs,
       handshake: () => this.handshake(),
     });
+    this.submissions = new Submissions(this.conn, { maxAttempts: opts.maxSendAttempts, maxUnanswered: opts.maxUnansweredSends });
     this.conn.onMessage((msg) => this.onMessage(msg));
     this.conn.onConnection((c) => (c ? this.onConnected() : this.onLost(true)));
     this.conn.onConnectFailed(() => this.onLost(false));
@@ -283,8 +271,7 @@ export class ReplicaClient {
   close(): void {
     this.conn.close();
     this.lost();
-    for (const s of this.submissions.values()) s.reject(new AgentstreamError('aborted', 'the replica was closed'));
-    this.submissions.clear();
+    this.submissions.close();
     for (const r of this.replicas.values()) r.state = 'closed';
   }
 
@@ -373,59 +360,18 @@ export class ReplicaClient {
    * again with the same id (the daemon answers `duplicate` with the original turn: the prompt
    * was recorded once). Rejects with the daemon's error (`not_found`, `invalid_argument`, ...).
    */
-  send(agentId: string, req: SendRequest | string): Promise<SendReply & { clientMessageId: string }> {
-    const r: SendRequest = typeof req === 'string' ? { text: req } : req;
-    const clientMessageId = r.clientMessageId ?? newId('msg');
-    const existing = this.submissions.get(clientMessageId);
-    if (existing) {
-      // The same prompt again while the first is unanswered: one submission, both callers answered.
-      return new Promise((resolve, reject) => Object.assign(existing, chain(existing, resolve, reject)));
-    }
-    if (this.submissions.size >= (this.opts.maxUnansweredSends ?? 1000)) {
-      return Promise.reject(
-        new AgentstreamError('resource_exhausted', `${this.submissions.size} prompts are still unanswered`),
-      );
-    }
-    const body: Record<string, unknown> = { type: 'send', agent: agentId, clientMessageId };
-    if (r.text !== undefined) body.text = r.text;
-    if (r.whileRunning !== undefined) body.whileRunning = r.whileRunning;
-    if (r.attachments !== undefined) body.attachments = r.attachments;
-    return new Promise((resolve, reject) => {
-      this.submissions.set(clientMessageId, { clientMessageId, agentId, body, state: 'unsent', attempts: 0, resolve, reject });
-      this.flushSubmissions();
-    });
+  send(agentId: string, req: SendRequest | string): Promise<SubmissionReply> {
+    return this.submissions.submit(agentId, req);
+  }
+
+  /** Every change of state of a submission (waiting, sending, acknowledged, failed): submissions.ts. */
+  onSubmission(fn: Listener<SubmissionStatus>): () => void {
+    return this.submissions.onChange(fn);
   }
 
   /** Submissions not yet answered by the daemon. */
   get unsettledSubmissions(): number {
     return this.submissions.size;
-  }
-
-  private flushSubmissions(): void {
-    if (!this.connected) return;
-    for (const s of this.submissions.values()) {
-      if (s.state !== 'unsent') continue;
-      s.state = 'sent';
-      s.attempts++;
-      this.request(s.body)
-        .then((reply: any) => {
-          this.submissions.delete(s.clientMessageId);
-          const { type: _t, id: _i, ...rest } = reply;
-          s.resolve({ ...(rest as SendReply), clientMessageId: s.clientMessageId });
-        })
-        .catch((e: unknown) => {
-          if (!this.submissions.has(s.clientMessageId)) return;
-          const code = e instanceof AgentstreamError ? e.code : '';
-          if (RETRY_CODES.has(code) && s.attempts < (this.opts.maxSendAttempts ?? 20)) {
-            s.state = 'unsent';
-            // Lost with the connection: it goes at the next connect. Otherwise try again soon.
-            if (code !== 'disconnected') setTimeout(() => this.flushSubmissions(), Math.min(5000, 250 * 2 ** s.attempts));
-            return;
-          }
-          this.submissions.delete(s.clientMessageId);
-          s.reject(e instanceof Error ? e : new Error(String(e)));
-        });
-    }
   }
 
   // ---- requests ----
@@ -508,7 +454,7 @@ export class ReplicaClient {
   // hear of the connection once the subscriptions are answered.
   private onConnected(): void {
     const subs = [...this.replicas.values()].map((r) => this.resubscribe(r));
-    this.flushSubmissions();
+    this.submissions.connectionUp();
     void Promise.all(subs).then(() => {
       if (!this.connected) return;
       this.connectionEmitter.emit(true);
@@ -526,7 +472,7 @@ export class ReplicaClient {
 
   // Submissions in flight go again at the next connect; replicas wait for it.
   private lost(): void {
-    for (const s of this.submissions.values()) if (s.state === 'sent') s.state = 'unsent';
+    this.submissions.connectionLost();
     for (const r of this.replicas.values()) r.disconnected();
   }
 
@@ -560,25 +506,6 @@ export class ReplicaClient {
     this.agentEmitter.emit({ type, agent: a, message });
     this.changeEmitter.emit();
   }
-}
-
-function chain(
-  s: Submission,
-  resolve: (r: SendReply & { clientMessageId: string }) => void,
-  reject: (e: Error) => void,
-): Pick<Submission, 'resolve' | 'reject'> {
-  const r0 = s.resolve;
-  const j0 = s.reject;
-  return {
-    resolve: (v) => {
-      r0(v);
-      resolve(v);
-    },
-    reject: (e) => {
-      j0(e);
-      reject(e);
-    },
-  };
 }
 
 function waitUntil(emitter: Emitter<void>, pred: () => boolean, timeoutMs: number, what: string): Promise<void> {

@@ -3,7 +3,10 @@
 // provider acknowledgement (the canonical user message carrying the id) independently; it settles
 // when both are known, in either order. A directory observation of the accepted run also settles an
 // RPC-accepted record. Overlapping sends settle independently.
-import type { Attachment, SendReply, WhileRunning } from '@agentstream/client';
+// The sending itself (the client message id on the wire, the retry with the same id across
+// reconnects, bounded, with backoff) is the package's `Submissions`: this registry hears its
+// changes through onStatus() and keeps only the page's own part, the record the rows show.
+import type { Attachment, SendReply, SubmissionStatus, WhileRunning } from '@agentstream/client';
 
 export type RpcState = 'unsent' | 'sent' | 'accepted' | 'queued' | 'failed';
 
@@ -52,46 +55,15 @@ export class SubmissionRegistry {
     return this.open.get(cmid) ?? this.done.get(cmid);
   }
 
-  markSent(cmid: string): void {
-    const s = this.open.get(cmid);
+  // A change reported by the package's Submissions: waiting (for the connection or a retry),
+  // sending, answered, or given up.
+  onStatus(st: SubmissionStatus): void {
+    const s = this.open.get(st.clientMessageId);
     if (!s) return;
-    s.rpc = 'sent';
-    s.attempts++;
-    this.version++;
-  }
-
-  onReply(cmid: string, reply: Pick<SendReply, 'outcome'> & Partial<SendReply>): void {
-    const s = this.open.get(cmid);
-    if (!s) return;
-    s.outcome = reply.outcome;
-    if (reply.turnId) s.turnId = reply.turnId;
-    if (reply.outcome === 'accepted' || reply.outcome === 'duplicate') s.rpc = 'accepted';
-    else if (reply.outcome === 'queued') s.rpc = 'queued';
-    else if (s.providerAck)
-      s.rpc = 'accepted'; // observed canonically: cannot be rolled back
-    else {
-      s.rpc = 'failed';
-      s.error = reply.message || reply.outcome;
-    }
-    this.settleIfDone(s);
-  }
-
-  // The RPC failed with an error reply (not a lost connection).
-  onRpcError(cmid: string, message: string): void {
-    const s = this.open.get(cmid);
-    if (!s) return;
-    if (s.providerAck) s.rpc = 'accepted';
-    else {
-      s.rpc = 'failed';
-      s.error = message;
-    }
-    this.settleIfDone(s);
-  }
-
-  // The connection dropped: every send without an answer goes again on reconnect, with the same
-  // client message id (the daemon records it once and answers "duplicate").
-  onTransportLost(): void {
-    for (const s of this.open.values()) if (s.rpc === 'sent') s.rpc = 'unsent';
+    s.attempts = st.attempts;
+    if (st.state === 'acknowledged') return this.onReply(s, st.reply!);
+    if (st.state === 'failed') return this.onRpcError(s, st.error?.message ?? 'failed');
+    s.rpc = st.state === 'sending' ? 'sent' : 'unsent';
     this.version++;
   }
 
@@ -117,16 +89,36 @@ export class SubmissionRegistry {
     }
   }
 
-  unsent(): Submission[] {
-    return [...this.open.values()].filter((s) => s.rpc === 'unsent').sort((a, b) => a.createdAt - b.createdAt);
-  }
-
   openFor(agentId: string): Submission[] {
     return [...this.open.values()].filter((s) => s.agentId === agentId);
   }
 
   openCount(): number {
     return this.open.size;
+  }
+
+  private onReply(s: Submission, reply: Pick<SendReply, 'outcome'> & Partial<SendReply>): void {
+    s.outcome = reply.outcome;
+    if (reply.turnId) s.turnId = reply.turnId;
+    if (reply.outcome === 'accepted' || reply.outcome === 'duplicate') s.rpc = 'accepted';
+    else if (reply.outcome === 'queued') s.rpc = 'queued';
+    else if (s.providerAck)
+      s.rpc = 'accepted'; // observed canonically: cannot be rolled back
+    else {
+      s.rpc = 'failed';
+      s.error = reply.message || reply.outcome;
+    }
+    this.settleIfDone(s);
+  }
+
+  // The daemon refused the send, or the package gave up retrying it.
+  private onRpcError(s: Submission, message: string): void {
+    if (s.providerAck) s.rpc = 'accepted';
+    else {
+      s.rpc = 'failed';
+      s.error = message;
+    }
+    this.settleIfDone(s);
   }
 
   private settleIfDone(s: Submission): void {

@@ -8,18 +8,19 @@
 // * subscriptions follow the union of visible panes; a removal keeps the subscription for a
 //   30 s grace; disconnecting clears every grace.
 // * presence heartbeats (notification routing only).
-// * every send goes through dispatch() with a client message id.
-import { catchUpPages, formatCursor, newId, parseCursor } from '@agentstream/client';
+// * every send goes through dispatch() with a client message id; the package's Submissions sends
+//   it and retries it with that id, the page's SubmissionRegistry keeps what the rows show.
+import { Submissions, catchUpPages, formatCursor, newId, parseCursor } from '@agentstream/client';
 import { AgentTimeline, type LocalRow } from './timeline';
 import { SubmissionRegistry } from './submissions';
-import { isDisconnected, isErrorReply, type Transport } from './transport';
+import { isDisconnected, type Transport } from './transport';
 import type {
   AgentSnapshot,
   Attachment,
   Capabilities,
   EventEnvelope,
   SearchHit,
-  SendReply,
+  SendRequest,
   WhileRunning,
 } from '@agentstream/client';
 import type { AgentOption, Item, Page } from './types';
@@ -111,6 +112,8 @@ export class SyncEngine {
   // event's), standing in while the snapshot has none (its runtime not started again after a
   // daemon restart).
   private lastCapabilities = new Map<string, Capabilities>();
+  // Sends each submission, again with the same id after a lost answer; reports to `submissions`.
+  private readonly sender: Submissions;
 
   constructor(
     private readonly transport: Transport,
@@ -118,6 +121,11 @@ export class SyncEngine {
     private readonly clock: Clock = realClock,
   ) {
     this.opts = { ...DEFAULT_SYNC_OPTIONS, ...opts };
+    this.sender = new Submissions(transport, { timer: clock });
+    this.sender.onChange((st) => {
+      this.submissions.onStatus(st);
+      this.changed();
+    });
     transport.onMessage((m) => this.onMessage(m));
     transport.onConnection((c) => (c ? void this.onConnected() : this.onDisconnected()));
     if (transport.connected) void this.onConnected();
@@ -183,7 +191,7 @@ export class SyncEngine {
       return;
     }
     for (const id of this.wanted()) void this.syncAgent(id);
-    this.flushSubmissions();
+    this.sender.connectionUp();
     this.startHeartbeat();
     this.changed();
   }
@@ -195,7 +203,7 @@ export class SyncEngine {
     for (const h of this.grace.values()) this.clock.clearTimeout(h);
     this.grace.clear();
     for (const id of this.state.keys()) this.state.set(id, 'idle');
-    this.submissions.onTransportLost();
+    this.sender.connectionLost();
     if (this.heartbeatHandle !== null) this.clock.clearTimeout(this.heartbeatHandle);
     this.heartbeatHandle = null;
     this.changed();
@@ -410,7 +418,8 @@ export class SyncEngine {
 
   // ---- submissions ----
 
-  // The one send path: a local row with a stable identity, a lifecycle record, then the RPC.
+  // The one send path: a local row with a stable identity, a lifecycle record, then the package's
+  // Submissions sends it (its outcome reaches the record through onStatus).
   dispatch(agentId: string, text: string, attachments: Attachment[] = [], whileRunning: WhileRunning = 'queue'): string {
     if (!text.trim() && attachments.length === 0) throw new Error('empty prompt');
     const clientMessageId = this.opts.newId();
@@ -418,36 +427,11 @@ export class SyncEngine {
     this.submissions.create({ clientMessageId, agentId, text, attachments, whileRunning, createdAt });
     const row: LocalRow = { localId: `local:${clientMessageId}`, clientMessageId, text, attachments, createdAt, acked: false };
     this.timeline(agentId).addLocal(row);
-    this.flushSubmissions();
+    const req: SendRequest = { text, clientMessageId, whileRunning };
+    if (attachments.length) req.attachments = attachments;
+    this.sender.submit(agentId, req).catch(() => {}); // a failure is the record's `error`
     this.changed();
     return clientMessageId;
-  }
-
-  private flushSubmissions(): void {
-    if (!this.connected) return;
-    for (const s of this.submissions.unsent()) {
-      this.submissions.markSent(s.clientMessageId);
-      const msg: Record<string, unknown> = {
-        type: 'send',
-        agent: s.agentId,
-        text: s.text,
-        clientMessageId: s.clientMessageId,
-        whileRunning: s.whileRunning,
-      };
-      if (s.attachments.length) msg.attachments = s.attachments;
-      this.transport
-        .request(msg)
-        .then((reply: SendReply) => this.submissions.onReply(s.clientMessageId, reply))
-        .catch((e) => {
-          if (isErrorReply(e)) this.submissions.onRpcError(s.clientMessageId, e.message);
-          // Disconnected / timeout: onTransportLost() marks it unsent; a timeout retries now.
-          else if (!isDisconnected(e)) {
-            this.submissions.onTransportLost();
-            this.clock.setTimeout(() => this.flushSubmissions(), this.opts.retryMs);
-          }
-        })
-        .finally(() => this.changed());
-    }
   }
 
   // ---- other actions ----
