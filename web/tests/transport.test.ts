@@ -2,14 +2,7 @@
 // up after CONNECT_TIMEOUT_MS and counted as a failed attempt; the next socket opens normally.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AgentstreamError } from '@agentstream/client';
-import {
-  CONNECT_TIMEOUT_MS,
-  RECONNECT_MAX_MS,
-  RECONNECT_MIN_MS,
-  WsTransport,
-  isDisconnected,
-  isErrorReply,
-} from '../src/core/transport';
+import { CONNECT_TIMEOUT_MS, RECONNECT_MAX_MS, RECONNECT_MIN_MS, WsTransport, isDisconnected } from '../src/core/transport';
 
 class FakeSocket {
   static made: FakeSocket[] = [];
@@ -106,7 +99,7 @@ describe('WsTransport failures', () => {
     });
     await expect(refused).rejects.toMatchObject({ name: 'AgentstreamError', code: 'invalid_argument', message: 'no m2' });
     socket.onclose!();
-    await expect(lost).rejects.toSatisfy((e) => e instanceof AgentstreamError && isDisconnected(e) && !isErrorReply(e));
+    await expect(lost).rejects.toSatisfy((e) => e instanceof AgentstreamError && isDisconnected(e));
     await expect(transport.request({ type: 'hello' })).rejects.toSatisfy(isDisconnected);
   });
 
@@ -131,20 +124,13 @@ describe('WsTransport failures', () => {
     expect(pushed.map((m) => m.type)).toEqual(['agent.status']);
   });
 
-  it('a request refused locally for want of room is no error reply (the submission is tried again)', () => {
-    const local = new AgentstreamError('too_many_requests', '1024 requests are in flight');
-    expect(isErrorReply(local)).toBe(false);
-    expect(isDisconnected(local)).toBe(false);
-    expect(isErrorReply(new AgentstreamError('resource_exhausted', 'busy'))).toBe(true);
-  });
-
-  it('a request not answered in time fails with timeout, which is no error reply', async () => {
+  it('a request not answered in time fails with timeout', async () => {
     const transport = new WsTransport('ws://daemon/ws');
     transport.start();
     FakeSocket.made[0].onopen!();
     const slow = transport.request({ type: 'hello' }, 1000);
     vi.advanceTimersByTime(1000);
-    await expect(slow).rejects.toSatisfy((e) => e instanceof AgentstreamError && e.code === 'timeout' && !isErrorReply(e));
+    await expect(slow).rejects.toSatisfy((e) => e instanceof AgentstreamError && e.code === 'timeout');
   });
 
   it('reconnects with a backoff that doubles up to RECONNECT_MAX_MS and starts over after a connection', () => {

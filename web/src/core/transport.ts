@@ -17,17 +17,9 @@ export const RECONNECT_MAX_MS = CONNECTION_DEFAULTS.maxDelayMs;
 export const CONNECT_TIMEOUT_MS = CONNECTION_DEFAULTS.connectTimeoutMs;
 
 // The failures of a request the daemon never answered (made locally by the connection).
-const LOCAL_CODES = new Set(['disconnected', 'timeout', 'too_many_requests']);
-
 // Whether `e` is a request's failure for want of a connection (not an answer of the daemon).
 export function isDisconnected(e: unknown): boolean {
   return e instanceof AgentstreamError && e.code === 'disconnected';
-}
-
-// Whether `e` is the daemon's error reply to a request (not a lost socket, a timeout, or a
-// request refused locally for want of room).
-export function isErrorReply(e: unknown): e is AgentstreamError {
-  return e instanceof AgentstreamError && !LOCAL_CODES.has(e.code);
 }
 
 export interface Transport {
