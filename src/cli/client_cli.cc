@@ -228,8 +228,10 @@ void ClientCommands::State::AddConsumers(CLI::App& app) {
 void ClientCommands::State::AddSchedules(CLI::App& app) {
   State& s = *this;
   NewScheduleOptions& n = s.new_schedule;
-  s.schedules = Command(app, "schedules", "schedules that prompt agents on a clock: ls, new, show, "
-                        "pause, resume, rm", &s.context.json);
+  s.schedules = Command(app, "schedules",
+                        "schedules that prompt agents on a clock: ls, new, show, "
+                        "pause, resume, rm",
+                        &s.context.json);
   s.schedules->require_subcommand(0, 1);
   s.s_ls = Command(*s.schedules, "ls", "list schedules with their next tick", nullptr);
   s.s_new = Command(*s.schedules, "new", "create a schedule", nullptr);
@@ -246,7 +248,8 @@ void ClientCommands::State::AddSchedules(CLI::App& app) {
   s.s_new->add_option("--title", n.title, "the new agent's title: \"Nightly {{date}}\"");
   s.s_new->add_option("--prompt", n.prompt, "the prompt (a template: {{date}}, {{time}}, {{tick}})")
       ->required();
-  s.s_new->add_option("--missed", n.missed, "ticks missed while every daemon was down: skip "
+  s.s_new->add_option("--missed", n.missed,
+                      "ticks missed while every daemon was down: skip "
                       "(default) or run-once");
   s.s_show = Command(*s.schedules, "show", "a schedule and its last firings", nullptr);
   s.s_show->add_option("schedule", s.schedule, "schedule id")->required();
@@ -298,7 +301,8 @@ void ClientCommands::State::AddWorkspaces(CLI::App& app) {
   action("push", "push the worktree's branch to a remote of the repository")
       ->add_option("--remote", g.remote, "the remote")
       ->capture_default_str();
-  CLI::App* pr = action("pr", "push the worktree's branch and open a GitHub pull request of it (gh)");
+  CLI::App* pr =
+      action("pr", "push the worktree's branch and open a GitHub pull request of it (gh)");
   pr->add_option("--title", g.title,
                  "the pull request's title (default: the first line of the agent's last message)");
   pr->add_option("--body", g.body, "its description");

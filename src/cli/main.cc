@@ -122,15 +122,17 @@ void AddAgentOptions(CLI::App* serve_cmd, agentstream::cli::ServeOptions& serve)
   serve_cmd->add_option("--triggers", serve.triggers_file,
                         "a JSON file of triggers: outside events (GitHub webhooks) made prompts "
                         "at POST /v1/triggers/ID");
-  serve_cmd->add_option("--schedule-floor", serve.schedule_floor,
-                        "the shortest time between two ticks a new schedule may have "
-                        "('30s', '1m', '2h')")
+  serve_cmd
+      ->add_option("--schedule-floor", serve.schedule_floor,
+                   "the shortest time between two ticks a new schedule may have "
+                   "('30s', '1m', '2h')")
       ->capture_default_str();
   serve_cmd->add_option("--git-author", serve.git_author,
                         "'Name <email>': the author of the commits of git actions on worktrees "
                         "(default: the repository's user.name and user.email)");
-  serve_cmd->add_option("--gh-program", serve.gh_program,
-                        "the GitHub CLI that opens pull requests of worktrees (git pr)")
+  serve_cmd
+      ->add_option("--gh-program", serve.gh_program,
+                   "the GitHub CLI that opens pull requests of worktrees (git pr)")
       ->capture_default_str();
   serve_cmd->add_option("--claude-program", serve.claude_program, "the claude CLI")
       ->capture_default_str();

@@ -478,7 +478,7 @@ int Serve(const ServeOptions& options, const std::string& host, const std::strin
 void StopDaemon(Daemon& daemon) {
   if (daemon.server) daemon.server->Stop();
   if (daemon.device_service) daemon.device_service->Stop();
-  if (daemon.scheduler) daemon.scheduler->Stop();  // its firings call the manager
+  if (daemon.scheduler) daemon.scheduler->Stop();    // its firings call the manager
   if (daemon.workspaces) daemon.workspaces->Stop();  // before the manager: its jobs call it
   daemon.mcp_ready = nullptr;
   daemon.mcp.reset();  // its running tools end (their daemon calls fail: the server stopped)
@@ -594,8 +594,8 @@ int RunServe(const ServeOptions& options) {
   scheduler.daemon_id = ownership.daemon_id;
   daemon.scheduler = std::make_unique<server::Scheduler>(
       daemon.log->schedules(), *daemon.manager, daemon.workspaces.get(), std::move(scheduler));
-  daemon.schedules = std::make_unique<server::ScheduleRoutes>(
-      *daemon.log, daemon.scheduler.get(), schedule_floor_ms);
+  daemon.schedules = std::make_unique<server::ScheduleRoutes>(*daemon.log, daemon.scheduler.get(),
+                                                              schedule_floor_ms);
   server_options->schedules = daemon.schedules.get();
   daemon.server = std::make_unique<server::Server>(*daemon.manager, *daemon.log, *server_options);
   const int code = Serve(options, server_options->host, ownership.daemon_id, signals, daemon);

@@ -54,12 +54,11 @@ TEST(McpProtocol, InitializeThenToolsListAndPing) {
     EXPECT_EQ(t.at("inputSchema").at("type"), "object") << names.back();
     EXPECT_FALSE(t.at("description").as_string().empty()) << names.back();
   }
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"agents_list", "agent_create", "agent_send", "agent_timeline",
-                                      "agents_search", "agent_last_message", "agent_settings",
-                                      "agent_interrupt", "agent_git", "permission_answer",
-                                      "schedule_create", "schedules_list", "schedule_show",
-                                      "schedule_pause", "schedule_resume", "schedule_delete"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "agents_list", "agent_create", "agent_send", "agent_timeline",
+                       "agents_search", "agent_last_message", "agent_settings", "agent_interrupt",
+                       "agent_git", "permission_answer", "schedule_create", "schedules_list",
+                       "schedule_show", "schedule_pause", "schedule_resume", "schedule_delete"}));
 }
 
 TEST(McpProtocol, BadRequestsAreJsonRpcErrors) {

@@ -113,10 +113,10 @@ TEST(ClassifyTest, AnAutomationsFailedTurnNotifiesAsAnyOther) {
   Log log;
   Track track;
   AutomationFired fired{"schedule", "nightly", "2027-01-04T09:00:00Z", std::nullopt, {}};
-  auto out = Classify(track, {log.Add(fired, std::nullopt, 0),
-                              log.Add(Foreground("schedule:nightly:2027-01-04T09:00:00Z"), "t1", 1),
-                              log.Add(TurnFailed{"provider_exited", "the agent's process exited"},
-                                      "t1", 9)});
+  auto out = Classify(
+      track, {log.Add(fired, std::nullopt, 0),
+              log.Add(Foreground("schedule:nightly:2027-01-04T09:00:00Z"), "t1", 1),
+              log.Add(TurnFailed{"provider_exited", "the agent's process exited"}, "t1", 9)});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, Kind::kTurnFailed);
   EXPECT_EQ(out[0].text, "the agent's process exited");

@@ -26,11 +26,10 @@ void Prompt(runtime::AgentManager& agents, std::shared_ptr<AutomationFiring> fir
         api::SendRequest send;
         send.client_message_id = firing->key;
         send.text = firing->prompt;
-        agents.Send(agent, std::move(send),
-                    [agent, duplicate, done](Result<api::SendReply> sent) {
-                      if (!sent.ok()) return done(sent.status());
-                      done(AutomationResult{agent, std::move(*sent), duplicate});
-                    });
+        agents.Send(agent, std::move(send), [agent, duplicate, done](Result<api::SendReply> sent) {
+          if (!sent.ok()) return done(sent.status());
+          done(AutomationResult{agent, std::move(*sent), duplicate});
+        });
       });
 }
 

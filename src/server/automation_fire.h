@@ -45,7 +45,6 @@ struct AutomationResult {
 
 // `workspaces` may be null (a template with a worktree is then refused, kInvalidArgument).
 void FireAutomation(runtime::AgentManager& agents, WorkspaceRoutes* workspaces,
-                    AutomationFiring firing,
-                    std::function<void(Result<AutomationResult>)> done);
+                    AutomationFiring firing, std::function<void(Result<AutomationResult>)> done);
 
 }  // namespace agentstream::server

@@ -540,10 +540,10 @@ Status Server::Start() {
       o.batch);
   s.ctx.timeline = std::make_unique<TimelineService>(s.ctx.log);
   s.ctx.consumer_routes = std::make_unique<ConsumerRoutes>(o.consumers, o.inbox);
-  s.ctx.router = std::make_unique<ApiRouter>(
-      s.ctx.agents, s.ctx.log, *s.ctx.timeline, s.ctx.metrics, *s.ctx.hub, o.batch,
-      s.ctx.consumer_routes.get(), o.workspaces, o.notify_routes, o.catalog, o.triggers,
-      o.schedules);
+  s.ctx.router =
+      std::make_unique<ApiRouter>(s.ctx.agents, s.ctx.log, *s.ctx.timeline, s.ctx.metrics,
+                                  *s.ctx.hub, o.batch, s.ctx.consumer_routes.get(), o.workspaces,
+                                  o.notify_routes, o.catalog, o.triggers, o.schedules);
   if (o.devices != nullptr) {
     s.ctx.device_routes = std::make_unique<DeviceRoutes>(*o.devices, o.pairing_public_url);
     s.ctx.device_connections = std::make_unique<DeviceConnections>(o.max_connections);

@@ -38,8 +38,8 @@ Result<json::object> ScheduleRoutes::View(const ScheduleRecord& record) {
   if (!record.paused) {
     Result<ScheduleDefinition> schedule = ParseSchedule(body, 0, Now());
     if (schedule.ok()) {
-      const std::optional<TimestampMs> tick = NextTick(
-          *schedule, record.created_ms, std::max(record.last_tick_ms, record.created_ms));
+      const std::optional<TimestampMs> tick =
+          NextTick(*schedule, record.created_ms, std::max(record.last_tick_ms, record.created_ms));
       if (tick) next = TickKey(*tick);
     }
   }
@@ -91,11 +91,16 @@ std::string ScheduleRoutes::TurnOutcome(const std::string& agent, const std::str
     for (auto e = page->events.rbegin(); e != page->events.rend(); ++e) {
       if (!e->turn || e->turn->str() != turn) continue;
       switch (static_cast<EventKind>(e->kind)) {
-        case EventKind::kTurnCompleted: return "completed";
-        case EventKind::kTurnFailed: return "failed";
-        case EventKind::kTurnCanceled: return "canceled";
-        case EventKind::kTurnStarted: return "running";
-        default: break;
+        case EventKind::kTurnCompleted:
+          return "completed";
+        case EventKind::kTurnFailed:
+          return "failed";
+        case EventKind::kTurnCanceled:
+          return "canceled";
+        case EventKind::kTurnStarted:
+          return "running";
+        default:
+          break;
       }
     }
     seen += page->events.size();
@@ -109,13 +114,11 @@ std::string ScheduleRoutes::TurnOutcome(const std::string& agent, const std::str
 Result<json::object> ScheduleRoutes::Show(const std::string& id, std::size_t shown) {
   AS_ASSIGN_OR_RETURN(ScheduleRecord record, log_.schedules().GetSchedule(id));
   AS_ASSIGN_OR_RETURN(json::object view, View(record));
-  AS_ASSIGN_OR_RETURN(std::vector<ScheduleFiring> firings,
-                      log_.schedules().ListFirings(id, shown));
+  AS_ASSIGN_OR_RETURN(std::vector<ScheduleFiring> firings, log_.schedules().ListFirings(id, shown));
   json::array list;
   for (const ScheduleFiring& f : firings) {
-    json::object row{{"tick", TickKey(f.tick_ms)},
-                     {"outcome", f.outcome},
-                     {"recordedMs", f.recorded_ms}};
+    json::object row{
+        {"tick", TickKey(f.tick_ms)}, {"outcome", f.outcome}, {"recordedMs", f.recorded_ms}};
     if (f.ticks > 1) {
       row["firstTick"] = TickKey(f.first_tick_ms);
       row["ticks"] = f.ticks;

@@ -97,7 +97,8 @@ const ScheduleDefinition* Scheduler::Definition(const ScheduleRecord& record) {
   Result<ScheduleDefinition> parsed =
       body.ok() ? ParseSchedule(*body, 0, Now()) : Result<ScheduleDefinition>(body.status());
   if (!parsed.ok()) {
-    log::Warn("schedule.unreadable", {{"schedule", record.id}, {"error", parsed.status().message()}});
+    log::Warn("schedule.unreadable",
+              {{"schedule", record.id}, {"error", parsed.status().message()}});
     definitions_.erase(record.id);
     unreadable_[record.id] = record.definition;  // logged once
     return nullptr;
@@ -159,9 +160,8 @@ void Scheduler::Start(const ScheduleDefinition& schedule, const ScheduleRecord& 
     }
     if (!plan.fire && skipped.empty()) return;
     // The tick becomes pending before its firing's first step, with the skipped ones before it.
-    const Status advanced = store_.AdvanceSchedule(schedule.id, options_.daemon_id,
-                                                   plan.handled_through, plan.fire.value_or(0),
-                                                   skipped);
+    const Status advanced = store_.AdvanceSchedule(
+        schedule.id, options_.daemon_id, plan.handled_through, plan.fire.value_or(0), skipped);
     if (!advanced.ok()) {
       log::Warn("schedule.advance_failed",
                 {{"schedule", schedule.id}, {"error", advanced.message()}});
@@ -174,8 +174,8 @@ void Scheduler::Start(const ScheduleDefinition& schedule, const ScheduleRecord& 
   const Rendered prompt = RenderTemplate(schedule.prompt, fields);
   AutomationFiring firing;
   firing.key = "schedule:" + schedule.id + ":" + TickKey(tick);
-  firing.fired = AutomationFired{"schedule", schedule.id, TickKey(tick), std::nullopt,
-                                 prompt.missing};
+  firing.fired =
+      AutomationFired{"schedule", schedule.id, TickKey(tick), std::nullopt, prompt.missing};
   firing.prompt = prompt.text;
   if (schedule.agent) {
     firing.agent = *schedule.agent;

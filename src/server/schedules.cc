@@ -33,11 +33,20 @@ Result<std::int64_t> ParseInterval(std::string_view text) {
   if (text.size() < 2 || text.size() > 12) return BadInterval();
   std::int64_t unit = 0;
   switch (text.back()) {
-    case 's': unit = 1000; break;
-    case 'm': unit = 60'000; break;
-    case 'h': unit = 3'600'000; break;
-    case 'd': unit = 86'400'000; break;
-    default: return BadInterval();
+    case 's':
+      unit = 1000;
+      break;
+    case 'm':
+      unit = 60'000;
+      break;
+    case 'h':
+      unit = 3'600'000;
+      break;
+    case 'd':
+      unit = 86'400'000;
+      break;
+    default:
+      return BadInterval();
   }
   std::int64_t count = 0;
   const char* end = text.data() + text.size() - 1;
@@ -50,8 +59,7 @@ Result<std::int64_t> ParseInterval(std::string_view text) {
 namespace {
 
 std::string EveryText(std::int64_t ms) {
-  for (const auto& [unit, suffix] :
-       {std::pair{86'400'000, 'd'}, {3'600'000, 'h'}, {60'000, 'm'}}) {
+  for (const auto& [unit, suffix] : {std::pair{86'400'000, 'd'}, {3'600'000, 'h'}, {60'000, 'm'}}) {
     if (ms % unit == 0) return std::to_string(ms / unit) + suffix;
   }
   return std::to_string(ms / 1000) + "s";
@@ -122,7 +130,8 @@ Result<ScheduleDefinition> ParseSchedule(const json::value& body, std::int64_t f
     AS_ASSIGN_OR_RETURN(s.create, ParseAgentTemplate(*tpl, where));
   }
   if (s.agent.has_value() == s.create.has_value())
-    return Refused(where, "give \"agent\" (an agent's id) or \"template\" (a new agent), one of them");
+    return Refused(where,
+                   "give \"agent\" (an agent's id) or \"template\" (a new agent), one of them");
   AS_ASSIGN_OR_RETURN(auto prompt, string_of("prompt"));
   if (!prompt || prompt->find_first_not_of(" \t\r\n") == std::string::npos)
     return Refused(where, "\"prompt\" is required");
@@ -144,7 +153,8 @@ Result<ScheduleDefinition> ParseSchedule(const json::value& body, std::int64_t f
   if (s.every_ms != 0) {
     if (s.every_ms < floor_ms)
       return Refused(where, "ticks every " + EveryText(s.every_ms) +
-                            " are more often than this daemon's floor of one every " + floor_text);
+                                " are more often than this daemon's floor of one every " +
+                                floor_text);
     return s;
   }
   std::optional<TimestampMs> previous = NextCronTick(*s.cron, s.zone, now_ms);
@@ -154,8 +164,8 @@ Result<ScheduleDefinition> ParseSchedule(const json::value& body, std::int64_t f
     if (!next) break;
     if (*next - *previous < floor_ms) {
       return Refused(where, "cron \"" + s.cron->text + "\" fires " + TickKey(*previous) + " and " +
-                            TickKey(*next) + ", more often than this daemon's floor of one every " +
-                            floor_text);
+                                TickKey(*next) +
+                                ", more often than this daemon's floor of one every " + floor_text);
     }
     previous = next;
   }
@@ -241,8 +251,8 @@ json::value TickFields(const ScheduleDefinition& s, TimestampMs tick_ms) {
   return json::object{
       {"schedule", s.id},
       {"tick", TickKey(tick_ms)},
-      {"date", fmt::format("{:04}-{:02}-{:02}", local.tm_year + 1900, local.tm_mon + 1,
-                           local.tm_mday)},
+      {"date",
+       fmt::format("{:04}-{:02}-{:02}", local.tm_year + 1900, local.tm_mon + 1, local.tm_mday)},
       {"time", fmt::format("{:02}:{:02}", local.tm_hour, local.tm_min)},
   };
 }

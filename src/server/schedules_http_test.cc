@@ -47,7 +47,9 @@ class SchedulesHttpTest : public ServerFixture {
     options.clock = [this] { return now_.load(); };
     return std::make_unique<Scheduler>(log_.schedules(), *manager_, nullptr, options);
   }
-  json::value Show(const std::string& id) { return Call("GET", "/v1/schedules/" + id + "?firings=100"); }
+  json::value Show(const std::string& id) {
+    return Call("GET", "/v1/schedules/" + id + "?firings=100");
+  }
   // Pokes until the schedule's last tick is `tick` and nothing is pending.
   bool WaitHandled(Scheduler& scheduler, const std::string& id, const std::string& tick) {
     return Eventually([&] {
@@ -71,10 +73,11 @@ class SchedulesHttpTest : public ServerFixture {
 TEST_F(SchedulesHttpTest, ACronScheduleFiresEachTickOnceIntoItsAgent) {
   const std::string agent = CreateAgent();
   ASSERT_FALSE(agent.empty());
-  json::value made = Call("POST", "/v1/schedules",
-                          R"({"id":"standup","cron":"0 9 * * 1-5","agent":")" + agent +
-                              R"(","prompt":"Standup for {{date}} at {{time}} ({{tick}}){{nope}}"})",
-                          201);
+  json::value made =
+      Call("POST", "/v1/schedules",
+           R"({"id":"standup","cron":"0 9 * * 1-5","agent":")" + agent +
+               R"(","prompt":"Standup for {{date}} at {{time}} ({{tick}}){{nope}}"})",
+           201);
   EXPECT_EQ(made.at("nextTick"), "2027-01-04T09:00:00Z");
   EXPECT_EQ(made.at("timezone"), "UTC");
   EXPECT_EQ(made.at("missed"), "skip");
@@ -104,7 +107,8 @@ TEST_F(SchedulesHttpTest, ACronScheduleFiresEachTickOnceIntoItsAgent) {
       EXPECT_EQ(e.at("payload").at("missingFields"), json::array{"nope"});
     }
     if (Kind(e) == "user.message")
-      EXPECT_EQ(e.at("payload").at("text"), "Standup for 2027-01-04 at 09:00 (2027-01-04T09:00:00Z)");
+      EXPECT_EQ(e.at("payload").at("text"),
+                "Standup for 2027-01-04 at 09:00 (2027-01-04T09:00:00Z)");
   }
   EXPECT_EQ(fired, 1u);
   EXPECT_EQ(Count(agent, "turn.started"), 1u);
@@ -221,8 +225,8 @@ TEST_F(SchedulesHttpTest, PauseResumeDeleteAndBadInput) {
   Call("POST", "/v1/schedules",
        R"({"id":"p","every":"1m","agent":")" + agent + R"(","prompt":"x"})", 201);
   // A second schedule of that id, a bad definition, an unknown schedule.
-  json::value dup = Call("POST", "/v1/schedules",
-                         R"({"id":"p","every":"1m","agent":"a","prompt":"x"})", 409);
+  json::value dup =
+      Call("POST", "/v1/schedules", R"({"id":"p","every":"1m","agent":"a","prompt":"x"})", 409);
   EXPECT_EQ(dup.at("error").at("code"), "already_exists");
   json::value never = Call("POST", "/v1/schedules",
                            R"({"id":"n","cron":"0 0 30 2 *","agent":"a","prompt":"x"})", 400);
@@ -296,10 +300,12 @@ TEST(Schedules, DefinitionsAreReadStrictlyAndWrittenBackTheSame) {
   EXPECT_EQ(json::serialize(ScheduleToJson(DefinitionOf(json::serialize(again)))),
             json::serialize(again));
   EXPECT_EQ(again.at("timezone"), "Europe/Berlin");
-  EXPECT_EQ(ScheduleToJson(DefinitionOf(
-                R"({"id":"b","every":"90m","template":{"provider":"scripted","cwd":"/tmp"},"prompt":"p"})"))
-                .at("every"),
-            "90m");
+  EXPECT_EQ(
+      ScheduleToJson(
+          DefinitionOf(
+              R"({"id":"b","every":"90m","template":{"provider":"scripted","cwd":"/tmp"},"prompt":"p"})"))
+          .at("every"),
+      "90m");
   EXPECT_NE(RefusalOf(R"({"id":"a","cron":"* * * * *","every":"1m","agent":"x","prompt":"p"})")
                 .find("one of them"),
             std::string::npos);
@@ -324,9 +330,9 @@ TEST(Schedules, DefinitionsAreReadStrictlyAndWrittenBackTheSame) {
             std::string::npos);
   EXPECT_NE(RefusalOf(R"({"id":"a b","every":"1h","agent":"x","prompt":"p"})").find("\"id\""),
             std::string::npos);
-  EXPECT_NE(RefusalOf(R"({"id":"a","every":"1h","agent":"x","prompt":"{{unclosed"})")
-                .find("prompt"),
-            std::string::npos);
+  EXPECT_NE(
+      RefusalOf(R"({"id":"a","every":"1h","agent":"x","prompt":"{{unclosed"})").find("prompt"),
+      std::string::npos);
   EXPECT_NE(RefusalOf(R"({"id":"a","every":"10x","agent":"x","prompt":"p"})").find("every"),
             std::string::npos);
   EXPECT_NE(RefusalOf(R"({"id":"a","cron":"61 * * * *","agent":"x","prompt":"p"})").find("cron"),
@@ -337,14 +343,13 @@ TEST(Schedules, DefinitionsAreReadStrictlyAndWrittenBackTheSame) {
   EXPECT_NE(RefusalOf(R"({"id":"a","cron":"*/2 * * * *","agent":"x","prompt":"p"})", 300'000)
                 .find("floor"),
             std::string::npos);
-  EXPECT_NE(RefusalOf(R"({"id":"a","cron":"0 0 30 2 *","agent":"x","prompt":"p"})")
-                .find("never fires"),
-            std::string::npos);
+  EXPECT_NE(
+      RefusalOf(R"({"id":"a","cron":"0 0 30 2 *","agent":"x","prompt":"p"})").find("never fires"),
+      std::string::npos);
 }
 
 TEST(Schedules, IntervalTicksCountFromTheCreation) {
-  const ScheduleDefinition s =
-      DefinitionOf(R"({"id":"a","every":"2s","agent":"x","prompt":"p"})");
+  const ScheduleDefinition s = DefinitionOf(R"({"id":"a","every":"2s","agent":"x","prompt":"p"})");
   EXPECT_EQ(NextTick(s, 1000, 1000), 3000);
   EXPECT_EQ(NextTick(s, 1000, 2999), 3000);
   EXPECT_EQ(NextTick(s, 1000, 3000), 5000);

@@ -171,7 +171,8 @@ Result<Trigger> TriggerOf(const json::value& v, std::size_t index,
   if (!v.is_object()) return Bad(where, "not an object");
   const json::object& o = v.get_object();
   AS_ASSIGN_OR_RETURN(auto id, OptionalString(o, "id", where));
-  if (!id || !IsAutomationId(*id)) return Bad(where, "\"id\" must be 1 to 64 letters, digits, '_' or '-'");
+  if (!id || !IsAutomationId(*id))
+    return Bad(where, "\"id\" must be 1 to 64 letters, digits, '_' or '-'");
   where = "trigger " + *id;
   AS_RETURN_IF_ERROR(OnlyMembers(
       o, {"id", "secret", "secretFile", "agent", "template", "prompt", "events"}, where));

@@ -70,11 +70,11 @@ bool TouchesWorktree(std::string_view action) { return action == "commit" || act
 Status CheckGitActionMembers(std::string_view action, const json::object& body) {
   for (const auto& member : body) {
     const std::string_view key = member.key();
-    const bool known = (action == "commit" && key == "message") ||
-                       (action == "merge" && (key == "into" || key == "noFastForward")) ||
-                       (action == "push" && key == "remote") ||
-                       (action == "pr" && (key == "title" || key == "body" || key == "base" ||
-                                           key == "remote"));
+    const bool known =
+        (action == "commit" && key == "message") ||
+        (action == "merge" && (key == "into" || key == "noFastForward")) ||
+        (action == "push" && key == "remote") ||
+        (action == "pr" && (key == "title" || key == "body" || key == "base" || key == "remote"));
     if (!known) {
       return Error(ErrorCode::kInvalidArgument,
                    "unknown field \"" + std::string(key) + "\" in git " + std::string(action));
@@ -503,8 +503,8 @@ void WorkspaceRoutes::Act(const SessionId& id, const std::string& action, const 
           ' ');
       fallback = BoundUtf8(fallback, workspace::kMaxPullRequestTitleBytes).text;
     }
-    done = actions_.PullRequest(ws, remote->value_or("origin"), *base,
-                                *title ? **title : fallback, text->value_or(""));
+    done = actions_.PullRequest(ws, remote->value_or("origin"), *base, *title ? **title : fallback,
+                                text->value_or(""));
   } else {
     done = actions_.Discard(ws);
   }

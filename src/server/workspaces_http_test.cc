@@ -24,14 +24,16 @@ class WorkspacesHttpTest : public ServerFixture {
                 " -c user.name=t -c user.email=t@t commit -q -m first");
     // A stand-in for the GitHub CLI (GitHub cannot be reached here): records its title, answers
     // a pull request's URL as gh does.
-    test_support::WriteTextFile(gh_, "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --title ] && "
-                                     "printf '%s' \"$2\" > " + gh_ + ".title; shift; done\n"
-                                     "echo https://github.com/octo/app/pull/1\n");
+    test_support::WriteTextFile(gh_,
+                                "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --title ] && "
+                                "printf '%s' \"$2\" > " +
+                                    gh_ +
+                                    ".title; shift; done\n"
+                                    "echo https://github.com/octo/app/pull/1\n");
     fs::permissions(gh_, fs::perms::owner_all);
     WorkspaceRoutesOptions workspace_options;
     workspace_options.git.gh_program = gh_;
-    workspaces_ =
-        std::make_unique<WorkspaceRoutes>(*manager_, log_, worktrees_, workspace_options);
+    workspaces_ = std::make_unique<WorkspaceRoutes>(*manager_, log_, worktrees_, workspace_options);
     options.workspaces = workspaces_.get();
   }
   void TearDown() override {

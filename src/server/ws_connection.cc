@@ -55,10 +55,9 @@ class WsConnection final : public WsOutput, public std::enable_shared_from_this<
         if (!self->closed_) fn();
       });
     };
-    app_ =
-        std::make_shared<WsApp>(ctx_.agents, ctx_.log, *ctx_.timeline, *ctx_.hub, ctx_.metrics,
-                                *this, std::move(post), ctx_.options.ws, ctx_.options.workspaces,
-                                ctx_.options.schedules);
+    app_ = std::make_shared<WsApp>(ctx_.agents, ctx_.log, *ctx_.timeline, *ctx_.hub, ctx_.metrics,
+                                   *this, std::move(post), ctx_.options.ws, ctx_.options.workspaces,
+                                   ctx_.options.schedules);
     app_->SetPresenceDevice(device_id);
     ws_.async_accept(request, [self = shared_from_this()](beast::error_code ec) {
       if (ec) return;

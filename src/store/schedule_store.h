@@ -34,10 +34,10 @@ struct ScheduleRecord {
   std::string definition;  // a JSON object as text, at most 64 KiB (server/schedules.h)
   bool paused = false;
   TimestampMs created_ms = 0;
-  TimestampMs updated_ms = 0;      // the last pause or resume
-  TimestampMs last_tick_ms = 0;    // every tick at or before it is handled
-  TimestampMs pending_tick_ms = 0;  // the tick being fired; 0: none
-  std::string lease_owner;          // the daemon firing it; "" when nobody holds the lease
+  TimestampMs updated_ms = 0;        // the last pause or resume
+  TimestampMs last_tick_ms = 0;      // every tick at or before it is handled
+  TimestampMs pending_tick_ms = 0;   // the tick being fired; 0: none
+  std::string lease_owner;           // the daemon firing it; "" when nobody holds the lease
   TimestampMs lease_expires_ms = 0;  // by the clock of the daemon that claimed it
 };
 

@@ -370,8 +370,9 @@ Result<std::string> GitActions::RemoteUrl(const GitPlace& place, const std::stri
   std::string url;  // pushurl wins over url for a push, as in git
   for (const char* key : {"pushurl", "url"}) {
     if (!for_push && std::string_view(key) == "pushurl") continue;
-    AS_ASSIGN_OR_RETURN(GitOutput got, worktrees_.git().Run(
-                                           place, {"config", "--get", "remote." + remote + "." + key}, 8192));
+    AS_ASSIGN_OR_RETURN(
+        GitOutput got,
+        worktrees_.git().Run(place, {"config", "--get", "remote." + remote + "." + key}, 8192));
     if (url.empty()) url = ValueOf(got);
   }
   return url;
@@ -409,8 +410,7 @@ std::optional<std::string> GitHubRepository(std::string_view url) {
   auto name_ok = [](std::string_view part) {
     return !part.empty() && part.front() != '-' && part != "." && part != ".." &&
            std::all_of(part.begin(), part.end(), [](char c) {
-             return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ||
-                    c == '.';
+             return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
            });
   };
   if (!name_ok(host) || !name_ok(rest.substr(0, slash)) || !name_ok(rest.substr(slash + 1)))
@@ -429,7 +429,8 @@ Result<GitActionResult> GitActions::PullRequest(const Workspace& workspace,
                  "a pull request's title is one line of UTF-8 text, 1 to 256 bytes");
   }
   if (body.size() > kMaxPullRequestBodyBytes || !IsValidUtf8(body))
-    return Error(ErrorCode::kInvalidArgument, "a pull request's body is UTF-8 text of at most 64 KiB");
+    return Error(ErrorCode::kInvalidArgument,
+                 "a pull request's body is UTF-8 text of at most 64 KiB");
   AS_RETURN_IF_ERROR(CheckRemoteName(remote));
   AS_ASSIGN_OR_RETURN(GitPlace place, worktrees_.PlaceOf(workspace));
   AS_ASSIGN_OR_RETURN(const std::string url, RemoteUrl(place, remote, /*for_push=*/false));
@@ -438,8 +439,9 @@ Result<GitActionResult> GitActions::PullRequest(const Workspace& workspace,
   const std::optional<std::string> repository = GitHubRepository(url);
   if (!repository) {
     return Error(ErrorCode::kInvalidArgument,
-                 "remote \"" + remote + "\" is not a GitHub repository's URL (https://HOST/OWNER/REPO or "
-                 "git@HOST:OWNER/REPO); a pull request is opened with gh on GitHub only");
+                 "remote \"" + remote +
+                     "\" is not a GitHub repository's URL (https://HOST/OWNER/REPO or "
+                     "git@HOST:OWNER/REPO); a pull request is opened with gh on GitHub only");
   }
   const Git& git = worktrees_.git();
   AS_ASSIGN_OR_RETURN(GitPlace repo_place, RepositoryPlace(git, workspace.repository));
@@ -450,17 +452,26 @@ Result<GitActionResult> GitActions::PullRequest(const Workspace& workspace,
   if (result.outcome != "pushed") return result;
   // Outside the worktree, with no GIT_* of the daemon's: gh reads nothing the agent wrote.
   process::SpawnOptions spawn;
-  spawn.argv = {options_.gh_program, "pr",     "create",          "--repo",
-                *repository,         "--head", workspace.branch,  "--base",
-                ShortBranch(target), "--title", title,            "--body",
+  spawn.argv = {options_.gh_program,
+                "pr",
+                "create",
+                "--repo",
+                *repository,
+                "--head",
+                workspace.branch,
+                "--base",
+                ShortBranch(target),
+                "--title",
+                title,
+                "--body",
                 body};
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string_view variable(*entry);
     if (!variable.starts_with("GIT_") && !variable.starts_with("GH_PROMPT"))
       spawn.env.emplace_back(variable);
   }
-  for (const char* setting : {"GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1",
-                              "GH_SPINNER_DISABLED=1"})
+  for (const char* setting :
+       {"GH_PROMPT_DISABLED=1", "GH_NO_UPDATE_NOTIFIER=1", "NO_COLOR=1", "GH_SPINNER_DISABLED=1"})
     spawn.env.emplace_back(setting);
   spawn.cwd = "/";
   auto ran = process::RunCommand(spawn, options_.gh_timeout, 64 << 10);
@@ -477,7 +488,8 @@ Result<GitActionResult> GitActions::PullRequest(const Workspace& workspace,
   // gh prints the new pull request's URL as its last line.
   std::string_view out = ran->out;
   while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.remove_suffix(1);
-  const std::string_view last = out.substr(out.rfind('\n') == std::string_view::npos ? 0 : out.rfind('\n') + 1);
+  const std::string_view last =
+      out.substr(out.rfind('\n') == std::string_view::npos ? 0 : out.rfind('\n') + 1);
   result.outcome = "opened";
   if (last.starts_with("https://") && !HasControl(last)) result.url = BoundUtf8(last, 1024).text;
   return result;

@@ -250,12 +250,15 @@ TEST_F(GitActionsTest, APullRequestPushesThenRunsGhOutsideTheWorktree) {
   // Fetched from GitHub, pushed to the local bare repository (a pushurl, as people set one).
   ShellOutput(Git(repo_) + " remote add origin https://github.com/octo/app.git && " + Git(repo_) +
               " config remote.origin.pushurl " + remote);
-  WriteTextFile(gh, "#!/bin/sh\n"
-                    "{ pwd; printf '%s\\n' \"$@\"; env | grep -c '^GIT_' ; echo \"$GH_PROMPT_DISABLED\"; } > " +
-                        record + "\n"
-                    "echo 'Creating pull request for agentstream/ses_1 into main in octo/app'\n"
-                    "echo\n"
-                    "echo https://github.com/octo/app/pull/7\n");
+  WriteTextFile(
+      gh,
+      "#!/bin/sh\n"
+      "{ pwd; printf '%s\\n' \"$@\"; env | grep -c '^GIT_' ; echo \"$GH_PROMPT_DISABLED\"; } > " +
+          record +
+          "\n"
+          "echo 'Creating pull request for agentstream/ses_1 into main in octo/app'\n"
+          "echo\n"
+          "echo https://github.com/octo/app/pull/7\n");
   fs::permissions(gh, fs::perms::owner_all);
   WriteTextFile(ws_.path + "/feature.txt", "feature\n");
   ASSERT_TRUE(actions_.Commit(ws_, "feature").ok());
@@ -273,15 +276,19 @@ TEST_F(GitActionsTest, APullRequestPushesThenRunsGhOutsideTheWorktree) {
             "/\npr\ncreate\n--repo\ngithub.com/octo/app\n--head\nagentstream/ses_1\n--base\nmain\n"
             "--title\nAdd the feature\n--body\nWhy: tests.\n0\n1\n");
   // gh refuses (not logged in): the outcome says so with gh's words; the branch stays pushed.
-  WriteTextFile(gh, "#!/bin/sh\necho 'To get started with GitHub CLI, please run:  gh auth login' >&2\n"
-                    "exit 4\n");
+  WriteTextFile(gh,
+                "#!/bin/sh\necho 'To get started with GitHub CLI, please run:  gh auth login' >&2\n"
+                "exit 4\n");
   auto failed = with_gh.PullRequest(ws_, "origin", std::string("main"), "Again", "");
   ASSERT_TRUE(failed.ok()) << failed.status().ToString();
   EXPECT_EQ(failed->outcome, "failed");
   EXPECT_NE(failed->message->find("gh auth login"), std::string::npos) << *failed->message;
   // No gh at all; a remote that is not GitHub's; a bad title.
   options.gh_program = dir_.File("no-such-gh");
-  EXPECT_EQ(GitActions(worktrees_, options).PullRequest(ws_, "origin", std::nullopt, "t", "").status().code(),
+  EXPECT_EQ(GitActions(worktrees_, options)
+                .PullRequest(ws_, "origin", std::nullopt, "t", "")
+                .status()
+                .code(),
             ErrorCode::kUnavailable);
   ShellOutput(Git(repo_) + " remote add local " + remote);
   EXPECT_EQ(with_gh.PullRequest(ws_, "local", std::nullopt, "t", "").status().code(),

@@ -27,8 +27,9 @@ std::string Text(const json::object& o, std::string_view key) {
 void PrintSummary(const json::object& s) {
   const std::string when = s.contains("cron") ? Text(s, "cron") + " " + Text(s, "timezone")
                                               : "every " + Text(s, "every");
-  const std::string target =
-      s.contains("agent") ? Text(s, "agent") : "new " + Text(s.at("template").as_object(), "provider");
+  const std::string target = s.contains("agent")
+                                 ? Text(s, "agent")
+                                 : "new " + Text(s.at("template").as_object(), "provider");
   fmt::print("{:<20} {:<28} {:<24} {:<7} next {}\n", Text(s, "id"), when, target,
              Text(s, "paused") == "true" ? "paused" : "active", Text(s, "nextTick"));
 }
