@@ -1,8 +1,9 @@
 // The same page driving the real `claude` CLI (tests/peers, pinned) offline against the scripted
 // model server (tests/model_server/server.mjs): a prompt streams back, and a shell tool call runs;
-// in a worktree, an Edit tool call shows its diff and the Changes view shows git's.
+// in a worktree, an Edit tool call shows its diff and the Changes view shows git's; a claude
+// transcript imported from the daemon's home is listed as imported.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -138,4 +139,23 @@ test('claude in a worktree: an Edit tool call shows its change, and the Changes 
   await expect(changed).toHaveAttribute('data-path', 'parse.ts');
   await expect(changed.locator('.dl-del')).toHaveText(['-  return parseInt(s);']);
   await expect(changed.locator('.dl-add')).toHaveText(['+  return Number(s);']);
+});
+
+test('an imported claude transcript is listed and shown as imported', async ({ page }) => {
+  const dir = path.join(home, '.claude/projects/-tmp-cl1-work');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, '11111111-2222-3333-4444-555555555555.jsonl');
+  copyFileSync(path.join(ROOT, 'src/providers/claude/testdata/transcript_background_task.jsonl'), file);
+  const imported = await fetch(`${daemon.url}/v1/imports`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ source: 'claude', path: file }),
+  });
+  expect(imported.status).toBe(200);
+  const { agent } = (await imported.json()) as { agent: { id: string } };
+  await page.goto(daemon.url);
+  const row = page.locator(`[data-testid="agent-row"][data-agent="${agent.id}"]`);
+  await expect(row.getByTestId('imported')).toHaveText('imported from claude');
+  await row.locator('.agent-open').click();
+  await expect(pane(page, agent.id).getByText('imported from claude')).toBeVisible();
 });

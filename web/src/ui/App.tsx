@@ -362,6 +362,11 @@ function AgentRow({
         </span>
         <span class="muted">{relativeTime(activity)}</span>
         {agent.forkedFrom ? <span class="muted">fork of {agent.forkedFrom.agent}</span> : null}
+        {agent.imported ? (
+          <span class="muted" data-testid="imported">
+            imported from {agent.imported}
+          </span>
+        ) : null}
       </button>
       <button type="button" class="icon" aria-label={`Close agent ${agent.id}`} onClick={onClose}>
         ×

@@ -157,7 +157,9 @@ function AgentPane({
             {agent?.title || agentId}
           </button>
         )}
-        <span class="muted">{agent ? `${agent.provider} · ${agent.cwd}` : ''}</span>
+        <span class="muted">
+          {agent ? `${agent.provider} · ${agent.cwd}${agent.imported ? ` · imported from ${agent.imported}` : ''}` : ''}
+        </span>
         {agent?.usage && (agent.usage.inputTokens > 0 || agent.usage.outputTokens > 0) ? (
           <span class="muted usage-total" data-testid="usage-total" title="Usage of every turn of this agent">
             {formatUsage(agent.usage)}
