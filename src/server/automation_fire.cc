@@ -13,7 +13,7 @@ namespace {
 using Done = std::function<void(Result<AutomationResult>)>;
 
 // Steps 2 and 3 on `agent`.
-void Prompt(runtime::AgentManager& agents, std::shared_ptr<AutomationFiring> firing,
+void Prompt(runtime::AgentManager& agents, const std::shared_ptr<AutomationFiring>& firing,
             const SessionId& agent, Done done) {
   ProducerStamp stamp{ProducerId(firing->key), 0, 0};
   std::vector<NewEvent> events;

@@ -77,6 +77,57 @@ std::tm UtcFields(TimestampMs ms) {
   return out;
 }
 
+// The floor: an interval under it, or cron ticks closer than it (over the next kFloorCheckTicks
+// after `now_ms`), are refused; so is a cron expression that never fires.
+Status CheckFloor(const ScheduleDefinition& s, std::int64_t floor_ms, TimestampMs now_ms,
+                  const std::string& where) {
+  const std::string floor_text = EveryText(std::max<std::int64_t>(floor_ms, 1000));
+  if (s.every_ms != 0) {
+    if (s.every_ms < floor_ms)
+      return Refused(where, "ticks every " + EveryText(s.every_ms) +
+                                " are more often than this daemon's floor of one every " +
+                                floor_text);
+    return Status::Ok();
+  }
+  std::optional<TimestampMs> previous = NextCronTick(*s.cron, s.zone, now_ms);
+  if (!previous) return Refused(where, "cron \"" + s.cron->text + "\" never fires");
+  for (int i = 1; i < kFloorCheckTicks; ++i) {
+    const std::optional<TimestampMs> next = NextCronTick(*s.cron, s.zone, *previous);
+    if (!next) break;
+    if (*next - *previous < floor_ms) {
+      return Refused(where, "cron \"" + s.cron->text + "\" fires " + TickKey(*previous) + " and " +
+                                TickKey(*next) +
+                                ", more often than this daemon's floor of one every " + floor_text);
+    }
+    previous = next;
+  }
+  return Status::Ok();
+}
+
+// "cron" with "timezone", or "every", read into `s`.
+Status ReadWhen(const std::optional<std::string>& cron, const std::optional<std::string>& timezone,
+                const std::optional<std::string>& every, const std::string& where,
+                ScheduleDefinition& s) {
+  if (cron.has_value() == every.has_value())
+    return Refused(where, "give \"cron\" (an expression) or \"every\" (an interval), one of them");
+  if (!cron) {
+    if (timezone) return Refused(where, "\"timezone\" goes with \"cron\", not with \"every\"");
+    Result<std::int64_t> ms = ParseInterval(*every);
+    if (!ms.ok()) return Refused(where, "every: " + ms.status().message());
+    s.every_ms = *ms;
+    return Status::Ok();
+  }
+  Result<CronExpression> parsed = ParseCron(*cron);
+  if (!parsed.ok()) return Refused(where, "cron: " + parsed.status().message());
+  s.cron = std::move(*parsed);
+  if (timezone) {
+    Result<TimeZone> zone = TimeZone::Load(*timezone);
+    if (!zone.ok()) return Refused(where, "timezone: " + zone.status().message());
+    s.zone = std::move(*zone);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ScheduleDefinition> ParseSchedule(const json::value& body, std::int64_t floor_ms,
@@ -104,23 +155,7 @@ Result<ScheduleDefinition> ParseSchedule(const json::value& body, std::int64_t f
   AS_ASSIGN_OR_RETURN(auto cron, string_of("cron"));
   AS_ASSIGN_OR_RETURN(auto timezone, string_of("timezone"));
   AS_ASSIGN_OR_RETURN(auto every, string_of("every"));
-  if (cron.has_value() == every.has_value())
-    return Refused(where, "give \"cron\" (an expression) or \"every\" (an interval), one of them");
-  if (cron) {
-    Result<CronExpression> parsed = ParseCron(*cron);
-    if (!parsed.ok()) return Refused(where, "cron: " + parsed.status().message());
-    s.cron = std::move(*parsed);
-    if (timezone) {
-      Result<TimeZone> zone = TimeZone::Load(*timezone);
-      if (!zone.ok()) return Refused(where, "timezone: " + zone.status().message());
-      s.zone = std::move(*zone);
-    }
-  } else {
-    if (timezone) return Refused(where, "\"timezone\" goes with \"cron\", not with \"every\"");
-    Result<std::int64_t> ms = ParseInterval(*every);
-    if (!ms.ok()) return Refused(where, "every: " + ms.status().message());
-    s.every_ms = *ms;
-  }
+  AS_RETURN_IF_ERROR(ReadWhen(cron, timezone, every, where, s));
   AS_ASSIGN_OR_RETURN(auto agent, string_of("agent"));
   if (agent) {
     if (agent->empty()) return Refused(where, "\"agent\" must name an agent");
@@ -148,27 +183,7 @@ Result<ScheduleDefinition> ParseSchedule(const json::value& body, std::int64_t f
       return Refused(where, "\"missed\" must be \"skip\" or \"run-once\"");
     }
   }
-  // The floor: an interval under it, or cron ticks closer than it, are refused.
-  const std::string floor_text = EveryText(std::max<std::int64_t>(floor_ms, 1000));
-  if (s.every_ms != 0) {
-    if (s.every_ms < floor_ms)
-      return Refused(where, "ticks every " + EveryText(s.every_ms) +
-                                " are more often than this daemon's floor of one every " +
-                                floor_text);
-    return s;
-  }
-  std::optional<TimestampMs> previous = NextCronTick(*s.cron, s.zone, now_ms);
-  if (!previous) return Refused(where, "cron \"" + s.cron->text + "\" never fires");
-  for (int i = 1; i < kFloorCheckTicks; ++i) {
-    const std::optional<TimestampMs> next = NextCronTick(*s.cron, s.zone, *previous);
-    if (!next) break;
-    if (*next - *previous < floor_ms) {
-      return Refused(where, "cron \"" + s.cron->text + "\" fires " + TickKey(*previous) + " and " +
-                                TickKey(*next) +
-                                ", more often than this daemon's floor of one every " + floor_text);
-    }
-    previous = next;
-  }
+  AS_RETURN_IF_ERROR(CheckFloor(s, floor_ms, now_ms, where));
   return s;
 }
 
