@@ -13,14 +13,16 @@
 #   bench/cpu_per_append.sh [DAEMON_BIN [FLOOR_BIN]]
 # defaults build/release/src/cli/agentstream and build/release/bench/append_floor (or the
 # DAEMON and FLOOR environment variables); DAEMON=none measures the floor alone. R (rounds,
-# default 3) and DURATION (of each wrk run, default 10s) come from the environment:
-#   R=1 DURATION=3s bench/cpu_per_append.sh
+# default 3), DURATION (of each wrk run, default 10s) and LOADS (the wrk loads as
+# "THREADS CONNECTIONS" separated by commas, default "2 32,1 1") come from the environment:
+#   R=1 DURATION=3s LOADS="2 32" bench/cpu_per_append.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 daemon_bin=${1:-${DAEMON:-$root/build/release/src/cli/agentstream}}
 floor_bin=${2:-${FLOOR:-$root/build/release/bench/append_floor}}
 rounds=${R:-3}
 duration=${DURATION:-10s}
+IFS=, read -r -a loads <<<"${LOADS:-2 32,1 1}"
 script="$root/bench/append_load.lua"
 [ "$daemon_bin" = none ] || [ -x "$daemon_bin" ] || { echo "no daemon binary at $daemon_bin" >&2; exit 2; }
 [ -x "$floor_bin" ] || { echo "no floor binary at $floor_bin (build target append_floor)" >&2; exit 2; }
@@ -109,7 +111,7 @@ measure() {
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); wrk runs of $duration; CLK_TCK $ticks"
 for round in $(seq 1 "$rounds"); do
-  for load in "2 32" "1 1"; do
+  for load in "${loads[@]}"; do
     read -r threads connections <<<"$load"
     label="round $round, wrk -t$threads -c$connections"
     if [ "$daemon_bin" != none ]; then

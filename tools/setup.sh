@@ -14,6 +14,7 @@ PACKAGES=(
   libqrencode-dev  # agentstream pair prints its URL as a QR code in the terminal
   caddy  # the reverse proxy with its own CA in front of the daemon (server_caddy_e2e)
   tzdata  # /usr/share/zoneinfo: the time zones of cron schedules (server/cron.h)
+  libgoogle-perftools-dev  # tcmalloc, the programs' allocator (CMakeLists.txt)
 )
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo

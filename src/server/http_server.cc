@@ -241,9 +241,11 @@ void HttpConnection::OnRequest() {
   route_ = ApiRouter::RouteOf(req);
   const bool stream_path = ctx_.options.streams != nullptr && req.path.rfind("/v1/stream/", 0) == 0;
   // A CORS preflight carries no credentials and changes nothing: any origin may ask.
-  if (stream_path && req.method == "OPTIONS")
+  if (stream_path && req.method == "OPTIONS") {
+    device_registration_.Reset();  // the stream goes to the exchange
     return internal::StartStreamExchange(ctx_, std::move(stream_), std::move(buffer_),
                                          std::move(request_), Resolved(req));
+  }
   if (!Admit(req)) return;
   Dispatch(req, stream_path);
 }
