@@ -24,7 +24,7 @@ debs=("$E2E_DIR"/pkg/agentstream_*.deb)
 deb=${debs[0]}
 [ -f "$deb" ] || fail "cpack made no agentstream_*.deb"
 depends=$(dpkg-deb -f "$deb" Depends)
-for lib in libsqlite3-0 libpq5 libssl3 libsodium23; do
+for lib in libsqlite3-0 libpq5 libssl3 libsodium23 libtcmalloc-minimal4; do
   [[ $depends == *"$lib"* ]] || fail "the package does not depend on $lib: $depends"
 done
 contents=$(dpkg-deb -c "$deb")
