@@ -40,7 +40,8 @@ class ServerStream {
   // server's context for new connections only). The handshake is AsyncHandshake's.
   ServerStream(std::shared_ptr<boost::asio::ssl::context> context, boost::beast::tcp_stream tcp)
       : context_(std::move(context)),
-        stream_(std::make_unique<Variant>(std::in_place_type<TlsStream>, std::move(tcp), *context_)) {}
+        stream_(
+            std::make_unique<Variant>(std::in_place_type<TlsStream>, std::move(tcp), *context_)) {}
 
   bool tls() const { return std::holds_alternative<TlsStream>(*stream_); }
   executor_type get_executor() { return tcp().get_executor(); }
