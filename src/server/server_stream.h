@@ -25,7 +25,7 @@ namespace agentstream::server::internal {
 // A connection's stream moves from object to object on every Durable Streams request (the HTTP
 // connection hands it to an exchange, which hands it back), so moving it moves one pointer: a
 // moved Beast stream allocates its state anew, its socket and three timers each re-registered
-// (a seventh of the daemon's CPU per append, measured in docs/benchmarks.md). A moved-from
+// (7.5% of the daemon's samples per append in a profile, docs/benchmarks.md). A moved-from
 // ServerStream holds nothing and must not be used.
 class ServerStream {
  public:
