@@ -33,12 +33,10 @@ Status CommitStamps::Register(Conn& conn) const {
       .status();
 }
 
-Result<std::int64_t> CommitStamps::Stamp(Conn& conn) {
+Statement CommitStamps::Stamp() {
   // An upsert, not an UPDATE: a row lost with the server that registered it (an asynchronous
   // standby promoted) is written again, so a batch never commits without its stamp.
-  const std::int64_t batch = ++last_;
-  AS_RETURN_IF_ERROR(conn.Exec(upsert_, {writer_, Param(batch)}).status());
-  return batch;
+  return Statement{upsert_, {writer_, Param(++last_)}};
 }
 
 void CommitStamps::Forget(Conn& conn) const {

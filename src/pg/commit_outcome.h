@@ -49,9 +49,10 @@ class CommitStamps {
   // Registers this writer's row (committed at once) and deletes the rows of writers that have not
   // stamped for a day (logs closed without Forget, daemons that crashed).
   Status Register(Conn& conn) const;
-  // Stamps the next batch number inside the transaction open on `conn` and returns it. A failure
-  // is the batch's: roll it back (the number is not used again either way).
-  Result<std::int64_t> Stamp(Conn& conn);
+  // The statement that stamps the next batch number (last() from now on) inside the batch's
+  // transaction: sent before its COMMIT, in the same pipeline. A failure is the batch's: roll it
+  // back (the number is not used again either way).
+  Statement Stamp();
   // Deletes this writer's row (when the log closes); failures are ignored.
   void Forget(Conn& conn) const;
 

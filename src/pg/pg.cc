@@ -126,42 +126,110 @@ Status Failed(pg_conn* conn, pg_result* result) {
   return Error(ErrorCode::kIoError, "PostgreSQL: " + why);
 }
 
-}  // namespace
-
-Result<Rows> Conn::Exec(std::string_view sql, const std::vector<Param>& params) {
-  if (conn_ == nullptr) return Error(ErrorCode::kUnavailable, "no PostgreSQL connection");
+// A statement's parameters as libpq takes them; they point into the Params.
+struct Wire {
   std::vector<const char*> values;
   std::vector<int> lengths;
   std::vector<int> formats;
-  values.reserve(params.size());
+};
+
+Result<Wire> ToWire(const std::vector<Param>& params) {
+  Wire wire;
+  wire.values.reserve(params.size());
   for (const Param& p : params) {
     // A text parameter travels NUL-terminated: one holding a NUL would be cut short silently.
     if (p.value && !p.binary && p.value->find('\0') != std::string::npos)
       return Error(ErrorCode::kInvalidArgument, "PostgreSQL text cannot hold a NUL byte");
-    values.push_back(p.value ? p.value->data() : nullptr);
-    lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
-    formats.push_back(p.binary ? 1 : 0);
+    wire.values.push_back(p.value ? p.value->data() : nullptr);
+    wire.lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
+    wire.formats.push_back(p.binary ? 1 : 0);
   }
-  const std::string text(sql);
-  pg_result* result =
-      PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
-                   lengths.data(), formats.data(), /*resultFormat=*/0);
+  return wire;
+}
+
+bool Succeeded(pg_result* result) {
   const ExecStatusType status = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;
-  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-    Status failed = Failed(conn_, result);
-    if (result != nullptr) PQclear(result);
-    return failed;
+  return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
+}
+
+// The answer of one statement: its rows, or why it failed (the result is freed).
+Result<Rows> Answer(pg_conn* conn, pg_result* result) {
+  if (Succeeded(result)) return Rows(result);
+  if (result != nullptr && PQresultStatus(result) == PGRES_PIPELINE_ABORTED) {
+    PQclear(result);
+    return Error(ErrorCode::kIoError,
+                 "PostgreSQL did not run the statement: an earlier one of its pipeline failed");
   }
-  return Rows(result);
+  Status failed = Failed(conn, result);
+  if (result != nullptr) PQclear(result);
+  return failed;
+}
+
+}  // namespace
+
+Result<Rows> Conn::Exec(std::string_view sql, const std::vector<Param>& params) {
+  if (conn_ == nullptr) return Error(ErrorCode::kUnavailable, "no PostgreSQL connection");
+  AS_ASSIGN_OR_RETURN(Wire wire, ToWire(params));
+  const std::string text(sql);
+  return Answer(conn_, PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr,
+                                    wire.values.data(), wire.lengths.data(), wire.formats.data(),
+                                    /*resultFormat=*/0));
+}
+
+std::vector<Result<Rows>> Conn::ExecPipeline(std::span<const Statement> statements) {
+  std::vector<Result<Rows>> answers;
+  answers.reserve(statements.size());
+  auto fail_rest = [&](const Status& why) {
+    while (answers.size() < statements.size()) answers.emplace_back(why);
+    return std::move(answers);
+  };
+  if (conn_ == nullptr)
+    return fail_rest(Error(ErrorCode::kUnavailable, "no PostgreSQL connection"));
+  // Every statement is checked before any is sent, so that a bad one sends nothing.
+  std::vector<Wire> wires;
+  wires.reserve(statements.size());
+  for (const Statement& s : statements) {
+    Result<Wire> wire = ToWire(s.params);
+    if (!wire.ok()) return fail_rest(wire.status());
+    wires.push_back(std::move(*wire));
+  }
+  if (PQenterPipelineMode(conn_) == 0) return fail_rest(Failed(conn_, nullptr));
+  bool sent = true;
+  for (std::size_t i = 0; i < statements.size() && sent; ++i) {
+    sent = PQsendQueryParams(conn_, statements[i].sql.c_str(),
+                             static_cast<int>(statements[i].params.size()), nullptr,
+                             wires[i].values.data(), wires[i].lengths.data(),
+                             wires[i].formats.data(), /*resultFormat=*/0) == 1;
+  }
+  sent = sent && PQpipelineSync(conn_) == 1;
+  // Each statement's answer is one result followed by a null; then the sync's result.
+  for (std::size_t i = 0; sent && i < statements.size(); ++i) {
+    pg_result* result = PQgetResult(conn_);
+    if (result == nullptr) break;
+    answers.push_back(Answer(conn_, result));
+    while (pg_result* extra = PQgetResult(conn_)) PQclear(extra);
+    if (PQstatus(conn_) != CONNECTION_OK) break;
+  }
+  if (answers.size() == statements.size()) {
+    pg_result* sync = PQgetResult(conn_);
+    const bool synced = sync != nullptr && PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
+    if (sync != nullptr) PQclear(sync);
+    if (synced && PQexitPipelineMode(conn_) == 1) return answers;
+  }
+  // The connection broke, or its answers did not add up: it is not used again.
+  std::string why = PQerrorMessage(conn_);
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+  const Status gone = Error(ErrorCode::kUnavailable, "the PostgreSQL connection is gone: " + why);
+  PQfinish(conn_);
+  conn_ = nullptr;
+  return fail_rest(gone);
 }
 
 Status Conn::ExecScript(std::string_view sql) {
   if (conn_ == nullptr) return Error(ErrorCode::kUnavailable, "no PostgreSQL connection");
   const std::string text(sql);
   pg_result* result = PQexec(conn_, text.c_str());
-  const ExecStatusType status = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;
-  Status out = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK ? Status::Ok()
-                                                                       : Failed(conn_, result);
+  Status out = Succeeded(result) ? Status::Ok() : Failed(conn_, result);
   if (result != nullptr) PQclear(result);
   return out;
 }

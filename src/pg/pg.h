@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,6 +38,12 @@ struct Param {
     p.binary = true;
     return p;
   }
+};
+
+// One statement of a pipeline (Conn::ExecPipeline).
+struct Statement {
+  std::string sql;
+  std::vector<Param> params;
 };
 
 class Rows {
@@ -87,6 +94,15 @@ class Conn {
   // Runs `sql` (with $1... placeholders). kIoError on failure; kConflict for a unique
   // violation (SQLSTATE 23505); kUnavailable when the connection is gone.
   Result<Rows> Exec(std::string_view sql, const std::vector<Param>& params = {});
+  // Sends `statements` in libpq's pipeline mode and then reads their answers: one round trip
+  // for all of them instead of one each. Returns one result per statement, in order. The server
+  // runs none after one it failed (even when it then ends the connection); those fail with
+  // kIoError, saying so. When the connection breaks without such an answer, the statements whose
+  // answers did not arrive are kUnavailable: a COMMIT among them may or may not have run. Either
+  // way a connection that broke is closed (Broken). libpq sends while the server answers, so a
+  // pipeline whose statements both carry and return much data could block both sides; each
+  // pipeline of the daemon returns little.
+  std::vector<Result<Rows>> ExecPipeline(std::span<const Statement> statements);
   // Runs several statements without parameters (schema scripts).
   Status ExecScript(std::string_view sql);
   bool Broken() const;

@@ -242,20 +242,20 @@ Code PostgresStreamStore::Commit() {
 }
 
 Code PostgresStreamStore::StampAndCommit() {
-  Result<std::int64_t> stamp = stamps_.Stamp(writer_conn_);
-  if (!stamp.ok()) {
+  // The stamp and COMMIT in one round trip (the server runs no COMMIT after a failed stamp).
+  const pg::Statement statements[] = {stamps_.Stamp(), pg::Statement{"COMMIT", {}}};
+  const std::int64_t stamp = stamps_.last();
+  const std::vector<Result<pg::Rows>> answers = writer_conn_.ExecPipeline(statements);
+  if (answers[0].ok() && answers[1].ok()) return Code::kOk;
+  const Status& why = answers[0].ok() ? answers[1].status() : answers[0].status();
+  if (why.code() != ErrorCode::kUnavailable) {
     Rollback();
     return Code::kStorageDown;
   }
-  Status committed = writer_conn_.ExecScript("COMMIT");
-  if (committed.ok()) return Code::kOk;
-  if (!writer_conn_.Broken()) {
-    Rollback();
-    return Code::kStorageDown;
-  }
-  // The answer was lost: look the stamp up on whichever server is the primary by then.
+  // The connection broke with COMMIT sent: look the stamp up on whichever server is the primary
+  // by then.
   Result<bool> landed = pg::ResolveOutcome(
-      stamps_, *stamp, writer_conn_, [this] { return pgs::Connect(options_, true); },
+      stamps_, stamp, writer_conn_, [this] { return pgs::Connect(options_, true); },
       options_.outcome_wait, [this] { return !Stopping(); });
   writer_pid_ = writer_conn_.BackendPid();
   if (!landed.ok()) return Code::kOutcomeUnknown;

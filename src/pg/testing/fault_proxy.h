@@ -5,8 +5,9 @@
 // generic streams' `ds_commit_stamps`) in one of two ways: before the server has the COMMIT (the
 // transaction rolls back when the server sees the connection end), or after the server answered it
 // (the transaction committed; the answer never reaches the store). Either way the store sees its
-// connection die during COMMIT, with an outcome it cannot know by itself. New connections through
-// the proxy work as before.
+// connection die during COMMIT, with an outcome it cannot know by itself. The COMMIT may come as a
+// simple query or in a pipeline (Conn::ExecPipeline). New connections through the proxy work as
+// before.
 #pragma once
 
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -141,10 +143,16 @@ class FaultProxy {
   }
 
   void Pump(int client, int server) {
+    // COMMIT as a simple query, or as the Parse message of a pipeline (extended protocol: an
+    // unnamed statement, no parameter types).
     static constexpr std::string_view kCommit(
         "Q\0\0\0\x0b"
         "COMMIT\0",
         12);
+    static constexpr std::string_view kParsedCommit(
+        "P\0\0\0\x0e\0"
+        "COMMIT\0\0\0",
+        15);
     bool stamped = false;  // a statement on a stamp table since the last COMMIT
     char buf[65536];
     while (running_) {
@@ -159,7 +167,7 @@ class FaultProxy {
       if (n <= 0) break;
       const std::string_view chunk(buf, static_cast<std::size_t>(n));
       if (chunk.find("commit_stamps") != std::string_view::npos) stamped = true;
-      const std::size_t at = chunk.find(kCommit);
+      const std::size_t at = std::min(chunk.find(kCommit), chunk.find(kParsedCommit));
       const Cut how = armed_.load();
       if (at != std::string_view::npos && stamped && how != Cut::kNone) {
         armed_ = Cut::kNone;

@@ -26,14 +26,14 @@ std::optional<CommitNotice> DecodeCommitNotice(const std::string& payload) {
   return CommitNotice{SessionId(payload.substr(b + 1)), Epoch(epoch), Seq(tail)};
 }
 
-void AnnounceCommit(Txn& t, const std::string& channel) {
-  if (t.touched().empty()) return;
+std::optional<Statement> CommitAnnouncement(const Txn& t, const std::string& channel) {
+  if (t.touched().empty()) return std::nullopt;
   std::vector<std::string> notices;
   notices.reserve(t.touched().size());
   for (const auto& [id, touched] : t.touched())
     notices.push_back(EncodeCommitNotice(id, touched.epoch, touched.after));
-  (void)t.Exec("SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n",
-               {channel, TextArray(notices)});
+  return Statement{"SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n",
+                   {channel, TextArray(notices)}};
 }
 
 std::unique_ptr<ListenThread> HearCommits(

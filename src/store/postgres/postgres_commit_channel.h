@@ -24,8 +24,9 @@ std::string CommitChannel(const std::string& schema);
 std::string EncodeCommitNotice(const std::string& session, Epoch epoch, Seq tail);
 std::optional<CommitNotice> DecodeCommitNotice(const std::string& payload);
 
-// Announces the sessions `t` touched on `channel`, in its transaction. A failure is the batch's.
-void AnnounceCommit(Txn& t, const std::string& channel);
+// The statement that announces the sessions `t` touched on `channel`, in its transaction (sent
+// with its COMMIT); none when it touched none. A failure is the batch's.
+std::optional<Statement> CommitAnnouncement(const Txn& t, const std::string& channel);
 
 // Hears the commits another connection announced on a channel (a ListenThread), and tells
 // `listeners`: a notice from the server process own_pid() names is this log's own commit, which

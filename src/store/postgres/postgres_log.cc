@@ -3,6 +3,7 @@
 // before the batch is acknowledged or failed (postgres_log.h).
 #include "store/postgres/postgres_log.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -142,24 +143,20 @@ void PostgresEventLog::RunBatch(std::vector<Op>& batch) {
   for (const Op& op : batch)
     if (const auto* a = std::get_if<PendingAppend>(&op))
       appended.push_back(a->request.session.str());
-  if (t.Exec("BEGIN").ok()) (void)t.Prefetch(std::move(appended));
+  (void)t.Begin(std::move(appended));
   for (std::size_t i = 0; i < batch.size() && t.io().ok(); ++i) {
     if (auto* a = std::get_if<PendingAppend>(&batch[i]))
       outcomes[i] = ApplyAppend(t, a->request, results[i]);
     else
       outcomes[i] = std::get<PendingControl>(batch[i]).run(t);
   }
-  if (t.io().ok()) (void)t.Flush();
-  if (t.io().ok()) pg::AnnounceCommit(t, pg::CommitChannel(options_.schema));
-  Result<std::int64_t> stamp =
-      t.io().ok() ? stamps_.Stamp(writer_conn_) : Result<std::int64_t>(t.io());
-  if (!stamp.ok()) {
+  if (!t.io().ok()) {
     (void)writer_conn_.ExecScript("ROLLBACK");
     return FailAll(batch, Error(ErrorCode::kUnavailable,
                                 "PostgreSQL rolled the commit back, nothing was written: " +
-                                    stamp.status().ToString()));
+                                    t.io().ToString()));
   }
-  if (!Commit(batch, *stamp)) return;
+  if (!Commit(batch, t)) return;
   queue_.CountCommit(std::chrono::steady_clock::now() - started);
   queue_.CountAcknowledged(batch, outcomes, results);
   // Listeners hear of a commit before any of its appends is acknowledged.
@@ -172,16 +169,29 @@ void PostgresEventLog::RunBatch(std::vector<Op>& batch) {
   Queue::Acknowledge(batch, outcomes, results);
 }
 
-bool PostgresEventLog::Commit(std::vector<Op>& batch, std::int64_t stamp) {
-  Status committed = writer_conn_.ExecScript("COMMIT");
-  if (committed.ok()) return true;
-  if (!writer_conn_.Broken()) {
+bool PostgresEventLog::Commit(std::vector<Op>& batch, Txn& t) {
+  std::vector<pg::Statement> statements = t.Writes();
+  if (auto announce = pg::CommitAnnouncement(t, pg::CommitChannel(options_.schema)))
+    statements.push_back(std::move(*announce));
+  statements.push_back(stamps_.Stamp());
+  const std::int64_t stamp = stamps_.last();
+  statements.push_back(pg::Statement{"COMMIT", {}});
+  const std::vector<Result<pg::Rows>> answers = writer_conn_.ExecPipeline(statements);
+  // The first statement that failed tells what happened: the server ran none after it.
+  const auto failed = std::find_if(answers.begin(), answers.end(),
+                                   [](const Result<pg::Rows>& a) { return !a.ok(); });
+  if (failed == answers.end()) return true;
+  const Status& why = failed->status();
+  if (why.code() != ErrorCode::kUnavailable) {
     (void)writer_conn_.ExecScript("ROLLBACK");
-    FailAll(batch,
-            Error(ErrorCode::kUnavailable,
-                  "PostgreSQL refused the commit, nothing was written: " + committed.ToString()));
+    const bool at_commit = failed == answers.end() - 1;
+    FailAll(batch, Error(ErrorCode::kUnavailable,
+                         (at_commit ? "PostgreSQL refused the commit, nothing was written: "
+                                    : "PostgreSQL rolled the commit back, nothing was written: ") +
+                             why.ToString()));
     return false;
   }
+  // The connection broke with COMMIT sent: whether it ran is told by the stamp.
   Result<bool> landed = pg::ResolveOutcome(
       stamps_, stamp, writer_conn_, [this] { return Connect(options_, true); },
       options_.outcome_wait, [this] { return queue_.Writable().ok(); });
@@ -191,13 +201,12 @@ bool PostgresEventLog::Commit(std::vector<Op>& batch, std::int64_t stamp) {
     FailAll(batch, Error(ErrorCode::kUnavailable,
                          "the connection to PostgreSQL was lost during COMMIT and the commit "
                          "did not land, nothing was written: " +
-                             committed.ToString()));
+                             why.ToString()));
     return false;
   }
   unresolved_ = stamp;  // later batches ask again first
-  FailAll(batch,
-          Error(ErrorCode::kIoError, "commit failed, outcome unknown: " + committed.ToString() +
-                                         "; " + landed.status().message()));
+  FailAll(batch, Error(ErrorCode::kIoError, "commit failed, outcome unknown: " + why.ToString() +
+                                                "; " + landed.status().message()));
   return false;
 }
 

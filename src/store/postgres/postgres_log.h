@@ -7,21 +7,24 @@
 // UPDATE`, in id order, so two daemons never deadlock), reads their state, writes the accepted
 // appends in one transaction and acknowledges them after COMMIT. Because each transaction reads
 // the sessions it writes under their row locks, appends from several daemons to one session
-// keep dense seqs, expected-seq checks and producer de-duplication exact.
+// keep dense seqs, expected-seq checks and producer de-duplication exact. A commit is two round
+// trips in libpq's pipeline mode: BEGIN with the statements that lock and read the sessions, then
+// the writes (one statement per table, many rows each), the NOTIFY, the commit stamp and COMMIT.
 //
 // Durability::kFsync: the server's `synchronous_commit = on` (COMMIT returns once the server's WAL
 // is flushed). Durability::kOs: `synchronous_commit = off` (a server crash may lose the latest
 // acknowledged commits; never a daemon crash).
 //
 // Failures: a statement that fails inside a batch rolls the whole batch back (its requests fail
-// with kUnavailable, nothing was written) and the writer reconnects when the connection is gone.
-// A COMMIT whose answer is lost with the connection is not guessed: the writer reconnects (with a
-// multi-host conninfo, to the standby promoted meanwhile) and looks up the batch's commit stamp
-// (pg/commit_outcome.h), for up to `outcome_wait`. A batch that landed is acknowledged as
-// usual; one that did not fails with kUnavailable (nothing was written; a retry with the same
-// producer ids is safe either way). Only when the outcome still cannot be told after
-// `outcome_wait` does the batch fail with kIoError ("outcome unknown"); the log then refuses
-// writes (kUnavailable) until a later attempt tells it, and takes them again without a reopen.
+// with kUnavailable, nothing was written; the server runs nothing of a pipeline after a failed
+// statement) and the writer reconnects when the connection is gone. A COMMIT whose answer is lost
+// with the connection is not guessed: the writer reconnects (with a multi-host conninfo, to the
+// standby promoted meanwhile) and looks up the batch's commit stamp (pg/commit_outcome.h), for up
+// to `outcome_wait`. A batch that landed is acknowledged as usual; one that did not fails with
+// kUnavailable (nothing was written; a retry with the same producer ids is safe either way). Only
+// when the outcome still cannot be told after `outcome_wait` does the batch fail with kIoError
+// ("outcome unknown"); the log then refuses writes (kUnavailable) until a later attempt tells it,
+// and takes them again without a reopen.
 //
 // Commit notices (SubscribeCommits) report this daemon's commits at once and the other daemons'
 // through LISTEN/NOTIFY (one channel per schema, announced inside each commit). While the

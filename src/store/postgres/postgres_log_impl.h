@@ -166,10 +166,11 @@ class PostgresEventLog final : public EventLog,
 
   void RunBatch(std::vector<Op>& batch);
 
-  // Commits the batch stamped `stamp`: true once it is known to have landed. A COMMIT whose
-  // answer was lost is looked up (pg/commit_outcome.h) on the server that is the primary by then;
-  // a batch that did not land fails with kUnavailable, to be retried with the same ids.
-  bool Commit(std::vector<Op>& batch, std::int64_t stamp);
+  // Sends the batch's writes, its announcement, its stamp and COMMIT in one round trip: true once
+  // the batch is known to have landed. A COMMIT whose answer was lost is looked up
+  // (pg/commit_outcome.h) on the server that is the primary by then; a batch that did not land
+  // fails with kUnavailable, to be retried with the same ids.
+  bool Commit(std::vector<Op>& batch, Txn& t);
 
   const PostgresLogOptions options_;
   Conn writer_conn_;         // writer thread only

@@ -1,5 +1,5 @@
 // Internal to the store module: one batch transaction of the PostgreSQL log's writer thread
-// (postgres_log.h): the sessions it locked and read, what it will write at Flush, the first
+// (postgres_log.h): the sessions it locked and read, what it will write with its COMMIT, the first
 // statement that failed (which ends the batch), and what it changed.
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -57,23 +58,52 @@ class Txn {
     return rows;
   }
 
+  // Runs `statements` in one round trip (Conn::ExecPipeline); the first failure is the batch's.
+  std::vector<Result<Rows>> ExecPipeline(std::span<const Statement> statements) {
+    std::vector<Result<Rows>> answers = conn_.ExecPipeline(statements);
+    for (const Result<Rows>& a : answers) {
+      if (!a.ok() && io_.ok()) io_ = a.status();
+    }
+    return answers;
+  }
+
+  // Opens the transaction and prefetches `ids` (Prefetch), in one round trip.
+  Status Begin(std::vector<std::string> ids) { return Prefetch(std::move(ids), true); }
+
   // Locks the rows of `ids` in id order (so that concurrent daemons take them in one order) and
-  // reads their state under the locks: three statements for any number of sessions. Unknown ids
-  // are left out; a session whose stored state is inconsistent is left for Load to report.
-  Status Prefetch(std::vector<std::string> ids) {
+  // reads their state under the locks: three statements for any number of sessions, in one
+  // round trip (the second and third find the sessions by id, too, and keep to those the first
+  // locked). Unknown ids are left out; a session whose stored state is inconsistent is left for
+  // Load to report. `begin`: BEGIN first, in the same round trip.
+  Status Prefetch(std::vector<std::string> ids, bool begin = false) {
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     std::erase_if(ids, [&](const std::string& id) { return sessions_.count(id) > 0; });
-    if (ids.empty()) return Status::Ok();
-    AS_ASSIGN_OR_RETURN(Rows s,
-                        Exec("SELECT key, provider, cwd, title, created_ms, persistence, status, "
-                             "forked_session, forked_epoch, forked_seq, id, owner, "
-                             "owner_generation, owner_expires_ms, usage FROM sessions "
-                             "WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
-                             {TextArray(ids)}));
-    if (s.size() == 0) return Status::Ok();
+    if (ids.empty()) return begin ? Exec("BEGIN").status() : Status::Ok();
+    const std::string id_array = TextArray(ids);
+    std::vector<Statement> statements;
+    if (begin) statements.push_back(Statement{"BEGIN", {}});
+    statements.push_back(Statement{
+        "SELECT key, provider, cwd, title, created_ms, persistence, status, forked_session, "
+        "forked_epoch, forked_seq, id, owner, owner_generation, owner_expires_ms, usage FROM "
+        "sessions WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+        {id_array}});
+    statements.push_back(Statement{
+        "SELECT e.session, e.epoch, e.base_session, e.base_epoch, e.base_seq, (SELECT v.last_seq "
+        "FROM events v WHERE v.session = e.session AND v.epoch = e.epoch ORDER BY v.first_seq "
+        "DESC LIMIT 1) FROM epochs e WHERE e.session IN (SELECT key FROM sessions WHERE id = "
+        "ANY($1::text[])) ORDER BY e.session, e.epoch",
+        {id_array}});
+    statements.push_back(Statement{
+        "SELECT session, producer, epoch, seq, first_seq, last_seq FROM producers WHERE session "
+        "IN (SELECT key FROM sessions WHERE id = ANY($1::text[]))",
+        {id_array}});
+    std::vector<Result<Rows>> answers = ExecPipeline(statements);
+    for (const Result<Rows>& a : answers) AS_RETURN_IF_ERROR(a.status());
+    const Rows& s = *answers[begin ? 1 : 0];
+    const Rows& e = *answers[begin ? 2 : 1];
+    const Rows& p = *answers[begin ? 3 : 2];
     std::map<std::int64_t, std::pair<std::string, Session>> loaded;
-    std::vector<std::string> keys;
     for (int i = 0; i < s.size(); ++i) {
       Session session;
       session.key = s.Int(i, 0);
@@ -81,33 +111,29 @@ class Txn {
       session.state.forked_from = BaseOf(s, i, 7);
       session.state.owner =
           OwnerLease{s.Text(i, 11), static_cast<std::uint64_t>(s.Int(i, 12)), s.Int(i, 13)};
-      keys.push_back(std::to_string(session.key));
       const std::int64_t key = session.key;
       loaded.emplace(key, std::make_pair(s.Text(i, 10), std::move(session)));
     }
-    const std::string key_array = "{" + Join(keys) + "}";
-    AS_ASSIGN_OR_RETURN(
-        Rows e,
-        Exec("SELECT e.session, e.epoch, e.base_session, e.base_epoch, e.base_seq, (SELECT "
-             "v.last_seq FROM events v WHERE v.session = e.session AND v.epoch = e.epoch ORDER BY "
-             "v.first_seq DESC LIMIT 1) FROM epochs e WHERE e.session = ANY($1::bigint[]) "
-             "ORDER BY e.session, e.epoch",
-             {key_array}));
+    // A session another writer created after the first statement's lock is not ours to read.
+    auto locked = [&](std::int64_t key) -> SessionState* {
+      auto it = loaded.find(key);
+      return it == loaded.end() ? nullptr : &it->second.second.state;
+    };
     std::set<std::int64_t> broken;  // epochs not numbered 1, 2, ...
     for (int i = 0; i < e.size(); ++i) {
-      SessionState& state = loaded.at(e.Int(i, 0)).second.state;
-      if (e.Int(i, 1) != static_cast<std::int64_t>(state.epochs.size()) + 1)
+      SessionState* state = locked(e.Int(i, 0));
+      if (state == nullptr) continue;
+      if (e.Int(i, 1) != static_cast<std::int64_t>(state->epochs.size()) + 1)
         broken.insert(e.Int(i, 0));
       store_internal::EpochState epoch;
       epoch.base = BaseOf(e, i, 2);
       epoch.tail = e.IsNull(i, 5) ? epoch.base_seq() : Seq(e.Int(i, 5));
-      state.epochs.push_back(std::move(epoch));
+      state->epochs.push_back(std::move(epoch));
     }
-    AS_ASSIGN_OR_RETURN(Rows p, Exec("SELECT session, producer, epoch, seq, first_seq, last_seq "
-                                     "FROM producers WHERE session = ANY($1::bigint[])",
-                                     {key_array}));
     for (int i = 0; i < p.size(); ++i) {
-      loaded.at(p.Int(i, 0)).second.state.producers[p.Text(i, 1)] = store_internal::ProducerState{
+      SessionState* state = locked(p.Int(i, 0));
+      if (state == nullptr) continue;
+      state->producers[p.Text(i, 1)] = store_internal::ProducerState{
           static_cast<std::uint64_t>(p.Int(i, 2)), static_cast<std::uint64_t>(p.Int(i, 3)),
           Seq(p.Int(i, 4)), Seq(p.Int(i, 5))};
     }
@@ -195,7 +221,7 @@ class Txn {
   }
 
   // Adds `events`, seqs from `first`, appended by ownership generation `writer` (0: none), to the
-  // record batches of (key, epoch, writer) this commit writes at Flush: consecutive appends of one
+  // record batches of (key, epoch, writer) this commit writes (Writes): consecutive appends of one
   // session and writer in one commit share a batch row; rows never mix writers.
   void InsertEvents(std::int64_t key, Epoch epoch, Seq first, const std::vector<NewEvent>& events,
                     std::uint64_t writer = 0) {
@@ -219,50 +245,53 @@ class Txn {
     }
   }
 
-  // Records the producer state an append leaves, written at Flush.
+  // Records the producer state an append leaves, written with the COMMIT.
   void StoreProducer(std::int64_t key, const AppendPlan& plan) {
     if (plan.producer) producers_[{key, plan.producer_id}] = *plan.producer;
   }
 
-  // Writes the record batches and producer states of this commit, many rows per statement.
-  Status Flush() {
+  // The statements that write the record batches and producer states of this commit, many rows
+  // per statement; they are sent with its COMMIT.
+  std::vector<Statement> Writes() {
     for (auto& [where, batch] : pending_) {
       const auto& [key, epoch, writer] = where;
       if (batch.count > 0) full_.push_back(BatchRow{key, Epoch(epoch), writer, std::move(batch)});
     }
     pending_.clear();
+    std::vector<Statement> writes;
     constexpr std::size_t kRowsPerStatement = 1000;  // 7 parameters a row, 65,535 at most
     for (std::size_t from = 0; from < full_.size(); from += kRowsPerStatement) {
-      std::string sql =
+      Statement& insert = writes.emplace_back();
+      insert.sql =
           "INSERT INTO events(session, epoch, first_seq, last_seq, format, data, writer) VALUES";
-      std::vector<Param> params;
       for (std::size_t i = from; i < std::min(full_.size(), from + kRowsPerStatement); ++i) {
         BatchRow& row = full_[i];
-        sql += (i > from ? ",(" : "(") + Placeholders(params.size(), 7) + ")";
-        params.insert(params.end(), {row.key, I64(row.epoch.value()), I64(row.batch.first.value()),
-                                     I64(row.batch.last.value()),
-                                     std::int64_t{store_internal::kRecordBatchFormat},
-                                     Param::Bytes(std::move(row.batch.data)), I64(row.writer)});
+        insert.sql += (i > from ? ",(" : "(") + Placeholders(insert.params.size(), 7) + ")";
+        insert.params.insert(
+            insert.params.end(),
+            {row.key, I64(row.epoch.value()), I64(row.batch.first.value()),
+             I64(row.batch.last.value()), std::int64_t{store_internal::kRecordBatchFormat},
+             Param::Bytes(std::move(row.batch.data)), I64(row.writer)});
       }
-      AS_RETURN_IF_ERROR(Exec(sql, params).status());
     }
     full_.clear();
     if (!producers_.empty()) {
-      std::string sql =
+      Statement& upsert = writes.emplace_back();
+      upsert.sql =
           "INSERT INTO producers(session, producer, epoch, seq, first_seq, last_seq) VALUES";
-      std::vector<Param> params;
       for (const auto& [where, p] : producers_) {
-        sql += (params.empty() ? "(" : ",(") + Placeholders(params.size(), 6) + ")";
-        params.insert(params.end(), {where.first, where.second, I64(p.epoch), I64(p.seq),
-                                     I64(p.first_seq.value()), I64(p.last_seq.value())});
+        upsert.sql +=
+            (upsert.params.empty() ? "(" : ",(") + Placeholders(upsert.params.size(), 6) + ")";
+        upsert.params.insert(upsert.params.end(),
+                             {where.first, where.second, I64(p.epoch), I64(p.seq),
+                              I64(p.first_seq.value()), I64(p.last_seq.value())});
       }
-      sql +=
+      upsert.sql +=
           " ON CONFLICT (session, producer) DO UPDATE SET epoch=excluded.epoch, seq=excluded.seq, "
           "first_seq=excluded.first_seq, last_seq=excluded.last_seq";
-      AS_RETURN_IF_ERROR(Exec(sql, params).status());
       producers_.clear();
     }
-    return Status::Ok();
+    return writes;
   }
 
   void Touch(const SessionId& id, Epoch epoch, Seq after) {
@@ -324,7 +353,7 @@ class Txn {
   std::map<std::string, Touched> touched_;
   std::map<std::tuple<std::int64_t, std::uint64_t, std::uint64_t>, PendingBatch>
       pending_;                 // (key, epoch, writer)
-  std::vector<BatchRow> full_;  // cut batches, written at Flush
+  std::vector<BatchRow> full_;  // cut batches, written with the COMMIT
   std::map<std::pair<std::int64_t, std::string>, store_internal::ProducerState> producers_;
 };
 
