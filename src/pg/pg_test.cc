@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -69,38 +70,43 @@ TEST(ConnTest, AServerThatNeverAnswersFailsTheConnectionAttempt) {
   EXPECT_NE(conn.status().message().find("timeout"), std::string::npos) << conn.status().ToString();
 }
 
+// A connection of its own to the test server; the tests skip without one.
+class PipelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto server = testing::ScratchSchema::Server();
+    if (!server) GTEST_SKIP() << "AGENTSTREAM_TEST_PG is not set";
+    Result<Conn> opened = Conn::Open(*server);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    conn_ = std::move(*opened);
+  }
+  Conn conn_;
+};
+
 // The answers of a pipeline come back in order, one per statement.
-TEST(ConnTest, APipelineAnswersEachStatementInOrder) {
-  const auto server = testing::ScratchSchema::Server();
-  if (!server) GTEST_SKIP() << "AGENTSTREAM_TEST_PG is not set";
-  Result<Conn> conn = Conn::Open(*server);
-  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+TEST_F(PipelineTest, APipelineAnswersEachStatementInOrder) {
   const Statement statements[] = {{"BEGIN", {}},
                                   {"SELECT $1::bigint + 1", {Param(std::int64_t{41})}},
                                   {"SELECT $1::text || 'b'", {Param("a")}},
                                   {"COMMIT", {}}};
-  std::vector<Result<Rows>> answers = conn->ExecPipeline(statements);
+  std::vector<Result<Rows>> answers = conn_.ExecPipeline(statements);
   ASSERT_EQ(answers.size(), 4u);
   for (const auto& a : answers) ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ(answers[1]->Int(0, 0), 42);
   EXPECT_EQ(answers[2]->Text(0, 0), "ab");
-  EXPECT_TRUE(conn->Exec("SELECT 1").ok());  // out of pipeline mode again
+  EXPECT_TRUE(conn_.Exec("SELECT 1").ok());  // out of pipeline mode again
 }
 
 // The server runs nothing after a failed statement, so a transaction sent with its COMMIT in one
 // pipeline commits nothing of itself when one of its statements fails.
-TEST(ConnTest, APipelineRunsNothingAfterAFailedStatement) {
-  const auto server = testing::ScratchSchema::Server();
-  if (!server) GTEST_SKIP() << "AGENTSTREAM_TEST_PG is not set";
-  Result<Conn> conn = Conn::Open(*server);
-  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
-  ASSERT_TRUE(conn->ExecScript("CREATE TEMP TABLE t(n bigint PRIMARY KEY)").ok());
+TEST_F(PipelineTest, APipelineRunsNothingAfterAFailedStatement) {
+  ASSERT_TRUE(conn_.ExecScript("CREATE TEMP TABLE t(n bigint PRIMARY KEY)").ok());
   const Statement statements[] = {{"BEGIN", {}},
                                   {"INSERT INTO t VALUES(1)", {}},
                                   {"INSERT INTO t VALUES(1)", {}},  // a unique violation
                                   {"INSERT INTO t VALUES(2)", {}},
                                   {"COMMIT", {}}};
-  std::vector<Result<Rows>> answers = conn->ExecPipeline(statements);
+  std::vector<Result<Rows>> answers = conn_.ExecPipeline(statements);
   ASSERT_EQ(answers.size(), 5u);
   EXPECT_TRUE(answers[1].ok());
   EXPECT_EQ(answers[2].status().code(), ErrorCode::kConflict);
@@ -108,46 +114,38 @@ TEST(ConnTest, APipelineRunsNothingAfterAFailedStatement) {
     EXPECT_EQ(answers[i].status().code(), ErrorCode::kIoError);
     EXPECT_NE(answers[i].status().message().find("did not run"), std::string::npos);
   }
-  EXPECT_FALSE(conn->Broken());
-  ASSERT_TRUE(conn->ExecScript("ROLLBACK").ok());
-  Result<Rows> count = conn->Exec("SELECT count(*) FROM t");
+  EXPECT_FALSE(conn_.Broken());
+  ASSERT_TRUE(conn_.ExecScript("ROLLBACK").ok());
+  Result<Rows> count = conn_.Exec("SELECT count(*) FROM t");
   ASSERT_TRUE(count.ok()) << count.status().ToString();
   EXPECT_EQ(count->Int(0, 0), 0);
 }
 
 // A statement whose text parameter holds a NUL fails the pipeline before anything is sent.
-TEST(ConnTest, APipelineWithABadParameterSendsNothing) {
-  const auto server = testing::ScratchSchema::Server();
-  if (!server) GTEST_SKIP() << "AGENTSTREAM_TEST_PG is not set";
-  Result<Conn> conn = Conn::Open(*server);
-  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
-  ASSERT_TRUE(conn->ExecScript("CREATE TEMP TABLE t(s text)").ok());
+TEST_F(PipelineTest, APipelineWithABadParameterSendsNothing) {
+  ASSERT_TRUE(conn_.ExecScript("CREATE TEMP TABLE t(s text)").ok());
   const Statement statements[] = {{"INSERT INTO t VALUES('kept?')", {}},
                                   {"INSERT INTO t VALUES($1)", {Param(std::string("a\0b", 3))}}};
-  std::vector<Result<Rows>> answers = conn->ExecPipeline(statements);
+  std::vector<Result<Rows>> answers = conn_.ExecPipeline(statements);
   ASSERT_EQ(answers.size(), 2u);
   for (const auto& a : answers) EXPECT_EQ(a.status().code(), ErrorCode::kInvalidArgument);
-  Result<Rows> count = conn->Exec("SELECT count(*) FROM t");
+  Result<Rows> count = conn_.Exec("SELECT count(*) FROM t");
   ASSERT_TRUE(count.ok()) << count.status().ToString();
   EXPECT_EQ(count->Int(0, 0), 0);
 }
 
 // A server that ends the connection during a pipeline: it ran nothing after the statement it
 // failed, every later answer says so, and the connection is not used again.
-TEST(ConnTest, APipelineWhoseServerEndsTheConnectionRunsNothingAfter) {
-  const auto server = testing::ScratchSchema::Server();
-  if (!server) GTEST_SKIP() << "AGENTSTREAM_TEST_PG is not set";
-  Result<Conn> conn = Conn::Open(*server);
-  ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+TEST_F(PipelineTest, APipelineWhoseServerEndsTheConnectionRunsNothingAfter) {
   const Statement statements[] = {{"SELECT pg_terminate_backend(pg_backend_pid())", {}},
                                   {"SELECT pg_sleep(0.1)", {}},
                                   {"SELECT 1", {}}};
-  std::vector<Result<Rows>> answers = conn->ExecPipeline(statements);
+  std::vector<Result<Rows>> answers = conn_.ExecPipeline(statements);
   ASSERT_EQ(answers.size(), 3u);
   EXPECT_FALSE(answers[1].ok());
   EXPECT_FALSE(answers[2].ok());
-  EXPECT_TRUE(conn->Broken());
-  EXPECT_EQ(conn->Exec("SELECT 1").status().code(), ErrorCode::kUnavailable);
+  EXPECT_TRUE(conn_.Broken());
+  EXPECT_EQ(conn_.Exec("SELECT 1").status().code(), ErrorCode::kUnavailable);
 }
 
 }  // namespace
