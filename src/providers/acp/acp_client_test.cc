@@ -197,6 +197,52 @@ TEST_F(AcpFake, InterruptIgnoredByTheAgentEscalatesToSignals) {
   ASSERT_EQ(session_->Of<TurnCanceled>().size(), 1u);  // an interrupt ends canceled
 }
 
+// The fake, like codex-acp, drops a prompt that arrives while it is still ending a failed turn:
+// without a settle the next turn never starts and the watchdog fails it.
+TEST_F(AcpFake, APromptSentRightAfterAFailedTurnIsLostWithoutASettle) {
+  AcpSession::Options o;
+  o.extra_env = {"FAKE_DROP_AFTER_FAILURE_MS=5000"};
+  o.stall_timeout = Millis(1000);
+  Open(o);
+  RunTurn("fail");
+  session_->Submit("next");
+  ASSERT_TRUE(session_->WaitFor([&] { return session_->Terminals() == 2; }, Millis(10000)));
+  const auto failed = session_->Of<TurnFailed>();
+  ASSERT_EQ(failed.size(), 2u);
+  EXPECT_EQ(std::get<TurnFailed>(failed[0]->payload).code, "acp_prompt_failed");
+  EXPECT_EQ(std::get<TurnFailed>(failed[1]->payload).code, "provider_stalled");
+}
+
+// With the agent's settle (the codex preset has one), the next prompt waits for it and runs.
+TEST_F(AcpFake, APromptAfterAFailedTurnWaitsForTheAgentToSettle) {
+  AcpSession::Options o;
+  o.extra_env = {"FAKE_DROP_AFTER_FAILURE_MS=500"};
+  o.fake_settle_after_failed_turn = Millis(1000);
+  Open(o);
+  RunTurn("fail");
+  ASSERT_EQ(session_->Of<TurnFailed>().size(), 1u);
+  EXPECT_EQ(RunTurn("next"), "Echo: next");
+  EXPECT_EQ(session_->Of<TurnCompleted>().size(), 1u);
+}
+
+// An interrupt of a turn whose prompt is still held ends it canceled at once; the agent never
+// sees that prompt, and the next one runs.
+TEST_F(AcpFake, AnInterruptEndsAHeldPromptTheAgentNeverSaw) {
+  AcpSession::Options o;
+  o.fake_settle_after_failed_turn = Millis(3000);
+  Open(o);
+  RunTurn("fail");
+  session_->Submit("held");
+  ASSERT_TRUE(
+      session_->WaitFor([&] { return session_->Of<TurnStarted>().size() == 2; }, Millis(5000)));
+  session_->Interrupt();
+  ASSERT_TRUE(session_->WaitFor([&] { return session_->Terminals() == 2; }, Millis(2000)));
+  ASSERT_EQ(session_->Of<TurnCanceled>().size(), 1u);
+  EXPECT_EQ(RunTurn("after"), "Echo: after");
+  for (const Event* e : session_->Of<AssistantMessageDelta>())
+    EXPECT_EQ(std::get<AssistantMessageDelta>(e->payload).text.find("held"), std::string::npos);
+}
+
 TEST_F(AcpFake, AMissingProgramFailsStart) {
   AcpOptions o;
   o.command = AgentCommand{"acp:missing", {"/nonexistent/agent"}, {}};

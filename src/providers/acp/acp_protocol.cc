@@ -66,6 +66,9 @@ Result<AgentCommand> Preset(const std::string& name, const std::optional<std::st
   } else if (name == "codex") {
     c.argv = {"codex-acp"};
     if (model && !model->empty()) c.argv.insert(c.argv.end(), {"-c", "model=\"" + *model + "\""});
+    // codex-acp 0.16.0 answers a prompt whose model request failed before its turn has ended;
+    // a prompt sent in between is accepted and never run (no model request follows).
+    c.settle_after_failed_turn = std::chrono::milliseconds(1000);
   } else if (name == "qwen") {
     c.argv = {"qwen", "--acp"};
     if (model && !model->empty()) c.argv.insert(c.argv.end(), {"-m", *model});

@@ -30,12 +30,17 @@ struct AgentCommand {
   // agent waits until this long after the last turn ended before it closes stdin, so that a
   // session resumed later has that turn's reply (qwen-code records it after answering).
   std::chrono::milliseconds settle_after_turn{0};
+  // How long the agent goes on ending a turn after it answered its prompt with an error: the next
+  // prompt is held until this long after such an answer (codex-acp answers a failed prompt before
+  // its own turn has ended, and drops a prompt that arrives in between).
+  std::chrono::milliseconds settle_after_failed_turn{0};
 };
 
 // Named presets: "gemini" (`gemini --acp`, plus `-m MODEL` when a model is given: the CLI's
 // default "auto" router is avoided), "opencode" (`opencode acp`), "claude" (the Claude ACP
 // adapter `claude-code-acp`), "claude-agent", "codex" (`codex-acp`), "qwen" (`qwen --acp`). The
-// Claude adapters and qwen settle for a second after a turn before their stdin closes. kNotFound
+// Claude adapters and qwen settle for a second after a turn before their stdin closes; codex-acp
+// settles for a second after a failed turn before its next prompt. kNotFound
 // for another name. `program` overrides argv[0].
 Result<AgentCommand> Preset(const std::string& name, const std::optional<std::string>& model,
                             const std::string& program = {});

@@ -174,11 +174,27 @@ void AcpProvider::StartTurn(const TurnRequest& request, Done done) {
     return Later(std::move(done), Error(ErrorCode::kResourceExhausted, "too many requests"));
   json::array prompt{json::object{{"type", "text"}, {"text", request.text}}};
   turn_running_ = true;
-  Call("session/prompt", json::object{{"sessionId", session_id_}, {"prompt", std::move(prompt)}},
-       [this](Result<json::value> r) { OnPromptDone(std::move(r)); });
+  process::Millis hold{0};
+  if (last_failed_prompt_) {
+    hold = options_.command.settle_after_failed_turn -
+           std::chrono::duration_cast<process::Millis>(loop_.timers().Now() - *last_failed_prompt_);
+  }
+  if (hold.count() > 0) {
+    held_prompt_ = loop_.timers().After(hold, [this, prompt = std::move(prompt)]() mutable {
+      held_prompt_.reset();
+      SendPrompt(std::move(prompt));
+    });
+  } else {
+    SendPrompt(std::move(prompt));
+  }
   Publish(turn::ProviderTurnBegan{});
   ArmWatchdog();
   Later(std::move(done), Status::Ok());
+}
+
+void AcpProvider::SendPrompt(json::array prompt) {
+  Call("session/prompt", json::object{{"sessionId", session_id_}, {"prompt", std::move(prompt)}},
+       [this](Result<json::value> r) { OnPromptDone(std::move(r)); });
 }
 
 void AcpProvider::OnPromptDone(Result<json::value> result) {
@@ -186,6 +202,7 @@ void AcpProvider::OnPromptDone(Result<json::value> result) {
   const bool interrupted = interrupting();
   turn::ProviderTurnResult end;
   if (!result.ok()) {
+    if (!interrupted) last_failed_prompt_ = loop_.timers().Now();
     end.outcome = interrupted ? turn::TurnOutcome::kCanceled : turn::TurnOutcome::kFailed;
     end.error_code = "acp_prompt_failed";
     end.message = result.status().message();
@@ -229,6 +246,17 @@ process::Millis AcpProvider::CloseDelay() const {
 }
 
 void AcpProvider::SendCancel() {
+  if (held_prompt_) {
+    // The agent never had the prompt: the turn ends canceled here (not from inside Interrupt).
+    held_prompt_ = loop_.timers().After(process::Millis{0}, [this] {
+      held_prompt_.reset();
+      turn::ProviderTurnResult end;
+      end.outcome = turn::TurnOutcome::kCanceled;
+      end.message = "cancelled";
+      EndTurn(std::move(end));
+    });
+    return;
+  }
   (void)child_->WriteLine(
       NotificationLine("session/cancel", json::object{{"sessionId", session_id_}}));
   CancelPermissions();
@@ -386,6 +414,7 @@ void AcpProvider::OnFsRequest(const RpcMessage& m) {
 }
 
 void AcpProvider::DropTurn() {
+  held_prompt_.reset();
   if (turn_running_) PublishAll(mapper_.CloseMessage(std::nullopt));
   permissions_.Clear();
 }

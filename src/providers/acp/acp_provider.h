@@ -106,6 +106,9 @@ class AcpProvider final : public ChildProcessProvider {
   void Call(std::string_view method, boost::json::value params, Reply reply);
   void Answer(const jsonrpc::RpcId& id, Result<boost::json::value> result);
   void OnSessionReady(const boost::json::value& result);
+  // Sends the turn's session/prompt, held first while the agent settles after a failed turn
+  // (AgentCommand::settle_after_failed_turn).
+  void SendPrompt(boost::json::array prompt);
   void OnPromptDone(Result<boost::json::value> result);
   void EndTurn(turn::ProviderTurnResult result);
   void CancelPermissions();
@@ -119,7 +122,9 @@ class AcpProvider final : public ChildProcessProvider {
   std::uint64_t next_permission_ = 1;
   bool loading_ = false;  // session/load is replaying history
   std::optional<process::Clock::time_point> last_turn_end_;
-  std::vector<turn::ProviderEvent> history_;  // the replay of session/load
+  std::optional<process::Clock::time_point> last_failed_prompt_;  // answered with an error
+  std::unique_ptr<process::TimerHandle> held_prompt_;  // a prompt waiting for the agent to settle
+  std::vector<turn::ProviderEvent> history_;           // the replay of session/load
   boost::json::value init_result_;
   std::string session_id_, model_, version_, agent_name_;
   std::vector<ModeInfo> modes_;

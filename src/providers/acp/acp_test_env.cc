@@ -235,6 +235,7 @@ AcpSession::AcpSession(process::EventLoop& loop, Agent agent, int port, const Op
   AcpOptions o;
   if (agent == Agent::kFake) {
     o.command = AgentCommand{"acp:fake", {"node", AgentProgram(agent)}, env};
+    o.command.settle_after_failed_turn = options.fake_settle_after_failed_turn;
   } else {
     Result<AgentCommand> preset = Preset(PresetOf(agent), setup.model, AgentProgram(agent));
     EXPECT_TRUE(preset.ok());

@@ -83,6 +83,7 @@ class AcpSession : public providers::testing::DrivenSession {
     std::string root;             // reuse this HOME/work root (for load)
     std::vector<std::string> extra_env;
     std::size_t codex_history_page_turns = 0;  // CodexOptions::history_page_turns; 0: default
+    process::Millis fake_settle_after_failed_turn{0};  // the fake agent's AgentCommand's
   };
   AcpSession(process::EventLoop& loop, Agent agent, int port, const Options& options);
   AcpSession(process::EventLoop& loop, Agent agent, int port)

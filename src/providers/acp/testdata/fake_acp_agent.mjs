@@ -9,7 +9,11 @@
 //   extras      a thought, a plan, a mode change, a usage update; usage in the prompt response
 //   stream N G [perm]  N message chunks G ms apart with a tool call halfway, which first asks
 //               permission with `perm` (bench/agents_load: a long turn of a working agent)
+//   fail        answers the prompt with a JSON-RPC error (-32603), as an agent whose model request
+//               failed does
 //   anything    "Echo: <prompt>"
+// With FAKE_DROP_AFTER_FAILURE_MS=N set, a prompt that arrives within N ms of a failed one is
+// accepted and never answered, as codex-acp 0.16.0 does while it is still ending the failed turn.
 // session/load replays a short history (user, agent, tool call) before its response.
 import readline from 'node:readline';
 import path from 'node:path';
@@ -26,8 +30,15 @@ const call = (method, params) => new Promise((resolve) => {
   send({ id, method, params });
 });
 let cwd = '/';
+const dropAfterFailure = Number(process.env.FAKE_DROP_AFTER_FAILURE_MS || 0);
+let failedAt = -Infinity;
 
 async function prompt(id, sessionId, text) {
+  if (Date.now() - failedAt < dropAfterFailure) return;
+  if (text === 'fail') {
+    failedAt = Date.now();
+    return send({ id, error: { code: -32603, message: 'Internal error: the model request failed' } });
+  }
   if (text === 'garbage') {
     process.stdout.write('this is not json\n');
     process.stdout.write('{"jsonrpc":"2.0","method":"session/update","params":{"x":"' +
