@@ -79,6 +79,20 @@ class AcpFake : public ::testing::Test {
     EXPECT_TRUE(session_->WaitFor([&] { return session_->Terminals() == n + 1; }, Millis(15000)));
     return session_->TextOfTurn(session_->Turns().back());
   }
+  // Opens the fake, dropping the prompts that arrive within `drop` of a failed one, with the
+  // client's `settle` after a failed turn, and runs one failed turn.
+  void OpenAndFailATurn(Millis drop, Millis settle, Millis stall = Millis(120000)) {
+    AcpSession::Options o;
+    if (drop.count() > 0)
+      o.extra_env = {"FAKE_DROP_AFTER_FAILURE_MS=" + std::to_string(drop.count())};
+    o.fake_settle_after_failed_turn = settle;
+    o.stall_timeout = stall;
+    Open(o);
+    RunTurn("fail");
+    const auto failed = session_->Of<TurnFailed>();
+    ASSERT_EQ(failed.size(), 1u);
+    EXPECT_EQ(std::get<TurnFailed>(failed[0]->payload).code, "acp_prompt_failed");
+  }
   process::EventLoop loop_;
   std::unique_ptr<AcpSession> session_;
 };
@@ -200,27 +214,17 @@ TEST_F(AcpFake, InterruptIgnoredByTheAgentEscalatesToSignals) {
 // The fake, like codex-acp, drops a prompt that arrives while it is still ending a failed turn:
 // without a settle the next turn never starts and the watchdog fails it.
 TEST_F(AcpFake, APromptSentRightAfterAFailedTurnIsLostWithoutASettle) {
-  AcpSession::Options o;
-  o.extra_env = {"FAKE_DROP_AFTER_FAILURE_MS=5000"};
-  o.stall_timeout = Millis(1000);
-  Open(o);
-  RunTurn("fail");
+  ASSERT_NO_FATAL_FAILURE(OpenAndFailATurn(Millis(5000), Millis(0), Millis(1000)));
   session_->Submit("next");
   ASSERT_TRUE(session_->WaitFor([&] { return session_->Terminals() == 2; }, Millis(10000)));
   const auto failed = session_->Of<TurnFailed>();
   ASSERT_EQ(failed.size(), 2u);
-  EXPECT_EQ(std::get<TurnFailed>(failed[0]->payload).code, "acp_prompt_failed");
   EXPECT_EQ(std::get<TurnFailed>(failed[1]->payload).code, "provider_stalled");
 }
 
 // With the agent's settle (the codex preset has one), the next prompt waits for it and runs.
 TEST_F(AcpFake, APromptAfterAFailedTurnWaitsForTheAgentToSettle) {
-  AcpSession::Options o;
-  o.extra_env = {"FAKE_DROP_AFTER_FAILURE_MS=500"};
-  o.fake_settle_after_failed_turn = Millis(1000);
-  Open(o);
-  RunTurn("fail");
-  ASSERT_EQ(session_->Of<TurnFailed>().size(), 1u);
+  ASSERT_NO_FATAL_FAILURE(OpenAndFailATurn(Millis(500), Millis(1000)));
   EXPECT_EQ(RunTurn("next"), "Echo: next");
   EXPECT_EQ(session_->Of<TurnCompleted>().size(), 1u);
 }
@@ -228,10 +232,7 @@ TEST_F(AcpFake, APromptAfterAFailedTurnWaitsForTheAgentToSettle) {
 // An interrupt of a turn whose prompt is still held ends it canceled at once; the agent never
 // sees that prompt, and the next one runs.
 TEST_F(AcpFake, AnInterruptEndsAHeldPromptTheAgentNeverSaw) {
-  AcpSession::Options o;
-  o.fake_settle_after_failed_turn = Millis(3000);
-  Open(o);
-  RunTurn("fail");
+  ASSERT_NO_FATAL_FAILURE(OpenAndFailATurn(Millis(0), Millis(3000)));
   session_->Submit("held");
   ASSERT_TRUE(
       session_->WaitFor([&] { return session_->Of<TurnStarted>().size() == 2; }, Millis(5000)));
