@@ -31,6 +31,19 @@ fi
   { echo "lint: docs/openapi.yaml has errors"; exit 1; }
 node tests/openapi/to_json.mjs --check
 echo "lint: docs/openapi.yaml ok"
+# tools/run.sh and tools/package.sh configure the release build without the tests and benchmarks
+# (the tests' builds never do): a CMakeLists that names a test's target outside agentstream_test()
+# stops them, and only a configure of that kind finds it.
+bare=$(mktemp -d)
+if ! cmake -S . -B "$bare" -G Ninja -DCMAKE_BUILD_TYPE=Release -DAGENTSTREAM_BUILD_TESTS=OFF \
+  -DAGENTSTREAM_BUILD_BENCHMARKS=OFF >"$bare/configure.log" 2>&1; then
+  cat "$bare/configure.log"
+  rm -rf "$bare"
+  echo "lint: the build without tests (tools/run.sh, tools/package.sh) does not configure"
+  exit 1
+fi
+rm -rf "$bare"
+echo "lint: the build without tests configures"
 # clang-tidy reads each source (tests aside) with the headers it includes. Reading all of them takes
 # minutes, so by default it reads those changed since the last full run that passed, whose commit
 # tools/tidy-base records, and those that include a changed header, directly or through other
