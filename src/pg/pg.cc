@@ -45,6 +45,17 @@ std::int64_t Rows::Affected() const {
   return *n != '\0' ? std::strtoll(n, nullptr, 10) : 0;
 }
 
+namespace {
+
+// libpq's message without the newline it ends with.
+std::string Message(const char* text) {
+  std::string why = text != nullptr ? text : "";
+  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+  return why;
+}
+
+}  // namespace
+
 Result<Conn> Conn::Open(const std::string& conninfo) {
   // The defaults of kConnectionDefaults come first and the conninfo last: libpq keeps the last
   // value of a keyword, so whatever the conninfo sets wins (expand_dbname turns it into its
@@ -64,8 +75,7 @@ Result<Conn> Conn::Open(const std::string& conninfo) {
   pg_conn* conn = PQconnectdbParams(keywords.data(), values.data(), /*expand_dbname=*/1);
   if (conn == nullptr) return Error(ErrorCode::kUnavailable, "PostgreSQL: out of memory");
   if (PQstatus(conn) != CONNECTION_OK) {
-    std::string why = PQerrorMessage(conn);
-    while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+    const std::string why = Message(PQerrorMessage(conn));
     PQfinish(conn);
     return Error(ErrorCode::kUnavailable, "cannot connect to PostgreSQL: " + why);
   }
@@ -117,8 +127,8 @@ namespace {
 
 Status Failed(pg_conn* conn, pg_result* result) {
   const char* state = result != nullptr ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
-  std::string why = result != nullptr ? PQresultErrorMessage(result) : PQerrorMessage(conn);
-  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
+  const std::string why =
+      Message(result != nullptr ? PQresultErrorMessage(result) : PQerrorMessage(conn));
   if (PQstatus(conn) != CONNECTION_OK)
     return Error(ErrorCode::kUnavailable, "the PostgreSQL connection is gone: " + why);
   if (state != nullptr && std::string_view(state) == "23505")
@@ -217,9 +227,8 @@ std::vector<Result<Rows>> Conn::ExecPipeline(std::span<const Statement> statemen
     if (synced && PQexitPipelineMode(conn_) == 1) return answers;
   }
   // The connection broke, or its answers did not add up: it is not used again.
-  std::string why = PQerrorMessage(conn_);
-  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
-  const Status gone = Error(ErrorCode::kUnavailable, "the PostgreSQL connection is gone: " + why);
+  const Status gone = Error(ErrorCode::kUnavailable,
+                            "the PostgreSQL connection is gone: " + Message(PQerrorMessage(conn_)));
   PQfinish(conn_);
   conn_ = nullptr;
   return fail_rest(gone);
