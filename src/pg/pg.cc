@@ -131,7 +131,11 @@ Status Failed(pg_conn* conn, pg_result* result) {
       Message(result != nullptr ? PQresultErrorMessage(result) : PQerrorMessage(conn));
   if (PQstatus(conn) != CONNECTION_OK)
     return Error(ErrorCode::kUnavailable, "the PostgreSQL connection is gone: " + why);
-  if (state != nullptr && std::string_view(state) == "23505")
+  // A unique violation, or a transaction the server aborted for another's sake (a deadlock, a
+  // serialization failure): another writer got there first.
+  if (state != nullptr &&
+      (std::string_view(state) == "23505" || std::string_view(state) == "40P01" ||
+       std::string_view(state) == "40001"))
     return Error(ErrorCode::kConflict, "PostgreSQL: " + why);
   return Error(ErrorCode::kIoError, "PostgreSQL: " + why);
 }

@@ -92,7 +92,9 @@ class Conn {
   ~Conn();
 
   // Runs `sql` (with $1... placeholders). kIoError on failure; kConflict for a unique
-  // violation (SQLSTATE 23505); kUnavailable when the connection is gone.
+  // violation (SQLSTATE 23505) and for a transaction the server aborted to let another go on (a
+  // deadlock, 40P01; a serialization failure, 40001), which may be run again; kUnavailable when
+  // the connection is gone.
   Result<Rows> Exec(std::string_view sql, const std::vector<Param>& params = {});
   // Sends `statements` in libpq's pipeline mode and then reads their answers: one round trip
   // for all of them instead of one each. Returns one result per statement, in order. The server

@@ -145,7 +145,12 @@ AgentEnv AgentManager::Impl::MakeEnv() {
                       const std::string& m) { Notify(kind, agent, m); };
   env.unload = [this](const SessionId& id, const std::weak_ptr<LiveAgent>& agent) {
     Run([id, agent](Impl& impl) {
-      if (impl.IsCurrent(id, agent)) impl.Unload(id, StopMode{}, false, [](auto) {});
+      if (!impl.IsCurrent(id, agent)) return;
+      std::shared_ptr<LiveAgent> live = agent.lock();
+      std::optional<Status> refused = live ? live->refused() : std::nullopt;
+      impl.Unload(id, StopMode{}, false, [&impl, id, refused = std::move(refused)](auto) {
+        if (refused) impl.RecoverRefused(id, *refused, 0);
+      });
     });
   };
   env.replace = [this](const SessionId& id, const std::weak_ptr<LiveAgent>& agent) {

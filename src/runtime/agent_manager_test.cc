@@ -510,6 +510,40 @@ TEST_F(AgentManagerTest, AFailedAppendIsReportedAndTheSessionRecovers) {
   EXPECT_EQ(Of<UserMessage>(events).size(), 1u);
 }
 
+// The deadlock of one commit, a full disk, a store restarting: the runtime whose append was
+// refused stops, and no client may come back to the session. Its open turn must not stay open.
+TEST_F(AgentManagerTest, ATurnARefusedAppendLeftOpenIsClosedWithoutAnotherCommand) {
+  StartManager(100ms);  // chunks 100 ms apart: the turn is still open when appends fail
+  const api::AgentSnapshot agent = Create();
+  Result<api::SendReply> sent = Send(agent.id, "c1", "long work");
+  ASSERT_TRUE(sent.ok() && sent->accepted);
+  ASSERT_EQ(Stored(agent.id).status, SessionStatus::kRunning);
+  log_->fail_appends = true;
+  ASSERT_TRUE(loop_.RunUntil([&] { return NoticesOf(AgentNotice::Kind::kError) > 0; }, 20s));
+  // While the store still refuses, the recovery's own append fails too: it tries again later.
+  EXPECT_FALSE(loop_.RunUntil([] { return false; }, 700ms));
+  EXPECT_EQ(Stored(agent.id).status, SessionStatus::kRunning);
+  log_->fail_appends = false;
+  ASSERT_TRUE(
+      loop_.RunUntil([&] { return Stored(agent.id).status != SessionStatus::kRunning; }, 20s));
+  const std::vector<Event> events = Events(agent.id);
+  const auto failed = Of<TurnFailed>(events);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0]->turn, sent->turn);
+  EXPECT_EQ(std::get<TurnFailed>(failed[0]->payload).code, "append_failed");
+  EXPECT_NE(std::get<TurnFailed>(failed[0]->payload).message.find("injected append failure"),
+            std::string::npos);
+  Result<api::AgentSnapshot> snapshot = Get(agent.id);
+  ASSERT_TRUE(snapshot.ok());
+  EXPECT_FALSE(snapshot->loaded);
+  EXPECT_FALSE(snapshot->active_turn);
+  CheckEverySession();
+  // The session goes on.
+  Result<api::SendReply> next = Send(agent.id, "c2", "again");
+  ASSERT_TRUE(next.ok() && next->accepted) << next.status().ToString();
+  ASSERT_TRUE(WaitIdle(agent.id));
+}
+
 TEST_F(AgentManagerTest, PendingSendsAreBounded) {
   AgentManagerOptions options;
   options.max_pending_sends = 2;

@@ -11,6 +11,17 @@
 
 namespace agentstream::runtime {
 
+namespace {
+
+// RecoverRefused tries again after 250 ms, then twice as long each time, up to every 10 s, while
+// the store refuses; the reason the failed turns give keeps the first line of the store's error,
+// at most this long.
+constexpr process::Millis kRefusedRetryFirst{250};
+constexpr process::Millis kRefusedRetryMax{10000};
+constexpr std::size_t kRefusedReasonBytes = 300;
+
+}  // namespace
+
 void AgentManager::Impl::Recover(const StatusCallback& done) {
   Status first_error;
   std::string after;
@@ -45,7 +56,7 @@ Result<OwnerGrant> AgentManager::Impl::Acquire(const SessionId& id) {
   return grant;
 }
 
-Status AgentManager::Impl::TakeOver(const SessionId& id) {
+Status AgentManager::Impl::TakeOver(const SessionId& id, const turn::RecoverAfterRestart* why) {
   if (shut_down_ || Live(id)) return Status::Ok();
   const process::Clock::time_point sent = Now();
   Result<OwnerGrant> grant = Acquire(id);
@@ -68,14 +79,15 @@ Status AgentManager::Impl::TakeOver(const SessionId& id) {
     (void)agent;
     return Status::Ok();
   }
-  Result<turn::TurnState> recovered = RecoverWith(info, *grant, std::move(*history));
+  Result<turn::TurnState> recovered = RecoverWith(info, *grant, std::move(*history), why);
   Release(id, grant->lease.generation);
   return recovered.status();
 }
 
 Result<turn::TurnState> AgentManager::Impl::RecoverWith(const SessionInfo& info,
                                                         const OwnerGrant& grant,
-                                                        HistoryFold history) {
+                                                        HistoryFold history,
+                                                        const turn::RecoverAfterRestart* why) {
   const std::optional<std::string> model = history.model, mode = history.mode;
   // Saves the next load the reading (the terminals appended below are few).
   if (history.events_read >= kCheckpointEvery)
@@ -83,7 +95,10 @@ Result<turn::TurnState> AgentManager::Impl::RecoverWith(const SessionInfo& info,
   turn::TurnState state = std::move(history.turns).Finish();
   const std::uint64_t generation = grant.lease.generation;
   if (!state.open.empty()) {
-    const turn::RecoverAfterRestart recovery = RecoveryFor(grant, options_.ownership.daemon_id);
+    const std::string& previous = grant.previous.owner;
+    const bool ours = previous.empty() || previous == options_.ownership.daemon_id;
+    const turn::RecoverAfterRestart recovery =
+        why != nullptr && ours ? *why : RecoveryFor(grant, options_.ownership.daemon_id);
     const std::size_t open_turns = state.open.size();
     turn::Step step = turn::Advance(std::move(state), turn::Command(recovery), turn_ids_);
     if (!step.events.empty()) {
@@ -108,6 +123,25 @@ Result<turn::TurnState> AgentManager::Impl::RecoverWith(const SessionInfo& info,
   if (Result<api::AgentSnapshot> snapshot = Get(info.id); snapshot.ok())
     Notify(AgentNotice::Kind::kStatus, *snapshot, "");
   return state;
+}
+
+void AgentManager::Impl::RecoverRefused(const SessionId& id, const Status& refused, int attempt) {
+  if (attempt == 0 && !refused_.insert(id).second) return;  // already being retried
+  if (shut_down_ || Live(id)) {  // a command loaded the session: its runtime closed them
+    refused_.erase(id);
+    return;
+  }
+  const std::string why = refused.message();
+  const turn::RecoverAfterRestart recovery{
+      "append_failed",
+      "its runtime stopped: " + why.substr(0, std::min(why.find('\n'), kRefusedReasonBytes))};
+  if (TakeOver(id, &recovery).ok()) {
+    refused_.erase(id);
+    return;
+  }
+  const process::Millis delay =
+      std::min<process::Millis>(kRefusedRetryMax, kRefusedRetryFirst * (1 << std::min(attempt, 8)));
+  After(delay, [this, id, refused, attempt] { RecoverRefused(id, refused, attempt + 1); });
 }
 
 void AgentManager::Impl::OnLeasesLost(const std::vector<SessionId>& lost) {

@@ -291,7 +291,8 @@ void LiveAgent::StoreCheckpoint(const HistoryFold& history, bool any) {
 
 void LiveAgent::Fail(const Status& status) {
   if (append_error_) return RunDeferred();
-  if (status.code() == ErrorCode::kFenced) {
+  fenced_ = status.code() == ErrorCode::kFenced;
+  if (fenced_) {
     log::Warn(
         "ownership.fenced",
         {{"agent", info_.id.str()}, {"generation", generation_}, {"reason", status.message()}});

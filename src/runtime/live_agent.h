@@ -142,6 +142,9 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   std::optional<process::Clock::time_point> idle_since() const { return idle_since_; }
   // The log refused this agent's appends (fenced, or a failed batch).
   bool failed() const { return append_error_.has_value(); }
+  // Why the log refused them when it was not a lost lease (whose new owner closes what this
+  // runtime left open); nullopt otherwise.
+  std::optional<Status> refused() const { return fenced_ ? std::nullopt : append_error_; }
 
  private:
   struct Deferred {
@@ -210,6 +213,7 @@ class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
   Seq acked_tail_;
   Seq checkpoint_seq_;  // the seq of the session's stored checkpoint, as far as this runtime knows
   std::optional<Status> append_error_;  // sticky once a batch was refused
+  bool fenced_ = false;                 // ... because the lease was lost
   std::deque<Deferred> deferred_;
 
   turn::SessionStatus durable_status_ = turn::SessionStatus::kIdle;  // as of acked_tail_

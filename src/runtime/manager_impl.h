@@ -156,13 +156,19 @@ class AgentManager::Impl {
   Result<OwnerGrant> Acquire(const SessionId& id);
   // Takes over `id` when its lease can be taken: closes the turns a stopped runtime left open and
   // releases the lease, or starts a runtime here when prompts wait in its queue. Skips a session
-  // another live daemon holds.
-  Status TakeOver(const SessionId& id);
+  // another live daemon holds. `why`, when given, is why this daemon's own runtime stopped.
+  Status TakeOver(const SessionId& id, const turn::RecoverAfterRestart* why = nullptr);
   // Under `grant`, with `history` the fold of the session's current epoch: appends the terminals
-  // of the turns left open and stores the recomputed status; returns the state (its queue
-  // included).
+  // of the turns left open (for `why` when given and the lease was this daemon's or nobody's)
+  // and stores the recomputed status; returns the state (its queue included).
   Result<turn::TurnState> RecoverWith(const SessionInfo& info, const OwnerGrant& grant,
-                                      HistoryFold history);
+                                      HistoryFold history,
+                                      const turn::RecoverAfterRestart* why = nullptr);
+  // The log refused the appends of the runtime of `id` (`refused` says why) and it stopped,
+  // leaving its turns open and its stored status as it was. Unless a client's command loads the
+  // session first, this closes them (TakeOver), again after a backoff while the store still
+  // refuses (attempt: how many tried before).
+  void RecoverRefused(const SessionId& id, const Status& refused, int attempt);
   void OnLeasesLost(const std::vector<SessionId>& lost);
   void OnLeasesExpired(const std::vector<std::pair<SessionId, OwnerLease>>& expired);
   void CheckOverdue();
@@ -178,6 +184,7 @@ class AgentManager::Impl {
   RandomIds session_ids_;
   std::map<SessionId, std::shared_ptr<LiveAgent>> agents_;
   std::map<SessionId, std::size_t> foreign_in_flight_;  // AppendForeign calls per session
+  std::set<SessionId> refused_;                         // sessions RecoverRefused is retrying
   bool shut_down_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 

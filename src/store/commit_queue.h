@@ -103,7 +103,11 @@ class CommitQueue {
     std::promise<Status> promise;
     auto future = promise.get_future();
     T out{};
-    Enqueue(Control{[&](Context& context) { return body(context, out); },
+    // A batch the store aborted runs again (postgres_log.cc): each run starts from a fresh `out`.
+    Enqueue(Control{[&](Context& context) {
+                      out = T{};
+                      return body(context, out);
+                    },
                     [&promise](Status s) { promise.set_value(std::move(s)); }});
     Status status = future.get();
     if (!status.ok()) return status;

@@ -136,40 +136,56 @@ bool PostgresEventLog::EarlierOutcomeKnown(std::vector<Op>& batch) {
 void PostgresEventLog::RunBatch(std::vector<Op>& batch) {
   if (!EarlierOutcomeKnown(batch) || !WriterReady(batch)) return;
   const auto started = std::chrono::steady_clock::now();
-  Txn t(writer_conn_);
-  std::vector<Status> outcomes(batch.size());
-  std::vector<AppendResult> results(batch.size());
-  std::vector<std::string> appended;
-  for (const Op& op : batch)
-    if (const auto* a = std::get_if<PendingAppend>(&op))
-      appended.push_back(a->request.session.str());
-  (void)t.Begin(std::move(appended));
-  for (std::size_t i = 0; i < batch.size() && t.io().ok(); ++i) {
-    if (auto* a = std::get_if<PendingAppend>(&batch[i]))
-      outcomes[i] = ApplyAppend(t, a->request, results[i]);
-    else
-      outcomes[i] = std::get<PendingControl>(batch[i]).run(t);
+  for (int attempt = 0;; ++attempt) {
+    Txn t(writer_conn_);
+    std::vector<Status> outcomes(batch.size());
+    std::vector<AppendResult> results(batch.size());
+    std::vector<std::string> appended;
+    for (const Op& op : batch)
+      if (const auto* a = std::get_if<PendingAppend>(&op))
+        appended.push_back(a->request.session.str());
+    (void)t.Begin(std::move(appended));
+    for (std::size_t i = 0; i < batch.size() && t.io().ok(); ++i) {
+      if (auto* a = std::get_if<PendingAppend>(&batch[i]))
+        outcomes[i] = ApplyAppend(t, a->request, results[i]);
+      else
+        outcomes[i] = std::get<PendingControl>(batch[i]).run(t);
+    }
+    Status rolled_back;
+    if (!t.io().ok()) {
+      (void)writer_conn_.ExecScript("ROLLBACK");
+      rolled_back =
+          Status(t.io().code(),
+                 "PostgreSQL rolled the commit back, nothing was written: " + t.io().ToString());
+    } else {
+      Result<bool> landed = Commit(batch, t);
+      if (landed.ok() && !*landed) return;  // Commit failed the batch
+      if (landed.ok()) {
+        queue_.CountCommit(std::chrono::steady_clock::now() - started);
+        queue_.CountAcknowledged(batch, outcomes, results);
+        // Listeners hear of a commit before any of its appends is acknowledged.
+        const auto records = Queue::TakeRecords(batch, outcomes, results, t.now());
+        for (const auto& [id, touched] : t.touched()) {
+          listeners_->Notify(
+              CommitNotice{SessionId(id), touched.epoch, touched.after,
+                           Queue::RecordsEndingAt(records, id, touched.epoch, touched.after)});
+        }
+        return Queue::Acknowledge(batch, outcomes, results);
+      }
+      rolled_back = landed.status();
+    }
+    // The ops take their locks in their order, so two daemons' batches can deadlock; the server
+    // then aborts one (kConflict, pg.h). Nothing of it was written: it runs again.
+    if (rolled_back.code() == ErrorCode::kConflict && attempt < kAbortedBatchRetries &&
+        !writer_conn_.Broken()) {
+      log::Info("store.batch_retried", {{"ops", batch.size()}, {"error", rolled_back.message()}});
+      continue;
+    }
+    return FailAll(batch, Error(ErrorCode::kUnavailable, rolled_back.message()));
   }
-  if (!t.io().ok()) {
-    (void)writer_conn_.ExecScript("ROLLBACK");
-    return FailAll(batch, Error(ErrorCode::kUnavailable,
-                                "PostgreSQL rolled the commit back, nothing was written: " +
-                                    t.io().ToString()));
-  }
-  if (!Commit(batch, t)) return;
-  queue_.CountCommit(std::chrono::steady_clock::now() - started);
-  queue_.CountAcknowledged(batch, outcomes, results);
-  // Listeners hear of a commit before any of its appends is acknowledged.
-  const auto records = Queue::TakeRecords(batch, outcomes, results, t.now());
-  for (const auto& [id, touched] : t.touched()) {
-    listeners_->Notify(
-        CommitNotice{SessionId(id), touched.epoch, touched.after,
-                     Queue::RecordsEndingAt(records, id, touched.epoch, touched.after)});
-  }
-  Queue::Acknowledge(batch, outcomes, results);
 }
 
-bool PostgresEventLog::Commit(std::vector<Op>& batch, Txn& t) {
+Result<bool> PostgresEventLog::Commit(std::vector<Op>& batch, Txn& t) {
   std::vector<pg::Statement> statements = t.Writes();
   if (auto announce = pg::CommitAnnouncement(t, pg::CommitChannel(options_.schema)))
     statements.push_back(std::move(*announce));
@@ -185,11 +201,10 @@ bool PostgresEventLog::Commit(std::vector<Op>& batch, Txn& t) {
   if (why.code() != ErrorCode::kUnavailable) {
     (void)writer_conn_.ExecScript("ROLLBACK");
     const bool at_commit = failed == answers.end() - 1;
-    FailAll(batch, Error(ErrorCode::kUnavailable,
-                         (at_commit ? "PostgreSQL refused the commit, nothing was written: "
-                                    : "PostgreSQL rolled the commit back, nothing was written: ") +
-                             why.ToString()));
-    return false;
+    return Status(why.code(),
+                  (at_commit ? "PostgreSQL refused the commit, nothing was written: "
+                             : "PostgreSQL rolled the commit back, nothing was written: ") +
+                      why.ToString());
   }
   // The connection broke with COMMIT sent: whether it ran is told by the stamp.
   Result<bool> landed = pg::ResolveOutcome(

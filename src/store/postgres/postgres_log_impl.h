@@ -169,8 +169,14 @@ class PostgresEventLog final : public EventLog,
   // Sends the batch's writes, its announcement, its stamp and COMMIT in one round trip: true once
   // the batch is known to have landed. A COMMIT whose answer was lost is looked up
   // (pg/commit_outcome.h) on the server that is the primary by then; a batch that did not land
-  // fails with kUnavailable, to be retried with the same ids.
-  bool Commit(std::vector<Op>& batch, Txn& t);
+  // fails with kUnavailable, to be retried with the same ids, and false is returned. When the
+  // server failed a statement, the transaction is rolled back and the error returned (the
+  // batch's ops are left to the caller).
+  Result<bool> Commit(std::vector<Op>& batch, Txn& t);
+
+  // How many times a batch the server aborted for another transaction's sake (a deadlock) runs
+  // again before its ops fail.
+  static constexpr int kAbortedBatchRetries = 3;
 
   const PostgresLogOptions options_;
   Conn writer_conn_;         // writer thread only

@@ -38,8 +38,8 @@ Result<AppendResult> PostgresEventLog::CreateSession(const SessionId& id, Sessio
   AS_RETURN_IF_ERROR(CheckMeta(id, meta));
   AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
   return RunControl<AppendResult>(
-      [&, meta = std::move(meta)](Txn& t, AppendResult& out) mutable -> Status {
-        AS_ASSIGN_OR_RETURN(Txn::Session * s, t.InsertSession(id, std::move(meta), std::nullopt));
+      [&](Txn& t, AppendResult& out) -> Status {  // a copy of meta: the batch may run again
+        AS_ASSIGN_OR_RETURN(Txn::Session * s, t.InsertSession(id, meta, std::nullopt));
         return AppendInitial(t, id, *s, initial, out);
       });
 }
@@ -51,12 +51,11 @@ Result<AppendResult> PostgresEventLog::Fork(const SessionId& parent, Cursor at,
   AS_RETURN_IF_ERROR(CheckMeta(child, meta));
   AS_RETURN_IF_ERROR(CheckText({{"a session id", parent.str()}}));
   AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
-  return RunControl<AppendResult>([&, meta = std::move(meta)](Txn& t,
-                                                              AppendResult& out) mutable -> Status {
+  return RunControl<AppendResult>([&](Txn& t, AppendResult& out) -> Status {
     AS_ASSIGN_OR_RETURN(Txn::Session * p, t.Load(parent));
     AS_RETURN_IF_ERROR(store_internal::CheckPrefix(p->state, parent, at));
-    AS_ASSIGN_OR_RETURN(Txn::Session * s, t.InsertSession(child, std::move(meta),
-                                                          HistoryBase{parent, at.epoch, at.seq}));
+    AS_ASSIGN_OR_RETURN(Txn::Session * s,
+                        t.InsertSession(child, meta, HistoryBase{parent, at.epoch, at.seq}));
     return AppendInitial(t, child, *s, initial, out);
   });
 }

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -137,6 +138,60 @@ TEST_F(PostgresLogTest, AnExpectedTailRacesAcrossDaemonsAndOneWins) {
   ASSERT_TRUE(a_->Append(from_a).ok());
   EXPECT_EQ(b_->Append(from_b).status().code(), ErrorCode::kConflict);
   EXPECT_EQ(a_->Tail(s)->seq, Seq(2));
+}
+
+// A batch's ops take their locks in their order, so two writers can deadlock; the server then
+// aborts one. The batch it aborted runs again: its ops succeed instead of failing for nothing
+// they did. Here the other writer is a plain connection that waits longer before it looks for
+// deadlocks, so the log's writer is the one aborted.
+TEST_F(PostgresLogTest, ABatchTheServerAbortedInADeadlockRunsAgain) {
+  auto opened = Open();
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  a_ = std::move(*opened);
+  const SessionId s0("ses_dl0"), s1("ses_dl1"), s2("ses_dl2");
+  for (const SessionId& s : {s0, s1, s2})
+    ASSERT_TRUE(a_->CreateSession(s, SessionMeta{"scripted", "/w", ""}, {}).ok());
+  auto connect = [&]() {
+    Result<pg::Conn> conn = pg::Conn::Open(scratch_->conninfo());
+    EXPECT_TRUE(conn.ok()) << conn.status().ToString();
+    EXPECT_TRUE(conn->ExecScript("SET search_path TO " + scratch_->name()).ok());
+    return std::move(*conn);
+  };
+  const std::string lock = "SELECT 1 FROM sessions WHERE id=$1 FOR UPDATE";
+  pg::Conn gate = connect(), other = connect();
+  // The writer waits on s0 while the next two updates queue up behind it: one batch.
+  ASSERT_TRUE(gate.ExecScript("BEGIN").ok());
+  ASSERT_TRUE(gate.Exec(lock, {s0.str()}).ok());
+  auto update = [&](const SessionId& s) {
+    return std::async(std::launch::async, [&, s] {
+      return a_->UpdateSessionMeta(s, SessionMetaUpdate{std::nullopt, "{}"});
+    });
+  };
+  auto first = update(s0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto second = update(s1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto third = update(s2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The other writer holds s2; the batch takes s1, then waits for s2.
+  ASSERT_TRUE(other.ExecScript("SET deadlock_timeout = '20s'; BEGIN").ok());
+  ASSERT_TRUE(other.Exec(lock, {s2.str()}).ok());
+  ASSERT_TRUE(gate.ExecScript("COMMIT").ok());
+  ASSERT_TRUE(first.get().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Now the other writer wants s1: a deadlock, which the writer finds first (after 1 s).
+  const auto asked = std::chrono::steady_clock::now();
+  ASSERT_TRUE(other.Exec(lock, {s1.str()}).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, std::chrono::seconds(15));
+  ASSERT_TRUE(other.ExecScript("COMMIT").ok());
+  const Status second_done = second.get(), third_done = third.get();
+  EXPECT_TRUE(second_done.ok()) << second_done.ToString();
+  EXPECT_TRUE(third_done.ok()) << third_done.ToString();
+  for (const SessionId& s : {s1, s2}) {
+    Result<SessionInfo> info = a_->GetSession(s);
+    ASSERT_TRUE(info.ok());
+    EXPECT_EQ(info->meta.status_snapshot, "{}");
+  }
 }
 
 TEST_F(PostgresLogTest, OnlyOneDaemonHoldsAConsumerLease) {
