@@ -131,7 +131,7 @@ void AgentManager::Impl::RecoverRefused(const SessionId& id, const Status& refus
     refused_.erase(id);
     return;
   }
-  const std::string why = refused.message();
+  const std::string& why = refused.message();
   const turn::RecoverAfterRestart recovery{
       "append_failed",
       "its runtime stopped: " + why.substr(0, std::min(why.find('\n'), kRefusedReasonBytes))};
