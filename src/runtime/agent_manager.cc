@@ -272,8 +272,12 @@ Result<std::shared_ptr<LiveAgent>> AgentManager::Impl::Attach(const SessionId& i
                                                               process::Clock::time_point sent) {
   keeper_->Track(id, grant.lease.generation, sent);
   Result<SessionInfo> info = log_.GetSession(id);
+  // A runtime of this daemon whose events the log refused left turns open (RecoverRefused).
+  auto refused = refused_.find(id);
   Result<std::shared_ptr<LiveAgent>> agent =
-      info.ok() ? LiveAgent::Open(MakeEnv(), *info, grant) : info.status();
+      info.ok() ? LiveAgent::Open(MakeEnv(), *info, grant,
+                                  refused != refused_.end() ? &refused->second : nullptr)
+                : info.status();
   if (!agent.ok()) {
     Release(id, grant.lease.generation);
     return agent.status();

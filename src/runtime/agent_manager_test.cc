@@ -544,6 +544,36 @@ TEST_F(AgentManagerTest, ATurnARefusedAppendLeftOpenIsClosedWithoutAnotherComman
   ASSERT_TRUE(WaitIdle(agent.id));
 }
 
+// The same, when a prompt loads the session before the daemon's next try: its new runtime ends
+// the open turn the same way.
+TEST_F(AgentManagerTest, APromptThatLoadsASessionARefusedAppendLeftOpenEndsItsTurnTheSameWay) {
+  StartManager(100ms);
+  const api::AgentSnapshot agent = Create();
+  Result<api::SendReply> sent = Send(agent.id, "c1", "long work");
+  ASSERT_TRUE(sent.ok() && sent->accepted);
+  Result<OwnerLease> runtime_lease = log_->GetOwnership(agent.id);
+  ASSERT_TRUE(runtime_lease.ok());
+  log_->fail_appends = true;
+  // The runtime stops; the daemon's first try takes the next lease, fails to append and lets it
+  // go. Its next try is 250 ms later.
+  ASSERT_TRUE(loop_.RunUntil(
+      [&] {
+        Result<OwnerLease> lease = log_->GetOwnership(agent.id);
+        return lease.ok() && lease->generation > runtime_lease->generation && lease->owner.empty();
+      },
+      20s));
+  log_->fail_appends = false;
+  Result<api::SendReply> next = Send(agent.id, "c2", "again");
+  ASSERT_TRUE(next.ok() && next->accepted) << next.status().ToString();
+  ASSERT_TRUE(WaitIdle(agent.id));
+  const std::vector<Event> events = Events(agent.id);
+  const auto failed = Of<TurnFailed>(events);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0]->turn, sent->turn);
+  EXPECT_EQ(std::get<TurnFailed>(failed[0]->payload).code, "append_failed");
+  CheckEverySession();
+}
+
 TEST_F(AgentManagerTest, PendingSendsAreBounded) {
   AgentManagerOptions options;
   options.max_pending_sends = 2;

@@ -95,10 +95,8 @@ Result<turn::TurnState> AgentManager::Impl::RecoverWith(const SessionInfo& info,
   turn::TurnState state = std::move(history.turns).Finish();
   const std::uint64_t generation = grant.lease.generation;
   if (!state.open.empty()) {
-    const std::string& previous = grant.previous.owner;
-    const bool ours = previous.empty() || previous == options_.ownership.daemon_id;
     const turn::RecoverAfterRestart recovery =
-        why != nullptr && ours ? *why : RecoveryFor(grant, options_.ownership.daemon_id);
+        RecoveryFor(grant, options_.ownership.daemon_id, why);
     const std::size_t open_turns = state.open.size();
     turn::Step step = turn::Advance(std::move(state), turn::Command(recovery), turn_ids_);
     if (!step.events.empty()) {
@@ -126,16 +124,17 @@ Result<turn::TurnState> AgentManager::Impl::RecoverWith(const SessionInfo& info,
 }
 
 void AgentManager::Impl::RecoverRefused(const SessionId& id, const Status& refused, int attempt) {
-  if (attempt == 0 && !refused_.insert(id).second) return;  // already being retried
-  if (shut_down_ || Live(id)) {  // a command loaded the session: its runtime closed them
-    refused_.erase(id);
-    return;
+  if (attempt == 0) {
+    const std::string& why = refused.message();
+    turn::RecoverAfterRestart recovery{
+        "append_failed",
+        "its runtime stopped: " + why.substr(0, std::min(why.find('\n'), kRefusedReasonBytes))};
+    if (!refused_.emplace(id, std::move(recovery)).second) return;  // already being retried
   }
-  const std::string& why = refused.message();
-  const turn::RecoverAfterRestart recovery{
-      "append_failed",
-      "its runtime stopped: " + why.substr(0, std::min(why.find('\n'), kRefusedReasonBytes))};
-  if (TakeOver(id, &recovery).ok()) {
+  auto it = refused_.find(id);
+  if (it == refused_.end()) return;
+  // A command that loaded the session meanwhile closed them (Attach).
+  if (shut_down_ || Live(id) || TakeOver(id, &it->second).ok()) {
     refused_.erase(id);
     return;
   }

@@ -57,9 +57,11 @@ void LoopGate::Close() {
   loop_ = nullptr;
 }
 
-turn::RecoverAfterRestart RecoveryFor(const OwnerGrant& grant, const std::string& daemon_id) {
+turn::RecoverAfterRestart RecoveryFor(const OwnerGrant& grant, const std::string& daemon_id,
+                                      const turn::RecoverAfterRestart* own) {
   const std::string& previous = grant.previous.owner;
-  if (previous.empty() || previous == daemon_id) return turn::RecoverAfterRestart{};
+  if (previous.empty() || previous == daemon_id)
+    return own != nullptr ? *own : turn::RecoverAfterRestart{};
   return turn::RecoverAfterRestart{
       "owner_lost", "the daemon running this agent (" + previous + ") stopped during this turn"};
 }
@@ -76,7 +78,8 @@ LiveAgent::~LiveAgent() {
 }
 
 Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionInfo& info,
-                                                   const OwnerGrant& grant) {
+                                                   const OwnerGrant& grant,
+                                                   const turn::RecoverAfterRestart* own) {
   AS_ASSIGN_OR_RETURN(HistoryFold history,
                       LoadHistory(*env.log, info.id, info.epoch, Seq(0), info.meta.provider));
   const std::string daemon_id = env.options.ownership.daemon_id;
@@ -110,7 +113,7 @@ Result<std::shared_ptr<LiveAgent>> LiveAgent::Open(AgentEnv env, const SessionIn
       [self](const turn::Effect& effect) { self->OnEffect(effect); });
   // A runtime that stopped without closing these turns (a restart, a lost owner, failed appends).
   if (left_open > 0) {
-    const turn::RecoverAfterRestart recovery = RecoveryFor(grant, daemon_id);
+    const turn::RecoverAfterRestart recovery = RecoveryFor(grant, daemon_id, own);
     log::Info("agent.recovered",
               {{"agent", info.id.str()}, {"open_turns", left_open}, {"code", recovery.code}});
     (void)agent->runner_->Command(recovery);

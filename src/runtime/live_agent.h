@@ -75,9 +75,11 @@ struct AgentEnv {
 inline const ProducerId kRuntimeProducer{"agentstream.runtime"};
 
 // The terminal code of turns left open by a runtime that stopped without closing them, given who
-// held the lease before this grant: this daemon's earlier run ("daemon_restarted") or another
-// daemon that stopped answering ("owner_lost").
-turn::RecoverAfterRestart RecoveryFor(const OwnerGrant& grant, const std::string& daemon_id);
+// held the lease before this grant: this daemon's earlier run ("daemon_restarted", or `own` when
+// given: why this daemon's runtime stopped) or another daemon that stopped answering
+// ("owner_lost").
+turn::RecoverAfterRestart RecoveryFor(const OwnerGrant& grant, const std::string& daemon_id,
+                                      const turn::RecoverAfterRestart* own = nullptr);
 
 // How a stopping runtime leaves its queued prompts.
 struct StopMode {
@@ -90,12 +92,13 @@ struct StopMode {
 class LiveAgent : public std::enable_shared_from_this<LiveAgent> {
  public:
   // Reads the current epoch of `info`'s session, restores its turn state, makes the provider and
-  // the runner, closes turns a stopped runtime left open (RecoveryFor(grant)), and starts the
+  // the runner, closes turns a stopped runtime left open (RecoveryFor(grant, own)), and starts the
   // runtime; prompts the log holds queued start once it is ready. Prompts wait for the start
   // (bounded by options.start_timeout). `grant` is this daemon's lease of the session. Errors:
   // the log's read errors; the factory's kInvalidArgument.
   static Result<std::shared_ptr<LiveAgent>> Open(AgentEnv env, const SessionInfo& info,
-                                                 const OwnerGrant& grant);
+                                                 const OwnerGrant& grant,
+                                                 const turn::RecoverAfterRestart* own = nullptr);
   ~LiveAgent();
   LiveAgent(const LiveAgent&) = delete;
   LiveAgent& operator=(const LiveAgent&) = delete;

@@ -167,7 +167,8 @@ class AgentManager::Impl {
   // The log refused the appends of the runtime of `id` (`refused` says why) and it stopped,
   // leaving its turns open and its stored status as it was. Unless a client's command loads the
   // session first, this closes them (TakeOver), again after a backoff while the store still
-  // refuses (attempt: how many tried before).
+  // refuses (attempt: how many tried before). A command that loads the session first closes them
+  // the same way (Attach).
   void RecoverRefused(const SessionId& id, const Status& refused, int attempt);
   void OnLeasesLost(const std::vector<SessionId>& lost);
   void OnLeasesExpired(const std::vector<std::pair<SessionId, OwnerLease>>& expired);
@@ -184,7 +185,8 @@ class AgentManager::Impl {
   RandomIds session_ids_;
   std::map<SessionId, std::shared_ptr<LiveAgent>> agents_;
   std::map<SessionId, std::size_t> foreign_in_flight_;  // AppendForeign calls per session
-  std::set<SessionId> refused_;                         // sessions RecoverRefused is retrying
+  // The sessions RecoverRefused is retrying, with the end their open turns get.
+  std::map<SessionId, turn::RecoverAfterRestart> refused_;
   bool shut_down_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 
