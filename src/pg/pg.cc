@@ -190,6 +190,12 @@ Result<Rows> Conn::Exec(std::string_view sql, const std::vector<Param>& params) 
                                     /*resultFormat=*/0));
 }
 
+const Result<Rows>* FirstFailure(std::span<const Result<Rows>> answers) {
+  for (const Result<Rows>& answer : answers)
+    if (!answer.ok()) return &answer;
+  return nullptr;
+}
+
 std::vector<Result<Rows>> Conn::ExecPipeline(std::span<const Statement> statements) {
   std::vector<Result<Rows>> answers;
   answers.reserve(statements.size());

@@ -67,6 +67,10 @@ class Rows {
   pg_result* result_ = nullptr;
 };
 
+// The first failed answer of a pipeline (Conn::ExecPipeline), whose failure tells what happened:
+// the server ran none of the statements after it. Null when every statement ran.
+const Result<Rows>* FirstFailure(std::span<const Result<Rows>> answers);
+
 // What every connection of the daemon sets unless its connection string says otherwise, so that
 // a server gone silent (a partition that drops packets, a host that lost power) fails a store
 // call with kUnavailable within seconds instead of leaving it to the kernel's TCP timeouts, which

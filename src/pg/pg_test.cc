@@ -92,6 +92,7 @@ TEST_F(PipelineTest, APipelineAnswersEachStatementInOrder) {
   std::vector<Result<Rows>> answers = conn_.ExecPipeline(statements);
   ASSERT_EQ(answers.size(), 4u);
   for (const auto& a : answers) ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(FirstFailure(answers), nullptr);
   EXPECT_EQ(answers[1]->Int(0, 0), 42);
   EXPECT_EQ(answers[2]->Text(0, 0), "ab");
   EXPECT_TRUE(conn_.Exec("SELECT 1").ok());  // out of pipeline mode again
@@ -110,6 +111,7 @@ TEST_F(PipelineTest, APipelineRunsNothingAfterAFailedStatement) {
   ASSERT_EQ(answers.size(), 5u);
   EXPECT_TRUE(answers[1].ok());
   EXPECT_EQ(answers[2].status().code(), ErrorCode::kConflict);
+  EXPECT_EQ(FirstFailure(answers), &answers[2]);  // the cause, not the statements it stopped
   for (std::size_t i : {3u, 4u}) {
     EXPECT_EQ(answers[i].status().code(), ErrorCode::kIoError);
     EXPECT_NE(answers[i].status().message().find("did not run"), std::string::npos);

@@ -246,8 +246,9 @@ Code PostgresStreamStore::StampAndCommit() {
   const pg::Statement statements[] = {stamps_.Stamp(), pg::Statement{"COMMIT", {}}};
   const std::int64_t stamp = stamps_.last();
   const std::vector<Result<pg::Rows>> answers = writer_conn_.ExecPipeline(statements);
-  if (answers[0].ok() && answers[1].ok()) return Code::kOk;
-  const Status& why = answers[0].ok() ? answers[1].status() : answers[0].status();
+  const Result<pg::Rows>* failed = pg::FirstFailure(answers);
+  if (failed == nullptr) return Code::kOk;
+  const Status& why = failed->status();
   if (why.code() != ErrorCode::kUnavailable) {
     Rollback();
     return Code::kStorageDown;

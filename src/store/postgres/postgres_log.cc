@@ -3,7 +3,6 @@
 // before the batch is acknowledged or failed (postgres_log.h).
 #include "store/postgres/postgres_log.h"
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -193,14 +192,12 @@ Result<bool> PostgresEventLog::Commit(std::vector<Op>& batch, Txn& t) {
   const std::int64_t stamp = stamps_.last();
   statements.push_back(pg::Statement{"COMMIT", {}});
   const std::vector<Result<pg::Rows>> answers = writer_conn_.ExecPipeline(statements);
-  // The first statement that failed tells what happened: the server ran none after it.
-  const auto failed = std::find_if(answers.begin(), answers.end(),
-                                   [](const Result<pg::Rows>& a) { return !a.ok(); });
-  if (failed == answers.end()) return true;
+  const Result<pg::Rows>* failed = pg::FirstFailure(answers);
+  if (failed == nullptr) return true;
   const Status& why = failed->status();
   if (why.code() != ErrorCode::kUnavailable) {
     (void)writer_conn_.ExecScript("ROLLBACK");
-    const bool at_commit = failed == answers.end() - 1;
+    const bool at_commit = failed == &answers.back();
     return Status(why.code(),
                   (at_commit ? "PostgreSQL refused the commit, nothing was written: "
                              : "PostgreSQL rolled the commit back, nothing was written: ") +
