@@ -166,6 +166,8 @@ struct CommitNotice {
   // process's own appends): one run of seqs in `epoch` ending at `tail`, as a read would return
   // them. Null otherwise (another daemon's commit, a fork, a rewind, a new session): read the log.
   std::shared_ptr<const std::vector<EventRecord>> records;
+  // Another daemon's commit, heard on a shared database: that daemon indexes it (TimelineService).
+  bool remote = false;
 };
 using CommitListener = std::function<void(const CommitNotice&)>;
 

@@ -14,6 +14,16 @@ TimelineService::TimelineService(EventLog& log, std::size_t max_sessions, std::s
   indexer_ = std::thread([this] { IndexLoop(); });
   commits_ = log_.SubscribeCommits([this](const CommitNotice& notice) {
     std::lock_guard lock(pending_mu_);
+    if (notice.remote) {
+      auto it = remote_pending_.find(notice.session);
+      if (it != remote_pending_.end()) {
+        it->second = std::chrono::steady_clock::now();
+      } else if (remote_pending_.size() < kMaxPendingIndexing) {
+        remote_pending_.emplace(notice.session, std::chrono::steady_clock::now());
+        if (remote_pending_.size() == 1) pending_cv_.notify_one();
+      }
+      return;
+    }
     if (pending_.size() >= kMaxPendingIndexing && !pending_.count(notice.session)) return;
     if (pending_.insert(notice.session).second) pending_cv_.notify_one();
   });
@@ -44,7 +54,9 @@ void TimelineService::IndexStoredSessions() {
         IndexText(info.id, Cursor{info.epoch, info.tail});
         continue;
       }
-      Status indexed = CatchUpIndex(store, log_, info.id, info.epoch, info.tail, nullptr, &cancel_);
+      std::size_t read = 0;
+      Status indexed = CatchUpIndex(store, log_, info.id, info.epoch, info.tail, &read, &cancel_);
+      events_indexed_ += read;
       if (!indexed.ok() && !cancel_)
         log::Warn("timeline.index_failed",
                   {{"agent", info.id.str()}, {"error", indexed.ToString()}});
@@ -59,19 +71,34 @@ void TimelineService::IndexLoop() {
   IndexStoredSessions();
   std::unique_lock lock(pending_mu_);
   while (true) {
-    pending_cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+    auto ready = [&] { return stopping_ || !pending_.empty(); };
+    if (remote_pending_.empty()) {
+      pending_cv_.wait(lock, [&] { return ready() || !remote_pending_.empty(); });
+    } else {
+      pending_cv_.wait_for(lock, kRemoteIndexingDelay / 4, ready);
+    }
     // Gather the commits of the next moments too: one indexing per session per delay. When
     // stopping, what is pending is indexed at once, so the next start finds the index current.
-    pending_cv_.wait_for(lock, kIndexingDelay, [&] { return stopping_; });
+    if (!pending_.empty()) pending_cv_.wait_for(lock, kIndexingDelay, [&] { return stopping_; });
     const bool last = stopping_;
     std::unordered_set<SessionId> sessions;
     sessions.swap(pending_);
+    // Other daemons' sessions that went quiet: theirs to index on stopping, not this daemon's.
+    const auto quiet = std::chrono::steady_clock::now() - kRemoteIndexingDelay;
+    std::erase_if(remote_pending_, [&](const auto& entry) {
+      if (sessions.count(entry.first)) return true;
+      if (last || entry.second > quiet) return false;
+      sessions.insert(entry.first);
+      return true;
+    });
     lock.unlock();
     // Without the pages' lock: indexers that meet move on from each other's commits.
     for (const SessionId& session : sessions) {
       Result<Cursor> tail = log_.Tail(session);
       if (!tail.ok()) continue;
-      Status indexed = CatchUpIndex(store, log_, session, tail->epoch, tail->seq);
+      std::size_t read = 0;
+      Status indexed = CatchUpIndex(store, log_, session, tail->epoch, tail->seq, &read);
+      events_indexed_ += read;
       if (!indexed.ok())
         log::Warn("timeline.index_failed",
                   {{"agent", session.str()}, {"error", indexed.ToString()}});

@@ -15,7 +15,10 @@
 // changed.
 //
 // The same background indexer keeps the full-text search index current (IndexSessionText,
-// search/search.h), and Search answers from it.
+// search/search.h), and Search answers from it. On a database several daemons share, each daemon
+// indexes its own commits; another daemon's it indexes only once that session has been quiet for
+// kRemoteIndexingDelay, so that two daemons rarely index one session at once, and what a daemon
+// that stopped left unindexed is still indexed.
 //
 // Thread-safe: pages of one session are built one at a time; different sessions in parallel.
 #pragma once
@@ -24,6 +27,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -55,6 +59,12 @@ class TimelineService {
   static constexpr std::size_t kMaxPendingIndexing = 4096;
   // How long the background indexer gathers commits before indexing them.
   static constexpr std::chrono::milliseconds kIndexingDelay{200};
+  // How long a session another daemon commits to stays quiet before this daemon indexes it. By
+  // then that daemon has indexed it, and this one finds nothing left to do.
+  static constexpr std::chrono::milliseconds kRemoteIndexingDelay{2000};
+
+  // The events the background indexer has read to add to the timeline index, since start.
+  std::uint64_t EventsIndexed() const { return events_indexed_.load(); }
 
   // The bytes the kept indexes hold, as of their last page.
   std::size_t IndexBytes();
@@ -103,9 +113,13 @@ class TimelineService {
   // The background indexer (durable index only).
   std::mutex pending_mu_;
   std::condition_variable pending_cv_;
-  std::unordered_set<SessionId> pending_;  // guarded by pending_mu_
-  bool stopping_ = false;                  // guarded by pending_mu_
-  std::atomic<bool> cancel_{false};        // stops the start-up indexing between two batches
+  std::unordered_set<SessionId> pending_;  // guarded by pending_mu_; this daemon's commits
+  // Sessions another daemon committed to, each with the time of the last such commit; guarded by
+  // pending_mu_, at most kMaxPendingIndexing (more are indexed by their next page).
+  std::unordered_map<SessionId, std::chrono::steady_clock::time_point> remote_pending_;
+  std::atomic<std::uint64_t> events_indexed_{0};
+  bool stopping_ = false;            // guarded by pending_mu_
+  std::atomic<bool> cancel_{false};  // stops the start-up indexing between two batches
   std::thread indexer_;
   ListenerRegistration commits_;  // declared last: unsubscribed first
 };

@@ -1,4 +1,6 @@
-// TimelineService keeps its indexes within a byte budget, dropping the least recently paged.
+// TimelineService keeps its indexes within a byte budget, dropping the least recently paged; the
+// background indexer on SQLite and on a PostgreSQL database two daemons share (skipped unless
+// AGENTSTREAM_TEST_PG names a server).
 #include "timeline/timeline_service.h"
 
 #include <gtest/gtest.h>
@@ -10,8 +12,10 @@
 #include <filesystem>
 #include <thread>
 
+#include "pg/testing/scratch_schema.h"
 #include "store/forwarding_log.h"
 #include "store/memory_log.h"
+#include "store/postgres/postgres_log.h"
 #include "store/sqlite/sqlite_log.h"
 
 namespace agentstream {
@@ -297,6 +301,79 @@ TEST_F(TimelineServiceStoreTest, SearchFindsStoredAndNewTextWithinItsLimit) {
             ErrorCode::kInvalidArgument);
   EXPECT_EQ(service.Search(SearchQuery{{"x"}, SessionId("missing"), 5}).status().code(),
             ErrorCode::kNotFound);
+}
+
+// Two daemons on one database: each indexes its own commits. Another daemon's it leaves to that
+// daemon, and indexes them itself only once the session has been quiet for kRemoteIndexingDelay:
+// what a daemon that stopped before indexing left behind.
+TEST(TimelineServiceSharedTest, ADaemonIndexesAnotherDaemonsCommitsOnlyOnceTheyWentQuiet) {
+  const std::optional<std::string> server = pg::testing::ScratchSchema::Server();
+  if (!server) GTEST_SKIP() << "AGENTSTREAM_TEST_PG names no PostgreSQL server";
+  auto scratch = pg::testing::ScratchSchema::Create(*server, "tl");
+  ASSERT_TRUE(scratch.ok()) << scratch.status().ToString();
+  auto open = [&] {
+    PostgresLogOptions options;
+    options.conninfo = (*scratch)->conninfo();
+    options.schema = (*scratch)->name();
+    return OpenPostgresEventLog(options);
+  };
+  auto a = open();
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  auto b = open();
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  auto say = [&](EventLog& log, const SessionId& session, int from, int n,
+                 const std::string& word) {
+    AppendRequest request;
+    request.session = session;
+    for (int i = from; i < from + n; ++i) {
+      const std::string k = std::to_string(i);
+      request.events.push_back(
+          MakeNewEvent(UserMessage{MessageId("u" + k), "c" + k, word + " number " + k}));
+    }
+    ASSERT_TRUE(log.Append(std::move(request)).ok());
+  };
+  {
+    TimelineService b_service(**b);
+    auto hits = [&](const std::string& word) {
+      Result<SearchResult> found = b_service.Search(SearchQuery{{word}, std::nullopt, 100});
+      EXPECT_TRUE(found.ok()) << found.status().ToString();
+      return found.ok() ? found->hits.size() : 0;
+    };
+    auto eventually = [](const std::function<bool()>& pred) {
+      for (int i = 0; i < 1500 && !pred(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      return pred();
+    };
+    // b's indexer has run: its start-up pass over the stored sessions, which lists them in id
+    // order, is past every session below.
+    const SessionId own("zz-own");
+    ASSERT_TRUE((*b)->CreateSession(own, SessionMeta{"scripted", "/w"}, {}).ok());
+    say(**b, own, 0, 1, "mine");
+    ASSERT_TRUE(eventually([&] { return b_service.EventsIndexed() == 1; }));
+
+    // Daemon a commits and indexes nothing (it stops before its indexer's turn).
+    const SessionId left("left");
+    ASSERT_TRUE((*a)->CreateSession(left, SessionMeta{"scripted", "/w"}, {}).ok());
+    const auto committed = std::chrono::steady_clock::now();
+    say(**a, left, 0, 20, "orphaned");
+    std::this_thread::sleep_until(committed + TimelineService::kRemoteIndexingDelay / 2);
+    EXPECT_EQ(b_service.EventsIndexed(), 1u);
+    EXPECT_EQ(hits("orphaned"), 0u);
+    EXPECT_TRUE(eventually([&] { return hits("orphaned") == 20; }));
+    EXPECT_EQ(b_service.EventsIndexed(), 21u);
+
+    // Daemon a indexes its own commits; b, once the session is quiet, finds nothing left to do.
+    TimelineService a_service(**a);
+    const SessionId busy("busy");
+    ASSERT_TRUE((*a)->CreateSession(busy, SessionMeta{"scripted", "/w"}, {}).ok());
+    say(**a, busy, 0, 5, "current");
+    EXPECT_TRUE(eventually([&] { return hits("current") == 5; }));
+    EXPECT_TRUE(eventually([&] { return a_service.EventsIndexed() == 5; }));
+    std::this_thread::sleep_for(TimelineService::kRemoteIndexingDelay * 3 / 2);
+    EXPECT_EQ(b_service.EventsIndexed(), 21u);
+  }
+  a->reset();
+  b->reset();
 }
 
 }  // namespace

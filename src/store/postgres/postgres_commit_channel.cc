@@ -41,8 +41,10 @@ std::unique_ptr<ListenThread> HearCommits(
     const std::shared_ptr<store_internal::CommitListeners>& listeners) {
   auto heard = [listeners](const std::vector<std::string>& payloads) {
     for (const std::string& payload : payloads)
-      if (std::optional<CommitNotice> notice = DecodeCommitNotice(payload))
+      if (std::optional<CommitNotice> notice = DecodeCommitNotice(payload)) {
+        notice->remote = true;
         listeners->Notify(*notice);
+      }
   };
   return std::make_unique<ListenThread>(
       std::move(listening),
