@@ -123,7 +123,7 @@ DocumentBatch DocumentsOf(const std::vector<Event>& events) {
 }
 
 Status CatchUpSearch(SearchIndexStore& store, EventLog& log, const SessionId& session, Cursor tail,
-                     const std::atomic<bool>* cancel) {
+                     const std::atomic<bool>* cancel, const HeldRecords* held) {
   // Where the epoch's own events begin: after the prefix a fork or a rewind continues.
   auto start = [&]() -> Result<Cursor> {
     std::optional<HistoryBase> base;
@@ -151,9 +151,9 @@ Status CatchUpSearch(SearchIndexStore& store, EventLog& log, const SessionId& se
     request.from = at.seq.next();
     request.max_items =
         std::min<std::uint64_t>(kSearchBatchEvents, tail.seq.value() - at.seq.value());
-    AS_ASSIGN_OR_RETURN(ReadResult read, log.Read(request));
+    AS_ASSIGN_OR_RETURN(std::vector<EventRecord> records, ReadForward(log, held, request));
     std::vector<Event> events;
-    for (const EventRecord& record : read.events) {
+    for (const EventRecord& record : records) {
       if (record.seq > tail.seq) break;
       AS_ASSIGN_OR_RETURN(Event event, DecodeRecord(record));
       events.push_back(std::move(event));

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "store/event_log.h"
+#include "store/held_records.h"
 
 namespace agentstream {
 
@@ -36,8 +37,9 @@ inline constexpr std::size_t kSearchBatchEvents = 4096;
 // Adds the events of `session`'s epoch `tail.epoch` through `tail.seq` to the search index, in
 // batches of kSearchBatchEvents. A state of an older epoch (a rewind since) starts the new epoch
 // after the prefix it continues. `cancel` (optional), once set, stops it between two batches with
-// kUnavailable (what was committed stays).
+// kUnavailable (what was committed stays). Events `held` (optional) holds are taken from it
+// instead of the log.
 Status CatchUpSearch(SearchIndexStore& store, EventLog& log, const SessionId& session, Cursor tail,
-                     const std::atomic<bool>* cancel = nullptr);
+                     const std::atomic<bool>* cancel = nullptr, const HeldRecords* held = nullptr);
 
 }  // namespace agentstream

@@ -9,10 +9,10 @@
 namespace agentstream {
 
 void IndexSessionText(EventLog& log, const SessionId& session, Cursor tail,
-                      const std::atomic<bool>* cancel) {
+                      const std::atomic<bool>* cancel, const HeldRecords* held) {
   SearchIndexStore* search = log.search_index();
   if (search == nullptr) return;
-  Status indexed = CatchUpSearch(*search, log, session, tail, cancel);
+  Status indexed = CatchUpSearch(*search, log, session, tail, cancel, held);
   if (!indexed.ok() && !(cancel != nullptr && cancel->load()))
     log::Warn("search.index_failed", {{"agent", session.str()}, {"error", indexed.ToString()}});
 }

@@ -45,6 +45,7 @@
 
 #include "core/status.h"
 #include "store/event_log.h"
+#include "store/held_records.h"
 #include "store/search_index.h"
 
 namespace agentstream {
@@ -58,9 +59,10 @@ struct SearchResult {
 // Adds `session`'s events through `tail` to `log`'s search index (indexer.h, CatchUpSearch);
 // nothing on a log that keeps none. A failure is logged (`search.index_failed`) unless `cancel`
 // (optional) is set, and the next call takes up from what was committed. Thread-safe; meant for
-// the timeline's background indexer.
+// the timeline's background indexer, which passes the records it `held` (optional) of the
+// session's last commits.
 void IndexSessionText(EventLog& log, const SessionId& session, Cursor tail,
-                      const std::atomic<bool>* cancel = nullptr);
+                      const std::atomic<bool>* cancel = nullptr, const HeldRecords* held = nullptr);
 
 // The hits of `query` in `log`'s search index, newest first, at most query.limit (1 to
 // kMaxSearchHits; kInvalidArgument otherwise). A query naming a session brings that session's

@@ -299,7 +299,8 @@ Status IndexBatch(DurableIndexView& view, const std::vector<Event>& events, Item
 }  // namespace
 
 Status CatchUpIndex(ItemIndexStore& store, EventLog& log, const SessionId& session, Epoch epoch,
-                    Seq target, std::size_t* events_read, const std::atomic<bool>* cancel) {
+                    Seq target, std::size_t* events_read, const std::atomic<bool>* cancel,
+                    const HeldRecords* held) {
   AS_ASSIGN_OR_RETURN(ItemIndexState state, StartState(store, log, session, epoch, events_read));
   while (state.watermark < target) {
     if (cancel != nullptr && cancel->load())
@@ -310,10 +311,10 @@ Status CatchUpIndex(ItemIndexStore& store, EventLog& log, const SessionId& sessi
     request.from = state.watermark.next();
     request.max_items =
         std::min<std::uint64_t>(kIndexBatchEvents, target.value() - state.watermark.value());
-    AS_ASSIGN_OR_RETURN(ReadResult read, log.Read(request));
-    if (read.events.empty()) return Status::Ok();
+    AS_ASSIGN_OR_RETURN(std::vector<EventRecord> records, ReadForward(log, held, request));
+    if (records.empty()) return Status::Ok();
     std::vector<Event> events;
-    for (const EventRecord& record : read.events) {
+    for (const EventRecord& record : records) {
       if (record.seq > target) break;
       AS_ASSIGN_OR_RETURN(Event event, DecodeRecord(record));
       events.push_back(std::move(event));

@@ -25,6 +25,7 @@
 
 #include "core/timeline/index_view.h"
 #include "store/event_log.h"
+#include "store/held_records.h"
 #include "store/item_index.h"
 
 namespace agentstream {
@@ -78,9 +79,10 @@ class DurableIndexView final : public timeline::IndexView {
 // in batches of kIndexBatchEvents, each committed with the state it moves. Stops early when the
 // log holds no more events. A stored state of another format is dropped and rebuilt.
 // `events_read` (optional) counts the events read. `cancel` (optional), once set, stops it
-// between two batches with kUnavailable (what was committed stays).
+// between two batches with kUnavailable (what was committed stays). Events `held` (optional)
+// holds are taken from it instead of the log.
 Status CatchUpIndex(ItemIndexStore& store, EventLog& log, const SessionId& session, Epoch epoch,
                     Seq target, std::size_t* events_read = nullptr,
-                    const std::atomic<bool>* cancel = nullptr);
+                    const std::atomic<bool>* cancel = nullptr, const HeldRecords* held = nullptr);
 
 }  // namespace agentstream

@@ -24,8 +24,18 @@ TimelineService::TimelineService(EventLog& log, std::size_t max_sessions, std::s
       }
       return;
     }
-    if (pending_.size() >= kMaxPendingIndexing && !pending_.count(notice.session)) return;
-    if (pending_.insert(notice.session).second) pending_cv_.notify_one();
+    auto it = pending_.find(notice.session);
+    if (it == pending_.end()) {
+      if (pending_.size() >= kMaxPendingIndexing) return;
+      it = pending_.try_emplace(notice.session).first;
+      pending_cv_.notify_one();
+    }
+    // The commit's records, for the indexers to take instead of reading them back.
+    if (!notice.records) return;
+    HeldRecords& held = it->second;
+    held_bytes_ -= held.bytes();
+    if (held_bytes_ < kMaxHeldBytes) held.Add(notice.records);
+    held_bytes_ += held.bytes();
   });
 }
 
@@ -81,36 +91,38 @@ void TimelineService::IndexLoop() {
     // stopping, what is pending is indexed at once, so the next start finds the index current.
     if (!pending_.empty()) pending_cv_.wait_for(lock, kIndexingDelay, [&] { return stopping_; });
     const bool last = stopping_;
-    std::unordered_set<SessionId> sessions;
+    std::unordered_map<SessionId, HeldRecords> sessions;
     sessions.swap(pending_);
+    held_bytes_ = 0;
     // Other daemons' sessions that went quiet: theirs to index on stopping, not this daemon's.
     const auto quiet = std::chrono::steady_clock::now() - kRemoteIndexingDelay;
     std::erase_if(remote_pending_, [&](const auto& entry) {
       if (sessions.count(entry.first)) return true;
       if (last || entry.second > quiet) return false;
-      sessions.insert(entry.first);
+      sessions.try_emplace(entry.first);
       return true;
     });
     lock.unlock();
     // Without the pages' lock: indexers that meet move on from each other's commits.
-    for (const SessionId& session : sessions) {
+    for (const auto& [session, held] : sessions) {
       Result<Cursor> tail = log_.Tail(session);
       if (!tail.ok()) continue;
       std::size_t read = 0;
-      Status indexed = CatchUpIndex(store, log_, session, tail->epoch, tail->seq, &read);
+      Status indexed =
+          CatchUpIndex(store, log_, session, tail->epoch, tail->seq, &read, nullptr, &held);
       events_indexed_ += read;
       if (!indexed.ok())
         log::Warn("timeline.index_failed",
                   {{"agent", session.str()}, {"error", indexed.ToString()}});
-      IndexText(session, *tail);
+      IndexText(session, *tail, &held);
     }
     if (last) return;
     lock.lock();
   }
 }
 
-void TimelineService::IndexText(const SessionId& session, Cursor tail) {
-  IndexSessionText(log_, session, tail, &cancel_);
+void TimelineService::IndexText(const SessionId& session, Cursor tail, const HeldRecords* held) {
+  IndexSessionText(log_, session, tail, &cancel_, held);
 }
 
 Result<SearchResult> TimelineService::Search(const SearchQuery& query) {

@@ -34,11 +34,11 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/timeline/pager.h"
 #include "search/search.h"
 #include "store/event_log.h"
+#include "store/held_records.h"
 
 namespace agentstream {
 
@@ -62,6 +62,9 @@ class TimelineService {
   // How long a session another daemon commits to stays quiet before this daemon indexes it. By
   // then that daemon has indexed it, and this one finds nothing left to do.
   static constexpr std::chrono::milliseconds kRemoteIndexingDelay{2000};
+  // The records of this daemon's commits the background indexer keeps until it indexes them
+  // (instead of reading them back), in bytes, at most.
+  static constexpr std::size_t kMaxHeldBytes = std::size_t{16} << 20;
 
   // The events the background indexer has read to add to the timeline index, since start.
   std::uint64_t EventsIndexed() const { return events_indexed_.load(); }
@@ -92,7 +95,7 @@ class TimelineService {
                                                     const timeline::PageRequest& request);
   void IndexLoop();
   // Adds `session`'s events through `tail` to the search index (IndexSessionText, search.h).
-  void IndexText(const SessionId& session, Cursor tail);
+  void IndexText(const SessionId& session, Cursor tail, const HeldRecords* held = nullptr);
   // At start: indexes every session whose index is missing or behind its tail (written by an
   // older build, or by a daemon that died before indexing), one session at a time.
   void IndexStoredSessions();
@@ -113,7 +116,11 @@ class TimelineService {
   // The background indexer (durable index only).
   std::mutex pending_mu_;
   std::condition_variable pending_cv_;
-  std::unordered_set<SessionId> pending_;  // guarded by pending_mu_; this daemon's commits
+  // Sessions this daemon committed to, each with the records its commits carried; guarded by
+  // pending_mu_. The records together take at most kMaxHeldBytes (held_bytes_); beyond, the
+  // indexers read them back.
+  std::unordered_map<SessionId, HeldRecords> pending_;
+  std::size_t held_bytes_ = 0;  // guarded by pending_mu_
   // Sessions another daemon committed to, each with the time of the last such commit; guarded by
   // pending_mu_, at most kMaxPendingIndexing (more are indexed by their next page).
   std::unordered_map<SessionId, std::chrono::steady_clock::time_point> remote_pending_;

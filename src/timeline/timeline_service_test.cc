@@ -7,9 +7,11 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "pg/testing/scratch_schema.h"
@@ -301,6 +303,63 @@ TEST_F(TimelineServiceStoreTest, SearchFindsStoredAndNewTextWithinItsLimit) {
             ErrorCode::kInvalidArgument);
   EXPECT_EQ(service.Search(SearchQuery{{"x"}, SessionId("missing"), 5}).status().code(),
             ErrorCode::kNotFound);
+}
+
+// The background indexer takes the records of this daemon's commits from their notices instead
+// of reading them back from the log.
+TEST_F(TimelineServiceStoreTest, TheIndexerTakesTheRecordsOfItsOwnCommitsFromTheirNotices) {
+  auto log = OpenSqliteEventLog(options_);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  const SessionId session("0s");
+  struct CountingReads : testing::ForwardingLog {
+    using ForwardingLog::ForwardingLog;
+    Result<ReadResult> Read(const ReadRequest& request) override {
+      if (request.session == SessionId("0s")) ++reads;
+      return ForwardingLog::Read(request);
+    }
+    std::atomic<int> reads{0};
+  } counting(**log);
+  auto say = [&](int n, const std::string& word) {
+    AppendRequest request;
+    request.session = session;
+    for (int i = 0; i < n; ++i) {
+      const std::string k = word + std::to_string(i);
+      request.events.push_back(MakeNewEvent(UserMessage{MessageId(k), "c" + k, word + " " + k}));
+    }
+    ASSERT_TRUE(counting.Append(std::move(request)).ok());
+  };
+  auto eventually = [](const std::function<bool()>& pred) {
+    for (int i = 0; i < 1000 && !pred(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return pred();
+  };
+  // A stored session: once the start-up pass, which lists the sessions in id order, indexed it,
+  // that pass is past "0s".
+  ASSERT_TRUE((*log)->CreateSession(SessionId("a"), SessionMeta{"scripted", "/w"}, {}).ok());
+  AppendRequest stored;
+  stored.session = SessionId("a");
+  stored.events.push_back(MakeNewEvent(Notice{NoticeLevel::kInfo, "n"}));
+  ASSERT_TRUE((*log)->Append(std::move(stored)).ok());
+  TimelineService service(counting);
+  ASSERT_TRUE(eventually([&] { return service.EventsIndexed() == 1; }));
+  auto hits = [&](const std::string& word) {
+    Result<SearchResult> found = service.Search(SearchQuery{{word}, std::nullopt, 100});
+    return found.ok() ? found->hits.size() : 0;
+  };
+  // A session's creation carries no records: its first events are read back.
+  ASSERT_TRUE(counting.CreateSession(session, SessionMeta{"scripted", "/w"}, {}).ok());
+  say(1, "warmup");
+  ASSERT_TRUE(eventually([&] { return hits("warmup") == 1; }));
+  counting.reads = 0;
+  say(9, "fresh");
+  EXPECT_TRUE(eventually([&] { return hits("fresh") == 9; }));
+  EXPECT_TRUE(eventually([&] {
+    Result<std::optional<ItemIndexState>> state =
+        (*log)->item_index()->LoadItemState(session, Epoch(1));
+    return state.ok() && *state && (*state)->watermark == Seq(10);
+  }));
+  EXPECT_EQ(service.EventsIndexed(), 11u);
+  EXPECT_EQ(counting.reads.load(), 0);
 }
 
 // Two daemons on one database: each indexes its own commits. Another daemon's it leaves to that
