@@ -30,6 +30,11 @@ void HeldRecords::Add(std::shared_ptr<const std::vector<EventRecord>> records) {
   runs_.push_back(std::move(records));
 }
 
+std::optional<Cursor> HeldRecords::last() const {
+  if (runs_.empty()) return std::nullopt;
+  return runs_.back()->back().cursor();
+}
+
 std::optional<std::vector<EventRecord>> HeldRecords::Take(const ReadRequest& request) const {
   if (runs_.empty() || request.direction != ReadDirection::kForward) return std::nullopt;
   const EventRecord& first = runs_.front()->front();

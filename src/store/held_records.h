@@ -22,6 +22,8 @@ class HeldRecords {
   void Add(std::shared_ptr<const std::vector<EventRecord>> records);
   // The memory the held records take, about.
   std::size_t bytes() const { return bytes_; }
+  // The cursor of the last record held; nullopt when none is.
+  std::optional<Cursor> last() const;
 
   // The events of a forward read of `request` when the held records hold its first seq: at most
   // request.max_items and request.max_bytes of them (at least one), through the last held.

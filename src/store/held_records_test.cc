@@ -46,9 +46,11 @@ std::vector<std::uint64_t> Seqs(const std::optional<std::vector<EventRecord>>& r
 TEST(HeldRecords, ConsecutiveRunsAnswerReadsFromAnySeqTheyHold) {
   HeldRecords held;
   EXPECT_FALSE(held.Take(From(1)));
+  EXPECT_FALSE(held.last());
   held.Add(Records(5, 7));
   held.Add(Records(8, 9));
   EXPECT_GT(held.bytes(), 0u);
+  EXPECT_EQ(held.last(), (Cursor{Epoch(1), Seq(9)}));
   EXPECT_EQ(Seqs(held.Take(From(5))), (std::vector<std::uint64_t>{5, 6, 7, 8, 9}));
   EXPECT_EQ(Seqs(held.Take(From(7, 2))), (std::vector<std::uint64_t>{7, 8}));
   EXPECT_EQ(Seqs(held.Take(From(9))), (std::vector<std::uint64_t>{9}));

@@ -30,11 +30,16 @@ TimelineService::TimelineService(EventLog& log, std::size_t max_sessions, std::s
       it = pending_.try_emplace(notice.session).first;
       pending_cv_.notify_one();
     }
-    // The commit's records, for the indexers to take instead of reading them back.
-    if (!notice.records) return;
+    // The commit's records, for the indexers to take instead of reading them back. The session's
+    // records are held only while every commit since the last round's carried them and all fit;
+    // else the round reads the session from the log.
     HeldRecords& held = it->second;
     held_bytes_ -= held.bytes();
-    if (held_bytes_ < kMaxHeldBytes) held.Add(notice.records);
+    if (notice.records && held_bytes_ < kMaxHeldBytes) {
+      held.Add(notice.records);
+    } else {
+      held = HeldRecords{};
+    }
     held_bytes_ += held.bytes();
   });
 }
@@ -107,6 +112,11 @@ void TimelineService::IndexLoop() {
     for (const auto& [session, held] : sessions) {
       Result<Cursor> tail = log_.Tail(session);
       if (!tail.ok()) continue;
+      // Through the last record held: commits since have their notices in the next round, whose
+      // records it holds. The last round indexes through the tail.
+      const std::optional<Cursor> last_held = held.last();
+      if (!last && last_held && last_held->epoch == tail->epoch && last_held->seq < tail->seq)
+        tail = *last_held;
       std::size_t read = 0;
       Status indexed =
           CatchUpIndex(store, log_, session, tail->epoch, tail->seq, &read, nullptr, &held);

@@ -23,6 +23,25 @@
 namespace agentstream {
 namespace {
 
+// Appends user messages "WORD number I", I from `from`, `n` of them, to `session` in one request.
+void Say(EventLog& log, const SessionId& session, int from, int n, const std::string& word) {
+  AppendRequest request;
+  request.session = session;
+  for (int i = from; i < from + n; ++i) {
+    const std::string k = std::to_string(i);
+    request.events.push_back(
+        MakeNewEvent(UserMessage{MessageId("u" + k), "c" + k, word + " number " + k}));
+  }
+  ASSERT_TRUE(log.Append(std::move(request)).ok());
+}
+
+// Whether `pred` holds within 10 s.
+bool Eventually(const std::function<bool()>& pred) {
+  for (int i = 0; i < 1000 && !pred(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return pred();
+}
+
 class TimelineServiceTest : public ::testing::Test {
  protected:
   // A session of `notices` notices (one timeline item each).
@@ -261,44 +280,27 @@ TEST_F(TimelineServiceStoreTest, AnUnindexedSessionIsIndexedFromTheStart) {
 TEST_F(TimelineServiceStoreTest, SearchFindsStoredAndNewTextWithinItsLimit) {
   auto log = OpenSqliteEventLog(options_);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
-  auto say = [&](const SessionId& session, int from, int n, const std::string& word) {
-    AppendRequest request;
-    request.session = session;
-    for (int i = from; i < from + n; ++i) {
-      const std::string k = std::to_string(i);
-      request.events.push_back(
-          MakeNewEvent(UserMessage{MessageId("u" + k), "c" + k, word + " number " + k}));
-    }
-    ASSERT_TRUE((*log)->Append(std::move(request)).ok());
-  };
   const SessionId old_session("old"), other("other");
   ASSERT_TRUE((*log)->CreateSession(old_session, SessionMeta{"scripted", "/w"}, {}).ok());
   ASSERT_TRUE((*log)->CreateSession(other, SessionMeta{"scripted", "/w"}, {}).ok());
-  say(old_session, 0, 30, "archived");
+  Say(**log, old_session, 0, 30, "archived");
   TimelineService service(**log);
   auto find = [&](const std::string& word, std::optional<SessionId> session, std::size_t limit) {
     Result<SearchResult> found = service.Search(SearchQuery{{word}, session, limit});
     EXPECT_TRUE(found.ok()) << found.status().ToString();
     return found.ok() ? *found : SearchResult{};
   };
-  auto eventually = [&](const std::function<bool()>& pred) {
-    for (int i = 0; i < 1000; ++i) {
-      if (pred()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return pred();
-  };
-  EXPECT_TRUE(eventually([&] { return find("archived", std::nullopt, 200).hits.size() == 30; }));
+  EXPECT_TRUE(Eventually([&] { return find("archived", std::nullopt, 200).hits.size() == 30; }));
   const SearchResult page = find("archived", std::nullopt, 10);
   EXPECT_EQ(page.hits.size(), 10u);
   EXPECT_TRUE(page.truncated);
   EXPECT_EQ(page.hits[0].cursor, (Cursor{Epoch(1), Seq(30)}));  // newest first
   EXPECT_FALSE(find("archived", std::nullopt, 30).truncated);
 
-  say(other, 0, 3, "fresh");
+  Say(**log, other, 0, 3, "fresh");
   EXPECT_EQ(find("fresh", other, 20).hits.size(), 3u);  // caught up by the query itself
-  say(other, 3, 2, "later");
-  EXPECT_TRUE(eventually([&] { return find("later", std::nullopt, 20).hits.size() == 2; }));
+  Say(**log, other, 3, 2, "later");
+  EXPECT_TRUE(Eventually([&] { return find("later", std::nullopt, 20).hits.size() == 2; }));
   EXPECT_EQ(service.Search(SearchQuery{{"x"}, std::nullopt, 0}).status().code(),
             ErrorCode::kInvalidArgument);
   EXPECT_EQ(service.Search(SearchQuery{{"x"}, SessionId("missing"), 5}).status().code(),
@@ -319,20 +321,6 @@ TEST_F(TimelineServiceStoreTest, TheIndexerTakesTheRecordsOfItsOwnCommitsFromThe
     }
     std::atomic<int> reads{0};
   } counting(**log);
-  auto say = [&](int n, const std::string& word) {
-    AppendRequest request;
-    request.session = session;
-    for (int i = 0; i < n; ++i) {
-      const std::string k = word + std::to_string(i);
-      request.events.push_back(MakeNewEvent(UserMessage{MessageId(k), "c" + k, word + " " + k}));
-    }
-    ASSERT_TRUE(counting.Append(std::move(request)).ok());
-  };
-  auto eventually = [](const std::function<bool()>& pred) {
-    for (int i = 0; i < 1000 && !pred(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    return pred();
-  };
   // A stored session: once the start-up pass, which lists the sessions in id order, indexed it,
   // that pass is past "0s".
   ASSERT_TRUE((*log)->CreateSession(SessionId("a"), SessionMeta{"scripted", "/w"}, {}).ok());
@@ -341,19 +329,19 @@ TEST_F(TimelineServiceStoreTest, TheIndexerTakesTheRecordsOfItsOwnCommitsFromThe
   stored.events.push_back(MakeNewEvent(Notice{NoticeLevel::kInfo, "n"}));
   ASSERT_TRUE((*log)->Append(std::move(stored)).ok());
   TimelineService service(counting);
-  ASSERT_TRUE(eventually([&] { return service.EventsIndexed() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return service.EventsIndexed() == 1; }));
   auto hits = [&](const std::string& word) {
     Result<SearchResult> found = service.Search(SearchQuery{{word}, std::nullopt, 100});
     return found.ok() ? found->hits.size() : 0;
   };
   // A session's creation carries no records: its first events are read back.
   ASSERT_TRUE(counting.CreateSession(session, SessionMeta{"scripted", "/w"}, {}).ok());
-  say(1, "warmup");
-  ASSERT_TRUE(eventually([&] { return hits("warmup") == 1; }));
+  Say(counting, session, 0, 1, "warmup");
+  ASSERT_TRUE(Eventually([&] { return hits("warmup") == 1; }));
   counting.reads = 0;
-  say(9, "fresh");
-  EXPECT_TRUE(eventually([&] { return hits("fresh") == 9; }));
-  EXPECT_TRUE(eventually([&] {
+  Say(counting, session, 1, 9, "fresh");
+  EXPECT_TRUE(Eventually([&] { return hits("fresh") == 9; }));
+  EXPECT_TRUE(Eventually([&] {
     Result<std::optional<ItemIndexState>> state =
         (*log)->item_index()->LoadItemState(session, Epoch(1));
     return state.ok() && *state && (*state)->watermark == Seq(10);
@@ -380,17 +368,6 @@ TEST(TimelineServiceSharedTest, ADaemonIndexesAnotherDaemonsCommitsOnlyOnceTheyW
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   auto b = open();
   ASSERT_TRUE(b.ok()) << b.status().ToString();
-  auto say = [&](EventLog& log, const SessionId& session, int from, int n,
-                 const std::string& word) {
-    AppendRequest request;
-    request.session = session;
-    for (int i = from; i < from + n; ++i) {
-      const std::string k = std::to_string(i);
-      request.events.push_back(
-          MakeNewEvent(UserMessage{MessageId("u" + k), "c" + k, word + " number " + k}));
-    }
-    ASSERT_TRUE(log.Append(std::move(request)).ok());
-  };
   {
     TimelineService b_service(**b);
     auto hits = [&](const std::string& word) {
@@ -398,36 +375,31 @@ TEST(TimelineServiceSharedTest, ADaemonIndexesAnotherDaemonsCommitsOnlyOnceTheyW
       EXPECT_TRUE(found.ok()) << found.status().ToString();
       return found.ok() ? found->hits.size() : 0;
     };
-    auto eventually = [](const std::function<bool()>& pred) {
-      for (int i = 0; i < 1500 && !pred(); ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      return pred();
-    };
     // b's indexer has run: its start-up pass over the stored sessions, which lists them in id
     // order, is past every session below.
     const SessionId own("zz-own");
     ASSERT_TRUE((*b)->CreateSession(own, SessionMeta{"scripted", "/w"}, {}).ok());
-    say(**b, own, 0, 1, "mine");
-    ASSERT_TRUE(eventually([&] { return b_service.EventsIndexed() == 1; }));
+    Say(**b, own, 0, 1, "mine");
+    ASSERT_TRUE(Eventually([&] { return b_service.EventsIndexed() == 1; }));
 
     // Daemon a commits and indexes nothing (it stops before its indexer's turn).
     const SessionId left("left");
     ASSERT_TRUE((*a)->CreateSession(left, SessionMeta{"scripted", "/w"}, {}).ok());
     const auto committed = std::chrono::steady_clock::now();
-    say(**a, left, 0, 20, "orphaned");
+    Say(**a, left, 0, 20, "orphaned");
     std::this_thread::sleep_until(committed + TimelineService::kRemoteIndexingDelay / 2);
     EXPECT_EQ(b_service.EventsIndexed(), 1u);
     EXPECT_EQ(hits("orphaned"), 0u);
-    EXPECT_TRUE(eventually([&] { return hits("orphaned") == 20; }));
+    EXPECT_TRUE(Eventually([&] { return hits("orphaned") == 20; }));
     EXPECT_EQ(b_service.EventsIndexed(), 21u);
 
     // Daemon a indexes its own commits; b, once the session is quiet, finds nothing left to do.
     TimelineService a_service(**a);
     const SessionId busy("busy");
     ASSERT_TRUE((*a)->CreateSession(busy, SessionMeta{"scripted", "/w"}, {}).ok());
-    say(**a, busy, 0, 5, "current");
-    EXPECT_TRUE(eventually([&] { return hits("current") == 5; }));
-    EXPECT_TRUE(eventually([&] { return a_service.EventsIndexed() == 5; }));
+    Say(**a, busy, 0, 5, "current");
+    EXPECT_TRUE(Eventually([&] { return hits("current") == 5; }));
+    EXPECT_TRUE(Eventually([&] { return a_service.EventsIndexed() == 5; }));
     std::this_thread::sleep_for(TimelineService::kRemoteIndexingDelay * 3 / 2);
     EXPECT_EQ(b_service.EventsIndexed(), 21u);
   }
