@@ -30,6 +30,10 @@ void HeldRecords::Add(std::shared_ptr<const std::vector<EventRecord>> records) {
   runs_.push_back(std::move(records));
 }
 
+void HeldRecords::Add(const HeldRecords& later) {
+  for (const auto& run : later.runs_) Add(run);
+}
+
 std::optional<Cursor> HeldRecords::last() const {
   if (runs_.empty()) return std::nullopt;
   return runs_.back()->back().cursor();

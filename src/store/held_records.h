@@ -20,6 +20,8 @@ class HeldRecords {
  public:
   // Adds the records of one commit notice (ascending seqs of one session and epoch).
   void Add(std::shared_ptr<const std::vector<EventRecord>> records);
+  // Adds what `later` holds, run by run.
+  void Add(const HeldRecords& later);
   // The memory the held records take, about.
   std::size_t bytes() const { return bytes_; }
   // The cursor of the last record held; nullopt when none is.

@@ -93,6 +93,13 @@ TEST(HeldRecords, ARunThatDoesNotContinueTheHeldOnesReplacesThem) {
   EXPECT_EQ(Seqs(held.Take(From(7, 100, 2))), (std::vector<std::uint64_t>{7, 8}));
   held.Add(Records(9, 9, 2, "t"));  // another session
   EXPECT_FALSE(held.Take(From(7, 100, 2)));
+  HeldRecords later;
+  later.Add(Records(10, 11, 2, "t"));
+  held.Add(later);  // continues: seq 9 of t, epoch 2 was held
+  EXPECT_EQ(held.last(), (Cursor{Epoch(2), Seq(11)}));
+  ReadRequest t = From(9, 100, 2);
+  t.session = SessionId("t");
+  EXPECT_EQ(Seqs(held.Take(t)), (std::vector<std::uint64_t>{9, 10, 11}));
   held.Add(nullptr);
   held.Add(std::make_shared<const std::vector<EventRecord>>());
   EXPECT_GT(held.bytes(), 0u);

@@ -82,7 +82,6 @@ void TimelineService::IndexStoredSessions() {
 }
 
 void TimelineService::IndexLoop() {
-  ItemIndexStore& store = *log_.item_index();
   IndexStoredSessions();
   std::unique_lock lock(pending_mu_);
   while (true) {
@@ -108,27 +107,42 @@ void TimelineService::IndexLoop() {
       return true;
     });
     lock.unlock();
-    // Without the pages' lock: indexers that meet move on from each other's commits.
-    for (const auto& [session, held] : sessions) {
-      Result<Cursor> tail = log_.Tail(session);
-      if (!tail.ok()) continue;
-      // Through the last record held: commits since have their notices in the next round, whose
-      // records it holds. The last round indexes through the tail.
-      const std::optional<Cursor> last_held = held.last();
-      if (!last && last_held && last_held->epoch == tail->epoch && last_held->seq < tail->seq)
-        tail = *last_held;
-      std::size_t read = 0;
-      Status indexed =
-          CatchUpIndex(store, log_, session, tail->epoch, tail->seq, &read, nullptr, &held);
-      events_indexed_ += read;
-      if (!indexed.ok())
-        log::Warn("timeline.index_failed",
-                  {{"agent", session.str()}, {"error", indexed.ToString()}});
-      IndexText(session, *tail, &held);
-    }
+    IndexRound(sessions, last);
     if (last) return;
     lock.lock();
   }
+}
+
+void TimelineService::IndexRound(std::unordered_map<SessionId, HeldRecords>& sessions, bool last) {
+  ItemIndexStore& store = *log_.item_index();
+  // Each session's records of the round before are kept for this one: the search index waits
+  // for a text that is still streaming, so it may start from one round back. Without the pages'
+  // lock: indexers that meet move on from each other's commits.
+  std::unordered_map<SessionId, HeldRecords> carried;
+  for (auto& [session, held] : sessions) {
+    // Through the last record of this round held: commits since have their notices in the
+    // next round, whose records it holds. The last round indexes through the tail.
+    const std::optional<Cursor> last_held = held.last();
+    HeldRecords own = held;
+    if (auto before = carried_.find(session); before != carried_.end() && last_held) {
+      HeldRecords joined = std::move(before->second);
+      joined.Add(held);
+      held = std::move(joined);
+    }
+    carried.emplace(session, std::move(own));
+    Result<Cursor> tail = log_.Tail(session);
+    if (!tail.ok()) continue;
+    if (!last && last_held && last_held->epoch == tail->epoch && last_held->seq < tail->seq)
+      tail = *last_held;
+    std::size_t read = 0;
+    Status indexed =
+        CatchUpIndex(store, log_, session, tail->epoch, tail->seq, &read, nullptr, &held);
+    events_indexed_ += read;
+    if (!indexed.ok())
+      log::Warn("timeline.index_failed", {{"agent", session.str()}, {"error", indexed.ToString()}});
+    IndexText(session, *tail, &held);
+  }
+  carried_ = std::move(carried);
 }
 
 void TimelineService::IndexText(const SessionId& session, Cursor tail, const HeldRecords* held) {

@@ -63,7 +63,8 @@ class TimelineService {
   // then that daemon has indexed it, and this one finds nothing left to do.
   static constexpr std::chrono::milliseconds kRemoteIndexingDelay{2000};
   // The records of this daemon's commits the background indexer keeps until it indexes them
-  // (instead of reading them back), in bytes, at most.
+  // (instead of reading them back), in bytes, at most; it keeps them one round more, so twice
+  // that in all.
   static constexpr std::size_t kMaxHeldBytes = std::size_t{16} << 20;
 
   // The events the background indexer has read to add to the timeline index, since start.
@@ -94,6 +95,9 @@ class TimelineService {
   std::optional<Result<timeline::Page>> DurablePage(ItemIndexStore& store, const SessionId& session,
                                                     const timeline::PageRequest& request);
   void IndexLoop();
+  // Indexes `sessions`, each from the records it holds (and those of the round before) and the
+  // log; through their tails when `last`.
+  void IndexRound(std::unordered_map<SessionId, HeldRecords>& sessions, bool last);
   // Adds `session`'s events through `tail` to the search index (IndexSessionText, search.h).
   void IndexText(const SessionId& session, Cursor tail, const HeldRecords* held = nullptr);
   // At start: indexes every session whose index is missing or behind its tail (written by an
@@ -121,6 +125,8 @@ class TimelineService {
   // indexers read them back.
   std::unordered_map<SessionId, HeldRecords> pending_;
   std::size_t held_bytes_ = 0;  // guarded by pending_mu_
+  // The records the indexer's last round held, kept for the next (the indexer's thread only).
+  std::unordered_map<SessionId, HeldRecords> carried_;
   // Sessions another daemon committed to, each with the time of the last such commit; guarded by
   // pending_mu_, at most kMaxPendingIndexing (more are indexed by their next page).
   std::unordered_map<SessionId, std::chrono::steady_clock::time_point> remote_pending_;
