@@ -107,7 +107,7 @@ void TimelineService::IndexLoop() {
       return true;
     });
     lock.unlock();
-    IndexRound(sessions, last);
+    if (!sessions.empty()) IndexRound(sessions, last);  // an empty round keeps what is carried
     if (last) return;
     lock.lock();
   }
