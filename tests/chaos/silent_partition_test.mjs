@@ -113,7 +113,9 @@ check(takenBy === a.id(), `the agent was taken by ${takenBy}, not a`);
 console.log(`silent partition: a took the agent over ${Date.now() - cutAt} ms after the cut`);
 
 const pLog = () => fs.readFileSync(p.logFile, 'utf8');
-await until('p logging its failed renewals', () => pLog().includes('ownership.renew_failed'), 30000);
+// A renewal that broke while its COMMIT was on the wire waits for that commit's outcome, which
+// is looked up for up to 60 s (docs/operations.md, "Limits") before it is reported as failed.
+await until('p logging its failed renewals', () => pLog().includes('ownership.renew_failed'), 90000);
 await until('p stopping the runtime', () => pLog().includes('ownership.fenced'), 30000);
 check(p.running(), 'p exited during the cut');
 // A read through p, now that p no longer runs the agent: from the database, which is silent.
