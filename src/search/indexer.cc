@@ -123,7 +123,8 @@ DocumentBatch DocumentsOf(const std::vector<Event>& events) {
 }
 
 Status CatchUpSearch(SearchIndexStore& store, EventLog& log, const SessionId& session, Cursor tail,
-                     const std::atomic<bool>* cancel, const HeldRecords* held) {
+                     const std::atomic<bool>* cancel, const HeldRecords* held,
+                     std::vector<DocumentCommit>* deferred) {
   // Where the epoch's own events begin: after the prefix a fork or a rewind continues.
   auto start = [&]() -> Result<Cursor> {
     std::optional<HistoryBase> base;
@@ -161,7 +162,12 @@ Status CatchUpSearch(SearchIndexStore& store, EventLog& log, const SessionId& se
     if (events.empty()) return Status::Ok();
     DocumentBatch batch = DocumentsOf(events);
     const Cursor next{tail.epoch, batch.through};
-    Status committed = store.CommitDocuments(session, state, next, batch.documents);
+    DocumentCommit commit{session, state, next, std::move(batch.documents)};
+    if (deferred != nullptr && events.back().seq >= tail.seq) {
+      deferred->push_back(std::move(commit));
+      return Status::Ok();
+    }
+    Status committed = store.CommitDocuments(std::move(commit));
     if (!committed.ok() && committed.code() != ErrorCode::kConflict) return committed;
     if (committed.ok()) {
       state = next;

@@ -38,8 +38,11 @@ inline constexpr std::size_t kSearchBatchEvents = 4096;
 // batches of kSearchBatchEvents. A state of an older epoch (a rewind since) starts the new epoch
 // after the prefix it continues. `cancel` (optional), once set, stops it between two batches with
 // kUnavailable (what was committed stays). Events `held` (optional) holds are taken from it
-// instead of the log.
+// instead of the log. With `deferred` (optional), the batch that reaches the tail is not
+// committed but added to it, for the caller to commit together with others
+// (SearchIndexStore::CommitDocumentsTogether); the batches before it are committed as they go.
 Status CatchUpSearch(SearchIndexStore& store, EventLog& log, const SessionId& session, Cursor tail,
-                     const std::atomic<bool>* cancel = nullptr, const HeldRecords* held = nullptr);
+                     const std::atomic<bool>* cancel = nullptr, const HeldRecords* held = nullptr,
+                     std::vector<DocumentCommit>* deferred = nullptr);
 
 }  // namespace agentstream

@@ -188,12 +188,46 @@ TEST_P(SearchIndexTest, CatchingUpTwiceAddsNothingAndAnotherIndexerIsMetSafely) 
   EXPECT_EQ(**state, (Cursor{Epoch(1), Seq(5)}));
   const std::vector<SearchDocument> extra = {
       {Cursor{Epoch(1), Seq(1)}, 0, "user.message", "alpha"}};
-  EXPECT_EQ(store().CommitDocuments(a, std::nullopt, Cursor{Epoch(1), Seq(9)}, extra).code(),
+  EXPECT_EQ(store().CommitDocuments({a, std::nullopt, Cursor{Epoch(1), Seq(9)}, extra}).code(),
             ErrorCode::kConflict);
-  EXPECT_EQ(
-      store().CommitDocuments(a, Cursor{Epoch(1), Seq(4)}, Cursor{Epoch(1), Seq(9)}, extra).code(),
-      ErrorCode::kConflict);
+  EXPECT_EQ(store()
+                .CommitDocuments({a, Cursor{Epoch(1), Seq(4)}, Cursor{Epoch(1), Seq(9)}, extra})
+                .code(),
+            ErrorCode::kConflict);
   EXPECT_EQ(Find("alpha").size(), 1u);
+}
+
+// Commits made together land each as it would alone: one from a stale state writes nothing, nor
+// does one whose text the store cannot keep (PostgreSQL's text holds no NUL byte), and the others
+// land all the same.
+TEST_P(SearchIndexTest, CommitsMadeTogetherLandOrFailEachAlone) {
+  const SessionId a("ses_a"), b("ses_b"), c("ses_c"), d("ses_d");
+  auto doc = [](std::uint64_t seq, std::string text) {
+    return SearchDocument{Cursor{Epoch(1), Seq(seq)}, 1'700'000'000'000, "user.message",
+                          std::move(text)};
+  };
+  auto at = [](std::uint64_t seq) { return Cursor{Epoch(1), Seq(seq)}; };
+  ASSERT_TRUE(store().CommitDocuments({b, std::nullopt, at(1), {doc(1, "first")}}).ok());
+  const std::vector<DocumentCommit> commits = {
+      {a, std::nullopt, at(2), {doc(1, "apple"), doc(2, "apple pie")}},
+      {b, std::nullopt, at(2), {doc(2, "apple stale")}},
+      {c, std::nullopt, at(1), {doc(1, std::string("apple\0c", 7))}},
+      {d, std::nullopt, at(1), {doc(1, "apple tart")}},
+  };
+  Result<std::vector<Status>> outcomes = store().CommitDocumentsTogether(commits);
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status().ToString();
+  ASSERT_EQ(outcomes->size(), 4u);
+  EXPECT_TRUE((*outcomes)[0].ok()) << (*outcomes)[0].ToString();
+  EXPECT_EQ((*outcomes)[1].code(), ErrorCode::kConflict);
+  const bool c_kept = (*outcomes)[2].ok();
+  EXPECT_TRUE(c_kept || (*outcomes)[2].code() == ErrorCode::kInvalidArgument)
+      << (*outcomes)[2].ToString();
+  EXPECT_TRUE((*outcomes)[3].ok()) << (*outcomes)[3].ToString();
+  EXPECT_EQ(Find("apple", a).size(), 2u);
+  EXPECT_EQ(Find("apple", b).size(), 0u);
+  EXPECT_EQ(**store().LoadSearchState(b), at(1));
+  EXPECT_EQ(store().LoadSearchState(c)->has_value(), c_kept);
+  EXPECT_EQ(Find("apple", d).size(), 1u);
 }
 
 // Hits are newest first by their events' time, not by when they were indexed: a session indexed
@@ -206,13 +240,17 @@ TEST_P(SearchIndexTest, HitsAreOrderedByTheirEventsTime) {
     return SearchDocument{Cursor{Epoch(1), Seq(seq)}, time, "user.message", "same words"};
   };
   ASSERT_TRUE(store()
-                  .CommitDocuments(b, std::nullopt, Cursor{Epoch(1), Seq(3)},
-                                   {doc(1, 1'700'000'000'200), doc(2, 1'700'000'000'400),
-                                    doc(3, 1'700'000'000'400)})
+                  .CommitDocuments({b,
+                                    std::nullopt,
+                                    Cursor{Epoch(1), Seq(3)},
+                                    {doc(1, 1'700'000'000'200), doc(2, 1'700'000'000'400),
+                                     doc(3, 1'700'000'000'400)}})
                   .ok());
   ASSERT_TRUE(store()
-                  .CommitDocuments(a, std::nullopt, Cursor{Epoch(1), Seq(2)},
-                                   {doc(1, 1'700'000'000'100), doc(2, 1'700'000'000'300)})
+                  .CommitDocuments({a,
+                                    std::nullopt,
+                                    Cursor{Epoch(1), Seq(2)},
+                                    {doc(1, 1'700'000'000'100), doc(2, 1'700'000'000'300)}})
                   .ok());
   std::vector<std::string> order;
   for (const SearchHit& hit : Find("same")) {
@@ -235,7 +273,7 @@ TEST_P(SearchIndexTest, ManyMatchesAndFewAnswerAlike) {
                                   "assistant.message",
                                   i % 1000 == 0 ? "common and rare" : "common words"});
   }
-  ASSERT_TRUE(store().CommitDocuments(a, std::nullopt, Cursor{Epoch(1), Seq(6000)}, docs).ok());
+  ASSERT_TRUE(store().CommitDocuments({a, std::nullopt, Cursor{Epoch(1), Seq(6000)}, docs}).ok());
   for (const auto& [word, first, count] :
        {std::tuple{"common", 6000u, 20u}, std::tuple{"rare", 6000u, 6u}}) {
     for (const std::optional<SessionId>& session : {std::optional<SessionId>(), std::optional(a)}) {
@@ -255,7 +293,7 @@ TEST_P(SearchIndexTest, ManyMatchesAndFewAnswerAlike) {
   }
   ASSERT_TRUE(
       store()
-          .CommitDocuments(a, Cursor{Epoch(1), Seq(6000)}, Cursor{Epoch(1), Seq(12000)}, docs)
+          .CommitDocuments({a, Cursor{Epoch(1), Seq(6000)}, Cursor{Epoch(1), Seq(12000)}, docs})
           .ok());
   const std::vector<SearchHit> old = Find("common", a, 20);
   ASSERT_EQ(old.size(), 20u);

@@ -60,9 +60,14 @@ struct SearchResult {
 // nothing on a log that keeps none. A failure is logged (`search.index_failed`) unless `cancel`
 // (optional) is set, and the next call takes up from what was committed. Thread-safe; meant for
 // the timeline's background indexer, which passes the records it `held` (optional) of the
-// session's last commits.
+// session's last commits, and may take the last commit `deferred` (optional; CatchUpSearch) to
+// make with other sessions' (CommitDeferredText).
 void IndexSessionText(EventLog& log, const SessionId& session, Cursor tail,
-                      const std::atomic<bool>* cancel = nullptr, const HeldRecords* held = nullptr);
+                      const std::atomic<bool>* cancel = nullptr, const HeldRecords* held = nullptr,
+                      std::vector<DocumentCommit>* deferred = nullptr);
+// Makes the commits IndexSessionText `deferred`, in one transaction, and empties it. A failure of
+// one is logged (`search.index_failed`), and the next indexing takes up from what was committed.
+void CommitDeferredText(EventLog& log, std::vector<DocumentCommit>& deferred);
 
 // The hits of `query` in `log`'s search index, newest first, at most query.limit (1 to
 // kMaxSearchHits; kInvalidArgument otherwise). A query naming a session brings that session's

@@ -727,17 +727,21 @@ TEST(SqliteSchema, OlderVersionsAreMigratedInPlace) {
       ItemIndexStore& index = *(*opened)->item_index();
       EXPECT_FALSE(index.LoadItemState(SessionId("s"), Epoch(1))->has_value());
       EXPECT_TRUE(index
-                      .CommitItems(SessionId("s"), Epoch(1), std::nullopt,
-                                   ItemIndexState{1, Seq(1), 1, 0},
-                                   {ItemRow{0, 7, "#1", false, Seq(1), Seq(1), "1"}})
+                      .CommitItems({SessionId("s"),
+                                    Epoch(1),
+                                    std::nullopt,
+                                    ItemIndexState{1, Seq(1), 1, 0},
+                                    {ItemRow{0, 7, "#1", false, Seq(1), Seq(1), "1"}}})
                       .ok());
       EXPECT_EQ(index.ItemsBetween(SessionId("s"), Epoch(1), 0, 5)->size(), 1u);
       SearchIndexStore& search = *(*opened)->search_index();
       EXPECT_FALSE(search.LoadSearchState(SessionId("s"))->has_value());
       EXPECT_TRUE(search
-                      .CommitDocuments(SessionId("s"), std::nullopt, Cursor{Epoch(1), Seq(1)},
-                                       {SearchDocument{Cursor{Epoch(1), Seq(1)}, 0, "user.message",
-                                                       "old words"}})
+                      .CommitDocuments({SessionId("s"),
+                                        std::nullopt,
+                                        Cursor{Epoch(1), Seq(1)},
+                                        {SearchDocument{Cursor{Epoch(1), Seq(1)}, 0, "user.message",
+                                                        "old words"}}})
                       .ok());
       EXPECT_EQ(search.Search(SearchQuery{{"old"}, std::nullopt, 5})->size(), 1u);
       EXPECT_TRUE(search.Search(SearchQuery{{"stale"}, std::nullopt, 5})->empty());

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,16 @@ struct ItemIndexState {
   friend bool operator==(const ItemIndexState&, const ItemIndexState&) = default;
 };
 
+// One commit of (session, epoch): writes `rows` (replacing rows of the same ordinal) and moves
+// the state row from `expected` (nullopt: none stored) to `next`.
+struct ItemCommit {
+  SessionId session;
+  Epoch epoch;
+  std::optional<ItemIndexState> expected;
+  ItemIndexState next;
+  std::vector<ItemRow> rows;
+};
+
 class ItemIndexStore {
  public:
   virtual ~ItemIndexStore() = default;
@@ -71,14 +82,22 @@ class ItemIndexStore {
   // within kLongItemSpan before `seq`, plus the long rows that start before it.
   virtual Result<std::vector<ItemRow>> ItemsOpenAcross(const SessionId& session, Epoch epoch,
                                                        Seq seq) = 0;
-  // Writes `rows` (replacing rows of the same ordinal) and moves the state row from `expected`
-  // (nullopt: none stored) to `next`, in one transaction. kConflict, writing nothing, when the
-  // stored state is not `expected` (another writer moved it).
-  virtual Status CommitItems(const SessionId& session, Epoch epoch,
-                             const std::optional<ItemIndexState>& expected,
-                             const ItemIndexState& next, const std::vector<ItemRow>& rows) = 0;
+  // Makes `commit` in one transaction. kConflict, writing nothing, when the stored state is not
+  // its `expected` (another writer moved it).
+  Status CommitItems(ItemCommit commit);
+  // Makes every commit of `commits` in one transaction, each as CommitItems would alone: one
+  // outcome per commit, in their order, OK, kConflict or kInvalidArgument (a row the store cannot
+  // keep), each writing nothing of its commit when not OK. An error of the database fails them
+  // all: the returned status.
+  virtual Result<std::vector<Status>> CommitItemsTogether(std::span<const ItemCommit> commits) = 0;
   // Deletes the state and every row of (session, epoch).
   virtual Status DropItems(const SessionId& session, Epoch epoch) = 0;
 };
+
+inline Status ItemIndexStore::CommitItems(ItemCommit commit) {
+  AS_ASSIGN_OR_RETURN(std::vector<Status> outcomes,
+                      CommitItemsTogether(std::span<const ItemCommit>(&commit, 1)));
+  return outcomes.at(0);
+}
 
 }  // namespace agentstream

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,20 +58,40 @@ struct SearchQuery {
   std::size_t limit = 20;            // 1 to kMaxSearchHits
 };
 
+// One commit of a session's documents: adds `documents` and moves the session's state from
+// `expected` (nullopt: none stored) to `next`.
+struct DocumentCommit {
+  SessionId session;
+  std::optional<Cursor> expected;
+  Cursor next;
+  std::vector<SearchDocument> documents;
+};
+
 class SearchIndexStore {
  public:
   virtual ~SearchIndexStore() = default;
 
   // Through which event the session's documents are current; nullopt when none were stored.
   virtual Result<std::optional<Cursor>> LoadSearchState(const SessionId& session) = 0;
-  // Adds `documents` and moves the state from `expected` (nullopt: none stored) to `next`, in one
-  // transaction. kConflict, writing nothing, when the stored state is not `expected`.
-  virtual Status CommitDocuments(const SessionId& session, const std::optional<Cursor>& expected,
-                                 Cursor next, const std::vector<SearchDocument>& documents) = 0;
+  // Makes `commit` in one transaction. kConflict, writing nothing, when the stored state is not
+  // its `expected`.
+  Status CommitDocuments(DocumentCommit commit);
+  // Makes every commit of `commits` in one transaction, each as CommitDocuments would alone: one
+  // outcome per commit, in their order, OK, kConflict or kInvalidArgument (a text the store
+  // cannot keep), each writing nothing of its commit when not OK. An error of the database fails
+  // them all: the returned status.
+  virtual Result<std::vector<Status>> CommitDocumentsTogether(
+      std::span<const DocumentCommit> commits) = 0;
   // The documents holding every word of `query`, newest first (by the time of the event each
   // begins at, whatever order they were added in; documents of one millisecond in the order they
   // were added), at most query.limit.
   virtual Result<std::vector<SearchHit>> Search(const SearchQuery& query) = 0;
 };
+
+inline Status SearchIndexStore::CommitDocuments(DocumentCommit commit) {
+  AS_ASSIGN_OR_RETURN(std::vector<Status> outcomes,
+                      CommitDocumentsTogether(std::span<const DocumentCommit>(&commit, 1)));
+  return outcomes.at(0);
+}
 
 }  // namespace agentstream

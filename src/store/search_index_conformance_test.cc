@@ -44,7 +44,7 @@ class SlicedSearchTest : public ::testing::TestWithParam<std::tuple<std::string,
     for (std::uint64_t i = 1; i <= n; ++i)
       docs.push_back({Cursor{Epoch(1), Seq(i)}, kBase + time(i), "user.message", text(i)});
     ASSERT_TRUE(
-        store().CommitDocuments(session, std::nullopt, Cursor{Epoch(1), Seq(n)}, docs).ok());
+        store().CommitDocuments({session, std::nullopt, Cursor{Epoch(1), Seq(n)}, docs}).ok());
   }
   std::vector<SearchHit> Find(std::vector<std::string> words, std::optional<SessionId> session,
                               std::size_t limit) {
@@ -209,7 +209,7 @@ TEST_P(SlicedSearchProperty, OneConnectionAndSeveralAnswerAlike) {
     for (testing::Backend* b : {one.get(), many.get()}) {
       RC_ASSERT(b->log()
                     .search_index()
-                    ->CommitDocuments(session, std::nullopt, Cursor{Epoch(1), Seq(n)}, docs)
+                    ->CommitDocuments({session, std::nullopt, Cursor{Epoch(1), Seq(n)}, docs})
                     .ok());
     }
     for (int q = 0; q < 4; ++q) {

@@ -246,7 +246,7 @@ Result<ItemIndexState> StartState(ItemIndexStore& store, EventLog& log, const Se
       fresh.watermark = base->seq;
       fresh.items = fresh.base_items = base_view->size();
     }
-    Status created = store.CommitItems(session, epoch, std::nullopt, fresh, {});
+    Status created = store.CommitItems({session, epoch, std::nullopt, fresh, {}});
     if (created.ok()) return fresh;
     if (created.code() != ErrorCode::kConflict) return created;
   }
@@ -300,7 +300,7 @@ Status IndexBatch(DurableIndexView& view, const std::vector<Event>& events, Item
 
 Status CatchUpIndex(ItemIndexStore& store, EventLog& log, const SessionId& session, Epoch epoch,
                     Seq target, std::size_t* events_read, const std::atomic<bool>* cancel,
-                    const HeldRecords* held) {
+                    const HeldRecords* held, std::vector<ItemCommit>* deferred) {
   AS_ASSIGN_OR_RETURN(ItemIndexState state, StartState(store, log, session, epoch, events_read));
   while (state.watermark < target) {
     if (cancel != nullptr && cancel->load())
@@ -324,7 +324,12 @@ Status CatchUpIndex(ItemIndexStore& store, EventLog& log, const SessionId& sessi
     ItemIndexState next = state;
     std::vector<ItemRow> rows;
     AS_RETURN_IF_ERROR(IndexBatch(*view, events, next, rows));
-    Status committed = store.CommitItems(session, epoch, state, next, rows);
+    ItemCommit commit{session, epoch, state, next, std::move(rows)};
+    if (deferred != nullptr && next.watermark >= target) {
+      deferred->push_back(std::move(commit));
+      return Status::Ok();
+    }
+    Status committed = store.CommitItems(std::move(commit));
     if (!committed.ok() && committed.code() != ErrorCode::kConflict) return committed;
     // Moved on by another indexer: continue from what it stored.
     if (!committed.ok()) {

@@ -80,9 +80,12 @@ class DurableIndexView final : public timeline::IndexView {
 // log holds no more events. A stored state of another format is dropped and rebuilt.
 // `events_read` (optional) counts the events read. `cancel` (optional), once set, stops it
 // between two batches with kUnavailable (what was committed stays). Events `held` (optional)
-// holds are taken from it instead of the log.
+// holds are taken from it instead of the log. With `deferred` (optional), the batch that reaches
+// `target` is not committed but added to it, for the caller to commit together with others
+// (ItemIndexStore::CommitItemsTogether); the batches before it are committed as they go.
 Status CatchUpIndex(ItemIndexStore& store, EventLog& log, const SessionId& session, Epoch epoch,
                     Seq target, std::size_t* events_read = nullptr,
-                    const std::atomic<bool>* cancel = nullptr, const HeldRecords* held = nullptr);
+                    const std::atomic<bool>* cancel = nullptr, const HeldRecords* held = nullptr,
+                    std::vector<ItemCommit>* deferred = nullptr);
 
 }  // namespace agentstream

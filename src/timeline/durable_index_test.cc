@@ -52,12 +52,21 @@ void CheckPages(EventLog& log, const SessionId& session) {
   ItemIndexStore& store = *log.item_index();
   Result<Cursor> tail = log.Tail(session);
   RC_ASSERT(tail.ok());
-  // Indexed in random steps, so that batches end anywhere.
+  // Indexed in random steps, so that batches end anywhere; some steps defer their last batch's
+  // commit and make it afterwards, as the background indexer does.
   std::uint64_t at = 0;
   while (at < tail->seq.value()) {
     at = std::min(tail->seq.value(), at + *rc::gen::inRange<std::uint64_t>(1, 40));
-    Status indexed = CatchUpIndex(store, log, session, tail->epoch, Seq(at));
+    std::vector<ItemCommit> deferred;
+    const bool defer = *rc::gen::arbitrary<bool>();
+    Status indexed = CatchUpIndex(store, log, session, tail->epoch, Seq(at), nullptr, nullptr,
+                                  nullptr, defer ? &deferred : nullptr);
     RC_ASSERT(indexed.ok());
+    RC_ASSERT(deferred.size() <= 1u);
+    if (!deferred.empty()) {
+      Result<std::vector<Status>> outcomes = store.CommitItemsTogether(deferred);
+      RC_ASSERT(outcomes.ok() && outcomes->size() == 1u && outcomes->front().ok());
+    }
   }
   RC_ASSERT(CatchUpIndex(store, log, session, tail->epoch, tail->seq).ok());
   Result<timeline::ProjectionIndex> memory = BuildProjectionIndex(log, session, tail->epoch);
@@ -126,6 +135,57 @@ TEST_P(DurableIndexTest, PagesAsTheInMemoryIndexOverForksAndRewinds) {
     CheckPages(log(), grandchild);
   });
   EXPECT_TRUE(passed);
+}
+
+// Commits made together land each as it would alone: one from a stale state writes nothing, nor
+// does one whose row the store cannot keep (PostgreSQL's text holds no NUL byte), and the others
+// land all the same.
+TEST_P(DurableIndexTest, CommitsMadeTogetherLandOrFailEachAlone) {
+  ItemIndexStore& store = *log().item_index();
+  for (const char* id : {"a", "b", "c", "d"})
+    ASSERT_TRUE(log().CreateSession(SessionId(id), SessionMeta{"scripted", "/w"}, {}).ok());
+  const ItemIndexState one{kItemIndexFormat, Seq(1), 1, 0};
+  const ItemIndexState two{kItemIndexFormat, Seq(2), 2, 0};
+  auto row = [](std::uint64_t ordinal, std::string key) {
+    return ItemRow{ordinal,
+                   7,
+                   std::move(key),
+                   false,
+                   Seq(ordinal + 1),
+                   Seq(ordinal + 1),
+                   std::to_string(ordinal + 1)};
+  };
+  ASSERT_TRUE(
+      store.CommitItems({SessionId("b"), Epoch(1), std::nullopt, one, {row(0, "#b")}}).ok());
+  const std::vector<ItemCommit> commits = {
+      {SessionId("a"), Epoch(1), std::nullopt, one, {row(0, "#a")}},
+      {SessionId("b"), Epoch(1), std::nullopt, two, {row(1, "#stale")}},
+      {SessionId("c"), Epoch(1), std::nullopt, one, {row(0, std::string("#c\0", 3))}},
+      {SessionId("d"), Epoch(1), std::nullopt, one, {row(0, "#d")}},
+  };
+  Result<std::vector<Status>> outcomes = store.CommitItemsTogether(commits);
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status().ToString();
+  ASSERT_EQ(outcomes->size(), 4u);
+  EXPECT_TRUE((*outcomes)[0].ok()) << (*outcomes)[0].ToString();
+  EXPECT_EQ((*outcomes)[1].code(), ErrorCode::kConflict);
+  const bool c_kept = (*outcomes)[2].ok();
+  EXPECT_TRUE(c_kept || (*outcomes)[2].code() == ErrorCode::kInvalidArgument)
+      << (*outcomes)[2].ToString();
+  EXPECT_TRUE((*outcomes)[3].ok()) << (*outcomes)[3].ToString();
+  auto keys = [&](const char* id) {
+    std::string out;
+    for (const ItemRow& r : *store.ItemsBetween(SessionId(id), Epoch(1), 0, 10)) out += r.key;
+    return out;
+  };
+  EXPECT_EQ(keys("a"), "#a");
+  EXPECT_EQ(keys("b"), "#b");
+  EXPECT_EQ(**store.LoadItemState(SessionId("b"), Epoch(1)), one);
+  EXPECT_EQ(store.LoadItemState(SessionId("c"), Epoch(1))->has_value(), c_kept);
+  EXPECT_EQ(keys("d"), "#d");
+  // None is an answer too.
+  Result<std::vector<Status>> none = store.CommitItemsTogether({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
 }
 
 // A session of 16-event turns, indexed, then reopened (a daemon restart): the tail page and a

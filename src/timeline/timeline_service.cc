@@ -66,7 +66,7 @@ void TimelineService::IndexStoredSessions() {
       Result<std::optional<ItemIndexState>> state = store.LoadItemState(info.id, info.epoch);
       if (state.ok() && *state && (*state)->format == kItemIndexFormat &&
           (*state)->watermark >= info.tail) {
-        IndexText(info.id, Cursor{info.epoch, info.tail});
+        IndexSessionText(log_, info.id, Cursor{info.epoch, info.tail}, &cancel_);
         continue;
       }
       std::size_t read = 0;
@@ -75,7 +75,7 @@ void TimelineService::IndexStoredSessions() {
       if (!indexed.ok() && !cancel_)
         log::Warn("timeline.index_failed",
                   {{"agent", info.id.str()}, {"error", indexed.ToString()}});
-      IndexText(info.id, Cursor{info.epoch, info.tail});
+      IndexSessionText(log_, info.id, Cursor{info.epoch, info.tail}, &cancel_);
     }
     after = page->back().id.str();
   }
@@ -113,12 +113,39 @@ void TimelineService::IndexLoop() {
   }
 }
 
+namespace {
+
+// What a deferred commit holds, about: what bounds a round's commits in memory.
+std::size_t BytesOf(const ItemCommit& commit) {
+  std::size_t bytes = sizeof(commit);
+  for (const ItemRow& row : commit.rows) bytes += sizeof(row) + row.key.size() + row.ranges.size();
+  return bytes;
+}
+std::size_t BytesOf(const DocumentCommit& commit) {
+  std::size_t bytes = sizeof(commit);
+  for (const SearchDocument& d : commit.documents)
+    bytes += sizeof(d) + d.kind.size() + d.text.size();
+  return bytes;
+}
+
+}  // namespace
+
 void TimelineService::IndexRound(std::unordered_map<SessionId, HeldRecords>& sessions, bool last) {
   ItemIndexStore& store = *log_.item_index();
   // Each session's records of the round before are kept for this one: the search index waits
   // for a text that is still streaming, so it may start from one round back. Without the pages'
   // lock: indexers that meet move on from each other's commits.
   std::unordered_map<SessionId, HeldRecords> carried;
+  // The sessions' last commits, made together (one transaction, one wait for the disk, instead of
+  // two per session) once the round is done or they hold kMaxDeferredBytes.
+  std::vector<ItemCommit> items;
+  std::vector<DocumentCommit> texts;
+  std::size_t deferred_bytes = 0;
+  auto commit_deferred = [&] {
+    CommitDeferredItems(store, items);
+    CommitDeferredText(log_, texts);
+    deferred_bytes = 0;
+  };
   for (auto& [session, held] : sessions) {
     // Through the last record of this round held: commits since have their notices in the
     // next round, whose records it holds. The last round indexes through the tail.
@@ -135,18 +162,39 @@ void TimelineService::IndexRound(std::unordered_map<SessionId, HeldRecords>& ses
     if (!last && last_held && last_held->epoch == tail->epoch && last_held->seq < tail->seq)
       tail = *last_held;
     std::size_t read = 0;
+    const std::size_t items_before = items.size();
+    const std::size_t texts_before = texts.size();
     Status indexed =
-        CatchUpIndex(store, log_, session, tail->epoch, tail->seq, &read, nullptr, &held);
+        CatchUpIndex(store, log_, session, tail->epoch, tail->seq, &read, nullptr, &held, &items);
     events_indexed_ += read;
     if (!indexed.ok())
       log::Warn("timeline.index_failed", {{"agent", session.str()}, {"error", indexed.ToString()}});
-    IndexText(session, *tail, &held);
+    IndexSessionText(log_, session, *tail, &cancel_, &held, &texts);
+    for (std::size_t i = items_before; i < items.size(); ++i) deferred_bytes += BytesOf(items[i]);
+    for (std::size_t i = texts_before; i < texts.size(); ++i) deferred_bytes += BytesOf(texts[i]);
+    if (deferred_bytes >= kMaxDeferredBytes) commit_deferred();
   }
+  commit_deferred();
   carried_ = std::move(carried);
 }
 
-void TimelineService::IndexText(const SessionId& session, Cursor tail, const HeldRecords* held) {
-  IndexSessionText(log_, session, tail, &cancel_, held);
+void TimelineService::CommitDeferredItems(ItemIndexStore& store, std::vector<ItemCommit>& items) {
+  if (items.empty()) return;
+  Result<std::vector<Status>> outcomes = store.CommitItemsTogether(items);
+  if (!outcomes.ok()) {
+    log::Warn("timeline.index_failed",
+              {{"agents", items.size()}, {"error", outcomes.status().ToString()}});
+  } else {
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      // A conflict: another indexer moved the session on; the next round goes on from there.
+      const Status& outcome = (*outcomes)[i];
+      if (!outcome.ok() && outcome.code() != ErrorCode::kConflict) {
+        log::Warn("timeline.index_failed",
+                  {{"agent", items[i].session.str()}, {"error", outcome.ToString()}});
+      }
+    }
+  }
+  items.clear();
 }
 
 Result<SearchResult> TimelineService::Search(const SearchQuery& query) {

@@ -66,6 +66,9 @@ class TimelineService {
   // (instead of reading them back), in bytes, at most; it keeps them one round more, so twice
   // that in all.
   static constexpr std::size_t kMaxHeldBytes = std::size_t{16} << 20;
+  // The last commits of a round's sessions are made together, once the round is done or they
+  // hold this many bytes (rows and texts).
+  static constexpr std::size_t kMaxDeferredBytes = std::size_t{8} << 20;
 
   // The events the background indexer has read to add to the timeline index, since start.
   std::uint64_t EventsIndexed() const { return events_indexed_.load(); }
@@ -98,8 +101,9 @@ class TimelineService {
   // Indexes `sessions`, each from the records it holds (and those of the round before) and the
   // log; through their tails when `last`.
   void IndexRound(std::unordered_map<SessionId, HeldRecords>& sessions, bool last);
-  // Adds `session`'s events through `tail` to the search index (IndexSessionText, search.h).
-  void IndexText(const SessionId& session, Cursor tail, const HeldRecords* held = nullptr);
+  // Makes the commits CatchUpIndex deferred, in one transaction, and empties `items`. A failure
+  // is logged (`timeline.index_failed`); the next round takes up from what was committed.
+  static void CommitDeferredItems(ItemIndexStore& store, std::vector<ItemCommit>& items);
   // At start: indexes every session whose index is missing or behind its tail (written by an
   // older build, or by a daemon that died before indexing), one session at a time.
   void IndexStoredSessions();

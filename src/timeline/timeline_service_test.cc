@@ -350,6 +350,52 @@ TEST_F(TimelineServiceStoreTest, TheIndexerTakesTheRecordsOfItsOwnCommitsFromThe
   EXPECT_EQ(counting.reads.load(), 0);
 }
 
+// A round of the background indexer commits what it indexed of all its sessions together: one
+// transaction for the timeline index and one for the search index, not two per session.
+TEST_F(TimelineServiceStoreTest, ARoundCommitsTheIndexesOfAllItsSessionsTogether) {
+  auto log = OpenSqliteEventLog(options_);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  TimelineService service(**log);
+  constexpr int kSessions = 20;
+  std::vector<SessionId> sessions;
+  for (int i = 0; i < kSessions; ++i) {
+    sessions.emplace_back("s" + std::to_string(i));
+    ASSERT_TRUE((*log)->CreateSession(sessions.back(), SessionMeta{"scripted", "/w"}, {}).ok());
+    Say(**log, sessions.back(), 0, 1, "first");
+  }
+  auto indexed_through = [&](Seq seq) {
+    for (const SessionId& session : sessions) {
+      Result<std::optional<ItemIndexState>> items =
+          (*log)->item_index()->LoadItemState(session, Epoch(1));
+      Result<std::optional<Cursor>> text = (*log)->search_index()->LoadSearchState(session);
+      if (!items.ok() || !*items || (*items)->watermark != seq) return false;
+      if (!text.ok() || !*text || (*text)->seq != seq) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(Eventually([&] { return indexed_through(Seq(1)); }));
+  // One append to each session, all in one commit: their notices reach one round.
+  std::atomic<int> acknowledged{0};
+  for (const SessionId& session : sessions) {
+    AppendRequest request;
+    request.session = session;
+    request.events.push_back(MakeNewEvent(UserMessage{MessageId("u"), "c", "second words"}));
+    (*log)->AppendAsync(std::move(request), [&](Result<AppendResult> r) {
+      EXPECT_TRUE(r.ok());
+      ++acknowledged;
+    });
+  }
+  ASSERT_TRUE(Eventually([&] { return acknowledged.load() == kSessions; }));
+  const std::uint64_t commits = (*log)->Stats().commits;
+  ASSERT_TRUE(Eventually([&] { return indexed_through(Seq(2)); }));
+  // Two, or four when the appends' commits straddled the start of a round; one commit per
+  // session and index would be 40.
+  EXPECT_LE((*log)->Stats().commits - commits, 4u);
+  Result<SearchResult> found = service.Search(SearchQuery{{"second"}, std::nullopt, 100});
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(found->hits.size(), static_cast<std::size_t>(kSessions));
+}
+
 // Two daemons on one database: each indexes its own commits. Another daemon's it leaves to that
 // daemon, and indexes them itself only once the session has been quiet for kRemoteIndexingDelay:
 // what a daemon that stopped before indexing left behind.

@@ -105,16 +105,14 @@ class PostgresEventLog final : public EventLog,
                                                                  Epoch epoch, Seq seq) override;
   Result<std::vector<ItemRow>> ItemsOpenAcross(const SessionId& session, Epoch epoch,
                                                Seq seq) override;
-  Status CommitItems(const SessionId& session, Epoch epoch,
-                     const std::optional<ItemIndexState>& expected, const ItemIndexState& next,
-                     const std::vector<ItemRow>& rows) override;
+  Result<std::vector<Status>> CommitItemsTogether(std::span<const ItemCommit> commits) override;
   Status DropItems(const SessionId& session, Epoch epoch) override;
 
   // ---- SearchIndexStore: reads on a reader connection, writes in the writer's batch ----
   // (postgres_log_index.cc)
   Result<std::optional<Cursor>> LoadSearchState(const SessionId& session) override;
-  Status CommitDocuments(const SessionId& session, const std::optional<Cursor>& expected,
-                         Cursor next, const std::vector<SearchDocument>& documents) override;
+  Result<std::vector<Status>> CommitDocumentsTogether(
+      std::span<const DocumentCommit> commits) override;
   Result<std::vector<SearchHit>> Search(const SearchQuery& query) override;
 
   // ---- Coordination (postgres_log_coordination.cc) ----

@@ -2,6 +2,7 @@
 // (item_index.h, search_index.h): reads on a reader connection, writes in the writer's batch.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,16 +51,40 @@ Result<std::vector<ItemRow>> PostgresEventLog::ItemsOpenAcross(const SessionId& 
       [&](Conn& conn) { return pg::LoadItemsOpenAcross(conn, session, epoch, seq); });
 }
 
-Status PostgresEventLog::CommitItems(const SessionId& session, Epoch epoch,
-                                     const std::optional<ItemIndexState>& expected,
-                                     const ItemIndexState& next, const std::vector<ItemRow>& rows) {
-  AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
-  for (const ItemRow& row : rows)
-    AS_RETURN_IF_ERROR(CheckText({{"an item key", row.key}, {"item ranges", row.ranges}}));
-  return RunControl<bool>([&](Txn& t, bool&) -> Status {
-           return pg::StoreItems(t, session, epoch, expected, next, rows);
-         })
-      .status();
+namespace {
+
+// What CheckText says of each commit's text, before any is written: a commit the server could not
+// store fails alone, not with the others of its transaction.
+template <class Commit, class Check>
+std::vector<Status> CheckEach(std::span<const Commit> commits, Check check) {
+  std::vector<Status> checked;
+  checked.reserve(commits.size());
+  for (const Commit& c : commits) checked.push_back(check(c));
+  return checked;
+}
+
+}  // namespace
+
+// Each commit checks its own expected state: one that another writer moved writes nothing and
+// is kConflict, the others land.
+Result<std::vector<Status>> PostgresEventLog::CommitItemsTogether(
+    std::span<const ItemCommit> commits) {
+  const std::vector<Status> checked = CheckEach(commits, [](const ItemCommit& c) -> Status {
+    AS_RETURN_IF_ERROR(CheckText({{"a session id", c.session.str()}}));
+    for (const ItemRow& row : c.rows)
+      AS_RETURN_IF_ERROR(CheckText({{"an item key", row.key}, {"item ranges", row.ranges}}));
+    return Status::Ok();
+  });
+  return RunControl<std::vector<Status>>([&](Txn& t, std::vector<Status>& outcomes) -> Status {
+    for (std::size_t i = 0; i < commits.size(); ++i) {
+      const ItemCommit& c = commits[i];
+      outcomes.push_back(checked[i].ok()
+                             ? pg::StoreItems(t, c.session, c.epoch, c.expected, c.next, c.rows)
+                             : checked[i]);
+      if (!t.io().ok()) return t.io();
+    }
+    return Status::Ok();
+  });
 }
 
 Status PostgresEventLog::DropItems(const SessionId& session, Epoch epoch) {
@@ -75,17 +100,33 @@ Result<std::optional<Cursor>> PostgresEventLog::LoadSearchState(const SessionId&
       [&](Conn& conn) { return pg::LoadSearchState(conn, session); });
 }
 
-Status PostgresEventLog::CommitDocuments(const SessionId& session,
-                                         const std::optional<Cursor>& expected, Cursor next,
-                                         const std::vector<SearchDocument>& documents) {
-  AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
-  for (const SearchDocument& d : documents)
-    AS_RETURN_IF_ERROR(CheckText({{"a search document", d.text}, {"a document kind", d.kind}}));
-  AS_RETURN_IF_ERROR(RunControl<bool>([&](Txn& t, bool&) -> Status {
-                       return pg::StoreDocuments(t, session, expected, next, documents);
-                     }).status());
-  if (!documents.empty()) flusher_.Stored();
-  return Status::Ok();
+Result<std::vector<Status>> PostgresEventLog::CommitDocumentsTogether(
+    std::span<const DocumentCommit> commits) {
+  const std::vector<Status> checked = CheckEach(commits, [](const DocumentCommit& c) -> Status {
+    AS_RETURN_IF_ERROR(CheckText({{"a session id", c.session.str()}}));
+    for (const SearchDocument& d : c.documents)
+      AS_RETURN_IF_ERROR(CheckText({{"a search document", d.text}, {"a document kind", d.kind}}));
+    return Status::Ok();
+  });
+  AS_ASSIGN_OR_RETURN(
+      std::vector<Status> outcomes,
+      RunControl<std::vector<Status>>([&](Txn& t, std::vector<Status>& outcomes) -> Status {
+        for (std::size_t i = 0; i < commits.size(); ++i) {
+          const DocumentCommit& c = commits[i];
+          outcomes.push_back(checked[i].ok()
+                                 ? pg::StoreDocuments(t, c.session, c.expected, c.next, c.documents)
+                                 : checked[i]);
+          if (!t.io().ok()) return t.io();
+        }
+        return Status::Ok();
+      }));
+  for (std::size_t i = 0; i < commits.size(); ++i) {
+    if (outcomes[i].ok() && !commits[i].documents.empty()) {
+      flusher_.Stored();
+      break;
+    }
+  }
+  return outcomes;
 }
 
 Result<std::vector<SearchHit>> PostgresEventLog::Search(const SearchQuery& query) {

@@ -326,8 +326,10 @@ TEST_F(PostgresLogTest, AVersionOneDatabaseIsMigratedInPlace) {
   EXPECT_FALSE(search.LoadSearchState(SessionId("ses_old"))->has_value());
   ASSERT_TRUE(search
                   .CommitDocuments(
-                      SessionId("ses_old"), std::nullopt, Cursor{Epoch(1), Seq(1)},
-                      {SearchDocument{Cursor{Epoch(1), Seq(1)}, 0, "user.message", "old words"}})
+                      {SessionId("ses_old"),
+                       std::nullopt,
+                       Cursor{Epoch(1), Seq(1)},
+                       {SearchDocument{Cursor{Epoch(1), Seq(1)}, 0, "user.message", "old words"}}})
                   .ok());
   EXPECT_EQ(search.Search(SearchQuery{{"words"}, SessionId("ses_old"), 5})->size(), 1u);
   // The devices' tables of version 8 and the schedules' of version 10 are there, empty.
@@ -441,7 +443,7 @@ TEST_F(PostgresLogTest, AVersionSixSearchIndexIsMadeAnewInPartitions) {
     docs.push_back(
         SearchDocument{Cursor{Epoch(1), Seq(i)}, TimestampMs(i), "user.message", "fresh words"});
   ASSERT_TRUE(
-      search.CommitDocuments(SessionId("ses_old"), std::nullopt, Cursor{Epoch(1), Seq(40)}, docs)
+      search.CommitDocuments({SessionId("ses_old"), std::nullopt, Cursor{Epoch(1), Seq(40)}, docs})
           .ok());
   // Spread over every partition, found newest first.
   auto spread = scratch_->admin().Exec("SELECT count(DISTINCT tableoid) FROM " + scratch_->name() +
@@ -483,8 +485,8 @@ TEST_F(PostgresLogTest, NewSearchDocumentsLeaveTheIndexesPendingLists) {
     std::optional<Cursor> expected;
     if (batch > 0) expected = Cursor{Epoch(1), Seq(batch * 100)};
     ASSERT_TRUE(search
-                    .CommitDocuments(SessionId("ses_pending"), expected,
-                                     Cursor{Epoch(1), Seq(batch * 100 + 100)}, docs)
+                    .CommitDocuments({SessionId("ses_pending"), expected,
+                                      Cursor{Epoch(1), Seq(batch * 100 + 100)}, docs})
                     .ok());
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,19 +52,25 @@ Result<std::vector<ItemRow>> SqliteEventLog::ItemsOpenAcross(const SessionId& se
       [&](Db& db) { return sqlite::LoadItemsOpenAcross(db, session, epoch, seq); });
 }
 
-Status SqliteEventLog::CommitItems(const SessionId& session, Epoch epoch,
-                                   const std::optional<ItemIndexState>& expected,
-                                   const ItemIndexState& next, const std::vector<ItemRow>& rows) {
-  return RunControl<bool>([&](Writer& w, bool&) -> Status {
-           Result<std::optional<ItemIndexState>> stored =
-               sqlite::LoadItemState(w.db(), session, epoch);
-           if (!stored.ok()) return w.Check(stored.status());
-           if (*stored != expected)
-             return Error(ErrorCode::kConflict,
-                          "the timeline index of " + session.str() + " moved on meanwhile");
-           return w.Check(sqlite::StoreItems(w.db(), session, epoch, next, rows));
-         })
-      .status();
+// Each commit checks its own expected state: one that another writer moved writes nothing and
+// is kConflict, the others land.
+Result<std::vector<Status>> SqliteEventLog::CommitItemsTogether(
+    std::span<const ItemCommit> commits) {
+  return RunControl<std::vector<Status>>([&](Writer& w, std::vector<Status>& outcomes) -> Status {
+    for (const ItemCommit& c : commits) {
+      Result<std::optional<ItemIndexState>> stored =
+          sqlite::LoadItemState(w.db(), c.session, c.epoch);
+      if (!stored.ok()) return w.Check(stored.status());
+      if (*stored != c.expected) {
+        outcomes.push_back(Error(ErrorCode::kConflict, "the timeline index of " + c.session.str() +
+                                                           " moved on meanwhile"));
+        continue;
+      }
+      AS_RETURN_IF_ERROR(w.Check(sqlite::StoreItems(w.db(), c.session, c.epoch, c.next, c.rows)));
+      outcomes.push_back(Status::Ok());
+    }
+    return Status::Ok();
+  });
 }
 
 Status SqliteEventLog::DropItems(const SessionId& session, Epoch epoch) {
@@ -78,18 +85,22 @@ Result<std::optional<Cursor>> SqliteEventLog::LoadSearchState(const SessionId& s
       [&](Db& db) { return sqlite::LoadSearchState(db, session); });
 }
 
-Status SqliteEventLog::CommitDocuments(const SessionId& session,
-                                       const std::optional<Cursor>& expected, Cursor next,
-                                       const std::vector<SearchDocument>& documents) {
-  return RunControl<bool>([&](Writer& w, bool&) -> Status {
-           Result<std::optional<Cursor>> stored = sqlite::LoadSearchState(w.db(), session);
-           if (!stored.ok()) return w.Check(stored.status());
-           if (*stored != expected)
-             return Error(ErrorCode::kConflict,
-                          "the search index of " + session.str() + " moved on meanwhile");
-           return w.Check(sqlite::StoreDocuments(w.db(), session, next, documents));
-         })
-      .status();
+Result<std::vector<Status>> SqliteEventLog::CommitDocumentsTogether(
+    std::span<const DocumentCommit> commits) {
+  return RunControl<std::vector<Status>>([&](Writer& w, std::vector<Status>& outcomes) -> Status {
+    for (const DocumentCommit& c : commits) {
+      Result<std::optional<Cursor>> stored = sqlite::LoadSearchState(w.db(), c.session);
+      if (!stored.ok()) return w.Check(stored.status());
+      if (*stored != c.expected) {
+        outcomes.push_back(Error(ErrorCode::kConflict,
+                                 "the search index of " + c.session.str() + " moved on meanwhile"));
+        continue;
+      }
+      AS_RETURN_IF_ERROR(w.Check(sqlite::StoreDocuments(w.db(), c.session, c.next, c.documents)));
+      outcomes.push_back(Status::Ok());
+    }
+    return Status::Ok();
+  });
 }
 
 // Each slice on a reader connection of its own, in a read transaction of its own.
