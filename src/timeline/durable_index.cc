@@ -112,13 +112,21 @@ Result<std::unique_ptr<DurableIndexView>> DurableIndexView::Open(ItemIndexStore&
   if (!state || state->format != kItemIndexFormat)
     return Error(ErrorCode::kNotFound, "no timeline index of " + session.str() + " epoch " +
                                            std::to_string(epoch.value()));
-  if (clip && *clip > state->watermark)
+  return OpenAt(store, session, epoch, *state, clip);
+}
+
+Result<std::unique_ptr<DurableIndexView>> DurableIndexView::OpenAt(ItemIndexStore& store,
+                                                                   const SessionId& session,
+                                                                   Epoch epoch,
+                                                                   const ItemIndexState& state,
+                                                                   std::optional<Seq> clip) {
+  if (clip && *clip > state.watermark)
     return Error(ErrorCode::kConflict,
                  "the timeline index of " + session.str() + " is behind the requested tail");
   std::unique_ptr<DurableIndexView> view(new DurableIndexView(store, session, epoch));
-  view->tail_ = clip.value_or(state->watermark);
-  view->size_ = static_cast<std::size_t>(state->items);
-  view->base_items_ = static_cast<std::size_t>(state->base_items);
+  view->tail_ = clip.value_or(state.watermark);
+  view->size_ = static_cast<std::size_t>(state.items);
+  view->base_items_ = static_cast<std::size_t>(state.base_items);
   AS_ASSIGN_OR_RETURN(std::optional<HistoryBase> base, store.EpochBase(session, epoch));
   if (base) {
     // A view clipped inside its base prefix sees the base clipped there too.
@@ -131,7 +139,7 @@ Result<std::unique_ptr<DurableIndexView>> DurableIndexView::Open(ItemIndexStore&
                    "the timeline index of " + session.str() + " disagrees with its base's");
     }
   }
-  if (view->tail_ < state->watermark) {
+  if (view->tail_ < state.watermark) {
     // Clipped below the watermark (a base prefix): count only the items started by the clip.
     AS_ASSIGN_OR_RETURN(view->size_, view->FirstStartingAfter(view->tail_));
   }
@@ -320,7 +328,7 @@ Status CatchUpIndex(ItemIndexStore& store, EventLog& log, const SessionId& sessi
       events.push_back(std::move(event));
     }
     if (events_read) *events_read += events.size();
-    AS_ASSIGN_OR_RETURN(auto view, DurableIndexView::Open(store, session, epoch));
+    AS_ASSIGN_OR_RETURN(auto view, DurableIndexView::OpenAt(store, session, epoch, state));
     ItemIndexState next = state;
     std::vector<ItemRow> rows;
     AS_RETURN_IF_ERROR(IndexBatch(*view, events, next, rows));

@@ -48,6 +48,12 @@ class DurableIndexView final : public timeline::IndexView {
   static Result<std::unique_ptr<DurableIndexView>> Open(ItemIndexStore& store,
                                                         const SessionId& session, Epoch epoch,
                                                         std::optional<Seq> clip = std::nullopt);
+  // The same, as of `state`, the stored state the caller has just read or committed: what Open
+  // would read.
+  static Result<std::unique_ptr<DurableIndexView>> OpenAt(ItemIndexStore& store,
+                                                          const SessionId& session, Epoch epoch,
+                                                          const ItemIndexState& state,
+                                                          std::optional<Seq> clip = std::nullopt);
 
   Epoch epoch() const override { return epoch_; }
   Seq tail() const override { return tail_; }

@@ -147,8 +147,10 @@ void TimelineService::IndexRound(std::unordered_map<SessionId, HeldRecords>& ses
     deferred_bytes = 0;
   };
   for (auto& [session, held] : sessions) {
-    // Through the last record of this round held: commits since have their notices in the
-    // next round, whose records it holds. The last round indexes through the tail.
+    // Through the last record of this round held, without asking the log for the tail: commits
+    // since have their notices in the next round, whose records it holds. (A rewind since makes
+    // this round index the epoch it left, which stays readable, and the next the new one.) The
+    // last round indexes through the tail.
     const std::optional<Cursor> last_held = held.last();
     HeldRecords own = held;
     if (auto before = carried_.find(session); before != carried_.end() && last_held) {
@@ -157,10 +159,8 @@ void TimelineService::IndexRound(std::unordered_map<SessionId, HeldRecords>& ses
       held = std::move(joined);
     }
     carried.emplace(session, std::move(own));
-    Result<Cursor> tail = log_.Tail(session);
+    Result<Cursor> tail = !last && last_held ? Result<Cursor>(*last_held) : log_.Tail(session);
     if (!tail.ok()) continue;
-    if (!last && last_held && last_held->epoch == tail->epoch && last_held->seq < tail->seq)
-      tail = *last_held;
     std::size_t read = 0;
     const std::size_t items_before = items.size();
     const std::size_t texts_before = texts.size();
