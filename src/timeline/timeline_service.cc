@@ -1,5 +1,7 @@
 #include "timeline/timeline_service.h"
 
+#include <algorithm>
+
 #include "core/event_codec.h"
 #include "log/log.h"
 #include "search/search.h"
@@ -84,6 +86,7 @@ void TimelineService::IndexStoredSessions() {
 void TimelineService::IndexLoop() {
   IndexStoredSessions();
   std::unique_lock lock(pending_mu_);
+  std::chrono::steady_clock::time_point round_started;
   while (true) {
     auto ready = [&] { return stopping_ || !pending_.empty(); };
     if (remote_pending_.empty()) {
@@ -91,9 +94,16 @@ void TimelineService::IndexLoop() {
     } else {
       pending_cv_.wait_for(lock, kRemoteIndexingDelay / 4, ready);
     }
-    // Gather the commits of the next moments too: one indexing per session per delay. When
-    // stopping, what is pending is indexed at once, so the next start finds the index current.
-    if (!pending_.empty()) pending_cv_.wait_for(lock, kIndexingDelay, [&] { return stopping_; });
+    // Gather the commits of the next moments too, and of the rest of the interval since the last
+    // round: one indexing per session per round, and a round's fixed cost per session paid at
+    // most once an interval however busy the session. When stopping, what is pending is indexed
+    // at once, so the next start finds the index current.
+    if (!pending_.empty()) {
+      const auto start = std::max(std::chrono::steady_clock::now() + kIndexingDelay,
+                                  round_started + kIndexingInterval);
+      pending_cv_.wait_until(lock, start, [&] { return stopping_; });
+    }
+    round_started = std::chrono::steady_clock::now();
     const bool last = stopping_;
     std::unordered_map<SessionId, HeldRecords> sessions;
     sessions.swap(pending_);

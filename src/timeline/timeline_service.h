@@ -57,8 +57,10 @@ class TimelineService {
   // Sessions whose commits wait for the background indexer, at most; a session beyond it is
   // indexed by its next page instead.
   static constexpr std::size_t kMaxPendingIndexing = 4096;
-  // How long the background indexer gathers commits before indexing them.
+  // How long the background indexer gathers commits before indexing them, and how long at least
+  // from the start of one of its rounds to the next.
   static constexpr std::chrono::milliseconds kIndexingDelay{200};
+  static constexpr std::chrono::milliseconds kIndexingInterval{1000};
   // How long a session another daemon commits to stays quiet before this daemon indexes it. By
   // then that daemon has indexed it, and this one finds nothing left to do.
   static constexpr std::chrono::milliseconds kRemoteIndexingDelay{2000};
