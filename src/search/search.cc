@@ -18,26 +18,6 @@ void IndexSessionText(EventLog& log, const SessionId& session, Cursor tail,
     log::Warn("search.index_failed", {{"agent", session.str()}, {"error", indexed.ToString()}});
 }
 
-void CommitDeferredText(EventLog& log, std::vector<DocumentCommit>& deferred) {
-  SearchIndexStore* search = log.search_index();
-  if (search == nullptr || deferred.empty()) return;
-  Result<std::vector<Status>> outcomes = search->CommitDocumentsTogether(deferred);
-  if (!outcomes.ok()) {
-    log::Warn("search.index_failed",
-              {{"agents", deferred.size()}, {"error", outcomes.status().ToString()}});
-  } else {
-    for (std::size_t i = 0; i < deferred.size(); ++i) {
-      // A conflict: another indexer moved the session on; the next indexing goes on from there.
-      const Status& outcome = (*outcomes)[i];
-      if (!outcome.ok() && outcome.code() != ErrorCode::kConflict) {
-        log::Warn("search.index_failed",
-                  {{"agent", deferred[i].session.str()}, {"error", outcome.ToString()}});
-      }
-    }
-  }
-  deferred.clear();
-}
-
 Result<SearchResult> RunSearch(EventLog& log, const SearchQuery& query) {
   SearchIndexStore* search = log.search_index();
   if (search == nullptr)

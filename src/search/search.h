@@ -61,13 +61,10 @@ struct SearchResult {
 // (optional) is set, and the next call takes up from what was committed. Thread-safe; meant for
 // the timeline's background indexer, which passes the records it `held` (optional) of the
 // session's last commits, and may take the last commit `deferred` (optional; CatchUpSearch) to
-// make with other sessions' (CommitDeferredText).
+// make with other sessions' (SearchIndexStore::CommitDocumentsTogether).
 void IndexSessionText(EventLog& log, const SessionId& session, Cursor tail,
                       const std::atomic<bool>* cancel = nullptr, const HeldRecords* held = nullptr,
                       std::vector<DocumentCommit>* deferred = nullptr);
-// Makes the commits IndexSessionText `deferred`, in one transaction, and empties it. A failure of
-// one is logged (`search.index_failed`), and the next indexing takes up from what was committed.
-void CommitDeferredText(EventLog& log, std::vector<DocumentCommit>& deferred);
 
 // The hits of `query` in `log`'s search index, newest first, at most query.limit (1 to
 // kMaxSearchHits; kInvalidArgument otherwise). A query naming a session brings that session's

@@ -138,6 +138,23 @@ std::size_t BytesOf(const DocumentCommit& commit) {
   return bytes;
 }
 
+// Logs as `event` the commits of a round that failed: once for them all when their transaction
+// did, else each that failed other than by a conflict (another indexer moved the session on, and
+// the next round goes on from there). Commits that failed are made again by the next round.
+template <class Commit>
+void ReportFailures(const char* event, const std::vector<Commit>& commits,
+                    const Result<std::vector<Status>>& outcomes) {
+  if (!outcomes.ok()) {
+    log::Warn(event, {{"agents", commits.size()}, {"error", outcomes.status().ToString()}});
+    return;
+  }
+  for (std::size_t i = 0; i < commits.size(); ++i) {
+    const Status& outcome = (*outcomes)[i];
+    if (!outcome.ok() && outcome.code() != ErrorCode::kConflict)
+      log::Warn(event, {{"agent", commits[i].session.str()}, {"error", outcome.ToString()}});
+  }
+}
+
 }  // namespace
 
 void TimelineService::IndexRound(std::unordered_map<SessionId, HeldRecords>& sessions, bool last) {
@@ -151,9 +168,14 @@ void TimelineService::IndexRound(std::unordered_map<SessionId, HeldRecords>& ses
   std::vector<ItemCommit> items;
   std::vector<DocumentCommit> texts;
   std::size_t deferred_bytes = 0;
+  SearchIndexStore* search = log_.search_index();
   auto commit_deferred = [&] {
-    CommitDeferredItems(store, items);
-    CommitDeferredText(log_, texts);
+    if (!items.empty())
+      ReportFailures("timeline.index_failed", items, store.CommitItemsTogether(items));
+    if (search != nullptr && !texts.empty())
+      ReportFailures("search.index_failed", texts, search->CommitDocumentsTogether(texts));
+    items.clear();
+    texts.clear();
     deferred_bytes = 0;
   };
   for (auto& [session, held] : sessions) {
@@ -186,25 +208,6 @@ void TimelineService::IndexRound(std::unordered_map<SessionId, HeldRecords>& ses
   }
   commit_deferred();
   carried_ = std::move(carried);
-}
-
-void TimelineService::CommitDeferredItems(ItemIndexStore& store, std::vector<ItemCommit>& items) {
-  if (items.empty()) return;
-  Result<std::vector<Status>> outcomes = store.CommitItemsTogether(items);
-  if (!outcomes.ok()) {
-    log::Warn("timeline.index_failed",
-              {{"agents", items.size()}, {"error", outcomes.status().ToString()}});
-  } else {
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      // A conflict: another indexer moved the session on; the next round goes on from there.
-      const Status& outcome = (*outcomes)[i];
-      if (!outcome.ok() && outcome.code() != ErrorCode::kConflict) {
-        log::Warn("timeline.index_failed",
-                  {{"agent", items[i].session.str()}, {"error", outcome.ToString()}});
-      }
-    }
-  }
-  items.clear();
 }
 
 Result<SearchResult> TimelineService::Search(const SearchQuery& query) {

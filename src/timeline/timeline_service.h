@@ -103,9 +103,6 @@ class TimelineService {
   // Indexes `sessions`, each from the records it holds (and those of the round before) and the
   // log; through their tails when `last`.
   void IndexRound(std::unordered_map<SessionId, HeldRecords>& sessions, bool last);
-  // Makes the commits CatchUpIndex deferred, in one transaction, and empties `items`. A failure
-  // is logged (`timeline.index_failed`); the next round takes up from what was committed.
-  static void CommitDeferredItems(ItemIndexStore& store, std::vector<ItemCommit>& items);
   // At start: indexes every session whose index is missing or behind its tail (written by an
   // older build, or by a daemon that died before indexing), one session at a time.
   void IndexStoredSessions();
