@@ -1,5 +1,6 @@
 #include "store/test_backend.h"
 
+#include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -206,6 +207,20 @@ std::unique_ptr<Backend> MakeBackend(const std::string& name, std::size_t search
     return std::make_unique<PostgresBackend>(*server, search_slices);
   }
   throw std::invalid_argument("unknown backend " + name);
+}
+
+bool CheckFourOutcomes(const Result<std::vector<Status>>& outcomes) {
+  EXPECT_TRUE(outcomes.ok()) << outcomes.status().ToString();
+  if (!outcomes.ok() || outcomes->size() != 4) {
+    ADD_FAILURE() << "four outcomes expected";
+    return false;
+  }
+  const std::vector<Status>& o = *outcomes;
+  EXPECT_TRUE(o[0].ok()) << o[0].ToString();
+  EXPECT_EQ(o[1].code(), ErrorCode::kConflict) << o[1].ToString();
+  EXPECT_TRUE(o[2].ok() || o[2].code() == ErrorCode::kInvalidArgument) << o[2].ToString();
+  EXPECT_TRUE(o[3].ok()) << o[3].ToString();
+  return o[2].ok();
 }
 
 }  // namespace agentstream::testing

@@ -31,4 +31,10 @@ class Backend {
 std::vector<std::string> BackendNames();
 std::unique_ptr<Backend> MakeBackend(const std::string& name, std::size_t search_slices = 0);
 
+// The outcomes of four commits made together (CommitItemsTogether, CommitDocumentsTogether): the
+// first and last land, the second is from a stale state, the third holds a text with a NUL byte,
+// which PostgreSQL cannot keep. Adds a test failure unless the outcomes say so; returns whether
+// the store kept the third.
+bool CheckFourOutcomes(const Result<std::vector<Status>>& outcomes);
+
 }  // namespace agentstream::testing
