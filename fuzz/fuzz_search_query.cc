@@ -58,7 +58,7 @@ EventLog& Store() {
       for (const char* t : texts)
         docs.push_back({Cursor{Epoch(1), Seq(++seq)}, 1000, "user.message", t});
       Check(out->search_index()
-                ->CommitDocuments(SessionId(id), std::nullopt, Cursor{Epoch(1), Seq(seq)}, docs)
+                ->CommitDocuments({SessionId(id), std::nullopt, Cursor{Epoch(1), Seq(seq)}, docs})
                 .ok());
     }
     return Fixture{dir, std::move(out)};
