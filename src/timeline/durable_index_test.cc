@@ -166,7 +166,10 @@ TEST_P(DurableIndexTest, CommitsMadeTogetherLandOrFailEachAlone) {
   const bool c_kept = testing::CheckFourOutcomes(store.CommitItemsTogether(commits));
   auto keys = [&](const char* id) {
     std::string out;
-    for (const ItemRow& r : *store.ItemsBetween(SessionId(id), Epoch(1), 0, 10)) out += r.key;
+    Result<std::vector<ItemRow>> rows = store.ItemsBetween(SessionId(id), Epoch(1), 0, 10);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    if (rows.ok())
+      for (const ItemRow& r : *rows) out += r.key;
     return out;
   };
   EXPECT_EQ(keys("a"), "#a");
