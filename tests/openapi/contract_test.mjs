@@ -287,9 +287,12 @@ async function history(port, id) {
   if (!reset.events.some((e) => e.event === 'control' && JSON.parse(e.data).reset === true))
     fail('GET events sse', 'no control event with reset after a rewind');
 
-  // Search (the indexer runs about 200 ms after a commit).
-  await sleep(600);
-  res = await P('GET', '/v1/search?q=parser');
+  // Search (the indexer runs 200 ms after a commit, its rounds at least 1 s apart).
+  for (let tries = 0; tries < 10; ++tries) {
+    await sleep(600);
+    res = await P('GET', '/v1/search?q=parser');
+    if (res.status !== 200 || JSON.parse(res.text).hits.length > 0) break;
+  }
   check('/v1/search', 'GET', res, 200);
   if (JSON.parse(res.text).hits.length === 0) fail('GET /v1/search', 'no hit for a word of a prompt');
   check('/v1/search', 'GET', await P('GET', `/v1/search?q=parser&agent=${id}&limit=1`), 200);

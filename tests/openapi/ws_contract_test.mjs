@@ -413,9 +413,12 @@ async function scenarios(port, token, tmp) {
   await a.refused({type: 'timeline.fetch', agent: 'ses_none'}, 'not_found', {valid: true});
   await a.refused({type: 'timeline.fetch'}, 'invalid_argument');
 
-  // search (the indexer runs about 200 ms after a commit)
-  await sleep(600);
-  r = await a.request({type: 'search', q: 'parser'}, {expect: 'search'});
+  // search (the indexer runs 200 ms after a commit, its rounds at least 1 s apart)
+  for (let tries = 0; tries < 10; ++tries) {
+    await sleep(600);
+    r = await a.request({type: 'search', q: 'parser'}, {expect: 'search'});
+    if (r.hits?.length > 0) break;
+  }
   if (!(r.hits?.length > 0)) fail('search', `no hit for a word of a prompt: ${JSON.stringify(r)}`);
   await a.request({type: 'search', q: 'parser', agent: id, limit: 1}, {expect: 'search'});
   await a.refused({type: 'search'}, 'invalid_argument');
