@@ -36,6 +36,11 @@ struct EventBatch {
   // The envelopes (core/event_codec.h) as one JSON array text: "[{...},{...}]".
   std::shared_ptr<const std::string> json;
   bool epoch_marker() const { return count == 0; }
+
+  // The text a WebSocket "events" message puts before `json` (WsApp::SendBatch), made by the
+  // first subscriber the batch is sent to and shared by the others.
+  mutable std::once_flag ws_head_once;
+  mutable std::string ws_head;
 };
 
 // Bounds of one encoded batch (one frame): events and payload bytes. A batch holds at least one

@@ -74,10 +74,11 @@ void WsApp::Follow(const SessionId& agent, Cursor after) {
   // Register first, then replay: every commit after this point produces a batch, and the
   // reader reads whatever came before from the log.
   sub.token = hub_.Subscribe(
-      agent, [weak, post, agent, generation](const std::shared_ptr<const EventBatch>& batch) {
-        post([weak, agent, generation, batch] {
+      agent, [weak, post, generation](const std::shared_ptr<const EventBatch>& batch) {
+        // The batch names its session: the subscription is found by it.
+        post([weak, generation, batch] {
           if (auto self = weak.lock(); self && !self->closed_)
-            self->OnBatch(agent, generation, batch);
+            self->OnBatch(batch->session, generation, batch);
         });
       });
   Pump(agent);
@@ -126,12 +127,14 @@ void WsApp::OnBatch(const SessionId& agent, std::uint64_t generation,
 }
 
 void WsApp::SendBatch(const EventBatch& batch) {
-  std::string head = R"({"type":"events","agent":)" +
-                     json::serialize(json::string(batch.session.str())) + R"(,"epoch":)" +
-                     std::to_string(batch.epoch.value()) + R"(,"from":")" +
-                     FormatCursor({batch.epoch, batch.first}) + R"(","to":")" +
-                     FormatCursor({batch.epoch, batch.last}) + R"(","events":)";
-  out_.Send(std::move(head), batch.json, "}");
+  std::call_once(batch.ws_head_once, [&batch] {
+    batch.ws_head = R"({"type":"events","agent":)" +
+                    json::serialize(json::string(batch.session.str())) + R"(,"epoch":)" +
+                    std::to_string(batch.epoch.value()) + R"(,"from":")" +
+                    FormatCursor({batch.epoch, batch.first}) + R"(","to":")" +
+                    FormatCursor({batch.epoch, batch.last}) + R"(","events":)";
+  });
+  out_.Send(batch.ws_head, batch.json, "}");
   metrics_.FramesSent(1);
 }
 

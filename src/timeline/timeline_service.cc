@@ -201,7 +201,8 @@ void TimelineService::IndexRound(std::unordered_map<SessionId, HeldRecords>& ses
     events_indexed_ += read;
     if (!indexed.ok())
       log::Warn("timeline.index_failed", {{"agent", session.str()}, {"error", indexed.ToString()}});
-    IndexSessionText(log_, session, *tail, &cancel_, &held, &texts);
+    // Not cancelled by the stop: the last round is what brings the search index current too.
+    IndexSessionText(log_, session, *tail, nullptr, &held, &texts);
     for (std::size_t i = items_before; i < items.size(); ++i) deferred_bytes += BytesOf(items[i]);
     for (std::size_t i = texts_before; i < texts.size(); ++i) deferred_bytes += BytesOf(texts[i]);
     if (deferred_bytes >= kMaxDeferredBytes) commit_deferred();

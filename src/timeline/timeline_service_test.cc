@@ -396,6 +396,30 @@ TEST_F(TimelineServiceStoreTest, ARoundCommitsTheIndexesOfAllItsSessionsTogether
   EXPECT_EQ(found->hits.size(), static_cast<std::size_t>(kSessions));
 }
 
+// What is pending when the service stops is indexed before it ends, the search index too: the
+// next start finds both current.
+TEST_F(TimelineServiceStoreTest, WhatIsPendingAtAStopIsIndexedBeforeTheServiceEnds) {
+  auto log = OpenSqliteEventLog(options_);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  const SessionId session("s");
+  ASSERT_TRUE((*log)->CreateSession(session, SessionMeta{"scripted", "/w"}, {}).ok());
+  auto indexed_through = [&](Seq seq) {
+    Result<std::optional<ItemIndexState>> items =
+        (*log)->item_index()->LoadItemState(session, Epoch(1));
+    Result<std::optional<Cursor>> text = (*log)->search_index()->LoadSearchState(session);
+    return items.ok() && *items && (*items)->watermark == seq && text.ok() && *text &&
+           (*text)->seq == seq;
+  };
+  {
+    TimelineService service(**log);
+    Say(**log, session, 0, 1, "first");
+    ASSERT_TRUE(Eventually([&] { return indexed_through(Seq(1)); }));
+    // Within the interval between two rounds: the stop's own round indexes it.
+    Say(**log, session, 1, 2, "second");
+  }
+  EXPECT_TRUE(indexed_through(Seq(3)));
+}
+
 // Two daemons on one database: each indexes its own commits. Another daemon's it leaves to that
 // daemon, and indexes them itself only once the session has been quiet for kRemoteIndexingDelay:
 // what a daemon that stopped before indexing left behind.
