@@ -146,8 +146,7 @@ class WsApp : public std::enable_shared_from_this<WsApp> {
   void ClearSubs();
   // Starts (or restarts) following `agent` after `after`.
   void Follow(const SessionId& agent, Cursor after);
-  void OnBatch(const SessionId& agent, std::uint64_t generation,
-               const std::shared_ptr<const EventBatch>& batch);
+  void OnBatch(std::uint64_t generation, const std::shared_ptr<const EventBatch>& batch);
   void SendBatch(const EventBatch& batch);
   // Reads catch-up batches while the send queue has room; handles resets.
   void Pump(const SessionId& agent);

@@ -75,10 +75,8 @@ void WsApp::Follow(const SessionId& agent, Cursor after) {
   // reader reads whatever came before from the log.
   sub.token = hub_.Subscribe(
       agent, [weak, post, generation](const std::shared_ptr<const EventBatch>& batch) {
-        // The batch names its session: the subscription is found by it.
         post([weak, generation, batch] {
-          if (auto self = weak.lock(); self && !self->closed_)
-            self->OnBatch(batch->session, generation, batch);
+          if (auto self = weak.lock(); self && !self->closed_) self->OnBatch(generation, batch);
         });
       });
   Pump(agent);
@@ -113,8 +111,8 @@ void WsApp::ClearSubs() {
   subs_.clear();
 }
 
-void WsApp::OnBatch(const SessionId& agent, std::uint64_t generation,
-                    const std::shared_ptr<const EventBatch>& batch) {
+void WsApp::OnBatch(std::uint64_t generation, const std::shared_ptr<const EventBatch>& batch) {
+  const SessionId& agent = batch->session;  // a live batch is of the session subscribed to
   auto it = subs_.find(agent);
   if (it == subs_.end() || it->second.generation != generation) return;
   LiveReader& reader = *it->second.reader;
