@@ -178,6 +178,12 @@ void AddAgentOptions(CLI::App* serve_cmd, agentstream::cli::ServeOptions& serve)
       ->check(CLI::Range(0, 4))
       ->capture_default_str();
   serve_cmd
+      ->add_option("--store-writers", serve.store_writers,
+                   "PostgreSQL: writer connections committing side by side (the next one "
+                   "takes new work when those before it have a backlog)")
+      ->check(CLI::Range(1, 8))
+      ->capture_default_str();
+  serve_cmd
       ->add_option("--log-level", serve.log_level,
                    "the least level of the log lines on stderr (docs/operations.md, \"Logs\")")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))

@@ -311,6 +311,7 @@ std::optional<int> StartAgents(const ServeOptions& options, Daemon& daemon,
   StoreConfig store;
   store.url = options.store_url;
   store.search_slices = static_cast<std::size_t>(options.search_slices);
+  store.writer_connections = static_cast<std::size_t>(options.store_writers);
   auto log = OpenEventLog(store);
   if (!log.ok()) return StartFailed("open_store", log.status().ToString());
   daemon.log = std::move(*log);

@@ -75,6 +75,8 @@ struct ServeOptions {
   // Database connections one search runs on at once (store/search_index.h); 0: the machine's
   // hardware threads, at most 4.
   int search_slices = 0;
+  // PostgreSQL: writer connections committing side by side (store/postgres/postgres_log.h).
+  int store_writers = 2;
   // The daemon's log lines on stderr (log/log.h, docs/operations.md "Logs").
   std::string log_level = "info";   // trace | debug | info | warn | error | off
   std::string log_format = "text";  // text | json

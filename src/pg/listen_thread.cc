@@ -36,9 +36,8 @@ void ListenThread::Loop(Conn conn) {
     received.clear();
     if (!conn.Receive(received)) conn = Conn();
     payloads.clear();
-    const int own = handlers_.own_pid();
     for (const Conn::Notification& n : received)
-      if (n.sender_pid != own) payloads.push_back(n.payload);
+      if (!handlers_.own(n.sender_pid)) payloads.push_back(n.payload);
     if (!payloads.empty()) handlers_.heard(payloads);
   }
 }

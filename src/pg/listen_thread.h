@@ -1,7 +1,7 @@
 // ListenThread: a connection that LISTENs on a channel, read on a thread of its own, for the
 // PostgreSQL stores whose daemons hear each other's commits (the session log's commit channel,
-// the generic streams' wake-ups). Notifications sent by the server process own_pid() names (the
-// store's own writer) are passed over; the others of one read go to `heard` together. A lost
+// the generic streams' wake-ups). Notifications sent by a server process own() recognizes (one of
+// the store's own writers) are passed over; the others of one read go to `heard` together. A lost
 // connection is reopened with `listen` every second, then `reopened` runs: what was announced
 // while nobody listened is lost, and the store decides how to make up for it.
 #pragma once
@@ -20,7 +20,7 @@ class ListenThread {
  public:
   struct Handlers {
     std::function<Result<Conn>()> listen;  // a new connection that LISTENs already
-    std::function<int()> own_pid;
+    std::function<bool(int pid)> own;
     std::function<void(const std::vector<std::string>& payloads)> heard;
     std::function<void()> reopened;  // may be empty
   };

@@ -49,6 +49,10 @@ class CommitQueue {
     // When fewer requests wait than the last batch took, wait up to this long for the writers it
     // just acknowledged to come back, so that they share one commit (0: never wait).
     std::chrono::microseconds linger{0};
+    // The queues whose writer threads count as one for OnWriterThread: a store with several
+    // queues (PostgreSQL's writer connections) names itself, so that none of its writer threads
+    // waits for another. Null: this queue alone.
+    const void* family = nullptr;
   };
 
   explicit CommitQueue(Options options) : options_(options) {}
@@ -73,7 +77,8 @@ class CommitQueue {
     if (writer_.joinable()) writer_.join();
   }
 
-  bool OnWriterThread() const { return std::this_thread::get_id() == writer_.get_id(); }
+  // Whether the calling thread is the writer thread of this queue or of its family.
+  bool OnWriterThread() const { return writing_for_ == family(); }
 
   // Queues `op`, blocking while the queue is full (the writer thread is refused instead). An op
   // that cannot be queued is completed here with the reason.
@@ -187,6 +192,12 @@ class CommitQueue {
     return it->second;
   }
 
+  // How many requests wait for the writer (not those of the batch it is committing).
+  std::size_t queued() const {
+    std::lock_guard lock(mu_);
+    return queue_.size();
+  }
+
   // OK while writes are taken: kUnavailable after a sticky failure or once stopping.
   Status Writable() const {
     std::lock_guard lock(mu_);
@@ -239,7 +250,10 @@ class CommitQueue {
     return Status::Ok();
   }
 
+  const void* family() const { return options_.family != nullptr ? options_.family : this; }
+
   void Loop() {
+    writing_for_ = family();
     std::vector<Op> batch;
     std::size_t last_batch = 0;
     while (true) {
@@ -276,6 +290,8 @@ class CommitQueue {
   Status sticky_;
   LogStats stats_;
   std::thread writer_;
+  // The family() of the queue whose writer thread this is; null on every other thread.
+  static inline thread_local const void* writing_for_ = nullptr;
 };
 
 }  // namespace agentstream::store_internal

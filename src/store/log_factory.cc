@@ -23,6 +23,7 @@ Result<std::unique_ptr<EventLog>> OpenEventLog(const StoreConfig& config) {
     options.durability = config.durability;
     options.limits = config.limits;
     options.search_slices = config.search_slices;
+    if (config.writer_connections > 0) options.writer_connections = config.writer_connections;
     return OpenPostgresEventLog(std::move(options));
   }
   std::optional<std::string> path = SqliteStorePath(url);

@@ -17,6 +17,9 @@ struct StoreConfig {
   LogLimits limits;
   // Connections one search runs on at once (SqliteLogOptions::search_slices); 0: the default.
   std::size_t search_slices = 0;
+  // PostgreSQL: writer connections committing side by side
+  // (PostgresLogOptions::writer_connections); 0: the default.
+  std::size_t writer_connections = 0;
 };
 
 // The SQLite file a store URL names ("sqlite:PATH", or a plain PATH); nullopt for "memory:", a

@@ -62,7 +62,8 @@ class PostgresStreamStore final : public StreamStore {
     listener_ = std::make_unique<pg::ListenThread>(
         std::move(listening),
         pg::ListenThread::Handlers{
-            [this]() -> Result<Conn> { return Listen(); }, [this] { return writer_pid_.load(); },
+            [this]() -> Result<Conn> { return Listen(); },
+            [this](int pid) { return pid == writer_pid_.load(); },
             [this](const std::vector<std::string>& payloads) { Heard(payloads); },
             // what was announced while nobody listened
             [this] { watchers_.WakeAll(); }});

@@ -37,7 +37,7 @@ std::optional<Statement> CommitAnnouncement(const Txn& t, const std::string& cha
 }
 
 std::unique_ptr<ListenThread> HearCommits(
-    Conn listening, std::function<Result<Conn>()> listen, std::function<int()> own_pid,
+    Conn listening, std::function<Result<Conn>()> listen, std::function<bool(int pid)> own,
     const std::shared_ptr<store_internal::CommitListeners>& listeners) {
   auto heard = [listeners](const std::vector<std::string>& payloads) {
     for (const std::string& payload : payloads)
@@ -48,7 +48,7 @@ std::unique_ptr<ListenThread> HearCommits(
   };
   return std::make_unique<ListenThread>(
       std::move(listening),
-      ListenThread::Handlers{std::move(listen), std::move(own_pid), std::move(heard), {}});
+      ListenThread::Handlers{std::move(listen), std::move(own), std::move(heard), {}});
 }
 
 }  // namespace agentstream::pg

@@ -29,11 +29,11 @@ std::optional<CommitNotice> DecodeCommitNotice(const std::string& payload);
 std::optional<Statement> CommitAnnouncement(const Txn& t, const std::string& channel);
 
 // Hears the commits another connection announced on a channel (a ListenThread), and tells
-// `listeners`: a notice from the server process own_pid() names is this log's own commit, which
+// `listeners`: a notice from a server process own() recognizes is this log's own commit, which
 // the log told its listeners of already. A lost connection is reopened with `listen` every
 // second; commits announced meanwhile reach live readers with the session's next commit.
 std::unique_ptr<ListenThread> HearCommits(
-    Conn listening, std::function<Result<Conn>()> listen, std::function<int()> own_pid,
+    Conn listening, std::function<Result<Conn>()> listen, std::function<bool(int pid)> own,
     const std::shared_ptr<store_internal::CommitListeners>& listeners);
 
 }  // namespace agentstream::pg

@@ -3,8 +3,10 @@
 // before the batch is acknowledged or failed (postgres_log.h).
 #include "store/postgres/postgres_log.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -34,6 +36,11 @@ Result<Conn> Connect(const PostgresLogOptions& options, bool writer) {
   AS_ASSIGN_OR_RETURN(Conn conn, pg::ConnectTo(options.conninfo, "agentstream", options.schema));
   if (writer && options.durability == Durability::kOs)
     AS_RETURN_IF_ERROR(conn.ExecScript("SET synchronous_commit TO off"));
+  // Record batches above the TOAST threshold are compressed with lz4 where the server has it:
+  // several times cheaper than the default pglz, which took 8% of the server's time under load
+  // (docs/benchmarks.md). A server built without lz4 refuses the setting and keeps pglz; the
+  // reads do not care which (each value names its method).
+  if (writer) (void)conn.ExecScript("SET default_toast_compression TO lz4");
   return conn;
 }
 
@@ -44,23 +51,72 @@ Result<Conn> Listen(const PostgresLogOptions& options) {
   return conn;
 }
 
-PostgresEventLog::PostgresEventLog(PostgresLogOptions options, Conn writer, Conn listening,
-                                   pg::CommitStamps stamps)
-    : options_(std::move(options)),
-      writer_conn_(std::move(writer)),
-      stamps_(std::move(stamps)),
-      queue_(Queue::Options{options_.max_queued_requests, options_.max_batch_requests}) {
-  writer_pid_ = writer_conn_.BackendPid();
-  queue_.Start([this](std::vector<Op>& batch) { RunBatch(batch); });
+namespace {
+
+// Each writer queues its share of the requests the options allow.
+WriteQueue::Options WriterQueueOptions(const PostgresLogOptions& options, const void* log) {
+  const std::size_t writers = std::max<std::size_t>(options.writer_connections, 1);
+  return WriteQueue::Options{
+      .max_queued = std::max<std::size_t>(options.max_queued_requests / writers, 1),
+      .max_batch = options.max_batch_requests,
+      .family = log};
+}
+
+}  // namespace
+
+PostgresEventLog::PostgresEventLog(PostgresLogOptions options,
+                                   std::vector<WriterConnection> writers, Conn listening)
+    : options_(std::move(options)), writers_([&] {
+        std::vector<std::unique_ptr<Writer>> made;
+        for (WriterConnection& connection : writers) {
+          made.push_back(
+              std::make_unique<Writer>(std::move(connection), WriterQueueOptions(options_, this)));
+        }
+        return made;
+      }()) {
+  for (const auto& w : writers_)
+    w->queue.Start([this, &writer = *w](std::vector<Op>& batch) { RunBatch(writer, batch); });
   hearing_ = pg::HearCommits(
       std::move(listening), [this] { return Listen(options_); },
-      [this] { return writer_pid_.load(); }, listeners_);
+      [this](int pid) {
+        return std::any_of(writers_.begin(), writers_.end(),
+                           [pid](const auto& w) { return w->pid.load() == pid; });
+      },
+      listeners_);
 }
 
 PostgresEventLog::~PostgresEventLog() {
-  queue_.Stop();
+  for (const auto& w : writers_) w->queue.Stop();
   hearing_.reset();
-  if (!writer_conn_.Broken()) stamps_.Forget(writer_conn_);
+  for (const auto& w : writers_)
+    if (!w->conn.Broken()) w->stamps.Forget(w->conn);
+}
+
+PostgresEventLog::Writer& PostgresEventLog::Claim(const SessionId& session) {
+  std::lock_guard lock(routes_mu_);
+  auto [route, fresh] = routes_.try_emplace(session.str());
+  if (fresh) {
+    std::size_t fewest = std::numeric_limits<std::size_t>::max();
+    for (std::size_t i = 0; i < writers_.size(); ++i) {
+      const std::size_t queued = writers_[i]->queue.queued();
+      if (queued < kSpillQueued) {
+        route->second.writer = i;
+        break;
+      }
+      if (queued < fewest) {
+        fewest = queued;
+        route->second.writer = i;
+      }
+    }
+  }
+  ++route->second.pending;
+  return *writers_[route->second.writer];
+}
+
+void PostgresEventLog::Release(const SessionId& session) {
+  std::lock_guard lock(routes_mu_);
+  auto route = routes_.find(session.str());
+  if (route != routes_.end() && --route->second.pending == 0) routes_.erase(route);
 }
 
 void PostgresEventLog::AppendAsync(AppendRequest request, AppendCallback done) {
@@ -70,7 +126,14 @@ void PostgresEventLog::AppendAsync(AppendRequest request, AppendCallback done) {
                          {"a producer id", request.producer ? request.producer->id.str() : ""}});
   }
   if (!checked.ok()) return done(checked);
-  queue_.Enqueue(PendingAppend{std::move(request), std::move(done)});
+  Writer& w = Claim(request.session);
+  // Released once its commit is told (or it failed): its notices went out before it completes.
+  AppendCallback released = [this, session = request.session,
+                             done = std::move(done)](Result<AppendResult> result) {
+    Release(session);
+    done(std::move(result));
+  };
+  w.queue.Enqueue(PendingAppend{std::move(request), std::move(released)});
 }
 
 ListenerRegistration PostgresEventLog::SubscribeCommits(CommitListener listener) {
@@ -78,12 +141,26 @@ ListenerRegistration PostgresEventLog::SubscribeCommits(CommitListener listener)
 }
 
 Status PostgresEventLog::Health() {
-  if (unresolved_.load() != 0)
-    return Error(ErrorCode::kUnavailable, "the outcome of a commit is not known yet");
-  return queue_.Writable();
+  for (const auto& w : writers_) {
+    if (w->unresolved.load() != 0)
+      return Error(ErrorCode::kUnavailable, "the outcome of a commit is not known yet");
+    AS_RETURN_IF_ERROR(w->queue.Writable());
+  }
+  return Status::Ok();
 }
 
-LogStats PostgresEventLog::Stats() { return queue_.stats(); }
+LogStats PostgresEventLog::Stats() {
+  LogStats total;
+  for (const auto& w : writers_) {
+    const LogStats s = w->queue.stats();
+    total.commits += s.commits;
+    total.appends += s.appends;
+    total.events += s.events;
+    total.commit_micros += s.commit_micros;
+    total.sync_micros += s.sync_micros;
+  }
+  return total;
+}
 
 Status PostgresEventLog::ApplyAppend(Txn& t, const AppendRequest& request, AppendResult& result) {
   AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(request.session));
@@ -103,24 +180,24 @@ void PostgresEventLog::FailAll(std::vector<Op>& batch, const Status& status) {
   for (Op& op : batch) Queue::Complete(op, status);
 }
 
-bool PostgresEventLog::WriterReady(std::vector<Op>& batch) {
-  if (!writer_conn_.Broken()) return true;
+bool PostgresEventLog::WriterReady(Writer& w, std::vector<Op>& batch) {
+  if (!w.conn.Broken()) return true;
   Result<Conn> reopened = Connect(options_, true);
   if (!reopened.ok()) {
     FailAll(batch, reopened.status());
     return false;
   }
-  writer_conn_ = std::move(*reopened);
-  writer_pid_ = writer_conn_.BackendPid();
+  w.conn = std::move(*reopened);
+  w.pid = w.conn.BackendPid();
   return true;
 }
 
-bool PostgresEventLog::EarlierOutcomeKnown(std::vector<Op>& batch) {
-  if (unresolved_ == 0) return true;
+bool PostgresEventLog::EarlierOutcomeKnown(Writer& w, std::vector<Op>& batch) {
+  if (w.unresolved == 0) return true;
   Result<bool> landed = pg::ResolveOutcome(
-      stamps_, unresolved_.load(), writer_conn_, [this] { return Connect(options_, true); },
+      w.stamps, w.unresolved.load(), w.conn, [this] { return Connect(options_, true); },
       std::chrono::steady_clock::duration::zero(), [] { return false; });
-  writer_pid_ = writer_conn_.BackendPid();
+  w.pid = w.conn.BackendPid();
   if (!landed.ok()) {
     FailAll(batch, Error(ErrorCode::kUnavailable,
                          "the log takes no writes while an earlier commit's outcome is "
@@ -128,15 +205,15 @@ bool PostgresEventLog::EarlierOutcomeKnown(std::vector<Op>& batch) {
                              landed.status().message()));
     return false;
   }
-  unresolved_ = 0;
+  w.unresolved = 0;
   return true;
 }
 
-void PostgresEventLog::RunBatch(std::vector<Op>& batch) {
-  if (!EarlierOutcomeKnown(batch) || !WriterReady(batch)) return;
+void PostgresEventLog::RunBatch(Writer& w, std::vector<Op>& batch) {
+  if (!EarlierOutcomeKnown(w, batch) || !WriterReady(w, batch)) return;
   const auto started = std::chrono::steady_clock::now();
   for (int attempt = 0;; ++attempt) {
-    Txn t(writer_conn_);
+    Txn t(w.conn);
     std::vector<Status> outcomes(batch.size());
     std::vector<AppendResult> results(batch.size());
     std::vector<std::string> appended;
@@ -152,16 +229,16 @@ void PostgresEventLog::RunBatch(std::vector<Op>& batch) {
     }
     Status rolled_back;
     if (!t.io().ok()) {
-      (void)writer_conn_.ExecScript("ROLLBACK");
+      (void)w.conn.ExecScript("ROLLBACK");
       rolled_back =
           Status(t.io().code(),
                  "PostgreSQL rolled the commit back, nothing was written: " + t.io().ToString());
     } else {
-      Result<bool> landed = Commit(batch, t);
+      Result<bool> landed = Commit(w, batch, t);
       if (landed.ok() && !*landed) return;  // Commit failed the batch
       if (landed.ok()) {
-        queue_.CountCommit(std::chrono::steady_clock::now() - started);
-        queue_.CountAcknowledged(batch, outcomes, results);
+        w.queue.CountCommit(std::chrono::steady_clock::now() - started);
+        w.queue.CountAcknowledged(batch, outcomes, results);
         // Listeners hear of a commit before any of its appends is acknowledged.
         const auto records = Queue::TakeRecords(batch, outcomes, results, t.now());
         for (const auto& [id, touched] : t.touched()) {
@@ -173,10 +250,11 @@ void PostgresEventLog::RunBatch(std::vector<Op>& batch) {
       }
       rolled_back = landed.status();
     }
-    // The ops take their locks in their order, so two daemons' batches can deadlock; the server
-    // then aborts one (kConflict, pg.h). Nothing of it was written: it runs again.
+    // The ops take their locks in their order, so two writers' batches (of this daemon or of
+    // another) can deadlock; the server then aborts one (kConflict, pg.h). Nothing of it was
+    // written: it runs again.
     if (rolled_back.code() == ErrorCode::kConflict && attempt < kAbortedBatchRetries &&
-        !writer_conn_.Broken()) {
+        !w.conn.Broken()) {
       log::Info("store.batch_retried", {{"ops", batch.size()}, {"error", rolled_back.message()}});
       continue;
     }
@@ -184,19 +262,19 @@ void PostgresEventLog::RunBatch(std::vector<Op>& batch) {
   }
 }
 
-Result<bool> PostgresEventLog::Commit(std::vector<Op>& batch, Txn& t) {
+Result<bool> PostgresEventLog::Commit(Writer& w, std::vector<Op>& batch, Txn& t) {
   std::vector<pg::Statement> statements = t.Writes();
   if (auto announce = pg::CommitAnnouncement(t, pg::CommitChannel(options_.schema)))
     statements.push_back(std::move(*announce));
-  statements.push_back(stamps_.Stamp());
-  const std::int64_t stamp = stamps_.last();
+  statements.push_back(w.stamps.Stamp());
+  const std::int64_t stamp = w.stamps.last();
   statements.push_back(pg::Statement{"COMMIT", {}});
-  const std::vector<Result<pg::Rows>> answers = writer_conn_.ExecPipeline(statements);
+  const std::vector<Result<pg::Rows>> answers = w.conn.ExecPipeline(statements);
   const Result<pg::Rows>* failed = pg::FirstFailure(answers);
   if (failed == nullptr) return true;
   const Status& why = failed->status();
   if (why.code() != ErrorCode::kUnavailable) {
-    (void)writer_conn_.ExecScript("ROLLBACK");
+    (void)w.conn.ExecScript("ROLLBACK");
     const bool at_commit = failed == &answers.back();
     return Status(why.code(),
                   (at_commit ? "PostgreSQL refused the commit, nothing was written: "
@@ -205,9 +283,9 @@ Result<bool> PostgresEventLog::Commit(std::vector<Op>& batch, Txn& t) {
   }
   // The connection broke with COMMIT sent: whether it ran is told by the stamp.
   Result<bool> landed = pg::ResolveOutcome(
-      stamps_, stamp, writer_conn_, [this] { return Connect(options_, true); },
-      options_.outcome_wait, [this] { return queue_.Writable().ok(); });
-  writer_pid_ = writer_conn_.BackendPid();
+      w.stamps, stamp, w.conn, [this] { return Connect(options_, true); }, options_.outcome_wait,
+      [&w] { return w.queue.Writable().ok(); });
+  w.pid = w.conn.BackendPid();
   if (landed.ok() && *landed) return true;
   if (landed.ok()) {
     FailAll(batch, Error(ErrorCode::kUnavailable,
@@ -216,7 +294,7 @@ Result<bool> PostgresEventLog::Commit(std::vector<Op>& batch, Txn& t) {
                              why.ToString()));
     return false;
   }
-  unresolved_ = stamp;  // later batches ask again first
+  w.unresolved = stamp;  // later batches ask again first
   FailAll(batch, Error(ErrorCode::kIoError, "commit failed, outcome unknown: " + why.ToString() +
                                                 "; " + landed.status().message()));
   return false;
@@ -255,12 +333,21 @@ Result<std::unique_ptr<EventLog>> OpenPostgresEventLog(PostgresLogOptions option
   AS_ASSIGN_OR_RETURN(pg::Conn setup, pg::Conn::Open(options.conninfo));
   AS_RETURN_IF_ERROR(pg::EnsureSchema(setup, options.schema, PostgresLogSchema()));
   pg::LogReplication(setup, options.durability);
-  AS_ASSIGN_OR_RETURN(pg::Conn writer, pg::Connect(options, true));
+  if (options.writer_connections < 1 || options.writer_connections > kMaxWriterConnections) {
+    return Error(ErrorCode::kInvalidArgument, "the PostgreSQL log takes 1 to " +
+                                                  std::to_string(kMaxWriterConnections) +
+                                                  " writer connections");
+  }
+  std::vector<pg::PostgresEventLog::WriterConnection> writers;
+  for (std::size_t i = 0; i < options.writer_connections; ++i) {
+    AS_ASSIGN_OR_RETURN(pg::Conn conn, pg::Connect(options, true));
+    pg::CommitStamps stamps("commit_stamps", system::RandomId("writer", 32));
+    AS_RETURN_IF_ERROR(stamps.Register(conn));
+    writers.push_back({std::move(conn), std::move(stamps)});
+  }
   AS_ASSIGN_OR_RETURN(pg::Conn listening, pg::Listen(options));
-  pg::CommitStamps stamps("commit_stamps", system::RandomId("writer", 32));
-  AS_RETURN_IF_ERROR(stamps.Register(writer));
   return std::unique_ptr<EventLog>(std::make_unique<pg::PostgresEventLog>(
-      std::move(options), std::move(writer), std::move(listening), std::move(stamps)));
+      std::move(options), std::move(writers), std::move(listening)));
 }
 
 }  // namespace agentstream

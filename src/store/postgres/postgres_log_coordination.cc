@@ -22,7 +22,7 @@ Result<OwnerGrant> PostgresEventLog::AcquireOwnership(const SessionId& session,
                                                       const std::string& owner,
                                                       std::int64_t ttl_ms) {
   AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}, {"an owner", owner}}));
-  return RunControl<OwnerGrant>([&](Txn& t, OwnerGrant& out) -> Status {
+  return RunControl<OwnerGrant>(session, [&](Txn& t, OwnerGrant& out) -> Status {
     AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(session));
     AS_ASSIGN_OR_RETURN(TimestampMs now, t.ServerNow());
     // Decided on a copy: a refused grant leaves the transaction's picture as stored.
@@ -71,13 +71,15 @@ Result<std::vector<SessionId>> PostgresEventLog::RenewOwnerships(
 
 Status PostgresEventLog::ReleaseOwnership(const SessionId& session, std::uint64_t generation) {
   AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
-  return RunControl<bool>([&](Txn& t, bool&) -> Status {
-           AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(session));
-           store_internal::SessionState state = s->state;
-           AS_RETURN_IF_ERROR(store_internal::ReleaseOwnership(state, session, generation));
-           s->state.owner = state.owner;
-           return t.StoreOwner(*s);
-         })
+  return RunControl<bool>(
+             session,
+             [&](Txn& t, bool&) -> Status {
+               AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(session));
+               store_internal::SessionState state = s->state;
+               AS_RETURN_IF_ERROR(store_internal::ReleaseOwnership(state, session, generation));
+               s->state.owner = state.owner;
+               return t.StoreOwner(*s);
+             })
       .status();
 }
 

@@ -11,8 +11,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -47,8 +49,8 @@ Result<Conn> Connect(const PostgresLogOptions& options, bool writer);
 Result<Conn> Listen(const PostgresLogOptions& options);
 
 // The EventLog on a PostgreSQL server (postgres_log.h), which is also the store's Coordination
-// and its timeline and search indexes: every write runs in a batch transaction of the one writer
-// thread of queue_, every read on a connection of readers_.
+// and its timeline and search indexes: every write runs in a batch transaction on the thread of
+// one of writers_, every read on a connection of readers_.
 class PostgresEventLog final : public EventLog,
                                public Coordination,
                                public ItemIndexStore,
@@ -60,9 +62,16 @@ class PostgresEventLog final : public EventLog,
   using AppendPlan = store_internal::AppendPlan;
 
  public:
-  // `listening` already LISTENs, so every commit made after the log is open is heard.
-  PostgresEventLog(PostgresLogOptions options, Conn writer, Conn listening,
-                   pg::CommitStamps stamps);
+  // A writer connection with the stamps of its commits (registered already).
+  struct WriterConnection {
+    Conn conn;
+    pg::CommitStamps stamps;
+  };
+
+  // `writers`: options.writer_connections of them. `listening` already LISTENs, so every commit
+  // made after the log is open is heard.
+  PostgresEventLog(PostgresLogOptions options, std::vector<WriterConnection> writers,
+                   Conn listening);
   ~PostgresEventLog() override;
 
   // ---- sessions, metadata, checkpoints and their reads (postgres_log_sessions.cc) ----
@@ -135,6 +144,34 @@ class PostgresEventLog final : public EventLog,
   LogStats Stats() override;
 
  private:
+  // One writer connection with its thread and queue. While a session has writes queued or
+  // committing, its new ones go to the same writer (Claim), so that its commits and their notices
+  // keep their order; the writers commit side by side, one's statements running while another's
+  // COMMIT waits for the server's WAL flush.
+  struct Writer {
+    Writer(WriterConnection connection, Queue::Options options)
+        : conn(std::move(connection.conn)),
+          stamps(std::move(connection.stamps)),
+          pid(conn.BackendPid()),
+          queue(options) {}
+    Conn conn;                // its thread only
+    pg::CommitStamps stamps;  // its thread only
+    // A batch whose outcome is still unknown (0: none); written by its thread only.
+    std::atomic<std::int64_t> unresolved{0};
+    std::atomic<int> pid;  // the server process of its connection
+    Queue queue;           // last: it stops first
+  };
+
+  // The writer of a write to `session`, counted as pending until Release: the writer its
+  // pending writes went to, else the first writer with fewer than kSpillQueued requests waiting,
+  // else the one with the fewest. So a light load stays on the first writer (bigger commits,
+  // fewer of them) and a heavy one spreads over all.
+  Writer& Claim(const SessionId& session);
+  void Release(const SessionId& session);
+
+  // Requests waiting for a writer beyond which a session without pending writes goes to the next.
+  static constexpr std::size_t kSpillQueued = 128;
+
   static Status AppendInitial(Txn& t, const SessionId& id, Txn::Session& s,
                               const std::vector<NewEvent>& initial, AppendResult& out);
 
@@ -148,21 +185,29 @@ class PostgresEventLog final : public EventLog,
     return pg::WithReader<T>(readers_, std::move(body));
   }
 
+  // Runs `body` in a batch of the writer of `session`, or of the first writer when the write
+  // belongs to no one session (the queue the consumer, device and schedule stores share).
   template <class T, class Body>
   Result<T> RunControl(Body body) {
-    return queue_.template RunControl<T>(std::move(body));
+    return writers_.front()->queue.template RunControl<T>(std::move(body));
+  }
+  template <class T, class Body>
+  Result<T> RunControl(const SessionId& session, Body body) {
+    Result<T> out = Claim(session).queue.template RunControl<T>(std::move(body));
+    Release(session);
+    return out;
   }
 
   void FailAll(std::vector<Op>& batch, const Status& status);
 
   // Reconnects a broken writer connection; false (with the batch failed) when that fails.
-  bool WriterReady(std::vector<Op>& batch);
+  bool WriterReady(Writer& w, std::vector<Op>& batch);
 
   // The outcome of an earlier batch that stayed unknown: false (with `batch` failed) while it
-  // still cannot be told; once it can, the log takes writes again.
-  bool EarlierOutcomeKnown(std::vector<Op>& batch);
+  // still cannot be told; once it can, the writer takes writes again.
+  bool EarlierOutcomeKnown(Writer& w, std::vector<Op>& batch);
 
-  void RunBatch(std::vector<Op>& batch);
+  void RunBatch(Writer& w, std::vector<Op>& batch);
 
   // Sends the batch's writes, its announcement, its stamp and COMMIT in one round trip: true once
   // the batch is known to have landed. A COMMIT whose answer was lost is looked up
@@ -170,17 +215,13 @@ class PostgresEventLog final : public EventLog,
   // fails with kUnavailable, to be retried with the same ids, and false is returned. When the
   // server failed a statement, the transaction is rolled back and the error returned (the
   // batch's ops are left to the caller).
-  Result<bool> Commit(std::vector<Op>& batch, Txn& t);
+  Result<bool> Commit(Writer& w, std::vector<Op>& batch, Txn& t);
 
   // How many times a batch the server aborted for another transaction's sake (a deadlock) runs
   // again before its ops fail.
   static constexpr int kAbortedBatchRetries = 3;
 
   const PostgresLogOptions options_;
-  Conn writer_conn_;         // writer thread only
-  pg::CommitStamps stamps_;  // writer thread only
-  // A batch whose outcome is still unknown (0: none); written by the writer thread only.
-  std::atomic<std::int64_t> unresolved_{0};
   std::shared_ptr<store_internal::CommitListeners> listeners_ =
       std::make_shared<store_internal::CommitListeners>();
 
@@ -191,12 +232,20 @@ class PostgresEventLog final : public EventLog,
   // New documents leave the GIN indexes' pending lists within a second (PendingListFlusher).
   pg::PendingListFlusher flusher_{readers_, std::chrono::milliseconds(1000)};
 
-  std::atomic<int> writer_pid_{0};  // the server process of the writer's connection
   std::unique_ptr<pg::ListenThread> hearing_;
-  Queue queue_;  // after what its writer thread uses: it stops first
-  pg::PostgresConsumerStore consumers_{queue_, readers_};  // uses the queue and the readers
-  pg::PostgresDeviceStore devices_{queue_, readers_};
-  pg::PostgresScheduleStore schedules_{queue_, readers_};
+  // The sessions with writes queued or committing: their writer and how many (Claim).
+  struct Route {
+    std::size_t writer = 0;
+    std::size_t pending = 0;
+  };
+  std::mutex routes_mu_;
+  std::unordered_map<std::string, Route> routes_;  // guarded by routes_mu_
+  // Never empty; after what their threads use: they stop first.
+  std::vector<std::unique_ptr<Writer>> writers_;
+  // They use the first writer's queue and the readers.
+  pg::PostgresConsumerStore consumers_{writers_.front()->queue, readers_};
+  pg::PostgresDeviceStore devices_{writers_.front()->queue, readers_};
+  pg::PostgresScheduleStore schedules_{writers_.front()->queue, readers_};
 };
 
 }  // namespace agentstream::pg

@@ -38,7 +38,7 @@ Result<AppendResult> PostgresEventLog::CreateSession(const SessionId& id, Sessio
   AS_RETURN_IF_ERROR(CheckMeta(id, meta));
   AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
   return RunControl<AppendResult>(
-      [&](Txn& t, AppendResult& out) -> Status {  // a copy of meta: the batch may run again
+      id, [&](Txn& t, AppendResult& out) -> Status {  // a copy of meta: the batch may run again
         AS_ASSIGN_OR_RETURN(Txn::Session * s, t.InsertSession(id, meta, std::nullopt));
         return AppendInitial(t, id, *s, initial, out);
       });
@@ -51,7 +51,8 @@ Result<AppendResult> PostgresEventLog::Fork(const SessionId& parent, Cursor at,
   AS_RETURN_IF_ERROR(CheckMeta(child, meta));
   AS_RETURN_IF_ERROR(CheckText({{"a session id", parent.str()}}));
   AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
-  return RunControl<AppendResult>([&](Txn& t, AppendResult& out) -> Status {
+  // On the parent's writer, after the parent's appends queued before it.
+  return RunControl<AppendResult>(parent, [&](Txn& t, AppendResult& out) -> Status {
     AS_ASSIGN_OR_RETURN(Txn::Session * p, t.Load(parent));
     AS_RETURN_IF_ERROR(store_internal::CheckPrefix(p->state, parent, at));
     AS_ASSIGN_OR_RETURN(Txn::Session * s,
@@ -64,7 +65,7 @@ Result<AppendResult> PostgresEventLog::Rewind(const SessionId& session, Cursor t
                                               std::vector<NewEvent> initial) {
   AS_RETURN_IF_ERROR(CheckText({{"a session id", session.str()}}));
   AS_RETURN_IF_ERROR(store_internal::CheckBatch(initial, options_.limits, true));
-  return RunControl<AppendResult>([&](Txn& t, AppendResult& out) -> Status {
+  return RunControl<AppendResult>(session, [&](Txn& t, AppendResult& out) -> Status {
     AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(session));
     AS_RETURN_IF_ERROR(store_internal::CheckPrefix(s->state, session, to));
     AS_RETURN_IF_ERROR(t.StartEpoch(*s, HistoryBase{session, to.epoch, to.seq}));
@@ -124,20 +125,26 @@ Status PostgresEventLog::UpdateSessionMeta(const SessionId& id, const SessionMet
   AS_RETURN_IF_ERROR(CheckText({{"a session id", id.str()},
                                 {"a persistence handle", update.persistence_handle.value_or("")},
                                 {"a status snapshot", update.status_snapshot.value_or("")}}));
-  return RunControl<bool>([&](Txn& t, bool&) -> Status {
-           AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(id));
-           AS_RETURN_IF_ERROR(store_internal::CheckOwner(s->state, id, update.owner_generation));
-           AS_RETURN_IF_ERROR(t.Exec("UPDATE sessions SET persistence=coalesce($1, persistence), "
-                                     "status=coalesce($2, status) WHERE key=$3",
-                                     {update.persistence_handle, update.status_snapshot, s->key})
-                                  .status());
-           SessionMeta& meta = s->state.meta;
-           if (update.persistence_handle) meta.persistence_handle = *update.persistence_handle;
-           if (update.status_snapshot) meta.status_snapshot = *update.status_snapshot;
-           // Announced like a commit, so that the other daemons see the new status at once.
-           t.Touch(id, s->state.current(), s->state.epochs.back().tail);
-           return Status::Ok();
-         })
+  return RunControl<bool>(id,
+                          [&](Txn& t, bool&) -> Status {
+                            AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(id));
+                            AS_RETURN_IF_ERROR(
+                                store_internal::CheckOwner(s->state, id, update.owner_generation));
+                            AS_RETURN_IF_ERROR(
+                                t.Exec("UPDATE sessions SET persistence=coalesce($1, persistence), "
+                                       "status=coalesce($2, status) WHERE key=$3",
+                                       {update.persistence_handle, update.status_snapshot, s->key})
+                                    .status());
+                            SessionMeta& meta = s->state.meta;
+                            if (update.persistence_handle)
+                              meta.persistence_handle = *update.persistence_handle;
+                            if (update.status_snapshot)
+                              meta.status_snapshot = *update.status_snapshot;
+                            // Announced like a commit, so that the other daemons see the new status
+                            // at once.
+                            t.Touch(id, s->state.current(), s->state.epochs.back().tail);
+                            return Status::Ok();
+                          })
       .status();
 }
 
@@ -160,19 +167,21 @@ Result<Cursor> PostgresEventLog::Tail(const SessionId& session) {
 Status PostgresEventLog::SaveCheckpoint(const SessionId& session, const Checkpoint& checkpoint) {
   AS_RETURN_IF_ERROR(
       CheckText({{"a session id", session.str()}, {"a checkpoint", checkpoint.body}}));
-  return RunControl<bool>([&](Txn& t, bool&) -> Status {
-           AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(session));
-           AS_RETURN_IF_ERROR(
-               store_internal::CheckCheckpoint(s->state, session, checkpoint, options_.limits));
-           return t
-               .Exec(
-                   "INSERT INTO checkpoints(session, epoch, seq, body) VALUES($1,$2,$3,$4) "
-                   "ON CONFLICT (session) DO UPDATE SET epoch=excluded.epoch, "
-                   "seq=excluded.seq, body=excluded.body",
-                   {session.str(), static_cast<std::int64_t>(checkpoint.epoch.value()),
-                    static_cast<std::int64_t>(checkpoint.seq.value()), checkpoint.body})
-               .status();
-         })
+  return RunControl<bool>(
+             session,
+             [&](Txn& t, bool&) -> Status {
+               AS_ASSIGN_OR_RETURN(Txn::Session * s, t.Load(session));
+               AS_RETURN_IF_ERROR(
+                   store_internal::CheckCheckpoint(s->state, session, checkpoint, options_.limits));
+               return t
+                   .Exec(
+                       "INSERT INTO checkpoints(session, epoch, seq, body) VALUES($1,$2,$3,$4) "
+                       "ON CONFLICT (session) DO UPDATE SET epoch=excluded.epoch, "
+                       "seq=excluded.seq, body=excluded.body",
+                       {session.str(), static_cast<std::int64_t>(checkpoint.epoch.value()),
+                        static_cast<std::int64_t>(checkpoint.seq.value()), checkpoint.body})
+                   .status();
+             })
       .status();
 }
 

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <future>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -497,6 +498,82 @@ TEST_F(PostgresLogTest, NewSearchDocumentsLeaveTheIndexesPendingLists) {
   ASSERT_TRUE(hits.ok()) << hits.status().ToString();
   ASSERT_EQ(hits->size(), 5u);
   EXPECT_EQ((*hits)[0].cursor.seq, Seq(300));
+}
+
+// A backlog on the first writer connection sends sessions without pending writes to the second
+// (both commit), while a session's writes stay on one writer as long as any is pending: each
+// session's events land, and are announced, in the order they were queued, across rounds that
+// may put the session on either writer. A commit listener runs on a writer's thread, so a write
+// it would wait for is refused at once on whichever writer it would go to, rather than waiting
+// for a writer that may be waiting for it.
+TEST_F(PostgresLogTest, ABacklogSpillsOntoTheSecondWriterAndEachSessionKeepsItsOrder) {
+  auto opened = Open();  // two writer connections, the default
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  a_ = std::move(*opened);
+  constexpr int kSessions = 300;
+  constexpr int kRounds = 3;
+  constexpr int kPerRound = 4;  // appends queued to each session in a round, in this order
+  std::vector<SessionId> sessions;
+  for (int s = 0; s < kSessions; ++s) {
+    sessions.emplace_back("ses_spill_" + std::to_string(s));
+    ASSERT_TRUE(a_->CreateSession(sessions.back(), SessionMeta{"scripted", "/w", ""}, {}).ok());
+  }
+  std::mutex mu;
+  std::map<std::string, std::vector<CommitNotice>> heard;
+  int waits_allowed = 0;  // writes a listener waited for that were not refused
+  ListenerRegistration subscription = a_->SubscribeCommits([&](const CommitNotice& notice) {
+    // Goes to the first writer (the daemon registry belongs to no session).
+    const Status waited = a_->coordination().Heartbeat(DaemonRecord{.id = "d1"}, 10000);
+    std::lock_guard lock(mu);
+    heard[notice.session.str()].push_back(notice);
+    if (waited.code() != ErrorCode::kInternal) ++waits_allowed;
+  });
+  for (int round = 0; round < kRounds; ++round) {
+    std::atomic<int> pending{kSessions * kPerRound};
+    std::atomic<int> failures{0};
+    std::promise<void> all;
+    std::future<void> acknowledged = all.get_future();
+    for (int k = 0; k < kPerRound; ++k) {
+      for (const SessionId& s : sessions) {
+        a_->AppendAsync(Batch(s, {Note(std::to_string(round * kPerRound + k))}),
+                        [&](Result<AppendResult> r) {
+                          if (!r.ok()) ++failures;
+                          if (--pending == 0) all.set_value();
+                        });
+      }
+    }
+    ASSERT_EQ(acknowledged.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+    EXPECT_EQ(failures.load(), 0);
+  }
+  for (const SessionId& s : sessions) {
+    ReadRequest read;
+    read.session = s;
+    read.from = Seq(1);
+    read.max_items = 100;
+    auto got = a_->Read(read);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_EQ(got->events.size(), static_cast<std::size_t>(kRounds * kPerRound)) << s.str();
+    for (std::size_t i = 0; i < got->events.size(); ++i)
+      ASSERT_EQ(TextOf(got->events[i]), std::to_string(i)) << s.str() << " seq " << i + 1;
+  }
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(waits_allowed, 0);
+    for (const SessionId& s : sessions) {
+      Seq last(0);
+      for (const CommitNotice& n : heard[s.str()]) {
+        ASSERT_GT(n.tail.value(), last.value()) << s.str() << ": a notice out of order";
+        if (n.records) EXPECT_EQ(n.records->front().seq, last.next()) << s.str();
+        last = n.tail;
+      }
+      EXPECT_EQ(last, Seq(kRounds * kPerRound)) << s.str();
+    }
+  }
+  // Each writer connection stamps its own commits (pg/commit_outcome.h): both committed.
+  auto writers = scratch_->admin().Exec("SELECT count(*) FROM " + scratch_->name() +
+                                        ".commit_stamps WHERE batch > 0");
+  ASSERT_TRUE(writers.ok()) << writers.status().ToString();
+  EXPECT_EQ(writers->Int(0, 0), 2);
 }
 
 TEST_F(PostgresLogTest, ADaemonHearsTheOtherDaemonsCommitsAndItsOwnOnce) {
