@@ -1,6 +1,7 @@
 #include "pg/pg.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <cstdlib>
 #include <string_view>
@@ -113,6 +114,12 @@ bool Conn::Broken() const { return conn_ == nullptr || PQstatus(conn_) != CONNEC
 
 int Conn::BackendPid() const { return conn_ != nullptr ? PQbackendPID(conn_) : 0; }
 int Conn::Socket() const { return conn_ != nullptr ? PQsocket(conn_) : -1; }
+
+bool Conn::SpokeWhileIdle() const {
+  if (conn_ == nullptr) return false;
+  pollfd fd{PQsocket(conn_), POLLIN, 0};
+  return ::poll(&fd, 1, 0) > 0;
+}
 
 bool Conn::Receive(std::vector<Notification>& out) {
   if (conn_ == nullptr || PQconsumeInput(conn_) == 0) return false;

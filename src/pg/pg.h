@@ -112,6 +112,10 @@ class Conn {
   // Runs several statements without parameters (schema scripts).
   Status ExecScript(std::string_view sql);
   bool Broken() const;
+  // Whether anything arrived on this connection while it asked for nothing: for a connection
+  // that does not LISTEN, the server ending it (a restart, a failover, an administrator) or
+  // saying it will; open a new one. Reads nothing. Ask only between statements.
+  bool SpokeWhileIdle() const;
   // The value this connection uses for a libpq keyword ("tcp_user_timeout"); empty when unset.
   std::string Setting(const char* keyword) const;
 

@@ -126,6 +126,10 @@ void PostgresEventLog::AppendAsync(AppendRequest request, AppendCallback done) {
                          {"a producer id", request.producer ? request.producer->id.str() : ""}});
   }
   if (!checked.ok()) return done(checked);
+  if (writers_.size() == 1) {  // nothing to route
+    writers_.front()->queue.Enqueue(PendingAppend{std::move(request), std::move(done)});
+    return;
+  }
   Writer& w = Claim(request.session);
   // Released once its commit is told (or it failed): its notices went out before it completes.
   AppendCallback released = [this, session = request.session,
@@ -181,7 +185,9 @@ void PostgresEventLog::FailAll(std::vector<Op>& batch, const Status& status) {
 }
 
 bool PostgresEventLog::WriterReady(Writer& w, std::vector<Op>& batch) {
-  if (!w.conn.Broken()) return true;
+  // A connection the server ended while this writer was idle is reopened before the batch rather
+  // than failing it: after a failover, a writer that had nothing to do still holds one.
+  if (!w.conn.Broken() && !w.conn.SpokeWhileIdle()) return true;
   Result<Conn> reopened = Connect(options_, true);
   if (!reopened.ok()) {
     FailAll(batch, reopened.status());

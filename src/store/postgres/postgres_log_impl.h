@@ -193,6 +193,7 @@ class PostgresEventLog final : public EventLog,
   }
   template <class T, class Body>
   Result<T> RunControl(const SessionId& session, Body body) {
+    if (writers_.size() == 1) return RunControl<T>(std::move(body));
     Result<T> out = Claim(session).queue.template RunControl<T>(std::move(body));
     Release(session);
     return out;
@@ -200,7 +201,8 @@ class PostgresEventLog final : public EventLog,
 
   void FailAll(std::vector<Op>& batch, const Status& status);
 
-  // Reconnects a broken writer connection; false (with the batch failed) when that fails.
+  // Reconnects a writer connection that broke, or that the server ended while the writer was
+  // idle; false (with the batch failed) when that fails.
   bool WriterReady(Writer& w, std::vector<Op>& batch);
 
   // The outcome of an earlier batch that stayed unknown: false (with `batch` failed) while it
