@@ -110,7 +110,7 @@ void AddServerOptions(CLI::App* serve_cmd, agentstream::cli::ServeOptions& serve
       ->capture_default_str();
 }
 
-// `serve`'s options of the agents, ownership, search and the log.
+// `serve`'s options of the agents and their ownership.
 void AddAgentOptions(CLI::App* serve_cmd, agentstream::cli::ServeOptions& serve) {
   serve_cmd->add_option("--acp-agent", serve.acp_agents,
                         "add the ACP agent acp:NAME: 'NAME=PROGRAM ARG...' (repeatable)");
@@ -171,6 +171,10 @@ void AddAgentOptions(CLI::App* serve_cmd, agentstream::cli::ServeOptions& serve)
                    "how often ownership leases are renewed (milliseconds; below the ttl)")
       ->check(CLI::Range(100, 300000))
       ->capture_default_str();
+}
+
+// `serve`'s options of the store and of the daemon's log lines.
+void AddStoreAndLogOptions(CLI::App* serve_cmd, agentstream::cli::ServeOptions& serve) {
   serve_cmd
       ->add_option("--search-slices", serve.search_slices,
                    "database connections one search runs on at once (0: the machine's hardware "
@@ -281,6 +285,7 @@ int main(int argc, char** argv) {
   auto* serve_cmd = app.add_subcommand("serve", "run the daemon: HTTP and WebSocket on --listen");
   AddServerOptions(serve_cmd, serve);
   AddAgentOptions(serve_cmd, serve);
+  AddStoreAndLogOptions(serve_cmd, serve);
 
   auto* sessions_cmd = app.add_subcommand("sessions", "list stored sessions");
   sessions_cmd->add_flag("--json", json, "print JSON");

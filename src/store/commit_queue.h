@@ -78,7 +78,7 @@ class CommitQueue {
   }
 
   // Whether the calling thread is the writer thread of this queue or of its family.
-  bool OnWriterThread() const { return writing_for_ == family(); }
+  bool OnWriterThread() const { return writing_for == family(); }
 
   // Queues `op`, blocking while the queue is full (the writer thread is refused instead). An op
   // that cannot be queued is completed here with the reason.
@@ -253,7 +253,7 @@ class CommitQueue {
   const void* family() const { return options_.family != nullptr ? options_.family : this; }
 
   void Loop() {
-    writing_for_ = family();
+    writing_for = family();
     std::vector<Op> batch;
     std::size_t last_batch = 0;
     while (true) {
@@ -291,7 +291,7 @@ class CommitQueue {
   LogStats stats_;
   std::thread writer_;
   // The family() of the queue whose writer thread this is; null on every other thread.
-  static inline thread_local const void* writing_for_ = nullptr;
+  static inline thread_local const void* writing_for = nullptr;
 };
 
 }  // namespace agentstream::store_internal

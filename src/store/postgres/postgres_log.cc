@@ -68,6 +68,7 @@ PostgresEventLog::PostgresEventLog(PostgresLogOptions options,
                                    std::vector<WriterConnection> writers, Conn listening)
     : options_(std::move(options)), writers_([&] {
         std::vector<std::unique_ptr<Writer>> made;
+        made.reserve(writers.size());
         for (WriterConnection& connection : writers) {
           made.push_back(
               std::make_unique<Writer>(std::move(connection), WriterQueueOptions(options_, this)));

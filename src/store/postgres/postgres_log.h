@@ -25,7 +25,8 @@
 //
 // Failures: a statement that fails inside a batch rolls the whole batch back (its requests fail
 // with kUnavailable, nothing was written; the server runs nothing of a pipeline after a failed
-// statement) and the writer reconnects when the connection is gone. A COMMIT whose answer is lost
+// statement) and the writer reconnects when the connection is gone; a connection the server ended
+// while its writer was idle is reopened before the next batch. A COMMIT whose answer is lost
 // with the connection is not guessed: the writer reconnects (with a multi-host conninfo, to the
 // standby promoted meanwhile) and looks up the batch's commit stamp (pg/commit_outcome.h), for up
 // to `outcome_wait`. A batch that landed is acknowledged as usual; one that did not fails with
