@@ -1,5 +1,6 @@
 // The package as published: `npm pack`, the tarball installed offline into a fresh project
-// (from the tarball and the npm cache: `ws` is its only runtime dependency), its types checked
+// (with `ws`, its only runtime dependency, packed from the copy the lock file installed: npm's
+// cache holds that version's tarball but not the registry's index of `ws`), its types checked
 // from a TypeScript consumer, and a script that imports `@agentstream/client` run against a real
 // daemon (create, prompt, follow across kill -9 and a restart, a permission).
 import assert from 'node:assert/strict';
@@ -37,7 +38,13 @@ describe('the packed package', {timeout: 90000}, () => {
     fs.mkdirSync(project);
     fs.writeFileSync(path.join(project, 'package.json'),
                      JSON.stringify({name: 'consumer', version: '1.0.0', private: true, type: 'module'}));
-    const install = spawnSync(npm, ['install', '--offline', '--no-audit', '--no-fund', tarball],
+    const packed = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
+    assert.deepEqual(Object.keys(packed.dependencies), ['ws'], 'ws is the only runtime dependency');
+    const [ws] = JSON.parse(execFileSync(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp,
+                                               path.join(pkgDir, 'node_modules/ws')],
+                                         {cwd: tmp, encoding: 'utf8'}));
+    const install = spawnSync(npm, ['install', '--offline', '--no-audit', '--no-fund', tarball,
+                                    path.join(tmp, ws.filename)],
                               {cwd: project, encoding: 'utf8'});
     assert.equal(install.status, 0, `npm install --offline failed:\n${install.stdout}\n${install.stderr}`);
     const installed = fs.readdirSync(path.join(project, 'node_modules')).filter((d) => !d.startsWith('.')).sort();
