@@ -40,6 +40,15 @@ AppendRequest Batch(const SessionId& session, std::vector<NewEvent> events) {
   return request;
 }
 
+// A session's events from seq 1 (up to 1,000).
+Result<ReadResult> ReadAll(EventLog& log, const SessionId& session) {
+  ReadRequest read;
+  read.session = session;
+  read.from = Seq(1);
+  read.max_items = 1000;
+  return log.Read(read);
+}
+
 class PostgresLogTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -95,11 +104,7 @@ TEST_F(PostgresLogTest, TwoDaemonsAppendingToOneSessionKeepItsSeqsDense) {
   }
   for (auto& t : writers) t.join();
   EXPECT_EQ(failures.load(), 0);
-  ReadRequest read;
-  read.session = s;
-  read.from = Seq(1);
-  read.max_items = 1000;
-  auto got = b_->Read(read);
+  auto got = ReadAll(*b_, s);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   ASSERT_EQ(got->events.size(), static_cast<std::size_t>(kWriters * kAppends));
   std::set<std::string> texts;
@@ -268,10 +273,7 @@ TEST_F(PostgresLogTest, AConnectionTheServerEndedBetweenBatchesIsReopenedFirst) 
   EXPECT_EQ(after->first_seq, Seq(2));
   (void)a_->Tail(s);  // the reader finds its connection gone and drops it
   EXPECT_TRUE(a_->Health().ok());
-  ReadRequest read;
-  read.session = s;
-  read.from = Seq(1);
-  auto got = a_->Read(read);
+  auto got = ReadAll(*a_, s);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   ASSERT_EQ(got->events.size(), 2u);
   EXPECT_EQ(TextOf(got->events[1]), "after");
@@ -553,11 +555,7 @@ TEST_F(PostgresLogTest, ABacklogSpillsOntoTheSecondWriterAndEachSessionKeepsItsO
     EXPECT_EQ(failures.load(), 0);
   }
   for (const SessionId& s : sessions) {
-    ReadRequest read;
-    read.session = s;
-    read.from = Seq(1);
-    read.max_items = 100;
-    auto got = a_->Read(read);
+    auto got = ReadAll(*a_, s);
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     ASSERT_EQ(got->events.size(), static_cast<std::size_t>(kRounds * kPerRound)) << s.str();
     for (std::size_t i = 0; i < got->events.size(); ++i)
