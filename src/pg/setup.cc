@@ -1,5 +1,7 @@
 #include "pg/setup.h"
 
+#include <algorithm>
+
 #include "core/utf8.h"
 
 namespace agentstream::pg {
@@ -51,6 +53,11 @@ Result<Conn> ConnectTo(const std::string& conninfo, const std::string& applicati
   return conn;
 }
 
+Status EndTransactionsIdleFor(Conn& conn, std::chrono::milliseconds limit) {
+  return conn.ExecScript("SET idle_in_transaction_session_timeout TO " +
+                         std::to_string(std::max<std::int64_t>(1, limit.count())));
+}
+
 Result<Conn> ReaderPool::Acquire() {
   Conn conn;
   {
@@ -63,7 +70,10 @@ Result<Conn> ReaderPool::Acquire() {
       ++open_count_;
     }
   }
-  if (!conn.Broken()) return conn;
+  // An idle connection the server ended (a restart, a failover) is replaced rather than failing
+  // the read it was taken for.
+  if (!conn.Broken() && !conn.SpokeWhileIdle()) return conn;
+  conn = Conn();
   Result<Conn> opened = open_();
   if (!opened.ok()) {
     std::lock_guard lock(mu_);

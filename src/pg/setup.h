@@ -3,6 +3,7 @@
 // out and versioning its tables, the server's clock, literals and the text PostgreSQL can hold.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -40,6 +41,12 @@ bool StorableText(std::string_view text);
 Result<Conn> ConnectTo(const std::string& conninfo, const std::string& application,
                        const std::string& schema);
 
+// Has the server end `conn`'s transaction, and the connection with it, when the transaction
+// waits `limit` for the next statement (idle_in_transaction_session_timeout). For a writer's
+// connection: a daemon cut off in the middle of a transaction by a partition the server does not
+// see would otherwise keep its row locks until the server's keepalive gives up on it.
+Status EndTransactionsIdleFor(Conn& conn, std::chrono::milliseconds limit);
+
 // A store's tables and their versions.
 struct SchemaLayout {
   std::int64_t lock_key = 0;  // of pg_advisory_xact_lock: one per layout
@@ -58,8 +65,8 @@ struct SchemaLayout {
 Status EnsureSchema(Conn& conn, const std::string& schema, const SchemaLayout& layout);
 
 // A bounded pool of reader connections. Acquire waits for an idle connection, or opens one while
-// fewer than `max` are open; Release gives it back, or drops it when it broke while in use, so
-// the next Acquire opens another in its place.
+// fewer than `max` are open, in place of an idle one the server ended; Release gives it back, or
+// drops it when it broke while in use, so the next Acquire opens another in its place.
 class ReaderPool {
  public:
   ReaderPool(std::size_t max, std::function<Result<Conn>()> open)

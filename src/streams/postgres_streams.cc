@@ -218,7 +218,9 @@ void PostgresStreamStore::WriteLoop() {
 }
 
 bool PostgresStreamStore::WriterReady() {
-  if (!writer_conn_.Broken()) return true;
+  // A connection the server ended while the writer was idle (a restart, a failover) is replaced
+  // before the batch rather than failing it.
+  if (!writer_conn_.Broken() && !writer_conn_.SpokeWhileIdle()) return true;
   Result<Conn> reopened = pgs::Connect(options_, true);
   if (!reopened.ok()) return false;
   writer_conn_ = std::move(*reopened);

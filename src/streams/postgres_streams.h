@@ -63,6 +63,9 @@ struct PostgresStreamsOptions {
   // How long the writer keeps looking up a COMMIT whose answer was lost (every
   // pg::kOutcomePollInterval); later writes wait in the queue meanwhile.
   std::chrono::steady_clock::duration outcome_wait = std::chrono::seconds(60);
+  // The server ends a writer transaction that waits this long for its next statement, and the
+  // connection with it (pg::EndTransactionsIdleFor; docs/operations.md, "Limits").
+  std::chrono::milliseconds writer_idle_in_transaction = std::chrono::seconds(5);
 };
 
 // The schema version this build writes (table ds_schema); older ones are brought up to it on open.

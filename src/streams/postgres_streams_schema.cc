@@ -173,6 +173,8 @@ Result<Conn> Connect(const PostgresStreamsOptions& options, bool writer) {
   AS_ASSIGN_OR_RETURN(Conn conn, pg::ConnectTo(options.conninfo, "agentstream-ds", options.schema));
   // Readers write nothing but sliding-TTL accesses, whose loss in a server crash is harmless.
   if (!writer) AS_RETURN_IF_ERROR(conn.ExecScript("SET synchronous_commit TO off"));
+  if (writer)
+    AS_RETURN_IF_ERROR(pg::EndTransactionsIdleFor(conn, options.writer_idle_in_transaction));
   return conn;
 }
 

@@ -1,9 +1,9 @@
 // The generic streams on PostgreSQL as several daemons use them: two stores (two daemons) on one
 // database keep idempotent producers, Stream-Seq checks, forks and deletion exact; a live reader
 // on one is woken by an append through the other; a subscription's claim is fenced across them
-// and its wake made once; a lost connection fails a request and the next one reconnects; bad text
-// is refused. Needs a server: AGENTSTREAM_TEST_PG (a libpq connection string; tools/test.sh
-// starts a throw-away cluster). Each test has a schema of its own.
+// and its wake made once; connections the server ended are reopened, one lost during a request
+// fails it; bad text is refused. Needs a server: AGENTSTREAM_TEST_PG (a libpq connection string;
+// tools/test.sh starts a throw-away cluster). Each test has a schema of its own.
 #include "streams/postgres_streams.h"
 
 #include <gtest/gtest.h>
@@ -18,6 +18,7 @@
 
 #include "pg/pg.h"
 #include "pg/testing/scratch_schema.h"
+#include "streams/postgres_streams_internal.h"
 #include "streams/subscriptions.h"
 
 namespace agentstream::streams {
@@ -387,7 +388,9 @@ TEST_F(PostgresStreamsTest, ACreateExpiredAlreadyIsRefused) {
   EXPECT_EQ(Count("SELECT count(*) FROM " + scratch_->name() + ".ds_streams"), 0);
 }
 
-TEST_F(PostgresStreamsTest, ALostConnectionFailsTheRequestAndTheNextReconnects) {
+// A restart or failover of the server ends the store's idle connections: the next request opens
+// new ones instead of failing, and the listener comes back too.
+TEST_F(PostgresStreamsTest, ConnectionsTheServerEndedWhileIdleAreReopened) {
   OpenBoth();
   ASSERT_EQ(Create(*a_, "/c", "text/plain", "0").code, Code::kCreated);
   ASSERT_EQ(Messages(*a_, "/c").size(), 1U);
@@ -397,11 +400,10 @@ TEST_F(PostgresStreamsTest, ALostConnectionFailsTheRequestAndTheNextReconnects) 
                         {"agentstream-ds:" + scratch_->name()})
                   .ok());
   std::this_thread::sleep_for(200ms);
-  EXPECT_EQ(Append(*a_, "/c", "lost").code, Code::kStorageDown);
-  EXPECT_EQ(a_->Read("/c", std::nullopt).code, Code::kStorageDown);
   EXPECT_EQ(Append(*a_, "/c", "1").code, Code::kOk);
+  EXPECT_EQ(a_->Read("/c", std::nullopt).code, Code::kOk);
   EXPECT_EQ(Messages(*a_, "/c"), (std::vector<std::string>{"0", "1"}));
-  // The listener came back too: b hears a's appends again.
+  // b hears a's appends again.
   std::promise<void> woken;
   std::atomic<bool> once{false};
   const std::uint64_t watch = b_->Watch("/c", [&] {
@@ -416,6 +418,46 @@ TEST_F(PostgresStreamsTest, ALostConnectionFailsTheRequestAndTheNextReconnects) 
   }
   EXPECT_EQ(heard.wait_for(0s), std::future_status::ready);
   b_->Unwatch("/c", watch);
+}
+
+// A connection lost in the middle of a request fails that request, before anything was
+// committed (kStorageDown), and the next request reconnects.
+TEST_F(PostgresStreamsTest, AConnectionLostDuringARequestFailsItAndTheNextReconnects) {
+  a_ = Open();
+  ASSERT_TRUE(a_);
+  ASSERT_EQ(Create(*a_, "/c", "text/plain", "0").code, Code::kCreated);
+  // The writer will wait for the stream's row, which another transaction holds.
+  pg::Conn& admin = scratch_->admin();
+  ASSERT_TRUE(admin.ExecScript("BEGIN").ok());
+  ASSERT_TRUE(
+      admin.Exec("SELECT id FROM " + scratch_->name() + ".ds_streams WHERE path = '/c' FOR UPDATE")
+          .ok());
+  auto lost = std::async(std::launch::async, [&] { return Append(*a_, "/c", "lost").code; });
+  bool ended = false;
+  for (int i = 0; i < 200 && !ended; ++i) {
+    auto r = admin.Exec(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = "
+        "$1 AND wait_event_type = 'Lock'",
+        {"agentstream-ds:" + scratch_->name()});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ended = r->Int(0, 0) > 0;
+    if (!ended) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(admin.ExecScript("ROLLBACK").ok());
+  ASSERT_TRUE(ended) << "the writer never waited for the row";
+  EXPECT_EQ(lost.get(), Code::kStorageDown);
+  EXPECT_EQ(Append(*a_, "/c", "1").code, Code::kOk);
+  EXPECT_EQ(Messages(*a_, "/c"), (std::vector<std::string>{"0", "1"}));
+}
+
+// The writer's connection has the server end a transaction left idle (a partition the server
+// does not see), so that no other daemon waits for its locks.
+TEST_F(PostgresStreamsTest, TheWritersIdleTransactionsAreEndedByTheServer) {
+  auto writer = pgs::Connect(Options(), /*writer=*/true);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  auto shown = writer->Exec("SHOW idle_in_transaction_session_timeout");
+  ASSERT_TRUE(shown.ok()) << shown.status().ToString();
+  EXPECT_EQ(shown->Text(0, 0), "5s");
 }
 
 TEST_F(PostgresStreamsTest, TextTheDatabaseCannotHoldIsRefusedAndNothingIsWritten) {

@@ -41,6 +41,8 @@ Result<Conn> Connect(const PostgresLogOptions& options, bool writer) {
   // (docs/benchmarks.md). A server built without lz4 refuses the setting and keeps pglz; the
   // reads do not care which (each value names its method).
   if (writer) (void)conn.ExecScript("SET default_toast_compression TO lz4");
+  if (writer)
+    AS_RETURN_IF_ERROR(pg::EndTransactionsIdleFor(conn, options.writer_idle_in_transaction));
   return conn;
 }
 

@@ -69,6 +69,11 @@ struct PostgresLogOptions {
   // How long the writer keeps reconnecting to learn whether a COMMIT whose answer was lost
   // landed, while later writes wait in the queue (docs/operations.md, "High availability").
   std::chrono::steady_clock::duration outcome_wait = std::chrono::seconds(60);
+  // The server ends a writer transaction that waits this long for its next statement, and the
+  // connection with it: a daemon cut off mid-commit by a partition the server does not see leaves
+  // no session rows locked for the next owner (pg::EndTransactionsIdleFor; docs/operations.md,
+  // "Limits").
+  std::chrono::milliseconds writer_idle_in_transaction = std::chrono::seconds(5);
 };
 
 // Connects and creates the schema when missing. Errors: kUnavailable when the server cannot be

@@ -42,7 +42,8 @@
 namespace agentstream::pg {
 
 // A connection of the log to options.conninfo; the writer's (`writer`) turns synchronous_commit
-// off under Durability::kOs.
+// off under Durability::kOs and has its idle transactions ended by the server
+// (options.writer_idle_in_transaction).
 Result<Conn> Connect(const PostgresLogOptions& options, bool writer);
 
 // A connection that LISTENs on the schema's commit channel.

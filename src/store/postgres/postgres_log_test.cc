@@ -20,6 +20,7 @@
 
 #include "pg/pg.h"
 #include "pg/testing/scratch_schema.h"
+#include "store/postgres/postgres_log_impl.h"
 #include "store/testing/events.h"
 #include "system/wall_clock.h"
 
@@ -271,12 +272,46 @@ TEST_F(PostgresLogTest, AConnectionTheServerEndedBetweenBatchesIsReopenedFirst) 
   auto after = a_->Append(Batch(s, {Note("after")}));
   ASSERT_TRUE(after.ok()) << after.status().ToString();
   EXPECT_EQ(after->first_seq, Seq(2));
-  (void)a_->Tail(s);  // the reader finds its connection gone and drops it
+  EXPECT_TRUE(a_->Tail(s).ok());  // the reader replaces its ended connection too
   EXPECT_TRUE(a_->Health().ok());
   auto got = ReadAll(*a_, s);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   ASSERT_EQ(got->events.size(), 2u);
   EXPECT_EQ(TextOf(got->events[1]), "after");
+}
+
+// A daemon cut off from the server in the middle of a commit, by a partition the server does not
+// see (its end of the connection stays open), would hold the rows it locked until the server's
+// TCP keepalive gives up, hours later: no other daemon could write to those sessions. The server
+// ends a writer connection's transaction that waits too long for its next statement.
+TEST_F(PostgresLogTest, AWriterTransactionLeftIdleLetsGoOfItsLocks) {
+  PostgresLogOptions options;
+  options.conninfo = scratch_->conninfo();
+  options.schema = scratch_->name();
+  options.writer_idle_in_transaction = std::chrono::milliseconds(300);
+  auto opened = OpenPostgresEventLog(options);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  a_ = std::move(*opened);
+  const SessionId s("ses_locked");
+  ASSERT_TRUE(a_->CreateSession(s, SessionMeta{"scripted", "/w", ""}, {Note("first")}).ok());
+  // A writer connection like the log's own, stopped after locking the session's row.
+  auto stalled = pg::Connect(options, /*writer=*/true);
+  ASSERT_TRUE(stalled.ok()) << stalled.status().ToString();
+  ASSERT_TRUE(stalled->ExecScript("BEGIN").ok());
+  ASSERT_TRUE(stalled->Exec("SELECT key FROM sessions WHERE id = $1 FOR UPDATE", {s.str()}).ok());
+  auto append =
+      std::async(std::launch::async, [&] { return a_->Append(Batch(s, {Note("next")})); });
+  if (append.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    (void)stalled->ExecScript("ROLLBACK");  // lets the append finish, then fails
+    ADD_FAILURE() << "the append still waits for the stalled transaction's lock";
+  }
+  auto appended = append.get();
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  EXPECT_EQ(appended->first_seq, Seq(2));
+  // The stalled connection was ended with its transaction: nothing it did holds.
+  auto after = stalled->Exec("SELECT 1");
+  EXPECT_FALSE(after.ok());
+  EXPECT_EQ(after.status().code(), ErrorCode::kUnavailable) << after.status().ToString();
 }
 
 TEST_F(PostgresLogTest, ASchemaNewerThanThisBuildIsRefused) {
