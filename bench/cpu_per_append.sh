@@ -44,7 +44,8 @@ start_server() {
   local side=$1 out="$tmp/$1.out" line=""
   rm -rf "$tmp/data" && mkdir -p "$tmp/data"
   if [ "$side" = daemon ]; then
-    "$daemon_bin" --data "$tmp/data" serve --listen 127.0.0.1:0 --log-level warn >"$out" 2>&1 &
+    "$daemon_bin" --data "$tmp/data" serve --listen 127.0.0.1:0 --log-level warn ${DAEMON_ARGS:-} \
+      >"$out" 2>&1 &
   else
     "$floor_bin" --port 0 --db "$tmp/data/floor.db" >"$out" 2>&1 &
   fi

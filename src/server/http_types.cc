@@ -63,6 +63,71 @@ bool IsSafeHeaderValue(std::string_view value) {
                       [](char c) { return c == '\r' || c == '\n' || c == '\0'; });
 }
 
+namespace {
+
+bool IsTokenChar(unsigned char c) {
+  return std::isalnum(c) != 0 ||
+         std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
+}
+
+bool SameName(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+bool Writable(const FieldView& field) {
+  const auto [name, value] = field;
+  return !name.empty() &&
+         std::all_of(name.begin(), name.end(),
+                     [](char c) { return IsTokenChar(static_cast<unsigned char>(c)); }) &&
+         !SameName(name, "content-length") && !SameName(name, "connection") &&
+         !SameName(name, "transfer-encoding") && IsSafeHeaderValue(value);
+}
+
+}  // namespace
+
+std::string SerializeAnswer(const AnswerHead& head, std::span<const FieldView> fields,
+                            std::string_view body) {
+  const bool bodiless = head.status / 100 == 1 || head.status == 204 || head.status == 304;
+  const bool with_body = !head.to_head && !bodiless;
+  std::size_t size = 64 + (with_body ? body.size() : 0);
+  for (const auto& [name, value] : fields) size += name.size() + value.size() + 4;
+  std::string wire;
+  wire.reserve(size);
+  wire += head.version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+  wire += std::to_string(head.status);
+  wire += ' ';
+  wire += head.reason;
+  wire += "\r\n";
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (!Writable(fields[i])) continue;
+    const bool replaced =
+        std::any_of(fields.begin() + static_cast<std::ptrdiff_t>(i) + 1, fields.end(),
+                    [&](const FieldView& later) {
+                      return SameName(later.first, fields[i].first) && Writable(later);
+                    });
+    if (replaced) continue;
+    wire += fields[i].first;
+    wire += ": ";
+    wire += fields[i].second;
+    wire += "\r\n";
+  }
+  if (head.to_head) {
+    wire += "Content-Length: 0\r\n";
+  } else if (!bodiless) {
+    wire += "Content-Length: ";
+    wire += std::to_string(body.size());
+    wire += "\r\n";
+  }
+  if (head.version == 10 && head.keep_alive) wire += "Connection: keep-alive\r\n";
+  if (head.version != 10 && !head.keep_alive) wire += "Connection: close\r\n";
+  wire += "\r\n";
+  if (with_body) wire += body;
+  return wire;
+}
+
 std::optional<FramingError> CheckFraming(std::optional<std::string_view> transfer_encoding,
                                          unsigned version) {
   if (!transfer_encoding) return std::nullopt;

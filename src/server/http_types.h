@@ -4,6 +4,7 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -79,6 +80,28 @@ std::vector<std::string> PathSegments(std::string_view path);
 // True when `value` may be written as a header value: no CR, LF or NUL (which would end the
 // header, or the head, early: response splitting).
 bool IsSafeHeaderValue(std::string_view value);
+
+// A header field of an answer, as written.
+using FieldView = std::pair<std::string_view, std::string_view>;
+
+// What an answer's head says besides its fields.
+struct AnswerHead {
+  int status = 200;
+  std::string_view reason;  // "OK"
+  unsigned version = 11;    // of the request: 10 or 11
+  bool to_head = false;     // the answer to HEAD: no body, and Content-Length 0
+  bool keep_alive = true;
+};
+
+// An HTTP/1.x answer as the bytes of one write: the status line; `fields`, where a later field
+// of the same name (compared without case) replaces an earlier one, and a field with an unsafe
+// value (IsSafeHeaderValue), a name that is not a token, or a name of the framing (Content-Length,
+// Connection, Transfer-Encoding) is left out; Content-Length (none for 1xx, 204 and 304, whose
+// body is dropped); Connection when `keep_alive` is not the version's default; then the body.
+// Beast's serializer gathers a buffer per field and steps through them one at a time, which for
+// a small answer cost more than the bytes themselves (docs/benchmarks.md).
+std::string SerializeAnswer(const AnswerHead& head, std::span<const FieldView> fields,
+                            std::string_view body);
 
 // Why a request head's body framing is refused (RFC 9112 section 6): the status to answer, after
 // which the connection is closed, since where the next request starts is unknown.

@@ -60,5 +60,49 @@ TEST(HttpTypesTest, ParsesTargets) {
   EXPECT_EQ(PathSegments("/v1//agents/x/"), (std::vector<std::string>{"v1", "agents", "x"}));
 }
 
+TEST(SerializeAnswerTest, WritesTheHeadFieldsAndBodyInOneBuffer) {
+  const FieldView fields[] = {{"Server", "agentstream"}, {"content-type", "text/plain"}};
+  EXPECT_EQ(SerializeAnswer(AnswerHead{200, "OK", 11, false, true}, fields, "hello"),
+            "HTTP/1.1 200 OK\r\nServer: agentstream\r\ncontent-type: text/plain\r\n"
+            "Content-Length: 5\r\n\r\nhello");
+}
+
+TEST(SerializeAnswerTest, ALaterFieldReplacesAnEarlierOneOfTheSameName) {
+  const FieldView fields[] = {{"A", "1"}, {"b", "2"}, {"a", "3"}, {"B", "bad\r\nX: y"}};
+  EXPECT_EQ(SerializeAnswer(AnswerHead{200, "OK", 11, false, true}, fields, ""),
+            "HTTP/1.1 200 OK\r\nb: 2\r\na: 3\r\nContent-Length: 0\r\n\r\n");
+}
+
+TEST(SerializeAnswerTest, UnsafeValuesBadNamesAndFramingFieldsAreLeftOut) {
+  const FieldView fields[] = {{"x", "split\r\nSet-Cookie: a"},
+                              {"y", std::string_view("nul\0", 4)},
+                              {"bad name", "v"},
+                              {"", "v"},
+                              {"Content-Length", "99"},
+                              {"transfer-encoding", "chunked"},
+                              {"Connection", "upgrade"},
+                              {"ok", "1"}};
+  EXPECT_EQ(SerializeAnswer(AnswerHead{201, "Created", 11, false, true}, fields, "ab"),
+            "HTTP/1.1 201 Created\r\nok: 1\r\nContent-Length: 2\r\n\r\nab");
+}
+
+TEST(SerializeAnswerTest, NoBodyFor204Or304AndNoneButALengthOfZeroForHead) {
+  EXPECT_EQ(SerializeAnswer(AnswerHead{204, "No Content", 11, false, true}, {}, "ignored"),
+            "HTTP/1.1 204 No Content\r\n\r\n");
+  EXPECT_EQ(SerializeAnswer(AnswerHead{304, "Not Modified", 11, false, true}, {}, ""),
+            "HTTP/1.1 304 Not Modified\r\n\r\n");
+  EXPECT_EQ(SerializeAnswer(AnswerHead{200, "OK", 11, true, true}, {}, "body"),
+            "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+}
+
+TEST(SerializeAnswerTest, ConnectionSaysWhatTheVersionDoesNotSayByItself) {
+  EXPECT_EQ(SerializeAnswer(AnswerHead{200, "OK", 11, false, false}, {}, ""),
+            "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(SerializeAnswer(AnswerHead{200, "OK", 10, false, true}, {}, ""),
+            "HTTP/1.0 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n");
+  EXPECT_EQ(SerializeAnswer(AnswerHead{200, "OK", 10, false, false}, {}, ""),
+            "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n");
+}
+
 }  // namespace
 }  // namespace agentstream::server

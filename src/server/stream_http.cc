@@ -9,7 +9,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/write.hpp>
+#include <boost/beast/http/status.hpp>
 #include <cctype>
 #include <span>
 #include <string_view>
@@ -150,42 +150,37 @@ void StreamExchange::Respond(StreamResponse response) {
   ctx_.metrics.Request(route_, response.status);
   LogRequest(request_.method_string(), route_, response.status, resolved_.client_address,
              resolved_.peer, resolved_.device_id);
-  if (cors_) streams::AddCommonHeaders(&response);
-  auto res = std::make_shared<http::response<http::string_body>>(
-      static_cast<http::status>(response.status), request_.version() ? request_.version() : 11);
-  res->set(http::field::server, "agentstream");
-  if (stream_.tls()) res->set(kHstsHeader, kHstsValue);
-  for (const auto& [name, value] : response.headers) {
-    if (IsSafeHeaderValue(value)) res->set(name, value);
-  }
-  res->body() = std::move(response.body);
+  // The answer's fields in order (a later one replaces an earlier one of the same name), made
+  // into one buffer (SerializeAnswer) rather than a Beast message.
+  const auto common = cors_ ? streams::CommonHeaders()
+                            : std::span<const std::pair<std::string_view, std::string_view>>();
+  std::vector<FieldView> fields;
+  fields.reserve(2 + response.headers.size() + common.size());
+  fields.emplace_back("Server", "agentstream");
+  if (stream_.tls()) fields.emplace_back(kHstsHeader, kHstsValue);
+  for (const auto& [name, value] : response.headers) fields.emplace_back(name, value);
+  fields.insert(fields.end(), common.begin(), common.end());
   // Staying open is waiting for the next request, which needs a place of the client's address.
   AddressSlot slot;
-  res->keep_alive(request_.keep_alive() && slot.Acquire(*ctx_.waiting, resolved_.peer));
-  const bool head = request_.method() == http::verb::head;
-  res->prepare_payload();
-  if (head) res->content_length(0);
+  const bool keep_alive = request_.keep_alive() && slot.Acquire(*ctx_.waiting, resolved_.peer);
+  const AnswerHead head{
+      response.status, http::obsolete_reason(static_cast<http::status>(response.status)),
+      request_.version() == 10 ? 10U : 11U, request_.method() == http::verb::head, keep_alive};
+  auto wire = std::make_shared<const std::string>(SerializeAnswer(head, fields, response.body));
   stream_.expires_after(ctx_.options.idle_timeout);
-  auto on_written = [self = shared_from_this(), res,
-                     slot = std::make_shared<AddressSlot>(std::move(slot))](beast::error_code ec,
-                                                                            std::size_t) {
-    if (ec) return;
-    if (!res->keep_alive()) {
-      beast::error_code ignored;
-      self->stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-      return;
-    }
-    ResumeHttp(self->ctx_, std::move(self->stream_), std::move(self->buffer_), std::move(*slot),
-               self->resolved_.peer);
-  };
-  if (head) {
-    auto sr = std::make_shared<http::response_serializer<http::string_body>>(*res);
-    sr->split(true);
-    http::async_write_header(
-        stream_, *sr, [sr, on_written](beast::error_code ec, std::size_t n) { on_written(ec, n); });
-    return;
-  }
-  http::async_write(stream_, *res, std::move(on_written));
+  asio::async_write(
+      stream_, asio::buffer(*wire),
+      [self = shared_from_this(), wire, keep_alive,
+       slot = std::make_shared<AddressSlot>(std::move(slot))](beast::error_code ec, std::size_t) {
+        if (ec) return;
+        if (!keep_alive) {
+          beast::error_code ignored;
+          self->stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+          return;
+        }
+        ResumeHttp(self->ctx_, std::move(self->stream_), std::move(self->buffer_), std::move(*slot),
+                   self->resolved_.peer);
+      });
 }
 
 // Watches the source (before its first read, so that a change in between is not missed), then

@@ -1,5 +1,6 @@
 #include "streams/json_mode.h"
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 
 namespace agentstream::streams {
@@ -8,10 +9,11 @@ namespace {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-// Drops whitespace outside strings. The input is valid JSON.
+// Drops whitespace outside strings. The input is valid JSON. Room is left for the ',' a stored
+// value ends with.
 std::string Minify(std::string_view text) {
   std::string out;
-  out.reserve(text.size());
+  out.reserve(text.size() + 1);
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -65,11 +67,18 @@ std::vector<std::string_view> SplitTopLevel(std::string_view text) {
 }  // namespace
 
 Result<std::string> ProcessJsonAppend(std::string_view body, bool initial_create) {
+  // The parsed value lives only here: a small one in a buffer on the stack rather than in a few
+  // dozen heap allocations.
+  unsigned char scratch[4096];
+  boost::json::monotonic_resource arena(scratch, sizeof scratch);
   boost::system::error_code ec;
-  const boost::json::value value = boost::json::parse(body, ec);
+  const boost::json::value value = boost::json::parse(body, ec, &arena);
   if (ec) return Error(ErrorCode::kInvalidArgument, "invalid JSON");
-  const std::string minified = Minify(body);
-  if (!value.is_array()) return minified + ",";
+  std::string minified = Minify(body);
+  if (!value.is_array()) {
+    minified += ',';
+    return minified;
+  }
   if (value.as_array().empty()) {
     if (initial_create) return std::string();
     return Error(ErrorCode::kInvalidArgument, "empty arrays are not allowed");

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -49,7 +50,9 @@ struct LiveRead {
 
 using Outcome = std::variant<StreamResponse, LiveRead>;
 
-// Headers on every /v1/stream response (CORS for any origin, browser hardening).
+// Headers on every /v1/stream response (CORS for any origin, browser hardening), as constants
+// the transport writes without copying, and added to `response`.
+std::span<const std::pair<std::string_view, std::string_view>> CommonHeaders();
 void AddCommonHeaders(StreamResponse* response);
 
 // Handles one request. `done` runs once, at once or (for writes) from the journal's thread after

@@ -89,19 +89,26 @@ void AfterDurable(StreamStore& store, StreamResponse response, Done& done) {
 using protocol_internal::AllDigits;
 using protocol_internal::Set;
 
+std::span<const std::pair<std::string_view, std::string_view>> CommonHeaders() {
+  static constexpr std::pair<std::string_view, std::string_view> kHeaders[] = {
+      {"access-control-allow-origin", "*"},
+      {"access-control-allow-methods", "GET, POST, PUT, DELETE, HEAD, OPTIONS"},
+      {"access-control-allow-headers",
+       "content-type, authorization, if-none-match, Stream-Seq, Stream-TTL, Stream-Expires-At, "
+       "Stream-Closed, Producer-Id, Producer-Epoch, Producer-Seq, Stream-Forked-From, "
+       "Stream-Fork-Offset, Stream-Fork-Sub-Offset"},
+      {"access-control-expose-headers",
+       "Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Producer-Epoch, "
+       "Producer-Seq, Producer-Expected-Seq, Producer-Received-Seq, etag, content-type, "
+       "content-encoding, vary, location, Stream-TTL, Stream-Expires-At"},
+      {"x-content-type-options", "nosniff"},
+      {"cross-origin-resource-policy", "cross-origin"},
+  };
+  return kHeaders;
+}
+
 void AddCommonHeaders(StreamResponse* r) {
-  Set(r, "access-control-allow-origin", "*");
-  Set(r, "access-control-allow-methods", "GET, POST, PUT, DELETE, HEAD, OPTIONS");
-  Set(r, "access-control-allow-headers",
-      "content-type, authorization, if-none-match, Stream-Seq, Stream-TTL, Stream-Expires-At, "
-      "Stream-Closed, Producer-Id, Producer-Epoch, Producer-Seq, Stream-Forked-From, "
-      "Stream-Fork-Offset, Stream-Fork-Sub-Offset");
-  Set(r, "access-control-expose-headers",
-      "Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Producer-Epoch, "
-      "Producer-Seq, Producer-Expected-Seq, Producer-Received-Seq, etag, content-type, "
-      "content-encoding, vary, location, Stream-TTL, Stream-Expires-At");
-  Set(r, "x-content-type-options", "nosniff");
-  Set(r, "cross-origin-resource-policy", "cross-origin");
+  for (const auto& [name, value] : CommonHeaders()) Set(r, std::string(name), std::string(value));
 }
 
 std::string ResponseCursor(std::string_view client_cursor, std::int64_t now_ms) {
