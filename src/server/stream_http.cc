@@ -60,7 +60,7 @@ class StreamExchange : public std::enable_shared_from_this<StreamExchange> {
  private:
   bool Register();
   void OnOutcome(Outcome outcome);
-  void Respond(StreamResponse response);
+  void Respond(const StreamResponse& response);
   void StartLive();
   void StartLongPoll();
   void Poll(bool timed_out);
@@ -139,14 +139,14 @@ void StreamExchange::Serve(std::unique_ptr<streams::LiveSource> source) {
 }
 
 void StreamExchange::OnOutcome(Outcome outcome) {
-  if (auto* response = std::get_if<StreamResponse>(&outcome)) return Respond(std::move(*response));
+  if (auto* response = std::get_if<StreamResponse>(&outcome)) return Respond(*response);
   source_ = streams::OpenStoreLiveSource(
       *ctx_.options.streams, std::move(std::get<LiveRead>(outcome)), ctx_.options.long_poll_timeout,
       ctx_.options.max_queue_bytes / 2);
   StartLive();
 }
 
-void StreamExchange::Respond(StreamResponse response) {
+void StreamExchange::Respond(const StreamResponse& response) {
   ctx_.metrics.Request(route_, response.status);
   LogRequest(request_.method_string(), route_, response.status, resolved_.client_address,
              resolved_.peer, resolved_.device_id);
@@ -222,7 +222,7 @@ void StreamExchange::Poll(bool timed_out) {
   done_ = true;
   source_.reset();
   timer_.cancel();
-  Respond(std::move(*response));
+  Respond(*response);
 }
 
 void StreamExchange::StartSse() {
