@@ -116,6 +116,9 @@ class Conn {
   // that does not LISTEN, the server ending it (a restart, a failover, an administrator) or
   // saying it will; open a new one. Reads nothing. Ask only between statements.
   bool SpokeWhileIdle() const;
+  // Whether an idle connection can take the next statement: not Broken, and not ended by the
+  // server while idle (SpokeWhileIdle). Otherwise open a new one.
+  bool UsableAfterIdle() const { return !Broken() && !SpokeWhileIdle(); }
   // The value this connection uses for a libpq keyword ("tcp_user_timeout"); empty when unset.
   std::string Setting(const char* keyword) const;
 

@@ -72,7 +72,7 @@ Result<Conn> ReaderPool::Acquire() {
   }
   // An idle connection the server ended (a restart, a failover) is replaced rather than failing
   // the read it was taken for.
-  if (!conn.Broken() && !conn.SpokeWhileIdle()) return conn;
+  if (conn.UsableAfterIdle()) return conn;
   conn = Conn();
   Result<Conn> opened = open_();
   if (!opened.ok()) {

@@ -46,6 +46,8 @@ Result<Conn> ConnectTo(const std::string& conninfo, const std::string& applicati
 // connection: a daemon cut off in the middle of a transaction by a partition the server does not
 // see would otherwise keep its row locks until the server's keepalive gives up on it.
 Status EndTransactionsIdleFor(Conn& conn, std::chrono::milliseconds limit);
+// The stores' default for their writers' EndTransactionsIdleFor (docs/operations.md, "Limits").
+inline constexpr std::chrono::milliseconds kWriterIdleInTransaction = std::chrono::seconds(5);
 
 // A store's tables and their versions.
 struct SchemaLayout {

@@ -88,11 +88,10 @@ bool Writable(const FieldView& field) {
 
 }  // namespace
 
-std::string SerializeAnswer(const AnswerHead& head, std::span<const FieldView> fields,
-                            std::string_view body) {
+SerializedAnswer SerializeAnswer(const AnswerHead& head, std::span<const FieldView> fields,
+                                 std::size_t body_size) {
   const bool bodiless = head.status / 100 == 1 || head.status == 204 || head.status == 304;
-  const bool with_body = !head.to_head && !bodiless;
-  std::size_t size = 64 + (with_body ? body.size() : 0);
+  std::size_t size = 64;
   for (const auto& [name, value] : fields) size += name.size() + value.size() + 4;
   std::string wire;
   wire.reserve(size);
@@ -118,14 +117,13 @@ std::string SerializeAnswer(const AnswerHead& head, std::span<const FieldView> f
     wire += "Content-Length: 0\r\n";
   } else if (!bodiless) {
     wire += "Content-Length: ";
-    wire += std::to_string(body.size());
+    wire += std::to_string(body_size);
     wire += "\r\n";
   }
   if (head.version == 10 && head.keep_alive) wire += "Connection: keep-alive\r\n";
   if (head.version != 10 && !head.keep_alive) wire += "Connection: close\r\n";
   wire += "\r\n";
-  if (with_body) wire += body;
-  return wire;
+  return {std::move(wire), !head.to_head && !bodiless};
 }
 
 std::optional<FramingError> CheckFraming(std::optional<std::string_view> transfer_encoding,

@@ -93,15 +93,22 @@ struct AnswerHead {
   bool keep_alive = true;
 };
 
-// An HTTP/1.x answer as the bytes of one write: the status line; `fields`, where a later field
-// of the same name (compared without case) replaces an earlier one, and a field with an unsafe
-// value (IsSafeHeaderValue), a name that is not a token, or a name of the framing (Content-Length,
-// Connection, Transfer-Encoding) is left out; Content-Length (none for 1xx, 204 and 304, whose
-// body is dropped); Connection when `keep_alive` is not the version's default; then the body.
-// Beast's serializer gathers a buffer per field and steps through them one at a time, which for
-// a small answer cost more than the bytes themselves (docs/benchmarks.md).
-std::string SerializeAnswer(const AnswerHead& head, std::span<const FieldView> fields,
-                            std::string_view body);
+// An HTTP/1.x answer as written: its head, then its body when `with_body`.
+struct SerializedAnswer {
+  std::string head;
+  bool with_body = true;  // false for HEAD, 1xx, 204 and 304
+};
+
+// The head of an HTTP/1.x answer whose body is `body_size` bytes: the status line; `fields`,
+// where a later field of the same name (compared without case) replaces an earlier one, and a
+// field with an unsafe value (IsSafeHeaderValue), a name that is not a token, or a name of the
+// framing (Content-Length, Connection, Transfer-Encoding) is left out; Content-Length (none for
+// 1xx, 204 and 304, whose body is dropped; 0 for HEAD); Connection when `keep_alive` is not the
+// version's default. The caller writes the head and the body in one gathered write, so the body
+// is never copied. Beast's serializer gathers a buffer per field and steps through them one at a
+// time, which for a small answer cost more than the bytes themselves (docs/benchmarks.md).
+SerializedAnswer SerializeAnswer(const AnswerHead& head, std::span<const FieldView> fields,
+                                 std::size_t body_size);
 
 // Why a request head's body framing is refused (RFC 9112 section 6): the status to answer, after
 // which the connection is closed, since where the next request starts is unknown.

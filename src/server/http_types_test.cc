@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace agentstream::server {
@@ -60,16 +62,22 @@ TEST(HttpTypesTest, ParsesTargets) {
   EXPECT_EQ(PathSegments("/v1//agents/x/"), (std::vector<std::string>{"v1", "agents", "x"}));
 }
 
-TEST(SerializeAnswerTest, WritesTheHeadFieldsAndBodyInOneBuffer) {
+// The bytes an answer puts on the wire: its head, then its body when it carries one.
+std::string Wire(const AnswerHead& head, std::span<const FieldView> fields, std::string_view body) {
+  auto answer = SerializeAnswer(head, fields, body.size());
+  return answer.with_body ? answer.head + std::string(body) : answer.head;
+}
+
+TEST(SerializeAnswerTest, WritesTheStatusLineFieldsAndLengthBeforeTheBody) {
   const FieldView fields[] = {{"Server", "agentstream"}, {"content-type", "text/plain"}};
-  EXPECT_EQ(SerializeAnswer(AnswerHead{200, "OK", 11, false, true}, fields, "hello"),
+  EXPECT_EQ(Wire(AnswerHead{200, "OK", 11, false, true}, fields, "hello"),
             "HTTP/1.1 200 OK\r\nServer: agentstream\r\ncontent-type: text/plain\r\n"
             "Content-Length: 5\r\n\r\nhello");
 }
 
 TEST(SerializeAnswerTest, ALaterFieldReplacesAnEarlierOneOfTheSameName) {
   const FieldView fields[] = {{"A", "1"}, {"b", "2"}, {"a", "3"}, {"B", "bad\r\nX: y"}};
-  EXPECT_EQ(SerializeAnswer(AnswerHead{200, "OK", 11, false, true}, fields, ""),
+  EXPECT_EQ(Wire(AnswerHead{200, "OK", 11, false, true}, fields, ""),
             "HTTP/1.1 200 OK\r\nb: 2\r\na: 3\r\nContent-Length: 0\r\n\r\n");
 }
 
@@ -82,25 +90,25 @@ TEST(SerializeAnswerTest, UnsafeValuesBadNamesAndFramingFieldsAreLeftOut) {
                               {"transfer-encoding", "chunked"},
                               {"Connection", "upgrade"},
                               {"ok", "1"}};
-  EXPECT_EQ(SerializeAnswer(AnswerHead{201, "Created", 11, false, true}, fields, "ab"),
+  EXPECT_EQ(Wire(AnswerHead{201, "Created", 11, false, true}, fields, "ab"),
             "HTTP/1.1 201 Created\r\nok: 1\r\nContent-Length: 2\r\n\r\nab");
 }
 
 TEST(SerializeAnswerTest, NoBodyFor204Or304AndNoneButALengthOfZeroForHead) {
-  EXPECT_EQ(SerializeAnswer(AnswerHead{204, "No Content", 11, false, true}, {}, "ignored"),
+  EXPECT_EQ(Wire(AnswerHead{204, "No Content", 11, false, true}, {}, "ignored"),
             "HTTP/1.1 204 No Content\r\n\r\n");
-  EXPECT_EQ(SerializeAnswer(AnswerHead{304, "Not Modified", 11, false, true}, {}, ""),
+  EXPECT_EQ(Wire(AnswerHead{304, "Not Modified", 11, false, true}, {}, ""),
             "HTTP/1.1 304 Not Modified\r\n\r\n");
-  EXPECT_EQ(SerializeAnswer(AnswerHead{200, "OK", 11, true, true}, {}, "body"),
+  EXPECT_EQ(Wire(AnswerHead{200, "OK", 11, true, true}, {}, "body"),
             "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
 }
 
 TEST(SerializeAnswerTest, ConnectionSaysWhatTheVersionDoesNotSayByItself) {
-  EXPECT_EQ(SerializeAnswer(AnswerHead{200, "OK", 11, false, false}, {}, ""),
+  EXPECT_EQ(Wire(AnswerHead{200, "OK", 11, false, false}, {}, ""),
             "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-  EXPECT_EQ(SerializeAnswer(AnswerHead{200, "OK", 10, false, true}, {}, ""),
+  EXPECT_EQ(Wire(AnswerHead{200, "OK", 10, false, true}, {}, ""),
             "HTTP/1.0 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n");
-  EXPECT_EQ(SerializeAnswer(AnswerHead{200, "OK", 10, false, false}, {}, ""),
+  EXPECT_EQ(Wire(AnswerHead{200, "OK", 10, false, false}, {}, ""),
             "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n");
 }
 

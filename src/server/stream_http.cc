@@ -5,6 +5,7 @@
 // source (session_live_source.h). Either live read is a streams::LiveSource, which decides what
 // to send: this file only waits and moves bytes, in gathered writes with a bound on what a slow
 // client queues.
+#include <array>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
@@ -60,7 +61,7 @@ class StreamExchange : public std::enable_shared_from_this<StreamExchange> {
  private:
   bool Register();
   void OnOutcome(Outcome outcome);
-  void Respond(const StreamResponse& response);
+  void Respond(StreamResponse response);
   void StartLive();
   void StartLongPoll();
   void Poll(bool timed_out);
@@ -139,19 +140,20 @@ void StreamExchange::Serve(std::unique_ptr<streams::LiveSource> source) {
 }
 
 void StreamExchange::OnOutcome(Outcome outcome) {
-  if (auto* response = std::get_if<StreamResponse>(&outcome)) return Respond(*response);
+  if (auto* response = std::get_if<StreamResponse>(&outcome)) return Respond(std::move(*response));
   source_ = streams::OpenStoreLiveSource(
       *ctx_.options.streams, std::move(std::get<LiveRead>(outcome)), ctx_.options.long_poll_timeout,
       ctx_.options.max_queue_bytes / 2);
   StartLive();
 }
 
-void StreamExchange::Respond(const StreamResponse& response) {
+void StreamExchange::Respond(StreamResponse response) {
   ctx_.metrics.Request(route_, response.status);
   LogRequest(request_.method_string(), route_, response.status, resolved_.client_address,
              resolved_.peer, resolved_.device_id);
   // The answer's fields in order (a later one replaces an earlier one of the same name), made
-  // into one buffer (SerializeAnswer) rather than a Beast message.
+  // into one head (SerializeAnswer) rather than a Beast message, and written with the body in
+  // one gathered write.
   const auto common = cors_ ? streams::CommonHeaders()
                             : std::span<const std::pair<std::string_view, std::string_view>>();
   std::vector<FieldView> fields;
@@ -166,10 +168,18 @@ void StreamExchange::Respond(const StreamResponse& response) {
   const AnswerHead head{
       response.status, http::obsolete_reason(static_cast<http::status>(response.status)),
       request_.version() == 10 ? 10U : 11U, request_.method() == http::verb::head, keep_alive};
-  auto wire = std::make_shared<const std::string>(SerializeAnswer(head, fields, response.body));
+  struct Wire {
+    SerializedAnswer answer;
+    std::string body;
+  };
+  auto wire = std::make_shared<const Wire>(
+      Wire{SerializeAnswer(head, fields, response.body.size()), std::move(response.body)});
+  const std::array<asio::const_buffer, 2> buffers{
+      asio::buffer(wire->answer.head),
+      asio::buffer(wire->answer.with_body ? std::string_view(wire->body) : std::string_view())};
   stream_.expires_after(ctx_.options.idle_timeout);
   asio::async_write(
-      stream_, asio::buffer(*wire),
+      stream_, buffers,
       [self = shared_from_this(), wire, keep_alive,
        slot = std::make_shared<AddressSlot>(std::move(slot))](beast::error_code ec, std::size_t) {
         if (ec) return;
@@ -222,7 +232,7 @@ void StreamExchange::Poll(bool timed_out) {
   done_ = true;
   source_.reset();
   timer_.cancel();
-  Respond(*response);
+  Respond(std::move(*response));
 }
 
 void StreamExchange::StartSse() {

@@ -220,7 +220,7 @@ void PostgresStreamStore::WriteLoop() {
 bool PostgresStreamStore::WriterReady() {
   // A connection the server ended while the writer was idle (a restart, a failover) is replaced
   // before the batch rather than failing it.
-  if (!writer_conn_.Broken() && !writer_conn_.SpokeWhileIdle()) return true;
+  if (writer_conn_.UsableAfterIdle()) return true;
   Result<Conn> reopened = pgs::Connect(options_, true);
   if (!reopened.ok()) return false;
   writer_conn_ = std::move(*reopened);

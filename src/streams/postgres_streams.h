@@ -48,6 +48,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "pg/setup.h"
 #include "streams/stream_store.h"
 #include "streams/subscription_records.h"
 
@@ -65,7 +66,7 @@ struct PostgresStreamsOptions {
   std::chrono::steady_clock::duration outcome_wait = std::chrono::seconds(60);
   // The server ends a writer transaction that waits this long for its next statement, and the
   // connection with it (pg::EndTransactionsIdleFor; docs/operations.md, "Limits").
-  std::chrono::milliseconds writer_idle_in_transaction = std::chrono::seconds(5);
+  std::chrono::milliseconds writer_idle_in_transaction = pg::kWriterIdleInTransaction;
 };
 
 // The schema version this build writes (table ds_schema); older ones are brought up to it on open.

@@ -190,7 +190,7 @@ void PostgresEventLog::FailAll(std::vector<Op>& batch, const Status& status) {
 bool PostgresEventLog::WriterReady(Writer& w, std::vector<Op>& batch) {
   // A connection the server ended while this writer was idle is reopened before the batch rather
   // than failing it: after a failover, a writer that had nothing to do still holds one.
-  if (!w.conn.Broken() && !w.conn.SpokeWhileIdle()) return true;
+  if (w.conn.UsableAfterIdle()) return true;
   Result<Conn> reopened = Connect(options_, true);
   if (!reopened.ok()) {
     FailAll(batch, reopened.status());

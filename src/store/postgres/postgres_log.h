@@ -46,6 +46,7 @@
 #include <memory>
 #include <string>
 
+#include "pg/setup.h"
 #include "store/event_log.h"
 
 namespace agentstream {
@@ -73,7 +74,7 @@ struct PostgresLogOptions {
   // connection with it: a daemon cut off mid-commit by a partition the server does not see leaves
   // no session rows locked for the next owner (pg::EndTransactionsIdleFor; docs/operations.md,
   // "Limits").
-  std::chrono::milliseconds writer_idle_in_transaction = std::chrono::seconds(5);
+  std::chrono::milliseconds writer_idle_in_transaction = pg::kWriterIdleInTransaction;
 };
 
 // Connects and creates the schema when missing. Errors: kUnavailable when the server cannot be
