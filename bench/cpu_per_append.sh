@@ -44,6 +44,7 @@ start_server() {
   local side=$1 out="$tmp/$1.out" line=""
   rm -rf "$tmp/data" && mkdir -p "$tmp/data"
   if [ "$side" = daemon ]; then
+    # shellcheck disable=SC2086 # DAEMON_ARGS is split into its options on purpose
     "$daemon_bin" --data "$tmp/data" serve --listen 127.0.0.1:0 --log-level warn ${DAEMON_ARGS:-} \
       >"$out" 2>&1 &
   else
