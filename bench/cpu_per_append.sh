@@ -27,51 +27,8 @@ script="$root/bench/append_load.lua"
 [ "$daemon_bin" = none ] || [ -x "$daemon_bin" ] || { echo "no daemon binary at $daemon_bin" >&2; exit 2; }
 [ -x "$floor_bin" ] || { echo "no floor binary at $floor_bin (build target append_floor)" >&2; exit 2; }
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 2; }
-ticks=$(getconf CLK_TCK)
-tmp=$(mktemp -d /tmp/cpu-per-append-XXXXXX)
-server=""
-cleanup() {
-  if [ -n "$server" ]; then
-    kill "$server" 2>/dev/null || true
-    wait "$server" 2>/dev/null || true
-  fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-# Starts SIDE (daemon or floor) on a fresh data directory; sets $server (its pid) and $url.
-start_server() {
-  local side=$1 out="$tmp/$1.out" line=""
-  rm -rf "$tmp/data" && mkdir -p "$tmp/data"
-  if [ "$side" = daemon ]; then
-    # shellcheck disable=SC2086 # DAEMON_ARGS is split into its options on purpose
-    "$daemon_bin" --data "$tmp/data" serve --listen 127.0.0.1:0 --log-level warn ${DAEMON_ARGS:-} \
-      >"$out" 2>&1 &
-  else
-    "$floor_bin" --port 0 --db "$tmp/data/floor.db" >"$out" 2>&1 &
-  fi
-  server=$!
-  url=""
-  for _ in $(seq 1 300); do
-    if [ "$side" = daemon ]; then
-      line=$(grep -o 'serving on http://[^ ]*' "$out" | head -n 1) || true
-      url=${line#serving on }
-    else
-      line=$(grep -o '^listening [0-9]*' "$out" | head -n 1) || true
-      [ -n "$line" ] && url="http://127.0.0.1:${line#listening }"
-    fi
-    [ -n "$url" ] && break
-    sleep 0.1
-  done
-  [ -n "$url" ] || { echo "$side did not start" >&2; cat "$out" >&2; exit 1; }
-}
-
-stop_server() {
-  kill "$server"
-  wait "$server" || echo "the server exited with status $?" >&2
-  server=""
-  rm -rf "$tmp/data"
-}
+# shellcheck source=bench/server_cpu.sh
+source "$root/bench/server_cpu.sh"
 
 # Creates bench-0 .. bench-99 (JSON streams) over one connection; fails unless each is 2xx.
 create_streams() {
@@ -85,15 +42,11 @@ create_streams() {
   fi
 }
 
-# utime + stime of the server, in clock ticks (fields 14 and 15; the name in field 2 may hold
-# spaces, so the fields are counted after its closing parenthesis).
-cpu_ticks() { sed 's/^.*) //' "/proc/$server/stat" | awk '{ print $12 + $13 }'; }
-
 # Runs wrk with THREADS and CONNECTIONS against SIDE; sets $result to "appends_per_s acked
 # cpu_us_per_append". Runs in this shell, not a subshell, so that cleanup knows the server.
 measure() {
   local side=$1 threads=$2 connections=$3 before after report rate acked
-  start_server "$side"
+  if [ "$side" = daemon ]; then start_server daemon "$daemon_bin"; else start_server floor "$floor_bin"; fi
   create_streams
   before=$(cpu_ticks)
   report=$(wrk -t"$threads" -c"$connections" -d"$duration" -s "$script" "$url")
