@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <boost/json.hpp>
-#include <cctype>
 #include <type_traits>
 #include <utility>
 #include <variant>
 
+#include "core/ascii.h"
 #include "core/event_codec.h"
 #include "core/timeline/assembler.h"
 
@@ -148,9 +148,7 @@ std::string_view ToolKindFor(std::string_view name) {
       {"fetch", "fetch"},       {"websearch", "fetch"},
       {"todowrite", "think"},   {"think", "think"},
   }};
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = AsciiLowered(name);
   for (const auto& [tool, kind] : kKinds)
     if (lower == tool) return kind;
   return "other";

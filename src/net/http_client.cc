@@ -5,7 +5,6 @@
 
 #include <openssl/ssl.h>
 
-#include <strings.h>
 #include <algorithm>
 #include <array>
 #include <boost/asio/io_context.hpp>
@@ -26,6 +25,8 @@
 #include <exception>
 #include <utility>
 #include <vector>
+
+#include "core/ascii.h"
 
 namespace agentstream::net {
 
@@ -353,8 +354,7 @@ Result<HttpReply> StreamHttpGet(const HttpRequest& request, const StreamReader& 
 
 std::string HttpReply::Header(std::string_view name) const {
   for (const auto& [key, value] : headers)
-    if (key.size() == name.size() && strncasecmp(key.data(), name.data(), key.size()) == 0)
-      return value;
+    if (EqualsIgnoringAsciiCase(key, name)) return value;
   return "";
 }
 

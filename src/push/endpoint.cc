@@ -1,8 +1,8 @@
 #include "push/endpoint.h"
 
 #include <algorithm>
-#include <cctype>
 
+#include "core/ascii.h"
 #include "push/subscription.h"
 
 namespace agentstream::push::internal {
@@ -31,9 +31,7 @@ Result<net::HttpUrl> CheckSendUrl(std::string_view url, std::string_view field, 
 }
 
 std::string OriginOf(const net::HttpUrl& url) {
-  std::string host = url.host;
-  std::transform(host.begin(), host.end(), host.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string host = AsciiLowered(url.host);
   if (host.find(':') != std::string::npos) host = "[" + host + "]";
   const bool default_port = url.port == (url.tls ? 443 : 80);
   return (url.tls ? "https://" : "http://") + host +

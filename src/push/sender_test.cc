@@ -2,6 +2,7 @@
 // (net/tls_test_server.h): the request's headers and encrypted body, and how each reply is
 // classified.
 #include "push/sender.h"
+#include "core/ascii.h"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -55,9 +56,7 @@ Received Parse(const std::string& raw) {
     const std::size_t next = raw.find("\r\n", at + 2);
     const std::string header = raw.substr(at + 2, next - at - 2);
     const std::size_t colon = header.find(':');
-    std::string name = header.substr(0, colon);
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    out.headers[name] = header.substr(colon + 2);
+    out.headers[AsciiLowered(header.substr(0, colon))] = header.substr(colon + 2);
     at = next;
   }
   return out;

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/ascii.h"
+
 namespace agentstream::server {
 
 namespace {
@@ -80,12 +82,6 @@ Status CronBad(const CronFieldSpec& field, const std::string& why) {
   return Error(ErrorCode::kInvalidArgument, "the " + std::string(field.what) + " field: " + why);
 }
 
-bool CronIEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == y;
-         });
-}
-
 // A whole decimal number of at most six digits.
 std::optional<int> CronNumber(std::string_view text) {
   int value = 0;
@@ -98,7 +94,7 @@ std::optional<int> CronNumber(std::string_view text) {
 Result<int> CronValue(std::string_view token, const CronFieldSpec& field) {
   if (!token.empty() && std::isalpha(static_cast<unsigned char>(token.front()))) {
     for (std::size_t i = 0; i < field.names.size(); ++i) {
-      if (CronIEquals(token, field.names[i])) return field.low + static_cast<int>(i);
+      if (EqualsIgnoringAsciiCase(token, field.names[i])) return field.low + static_cast<int>(i);
     }
     if (field.names.empty()) return CronBad(field, CronQuoted(token) + " is not a number");
     return CronBad(field, "unknown name " + CronQuoted(token));

@@ -3,10 +3,10 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <optional>
 
+#include "core/ascii.h"
 #include "server/security.h"
 
 namespace agentstream::server {
@@ -189,8 +189,7 @@ Result<EffectiveRequest> ResolveForwarded(const TrustedProxies& proxies,
   AS_ASSIGN_OR_RETURN(const std::optional<std::string_view> proto,
                       OneValue(input.forwarded_proto, "X-Forwarded-Proto"));
   if (proto) {
-    std::string lower(*proto);
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string lower = AsciiLowered(*proto);
     if (lower != "http" && lower != "https")
       return Malformed("X-Forwarded-Proto", *proto, "not http or https");
     out.scheme = std::move(lower);

@@ -1,8 +1,9 @@
 #include "server/http_types.h"
 
 #include <algorithm>
-#include <cctype>
+#include <array>
 
+#include "core/ascii.h"
 #include "net/http_url.h"
 
 namespace agentstream::server {
@@ -65,25 +66,26 @@ bool IsSafeHeaderValue(std::string_view value) {
 
 namespace {
 
-bool IsTokenChar(unsigned char c) {
-  return std::isalnum(c) != 0 ||
-         std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
-}
+// RFC 9110's tchar, one lookup per byte (every field name of every answer is checked).
+constexpr std::array<bool, 256> kTokenChars = [] {
+  std::array<bool, 256> table{};
+  for (int c = '0'; c <= '9'; ++c) table[c] = true;
+  for (int c = 'a'; c <= 'z'; ++c) table[c] = table[c - 32] = true;
+  for (const char c : std::string_view("!#$%&'*+-.^_`|~"))
+    table[static_cast<unsigned char>(c)] = true;
+  return table;
+}();
 
-bool SameName(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
+bool IsTokenChar(unsigned char c) { return kTokenChars[c]; }
 
 bool Writable(const FieldView& field) {
   const auto [name, value] = field;
   return !name.empty() &&
          std::all_of(name.begin(), name.end(),
                      [](char c) { return IsTokenChar(static_cast<unsigned char>(c)); }) &&
-         !SameName(name, "content-length") && !SameName(name, "connection") &&
-         !SameName(name, "transfer-encoding") && IsSafeHeaderValue(value);
+         !EqualsIgnoringAsciiCase(name, "content-length") &&
+         !EqualsIgnoringAsciiCase(name, "connection") &&
+         !EqualsIgnoringAsciiCase(name, "transfer-encoding") && IsSafeHeaderValue(value);
 }
 
 }  // namespace
@@ -102,11 +104,11 @@ SerializedAnswer SerializeAnswer(const AnswerHead& head, std::span<const FieldVi
   wire += "\r\n";
   for (std::size_t i = 0; i < fields.size(); ++i) {
     if (!Writable(fields[i])) continue;
-    const bool replaced =
-        std::any_of(fields.begin() + static_cast<std::ptrdiff_t>(i) + 1, fields.end(),
-                    [&](const FieldView& later) {
-                      return SameName(later.first, fields[i].first) && Writable(later);
-                    });
+    const bool replaced = std::any_of(
+        fields.begin() + static_cast<std::ptrdiff_t>(i) + 1, fields.end(),
+        [&](const FieldView& later) {
+          return EqualsIgnoringAsciiCase(later.first, fields[i].first) && Writable(later);
+        });
     if (replaced) continue;
     wire += fields[i].first;
     wire += ": ";
@@ -142,9 +144,7 @@ std::optional<FramingError> CheckFraming(std::optional<std::string_view> transfe
     while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
     while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
     if (item.empty()) continue;
-    std::string coding(item);
-    for (char& c : coding) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    codings.push_back(std::move(coding));
+    codings.push_back(AsciiLowered(item));
   }
   if (codings.empty() || codings.back() != "chunked")
     return FramingError{400, "unsupported Transfer-Encoding: chunked must be the final coding"};

@@ -85,13 +85,19 @@ TEST(SerializeAnswerTest, UnsafeValuesBadNamesAndFramingFieldsAreLeftOut) {
   const FieldView fields[] = {{"x", "split\r\nSet-Cookie: a"},
                               {"y", std::string_view("nul\0", 4)},
                               {"bad name", "v"},
+                              {"bad:name", "v"},
+                              {"(bad)", "v"},
+                              {"bad/name@", "v"},
+                              {"b\u00E4d", "v"},
                               {"", "v"},
                               {"Content-Length", "99"},
                               {"transfer-encoding", "chunked"},
                               {"Connection", "upgrade"},
-                              {"ok", "1"}};
+                              {"ok", "1"},
+                              {"Z9!#$%&'*+-.^_`|~", "2"}};
   EXPECT_EQ(Wire(AnswerHead{201, "Created", 11, false, true}, fields, "ab"),
-            "HTTP/1.1 201 Created\r\nok: 1\r\nContent-Length: 2\r\n\r\nab");
+            "HTTP/1.1 201 Created\r\nok: 1\r\nZ9!#$%&'*+-.^_`|~: 2\r\nContent-Length: "
+            "2\r\n\r\nab");
 }
 
 TEST(SerializeAnswerTest, NoBodyFor204Or304AndNoneButALengthOfZeroForHead) {

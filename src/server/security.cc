@@ -7,15 +7,11 @@
 #include <cctype>
 #include <string>
 
+#include "core/ascii.h"
+
 namespace agentstream::server {
 
 namespace {
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string_view StripBrackets(std::string_view host) {
   if (host.size() > 2 && host.front() == '[' && host.back() == ']')
@@ -52,7 +48,7 @@ std::string Canonical(std::string_view host) {
   if (inet_pton(AF_INET6, text.c_str(), &v6) == 1 &&
       inet_ntop(AF_INET6, &v6, buf.data(), buf.size()) != nullptr)
     return buf.data();
-  return Lower(text);
+  return AsciiLowered(text);
 }
 
 }  // namespace
@@ -105,7 +101,7 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
 std::optional<std::string_view> BearerToken(std::string_view authorization) {
   constexpr std::string_view kScheme = "bearer";
   if (authorization.size() <= kScheme.size() ||
-      Lower(authorization.substr(0, kScheme.size())) != kScheme ||
+      !EqualsIgnoringAsciiCase(authorization.substr(0, kScheme.size()), kScheme) ||
       authorization[kScheme.size()] != ' ')
     return std::nullopt;
   std::string_view token = authorization.substr(kScheme.size());
@@ -150,7 +146,7 @@ std::optional<std::string> HostOfHeader(std::string_view value) {
   }
   if (host.empty()) return std::nullopt;
   if (!rest.empty() && (rest.front() != ':' || !ValidPort(rest.substr(1)))) return std::nullopt;
-  return Lower(host);
+  return AsciiLowered(host);
 }
 
 bool HostAllowed(const SecurityOptions& options, std::string_view host_header) {

@@ -11,11 +11,11 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/status.hpp>
-#include <cctype>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "core/ascii.h"
 #include "server/server_internal.h"
 #include "streams/live_source.h"
 #include "streams/stream_protocol.h"
@@ -114,9 +114,7 @@ void StreamExchange::Run() {
     return Respond(StreamResponse{400, {{"content-type", "text/plain"}}, "malformed target"});
   if (q != std::string_view::npos) req.query = std::string(target.substr(q + 1));
   for (const auto& field : request_) {
-    std::string name(field.name_string());
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    req.headers.emplace_back(std::move(name), std::string(field.value()));
+    req.headers.emplace_back(AsciiLowered(field.name_string()), std::string(field.value()));
   }
   req.body = std::move(request_.body());
   // Location headers and subscription callback URLs name the configured address (or the origin a

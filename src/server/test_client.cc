@@ -13,9 +13,9 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/stream.hpp>
-#include <cctype>
 #include <vector>
 
+#include "core/ascii.h"
 #include "net/sse_parser.h"
 
 namespace agentstream::server::testing {
@@ -35,11 +35,6 @@ bool RunUntil(asio::io_context& io, const bool& done, milliseconds timeout) {
   while (!done && std::chrono::steady_clock::now() < deadline)
     io.run_one_for(std::chrono::milliseconds(20));
   return done;
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 tcp::endpoint Local(std::uint16_t port) {
@@ -77,7 +72,7 @@ TestResponse HttpCall(std::uint16_t port, const std::string& method, const std::
         auto& res = parser.get();
         out.status = static_cast<int>(res.result_int());
         for (const auto& field : res)
-          out.headers[Lower(std::string(field.name_string()))] = std::string(field.value());
+          out.headers[AsciiLowered(field.name_string())] = std::string(field.value());
         out.body = res.body();
       }
       done = true;

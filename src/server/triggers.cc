@@ -8,6 +8,7 @@
 #include <set>
 
 #include "consumers/signature.h"
+#include "core/ascii.h"
 #include "core/utf8.h"
 #include "server/security.h"
 
@@ -260,10 +261,7 @@ bool SignatureMatches(std::string_view secret, std::string_view body, std::strin
   constexpr std::string_view kPrefix = "sha256=";
   if (!header.starts_with(kPrefix)) return false;
   header.remove_prefix(kPrefix.size());
-  std::string given(header);
-  std::transform(given.begin(), given.end(), given.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ConstantTimeEquals(given, consumers::HmacSha256Hex(secret, body));
+  return ConstantTimeEquals(AsciiLowered(header), consumers::HmacSha256Hex(secret, body));
 }
 
 Result<std::string> DeliveryId(std::string_view github_delivery, std::string_view idempotency_key) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/ascii.h"
 #include "streams/json_mode.h"
 
 namespace agentstream::streams {
@@ -14,9 +15,7 @@ std::string NormalizeContentType(std::string_view content_type) {
     type.remove_prefix(1);
   while (!type.empty() && std::isspace(static_cast<unsigned char>(type.back())))
     type.remove_suffix(1);
-  std::string out(type);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
+  return AsciiLowered(type);
 }
 
 bool IsJsonType(const std::string& content_type) {

@@ -1,9 +1,9 @@
 // Webhooks (subscriptions.h): which URLs may receive them (http only to this machine, https
 // only to public hosts), and the POST of a wake.
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 
+#include "core/ascii.h"
 #include "net/http_client.h"
 #include "streams/subscriptions.h"
 #include "streams/subscriptions_internal.h"
@@ -33,7 +33,7 @@ std::optional<std::string> RejectWebhookUrl(const std::string& url) {
   host = host.substr(0, host.find_first_of("/?#"));
   if (host.rfind('[', 0) == 0) return "IPv6 webhook hosts are not accepted";
   host = host.substr(0, host.find(':'));
-  for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  AsciiLowerInPlace(host);
   if (host.empty()) return "webhook.url must be a valid URL";
   if (scheme == "http")
     return LocalDevHost(host)

@@ -5,6 +5,7 @@
 #include <boost/json/parse.hpp>
 #include <utility>
 
+#include "core/ascii.h"
 #include "core/utf8.h"
 #include "providers/acp/acp_catalog_data.h"
 #include "providers/acp/acp_protocol.h"
@@ -44,9 +45,8 @@ std::string Cut(std::string_view text) { return BoundUtf8(text, kMaxTextBytes).t
 
 // The registry's reserved environment names (its builder drops them from entries): what would
 // change how any program, not only the agent, runs or where its secrets come from.
-bool ReservedEnvName(std::string name) {
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+bool ReservedEnvName(std::string_view raw) {
+  const std::string name = AsciiUppered(raw);
   static constexpr std::array<std::string_view, 12> kNames = {"PATH",
                                                               "HOME",
                                                               "TMPDIR",
@@ -94,7 +94,7 @@ std::vector<std::string> EnvOf(const json::object& o) {
   const json::object* entries = Obj(o, "env");
   if (entries == nullptr) return env;
   for (const auto& [name, value] : *entries) {
-    if (!value.is_string() || !ValidEnvName(name) || ReservedEnvName(std::string(name)) ||
+    if (!value.is_string() || !ValidEnvName(name) || ReservedEnvName(name) ||
         !Plain(value.as_string()))
       continue;
     env.push_back(std::string(name) + "=" + std::string(value.as_string()));
