@@ -7,7 +7,9 @@
 # creates the 100 streams with PUT, and reads the server's CPU time (utime + stime of
 # /proc/PID/stat, all its threads) before and after the wrk run. Per run it prints appends/s
 # (wrk's Requests/sec), acknowledged appends (answered 2xx), and CPU microseconds per
-# acknowledged append; after each pair, daemon/floor of both.
+# acknowledged append; after each pair, daemon/floor of both. With REFERENCE=1 each load is also
+# run against the reference Durable Streams server (npm @durable-streams/server 0.3.7, file-backed;
+# `npm ci` in tests/conformance first), third, and the round prints daemon/reference.
 #
 # Builds nothing. Usage:
 #   bench/cpu_per_append.sh [DAEMON_BIN [FLOOR_BIN]]
@@ -46,7 +48,11 @@ create_streams() {
 # cpu_us_per_append". Runs in this shell, not a subshell, so that cleanup knows the server.
 measure() {
   local side=$1 threads=$2 connections=$3 before after report rate acked
-  if [ "$side" = daemon ]; then start_server daemon "$daemon_bin"; else start_server floor "$floor_bin"; fi
+  case $side in
+    daemon) start_server daemon "$daemon_bin" ;;
+    floor) start_server floor "$floor_bin" ;;
+    reference) start_server reference ;;
+  esac
   create_streams
   before=$(cpu_ticks)
   report=$(wrk -t"$threads" -c"$connections" -d"$duration" -s "$script" "$url")
@@ -64,23 +70,38 @@ measure() {
     'BEGIN { printf "%.0f %d %.1f\n", rate, acked, (acked > 0 ? t * 1e6 / hz / acked : 0) }')
 }
 
+# Measures SIDE under the current load and prints its figures as LABEL; they stay in $result.
+run_side() {
+  local figures
+  measure "$1" "$threads" "$connections"
+  read -r -a figures <<<"$result"
+  printf '%s, %s %s appends/s, %s acknowledged, %s CPU us/append\n' "$label" "$2" "${figures[@]}"
+}
+
+# Prints the daemon's appends/s and CPU per append over those of another side.
+ratios() {
+  local name=$1 rate=$2 cpu=$3
+  awk -v label="$label" -v n="$name" -v dr="${d[0]}" -v xr="$rate" -v dc="${d[2]}" -v xc="$cpu" \
+    'BEGIN { printf "%s, daemon/%s: appends/s %.2f, CPU us/append %.2f\n", label, n,
+             (xr > 0 ? dr / xr : 0), (xc > 0 ? dc / xc : 0) }'
+}
+
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); wrk runs of $duration; CLK_TCK $ticks"
 for round in $(seq 1 "$rounds"); do
   for load in "${loads[@]}"; do
     read -r threads connections <<<"$load"
     label="round $round, wrk -t$threads -c$connections"
     if [ "$daemon_bin" != none ]; then
-      measure daemon "$threads" "$connections"
+      run_side daemon "daemon:   "
       read -r -a d <<<"$result"
-      printf '%s, daemon: %s appends/s, %s acknowledged, %s CPU us/append\n' "$label" "${d[@]}"
     fi
-    measure floor "$threads" "$connections"
+    run_side floor "floor:    "
     read -r -a f <<<"$result"
-    printf '%s, floor:  %s appends/s, %s acknowledged, %s CPU us/append\n' "$label" "${f[@]}"
-    if [ "$daemon_bin" != none ]; then
-      awk -v label="$label" -v dr="${d[0]}" -v fr="${f[0]}" -v dc="${d[2]}" -v fc="${f[2]}" \
-        'BEGIN { printf "%s, daemon/floor: appends/s %.2f, CPU us/append %.2f\n", label,
-                 (fr > 0 ? dr / fr : 0), (fc > 0 ? dc / fc : 0) }'
+    [ "$daemon_bin" = none ] || ratios floor "${f[0]}" "${f[2]}"
+    if [ "${REFERENCE:-0}" = 1 ]; then
+      run_side reference "reference:"
+      read -r -a r <<<"$result"
+      [ "$daemon_bin" = none ] || ratios reference "${r[0]}" "${r[2]}"
     fi
   done
 done

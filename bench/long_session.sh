@@ -26,7 +26,10 @@ for arg in "${@:2}"; do
 done
 bin="$build/src/cli/agentstream"
 gen="$build/bench/gen_long_session"
-[ -x "$bin" ] && [ -x "$gen" ] || { echo "build agentstream and gen_long_session in $build" >&2; exit 2; }
+if [ ! -x "$bin" ] || [ ! -x "$gen" ]; then
+  echo "build agentstream and gen_long_session in $build" >&2
+  exit 2
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentstream-long.XXXXXX")
 pg_db=""
@@ -97,6 +100,7 @@ for store in "${stores[@]}"; do
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 # The table, with each figure over that of the store's 1,000-event session.
+# shellcheck disable=SC2016 # the program is JavaScript, not shell
 node -e '
 const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n");
 const rows = lines.map((l) => {

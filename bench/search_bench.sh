@@ -31,12 +31,18 @@ for arg in "${@:2}"; do
 done
 bin="$build/src/cli/agentstream"
 gen="$build/bench/gen_long_session"
-[ -x "$bin" ] && [ -x "$gen" ] || { echo "build agentstream and gen_long_session in $build" >&2; exit 2; }
+if [ ! -x "$bin" ] || [ ! -x "$gen" ]; then
+  echo "build agentstream and gen_long_session in $build" >&2
+  exit 2
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentstream-search.XXXXXX")
 pg_db=""
 daemon=""
 cleanup() {
-  [ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null || true
+  if [ -n "$daemon" ]; then
+    kill "$daemon" 2>/dev/null || true
+    wait "$daemon" 2>/dev/null || true
+  fi
   if [ -n "$pg_db" ]; then
     psql "$AGENTSTREAM_BENCH_PG" -qAt -c "DROP DATABASE IF EXISTS $pg_db WITH (FORCE)" >/dev/null 2>&1 || true
   fi
@@ -72,7 +78,8 @@ start_daemon() {
   [ -n "${url:-}" ] || { echo "the daemon did not start" >&2; cat "$tmp/daemon.log" >&2; exit 1; }
 }
 stop_daemon() {
-  kill "$daemon" && wait "$daemon" 2>/dev/null || true
+  kill "$daemon" 2>/dev/null || true
+  wait "$daemon" 2>/dev/null || true
   daemon=""
 }
 
@@ -116,7 +123,7 @@ measure() {
     times=()
     for _ in $(seq 1 "$rounds"); do times+=("$(seconds "$query&limit=20")"); done
     hits=$({ grep -o '"agent":' "$tmp/reply" || true; } | wc -l)
-    sorted=($(printf '%s\n' "${times[@]}" | sort -g))
+    mapfile -t sorted < <(printf '%s\n' "${times[@]}" | sort -g)
     median=${sorted[$((rounds / 2))]}
     max=${sorted[$((rounds - 1))]}
     awk -v n="$name" -v f="$once" -v m="$median" -v x="$max" -v h="$hits" \

@@ -1,7 +1,9 @@
 # shellcheck shell=bash
 # Sourced by bench/cpu_per_append.sh and bench/cpu_per_read.sh: a server started on a fresh data
 # directory, its CPU time, and the cleanup on exit. Sets $tmp (a temporary directory, removed on
-# exit with the server still running, if any), $server (the pid), $url and $ticks.
+# exit with the server still running, if any), $server (the pid), $url and $ticks. Reads $root (the
+# checkout) from the script that sources it.
+# shellcheck disable=SC2154 # $root is the sourcing script's
 
 tmp=$(mktemp -d "/tmp/$(basename "$0" .sh)-XXXXXX")
 server=""
@@ -14,28 +16,41 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_server daemon|floor BIN: starts BIN on a fresh $tmp/data; the daemon with `serve` on a
-# free loopback port and the options of DAEMON_ARGS, the floor (bench/append_floor) on a free port.
+# start_server daemon|floor|reference [BIN]: starts a server on a fresh $tmp/data and a free
+# loopback port: the daemon BIN with `serve` and the options of DAEMON_ARGS, the floor BIN
+# (bench/append_floor), or the reference Durable Streams server (npm @durable-streams/server,
+# file-backed, tests/conformance/reference-server.mjs; `npm ci` in tests/conformance first).
 start_server() {
-  local side=$1 bin=$2 out="$tmp/$1.out" line=""
+  local side=$1 bin=${2:-} out="$tmp/$1.out" line=""
   rm -rf "$tmp/data" && mkdir -p "$tmp/data"
-  if [ "$side" = daemon ]; then
-    # shellcheck disable=SC2086 # DAEMON_ARGS is split into its options on purpose
-    "$bin" --data "$tmp/data" serve --listen 127.0.0.1:0 --log-level warn ${DAEMON_ARGS:-} \
-      >"$out" 2>&1 &
-  else
-    "$bin" --port 0 --db "$tmp/data/floor.db" >"$out" 2>&1 &
-  fi
+  case $side in
+    daemon)
+      # shellcheck disable=SC2086 # DAEMON_ARGS is split into its options on purpose
+      "$bin" --data "$tmp/data" serve --listen 127.0.0.1:0 --log-level warn ${DAEMON_ARGS:-} \
+        >"$out" 2>&1 &
+      ;;
+    floor) "$bin" --port 0 --db "$tmp/data/floor.db" >"$out" 2>&1 & ;;
+    reference)
+      (cd "$root/tests/conformance" && exec node reference-server.mjs 0 "$tmp/data" >"$out" 2>&1) &
+      ;;
+  esac
   server=$!
   url=""
   for _ in $(seq 1 300); do
-    if [ "$side" = daemon ]; then
-      line=$(grep -o 'serving on http://[^ ]*' "$out" | head -n 1) || true
-      url=${line#serving on }
-    else
-      line=$(grep -o '^listening [0-9]*' "$out" | head -n 1) || true
-      [ -n "$line" ] && url="http://127.0.0.1:${line#listening }"
-    fi
+    case $side in
+      daemon)
+        line=$(grep -o 'serving on http://[^ ]*' "$out" | head -n 1) || true
+        url=${line#serving on }
+        ;;
+      floor)
+        line=$(grep -o '^listening [0-9]*' "$out" | head -n 1) || true
+        [ -n "$line" ] && url="http://127.0.0.1:${line#listening }"
+        ;;
+      reference)
+        line=$(grep -o '^reference server on http://[^ ]*' "$out" | head -n 1) || true
+        url=${line#reference server on }
+        ;;
+    esac
     [ -n "$url" ] && break
     sleep 0.1
   done

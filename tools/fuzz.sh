@@ -33,7 +33,7 @@ fuzz_one() {
     rm -f "$log"
     return 1
   fi
-  local runs rss done_line cov
+  local runs rss cov
   runs=$(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}')
   rss=$(grep -m1 'stat::peak_rss_mb' "$log" | awk '{print $2}')
   cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9]+[a-zA-Z]*' "$log" | tail -1 || true)
