@@ -4,6 +4,9 @@
 #include <poll.h>
 
 #include <cstdlib>
+#include <map>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -98,11 +101,16 @@ std::string Conn::Setting(const char* keyword) const {
   return value;
 }
 
-Conn::Conn(Conn&& other) noexcept : conn_(std::exchange(other.conn_, nullptr)) {}
+Conn::Conn(Conn&& other) noexcept
+    : conn_(std::exchange(other.conn_, nullptr)),
+      prepared_(std::exchange(other.prepared_, {})),
+      names_(other.names_) {}
 Conn& Conn::operator=(Conn&& other) noexcept {
   if (this != &other) {
     if (conn_ != nullptr) PQfinish(conn_);
     conn_ = std::exchange(other.conn_, nullptr);
+    prepared_ = std::exchange(other.prepared_, {});
+    names_ = other.names_;
   }
   return *this;
 }
@@ -168,6 +176,47 @@ Result<Wire> ToWire(const std::vector<Param>& params) {
   return wire;
 }
 
+// A prepared statement the server can no longer run: its result type changed with the schema
+// ("cached plan must not change result type", 0A000), or it is gone (26000). It is prepared
+// again, under a new name, the next time.
+bool StaleStatement(pg_result* result) {
+  const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+  return state != nullptr &&
+         (std::string_view(state) == "0A000" || std::string_view(state) == "26000");
+}
+
+// Sends `statements` into the connection's pipeline: a `reuse` one not yet prepared on it (in
+// `prepared`, or earlier in this pipeline) right after its preparation, under the next of
+// `names`, which `preparing` gets for it. False when libpq could not send.
+bool Send(pg_conn* conn, std::span<const Statement> statements, const std::vector<Wire>& wires,
+          const std::map<std::string, std::string>& prepared, std::uint64_t& names,
+          std::vector<std::string>& preparing) {
+  std::map<std::string_view, std::string_view> named(prepared.begin(), prepared.end());
+  for (std::size_t i = 0; i < statements.size(); ++i) {
+    const Statement& s = statements[i];
+    const int count = static_cast<int>(s.params.size());
+    const Wire& w = wires[i];
+    if (!s.reuse) {
+      if (PQsendQueryParams(conn, s.sql.c_str(), count, nullptr, w.values.data(), w.lengths.data(),
+                            w.formats.data(), /*resultFormat=*/0) != 1)
+        return false;
+      continue;
+    }
+    auto it = named.find(s.sql);
+    if (it == named.end()) {
+      preparing[i] = "agentstream_" + std::to_string(names++);
+      if (PQsendPrepare(conn, preparing[i].c_str(), s.sql.c_str(), count, nullptr) != 1)
+        return false;
+      it = named.emplace(s.sql, preparing[i]).first;
+    }
+    const std::string name(it->second);
+    if (PQsendQueryPrepared(conn, name.c_str(), count, w.values.data(), w.lengths.data(),
+                            w.formats.data(), /*resultFormat=*/0) != 1)
+      return false;
+  }
+  return true;
+}
+
 bool Succeeded(pg_result* result) {
   const ExecStatusType status = result != nullptr ? PQresultStatus(result) : PGRES_FATAL_ERROR;
   return status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
@@ -221,20 +270,33 @@ std::vector<Result<Rows>> Conn::ExecPipeline(std::span<const Statement> statemen
     wires.push_back(std::move(*wire));
   }
   if (PQenterPipelineMode(conn_) == 0) return fail_rest(Failed(conn_, nullptr));
-  bool sent = true;
-  for (std::size_t i = 0; i < statements.size() && sent; ++i) {
-    sent = PQsendQueryParams(conn_, statements[i].sql.c_str(),
-                             static_cast<int>(statements[i].params.size()), nullptr,
-                             wires[i].values.data(), wires[i].lengths.data(),
-                             wires[i].formats.data(), /*resultFormat=*/0) == 1;
-  }
-  sent = sent && PQpipelineSync(conn_) == 1;
-  // Each statement's answer is one result followed by a null; then the sync's result.
-  for (std::size_t i = 0; sent && i < statements.size(); ++i) {
+  // The names of the `reuse` statements this pipeline prepares (empty: none for that statement).
+  std::vector<std::string> preparing(statements.size());
+  bool sent =
+      Send(conn_, statements, wires, prepared_, names_, preparing) && PQpipelineSync(conn_) == 1;
+  // Each answer is one result followed by a null (a preparation's, then its statement's); then
+  // the sync's result.
+  auto next = [&]() -> pg_result* {
     pg_result* result = PQgetResult(conn_);
+    if (result != nullptr)
+      while (pg_result* extra = PQgetResult(conn_)) PQclear(extra);
+    return result;
+  };
+  for (std::size_t i = 0; sent && i < statements.size(); ++i) {
+    std::optional<Result<Rows>> prepare_failed;
+    if (!preparing[i].empty()) {
+      pg_result* prepared = next();
+      if (prepared == nullptr) break;
+      Result<Rows> answer = Answer(conn_, prepared);
+      // Prepared statements are not transactional: this one stays if its transaction rolls back.
+      if (answer.ok()) prepared_.emplace(statements[i].sql, preparing[i]);
+      if (!answer.ok()) prepare_failed = std::move(answer);
+    }
+    pg_result* result = next();
     if (result == nullptr) break;
-    answers.push_back(Answer(conn_, result));
-    while (pg_result* extra = PQgetResult(conn_)) PQclear(extra);
+    if (statements[i].reuse && StaleStatement(result)) prepared_.erase(statements[i].sql);
+    Result<Rows> answer = Answer(conn_, result);
+    answers.push_back(prepare_failed ? std::move(*prepare_failed) : std::move(answer));
     if (PQstatus(conn_) != CONNECTION_OK) break;
   }
   if (answers.size() == statements.size()) {
@@ -248,6 +310,7 @@ std::vector<Result<Rows>> Conn::ExecPipeline(std::span<const Statement> statemen
                             "the PostgreSQL connection is gone: " + Message(PQerrorMessage(conn_)));
   PQfinish(conn_);
   conn_ = nullptr;
+  prepared_.clear();
   return fail_rest(gone);
 }
 

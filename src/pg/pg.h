@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -40,10 +41,14 @@ struct Param {
   }
 };
 
-// One statement of a pipeline (Conn::ExecPipeline).
+// One statement of a pipeline (Conn::ExecPipeline). `reuse`: the connection prepares it the first
+// time (a named statement, in the same round trip) and runs it by name from then on, so that the
+// server parses and plans it once per connection rather than on every run; for the fixed
+// statements a writer sends with every commit.
 struct Statement {
   std::string sql;
   std::vector<Param> params;
+  bool reuse = false;
 };
 
 class Rows {
@@ -107,7 +112,8 @@ class Conn {
   // answers did not arrive are kUnavailable: a COMMIT among them may or may not have run. Either
   // way a connection that broke is closed (Broken). libpq sends while the server answers, so a
   // pipeline whose statements both carry and return much data could block both sides; each
-  // pipeline of the daemon returns little.
+  // pipeline of the daemon returns little. A `reuse` statement not yet prepared on this
+  // connection is prepared just before it; a failure to prepare it is its answer.
   std::vector<Result<Rows>> ExecPipeline(std::span<const Statement> statements);
   // Runs several statements without parameters (schema scripts).
   Status ExecScript(std::string_view sql);
@@ -137,6 +143,8 @@ class Conn {
  private:
   explicit Conn(pg_conn* conn) : conn_(conn) {}
   pg_conn* conn_ = nullptr;
+  std::map<std::string, std::string> prepared_;  // SQL of a `reuse` statement -> its name here
+  std::uint64_t names_ = 0;                      // prepared statements named so far
 };
 
 }  // namespace agentstream::pg

@@ -150,5 +150,89 @@ TEST_F(PipelineTest, APipelineWhoseServerEndsTheConnectionRunsNothingAfter) {
   EXPECT_EQ(conn_.Exec("SELECT 1").status().code(), ErrorCode::kUnavailable);
 }
 
+// How many statements this connection has prepared with `sql` (the server's own account).
+std::int64_t PreparedCount(Conn& conn, const std::string& sql) {
+  Result<Rows> r =
+      conn.Exec("SELECT count(*) FROM pg_prepared_statements WHERE statement = $1", {sql});
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? r->Int(0, 0) : -1;
+}
+
+// A `reuse` statement is prepared once per connection, in the round trip of its first run, and
+// run by name with each run's parameters from then on, also when a pipeline holds it twice.
+TEST_F(PipelineTest, AReusedStatementIsPreparedOncePerConnection) {
+  const std::string sql = "SELECT $1::bigint * 2";
+  EXPECT_EQ(PreparedCount(conn_, sql), 0);
+  for (std::int64_t n : {1, 2, 3}) {
+    const Statement statements[] = {{"BEGIN", {}},
+                                    {sql, {Param(n)}, /*reuse=*/true},
+                                    {sql, {Param(n + 10)}, /*reuse=*/true},
+                                    {"COMMIT", {}}};
+    std::vector<Result<Rows>> answers = conn_.ExecPipeline(statements);
+    ASSERT_EQ(answers.size(), 4u);
+    for (const auto& a : answers) ASSERT_TRUE(a.ok()) << a.status().ToString();
+    EXPECT_EQ(answers[1]->Int(0, 0), 2 * n);
+    EXPECT_EQ(answers[2]->Int(0, 0), 2 * (n + 10));
+    EXPECT_EQ(PreparedCount(conn_, sql), 1);
+  }
+  // A new connection prepares its own.
+  Result<Conn> other = Conn::Open(*testing::ScratchSchema::Server());
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  const Statement again[] = {{sql, {Param(std::int64_t{5})}, /*reuse=*/true}};
+  std::vector<Result<Rows>> answers = other->ExecPipeline(again);
+  ASSERT_TRUE(answers[0].ok()) << answers[0].status().ToString();
+  EXPECT_EQ(answers[0]->Int(0, 0), 10);
+  EXPECT_EQ(PreparedCount(*other, sql), 1);
+}
+
+// A `reuse` statement the server refuses to prepare answers with the server's reason, the
+// pipeline runs nothing after it, and the connection prepares it again the next time (here, a
+// table that did not exist yet).
+TEST_F(PipelineTest, AReusedStatementThatCannotBePreparedFailsAndIsPreparedNextTime) {
+  const std::string sql = "SELECT count(*) FROM later_table WHERE n > $1";
+  const Statement statements[] = {{"BEGIN", {}},
+                                  {sql, {Param(std::int64_t{0})}, /*reuse=*/true},
+                                  {"SELECT 1", {}},
+                                  {"COMMIT", {}}};
+  std::vector<Result<Rows>> answers = conn_.ExecPipeline(statements);
+  ASSERT_EQ(answers.size(), 4u);
+  EXPECT_EQ(FirstFailure(answers), &answers[1]);
+  EXPECT_EQ(answers[1].status().code(), ErrorCode::kIoError);
+  EXPECT_NE(answers[1].status().message().find("later_table"), std::string::npos)
+      << answers[1].status().ToString();
+  EXPECT_NE(answers[2].status().message().find("did not run"), std::string::npos);
+  EXPECT_FALSE(conn_.Broken());
+  ASSERT_TRUE(conn_.ExecScript("ROLLBACK").ok());
+  EXPECT_EQ(PreparedCount(conn_, sql), 0);
+
+  ASSERT_TRUE(conn_
+                  .ExecScript("CREATE TEMP TABLE later_table(n bigint); "
+                              "INSERT INTO later_table VALUES (1), (2), (3)")
+                  .ok());
+  answers = conn_.ExecPipeline(statements);
+  for (const auto& a : answers) ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(answers[1]->Int(0, 0), 3);
+  EXPECT_EQ(PreparedCount(conn_, sql), 1);
+}
+
+// A prepared statement whose result type a schema change altered fails once with the server's
+// reason, and is prepared again for the next run.
+TEST_F(PipelineTest, AReusedStatementThatTheSchemaOutdatedIsPreparedAgain) {
+  ASSERT_TRUE(
+      conn_.ExecScript("CREATE TEMP TABLE shaped(a bigint); INSERT INTO shaped VALUES (7)").ok());
+  const std::string sql = "SELECT * FROM shaped WHERE a > $1";
+  const Statement statements[] = {{sql, {Param(std::int64_t{0})}, /*reuse=*/true}};
+  std::vector<Result<Rows>> answers = conn_.ExecPipeline(statements);
+  ASSERT_TRUE(answers[0].ok()) << answers[0].status().ToString();
+  ASSERT_TRUE(conn_.ExecScript("ALTER TABLE shaped ADD COLUMN b text DEFAULT 'x'").ok());
+  answers = conn_.ExecPipeline(statements);
+  ASSERT_FALSE(answers[0].ok());
+  EXPECT_NE(answers[0].status().message().find("result type"), std::string::npos)
+      << answers[0].status().ToString();
+  answers = conn_.ExecPipeline(statements);
+  ASSERT_TRUE(answers[0].ok()) << answers[0].status().ToString();
+  EXPECT_EQ(answers[0]->Text(0, 1), "x");
+}
+
 }  // namespace
 }  // namespace agentstream::pg

@@ -33,7 +33,8 @@ std::optional<Statement> CommitAnnouncement(const Txn& t, const std::string& cha
   for (const auto& [id, touched] : t.touched())
     notices.push_back(EncodeCommitNotice(id, touched.epoch, touched.after));
   return Statement{"SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n",
-                   {channel, TextArray(notices)}};
+                   {channel, TextArray(notices)},
+                   /*reuse=*/true};
 }
 
 std::unique_ptr<ListenThread> HearCommits(

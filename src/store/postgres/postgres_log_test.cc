@@ -603,7 +603,9 @@ TEST_F(PostgresLogTest, ABacklogSpillsOntoTheSecondWriterAndEachSessionKeepsItsO
       Seq last(0);
       for (const CommitNotice& n : heard[s.str()]) {
         ASSERT_GT(n.tail.value(), last.value()) << s.str() << ": a notice out of order";
-        if (n.records) EXPECT_EQ(n.records->front().seq, last.next()) << s.str();
+        if (n.records) {
+          EXPECT_EQ(n.records->front().seq, last.next()) << s.str();
+        }
         last = n.tail;
       }
       EXPECT_EQ(last, Seq(kRounds * kPerRound)) << s.str();

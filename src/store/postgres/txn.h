@@ -87,17 +87,20 @@ class Txn {
         "SELECT key, provider, cwd, title, created_ms, persistence, status, forked_session, "
         "forked_epoch, forked_seq, id, owner, owner_generation, owner_expires_ms, usage FROM "
         "sessions WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
-        {id_array}});
+        {id_array},
+        /*reuse=*/true});
     statements.push_back(Statement{
         "SELECT e.session, e.epoch, e.base_session, e.base_epoch, e.base_seq, (SELECT v.last_seq "
         "FROM events v WHERE v.session = e.session AND v.epoch = e.epoch ORDER BY v.first_seq "
         "DESC LIMIT 1) FROM epochs e WHERE e.session IN (SELECT key FROM sessions WHERE id = "
         "ANY($1::text[])) ORDER BY e.session, e.epoch",
-        {id_array}});
+        {id_array},
+        /*reuse=*/true});
     statements.push_back(Statement{
         "SELECT session, producer, epoch, seq, first_seq, last_seq FROM producers WHERE session "
         "IN (SELECT key FROM sessions WHERE id = ANY($1::text[]))",
-        {id_array}});
+        {id_array},
+        /*reuse=*/true});
     std::vector<Result<Rows>> answers = ExecPipeline(statements);
     for (const Result<Rows>& a : answers) AS_RETURN_IF_ERROR(a.status());
     const Rows& s = *answers[begin ? 1 : 0];
