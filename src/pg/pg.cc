@@ -246,6 +246,11 @@ Result<Rows> Conn::Exec(std::string_view sql, const std::vector<Param>& params) 
                                     /*resultFormat=*/0));
 }
 
+Result<Rows> Conn::Exec(const Statement& statement) {
+  if (!statement.reuse) return Exec(statement.sql, statement.params);
+  return std::move(ExecPipeline({&statement, 1}).front());
+}
+
 const Result<Rows>* FirstFailure(std::span<const Result<Rows>> answers) {
   for (const Result<Rows>& answer : answers)
     if (!answer.ok()) return &answer;

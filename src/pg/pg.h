@@ -105,6 +105,9 @@ class Conn {
   // deadlock, 40P01; a serialization failure, 40001), which may be run again; kUnavailable when
   // the connection is gone.
   Result<Rows> Exec(std::string_view sql, const std::vector<Param>& params = {});
+  // One statement, as above; a `reuse` one is run as a pipeline of one (ExecPipeline), so that
+  // it is prepared once per connection.
+  Result<Rows> Exec(const Statement& statement);
   // Sends `statements` in libpq's pipeline mode and then reads their answers: one round trip
   // for all of them instead of one each. Returns one result per statement, in order. The server
   // runs none after one it failed (even when it then ends the connection); those fail with

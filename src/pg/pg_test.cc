@@ -185,6 +185,30 @@ TEST_F(PipelineTest, AReusedStatementIsPreparedOncePerConnection) {
   EXPECT_EQ(PreparedCount(*other, sql), 1);
 }
 
+// One statement run alone: a `reuse` one is prepared once and run by name after that, with the
+// same answers and errors as an unprepared one; one without `reuse` is not prepared.
+TEST_F(PipelineTest, AReusedStatementRunAloneIsPreparedOnce) {
+  const std::string sql = "SELECT $1::bigint + 1";
+  for (std::int64_t n : {1, 2, 3}) {
+    Result<Rows> r = conn_.Exec(Statement{sql, {Param(n)}, /*reuse=*/true});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->Int(0, 0), n + 1);
+    EXPECT_EQ(PreparedCount(conn_, sql), 1);
+  }
+  const std::string plain = "SELECT $1::bigint + 2";
+  Result<Rows> r = conn_.Exec(Statement{plain, {Param(std::int64_t{1})}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->Int(0, 0), 3);
+  EXPECT_EQ(PreparedCount(conn_, plain), 0);
+  // A unique violation is kConflict whichever way the statement ran.
+  ASSERT_TRUE(conn_.ExecScript("CREATE TEMP TABLE once(k bigint PRIMARY KEY)").ok());
+  const std::string insert = "INSERT INTO once(k) VALUES($1)";
+  ASSERT_TRUE(conn_.Exec(Statement{insert, {Param(std::int64_t{1})}, /*reuse=*/true}).ok());
+  EXPECT_EQ(conn_.Exec(Statement{insert, {Param(std::int64_t{1})}, /*reuse=*/true}).status().code(),
+            ErrorCode::kConflict);
+  EXPECT_FALSE(conn_.Broken());
+}
+
 // A `reuse` statement the server refuses to prepare answers with the server's reason, the
 // pipeline runs nothing after it, and the connection prepares it again the next time (here, a
 // table that did not exist yet).

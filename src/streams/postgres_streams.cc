@@ -399,10 +399,10 @@ auto PostgresStreamStore::WithReader(Body body)
 Status Touch(Conn& conn, const Row& row) {
   if (!row.meta.ttl_seconds) return Status::Ok();
   return conn
-      .Exec(
-          "UPDATE ds_streams SET last_access_ms = GREATEST(last_access_ms, $2) WHERE id = "
-          "(SELECT id FROM ds_streams WHERE id = $1 FOR UPDATE SKIP LOCKED)",
-          {Param(row.meta.id), Param(row.now_ms)})
+      .Exec({"UPDATE ds_streams SET last_access_ms = GREATEST(last_access_ms, $2) WHERE id = "
+             "(SELECT id FROM ds_streams WHERE id = $1 FOR UPDATE SKIP LOCKED)",
+             {Param(row.meta.id), Param(row.now_ms)},
+             /*reuse=*/true})
       .status();
 }
 
@@ -417,8 +417,9 @@ OpResult PostgresStreamStore::Head(const std::string& path, bool touch) {
   if (!pgs::StorableText(path)) return WithCode(Code::kNotFound);
   auto result = WithReader([&](Conn& conn) -> Result<OpResult> {
     AS_ASSIGN_OR_RETURN(
-        Rows r,
-        conn.Exec("SELECT " + pgs::RowColumns() + " FROM ds_streams WHERE path = $1", {path}));
+        Rows r, conn.Exec({"SELECT " + pgs::RowColumns() + " FROM ds_streams WHERE path = $1",
+                           {path},
+                           /*reuse=*/true}));
     if (r.size() == 0) return WithCode(Code::kNotFound);
     const Row row = pgs::RowAt(r, 0);
     AS_ASSIGN_OR_RETURN(Code readable, Readable(conn, row));
@@ -469,9 +470,10 @@ std::map<std::string, Offset> PostgresStreamStore::Tails(const std::vector<std::
     if (pgs::StorableText(path)) storable.push_back(path);
   auto result = WithReader([&](Conn& conn) -> Result<std::map<std::string, Offset>> {
     std::map<std::string, Offset> out;
-    AS_ASSIGN_OR_RETURN(Rows r, conn.Exec("SELECT " + pgs::RowColumns() +
-                                              " FROM ds_streams WHERE path = ANY($1::text[])",
-                                          {pgs::TextArray(storable)}));
+    AS_ASSIGN_OR_RETURN(Rows r, conn.Exec({"SELECT " + pgs::RowColumns() +
+                                               " FROM ds_streams WHERE path = ANY($1::text[])",
+                                           {pgs::TextArray(storable)},
+                                           /*reuse=*/true}));
     for (int i = 0; i < r.size(); ++i) {
       const Row row = pgs::RowAt(r, i);
       if (!row.Dead()) out[row.meta.path] = row.tail;

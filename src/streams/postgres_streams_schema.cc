@@ -198,7 +198,7 @@ Result<bool> HasLiveForks(Conn& conn, std::int64_t id, std::int64_t now_ms) {
                           kDead +
                           " FROM ds_streams s JOIN d ON s.forked_from_id = d.id WHERE d.dead) "
                           "SELECT EXISTS(SELECT 1 FROM d WHERE NOT dead)";
-  AS_ASSIGN_OR_RETURN(Rows r, conn.Exec(sql, {Param(id), Param(now_ms)}));
+  AS_ASSIGN_OR_RETURN(Rows r, conn.Exec({sql, {Param(id), Param(now_ms)}, /*reuse=*/true}));
   return r.size() > 0 && r.Text(0, 0) == "t";
 }
 
@@ -208,7 +208,7 @@ Result<std::vector<Row>> Chain(Conn& conn, const std::string& path) {
       " FROM ds_streams WHERE path = $1 UNION ALL SELECT c.depth + 1, " + RowColumns("s.", false) +
       " FROM ds_streams s JOIN chain c ON s.id = c.forked_from_id WHERE c.depth < 10000) SELECT " +
       RowColumns("", true) + " FROM chain ORDER BY depth";
-  AS_ASSIGN_OR_RETURN(Rows r, conn.Exec(sql, {path}));
+  AS_ASSIGN_OR_RETURN(Rows r, conn.Exec({sql, {path}, /*reuse=*/true}));
   std::vector<Row> chain;
   chain.reserve(static_cast<std::size_t>(r.size()));
   for (int i = 0; i < r.size(); ++i) chain.push_back(RowAt(r, i));
@@ -244,7 +244,7 @@ Status ReadMessages(Conn& conn, const std::vector<Row>& chain, std::optional<Off
     const auto budget = static_cast<std::int64_t>(bytes < max_bytes ? max_bytes - bytes : 1);
     AS_ASSIGN_OR_RETURN(
         Rows r,
-        conn.Exec(
+        conn.Exec(pg::Statement{
             "SELECT read_seq, byte_pos, CASE WHEN before < $6 THEN data END FROM (SELECT "
             "read_seq, byte_pos, data, sum(octet_length(data)) OVER (ORDER BY read_seq, "
             "byte_pos) - octet_length(data) AS before FROM (SELECT read_seq, byte_pos, data FROM "
@@ -254,7 +254,8 @@ Status ReadMessages(Conn& conn, const std::vector<Row>& chain, std::optional<Off
             {Param(row->meta.id), Param(from_seq), Param(from_pos),
              Param(static_cast<std::int64_t>(segment_cap.read_seq)),
              Param(static_cast<std::int64_t>(segment_cap.byte_pos)), Param(budget),
-             Param(static_cast<std::int64_t>(room + 1))}));
+             Param(static_cast<std::int64_t>(room + 1))},
+            /*reuse=*/true}));
     for (int i = 0; i < r.size(); ++i) {
       if (r.IsNull(i, 2) || static_cast<std::size_t>(i) == room) {
         out->up_to_date = false;

@@ -54,10 +54,11 @@ Result<Locked> LockPaths(Conn& conn, std::vector<std::string> paths) {
   std::sort(paths.begin(), paths.end());
   paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
   Locked locked;
-  AS_ASSIGN_OR_RETURN(Rows r, conn.Exec("SELECT " + RowColumns() +
-                                            " FROM ds_streams WHERE path = ANY($1::text[]) "
-                                            "ORDER BY path FOR UPDATE",
-                                        {TextArray(paths)}));
+  AS_ASSIGN_OR_RETURN(Rows r, conn.Exec({"SELECT " + RowColumns() +
+                                             " FROM ds_streams WHERE path = ANY($1::text[]) "
+                                             "ORDER BY path FOR UPDATE",
+                                         {TextArray(paths)},
+                                         /*reuse=*/true}));
   for (int i = 0; i < r.size(); ++i) {
     Row row = RowAt(r, i);
     locked.now_ms = row.now_ms;
@@ -188,10 +189,11 @@ Status LoadProducers(Conn& conn, const std::vector<AppendOp>& ops, Locked& locke
   }
   if (ids.empty()) return Status::Ok();
   AS_ASSIGN_OR_RETURN(
-      Rows p, conn.Exec("SELECT p.stream_id, p.producer, p.epoch, p.last_seq, p.updated_ms FROM "
-                        "ds_producers p JOIN unnest($1::bigint[], $2::text[]) AS k(s, n) ON "
-                        "p.stream_id = k.s AND p.producer = k.n",
-                        {IntArray(ids), TextArray(names)}));
+      Rows p, conn.Exec({"SELECT p.stream_id, p.producer, p.epoch, p.last_seq, p.updated_ms FROM "
+                         "ds_producers p JOIN unnest($1::bigint[], $2::text[]) AS k(s, n) ON "
+                         "p.stream_id = k.s AND p.producer = k.n",
+                         {IntArray(ids), TextArray(names)},
+                         /*reuse=*/true}));
   for (int i = 0; i < p.size(); ++i) {
     Row* row = locked.FindId(p.Int(i, 0));
     if (row != nullptr)
