@@ -2,12 +2,17 @@
 //   - the time to read a 100-event page from a session of 1,000,000 events against one of 1,000
 //     (forward from a random seq, and the tail page backward);
 //   - the bytes of memory per open idle session (the writer's session cache).
+// With AGENTSTREAM_BENCH_PG (a postgresql:// URL) the page reads are of the PostgreSQL log
+// instead, in a schema of the run's own, dropped at exit:
+//   AGENTSTREAM_BENCH_PG=postgresql://... log_bench --benchmark_filter=Read
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstddef>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -16,6 +21,8 @@
 #include <thread>
 
 #include "core/event_codec.h"
+#include "pg/pg.h"
+#include "store/postgres/postgres_log.h"
 #include "store/sqlite/sqlite_log.h"
 
 using namespace agentstream;
@@ -35,15 +42,41 @@ NewEvent Event256(std::uint64_t n) {
   return MakeNewEvent(Notice{NoticeLevel::kInfo, text});
 }
 
+// The PostgreSQL server of AGENTSTREAM_BENCH_PG, or null.
+const char* BenchServer() { return std::getenv("AGENTSTREAM_BENCH_PG"); }
+
+// The schema of this run on that server, dropped when the process ends.
+const std::string& BenchSchema() {
+  static const std::string schema = "log_bench_" + std::to_string(::getpid());
+  static const struct Dropper {
+    ~Dropper() {
+      if (Result<pg::Conn> conn = pg::Conn::Open(BenchServer()); conn.ok())
+        (void)conn->ExecScript("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
+    }
+  } dropper;
+  return schema;
+}
+
+Result<std::unique_ptr<EventLog>> OpenBenchLog() {
+  if (BenchServer() != nullptr) {
+    PostgresLogOptions options;
+    options.conninfo = BenchServer();
+    options.schema = BenchSchema();
+    options.durability = Durability::kOs;
+    return OpenPostgresEventLog(options);
+  }
+  std::filesystem::remove_all(kDir);
+  std::filesystem::create_directories(kDir);
+  SqliteLogOptions options;
+  options.path = kDir + "/bench.db";
+  options.durability = Durability::kOs;  // setup speed only; reads do not depend on it
+  return OpenSqliteEventLog(options);
+}
+
 // One log holding a small and a large session, built once per process.
 EventLog& SharedLog() {
   static std::unique_ptr<EventLog> log = [] {
-    std::filesystem::remove_all(kDir);
-    std::filesystem::create_directories(kDir);
-    SqliteLogOptions options;
-    options.path = kDir + "/bench.db";
-    options.durability = Durability::kOs;  // setup speed only; reads do not depend on it
-    auto opened = OpenSqliteEventLog(options);
+    auto opened = OpenBenchLog();
     if (!opened.ok()) std::abort();
     std::unique_ptr<EventLog> l = std::move(opened).value();
     for (auto [name, count] : {std::pair{"small", 1000}, std::pair{"large", 1000000}}) {
