@@ -33,9 +33,24 @@ std::string Rows::Text(int row, int column) const {
                      static_cast<std::size_t>(PQgetlength(result_, row, column)));
 }
 std::int64_t Rows::Int(int row, int column) const {
-  return std::strtoll(PQgetvalue(result_, row, column), nullptr, 10);
+  const char* value = PQgetvalue(result_, row, column);
+  if (PQfformat(result_, column) == 0) return std::strtoll(value, nullptr, 10);
+  // Binary: a bigint, integer or smallint in network byte order.
+  const int length = PQgetlength(result_, row, column);
+  std::uint64_t bits = 0;
+  for (int i = 0; i < length && i < 8; ++i)
+    bits = (bits << 8) | static_cast<unsigned char>(value[i]);
+  switch (length) {
+    case 2:
+      return static_cast<std::int16_t>(bits);
+    case 4:
+      return static_cast<std::int32_t>(bits);
+    default:
+      return static_cast<std::int64_t>(bits);
+  }
 }
 std::string Rows::Bytes(int row, int column) const {
+  if (PQfformat(result_, column) != 0) return Text(row, column);  // binary: the bytes as they are
   std::size_t length = 0;
   unsigned char* raw = PQunescapeBytea(
       reinterpret_cast<const unsigned char*>(PQgetvalue(result_, row, column)), &length);
@@ -198,7 +213,7 @@ bool Send(pg_conn* conn, std::span<const Statement> statements, const std::vecto
     const Wire& w = wires[i];
     if (!s.reuse) {
       if (PQsendQueryParams(conn, s.sql.c_str(), count, nullptr, w.values.data(), w.lengths.data(),
-                            w.formats.data(), /*resultFormat=*/0) != 1)
+                            w.formats.data(), s.binary ? 1 : 0) != 1)
         return false;
       continue;
     }
@@ -211,7 +226,7 @@ bool Send(pg_conn* conn, std::span<const Statement> statements, const std::vecto
     }
     const std::string name(it->second);
     if (PQsendQueryPrepared(conn, name.c_str(), count, w.values.data(), w.lengths.data(),
-                            w.formats.data(), /*resultFormat=*/0) != 1)
+                            w.formats.data(), s.binary ? 1 : 0) != 1)
       return false;
   }
   return true;
@@ -247,7 +262,7 @@ Result<Rows> Conn::Exec(std::string_view sql, const std::vector<Param>& params) 
 }
 
 Result<Rows> Conn::Exec(const Statement& statement) {
-  if (!statement.reuse) return Exec(statement.sql, statement.params);
+  if (!statement.reuse && !statement.binary) return Exec(statement.sql, statement.params);
   return std::move(ExecPipeline({&statement, 1}).front());
 }
 

@@ -45,10 +45,15 @@ struct Param {
 // time (a named statement, in the same round trip) and runs it by name from then on, so that the
 // server parses and plans it once per connection rather than on every run; for the fixed
 // statements a writer sends with every commit.
+//
+// `binary`: the answer comes in PostgreSQL's binary format, for a statement whose columns are
+// integers (bigint, integer, smallint), text and bytea only: Rows reads those either way, and a
+// bytea in binary is its bytes, not hex text twice their size to unescape.
 struct Statement {
   std::string sql;
   std::vector<Param> params;
   bool reuse = false;
+  bool binary = false;
 };
 
 class Rows {
@@ -63,7 +68,7 @@ class Rows {
   bool IsNull(int row, int column) const;
   std::string Text(int row, int column) const;
   std::int64_t Int(int row, int column) const;
-  // A bytea column (hex text format), decoded.
+  // A bytea column, decoded (hex text) or as it came (binary).
   std::string Bytes(int row, int column) const;
   // The number of rows an INSERT, UPDATE or DELETE touched.
   std::int64_t Affected() const;
@@ -105,8 +110,8 @@ class Conn {
   // deadlock, 40P01; a serialization failure, 40001), which may be run again; kUnavailable when
   // the connection is gone.
   Result<Rows> Exec(std::string_view sql, const std::vector<Param>& params = {});
-  // One statement, as above; a `reuse` one is run as a pipeline of one (ExecPipeline), so that
-  // it is prepared once per connection.
+  // One statement, as above; a `reuse` or `binary` one is run as a pipeline of one
+  // (ExecPipeline), so that it is prepared once per connection, or answered in binary.
   Result<Rows> Exec(const Statement& statement);
   // Sends `statements` in libpq's pipeline mode and then reads their answers: one round trip
   // for all of them instead of one each. Returns one result per statement, in order. The server

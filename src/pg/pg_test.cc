@@ -209,6 +209,30 @@ TEST_F(PipelineTest, AReusedStatementRunAloneIsPreparedOnce) {
   EXPECT_FALSE(conn_.Broken());
 }
 
+// A `binary` statement's integers, text and bytea read the same as in text format, including
+// negative numbers, every byte value and NULLs.
+TEST_F(PipelineTest, ABinaryAnswerReadsLikeAText) {
+  std::string bytes;
+  for (int b = 0; b < 256; ++b) bytes.push_back(static_cast<char>(b));
+  const std::string sql =
+      "SELECT $1::bigint, $2::integer, $3::smallint, $4::text, $5::bytea, NULL::bytea";
+  const std::vector<Param> params = {Param(std::int64_t{-1234567890123}), Param(std::int64_t{-7}),
+                                     Param(std::int64_t{300}), Param(std::string("héllo")),
+                                     Param::Bytes(bytes)};
+  for (const bool binary : {false, true}) {
+    for (const bool reuse : {false, true}) {
+      Result<Rows> r = conn_.Exec(Statement{sql, params, reuse, binary});
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_EQ(r->Int(0, 0), -1234567890123) << binary;
+      EXPECT_EQ(r->Int(0, 1), -7) << binary;
+      EXPECT_EQ(r->Int(0, 2), 300) << binary;
+      EXPECT_EQ(r->Text(0, 3), "héllo") << binary;
+      EXPECT_EQ(r->Bytes(0, 4), bytes) << binary;
+      EXPECT_TRUE(r->IsNull(0, 5)) << binary;
+    }
+  }
+}
+
 // A `reuse` statement the server refuses to prepare answers with the server's reason, the
 // pipeline runs nothing after it, and the connection prepares it again the next time (here, a
 // table that did not exist yet).

@@ -81,10 +81,13 @@ class Snapshot {
         "SELECT first_seq, last_seq, format, data, writer FROM events WHERE session=$1 AND "
         "epoch=$2 AND first_seq >= COALESCE((SELECT max(first_seq) FROM events WHERE session=$1 "
         "AND epoch=$2 AND first_seq <= $3), 0) AND last_seq >= $3 AND first_seq <= $4 ";
+    // In binary: the batches as their bytes, not hex text twice their size.
     Result<Rows> found =
-        conn_.Exec(std::string(kFrom) + (backward ? "ORDER BY first_seq DESC LIMIT $5"
-                                                  : "ORDER BY first_seq LIMIT $5"),
-                   {key, I64(epoch.value()), I64(lo.value()), I64(hi.value()), batches});
+        conn_.Exec({std::string(kFrom) + (backward ? "ORDER BY first_seq DESC LIMIT $5"
+                                                   : "ORDER BY first_seq LIMIT $5"),
+                    {key, I64(epoch.value()), I64(lo.value()), I64(hi.value()), batches},
+                    /*reuse=*/false,
+                    /*binary=*/true});
     AS_ASSIGN_OR_RETURN(Rows r, std::move(found));
     std::vector<std::vector<store_internal::StoredRow>> chunks;  // backward: newest batch first
     std::size_t collected = 0;
