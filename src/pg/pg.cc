@@ -253,17 +253,21 @@ Result<Rows> Answer(pg_conn* conn, pg_result* result) {
 }  // namespace
 
 Result<Rows> Conn::Exec(std::string_view sql, const std::vector<Param>& params) {
+  return ExecOnce(sql, params, /*binary=*/false);
+}
+
+Result<Rows> Conn::Exec(const Statement& statement) {
+  if (!statement.reuse) return ExecOnce(statement.sql, statement.params, statement.binary);
+  return std::move(ExecPipeline({&statement, 1}).front());
+}
+
+Result<Rows> Conn::ExecOnce(std::string_view sql, const std::vector<Param>& params, bool binary) {
   if (conn_ == nullptr) return Error(ErrorCode::kUnavailable, "no PostgreSQL connection");
   AS_ASSIGN_OR_RETURN(Wire wire, ToWire(params));
   const std::string text(sql);
   return Answer(conn_, PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()), nullptr,
                                     wire.values.data(), wire.lengths.data(), wire.formats.data(),
-                                    /*resultFormat=*/0));
-}
-
-Result<Rows> Conn::Exec(const Statement& statement) {
-  if (!statement.reuse && !statement.binary) return Exec(statement.sql, statement.params);
-  return std::move(ExecPipeline({&statement, 1}).front());
+                                    binary ? 1 : 0));
 }
 
 const Result<Rows>* FirstFailure(std::span<const Result<Rows>> answers) {

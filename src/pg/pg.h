@@ -110,8 +110,8 @@ class Conn {
   // deadlock, 40P01; a serialization failure, 40001), which may be run again; kUnavailable when
   // the connection is gone.
   Result<Rows> Exec(std::string_view sql, const std::vector<Param>& params = {});
-  // One statement, as above; a `reuse` or `binary` one is run as a pipeline of one
-  // (ExecPipeline), so that it is prepared once per connection, or answered in binary.
+  // One statement, as above, answered in binary if it says so; a `reuse` one is run as a
+  // pipeline of one (ExecPipeline), so that it is prepared once per connection.
   Result<Rows> Exec(const Statement& statement);
   // Sends `statements` in libpq's pipeline mode and then reads their answers: one round trip
   // for all of them instead of one each. Returns one result per statement, in order. The server
@@ -150,6 +150,8 @@ class Conn {
 
  private:
   explicit Conn(pg_conn* conn) : conn_(conn) {}
+  // One statement with PQexecParams, its answer in text or binary format.
+  Result<Rows> ExecOnce(std::string_view sql, const std::vector<Param>& params, bool binary);
   pg_conn* conn_ = nullptr;
   std::map<std::string, std::string> prepared_;  // SQL of a `reuse` statement -> its name here
   std::uint64_t names_ = 0;                      // prepared statements named so far
