@@ -89,7 +89,6 @@ Status PostgresEventLog::AppendInitial(Txn& t, const SessionId& id, Txn::Session
 Result<SessionInfo> PostgresEventLog::GetSession(const SessionId& id) {
   return WithReader<SessionInfo>([&](Conn& conn) -> Result<SessionInfo> {
     Snapshot snap(conn);
-    AS_RETURN_IF_ERROR(snap.Begin());
     return SessionOf(snap, id);
   });
 }
@@ -98,11 +97,10 @@ Result<std::vector<SessionInfo>> PostgresEventLog::ListSessions(const std::strin
                                                                 std::size_t limit) {
   return WithReader<std::vector<SessionInfo>>([&](Conn& conn) -> Result<std::vector<SessionInfo>> {
     Snapshot snap(conn);
-    AS_RETURN_IF_ERROR(snap.Begin());
     AS_ASSIGN_OR_RETURN(
         Rows ids,
-        conn.Exec("SELECT id FROM sessions WHERE id > $1 ORDER BY id LIMIT $2",
-                  {after, static_cast<std::int64_t>(std::min<std::size_t>(limit, 100000))}));
+        snap.Exec({"SELECT id FROM sessions WHERE id > $1 ORDER BY id LIMIT $2",
+                   {after, static_cast<std::int64_t>(std::min<std::size_t>(limit, 100000))}}));
     std::vector<SessionInfo> out;
     for (int i = 0; i < ids.size(); ++i) {
       AS_ASSIGN_OR_RETURN(SessionInfo info, SessionOf(snap, SessionId(ids.Text(i, 0))));
@@ -151,7 +149,6 @@ Status PostgresEventLog::UpdateSessionMeta(const SessionId& id, const SessionMet
 Result<ReadResult> PostgresEventLog::Read(const ReadRequest& request) {
   return WithReader<ReadResult>([&](Conn& conn) -> Result<ReadResult> {
     Snapshot snap(conn);
-    AS_RETURN_IF_ERROR(snap.Begin());
     return store_internal::ReadThrough(snap, request, options_.limits,
                                        [](const SessionId&, Epoch, Seq committed) {
                                          return committed;  // COMMIT returns once durable
