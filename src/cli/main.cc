@@ -151,6 +151,11 @@ void AddAgentOptions(CLI::App* serve_cmd, agentstream::cli::ServeOptions& serve)
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   serve_cmd
+      ->add_option("--request-threads", serve.request_threads,
+                   "threads that run the /v1 API's requests (pages, searches, commands)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  serve_cmd
       ->add_option("--max-live-agents", serve.max_live_agents,
                    "agents with a running runtime; a further start stops the one idle the longest")
       ->check(CLI::Range(1, 100000))

@@ -239,6 +239,7 @@ Result<server::ServerOptions> ServerOptionsFrom(const ServeOptions& options) {
   server_options.tls_cert_file = options.tls_cert;
   server_options.tls_key_file = options.tls_key;
   server_options.threads = options.io_threads;
+  server_options.request_threads = options.request_threads;
   server_options.security.token = options.token;
   server_options.security.allowed_origins = options.allow_origins;
   server_options.security.allowed_hosts = options.allow_hosts;

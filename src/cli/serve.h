@@ -35,6 +35,7 @@ struct ServeOptions {
   std::string streams_db;
   int long_poll_ms = 30000;  // a long-poll answers 204 after this; an idle SSE gets a control event
   int io_threads = 2;        // the HTTP server's I/O threads
+  int request_threads = 2;   // the threads that run the /v1 API's requests
   // Agents with a running runtime (runtime::AgentManagerOptions::max_live_agents): a further start
   // stops the one idle the longest.
   int max_live_agents = 256;

@@ -353,7 +353,7 @@ void HttpConnection::Dispatch(HttpRequest& req, bool stream_path) {
     return internal::StartWebSocket(ctx_, std::move(stream_), request_, device_id_);
   }
   req.body = std::move(request_.body());
-  const std::vector<std::string> seg = PathSegments(req.path);
+  std::vector<std::string> seg = PathSegments(req.path);
   if (req.method == "GET" && seg.size() == 4 && seg[0] == "v1" && seg[1] == "agents" &&
       seg[3] == "events") {
     auto query = ResolveEventsQuery(ctx_.log, SessionId(seg[2]), req);
@@ -373,10 +373,14 @@ void HttpConnection::Dispatch(HttpRequest& req, bool stream_path) {
     });
   };
   if (req.path == "/mcp" && ctx_.options.mcp) return ctx_.options.mcp(req, std::move(reply));
-  if (ctx_.device_routes != nullptr &&
-      ctx_.device_routes->Handle(req, seg, Header(request_, http::field::user_agent), reply))
-    return;
-  ctx_.router->Handle(req, std::move(reply));
+  // Off this I/O thread: a request that waits on the store holds up no other connection.
+  asio::post(*ctx_.requests, [&ctx = ctx_, req = std::move(req), seg = std::move(seg),
+                              user_agent = Header(request_, http::field::user_agent),
+                              reply = std::move(reply)]() mutable {
+    if (ctx.device_routes != nullptr && ctx.device_routes->Handle(req, seg, user_agent, reply))
+      return;
+    ctx.router->Handle(req, std::move(reply));
+  });
 }
 
 void HttpConnection::Respond(HttpResponse response, bool keep_alive) {
@@ -540,6 +544,8 @@ Status Server::Start() {
   s.ctx.hub = std::make_unique<Hub>(
       s.ctx.log, [impl](std::function<void()> fn) { asio::post(*impl->hub_strand, std::move(fn)); },
       o.batch);
+  s.ctx.requests =
+      std::make_unique<asio::thread_pool>(static_cast<std::size_t>(std::max(1, o.request_threads)));
   s.ctx.timeline = std::make_unique<TimelineService>(s.ctx.log);
   s.ctx.consumer_routes = std::make_unique<ConsumerRoutes>(o.consumers, o.inbox);
   s.ctx.router =
@@ -590,6 +596,8 @@ void Server::Stop() {
   for (auto& io : s.ios) io->stop();
   for (std::thread& t : s.threads) t.join();
   s.threads.clear();
+  // The requests under way finish; their answers go to stopped I/O threads and are dropped.
+  if (s.ctx.requests) s.ctx.requests->join();
   if (s.acceptor) {
     beast::error_code ignored;
     s.acceptor->close(ignored);

@@ -44,7 +44,11 @@ struct ServerOptions {
   // Token and origin allow-list. An empty allow-list means this server's own origins
   // (SameHostOrigins of the bound port).
   SecurityOptions security;
-  int threads = 2;                     // I/O threads
+  int threads = 2;  // I/O threads
+  // Threads that run the /v1 API's requests (pages, searches, commands: whatever reads or writes
+  // the store and may wait on it), so that a slow one holds up no connection of an I/O thread.
+  // The Durable Streams requests, live reads and WebSocket messages run on the I/O threads.
+  int request_threads = 2;
   std::size_t max_connections = 1024;  // further connections are closed at once
   // Connections of one client address waiting for a request or reading one (address_limiter.h);
   // a further connection of that address is closed at once, and an answer on a keep-alive

@@ -256,5 +256,45 @@ TEST_F(SlowClientsTest, HalfSentHeadsFromOneAddressDoNotLockOthersOut) {
   EXPECT_TRUE(another.closed());
 }
 
+// A /v1 request that waits (here the catalog, held until released) runs on a request thread,
+// not on the I/O thread: with one I/O thread, other connections are still answered meanwhile.
+class SlowApiRequestTest : public ServerFixture {
+ protected:
+  void Configure(ServerOptions& o) override {
+    o.threads = 1;
+    o.request_threads = 2;
+    o.catalog = [this] {
+      entered_.set_value();
+      released_.wait();
+      return json::value(json::array());
+    };
+  }
+  void TearDown() override {
+    Release();  // a failed assertion must not leave the request thread waiting
+    ServerFixture::TearDown();
+  }
+  void Release() {
+    if (!release_set_.exchange(true)) release_.set_value();
+  }
+
+  std::promise<void> entered_;
+  std::promise<void> release_;
+  std::shared_future<void> released_ = release_.get_future().share();
+  std::atomic<bool> release_set_{false};
+};
+
+TEST_F(SlowApiRequestTest, AWaitingApiRequestHoldsUpNoOtherConnection) {
+  auto slow = std::async(std::launch::async, [&] { return HttpCall(port_, "GET", "/v1/catalog"); });
+  ASSERT_EQ(entered_.get_future().wait_for(10s), std::future_status::ready);
+  // Meanwhile the one I/O thread reads and answers other connections, whose requests the second
+  // request thread runs.
+  EXPECT_EQ(HttpCall(port_, "GET", "/healthz", "", {}, 5s).status, 200);
+  EXPECT_EQ(HttpCall(port_, "GET", "/v1/agents", "", {}, 5s).status, 200);
+  Release();
+  const TestResponse answered = slow.get();
+  EXPECT_EQ(answered.status, 200);
+  EXPECT_EQ(answered.body, "[]");
+}
+
 }  // namespace
 }  // namespace agentstream::server::testing

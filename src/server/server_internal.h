@@ -3,6 +3,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
@@ -35,6 +36,10 @@ struct ServerContext {
   std::unique_ptr<TimelineService> timeline;
   std::unique_ptr<ConsumerRoutes> consumer_routes;
   std::unique_ptr<ApiRouter> router;
+  // Runs the /v1 API's requests and the devices' routes (options.request_threads; set by
+  // Server::Start). Each connection has at most one request in it, so its queue holds at most
+  // max_connections.
+  std::unique_ptr<boost::asio::thread_pool> requests;
   // Connections waiting for or reading a request, per client address (set by Server::Start).
   std::unique_ptr<AddressLimiter> waiting;
   std::string base_url;  // of Location headers: options.public_url or the bound address
